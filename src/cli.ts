@@ -1,0 +1,131 @@
+import { Command, Option } from 'commander';
+import { createRequire } from 'node:module';
+import type { Ctx } from './context.js';
+import { runCommand } from './run-command.js';
+
+/**
+ * The whole command tree. Actions lazy-import their command module, so `kourai --help` and
+ * `--version` load neither Ink, React, SQLite nor the server.
+ */
+const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+
+type MakeCtx = (globals: { noInput: boolean; noColor: boolean }) => Ctx;
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void): Command {
+  const program = new Command('kourai')
+    .description('Operate a Kourai forge: the Forge Memoir, feedback, privacy (the Whisper Limit) and the council.')
+    .version(pkg.version, '-V, --version')
+    .option('--no-color', 'disable colour (also NO_COLOR=1)')
+    .option('--no-input', 'never prompt; fail and name the flags to pass instead')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  program.configureOutput({ outputError: (str, write) => write(str) });
+
+  const act =
+    (load: () => Promise<{ default: unknown }>, argNames: readonly string[] = []) =>
+    async (...args: unknown[]): Promise<void> => {
+      const cmd = args[args.length - 1] as Command;
+      const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+      const positional: Record<string, unknown> = {};
+      argNames.forEach((name, i) => {
+        if (args[i] !== undefined) positional[name] = args[i];
+      });
+      const ctx = makeCtx({ noInput: opts.input === false, noColor: opts.color === false });
+      const code = await runCommand(load as never, { ...opts, ...positional }, ctx);
+      setExitCode(code);
+    };
+
+  const memoir = program.command('memoir').description('write, inspect, verify and repair Forge Memoirs');
+  const withMemoir = (c: Command, desc = 'memoir file or directory (repeatable; default: every memoir under $KOURAI_HOME)'): Command =>
+    c.option('--memoir <path>', desc, collect, []);
+
+  withMemoir(
+    memoir
+      .command('append')
+      .description('append entries: one JSON argument, --file (JSON, array or NDJSON), or NDJSON on stdin; all validated before anything is written')
+      .argument('[entry]', 'one entry as JSON')
+      .option('--file <path>', 'read entries from a file (- for stdin)')
+      .option('--no-fsync', 'do not fsync after writing (faster, not crash-safe)')
+      .option('--json', 'print the written entries as JSON'),
+    'the memoir file to append to (created if missing) or its forge directory',
+  ).action(act(() => import('./commands/memoir/append.js'), ['entry']));
+
+  withMemoir(
+    memoir
+      .command('inspect')
+      .description('list entries, filtered, from the index')
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--source <source>', 'only this source (repeatable)', collect, [])
+      .option('--type <type>', 'only this entry type (repeatable)', collect, [])
+      .addOption(new Option('--split <split>', 'shared or private, by the strict rule').choices(['shared', 'private']))
+      .option('--scene <prefix>', 'scene id prefix, e.g. session-1a2b3c4d')
+      .option('--since <time>', 'recorded at or after (ISO date/time)')
+      .option('--until <time>', 'recorded before (ISO date/time)')
+      .option('--text <words>', 'full-text match on proposals, beats, responses and labels')
+      .option('--limit <n>', 'at most n entries (default 50; 0 for all)')
+      .option('--all-revisions', 'list superseded entries too')
+      .option('--json', 'one JSON document')
+      .option('--ndjson', 'one entry per line (streams; every entry carries entry_id)'),
+  ).action(act(() => import('./commands/memoir/inspect.js')));
+
+  withMemoir(
+    memoir
+      .command('show')
+      .description('show one entry by id (Python lines have derived py_ ids)')
+      .argument('<id>', 'entry id')
+      .option('--history', 'show the whole revision chain')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/show.js'), ['id']));
+
+  withMemoir(
+    memoir.command('stats').description('counts per agent, source and split; affinity totals').option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/stats.js')));
+
+  withMemoir(
+    memoir
+      .command('verify')
+      .description('check schema, splits, append-only integrity, torn tails and duplicate ids (exit 1 on problems)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/verify.js')));
+
+  withMemoir(
+    memoir
+      .command('repair')
+      .description('quarantine torn fragments at the end of memoirs (nothing is deleted)')
+      .option('--dry-run', 'say what would be done, change nothing')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/repair.js')));
+
+  withMemoir(
+    memoir
+      .command('index')
+      .description('bring the SQLite index up to date (incremental), or --rebuild it from the memoirs')
+      .option('--rebuild', 'forget and re-read everything')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/index-cmd.js')));
+
+  memoir
+    .command('synth')
+    .description('write the sample forge: a realistic multi-session memoir with every agent')
+    .option('--home <dir>', 'KOURAI_HOME to write into (default: $KOURAI_HOME)')
+    .option('--player <name>', 'player name', 'ariadne')
+    .option('--project <name>', 'project name', 'sample-forge')
+    .option('--sessions <n>', 'number of sessions', '4')
+    .option('--turns <n>', 'pipeline turns per session', '12')
+    .option('--seed <n>', 'random seed (same seed, same forge)', '7')
+    .option('--out <file>', 'write one memoir file here instead (for benchmarks)')
+    .option('--entries <n>', 'with --out: stop after n entries')
+    .option('--force', 'add sessions even if the project already has memoirs')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/memoir/synth.js')));
+
+  program
+    .command('doctor')
+    .description('check the environment, paths and index health; print the command that fixes each problem')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/doctor.js')));
+
+  return program;
+}

@@ -1,0 +1,137 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { Ctx } from '../../context.js';
+import { InvalidDataError, UsageError, fsError } from '../../errors.js';
+import { appendLines, prepareEntries, type InputItem } from '../../memoir/append.js';
+import { MEMOIR_FILE } from '../../memoir/discover.js';
+import { ulidGenerator } from '../../memoir/entry-id.js';
+import { colors } from '../../output/color.js';
+import { defineCommand } from '../types.js';
+
+const options = z.object({
+  entry: z.string().optional(),
+  file: z.string().optional(),
+  memoir: z.array(z.string()).default([]),
+  fsync: z.boolean().default(true),
+  json: z.boolean().optional(),
+});
+
+export interface AppendResult {
+  memoir: string;
+  written: number;
+  entries: { entry_id: string; scene_id: string; agent: string; source: string; entry_type: string; shared: boolean }[];
+  narrowed: string[];
+  quarantined: { offset: number; length: number; file: string } | null;
+}
+
+/** Splits input text into entries: a JSON object, a JSON array, or NDJSON. */
+export function parseInputText(text: string, origin: string): InputItem[] {
+  const trimmed = text.trim();
+  if (trimmed === '') return [];
+  if (trimmed.startsWith('[')) {
+    let arr: unknown;
+    try {
+      arr = JSON.parse(trimmed);
+    } catch (err) {
+      throw new InvalidDataError(`${origin}: malformed JSON array: ${(err as Error).message}`, 'nothing was written');
+    }
+    return (arr as unknown[]).map((value, i) => ({ value, where: `${origin} item ${i + 1}` }));
+  }
+  const lines = text.split('\n');
+  if (lines.filter((l) => l.trim() !== '').length > 1) {
+    const items: InputItem[] = [];
+    lines.forEach((l, i) => {
+      if (l.trim() === '') return;
+      try {
+        items.push({ value: JSON.parse(l), where: `${origin} line ${i + 1}` });
+      } catch (err) {
+        throw new InvalidDataError(`${origin} line ${i + 1}: malformed JSON: ${(err as Error).message}`, 'nothing was written');
+      }
+    });
+    return items;
+  }
+  try {
+    return [{ value: JSON.parse(trimmed), where: origin }];
+  } catch (err) {
+    throw new InvalidDataError(`${origin}: malformed JSON: ${(err as Error).message}`, 'nothing was written');
+  }
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The memoir file an append goes to: `--memoir FILE`, or `--memoir DIR` meaning DIR/memoir.jsonl. */
+export function appendTarget(memoir: readonly string[], cwd: string): string {
+  if (memoir.length !== 1) {
+    throw new UsageError(
+      memoir.length === 0 ? 'memoir append needs --memoir PATH (the memoir file, or its forge directory)' : 'memoir append takes exactly one --memoir',
+      'e.g. --memoir ~/.kourai_khryseai/projects/<player>/<project>/.kourai/forges/<session>/memoir.jsonl',
+    );
+  }
+  const p = resolve(cwd, memoir[0] as string);
+  try {
+    if (statSync(p).isDirectory()) return join(p, MEMOIR_FILE);
+  } catch {
+    // does not exist yet: it will be created
+  }
+  return p;
+}
+
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<AppendResult> {
+    const target = appendTarget(opts.memoir, ctx.cwd);
+    let items: InputItem[];
+    if (opts.entry !== undefined && opts.file !== undefined) throw new UsageError('give one entry argument or --file, not both');
+    if (opts.entry !== undefined) items = parseInputText(opts.entry, 'argument');
+    else if (opts.file !== undefined && opts.file !== '-') {
+      let text: string;
+      try {
+        text = readFileSync(resolve(ctx.cwd, opts.file), 'utf8');
+      } catch (err) {
+        throw fsError(err, '--file', opts.file);
+      }
+      items = parseInputText(text, opts.file);
+    } else {
+      if (opts.file === undefined && ctx.stdin.isTTY) {
+        throw new UsageError('no entries given', 'pass an entry as a JSON argument, --file F, or pipe NDJSON on stdin');
+      }
+      items = parseInputText(await readAll(ctx.stdin), 'stdin');
+    }
+    if (items.length === 0) throw new UsageError('no entries given (the input was empty)');
+    const ids = ulidGenerator(() => ctx.now().getTime(), ctx.secureRandom);
+    const prepared = prepareEntries(items, ids, ctx.now);
+    const report = appendLines(
+      target,
+      prepared.map((p) => p.line),
+      { fsync: opts.fsync, now: ctx.now },
+    );
+    const c = colors(ctx.colorLevel);
+    for (const p of prepared) if (p.narrowed) ctx.stderr.write(`${c.yellow('note')}: ${p.narrowed}\n`);
+    if (report.quarantined) {
+      ctx.stderr.write(`${c.yellow('warning')}: a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending\n`);
+    }
+    return {
+      memoir: target,
+      written: report.count,
+      entries: prepared.map((p) => ({
+        entry_id: p.entry.entry_id,
+        scene_id: p.entry.scene_id,
+        agent: p.entry.agent,
+        source: p.entry.source,
+        entry_type: p.entry.entry_type ?? 'pipeline_turn',
+        shared: p.entry.split.shared_eligible,
+      })),
+      narrowed: prepared.flatMap((p) => (p.narrowed ? [p.narrowed] : [])),
+      quarantined: report.quarantined ? { offset: report.quarantined.offset, length: report.quarantined.length, file: `${target}.quarantine.jsonl` } : null,
+    };
+  },
+  render(r) {
+    const lines = r.entries.map((e) => `${e.entry_id}  ${e.scene_id}  ${e.agent}/${e.source}  ${e.shared ? 'shared' : 'private'}`);
+    return `appended ${r.written} entr${r.written === 1 ? 'y' : 'ies'} to ${r.memoir}\n${lines.join('\n')}`;
+  },
+});

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import type { Ctx } from '../../context.js';
+import { defineCommand } from '../types.js';
+import { memoirOpt, openIndexed } from './shared.js';
+
+const options = z.object({ memoir: memoirOpt, rebuild: z.boolean().default(false), json: z.boolean().default(false) });
+
+export interface IndexResult {
+  files: { path: string; new_entries: number; new_invalid_lines: number; bytes_read: number; integrity: string | null; torn_tail_bytes: number }[];
+  seconds: number;
+}
+
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<IndexResult> {
+    const t0 = performance.now();
+    const { index, updates } = openIndexed(ctx, opts.memoir, { quiet: opts.json, rebuild: opts.rebuild });
+    index.close();
+    return {
+      files: updates.map((u) => ({
+        path: u.path,
+        new_entries: u.newEntries,
+        new_invalid_lines: u.newProblems,
+        bytes_read: u.bytesRead,
+        integrity: u.integrity ?? null,
+        torn_tail_bytes: u.tornTailBytes,
+      })),
+      seconds: (performance.now() - t0) / 1000,
+    };
+  },
+  render(r) {
+    const n = r.files.reduce((s, f) => s + f.new_entries, 0);
+    return `indexed ${n} new entries from ${r.files.length} memoir${r.files.length === 1 ? '' : 's'} in ${r.seconds.toFixed(2)}s`;
+  },
+});

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import type { Ctx } from '../../context.js';
+import { colors } from '../../output/color.js';
+import { writeNdjson } from '../../output/json.js';
+import { oneLine, renderTable } from '../../output/table.js';
+import { defineCommand } from '../types.js';
+import { filterShape, toFilter } from './filters.js';
+import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
+
+const options = z.object({
+  memoir: memoirOpt,
+  ...filterShape,
+  limit: z.coerce.number().int().min(0).default(50),
+  allRevisions: z.boolean().default(false),
+  json: z.boolean().default(false),
+  ndjson: z.boolean().default(false),
+});
+
+export interface InspectResult {
+  total: number;
+  shown: number;
+  entries: Record<string, unknown>[];
+}
+
+export default defineCommand({
+  options,
+  streams: (o) => o.ndjson,
+  async run(opts, ctx: Ctx): Promise<InspectResult> {
+    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson });
+    try {
+      const filter = { ...toFilter(opts), files: fileIds, latestOnly: !opts.allRevisions };
+      const total = index.count(filter);
+      const limit = opts.limit === 0 ? undefined : opts.limit;
+      if (opts.ndjson) {
+        let shown = 0;
+        for (const row of index.iterate({ ...filter, ...(limit !== undefined ? { limit } : {}) })) {
+          writeNdjson(ctx.stdout, entryView(row, loadRow(row)));
+          shown++;
+        }
+        return { total, shown, entries: [] };
+      }
+      const rows = index.query({ ...filter, ...(limit !== undefined ? { limit } : {}) });
+      return { total, shown: rows.length, entries: rows.map((r) => entryView(r, loadRow(r))) };
+    } finally {
+      index.close();
+    }
+  },
+  render(r, ctx) {
+    const c = colors(ctx.colorLevel);
+    const width = Math.max(40, (ctx.stdout.columns ?? 120) - 90);
+    const table = renderTable(r.entries, [
+      { header: 'ENTRY', get: (e) => String(e.entry_id) },
+      { header: 'SCENE', get: (e) => String(e.scene_id) },
+      { header: 'AGENT', get: (e) => String(e.agent) },
+      { header: 'SOURCE', get: (e) => String(e.source) },
+      { header: 'SPLIT', get: (e) => ((e._memoir as { shareable: boolean }).shareable ? c.green('shared') : c.dim('private')) },
+      { header: 'WHAT', get: (e) => oneLine((e.narrative_beat as string | null) ?? (e.agent_proposed as string | null) ?? '', width) },
+    ]);
+    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${r.total} entries shown (use --limit 0 for all)`) : c.dim(`\n${r.total} entries`);
+    return table + more;
+  },
+});

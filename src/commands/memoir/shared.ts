@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { kouraiHome, type Ctx } from '../../context.js';
+import { colors } from '../../output/color.js';
+import { progress } from '../../output/progress.js';
+import { resolveMemoirs } from '../../memoir/discover.js';
+import { loadEntryAt } from '../../memoir/reader.js';
+import type { MemoirEntry } from '../../memoir/schema.js';
+import { openIndex, type EntryRow, type FileUpdate, type MemoirIndex } from '../../store/memoir-index.js';
+
+export const memoirOpt = z.array(z.string()).default([]);
+
+export interface Indexed {
+  index: MemoirIndex;
+  paths: string[];
+  updates: FileUpdate[];
+  fileIds: number[];
+}
+
+/**
+ * Resolves `--memoir` (or discovers every memoir), brings the index up to date and reports on
+ * stderr what changed other than by appends. The caller closes `index`.
+ */
+export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean } = {}): Indexed {
+  const home = kouraiHome(ctx);
+  const paths = resolveMemoirs(memoirs, home, ctx.cwd);
+  const index = openIndex(home);
+  try {
+    const p = progress(ctx.stderr, { label: 'indexing', total: 0, unit: 'B', quiet: opts.quiet ?? false });
+    const updates = opts.rebuild ? index.rebuild(paths, { now: ctx.now }) : index.update(paths, { now: ctx.now, onProgress: (b) => p.update(b) });
+    p.finish();
+    const c = colors(ctx.colorLevel);
+    for (const u of updates) {
+      if (u.integrity && !opts.quiet) ctx.stderr.write(`${c.yellow('warning')}: ${u.path}: ${u.integrity}; the index was rebuilt for it (see \`kourai memoir verify\`)\n`);
+    }
+    return { index, paths, updates, fileIds: updates.map((u) => u.fileId) };
+  } catch (err) {
+    index.close();
+    throw err;
+  }
+}
+
+export function loadRow(row: EntryRow): MemoirEntry {
+  return loadEntryAt(row.path, row.offset, row.length, row.entry_id);
+}
+
+/** The JSON shape of an entry in command output: the entry plus where it lives and its split verdict. */
+export function entryView(row: EntryRow, entry: MemoirEntry): Record<string, unknown> {
+  return {
+    ...entry,
+    entry_id: row.entry_id,
+    entry_type: row.entry_type,
+    _memoir: { path: row.path, line: row.line, shareable: row.shareable === 1, split_reason: row.split_reason, lenient_split: row.lenient === 1 },
+  };
+}

@@ -1,0 +1,84 @@
+import { readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { EnvironmentError, NotFoundError } from '../errors.js';
+
+/**
+ * Memoir discovery. A forge's memoirs live at
+ *   $KOURAI_HOME/projects/<player>/<project>/.kourai/forges/<session_id>/memoir.jsonl
+ * `--memoir PATH` takes a file, or a directory searched recursively for `memoir.jsonl`.
+ */
+export const MEMOIR_FILE = 'memoir.jsonl';
+
+export interface MemoirLocation {
+  path: string;
+  player?: string;
+  project?: string;
+  session?: string;
+}
+
+export function memoirPathFor(home: string, player: string, project: string, session: string): string {
+  return join(home, 'projects', player, project, '.kourai', 'forges', session, MEMOIR_FILE);
+}
+
+export function describeLocation(path: string): MemoirLocation {
+  const parts = resolve(path).split(sep);
+  const i = parts.lastIndexOf('forges');
+  if (i >= 3 && parts[i - 1] === '.kourai' && parts[i - 4] === 'projects' && basename(path) === MEMOIR_FILE) {
+    return { path, player: parts[i - 3], project: parts[i - 2], session: parts[i + 1] };
+  }
+  return { path, session: basename(dirname(path)) };
+}
+
+function walk(dir: string, out: string[], depth: number): void {
+  if (depth > 12) return;
+  let names: import('node:fs').Dirent[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return; // unreadable directories are reported by `doctor`, not here
+  }
+  for (const d of names) {
+    if (d.isDirectory()) {
+      if (d.name === 'node_modules' || d.name === '.git') continue;
+      walk(join(dir, d.name), out, depth + 1);
+    } else if (d.isFile() && d.name === MEMOIR_FILE) {
+      out.push(join(dir, d.name));
+    }
+  }
+}
+
+/** Every memoir under KOURAI_HOME/projects, sorted by path. */
+export function discoverMemoirs(home: string): string[] {
+  const out: string[] = [];
+  walk(join(home, 'projects'), out, 0);
+  return out.sort();
+}
+
+/** Resolves `--memoir` values (files or directories) or, when none, everything under home. */
+export function resolveMemoirs(paths: readonly string[] | undefined, home: string, cwd: string): string[] {
+  if (!paths || paths.length === 0) {
+    const found = discoverMemoirs(home);
+    if (found.length === 0) {
+      throw new NotFoundError(`no memoirs found under ${join(home, 'projects')}`, 'pass --memoir PATH, or create the sample forge with `kourai memoir synth`');
+    }
+    return found;
+  }
+  const out: string[] = [];
+  for (const p of paths) {
+    const abs = resolve(cwd, p);
+    let st;
+    try {
+      st = statSync(abs);
+    } catch {
+      throw new NotFoundError(`--memoir ${p}: no such file or directory (${abs})`);
+    }
+    if (st.isFile()) out.push(abs);
+    else if (st.isDirectory()) {
+      const found: string[] = [];
+      walk(abs, found, 0);
+      if (found.length === 0) throw new NotFoundError(`--memoir ${p}: no ${MEMOIR_FILE} under this directory`);
+      out.push(...found.sort());
+    } else throw new EnvironmentError(`--memoir ${p}: not a regular file or directory`);
+  }
+  return [...new Set(out)];
+}

@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Entry ids. kourai writes ULIDs (time-ordered: 48-bit milliseconds + 80 random bits, Crockford
+ * base32, monotonic within a millisecond). Python hosts write no id: a line's id is derived from
+ * its bytes, `py_` + 24 base32 characters of SHA-256, and `~N` for the Nth identical line in a
+ * file, so every entry is addressable and the id never changes as the file grows.
+ */
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+export function encodeTime(ms: number): string {
+  let out = '';
+  let t = ms;
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Uint8Array): string {
+  // 80 bits -> 16 base32 characters.
+  let out = '';
+  let acc = 0n;
+  for (const b of bytes.subarray(0, 10)) acc = (acc << 8n) | BigInt(b);
+  for (let i = 0; i < 16; i++) {
+    out = CROCKFORD[Number(acc & 31n)] + out;
+    acc >>= 5n;
+  }
+  return out;
+}
+
+export interface IdSource {
+  next(): string;
+}
+
+/** A monotonic ULID generator: ids from one generator always sort in creation order. */
+export function ulidGenerator(now: () => number, random: (n: number) => Uint8Array): IdSource {
+  let lastMs = -1;
+  let lastRand: Uint8Array = new Uint8Array(10);
+  return {
+    next() {
+      let ms = now();
+      if (ms <= lastMs) {
+        ms = lastMs;
+        lastRand = increment(lastRand);
+      } else {
+        lastMs = ms;
+        lastRand = Uint8Array.from(random(10));
+      }
+      return encodeTime(ms) + encodeRandom(lastRand);
+    },
+  };
+}
+
+function increment(r: Uint8Array): Uint8Array {
+  const out = Uint8Array.from(r);
+  for (let i = out.length - 1; i >= 0; i--) {
+    const v = (out[i] ?? 0) + 1;
+    out[i] = v & 0xff;
+    if (v <= 0xff) return out;
+  }
+  throw new RangeError('ULID random component overflowed within one millisecond');
+}
+
+export const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The millisecond timestamp inside a ULID, or undefined for a derived id. */
+export function ulidTime(id: string): number | undefined {
+  if (!ULID_RE.test(id)) return undefined;
+  let t = 0;
+  for (const ch of id.slice(0, 10)) t = t * 32 + CROCKFORD.indexOf(ch);
+  return t;
+}
+
+/** The derived id of a Python-written line (its bytes without the newline). */
+export function derivedId(line: string | Uint8Array, occurrence = 1): string {
+  const digest = createHash('sha256').update(line).digest();
+  let out = 'py_';
+  let acc = 0;
+  let bits = 0;
+  for (const b of digest) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 5 && out.length < 27) {
+      out += CROCKFORD[(acc >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    if (out.length >= 27) break;
+    acc &= 0xff;
+  }
+  return occurrence > 1 ? `${out}~${occurrence}` : out;
+}

@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import { appendLines, prepareEntries, type AppendOptions } from './append.js';
+import { ulidGenerator, type IdSource } from './entry-id.js';
+import { readRecords, type MemoirRecord } from './reader.js';
+import type { MemoirEntry, MemoirInput } from './schema.js';
+
+/**
+ * A Forge Memoir for Node hosts. Appends validate everything first, then write one batch in
+ * one O_APPEND write (fsynced); reads stream in bounded memory.
+ *
+ *   const m = new Memoir(path);
+ *   const [written] = m.append([{ scene_id, agent: 'techne', source: 'specialist_proposed' }]);
+ *   for (const e of m.entries()) …
+ */
+export class Memoir {
+  readonly path: string;
+  private readonly ids: IdSource;
+  private readonly now: () => Date;
+
+  constructor(path: string, opts: { now?: () => Date } = {}) {
+    this.path = path;
+    this.now = opts.now ?? (() => new Date());
+    this.ids = ulidGenerator(() => this.now().getTime(), (n) => randomBytes(n));
+  }
+
+  /** Validates and appends; throws InvalidDataError (nothing written) if any entry is invalid. */
+  append(entries: readonly MemoirInput[], opts: AppendOptions = {}): MemoirEntry[] {
+    const prepared = prepareEntries(entries.map((value, i) => ({ value, where: `entry ${i + 1}` })), this.ids, this.now);
+    appendLines(this.path, prepared.map((p) => p.line), { ...opts, now: this.now });
+    return prepared.map((p) => p.entry);
+  }
+
+  /** Valid entries in file order (invalid lines and a torn tail are skipped; see `records`). */
+  *entries(): Generator<MemoirEntry> {
+    for (const r of readRecords(this.path)) if (r.kind === 'entry') yield r.entry;
+  }
+
+  /** Every record, including invalid lines and a torn tail, with line numbers and offsets. */
+  records(): Generator<MemoirRecord> {
+    return readRecords(this.path);
+  }
+
+  get(id: string): MemoirEntry | undefined {
+    for (const e of this.entries()) if (e.entry_id === id) return e;
+    return undefined;
+  }
+}

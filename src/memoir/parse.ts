@@ -1,0 +1,29 @@
+import { derivedId } from './entry-id.js';
+import { describeIssue, MemoirLineSchema, type MemoirEntry } from './schema.js';
+
+export type ParsedLine =
+  | { ok: true; entry: MemoirEntry; derived: boolean }
+  | { ok: false; problem: 'json' | 'schema'; message: string };
+
+/**
+ * Parses one stored line (without its newline). `occurrence` numbers identical Python lines so
+ * their derived ids differ. Never throws.
+ */
+export function parseLine(text: string, occurrenceOf?: (baseId: string) => number): ParsedLine {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problem: 'json', message: `malformed JSON: ${(err as Error).message}` };
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    return { ok: false, problem: 'json', message: 'a memoir line must be a JSON object' };
+  }
+  const res = MemoirLineSchema.safeParse(raw);
+  if (!res.success) return { ok: false, problem: 'schema', message: describeIssue(res.error) };
+  const entry = res.data as MemoirEntry;
+  if (typeof entry.entry_id === 'string') return { ok: true, entry, derived: false };
+  const base = derivedId(text);
+  entry.entry_id = derivedId(text, occurrenceOf ? occurrenceOf(base) : 1);
+  return { ok: true, entry, derived: true };
+}

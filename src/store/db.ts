@@ -1,0 +1,53 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { EnvironmentError, IntegrityError } from '../errors.js';
+
+export type DB = Database.Database;
+
+export interface Migration {
+  version: number;
+  up: string | ((db: DB) => void);
+}
+
+/**
+ * One connection per process and file: WAL, foreign keys on, an explicit busy timeout, and
+ * numbered migrations applied in one transaction each (tracked by `PRAGMA user_version`).
+ */
+export function openDb(path: string, migrations: readonly Migration[], opts: { readonly?: boolean } = {}): DB {
+  let db: DB;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+  } catch (err) {
+    throw new EnvironmentError(`cannot open database ${path}: ${(err as Error).message}`, 'check that the directory exists and is writable (see `kourai doctor`)', err);
+  }
+  try {
+    if (!opts.readonly) db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('synchronous = NORMAL');
+    migrate(db, migrations);
+  } catch (err) {
+    db.close();
+    if (err instanceof Error && 'exitCode' in err) throw err;
+    throw new IntegrityError(`database ${path} is unreadable: ${(err as Error).message}`, `move it aside; an index can be rebuilt with \`kourai memoir index --rebuild\``);
+  }
+  return db;
+}
+
+function migrate(db: DB, migrations: readonly Migration[]): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const latest = migrations.reduce((m, x) => Math.max(m, x.version), 0);
+  if (current > latest) {
+    throw new EnvironmentError(`database schema version ${current} is newer than this kourai understands (${latest})`, 'upgrade kourai');
+  }
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      if (typeof m.up === 'string') db.exec(m.up);
+      else m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+    })();
+  }
+}
