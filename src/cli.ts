@@ -121,6 +121,14 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void):
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/memoir/synth.js')));
 
+  // --- issue 3: replay, feedback, affinity ---
+
+  // --- issue 4: supersede, search, episodes, buffer ---
+
+  // --- issue 5: privacy, whisper, federate consent ---
+
+  // --- issue 6: council ---
+
   program
     .command('doctor')
     .description('check the environment, paths and index health; print the command that fixes each problem')
