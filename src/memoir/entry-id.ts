@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 
 /**
  * Entry ids. kourai writes ULIDs (time-ordered: 48-bit milliseconds + 80 random bits, Crockford
@@ -74,8 +74,14 @@ export function ulidTime(id: string): number | undefined {
 }
 
 /** The derived id of a Python-written line (its bytes without the newline). */
+// One-shot hashing (Node ≥ 20.12) is about 1.5× faster than createHash for memoir-sized lines.
+const sha256: (data: string | Uint8Array) => Buffer =
+  typeof (nodeCrypto as { hash?: unknown }).hash === 'function'
+    ? (data) => (nodeCrypto as unknown as { hash(a: string, d: string | Uint8Array, o: 'buffer'): Buffer }).hash('sha256', data, 'buffer')
+    : (data) => nodeCrypto.createHash('sha256').update(data).digest();
+
 export function derivedId(line: string | Uint8Array, occurrence = 1): string {
-  const digest = createHash('sha256').update(line).digest();
+  const digest = sha256(line);
   let out = 'py_';
   let acc = 0;
   let bits = 0;
