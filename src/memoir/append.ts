@@ -53,6 +53,8 @@ export interface AppendOptions {
   /** fsync the memoir after writing (default true). */
   fsync?: boolean;
   lockWaitMs?: number;
+  /** How long a torn tail may still be completed by a live writer before it is quarantined. */
+  tornGraceMs?: number;
   now?: () => Date;
 }
 
@@ -90,7 +92,7 @@ export function appendLines(path: string, lines: readonly string[], opts: Append
     let quarantined: QuarantineRecord | undefined;
     let tail = findTornTail(fd);
     // A live writer that splits a line over several writes finishes quickly: give it a moment.
-    for (let i = 0; tail && i < 10; i++) {
+    for (let waited = 0; tail && waited < (opts.tornGraceMs ?? 200); waited += 20) {
       sleepSync(20);
       tail = findTornTail(fd);
     }
