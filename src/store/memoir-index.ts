@@ -252,6 +252,7 @@ export class MemoirIndex {
     };
     let newEntries = 0;
     let newProblems = 0;
+    const startBytes = row.indexed_bytes;
     let indexedBytes = row.indexed_bytes;
     let indexedLines = row.indexed_lines;
     const BATCH = 5000;
@@ -313,7 +314,7 @@ export class MemoirIndex {
     if (lastNl > indexedBytes) indexedBytes = lastNl;
     flush(batch, indexedBytes, indexedLines);
     onProgress?.(indexedBytes);
-    return { newEntries, newProblems, bytesRead: indexedBytes - row.indexed_bytes, tornTailBytes: size - indexedBytes };
+    return { newEntries, newProblems, bytesRead: indexedBytes - startBytes, tornTailBytes: size - indexedBytes };
   }
 
   private lastNewlineBefore(fd: number, size: number, from: number): number {
