@@ -13,7 +13,7 @@ type MakeCtx = (globals: { noInput: boolean; noColor: boolean }) => Ctx;
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void): Command {
+export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, runner: typeof runCommand = runCommand): Command {
   const program = new Command('kourai')
     .description('Operate a Kourai forge: the Forge Memoir, feedback, privacy (the Whisper Limit) and the council.')
     .version(pkg.version, '-V, --version')
@@ -33,7 +33,7 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void):
         if (args[i] !== undefined) positional[name] = args[i];
       });
       const ctx = makeCtx({ noInput: opts.input === false, noColor: opts.color === false });
-      const code = await runCommand(load as never, { ...opts, ...positional }, ctx);
+      const code = await runner(load as never, { ...opts, ...positional }, ctx);
       setExitCode(code);
     };
 

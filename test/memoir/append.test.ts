@@ -24,7 +24,7 @@ function memoirFile(): string {
   return join(d, 'forge', 'memoir.jsonl');
 }
 
-const entry = (i: number, extra: Record<string, unknown> = {}) => ({ scene_id: `session-00000000.turn-${i}`, agent: 'techne', source: 'specialist_proposed', agent_proposed: `proposal ${i} 🔥`, ...extra });
+const entry = (i: number, extra: Record<string, unknown> = {}) => ({ scene_id: `session-00000000.turn-${i}`, agent: 'techne' as const, source: 'specialist_proposed' as const, agent_proposed: `proposal ${i} 🔥`, ...extra });
 const ids = () => ulidGenerator(() => Date.UTC(2026, 10, 22), (n) => new Uint8Array(n));
 
 describe('prepareEntries', () => {
