@@ -1,4 +1,4 @@
-import { krumScores } from './krum.js';
+import { finiteCandidates, krumScores } from './krum.js';
 import { pairwiseSquaredDistances, type DistanceMatrix } from './pairwise-distances.js';
 import type { RuleResult } from './rule-result.js';
 import { meanClosest, medianInPlace } from './select.js';
@@ -10,13 +10,20 @@ import { AggregationError, commonLength, type Vec } from './vec.js';
  *    at least 1), take the lowest (first on a tie), remove it, repeat;
  * 2. per coordinate, take the median of the θ selected values and average the β = θ − 2f values
  *    closest to it.
- * Needs n ≥ 4f + 3 finite updates. Unweighted. Non-finite updates are dropped first.
+ * Needs n ≥ 4f + 3. Unweighted. Non-finite updates are dropped first and count against f (see
+ * krum.ts): with k of them, θ and β use f' = max(0, f − k) on the n − k finite updates.
  */
 export interface BulyanResult extends RuleResult {
   /** The θ updates chosen by repeated Krum, in the order they were chosen. */
   selected: number[];
   theta: number;
   beta: number;
+  fEffective: number;
+  /**
+   * Selection steps whose lowest Krum score was shared with an update that was then never
+   * selected: the selected set was decided by index order (as in Flower).
+   */
+  tiedSteps: number;
 }
 
 export function requireBulyan(n: number, f: number): void {
@@ -26,21 +33,25 @@ export function requireBulyan(n: number, f: number): void {
   }
 }
 
-export function bulyanSelect(dist: DistanceMatrix, f: number): { selected: number[]; theta: number; beta: number } {
-  const remaining: number[] = [];
-  for (let i = 0; i < dist.n; i++) if (!dist.nonFinite[i]) remaining.push(i);
-  requireBulyan(remaining.length, f);
-  const theta = remaining.length - 2 * f;
-  const beta = theta - 2 * f;
+export function bulyanSelect(dist: DistanceMatrix, f: number): { selected: number[]; theta: number; beta: number; fEffective: number; tiedSteps: number } {
+  if (!Number.isInteger(f) || f < 0) throw new AggregationError(`bulyan: f (the Byzantine bound) must be a whole number ≥ 0, got ${f}`, 'bad_parameter');
+  const { cand: remaining, fEffective: fe } = finiteCandidates(dist, f);
+  requireBulyan(remaining.length, fe);
+  const theta = remaining.length - 2 * fe;
+  const beta = theta - 2 * fe;
   const selected: number[] = [];
+  const ties: number[][] = [];
   for (let t = 0; t < theta; t++) {
-    const s = krumScores(dist, remaining, f);
+    const s = krumScores(dist, remaining, fe);
     let best = 0;
     for (let a = 1; a < remaining.length; a++) if ((s[a] as number) < (s[best] as number)) best = a;
+    ties.push(remaining.filter((_, a) => a !== best && s[a] === s[best]));
     selected.push(remaining[best] as number);
     remaining.splice(best, 1);
   }
-  return { selected, theta, beta };
+  const chosen = new Set(selected);
+  const tiedSteps = ties.filter((t) => t.some((i) => !chosen.has(i))).length;
+  return { selected, theta, beta, fEffective: fe, tiedSteps };
 }
 
 /** out[k] = mean of the β values of rows[selected][k] closest to their median. */

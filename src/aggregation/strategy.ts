@@ -218,7 +218,7 @@ export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, o
     if (bad.length === 0) break;
     outcome.nonFinite.push(...bad);
     used = used.filter((i) => !bad.includes(i));
-    if (used.length < req.min) throw new AggregationError(`${req.rule}; only ${used.length} finite updates (${outcome.nonFinite.length} contain NaN or Inf)`, 'precondition');
+    if (used.length === 0) throw new AggregationError(`${strategy}: every update contains NaN or Inf`, 'no_finite_updates');
   }
   outcome.nonFinite.sort((a, b) => a - b);
   outcome.used = used;
@@ -249,7 +249,8 @@ function finishDistances(outcome: AggregateOutcome, dist2: Float64Array): void {
 function combineChunks(source: UpdateSource, config: StrategyConfig, used: readonly number[], ranges: readonly [number, number][], outcome: AggregateOutcome, screen: boolean): number[] {
   const strategy = config.strategy;
   const w = strategy === 'fedavg' || strategy === 'multikrum' ? weightsFor(source, used, strategy) : new Float64Array(0);
-  const trim = config.trim ?? config.f;
+  // Non-finite updates count against the trim, as against f (see trimmed-mean.ts).
+  const trim = Math.max(0, (config.trim ?? config.f) - outcome.nonFinite.length);
   if (strategy === 'trimmed-mean') outcome.trim = trim;
   const dist2 = new Float64Array(source.n);
   const out = outcome.aggregate;

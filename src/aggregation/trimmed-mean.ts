@@ -5,16 +5,19 @@ import { AggregationError, commonLength, finiteIndices, type Vec } from './vec.j
 /**
  * Coordinate-wise trimmed mean (Yin et al. 2018): for each coordinate, drop the k largest and the
  * k smallest values and average the rest. Unweighted. With k ≥ f it tolerates f arbitrary updates.
- * Needs n > 2k.
+ * Needs n > 2k. Non-finite updates are dropped first and count against k (as against f in Krum):
+ * with j of them, k' = max(0, k − j) is trimmed from the n − j finite ones.
  */
 export function trimmedMean(rows: readonly Vec[], k: number): RuleResult & { k: number } {
   const d = commonLength(rows, 'trimmed-mean');
   if (!Number.isInteger(k) || k < 0) throw new AggregationError(`trimmed-mean: k must be a whole number ≥ 0, got ${k}`, 'bad_parameter');
+  requireTrim(rows.length, k);
   const { finite, nonFinite } = finiteIndices(rows);
-  requireTrim(finite.length, k);
+  const kEff = Math.max(0, k - nonFinite.length);
+  if (finite.length === 0) throw new AggregationError('trimmed-mean: every update contains NaN or Inf', 'no_finite_updates');
   const out = new Float64Array(d);
-  trimmedMeanInto(out, rows, finite, k);
-  return { aggregate: out, used: finite, nonFinite, k };
+  trimmedMeanInto(out, rows, finite, kEff);
+  return { aggregate: out, used: finite, nonFinite, k: kEff };
 }
 
 export function requireTrim(n: number, k: number): void {
