@@ -1,7 +1,10 @@
-import { finiteCandidates, krumScores } from './krum.js';
+import { finiteCandidates } from './krum.js';
+import type { GramPool } from './gram-pool.js';
 import { pairwiseSquaredDistances, type DistanceMatrix } from './pairwise-distances.js';
 import type { RuleResult } from './rule-result.js';
 import { meanClosest, medianInPlace } from './select.js';
+import { instantiateKernel, type Kernel } from './simd-kernel.js';
+import { ColumnSorter } from './sorting-network.js';
 import { AggregationError, commonLength, type Vec } from './vec.js';
 
 /**
@@ -40,13 +43,36 @@ export function bulyanSelect(dist: DistanceMatrix, f: number): { selected: numbe
   const theta = remaining.length - 2 * fe;
   const beta = theta - 2 * fe;
   const selected: number[] = [];
+  // Each candidate's neighbours sorted once by distance; a round's Krum score is then the sum of
+  // the first k neighbours still remaining (the same values, summed in the same ascending order,
+  // as sorting the remaining distances afresh), O(n) per candidate instead of O(n log n).
+  const n = dist.n;
+  const order = new Map<number, Int32Array>();
+  for (const i of remaining) {
+    const nb = Int32Array.from(remaining.filter((j) => j !== i));
+    nb.sort((x, y) => (dist.d2[i * n + x] as number) - (dist.d2[i * n + y] as number) || x - y);
+    order.set(i, nb);
+  }
+  const removed = new Uint8Array(n);
   const ties: number[][] = [];
   for (let t = 0; t < theta; t++) {
-    const s = krumScores(dist, remaining, fe);
+    const k = Math.max(1, remaining.length - fe - 2);
+    const s = remaining.map((i) => {
+      let sum = 0;
+      let c = 0;
+      for (const j of order.get(i) as Int32Array) {
+        if (removed[j]) continue;
+        sum += dist.d2[i * n + j] as number;
+        if (++c === k) break;
+      }
+      return sum;
+    });
     let best = 0;
     for (let a = 1; a < remaining.length; a++) if ((s[a] as number) < (s[best] as number)) best = a;
     ties.push(remaining.filter((_, a) => a !== best && s[a] === s[best]));
-    selected.push(remaining[best] as number);
+    const chosenIndex = remaining[best] as number;
+    selected.push(chosenIndex);
+    removed[chosenIndex] = 1;
     remaining.splice(best, 1);
   }
   const chosen = new Set(selected);
@@ -54,10 +80,43 @@ export function bulyanSelect(dist: DistanceMatrix, f: number): { selected: numbe
   return { selected, theta, beta, fEffective: fe, tiedSteps };
 }
 
-/** out[k] = mean of the β values of rows[selected][k] closest to their median. */
-export function bulyanCombineInto(out: Float64Array, rows: readonly Vec[], selected: readonly number[], beta: number): void {
+/**
+ * out[k] = mean of the β values of rows[selected][k] closest to their median (ties in distance
+ * prefer the smaller value). Sorted columns make the β closest a window around the median.
+ */
+export function bulyanCombineInto(out: Float64Array, rows: readonly Vec[], selected: readonly number[], beta: number, kernel: Kernel | null = instantiateKernel()): void {
   const m = selected.length;
   const sel = selected.map((i) => rows[i] as Vec);
+  if (kernel && m > 2) {
+    const mid = m >>> 1;
+    new ColumnSorter(kernel, m).each(sel, out.length, ({ rank, length }, k0) => {
+      for (let c = 0; c < length; c++) {
+        const hi = (rank[mid] as Vec)[c] as number;
+        const med = m % 2 === 1 ? hi : (((rank[mid - 1] as Vec)[c] as number) + hi) / 2;
+        // window [a, b) grows from the first value ≥ the median
+        let a = m % 2 === 1 ? mid : ((rank[mid - 1] as Vec)[c] as number) >= med ? mid - 1 : mid;
+        let b = a;
+        let s = 0;
+        while (b - a < beta) {
+          if (a === 0) s += (rank[b++] as Vec)[c] as number;
+          else if (b === m) s += (rank[--a] as Vec)[c] as number;
+          else {
+            const left = (rank[a - 1] as Vec)[c] as number;
+            const right = (rank[b] as Vec)[c] as number;
+            if (med - left <= right - med) {
+              s += left;
+              a--;
+            } else {
+              s += right;
+              b++;
+            }
+          }
+        }
+        out[k0 + c] = s / beta;
+      }
+    });
+    return;
+  }
   const buf = new Float64Array(m);
   for (let k = 0; k < out.length; k++) {
     for (let j = 0; j < m; j++) buf[j] = (sel[j] as Vec)[k] as number;
@@ -66,9 +125,9 @@ export function bulyanCombineInto(out: Float64Array, rows: readonly Vec[], selec
   }
 }
 
-export function bulyan(rows: readonly Vec[], f: number, opts: { distances?: DistanceMatrix } = {}): BulyanResult {
+export function bulyan(rows: readonly Vec[], f: number, opts: { distances?: DistanceMatrix; pool?: GramPool | null } = {}): BulyanResult {
   const d = commonLength(rows, 'bulyan');
-  const dist = opts.distances ?? pairwiseSquaredDistances(rows);
+  const dist = opts.distances ?? pairwiseSquaredDistances(rows, { pool: opts.pool ?? null });
   const sel = bulyanSelect(dist, f);
   const aggregate = new Float64Array(d);
   bulyanCombineInto(aggregate, rows, sel.selected, sel.beta);

@@ -17,6 +17,7 @@ export { bulyan, bulyanSelect, bulyanCombineInto, type BulyanResult } from './bu
 export * from './lora-fair.js';
 export { pairwiseSquaredDistances, GramAccumulator, directSquaredDistance, type DistanceMatrix } from './pairwise-distances.js';
 export * from './strategy.js';
+export { GramPool } from './gram-pool.js';
 export * from './layout.js';
 export type { RuleResult } from './rule-result.js';
 export { AggregationError, type Vec } from './vec.js';

@@ -1,4 +1,5 @@
 import { weightedMeanInto } from './fedavg.js';
+import type { GramPool } from './gram-pool.js';
 import { pairwiseSquaredDistances, type DistanceMatrix } from './pairwise-distances.js';
 import type { RuleResult } from './rule-result.js';
 import { AggregationError, commonLength, normaliseWeights, type Vec } from './vec.js';
@@ -126,9 +127,9 @@ export function multiKrumSelect(dist: DistanceMatrix, f: number, m?: number): { 
   return { indices: order.slice(0, keep), scores, neighbours: krumNeighbours(cand.length, fEffective), m: keep, fEffective, tied };
 }
 
-export function krum(rows: readonly Vec[], f: number, opts: { distances?: DistanceMatrix } = {}): KrumResult {
+export function krum(rows: readonly Vec[], f: number, opts: { distances?: DistanceMatrix; pool?: GramPool | null } = {}): KrumResult {
   const d = commonLength(rows, 'krum');
-  const dist = opts.distances ?? pairwiseSquaredDistances(rows);
+  const dist = opts.distances ?? pairwiseSquaredDistances(rows, { pool: opts.pool ?? null });
   const sel = krumSelect(dist, f);
   const src = rows[sel.index] as Vec;
   const aggregate = new Float64Array(d);
@@ -136,9 +137,9 @@ export function krum(rows: readonly Vec[], f: number, opts: { distances?: Distan
   return { aggregate, used: [sel.index], nonFinite: nonFiniteOf(dist), ...sel };
 }
 
-export function multiKrum(rows: readonly Vec[], f: number, opts: { m?: number; weights?: readonly number[]; distances?: DistanceMatrix } = {}): MultiKrumResult {
+export function multiKrum(rows: readonly Vec[], f: number, opts: { m?: number; weights?: readonly number[]; distances?: DistanceMatrix; pool?: GramPool | null } = {}): MultiKrumResult {
   const d = commonLength(rows, 'multikrum');
-  const dist = opts.distances ?? pairwiseSquaredDistances(rows);
+  const dist = opts.distances ?? pairwiseSquaredDistances(rows, { pool: opts.pool ?? null });
   const sel = multiKrumSelect(dist, f, opts.m);
   const w = normaliseWeights(sel.indices.length, opts.weights ? sel.indices.map((i) => opts.weights?.[i] as number) : undefined, 'multikrum');
   const aggregate = new Float64Array(d);

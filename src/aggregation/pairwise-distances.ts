@@ -1,3 +1,4 @@
+import type { GramPool } from './gram-pool.js';
 import { instantiateKernel, TILE_I, TILE_J, type Kernel } from './simd-kernel.js';
 import type { Vec } from './vec.js';
 
@@ -38,15 +39,18 @@ export class GramAccumulator {
   readonly n: number;
   private readonly nPad: number;
   private readonly kernel: Kernel | null;
+  private readonly pool: GramPool | null;
   private readonly g: Float64Array;
   /** Longest sequential chain of float64 additions into one entry so far (for the error bound). */
   private chain = 0;
 
-  constructor(n: number, opts: { kernel?: Kernel | null } = {}) {
+  /** `pool`: spread blocks over all cores (see gram-pool.ts); `kernel: null` forces the scalar path. */
+  constructor(n: number, opts: { kernel?: Kernel | null; pool?: GramPool | null } = {}) {
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`need at least one update, got ${n}`);
     this.n = n;
     this.nPad = Math.ceil(n / TILE_I) * TILE_I;
     this.kernel = opts.kernel === undefined ? instantiateKernel() : opts.kernel;
+    this.pool = this.kernel ? (opts.pool ?? null) : null;
     this.g = new Float64Array(n * n);
   }
 
@@ -60,7 +64,12 @@ export class GramAccumulator {
       if (r instanceof Float32Array !== f32) throw new TypeError('rows mix float32 and float64');
     }
     if (len === 0) return;
-    if (this.kernel) this.addSimd(rows, len, f32, this.kernel);
+    const block = f32 ? BLOCK_F32 : BLOCK_F64;
+    // Worth a round trip to the workers only when there are several blocks of real work.
+    if (this.pool && len >= 4 * block && this.n >= 4) {
+      this.pool.accumulate(rows, this.g, block);
+      this.chain += Math.ceil(block / 4) + Math.ceil(len / block) + this.pool.threads + 1;
+    } else if (this.kernel) this.addSimd(rows, len, f32, this.kernel);
     else this.addScalar(rows, len);
   }
 
@@ -176,7 +185,7 @@ export function directSquaredDistance(a: Vec, b: Vec): number {
 }
 
 /** Pairwise squared distances of in-memory updates (all the same length and float kind). */
-export function pairwiseSquaredDistances(rows: readonly Vec[], opts: { kernel?: Kernel | null } = {}): DistanceMatrix {
+export function pairwiseSquaredDistances(rows: readonly Vec[], opts: { kernel?: Kernel | null; pool?: GramPool | null } = {}): DistanceMatrix {
   const acc = new GramAccumulator(rows.length, opts);
   acc.add(rows);
   const { matrix, recompute } = acc.distances();

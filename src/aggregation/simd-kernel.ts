@@ -63,6 +63,8 @@ const op = {
   f64store: (off: number) => [0x39, 3, ...leb(off)],
   f64add: [0xa0],
   v128load: (off: number) => [...simd(0), 4, ...leb(off)],
+  v128store: (off: number) => [...simd(11), 4, ...leb(off)],
+  tee: (i: number) => [0x22, ...leb(i)],
   load64zero: (off: number) => [...simd(93), 3, ...leb(off)],
   promoteLow: simd(95),
   f64x2add: simd(240),
@@ -122,29 +124,63 @@ function tileBody(f32: boolean): number[] {
   return [...leb(body.length), ...body];
 }
 
-/** The module's bytes: imports `env.mem` (a shared memory), exports gram_f32 and gram_f64. */
+/**
+ * cmpx(pa, pb, nbytes): one comparator of a sorting network applied to a whole block of
+ * coordinates at once — a[k], b[k] = min, max — 4 float32 (or 2 float64) lanes per instruction.
+ * Coordinate-wise rules (median, trimmed mean, Bulyan) sort every coordinate's n values with a
+ * Batcher network of such comparators, "vertically" across rows, with no shuffling. Inputs are
+ * finite (non-finite updates are dropped first), so pmin/pmax are exact min/max.
+ */
+function cmpxBody(f32: boolean): number[] {
+  // params: 0 pa, 1 pb, 2 nbytes; locals: 3 off, 4 a, 5 b
+  const pmin = simd(f32 ? 234 : 246);
+  const pmax = simd(f32 ? 235 : 247);
+  const code = [
+    ...op.i32(0), ...op.set(3),
+    ...op.block, ...op.loop,
+    ...op.get(3), ...op.get(2), ...op.ltU, ...op.eqz, ...op.brIf(1),
+    ...op.get(3), ...op.get(0), ...op.add, ...op.v128load(0), ...op.set(4),
+    ...op.get(3), ...op.get(1), ...op.add, ...op.v128load(0), ...op.set(5),
+    ...op.get(3), ...op.get(0), ...op.add, ...op.get(4), ...op.get(5), ...pmin, ...op.v128store(0),
+    ...op.get(3), ...op.get(1), ...op.add, ...op.get(4), ...op.get(5), ...pmax, ...op.v128store(0),
+    ...op.get(3), ...op.i32(16), ...op.add, ...op.set(3), ...op.br(0),
+    ...op.end, ...op.end, ...op.end,
+  ];
+  const locals = vec([[...leb(1), I32], [...leb(2), V128]]);
+  const body = [...locals, ...code];
+  return [...leb(body.length), ...body];
+}
+
+/** The module's bytes: imports `env.mem` (a shared memory), exports the tile and comparator kernels. */
 export function kernelModuleBytes(): Uint8Array {
-  const params = vec([[I32], [I32], [I32], [I32], [I32], [I32]]);
+  const six = vec([[I32], [I32], [I32], [I32], [I32], [I32]]);
+  const three = vec([[I32], [I32], [I32]]);
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-    ...section(1, vec([[0x60, ...params, ...vec([])]])),
+    ...section(1, vec([[0x60, ...six, ...vec([])], [0x60, ...three, ...vec([])]])),
     // memory import: flags 0x03 = has maximum + shared
     ...section(2, vec([[...name('env'), ...name('mem'), 0x02, 0x03, ...leb(1), ...leb(65536)]])),
-    ...section(3, vec([leb(0), leb(0)])),
-    ...section(7, vec([[...name('gram_f32'), 0x00, ...leb(0)], [...name('gram_f64'), 0x00, ...leb(1)]])),
-    ...section(10, vec([tileBody(true), tileBody(false)])),
+    ...section(3, vec([leb(0), leb(0), leb(1), leb(1)])),
+    ...section(7, vec([
+      [...name('gram_f32'), 0x00, ...leb(0)],
+      [...name('gram_f64'), 0x00, ...leb(1)],
+      [...name('cmpx_f32'), 0x00, ...leb(2)],
+      [...name('cmpx_f64'), 0x00, ...leb(3)],
+    ])),
+    ...section(10, vec([tileBody(true), tileBody(false), cmpxBody(true), cmpxBody(false)])),
   ];
   return new Uint8Array(bytes);
 }
 
 type TileFn = (pi: number, pj: number, stride: number, kbytes: number, g: number, gstride: number) => void;
+type CmpxFn = (pa: number, pb: number, nbytes: number) => void;
 
 /** The few WebAssembly APIs used here (@types/node 20 does not declare the namespace). */
-interface WasmMemory {
+export interface WasmMemory {
   readonly buffer: SharedArrayBuffer;
   grow(pages: number): number;
 }
-interface WasmModule {
+export interface WasmModule {
   readonly __brand?: 'WasmModule';
 }
 interface WasmApi {
@@ -173,21 +209,29 @@ export interface Kernel {
   memory: WasmMemory;
   gramF32: TileFn;
   gramF64: TileFn;
+  cmpxF32: CmpxFn;
+  cmpxF64: CmpxFn;
   /** Makes sure the memory holds at least `bytes`. */
   ensure(bytes: number): void;
 }
 
 export function instantiateKernel(): Kernel | null {
   const mod = kernelModule();
-  if (!mod) return null;
+  return mod ? instantiateKernelOn(mod) : null;
+}
+
+/** An instance of the compiled module with its own, new, shared memory. */
+export function instantiateKernelOn(mod: WasmModule): Kernel {
   const api = wasm() as WasmApi;
   const memory = new api.Memory({ initial: 16, maximum: 65536, shared: true });
   const inst = new api.Instance(mod, { env: { mem: memory } });
-  const ex = inst.exports as { gram_f32: TileFn; gram_f64: TileFn };
+  const ex = inst.exports as { gram_f32: TileFn; gram_f64: TileFn; cmpx_f32: CmpxFn; cmpx_f64: CmpxFn };
   return {
     memory,
     gramF32: ex.gram_f32,
     gramF64: ex.gram_f64,
+    cmpxF32: ex.cmpx_f32,
+    cmpxF64: ex.cmpx_f64,
     ensure(bytes) {
       const have = memory.buffer.byteLength;
       if (bytes > have) memory.grow(Math.ceil((bytes - have) / 65536));

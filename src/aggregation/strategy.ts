@@ -4,7 +4,9 @@ import { allFinite, weightedMeanInto } from './fedavg.js';
 import { krumSelect, multiKrumSelect } from './krum.js';
 import { loraPairs, type Layout } from './layout.js';
 import { LORA_FAIR_DEFAULTS, loraFairLayer, type LoraFairOptions } from './lora-fair.js';
+import type { GramPool } from './gram-pool.js';
 import { GramAccumulator, type DistanceMatrix } from './pairwise-distances.js';
+import { instantiateKernel, type Kernel } from './simd-kernel.js';
 import { trimmedMeanInto } from './trimmed-mean.js';
 import { AggregationError, firstNonFinite, normaliseWeights, type Vec } from './vec.js';
 
@@ -149,8 +151,8 @@ export interface AggregateOutcome {
 const SELECTING: ReadonlySet<Strategy> = new Set(['krum', 'multikrum', 'bulyan']);
 
 /** Streams the source through the Gram accumulator; patches the pairs the Gram form cannot resolve. */
-export function streamDistances(source: UpdateSource, ranges: readonly [number, number][]): DistanceMatrix {
-  const acc = new GramAccumulator(source.n);
+export function streamDistances(source: UpdateSource, ranges: readonly [number, number][], kernel: Kernel | null = instantiateKernel(), pool: GramPool | null = null): DistanceMatrix {
+  const acc = new GramAccumulator(source.n, { kernel, pool });
   for (const [s, e] of ranges) acc.add(source.read(s, e));
   const { matrix, recompute } = acc.distances();
   if (recompute.length > 0) {
@@ -177,8 +179,9 @@ export function streamDistances(source: UpdateSource, ranges: readonly [number, 
   return matrix;
 }
 
-export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, opts: { chunk?: number } = {}): AggregateOutcome {
+export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, opts: { chunk?: number; kernel?: Kernel | null; pool?: GramPool | null } = {}): AggregateOutcome {
   validateConfig(config);
+  const kernel = opts.kernel === undefined ? instantiateKernel() : opts.kernel;
   const { n, layout } = source;
   const f = config.f;
   const strategy = config.strategy;
@@ -193,7 +196,7 @@ export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, o
 
   let used: number[];
   if (needsDistances) {
-    const dist = streamDistances(source, ranges);
+    const dist = streamDistances(source, ranges, kernel, opts.pool ?? null);
     outcome.nonFinite = dist.nonFinite.flatMap((bad, i) => (bad ? [i] : []));
     if (strategy === 'krum') {
       const sel = krumSelect(dist, f);
@@ -214,7 +217,7 @@ export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, o
 
   // Combine. Rules without a distance pass discover non-finite updates here and start again without them.
   for (;;) {
-    const bad = strategy === 'lora-fair' ? combineLoraFair(source, config, used, outcome, !needsDistances) : combineChunks(source, config, used, ranges, outcome, !needsDistances);
+    const bad = strategy === 'lora-fair' ? combineLoraFair(source, config, used, outcome, !needsDistances) : combineChunks(source, config, used, ranges, outcome, !needsDistances, kernel);
     if (bad.length === 0) break;
     outcome.nonFinite.push(...bad);
     used = used.filter((i) => !bad.includes(i));
@@ -246,7 +249,7 @@ function finishDistances(outcome: AggregateOutcome, dist2: Float64Array): void {
 }
 
 /** One pass over the chunks; returns used updates found non-finite (then nothing is final). */
-function combineChunks(source: UpdateSource, config: StrategyConfig, used: readonly number[], ranges: readonly [number, number][], outcome: AggregateOutcome, screen: boolean): number[] {
+function combineChunks(source: UpdateSource, config: StrategyConfig, used: readonly number[], ranges: readonly [number, number][], outcome: AggregateOutcome, screen: boolean, kernel: Kernel | null): number[] {
   const strategy = config.strategy;
   const w = strategy === 'fedavg' || strategy === 'multikrum' ? weightsFor(source, used, strategy) : new Float64Array(0);
   // Non-finite updates count against the trim, as against f (see trimmed-mean.ts).
@@ -272,16 +275,16 @@ function combineChunks(source: UpdateSource, config: StrategyConfig, used: reado
         }
         break;
       case 'median':
-        medianInto(o, rows, used);
+        medianInto(o, rows, used, kernel);
         break;
       case 'trimmed-mean':
-        trimmedMeanInto(o, rows, used, trim);
+        trimmedMeanInto(o, rows, used, trim, kernel);
         break;
       case 'krum':
         o.set(rows[used[0] as number] as Vec);
         break;
       case 'bulyan':
-        bulyanCombineInto(o, rows, used, outcome.beta as number);
+        bulyanCombineInto(o, rows, used, outcome.beta as number, kernel);
         break;
       case 'lora-fair':
         throw new Error('unreachable');

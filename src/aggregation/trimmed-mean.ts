@@ -1,5 +1,7 @@
 import type { RuleResult } from './rule-result.js';
 import { selectInPlace } from './select.js';
+import { instantiateKernel, type Kernel } from './simd-kernel.js';
+import { ColumnSorter } from './sorting-network.js';
 import { AggregationError, commonLength, finiteIndices, type Vec } from './vec.js';
 
 /**
@@ -27,12 +29,24 @@ export function requireTrim(n: number, k: number): void {
 }
 
 /** out[k] = mean of rows[indices[·]][k] without its `trim` smallest and `trim` largest values. */
-export function trimmedMeanInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], trim: number): void {
+export function trimmedMeanInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], trim: number, kernel: Kernel | null = instantiateKernel()): void {
   const m = indices.length;
   const sel = indices.map((i) => rows[i] as Vec);
-  const buf = new Float64Array(m);
   const hiRank = m - trim - 1;
   const count = m - 2 * trim;
+  if (kernel && trim > 0) {
+    new ColumnSorter(kernel, m).each(sel, out.length, ({ rank, length }, k0) => {
+      const o = out.subarray(k0, k0 + length);
+      o.fill(0);
+      for (let r = trim; r <= hiRank; r++) {
+        const v = rank[r] as Vec;
+        for (let c = 0; c < length; c++) o[c] = (o[c] as number) + (v[c] as number);
+      }
+      for (let c = 0; c < length; c++) o[c] = (o[c] as number) / count;
+    });
+    return;
+  }
+  const buf = new Float64Array(m);
   for (let k = 0; k < out.length; k++) {
     for (let j = 0; j < m; j++) buf[j] = (sel[j] as Vec)[k] as number;
     if (trim > 0) {

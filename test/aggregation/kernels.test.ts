@@ -201,3 +201,29 @@ describe('the streaming driver equals the in-memory rules', () => {
     expect(sel.used).toHaveLength(K);
   });
 });
+
+describe('the Gram pool (all cores)', () => {
+  it('gives the same distances as one thread, for float32 and float64, and streams', async () => {
+    const { GramPool } = await import('../../src/aggregation/gram-pool.js');
+    const pool = await GramPool.create(3);
+    expect(pool?.threads).toBe(3);
+    try {
+      for (const f32 of [true, false]) {
+        for (const [n, d] of [[5, 20_000], [13, 9_000], [4, 40_001]] as const) {
+          const rows = honestRows(n * d, n, d, { f32, spread: 1 });
+          const one = pairwiseSquaredDistances(rows);
+          const many = pairwiseSquaredDistances(rows, { pool });
+          expect(maxRelDiff(many.d2, one.d2)).toBeLessThan(1e-12);
+          const acc = new GramAccumulator(n, { pool });
+          acc.add(rows.map((r) => r.subarray(0, 10_000)));
+          acc.add(rows.map((r) => r.subarray(10_000)));
+          expect(maxRelDiff(acc.distances().matrix.d2, one.d2)).toBeLessThan(1e-9);
+        }
+      }
+      const k = krum(honestRows(2, 9, 30_000, { f32: true }), 2, { pool });
+      expect(k.index).toBe(krum(honestRows(2, 9, 30_000, { f32: true }), 2).index);
+    } finally {
+      await pool?.close();
+    }
+  });
+});

@@ -1,0 +1,167 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { instantiateKernelOn, kernelModule, TILE_I, TILE_J, type Kernel } from './simd-kernel.js';
+import type { Vec } from './vec.js';
+
+/**
+ * The Gram kernel on every core. NumPy's BLAS uses all cores for X·Xᵀ; so does this.
+ *
+ * The updates live in ordinary (unshared) memory of the main thread, so the main thread copies
+ * each block of coordinates into one slot of a shared WebAssembly memory and publishes it
+ * (Atomics); block b is then computed by thread b mod T (T − 1 workers plus the main thread),
+ * each into its own Gram matrix, summed at the end. Slots are reused once their owner is done,
+ * so memory stays at a few blocks however long the updates are. The main thread blocks in
+ * Atomics.wait while it waits (allowed in Node), so the API stays synchronous.
+ *
+ * Create one pool for a process that aggregates often (the council, the benchmark) and close
+ * it when done; workers are unref'd and never keep a process alive.
+ */
+const CTRL_BYTES = 256;
+/** Seconds a wait may take before a silent worker is declared dead. */
+const WAIT_LIMIT_MS = 60_000;
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { module, memory, index } = workerData;
+const inst = new WebAssembly.Instance(module, { env: { mem: memory } });
+const tiles = { 4: inst.exports.gram_f32, 8: inst.exports.gram_f64 };
+function waitAtLeast(ctrl, i, target) {
+  for (;;) {
+    const v = Atomics.load(ctrl, i);
+    if (v >= target) return;
+    if (Atomics.wait(ctrl, i, v, ${WAIT_LIMIT_MS}) === 'timed-out') throw new Error('gram worker: main thread stalled');
+  }
+}
+parentPort.on('message', (job) => {
+  const ctrl = new Int32Array(memory.buffer, 0, ${CTRL_BYTES / 4});
+  const { nPad, block, el, len, threads, slots, slotBase, slotBytes, gBase, seq } = job;
+  const tile = tiles[el];
+  const stride = block * el;
+  const total = Math.ceil(len / block);
+  const g = gBase + index * nPad * nPad * 8;
+  for (let b = index; b < total; b += threads) {
+    waitAtLeast(ctrl, 0, b + 1);
+    const x = slotBase + (b % slots) * slotBytes;
+    const kLen = Math.min(block, len - b * block);
+    const kbytes = Math.ceil(kLen / 4) * 4 * el;
+    for (let i = 0; i < nPad; i += ${TILE_I}) for (let j = i; j < nPad; j += ${TILE_J}) tile(x + i * stride, x + j * stride, stride, kbytes, g + (i * nPad + j) * 8, nPad * 8);
+    Atomics.store(ctrl, index, b + 1);
+    Atomics.notify(ctrl, index);
+  }
+  Atomics.store(ctrl, 32 + index, seq);
+  Atomics.notify(ctrl, 32 + index);
+});
+parentPort.postMessage('ready');
+`;
+
+export class GramPool {
+  readonly threads: number;
+  private readonly workers: Worker[];
+  private readonly kernel: Kernel;
+  private seq = 0;
+
+  private constructor(threads: number, workers: Worker[], kernel: Kernel) {
+    this.threads = threads;
+    this.workers = workers;
+    this.kernel = kernel;
+  }
+
+  /** A pool of `threads` threads in all (the main thread included); null when there is one core or no SIMD. */
+  static async create(threads = Math.min(availableParallelism(), 8)): Promise<GramPool | null> {
+    const mod = kernelModule();
+    if (!mod || threads < 2) return null;
+    const kernel = instantiateKernelOn(mod);
+    const workers = await Promise.all(
+      Array.from({ length: threads - 1 }, (_, w) => {
+        const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: mod, memory: kernel.memory, index: w + 1 } });
+        return new Promise<Worker>((resolve, reject) => {
+          worker.once('message', () => {
+            worker.unref();
+            resolve(worker);
+          });
+          worker.once('error', reject);
+        });
+      }),
+    );
+    return new GramPool(threads, workers, kernel);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+
+  /**
+   * Adds X·Xᵀ of `rows` (same length, same float kind) into `g` (n×n, upper triangle), using
+   * `block` coordinates per block.
+   */
+  accumulate(rows: readonly Vec[], g: Float64Array, block: number): void {
+    const n = rows.length;
+    const len = (rows[0] as Vec).length;
+    const f32 = rows[0] instanceof Float32Array;
+    const el = f32 ? 4 : 8;
+    const nPad = Math.ceil(n / TILE_I) * TILE_I;
+    const T = this.threads;
+    const slots = 2 * T;
+    const stride = block * el;
+    const slotBytes = nPad * stride;
+    const gBase = CTRL_BYTES;
+    const gBytes = T * nPad * nPad * 8;
+    const slotBase = Math.ceil((gBase + gBytes) / 64) * 64;
+    this.kernel.ensure(slotBase + slots * slotBytes);
+    const buf = this.kernel.memory.buffer;
+    const ctrl = new Int32Array(buf, 0, CTRL_BYTES / 4);
+    new Float64Array(buf, gBase, T * nPad * nPad).fill(0);
+    // rows n..nPad-1 of every slot stay zero
+    for (let s = 0; s < slots; s++) {
+      const X = f32 ? new Float32Array(buf, slotBase + s * slotBytes, nPad * block) : new Float64Array(buf, slotBase + s * slotBytes, nPad * block);
+      X.fill(0, n * block);
+    }
+    const seq = ++this.seq;
+    for (let i = 0; i < 32; i++) Atomics.store(ctrl, i, 0);
+    const job = { nPad, block, el, len, threads: T, slots, slotBase, slotBytes, gBase, seq };
+    for (const w of this.workers) w.postMessage(job);
+
+    const total = Math.ceil(len / block);
+    const tile = f32 ? this.kernel.gramF32 : this.kernel.gramF64;
+    for (let b = 0; b < total; b++) {
+      const slot = b % slots;
+      const prev = b - slots;
+      if (prev >= 0 && prev % T !== 0) waitAtLeast(ctrl, prev % T, prev + 1);
+      const x = slotBase + slot * slotBytes;
+      const X = f32 ? new Float32Array(buf, x, nPad * block) : new Float64Array(buf, x, nPad * block);
+      const k0 = b * block;
+      const kLen = Math.min(block, len - k0);
+      const kPad = Math.ceil(kLen / 4) * 4;
+      for (let r = 0; r < n; r++) {
+        X.set((rows[r] as Vec).subarray(k0, k0 + kLen) as never, r * block);
+        if (kPad > kLen) X.fill(0, r * block + kLen, r * block + kPad);
+      }
+      Atomics.store(ctrl, 0, b + 1);
+      Atomics.notify(ctrl, 0);
+      if (b % T === 0) {
+        for (let i = 0; i < nPad; i += TILE_I) for (let j = i; j < nPad; j += TILE_J) tile(x + i * stride, x + j * stride, stride, kPad * el, gBase + (i * nPad + j) * 8, nPad * 8);
+      }
+    }
+    for (let t = 1; t < T; t++) waitAtLeast(ctrl, 32 + t, seq);
+    const G = new Float64Array(buf, gBase, T * nPad * nPad);
+    for (let i = 0; i < n; i++) {
+      for (let j = i; j < n; j++) {
+        let s = 0;
+        for (let t = 0; t < T; t++) s += G[t * nPad * nPad + i * nPad + j] as number;
+        g[i * n + j] = (g[i * n + j] as number) + s;
+      }
+    }
+  }
+}
+
+/**
+ * Control words: [0] blocks published by the main thread; [t] blocks done by thread t (last
+ * block index + 1); [32 + t] the last job thread t finished.
+ */
+function waitAtLeast(ctrl: Int32Array, index: number, target: number): void {
+  for (;;) {
+    const v = Atomics.load(ctrl, index);
+    if (v >= target) return;
+    if (Atomics.wait(ctrl, index, v, WAIT_LIMIT_MS) === 'timed-out') throw new Error('gram pool: a worker stopped answering');
+  }
+}
