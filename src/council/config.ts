@@ -1,0 +1,238 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { SELECTIONS, STRATEGIES, requirement, type StrategyConfig } from '../aggregation/strategy.js';
+import { kouraiHome, type Ctx } from '../context.js';
+import { EnvironmentError, UsageError } from '../errors.js';
+
+/**
+ * The council's settings, from (lowest to highest precedence) defaults, a JSON config file,
+ * KOURAI_COUNCIL_* environment variables, and command-line flags — resolved in one function.
+ *
+ * Config file: `--config FILE`, else $KOURAI_COUNCIL_CONFIG, else `<KOURAI_HOME>/council/council.json`
+ * if it exists. Its keys are the snake_case names below (e.g. `"min_forges": 5`).
+ */
+export const CouncilConfigSchema = z.object({
+  host: z.string().min(1),
+  port: z.number().int().min(0).max(65535),
+  data_dir: z.string().min(1),
+  strategy: z.enum(STRATEGIES),
+  byzantine: z.number().int().min(0),
+  trim: z.number().int().min(0).nullable(),
+  multikrum_m: z.number().int().min(1).nullable(),
+  selection: z.enum(SELECTIONS).nullable(),
+  min_forges: z.number().int().min(1),
+  /** Seconds a round stays open at most. */
+  round_deadline: z.number().positive(),
+  /** Largest accepted request body, bytes (one agent's update). */
+  payload_limit: z.number().int().min(1024),
+  /** Submissions processed at once; more get 503 busy (bounds memory: about this × payload_limit × 3). */
+  max_in_flight: z.number().int().min(1),
+  base_fingerprints: z.array(z.string().min(1)),
+  weights: z.enum(['uniform', 'counts']),
+  /** t in the norm bound S·(1 + σ(√d + t)) (see ingest.ts). */
+  tail_margin: z.number().min(0),
+  trust_alpha: z.number().gt(0).max(1),
+  trust_threshold: z.number().min(0).max(1),
+  trust_warmup: z.number().int().min(0),
+  trust_tolerance: z.number().min(1),
+  lora_fair_lambda: z.number().min(0),
+  lora_fair_lr: z.number().positive(),
+  lora_fair_steps: z.number().int().min(0),
+  lora_fair_solver: z.enum(['gd', 'ridge']),
+});
+export type CouncilConfig = z.infer<typeof CouncilConfigSchema>;
+export type ConfigKey = keyof CouncilConfig;
+
+type Kind = 'string' | 'int' | 'number' | 'duration' | 'size' | 'list' | 'nullable-int';
+const KEYS: Record<ConfigKey, Kind> = {
+  host: 'string',
+  port: 'int',
+  data_dir: 'string',
+  strategy: 'string',
+  byzantine: 'int',
+  trim: 'nullable-int',
+  multikrum_m: 'nullable-int',
+  selection: 'string',
+  min_forges: 'int',
+  round_deadline: 'duration',
+  payload_limit: 'size',
+  max_in_flight: 'int',
+  base_fingerprints: 'list',
+  weights: 'string',
+  tail_margin: 'number',
+  trust_alpha: 'number',
+  trust_threshold: 'number',
+  trust_warmup: 'int',
+  trust_tolerance: 'number',
+  lora_fair_lambda: 'number',
+  lora_fair_lr: 'number',
+  lora_fair_steps: 'int',
+  lora_fair_solver: 'string',
+};
+
+export function defaults(home: string): CouncilConfig {
+  return {
+    host: '127.0.0.1',
+    port: 7470,
+    data_dir: join(home, 'council'),
+    strategy: 'lora-fair',
+    byzantine: 0,
+    trim: null,
+    multikrum_m: null,
+    selection: null,
+    min_forges: 3,
+    round_deadline: 24 * 3600,
+    payload_limit: 64 * 1024 * 1024,
+    max_in_flight: 8,
+    base_fingerprints: [],
+    weights: 'uniform',
+    tail_margin: 10,
+    trust_alpha: 0.3,
+    trust_threshold: 0.4,
+    trust_warmup: 3,
+    trust_tolerance: 1.5,
+    lora_fair_lambda: 0.01,
+    lora_fair_lr: 0.01,
+    lora_fair_steps: 1000,
+    lora_fair_solver: 'gd',
+  };
+}
+
+export const envName = (key: ConfigKey): string => `KOURAI_COUNCIL_${key.toUpperCase()}`;
+export const flagName = (key: ConfigKey): string => `--${key.replace(/_/g, '-')}`;
+
+/** "90s", "15m", "24h", "2d" or a number of seconds. */
+export function parseDuration(v: string | number): number {
+  if (typeof v === 'number') return v;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(v);
+  if (!m) throw new Error(`"${v}" is not a duration (e.g. 90s, 15m, 24h, 2d)`);
+  const x = Number(m[1]);
+  const unit = m[2] ?? 's';
+  return x * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[unit as 'ms' | 's' | 'm' | 'h' | 'd'];
+}
+
+/** "64MiB", "1GB", "512k", or a number of bytes. */
+export function parseSize(v: string | number): number {
+  if (typeof v === 'number') return v;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?\s*$/i.exec(v);
+  if (!m) throw new Error(`"${v}" is not a size (e.g. 64MiB, 1GB, 512k)`);
+  const power = ' kmgt'.indexOf((m[2] ?? '').toLowerCase() || ' ');
+  const base = m[3] || (m[2] && !/b$/i.test(v.trim())) ? 1024 : 1000;
+  return Math.round(Number(m[1]) * base ** power);
+}
+
+function coerce(key: ConfigKey, raw: unknown): unknown {
+  const kind = KEYS[key];
+  if (raw === null) return null;
+  switch (kind) {
+    case 'string':
+      return String(raw);
+    case 'int':
+    case 'number':
+    case 'nullable-int': {
+      if (typeof raw === 'number') return raw;
+      const s = String(raw).trim();
+      if (kind === 'nullable-int' && (s === '' || s === 'none' || s === 'null')) return null;
+      if (!/^[-+]?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(s)) throw new Error(`"${s}" is not a number`);
+      return Number(s);
+    }
+    case 'duration':
+      return parseDuration(raw as string | number);
+    case 'size':
+      return parseSize(raw as string | number);
+    case 'list':
+      return Array.isArray(raw) ? raw.map(String) : String(raw).split(',').map((s) => s.trim()).filter(Boolean);
+  }
+}
+
+export interface ResolvedConfig {
+  config: CouncilConfig;
+  /** Where each value came from: 'default', 'file <path>', 'env NAME', 'flag --name'. */
+  sources: Record<ConfigKey, string>;
+  file: string | null;
+}
+
+/**
+ * Defaults < config file < KOURAI_COUNCIL_* < flags. `flags` holds values already given on the
+ * command line, keyed by config key (undefined = not given).
+ */
+export function resolveCouncilConfig(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Partial<Record<ConfigKey, unknown>> & { config?: string | undefined }): ResolvedConfig {
+  const home = kouraiHome(ctx);
+  const merged: Record<string, unknown> = { ...defaults(home) };
+  const sources = Object.fromEntries(Object.keys(KEYS).map((k) => [k, 'default'])) as Record<ConfigKey, string>;
+  const explicit = flags.config ?? ctx.env.KOURAI_COUNCIL_CONFIG;
+  const file = explicit ? resolve(ctx.cwd, explicit) : join(home, 'council', 'council.json');
+  let usedFile: string | null = null;
+  if (explicit || existsSync(file)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new EnvironmentError(code === 'ENOENT' ? `council config file not found: ${file}` : `council config file ${file} is not valid JSON: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new EnvironmentError(`council config file ${file} must hold a JSON object`);
+    for (const [k, v] of Object.entries(parsed)) {
+      if (!(k in KEYS)) throw new EnvironmentError(`council config file ${file}: unknown key "${k}" (known: ${Object.keys(KEYS).join(', ')})`);
+      set(k as ConfigKey, v, `file ${file}`);
+    }
+    usedFile = file;
+  }
+  for (const k of Object.keys(KEYS) as ConfigKey[]) {
+    const v = ctx.env[envName(k)];
+    if (v !== undefined && v !== '') set(k, v, `env ${envName(k)}`);
+  }
+  for (const k of Object.keys(KEYS) as ConfigKey[]) {
+    const v = flags[k];
+    if (v !== undefined) set(k, v, `flag ${flagName(k)}`);
+  }
+  merged.data_dir = resolve(ctx.cwd, String(merged.data_dir));
+
+  function set(k: ConfigKey, v: unknown, source: string): void {
+    try {
+      merged[k] = coerce(k, v);
+    } catch (err) {
+      throw configError(source, k, (err as Error).message);
+    }
+    sources[k] = source;
+  }
+
+  const result = CouncilConfigSchema.safeParse(merged);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const key = String(issue?.path[0] ?? 'config') as ConfigKey;
+    throw configError(sources[key] ?? 'config', key, issue?.message ?? 'invalid value');
+  }
+  return { config: result.data, sources, file: usedFile };
+}
+
+function configError(source: string, key: ConfigKey, message: string): Error {
+  const text = `${key} (from ${source}): ${message}`;
+  return source.startsWith('flag') ? new UsageError(text) : new EnvironmentError(text);
+}
+
+/** The aggregation settings a round freezes when it opens. */
+export function strategyOf(c: CouncilConfig): StrategyConfig & { weights: 'uniform' | 'counts' } {
+  return {
+    strategy: c.strategy,
+    f: c.byzantine,
+    ...(c.trim !== null ? { trim: c.trim } : {}),
+    ...(c.multikrum_m !== null ? { m: c.multikrum_m } : {}),
+    ...(c.selection !== null ? { selection: c.selection } : {}),
+    loraFair: { lambda: c.lora_fair_lambda, lr: c.lora_fair_lr, steps: c.lora_fair_steps, solver: c.lora_fair_solver },
+    weights: c.weights,
+  };
+}
+
+/** Checks what `serve` needs beyond the schema; throws a usage error naming the setting. */
+export function checkServeConfig(r: ResolvedConfig): void {
+  const c = r.config;
+  if (c.base_fingerprints.length === 0) {
+    throw new UsageError('no accepted base-model fingerprint: the council must know which base model updates are for', `pass --base-fingerprint SHA (repeatable) or set ${envName('base_fingerprints')}`);
+  }
+  const req = requirement(strategyOf(c));
+  if (c.min_forges < req.min) {
+    throw new UsageError(`min_forges is ${c.min_forges} (from ${r.sources.min_forges}) but ${req.rule}`, `raise --min-forges to ${req.min} or lower --byzantine`);
+  }
+}

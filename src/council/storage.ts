@@ -1,0 +1,193 @@
+import type { Layout } from '../aggregation/layout.js';
+import type { Vec } from '../aggregation/vec.js';
+
+/**
+ * Everything the council keeps, behind one interface. The SQLite implementation
+ * (sqlite-storage.ts) serves a single council process; a PostgreSQL one can follow for several
+ * instances behind a load balancer, because every state change the council makes is one call
+ * here that must be atomic, and every such call is conditional:
+ *
+ * - `insertSubmission` is all-or-nothing and refuses a second row for (round, forge, agent)
+ *   by returning the existing one (the caller compares digests: same → replay, else 409);
+ * - `closeRound` changes only an open round (one closer wins);
+ * - `recordAggregate` inserts the (round, agent) result once (a second writer is ignored);
+ * - `finishRound` applies trust, exile and the next round only if the round is still closing.
+ *
+ * Methods are async for the sake of networked backends. The one exception is `chunkReader`:
+ * aggregation pulls chunks synchronously (the driver in src/aggregation is synchronous and
+ * CPU-bound); a networked backend spools an agent's chunks locally before handing out a reader.
+ */
+
+export interface ForgeRow {
+  id: number;
+  name: string;
+  /** sha256 of the token (tokens are 256-bit random secrets: a fast hash is enough). */
+  tokenHash: Buffer;
+  createdAt: string;
+  trust: number;
+  roundsScored: number;
+  exiledAt: string | null;
+  exiledRound: number | null;
+}
+
+export type RoundState = 'open' | 'closing' | 'aggregated';
+
+export interface RoundRow {
+  round: number;
+  state: RoundState;
+  openedAt: string;
+  deadline: string;
+  closedAt: string | null;
+  closeReason: 'min_forges' | 'deadline' | null;
+  aggregatedAt: string | null;
+  /** The aggregation settings frozen when the round opened (JSON). */
+  strategyJson: string;
+}
+
+export interface SubmissionRow {
+  id: number;
+  round: number;
+  forgeId: number;
+  agent: string;
+  digest: string;
+  baseFingerprint: string;
+  clipNorm: number;
+  noiseMultiplier: number;
+  weight: number | null;
+  norm: number;
+  coords: number;
+  receivedAt: string;
+  /** The exact answer given when it was accepted (replayed verbatim to retries). */
+  receiptJson: string;
+}
+
+export interface NewSubmission extends Omit<SubmissionRow, 'id'> {
+  /** Float32 little-endian bytes of each storage chunk (see chunkRanges), in order. */
+  chunks: Buffer[];
+  /** Fixes the agent's tensor layout if none is fixed yet (first accepted update). */
+  layout: Layout;
+}
+
+export interface AggregateRow {
+  round: number;
+  agent: string;
+  /** false when the agent was skipped (e.g. too few updates): its global is unchanged. */
+  updated: boolean;
+  outcomeJson: string;
+  recordedAt: string;
+}
+
+export interface ScoreRow {
+  round: number;
+  forgeId: number;
+  agent: string;
+  /** Squared distance of the forge's update to the aggregate update. */
+  distance2: number;
+  /** Bounded similarity in [0, 1] derived from it (see trust.ts). */
+  similarity: number;
+  used: boolean;
+}
+
+export interface TrustUpdate {
+  forgeId: number;
+  similarity: number;
+  before: number;
+  after: number;
+  /** Exile the forge now (the Stoa Falls). */
+  exile: boolean;
+}
+
+export interface EventRow {
+  id: number;
+  at: string;
+  round: number | null;
+  forgeId: number | null;
+  kind: string;
+  detailJson: string;
+}
+
+export interface NewRound {
+  round: number;
+  openedAt: string;
+  deadline: string;
+  strategyJson: string;
+}
+
+/** Synchronous reads of one (round, agent)'s updates, coordinates [start, end) of each. */
+export interface ChunkReader {
+  readonly n: number;
+  read(start: number, end: number): Vec[];
+  /** The previous global adapter of the agent, if any (the updates are deltas from it). */
+  base: ((start: number, end: number) => Vec) | undefined;
+  close(): void;
+}
+
+export interface CouncilStorage {
+  // forges
+  /** Inserts a forge; its token hash depends on the new id (tokens embed it), so it is computed inside the transaction. */
+  addForge(name: string, createdAt: string, tokenHashFor: (id: number) => Buffer): Promise<ForgeRow>;
+  forgeById(id: number): Promise<ForgeRow | undefined>;
+  forgeByName(name: string): Promise<ForgeRow | undefined>;
+  listForges(): Promise<ForgeRow[]>;
+
+  // rounds
+  latestRound(): Promise<RoundRow | undefined>;
+  round(round: number): Promise<RoundRow | undefined>;
+  listRounds(limit: number): Promise<RoundRow[]>;
+  /** Rounds left `closing` by a crash (aggregation must resume). */
+  closingRounds(): Promise<RoundRow[]>;
+  openRound(r: NewRound): Promise<void>;
+  extendDeadline(round: number, deadline: string, at: string): Promise<void>;
+  /** open → closing; false if the round was not open. */
+  closeRound(round: number, at: string, reason: 'min_forges' | 'deadline'): Promise<boolean>;
+
+  // layouts and submissions
+  agentLayout(agent: string): Promise<Layout | undefined>;
+  submission(round: number, forgeId: number, agent: string): Promise<SubmissionRow | undefined>;
+  /** Inserts atomically; if the slot is taken returns the existing row instead. */
+  insertSubmission(s: NewSubmission): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }>;
+  submissionsFor(round: number, agent: string): Promise<SubmissionRow[]>;
+  submittedAgents(round: number, forgeId: number): Promise<string[]>;
+  /** Agents with at least one submission in the round. */
+  agentsWithSubmissions(round: number): Promise<string[]>;
+  forgeCounts(round: number): Promise<{ submitted: number; sealed: number }>;
+  seal(round: number, forgeId: number, at: string): Promise<{ sealedAt: string }>;
+  sealOf(round: number, forgeId: number): Promise<string | undefined>;
+  /** A reader over the given submissions (ordered as given) and the agent's global before `round`. */
+  chunkReader(submissions: readonly SubmissionRow[], layout: Layout, agent: string, round: number): Promise<ChunkReader>;
+
+  // aggregates, globals, trust
+  aggregateOf(round: number, agent: string): Promise<AggregateRow | undefined>;
+  aggregatesOf(round: number): Promise<AggregateRow[]>;
+  /** Inserts once (ignored if present); `globalChunks` = the new global adapter, float32 LE chunks. */
+  recordAggregate(row: AggregateRow, globalChunks: Buffer[] | null, scores: ScoreRow[]): Promise<void>;
+  /** The newest global adapter of an agent produced by a round < `beforeRound` (default: any). */
+  globalOf(agent: string, beforeRound?: number): Promise<{ round: number; strategy: string } | undefined>;
+  globalChunks(round: number, agent: string): Promise<Buffer[]>;
+  scoresFor(round: number): Promise<ScoreRow[]>;
+  /** closing → aggregated, trust updates, exiles, events and the next round, in one transaction. */
+  finishRound(round: number, at: string, updates: TrustUpdate[], next: NewRound | null): Promise<boolean>;
+  trustHistory(forgeId: number): Promise<{ round: number; similarity: number; trust: number }[]>;
+
+  // events
+  recordEvent(e: Omit<EventRow, 'id'>): Promise<void>;
+  events(limit: number): Promise<EventRow[]>;
+
+  close(): void;
+}
+
+/** insertSubmission / seal: the round stopped accepting (closed meanwhile): answer late_submission. */
+export class RoundNotOpenError extends Error {
+  constructor(readonly round: number) {
+    super(`round ${round} is not open`);
+    this.name = 'RoundNotOpenError';
+  }
+}
+
+/** insertSubmission: two first updates raced with different layouts; the loser is refused. */
+export class LayoutChangedError extends Error {
+  constructor(readonly agent: string) {
+    super(`the ${agent} layout was fixed by another update meanwhile`);
+    this.name = 'LayoutChangedError';
+  }
+}

@@ -1,0 +1,236 @@
+import type { z } from 'zod';
+import { ExitCode, KouraiError, type ExitCodeValue } from '../errors.js';
+import { f32FromBase64, f32ToBase64 } from './float-bytes.js';
+import {
+  AdapterSchema,
+  ErrorBodySchema,
+  HealthSchema,
+  MeSchema,
+  path,
+  ReceiptSchema,
+  ROUTES,
+  RoundStatusSchema,
+  SealReceiptSchema,
+  TrustSchema,
+  type Health,
+  type Me,
+  type Receipt,
+  type RoundStatus,
+  type SealReceipt,
+  type Submission,
+  type Trust,
+} from './protocol.js';
+import type { NamedTensor } from './tensor.js';
+
+/**
+ * A small typed client for the council protocol (v1), for the forge side of a federation round:
+ *
+ *   const council = new CouncilClient({ url, token });
+ *   await council.me();                                  // token valid? exiled?
+ *   const round = await council.currentRound();          // number, deadline, globals to start from
+ *   const global = await council.globalAdapter('metis'); // null before the first aggregation
+ *   await council.submit(round.round, 'metis', { tensors, baseFingerprint, clipNorm, noiseMultiplier });
+ *   await council.seal(round.round);                     // my updates for this round are complete
+ *   const done = await council.waitForRound(round.round); // polls until aggregated
+ *   const next = await council.aggregate(round.round, 'metis');
+ *   const { trust, exiled } = await council.trust();
+ *
+ * Submissions are idempotent on the server, so `submit` and `seal` retry network failures and
+ * 5xx/503 answers with the same body (exponential backoff); a retry after a timeout gets the
+ * original answer. Refusals throw CouncilRequestError with the server's machine code.
+ */
+export interface CouncilClientOptions {
+  /** Base URL, e.g. https://council.example.org (TLS is the reverse proxy's job). */
+  url: string;
+  token: string;
+  /** Per-request timeout (default 60 s). */
+  timeoutMs?: number;
+  /** Retries of idempotent requests after network errors or 5xx (default 4). */
+  retries?: number;
+  /** Base delay of the exponential backoff (default 250 ms). */
+  backoffMs?: number;
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+}
+
+/** The council refused or failed a request. `code` is the protocol's machine code. */
+export class CouncilRequestError extends KouraiError {
+  readonly status: number;
+  readonly councilCode: string;
+  readonly details: Record<string, unknown> | undefined;
+  constructor(status: number, councilCode: string, message: string, details?: Record<string, unknown>) {
+    super(`council: ${message} (${status} ${councilCode})`, { exitCode: exitCodeFor(status), code: `council_${councilCode}` });
+    this.status = status;
+    this.councilCode = councilCode;
+    this.details = details;
+  }
+}
+
+function exitCodeFor(status: number): ExitCodeValue {
+  if (status === 404) return ExitCode.notFound;
+  if (status === 409) return ExitCode.conflict;
+  if (status === 400 || status === 413 || status === 422) return ExitCode.invalidData;
+  return ExitCode.network;
+}
+
+export interface UpdateToSubmit {
+  tensors: readonly NamedTensor[];
+  baseFingerprint: string;
+  /** The clip S applied to the whole update. */
+  clipNorm: number;
+  /** σ: the noise added was N(0, σ²S²) per coordinate. */
+  noiseMultiplier: number;
+  /** Optional noised sample count. */
+  weight?: number;
+}
+
+export interface DownloadedAdapter {
+  agent: string;
+  round: number;
+  strategy: string;
+  tensors: NamedTensor[];
+}
+
+export class CouncilClient {
+  private readonly base: string;
+  private readonly opts: Required<Pick<CouncilClientOptions, 'timeoutMs' | 'retries' | 'backoffMs'>> & CouncilClientOptions;
+
+  constructor(opts: CouncilClientOptions) {
+    this.base = opts.url.replace(/\/+$/, '');
+    this.opts = { timeoutMs: 60_000, retries: 4, backoffMs: 250, ...opts };
+  }
+
+  health(): Promise<Health> {
+    return this.request('GET', ROUTES.health, HealthSchema, { auth: false, retry: true });
+  }
+
+  me(): Promise<Me> {
+    return this.request('GET', ROUTES.me, MeSchema, { retry: true });
+  }
+
+  currentRound(): Promise<RoundStatus> {
+    return this.request('GET', ROUTES.currentRound, RoundStatusSchema, { retry: true });
+  }
+
+  round(round: number): Promise<RoundStatus> {
+    return this.request('GET', path.round(round), RoundStatusSchema, { retry: true });
+  }
+
+  /** The newest global council adapter of an agent, or null before any round produced one. */
+  async globalAdapter(agent: string): Promise<DownloadedAdapter | null> {
+    try {
+      return decodeAdapter(await this.request('GET', path.global(agent), AdapterSchema, { retry: true }));
+    } catch (err) {
+      if (err instanceof CouncilRequestError && err.councilCode === 'no_global') return null;
+      throw err;
+    }
+  }
+
+  /** The adapter a given round produced for an agent. */
+  async aggregate(round: number, agent: string): Promise<DownloadedAdapter> {
+    return decodeAdapter(await this.request('GET', path.aggregate(round, agent), AdapterSchema, { retry: true }));
+  }
+
+  /** Sends one agent's update (the difference from the round's global adapter). */
+  submit(round: number, agent: string, update: UpdateToSubmit): Promise<Receipt> {
+    const body: Submission = {
+      base_fingerprint: update.baseFingerprint,
+      privacy: { clip_norm: update.clipNorm, noise_multiplier: update.noiseMultiplier },
+      ...(update.weight !== undefined ? { weight: update.weight } : {}),
+      tensors: update.tensors.map((t) => ({ name: t.name, shape: [...t.shape], dtype: 'F32' as const, data: f32ToBase64(t.data) })),
+    };
+    return this.request('PUT', path.submit(round, agent), ReceiptSchema, { body: JSON.stringify(body), retry: true });
+  }
+
+  /** Declares the forge's updates for the round complete (the round closes when enough forges have). */
+  seal(round: number): Promise<SealReceipt> {
+    return this.request('POST', path.seal(round), SealReceiptSchema, { body: '{}', retry: true });
+  }
+
+  trust(): Promise<Trust> {
+    return this.request('GET', ROUTES.trust, TrustSchema, { retry: true });
+  }
+
+  /** Polls the round's status until it is aggregated (or the signal aborts). */
+  async waitForRound(round: number, opts: { pollMs?: number; signal?: AbortSignal } = {}): Promise<RoundStatus> {
+    const poll = opts.pollMs ?? 5000;
+    for (;;) {
+      const s = await this.round(round);
+      if (s.state === 'aggregated') return s;
+      await sleep(poll, opts.signal ?? this.opts.signal);
+    }
+  }
+
+  private async request<S extends z.ZodType>(method: string, route: string, schema: S, o: { body?: string; auth?: boolean; retry?: boolean }): Promise<z.output<S>> {
+    const doFetch = this.opts.fetch ?? fetch;
+    let attempt = 0;
+    for (;;) {
+      let res: Response;
+      try {
+        const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
+        res = await doFetch(`${this.base}${route}`, {
+          method,
+          headers: {
+            accept: 'application/json',
+            ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...(o.auth === false ? {} : { authorization: `Bearer ${this.opts.token}` }),
+          },
+          ...(o.body !== undefined ? { body: o.body } : {}),
+          signal: AbortSignal.any(signals),
+        });
+      } catch (err) {
+        if (this.opts.signal?.aborted) throw err;
+        if (o.retry && attempt < this.opts.retries) {
+          await sleep(this.opts.backoffMs * 2 ** attempt++, this.opts.signal);
+          continue;
+        }
+        throw new KouraiError(`council: cannot reach ${this.base}: ${(err as Error).message}`, { exitCode: ExitCode.network, code: 'network', hint: 'check the council URL and that the council is running', cause: err });
+      }
+      const text = await res.text();
+      if (res.ok) {
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          throw new CouncilRequestError(res.status, 'bad_response', `${method} ${route} answered something that is not JSON`);
+        }
+        const parsed = schema.safeParse(json);
+        if (!parsed.success) throw new CouncilRequestError(res.status, 'bad_response', `${method} ${route} answered an unexpected document: ${parsed.error.issues[0]?.message ?? ''}`);
+        return parsed.data;
+      }
+      if (o.retry && (res.status >= 500 || res.status === 429) && attempt < this.opts.retries) {
+        const after = Number(res.headers.get('retry-after'));
+        await sleep(Number.isFinite(after) && after > 0 ? after * 1000 : this.opts.backoffMs * 2 ** attempt, this.opts.signal);
+        attempt++;
+        continue;
+      }
+      let err: { code: string; message: string; details?: Record<string, unknown> } = { code: `http_${res.status}`, message: `${method} ${route} failed with HTTP ${res.status}` };
+      try {
+        const body = ErrorBodySchema.safeParse(JSON.parse(text));
+        if (body.success) err = body.data.error;
+      } catch {
+        // not JSON: keep the generic message
+      }
+      throw new CouncilRequestError(res.status, err.code, err.message, err.details);
+    }
+  }
+}
+
+function decodeAdapter(a: z.infer<typeof AdapterSchema>): DownloadedAdapter {
+  return { agent: a.agent, round: a.round, strategy: a.strategy, tensors: a.tensors.map((t) => ({ name: t.name, shape: t.shape, data: f32FromBase64(t.data) })) };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal?.reason as Error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

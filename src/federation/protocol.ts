@@ -1,0 +1,203 @@
+import { z } from 'zod';
+
+/**
+ * The council protocol, version 1: HTTP + JSON under /v1, shared by the server (src/council) and
+ * the client (council-client.ts). Every schema here is the contract; changing one is a breaking
+ * change of the protocol (bump the version, keep /v1 answering).
+ *
+ * Authentication: `Authorization: Bearer <token>` (a per-forge token from
+ * `kourai council forge add NAME`). TLS is terminated by a reverse proxy in front of the council.
+ *
+ * Tensors travel as base64 of little-endian float32 bytes, with their names and shapes.
+ * Every error is `{ "error": { "status", "code", "message", "details"? } }` with a stable `code`.
+ */
+export const PROTOCOL_VERSION = 1;
+
+export const ROUTES = {
+  health: '/v1/health',
+  me: '/v1/me',
+  currentRound: '/v1/rounds/current',
+  round: '/v1/rounds/:round',
+  submit: '/v1/rounds/:round/updates/:agent',
+  seal: '/v1/rounds/:round/seal',
+  aggregate: '/v1/rounds/:round/aggregate/:agent',
+  global: '/v1/global/:agent',
+  trust: '/v1/trust',
+} as const;
+
+export const path = {
+  round: (round: number) => `/v1/rounds/${round}`,
+  submit: (round: number, agent: string) => `/v1/rounds/${round}/updates/${encodeURIComponent(agent)}`,
+  seal: (round: number) => `/v1/rounds/${round}/seal`,
+  aggregate: (round: number, agent: string) => `/v1/rounds/${round}/aggregate/${encodeURIComponent(agent)}`,
+  global: (agent: string) => `/v1/global/${encodeURIComponent(agent)}`,
+};
+
+/** Machine-readable error codes and the HTTP status each one comes with. */
+export const ERROR_STATUS = {
+  invalid_body: 400,
+  unauthorized: 401,
+  forge_exiled: 403,
+  forge_revoked: 403,
+  not_found: 404,
+  round_not_found: 404,
+  unknown_agent: 404,
+  no_aggregate: 404,
+  no_global: 404,
+  duplicate_submission: 409,
+  late_submission: 409,
+  payload_too_large: 413,
+  bond_only_agent: 422,
+  base_fingerprint_mismatch: 422,
+  tensor_names_mismatch: 422,
+  tensor_shape_mismatch: 422,
+  tensor_data_length: 422,
+  non_finite: 422,
+  norm_exceeds_clip: 422,
+  busy: 503,
+  internal: 500,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export const ErrorBodySchema = z.object({
+  error: z.object({
+    status: z.number().int(),
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+const finite = z.number().refine(Number.isFinite, 'must be a finite number');
+
+export const WireTensorSchema = z.object({
+  name: z.string().min(1).max(512),
+  shape: z.array(z.number().int().min(1)).min(1).max(8),
+  dtype: z.literal('F32').default('F32'),
+  /** base64 of the little-endian float32 values, row-major. */
+  data: z.string(),
+});
+export type WireTensor = z.infer<typeof WireTensorSchema>;
+
+/** PUT /v1/rounds/:round/updates/:agent — one agent's council update for the round. */
+export const SubmissionSchema = z.object({
+  /** Fingerprint of the base model the adapter was trained on (must be one the council accepts). */
+  base_fingerprint: z.string().min(1).max(256),
+  /**
+   * What the forge applied before sending: the update (all tensors together) clipped to L2 norm
+   * `clip_norm` = S, then N(0, σ²S²) noise added to every coordinate, σ = `noise_multiplier`.
+   */
+  privacy: z.object({
+    clip_norm: finite.pipe(z.number().positive()),
+    noise_multiplier: finite.pipe(z.number().min(0)),
+  }),
+  /** Optional (noised) sample count, used only when the council weighs by counts. */
+  weight: finite.pipe(z.number().positive()).optional(),
+  /** The update: the difference from the round's global adapter (or the factors, before any global exists). */
+  tensors: z.array(WireTensorSchema).min(1).max(4096),
+});
+export type Submission = z.infer<typeof SubmissionSchema>;
+
+export const ReceiptSchema = z.object({
+  round: z.number().int(),
+  forge: z.string(),
+  agent: z.string(),
+  /** sha256 of the submission's content (fingerprint, privacy, weight, names, shapes, bytes). */
+  digest: z.string(),
+  accepted_at: z.string(),
+  coords: z.number().int(),
+  norm: z.number(),
+  norm_bound: z.number(),
+});
+export type Receipt = z.infer<typeof ReceiptSchema>;
+
+export const SealReceiptSchema = z.object({
+  round: z.number().int(),
+  forge: z.string(),
+  sealed_at: z.string(),
+  agents: z.array(z.string()),
+});
+export type SealReceipt = z.infer<typeof SealReceiptSchema>;
+
+export const ROUND_STATES = ['open', 'closing', 'aggregated'] as const;
+
+export const StrategyInfoSchema = z.object({
+  strategy: z.string(),
+  byzantine: z.number().int(),
+  selection: z.string().nullable(),
+  min_updates: z.number().int(),
+});
+
+export const AgentOutcomeSchema = z.object({
+  agent: z.string(),
+  updates: z.number().int(),
+  /** Whether a new global adapter came out of this round for the agent. */
+  aggregated: z.boolean(),
+  /** Why not (e.g. too few updates for the Byzantine bound). */
+  skipped_reason: z.string().nullable(),
+  used: z.number().int(),
+  /** Whether the caller's update was among those aggregated (null: the caller sent none). */
+  yours_used: z.boolean().nullable(),
+});
+
+export const RoundStatusSchema = z.object({
+  round: z.number().int(),
+  state: z.enum(ROUND_STATES),
+  opened_at: z.string(),
+  deadline: z.string(),
+  closed_at: z.string().nullable(),
+  close_reason: z.enum(['min_forges', 'deadline']).nullable(),
+  aggregated_at: z.string().nullable(),
+  strategy: StrategyInfoSchema,
+  min_forges: z.number().int(),
+  forges_submitted: z.number().int(),
+  forges_sealed: z.number().int(),
+  /** Agents that federate (the only ones the council accepts). */
+  agents: z.array(z.string()),
+  accepted_base_fingerprints: z.array(z.string()),
+  /** Globals a forge should start from this round: agent -> the round that produced it. */
+  globals: z.record(z.string(), z.number().int()),
+  you: z.object({
+    forge: z.string(),
+    submitted: z.array(z.string()),
+    sealed: z.boolean(),
+    trust: z.number(),
+    exiled: z.boolean(),
+  }),
+  outcomes: z.array(AgentOutcomeSchema),
+});
+export type RoundStatus = z.infer<typeof RoundStatusSchema>;
+
+export const AdapterSchema = z.object({
+  agent: z.string(),
+  /** The round whose aggregation produced this adapter. */
+  round: z.number().int(),
+  strategy: z.string(),
+  tensors: z.array(WireTensorSchema),
+});
+export type Adapter = z.infer<typeof AdapterSchema>;
+
+export const TrustSchema = z.object({
+  forge: z.string(),
+  trust: z.number(),
+  rounds_scored: z.number().int(),
+  exiled: z.boolean(),
+  exiled_round: z.number().int().nullable(),
+  threshold: z.number(),
+  warmup: z.number().int(),
+  history: z.array(z.object({ round: z.number().int(), similarity: z.number(), trust: z.number() })),
+});
+export type Trust = z.infer<typeof TrustSchema>;
+
+export const MeSchema = z.object({
+  forge: z.string(),
+  created_at: z.string(),
+  trust: z.number(),
+  exiled: z.boolean(),
+  protocol: z.number().int(),
+});
+export type Me = z.infer<typeof MeSchema>;
+
+export const HealthSchema = z.object({ ok: z.literal(true), protocol: z.number().int(), version: z.string(), round: z.number().int().nullable() });
+export type Health = z.infer<typeof HealthSchema>;
