@@ -128,6 +128,77 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
   // --- issue 5: privacy, whisper, federate consent ---
 
   // --- issue 6: council ---
+  const council = program.command('council').description('the council: the aggregation server federation rounds talk to, its forges, rounds and trust');
+  const withLocation = (c: Command): Command =>
+    c.option('--data-dir <dir>', 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)').option('--config <file>', 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)');
+
+  withLocation(
+    council
+      .command('serve')
+      .description('run the council server until SIGINT/SIGTERM (plain HTTP: put TLS in a reverse proxy); logs to stderr')
+      .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+      .option('--port <port>', 'port (default 7470; 0 picks a free one)')
+      .option('--base-fingerprint <sha>', 'base-model fingerprint updates must be for (repeatable; required)', collect, [])
+      .addOption(new Option('--strategy <rule>', 'aggregation rule (default lora-fair)').choices(['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair']))
+      .option('--byzantine <f>', 'Byzantine forges to tolerate (default 0)')
+      .option('--trim <k>', 'trimmed-mean: values dropped at each end (default f)')
+      .option('--multikrum-m <m>', 'multikrum: updates averaged (default n - f)')
+      .addOption(new Option('--selection <rule>', 'lora-fair: robust selection first (default multikrum if f > 0)').choices(['none', 'multikrum', 'bulyan']))
+      .option('--min-forges <n>', 'sealed forges that close a round (default 3)')
+      .option('--round-deadline <duration>', 'a round closes at the latest after this long, e.g. 30m, 24h (default 24h)')
+      .option('--payload-limit <size>', 'largest request body, e.g. 64MiB (default 64MiB)')
+      .option('--max-in-flight <n>', 'submissions read at once; more get 503 busy (default 8)')
+      .addOption(new Option('--weights <mode>', 'weigh updates uniformly or by the (noised) counts forges send (default uniform)').choices(['uniform', 'counts']))
+      .option('--tail-margin <t>', 'norm check: accept up to S(1 + sigma(sqrt(d) + t)) (default 10)')
+      .option('--trust-alpha <a>', 'trust EMA rate (default 0.3)')
+      .option('--trust-threshold <x>', 'exile below this trust (default 0.4)')
+      .option('--trust-warmup <rounds>', 'scored rounds before a forge can be exiled (default 3)')
+      .option('--trust-tolerance <tau>', 'distance to the aggregate, relative to the median, that still counts as similarity 1 (default 1.5)')
+      .option('--lora-fair-lambda <x>', 'LoRA-FAIR penalty (default 0.01)')
+      .option('--lora-fair-lr <x>', 'LoRA-FAIR step size (default 0.01)')
+      .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
+      .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
+      .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
+      .option('--json', 'NDJSON events on stdout (listening, stopped)'),
+  ).action(act(() => import('./commands/council/serve.js')));
+
+  const forge = council.command('forge').description('forges the council accepts updates from');
+  withLocation(
+    forge
+      .command('add')
+      .description('register a forge and print its token (shown once; the council stores only a hash)')
+      .argument('<name>', 'forge name (letters, digits, . _ -)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/forge-add.js'), ['name']));
+
+  withLocation(
+    council.command('rounds').description('the rounds, newest first: state, forges, what each agent aggregated').option('--limit <n>', 'at most n rounds (default 20)').option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/rounds.js')));
+
+  withLocation(council.command('trust').description('trust score and status of every forge, and the Stoa Falls (exiles)').option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/trust.js')),
+  );
+
+  council
+    .command('aggregate')
+    .description('aggregate update files offline (one safetensors file per forge) with any council rule')
+    .argument('<updates...>', 'UPDATE.safetensors files (same tensor names and shapes)')
+    .addOption(new Option('--strategy <rule>', 'aggregation rule').choices(['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair']).makeOptionMandatory())
+    .option('--byzantine <f>', 'Byzantine updates to tolerate (default 0)')
+    .option('--trim <k>', 'trimmed-mean: values dropped at each end (default f)')
+    .option('--m <m>', 'multikrum: updates averaged (default n - f)')
+    .addOption(new Option('--selection <rule>', 'lora-fair: robust selection first (default multikrum if f > 0)').choices(['none', 'multikrum', 'bulyan']))
+    .option('--weights <w1,w2,...>', 'per-update weights (fedavg, multikrum, lora-fair)')
+    .option('--base <file>', 'lora-fair: the global adapter the updates are deltas from')
+    .option('--lambda <x>', 'lora-fair penalty (default 0.01)')
+    .option('--lr <x>', 'lora-fair step size (default 0.01)')
+    .option('--steps <n>', 'lora-fair gradient steps (default 1000)')
+    .addOption(new Option('--solver <s>', 'lora-fair solver (default gd)').choices(['gd', 'ridge']))
+    .requiredOption('-o, --out <file>', 'output safetensors file')
+    .addOption(new Option('--dtype <dtype>', 'output dtype (default F32)').choices(['F32', 'F64']))
+    .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/council/aggregate.js'), ['updates']));
 
   program
     .command('doctor')

@@ -12,6 +12,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (controller.signal.aborted) process.exit(ExitCode.cancelled);
     controller.abort();
   });
+  // Long-running commands (`council serve`) stop gracefully on SIGTERM too (systemd, docker stop).
+  process.on('SIGTERM', () => {
+    if (controller.signal.aborted) process.exit(ExitCode.cancelled);
+    controller.abort();
+  });
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0); // `kourai … | head` is not a failure
   });

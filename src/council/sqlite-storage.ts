@@ -211,10 +211,11 @@ export class SqliteCouncilStorage implements CouncilStorage {
   readonly db: DB;
   private readonly s;
 
-  constructor(dataDir: string) {
-    this.db = openDb(councilDbPath(dataDir), COUNCIL_MIGRATIONS);
+  /** `readonly`: for the reporting commands (rounds, trust) while a council may be serving. */
+  constructor(dataDir: string, opts: { readonly?: boolean } = {}) {
+    this.db = openDb(councilDbPath(dataDir), COUNCIL_MIGRATIONS, { readonly: opts.readonly ?? false });
     // An acknowledged submission must survive power loss, not only a crash of this process.
-    this.db.pragma('synchronous = FULL');
+    if (!opts.readonly) this.db.pragma('synchronous = FULL');
     const db = this.db;
     this.s = {
       addForge: db.prepare('INSERT INTO forges (name, token_hash, created_at) VALUES (?, ?, ?) RETURNING *'),

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { resolveCouncilConfig } from '../../council/config.js';
+import { addForge } from '../../council/forges.js';
+import { SqliteCouncilStorage } from '../../council/sqlite-storage.js';
+import type { Ctx } from '../../context.js';
+import { colors } from '../../output/color.js';
+import { defineCommand } from '../types.js';
+import { configFlags, locationOptions } from './shared.js';
+
+const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
+
+export interface ForgeAddResult {
+  forge: string;
+  id: number;
+  /** Shown once: the council keeps only its sha256. */
+  token: string;
+  created_at: string;
+  data_dir: string;
+}
+
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<ForgeAddResult> {
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
+    const storage = new SqliteCouncilStorage(config.data_dir);
+    try {
+      const { forge, token } = await addForge(storage, opts.name, ctx.secureRandom, ctx.now());
+      ctx.stderr.write(`kourai: the token is shown only now: give it to the operator of forge "${forge.name}" over a private channel (the council keeps only its hash)\n`);
+      return { forge: forge.name, id: forge.id, token, created_at: forge.createdAt, data_dir: config.data_dir };
+    } finally {
+      storage.close();
+    }
+  },
+  render(r, ctx) {
+    const c = colors(ctx.colorLevel);
+    return `forge ${c.bold(r.forge)} added (id ${r.id})\ntoken: ${r.token}`;
+  },
+});

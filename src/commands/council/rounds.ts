@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { resolveCouncilConfig } from '../../council/config.js';
+import type { Ctx } from '../../context.js';
+import { colors } from '../../output/color.js';
+import { renderTable } from '../../output/table.js';
+import { defineCommand } from '../types.js';
+import { configFlags, locationOptions, openExisting } from './shared.js';
+
+const options = z.object({ ...locationOptions, limit: z.coerce.number().int().min(1).default(20), json: z.boolean().default(false) });
+
+export interface RoundsResult {
+  data_dir: string;
+  rounds: {
+    round: number;
+    state: string;
+    opened_at: string;
+    deadline: string;
+    closed_at: string | null;
+    close_reason: string | null;
+    aggregated_at: string | null;
+    strategy: string;
+    byzantine: number;
+    forges_submitted: number;
+    forges_sealed: number;
+    agents: { agent: string; updates: number; aggregated: boolean; used: number; skipped_reason: string | null }[];
+  }[];
+}
+
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<RoundsResult> {
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
+    const storage = openExisting(config.data_dir);
+    try {
+      const rounds = await storage.listRounds(opts.limit);
+      const out: RoundsResult['rounds'] = [];
+      for (const r of rounds) {
+        const s = JSON.parse(r.strategyJson) as { strategy: string; f: number };
+        const counts = await storage.forgeCounts(r.round);
+        const aggs = await storage.aggregatesOf(r.round);
+        out.push({
+          round: r.round,
+          state: r.state,
+          opened_at: r.openedAt,
+          deadline: r.deadline,
+          closed_at: r.closedAt,
+          close_reason: r.closeReason,
+          aggregated_at: r.aggregatedAt,
+          strategy: s.strategy,
+          byzantine: s.f,
+          forges_submitted: counts.submitted,
+          forges_sealed: counts.sealed,
+          agents: aggs.map((a) => {
+            const o = JSON.parse(a.outcomeJson) as { forges: string[]; used: string[]; skipped_reason: string | null };
+            return { agent: a.agent, updates: o.forges.length, aggregated: a.updated, used: o.used.length, skipped_reason: o.skipped_reason };
+          }),
+        });
+      }
+      return { data_dir: config.data_dir, rounds: out };
+    } finally {
+      storage.close();
+    }
+  },
+  render(r, ctx) {
+    const c = colors(ctx.colorLevel);
+    if (r.rounds.length === 0) return `no rounds yet in ${r.data_dir}`;
+    const state = (s: string): string => (s === 'open' ? c.green(s) : s === 'closing' ? c.yellow(s) : s);
+    return renderTable(r.rounds, [
+      { header: 'ROUND', get: (x) => String(x.round), align: 'right' },
+      { header: 'STATE', get: (x) => state(x.state) },
+      { header: 'STRATEGY', get: (x) => (x.byzantine ? `${x.strategy} f=${x.byzantine}` : x.strategy) },
+      { header: 'FORGES', get: (x) => `${x.forges_sealed}/${x.forges_submitted}`, align: 'right' },
+      { header: 'OPENED', get: (x) => x.opened_at.slice(0, 16).replace('T', ' ') },
+      { header: 'CLOSED', get: (x) => (x.closed_at ? `${x.closed_at.slice(0, 16).replace('T', ' ')} (${x.close_reason})` : `deadline ${x.deadline.slice(0, 16).replace('T', ' ')}`) },
+      {
+        header: 'AGENTS (used/updates)',
+        get: (x) => x.agents.map((a) => (a.aggregated ? `${a.agent} ${a.used}/${a.updates}` : c.yellow(`${a.agent} skipped`))).join(', ') || '-',
+      },
+    ]);
+  },
+});

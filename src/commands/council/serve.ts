@@ -1,0 +1,100 @@
+import { availableParallelism } from 'node:os';
+import { z } from 'zod';
+import { GramPool } from '../../aggregation/gram-pool.js';
+import { checkServeConfig, resolveCouncilConfig, type ConfigKey } from '../../council/config.js';
+import { startCouncilServer } from '../../council/server.js';
+import type { Ctx } from '../../context.js';
+import { EnvironmentError } from '../../errors.js';
+import { writeNdjson } from '../../output/json.js';
+import { defineCommand } from '../types.js';
+import { configFlags, locationOptions } from './shared.js';
+
+const str = z.string().optional();
+const options = z.object({
+  ...locationOptions,
+  host: str,
+  port: str,
+  strategy: str,
+  byzantine: str,
+  trim: str,
+  multikrumM: str,
+  selection: str,
+  minForges: str,
+  roundDeadline: str,
+  payloadLimit: str,
+  maxInFlight: str,
+  baseFingerprint: z.array(z.string()).default([]),
+  weights: str,
+  tailMargin: str,
+  trustAlpha: str,
+  trustThreshold: str,
+  trustWarmup: str,
+  trustTolerance: str,
+  loraFairLambda: str,
+  loraFairLr: str,
+  loraFairSteps: str,
+  loraFairSolver: str,
+  threads: z.coerce.number().int().min(1).optional(),
+  json: z.boolean().default(false),
+});
+
+const KEYS: ConfigKey[] = [
+  'host', 'port', 'data_dir', 'strategy', 'byzantine', 'trim', 'multikrum_m', 'selection', 'min_forges', 'round_deadline', 'payload_limit',
+  'max_in_flight', 'weights', 'tail_margin', 'trust_alpha', 'trust_threshold', 'trust_warmup', 'trust_tolerance', 'lora_fair_lambda',
+  'lora_fair_lr', 'lora_fair_steps', 'lora_fair_solver',
+];
+
+export interface ServeResult {
+  url: string;
+  stopped_at: string;
+}
+
+/**
+ * `kourai council serve`: runs until SIGINT/SIGTERM, then stops accepting, lets in-flight requests
+ * and the aggregation step in progress finish, and closes the database. Logs go to stderr; with
+ * --json, stdout carries NDJSON events ({"event":"listening",…} then {"event":"stopped",…}).
+ */
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<ServeResult> {
+    const flags = configFlags(opts, KEYS);
+    if (opts.baseFingerprint.length) flags.base_fingerprints = opts.baseFingerprint;
+    const resolved = resolveCouncilConfig(ctx, flags);
+    checkServeConfig(resolved);
+    const { config } = resolved;
+    const log = (line: string): void => {
+      ctx.stderr.write(`${ctx.now().toISOString()} ${line}\n`);
+    };
+    const threads = opts.threads ?? Math.min(availableParallelism(), 8);
+    const pool = threads > 1 ? await GramPool.create(threads) : null;
+    let server;
+    try {
+      server = await startCouncilServer({ config, log, pool, now: () => ctx.now() });
+    } catch (err) {
+      await pool?.close();
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new EnvironmentError(`port ${config.port} on ${config.host} is already in use (from ${resolved.sources.port})`, 'pick another with --port, or stop the other council');
+      if (code === 'EACCES') throw new EnvironmentError(`not allowed to listen on ${config.host}:${config.port}`, 'use a port above 1023, or put a reverse proxy in front');
+      throw err;
+    }
+    log(
+      `council listening on ${server.url} — strategy ${config.strategy}${config.byzantine ? ` (f=${config.byzantine})` : ''}, ` +
+        `min ${config.min_forges} forges, deadline ${config.round_deadline}s, data ${config.data_dir}${resolved.file ? `, config ${resolved.file}` : ''}`,
+    );
+    if (config.host !== '127.0.0.1' && config.host !== 'localhost' && config.host !== '::1') log('council: plain HTTP on a non-loopback address: terminate TLS in a reverse proxy in front of the council');
+    if (opts.json) writeNdjson(ctx.stdout, { event: 'listening', url: server.url, port: server.port, data_dir: config.data_dir });
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) resolve();
+      else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    log('council: stopping — finishing in-flight requests and the aggregation step in progress');
+    await server.close();
+    await pool?.close();
+    const stopped = { url: server.url, stopped_at: ctx.now().toISOString() };
+    if (opts.json) writeNdjson(ctx.stdout, { event: 'stopped', ...stopped });
+    log('council: stopped');
+    return stopped;
+  },
+  streams: () => true,
+  render: () => '',
+});
