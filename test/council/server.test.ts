@@ -260,3 +260,35 @@ describe('fingerprints', () => {
     expect(RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', t)).json).accepted_base_fingerprints).toEqual([FINGERPRINT]);
   });
 });
+
+describe('crash recovery (in-process)', () => {
+  it('a round left closing (crash after close, one agent already recorded) is finished on restart, each agent once', async () => {
+    c = await startTestCouncil({ min_forges: 3 });
+    const tokens = await Promise.all(['athens', 'sparta', 'thebes'].map((n) => c.token(n)));
+    for (const [i, t] of tokens.entries()) {
+      await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', t, body(update(i)));
+      await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', t, body(update(i + 5)));
+    }
+    const { storage } = c.server;
+    // Simulate the crash: the round was closed and kallos recorded, then the process died.
+    await c.server.council.stop();
+    expect(await storage.closeRound(1, new Date().toISOString(), 'min_forges')).toBe(true);
+    await storage.recordAggregate({ round: 1, agent: 'kallos', updated: false, outcomeJson: JSON.stringify({ strategy: 'fedavg', byzantine: 0, forges: [], used: [], non_finite: [], skipped_reason: 'recorded before the crash', details: {} }), recordedAt: new Date().toISOString() }, null, []);
+    const dir = c.dir;
+    await c.server.close();
+    const { startTestCouncil: start } = await import('./helpers.js');
+    c = await start({ min_forges: 3 }, dir);
+    const s = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/1', tokens[0]!)).json);
+    expect(s.state).toBe('aggregated');
+    expect(s.outcomes.map((o) => [o.agent, o.aggregated, o.skipped_reason])).toEqual([
+      ['kallos', false, 'recorded before the crash'],
+      ['metis', true, null],
+    ]);
+    expect(c.logs.some((l) => /round 1 was closed but not aggregated .* resuming/.test(l))).toBe(true);
+    expect((await c.server.storage.latestRound())?.round).toBe(2);
+    // aggregateRound again is a no-op: exactly once
+    await c.server.council.aggregateRound(1);
+    expect((await c.server.storage.aggregatesOf(1)).length).toBe(2);
+    expect((await c.server.storage.trustHistory(1)).length).toBe(1);
+  });
+});
