@@ -1,0 +1,104 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkServeConfig, defaults, parseDuration, parseSize, resolveCouncilConfig } from '../../src/council/config.js';
+import { normBound } from '../../src/council/ingest.js';
+import { bearer, hashToken, newToken, tokenForgeId, tokenMatches } from '../../src/council/tokens.js';
+import { nextTrust, shouldExile, similarities } from '../../src/council/trust.js';
+import { gaussian, rng } from '../aggregation/helpers.js';
+import { tempDir } from '../helpers/ctx.js';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+describe('the norm bound S(1 + σ(√d + t))', () => {
+  it('admits honestly clipped and noised updates (simulated, many dimensions and σ)', () => {
+    fc.assert(
+      fc.property(fc.integer(), fc.integer({ min: 1, max: 5000 }), fc.double({ min: 0, max: 3, noNaN: true }), fc.double({ min: 0.01, max: 10, noNaN: true }), (seed, d, sigma, S) => {
+        const rand = rng(seed);
+        // worst case for the bound: an update exactly at the clip
+        const x = Array.from({ length: d }, () => gaussian(rand));
+        const nx = Math.hypot(...x);
+        const y = x.map((v) => (v / nx) * S + sigma * S * gaussian(rand));
+        const norm = Math.sqrt(Float32Array.from(y).reduce((a, v) => a + v * v, 0));
+        expect(norm).toBeLessThanOrEqual(normBound(S, sigma, d, 10));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('is S (plus float32 slack) without noise', () => {
+    expect(normBound(2, 0, 1000, 10)).toBeCloseTo(2 * (1 + 1e-6), 12);
+  });
+});
+
+describe('tokens', () => {
+  it('embed the forge id, verify in constant time, and only the right token matches', () => {
+    const t = newToken(42, Buffer.alloc(32, 7));
+    expect(tokenForgeId(t)).toBe(42);
+    expect(tokenMatches(t, hashToken(t))).toBe(true);
+    expect(tokenMatches(`${t.slice(0, -1)}x`, hashToken(t))).toBe(false);
+    expect(tokenForgeId('kourai_x_abc')).toBeNull();
+    expect(bearer('Bearer abc')).toBe('abc');
+    expect(bearer('Basic abc')).toBeNull();
+    expect(bearer(undefined)).toBeNull();
+  });
+});
+
+describe('trust', () => {
+  it('similarity: 1 within τ× the median distance, (τ/ρ)² beyond, 0 for non-finite', () => {
+    const s = similarities([1, 1, 1, 4, 9, Infinity], 1.5);
+    expect(s.slice(0, 3)).toEqual([1, 1, 1]);
+    // median of distances [1,1,1,2,3] (finite) = 1; ρ = 2 → (1.5/2)² ; ρ = 3 → (1.5/3)²
+    expect(s[3]).toBeCloseTo(0.5625, 12);
+    expect(s[4]).toBeCloseTo(0.25, 12);
+    expect(s[5]).toBe(0);
+    expect(similarities([0, 0, 5], 1.5)).toEqual([1, 1, 0]);
+  });
+
+  it('EMA recurrence; exile only after the warm-up and below the threshold', () => {
+    const settings = { alpha: 0.3, threshold: 0.4, warmup: 3, tolerance: 1.5 };
+    let t = 1;
+    const seen: boolean[] = [];
+    for (let r = 1; r <= 3; r++) {
+      t = nextTrust(t, 0, settings.alpha);
+      seen.push(shouldExile(t, r, settings));
+    }
+    expect(t).toBeCloseTo(0.343, 12);
+    expect(seen).toEqual([false, false, true]);
+    expect(shouldExile(0.1, 2, settings)).toBe(false);
+    fc.assert(fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.01, max: 1, noNaN: true }), (p, s, a) => {
+      const n = nextTrust(p, s, a);
+      expect(n).toBeGreaterThanOrEqual(Math.min(p, s) - 1e-15);
+      expect(n).toBeLessThanOrEqual(Math.max(p, s) + 1e-15);
+    }));
+  });
+});
+
+describe('council configuration: defaults < file < env < flags', () => {
+  it('takes each setting from the highest source and says where it came from', () => {
+    const home = tempDir();
+    mkdirSync(join(home, 'council'), { recursive: true });
+    writeFileSync(join(home, 'council', 'council.json'), JSON.stringify({ port: 9000, min_forges: 5, strategy: 'bulyan', byzantine: 1, base_fingerprints: ['a'] }));
+    const ctx = { cwd: home, env: { KOURAI_HOME: home, KOURAI_COUNCIL_PORT: '9100', KOURAI_COUNCIL_ROUND_DEADLINE: '30m', KOURAI_COUNCIL_BASE_FINGERPRINTS: 'b, c' } };
+    const r = resolveCouncilConfig(ctx, { port: '9200', payload_limit: '8MiB' });
+    expect(r.config).toMatchObject({ port: 9200, min_forges: 5, strategy: 'bulyan', byzantine: 1, round_deadline: 1800, payload_limit: 8 * 1024 * 1024, base_fingerprints: ['b', 'c'], host: '127.0.0.1', data_dir: join(home, 'council') });
+    expect(r.sources).toMatchObject({ port: 'flag --port', min_forges: `file ${join(home, 'council', 'council.json')}`, round_deadline: 'env KOURAI_COUNCIL_ROUND_DEADLINE', host: 'default' });
+    expect(() => checkServeConfig(r)).toThrow(/min_forges is 5 .* but bulyan with f=1 needs n ≥ 4f\+3 \(at least 7 updates\)/);
+  });
+
+  it('names the source of a bad value; serve needs a base fingerprint', () => {
+    const home = tempDir();
+    expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { port: 'abc' })).toThrow(/^port \(from flag --port\): "abc" is not a number/);
+    expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home, KOURAI_COUNCIL_STRATEGY: 'mean' } }, {})).toThrow(/^strategy \(from env KOURAI_COUNCIL_STRATEGY\)/);
+    expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { config: join(home, 'nope.json') })).toThrow(/council config file not found/);
+    writeFileSync(join(home, 'x.json'), '{"prot": 1}');
+    expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { config: 'x.json' })).toThrow(/unknown key "prot"/);
+    expect(() => checkServeConfig(resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, {}))).toThrow(/no accepted base-model fingerprint/);
+    expect(defaults(home).strategy).toBe('lora-fair');
+  });
+
+  it('parses durations and sizes', () => {
+    expect([parseDuration('90s'), parseDuration('15m'), parseDuration('24h'), parseDuration('2d'), parseDuration('250ms'), parseDuration(5)]).toEqual([90, 900, 86400, 172800, 0.25, 5]);
+    expect([parseSize('64MiB'), parseSize('1GB'), parseSize('512k'), parseSize('1000'), parseSize('2kb')]).toEqual([67108864, 1e9, 524288, 1000, 2000]);
+    expect(() => parseSize('lots')).toThrow(/not a size/);
+  });
+});
