@@ -17,6 +17,7 @@
 
 const I32 = 0x7f;
 const V128 = 0x7b;
+const F64 = 0x7c;
 const leb = (value: number): number[] => {
   const out: number[] = [];
   let n = value >>> 0;
@@ -151,29 +152,64 @@ function cmpxBody(f32: boolean): number[] {
   return [...leb(body.length), ...body];
 }
 
-/** The module's bytes: imports `env.mem` (a shared memory), exports the tile and comparator kernels. */
+/**
+ * axpy8_f32(acc, x0..x7, w0..w7, nbytes): acc[k] += Σⱼ wⱼ·xⱼ[k] for float32 rows xⱼ promoted to
+ * float64 (acc is float64; nbytes counts the float32 bytes, a multiple of 16). FedAvg's inner
+ * loop: eight rows per pass over the accumulator, four coordinates per iteration.
+ */
+export const AXPY_ROWS = 8;
+function axpyBody(): number[] {
+  const R = AXPY_ROWS;
+  // params: 0 acc, 1..R x, R+1..2R w (f64), 2R+1 nbytes; locals: off, R w splats + 2 accumulators (v128), a row pointer
+  const NB = 2 * R + 1;
+  const OFF = NB + 1;
+  const WS = OFF + 1;
+  const A0 = WS + R;
+  const A1 = A0 + 1;
+  const RAW_PTR = A1 + 1;
+  const code: number[] = [];
+  for (let j = 0; j < R; j++) code.push(...op.get(R + 1 + j), ...simd(20) /* f64x2.splat */, ...op.set(WS + j));
+  code.push(...op.i32(0), ...op.set(OFF), ...op.block, ...op.loop, ...op.get(OFF), ...op.get(NB), ...op.ltU, ...op.eqz, ...op.brIf(1));
+  // acc address = acc + 2*off (float64 vs float32 offsets)
+  const accAddr = [...op.get(0), ...op.get(OFF), ...op.get(OFF), ...op.add, ...op.add];
+  code.push(...accAddr, ...op.v128load(0), ...op.set(A0), ...accAddr, ...op.v128load(16), ...op.set(A1));
+  for (let j = 0; j < R; j++) {
+    code.push(...op.get(1 + j), ...op.get(OFF), ...op.add, ...op.set(RAW_PTR));
+    code.push(...op.get(A0), ...op.get(RAW_PTR), ...op.load64zero(0), ...op.promoteLow, ...op.get(WS + j), ...op.f64x2mul, ...op.f64x2add, ...op.set(A0));
+    code.push(...op.get(A1), ...op.get(RAW_PTR), ...op.load64zero(8), ...op.promoteLow, ...op.get(WS + j), ...op.f64x2mul, ...op.f64x2add, ...op.set(A1));
+  }
+  code.push(...accAddr, ...op.get(A0), ...op.v128store(0), ...accAddr, ...op.get(A1), ...op.v128store(16));
+  code.push(...op.get(OFF), ...op.i32(16), ...op.add, ...op.set(OFF), ...op.br(0), ...op.end, ...op.end, ...op.end);
+  const locals = vec([[...leb(1), I32], [...leb(R + 2), V128], [...leb(1), I32]]);
+  const body = [...locals, ...code];
+  return [...leb(body.length), ...body];
+}
+
+/** The module's bytes: imports `env.mem` (a shared memory), exports the tile, comparator and axpy kernels. */
 export function kernelModuleBytes(): Uint8Array {
   const six = vec([[I32], [I32], [I32], [I32], [I32], [I32]]);
   const three = vec([[I32], [I32], [I32]]);
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-    ...section(1, vec([[0x60, ...six, ...vec([])], [0x60, ...three, ...vec([])]])),
+    ...section(1, vec([[0x60, ...six, ...vec([])], [0x60, ...three, ...vec([])], [0x60, ...vec([[I32], ...Array.from({ length: AXPY_ROWS }, () => [I32]), ...Array.from({ length: AXPY_ROWS }, () => [F64]), [I32]]), ...vec([])]])),
     // memory import: flags 0x03 = has maximum + shared
     ...section(2, vec([[...name('env'), ...name('mem'), 0x02, 0x03, ...leb(1), ...leb(65536)]])),
-    ...section(3, vec([leb(0), leb(0), leb(1), leb(1)])),
+    ...section(3, vec([leb(0), leb(0), leb(1), leb(1), leb(2)])),
     ...section(7, vec([
       [...name('gram_f32'), 0x00, ...leb(0)],
       [...name('gram_f64'), 0x00, ...leb(1)],
       [...name('cmpx_f32'), 0x00, ...leb(2)],
       [...name('cmpx_f64'), 0x00, ...leb(3)],
+      [...name('axpy8_f32'), 0x00, ...leb(4)],
     ])),
-    ...section(10, vec([tileBody(true), tileBody(false), cmpxBody(true), cmpxBody(false)])),
+    ...section(10, vec([tileBody(true), tileBody(false), cmpxBody(true), cmpxBody(false), axpyBody()])),
   ];
   return new Uint8Array(bytes);
 }
 
 type TileFn = (pi: number, pj: number, stride: number, kbytes: number, g: number, gstride: number) => void;
 type CmpxFn = (pa: number, pb: number, nbytes: number) => void;
+type AxpyFn = (acc: number, ...ptrsWeightsBytes: number[]) => void;
 
 /** The few WebAssembly APIs used here (@types/node 20 does not declare the namespace). */
 export interface WasmMemory {
@@ -211,6 +247,8 @@ export interface Kernel {
   gramF64: TileFn;
   cmpxF32: CmpxFn;
   cmpxF64: CmpxFn;
+  /** axpy8F32(acc, x0..x7, w0..w7, nbytes) */
+  axpy8F32: AxpyFn;
   /** Makes sure the memory holds at least `bytes`. */
   ensure(bytes: number): void;
 }
@@ -225,13 +263,14 @@ export function instantiateKernelOn(mod: WasmModule): Kernel {
   const api = wasm() as WasmApi;
   const memory = new api.Memory({ initial: 16, maximum: 65536, shared: true });
   const inst = new api.Instance(mod, { env: { mem: memory } });
-  const ex = inst.exports as { gram_f32: TileFn; gram_f64: TileFn; cmpx_f32: CmpxFn; cmpx_f64: CmpxFn };
+  const ex = inst.exports as { gram_f32: TileFn; gram_f64: TileFn; cmpx_f32: CmpxFn; cmpx_f64: CmpxFn; axpy8_f32: AxpyFn };
   return {
     memory,
     gramF32: ex.gram_f32,
     gramF64: ex.gram_f64,
     cmpxF32: ex.cmpx_f32,
     cmpxF64: ex.cmpx_f64,
+    axpy8F32: ex.axpy8_f32,
     ensure(bytes) {
       const have = memory.buffer.byteLength;
       if (bytes > have) memory.grow(Math.ceil((bytes - have) / 65536));

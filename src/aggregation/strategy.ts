@@ -268,7 +268,7 @@ function combineChunks(source: UpdateSource, config: StrategyConfig, used: reado
     switch (strategy) {
       case 'fedavg':
       case 'multikrum':
-        weightedMeanInto(o, rows, used, w);
+        weightedMeanInto(o, rows, used, w, kernel);
         if (screen && !allFinite(o)) {
           const bad = used.filter((i) => firstNonFinite(rows[i] as Vec) !== -1);
           if (bad.length) return bad;

@@ -1,0 +1,294 @@
+// Council benchmarks: every aggregation rule at n=20×1M and n=100×100k (f=4), the Krum family
+// against NumPy (vectorised Gram distances, float64) on the same data, FedAvg against a memcpy
+// baseline, and full rounds through the HTTP server (100 forges × 8 agents; 20 forges × 1M).
+// Contract: export async function run(report, { quick }); `node bench/council.mjs` runs it alone.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'kourai.js');
+const dist = (p) => import(join(ROOT, 'dist', p));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+function time(fn, reps) {
+  fn(); // warm-up (JIT, WebAssembly tier-up)
+  const ts = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    fn();
+    ts.push(performance.now() - t0);
+  }
+  return median(ts);
+}
+
+function mulberry(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** n updates of d float32: n − f honest around a common centre, f Byzantine far away. */
+function makeUpdates(n, d, f, seed) {
+  const rand = mulberry(seed);
+  const g = () => Math.sqrt(-2 * Math.log(Math.max(rand(), 1e-300))) * Math.cos(2 * Math.PI * rand());
+  const centre = new Float32Array(d);
+  for (let k = 0; k < d; k++) centre[k] = 0.01 * g();
+  return Array.from({ length: n }, (_, i) => {
+    const v = new Float32Array(d);
+    const byz = i >= n - f;
+    for (let k = 0; k < d; k++) v[k] = byz ? 0.5 + 0.01 * g() : centre[k] + 0.002 * g();
+    return v;
+  });
+}
+
+const NUMPY = String.raw`
+import sys, time, json, numpy as np
+path, n, d, f, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+raw = np.fromfile(path, dtype='<f4').reshape(n, d)
+rows = [raw[i].copy() for i in range(n)]   # one array per forge, as updates arrive
+def dists(rows):
+    X = np.stack(rows).astype(np.float64)
+    sq = np.einsum('ij,ij->i', X, X)
+    D = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
+    np.maximum(D, 0, out=D); np.fill_diagonal(D, 0)
+    return X, D
+def scores(D, idx, f):
+    k = max(1, len(idx) - f - 2)
+    sub = D[np.ix_(idx, idx)]
+    return np.sort(sub, axis=1)[:, 1:k + 1].sum(axis=1)
+def krum(rows, f):
+    X, D = dists(rows); s = scores(D, list(range(len(rows))), f); return int(np.argmin(s)), X[int(np.argmin(s))]
+def multikrum(rows, f):
+    X, D = dists(rows); s = scores(D, list(range(len(rows))), f); sel = np.argsort(s, kind='stable')[:len(rows) - f]
+    return [int(i) for i in sel], X[sel].mean(axis=0)
+def bulyan(rows, f):
+    X, D = dists(rows); rem = list(range(len(rows))); sel = []
+    theta = len(rows) - 2 * f; beta = theta - 2 * f
+    for _ in range(theta):
+        s = scores(D, rem, f); b = int(np.argmin(s)); sel.append(rem.pop(b))
+    S = X[sel]; med = np.median(S, axis=0)
+    idx = np.argpartition(np.abs(S - med), beta - 1, axis=0)[:beta]
+    return sel, np.take_along_axis(S, idx, axis=0).mean(axis=0)
+def gram_only():
+    X = np.stack(rows).astype(np.float64); t = time.perf_counter(); X @ X.T; return time.perf_counter() - t
+def best(fn):
+    fn(); ts = []
+    for _ in range(reps):
+        t = time.perf_counter(); out = fn(); ts.append(time.perf_counter() - t)
+    return sorted(ts)[len(ts) // 2] * 1000, out
+out = {}
+out['krum_ms'], (ki, _) = best(lambda: krum(rows, f)); out['krum_index'] = ki
+out['multikrum_ms'], (mi, _) = best(lambda: multikrum(rows, f)); out['multikrum_indices'] = mi
+out['bulyan_ms'], (bs, _) = best(lambda: bulyan(rows, f)); out['bulyan_selected'] = bs
+out['gram_f64_ms'] = sorted(gram_only() for _ in range(reps))[reps // 2] * 1000
+out['mean_ms'], _ = best(lambda: np.stack(rows).astype(np.float64).mean(axis=0))
+out['median_ms'], _ = best(lambda: np.median(np.stack(rows), axis=0))
+print(json.dumps(out))
+`;
+
+function numpyAvailable() {
+  const r = spawnSync('python3', ['-c', 'import numpy; print(numpy.__version__)'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+function vmHWM(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function serveProcess(dataDir, home, args) {
+  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--json', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: proc.stdout }).once('line', (line) => resolve({ proc, url: JSON.parse(line).url, stderr: () => err }));
+    proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
+  });
+}
+
+async function stop(proc) {
+  const done = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await done;
+}
+
+export async function run(report, { quick = false } = {}) {
+  const agg = await dist('aggregation/index.js');
+  const { CouncilClient } = await dist('federation/council-client.js');
+  const pool = await agg.GramPool.create();
+  const threads = pool?.threads ?? 1;
+  const np = numpyAvailable();
+  const tmp = mkdtempSync(join(tmpdir(), 'kourai-bench-council-'));
+  try {
+    const cases = quick ? [[100, 100_000, 4]] : [[20, 1_000_000, 4], [100, 100_000, 4]];
+    for (const [n, d, f] of cases) {
+      const tag = `n=${n}×${d >= 1e6 ? `${d / 1e6}M` : `${d / 1e3}k`}`;
+      const reps = 5;
+      const rows = makeUpdates(n, d, f, n * 7 + d);
+      const layout = agg.layoutOf([{ name: 'w', shape: [d] }]);
+      // LoRA-FAIR: the same coordinates as LoRA layers (rank 16 A [16, 4096] + B [4096, 16] = 131072 per layer).
+      const perLayer = d >= 1e6 ? 131072 : 100_000;
+      const layers = Math.max(1, Math.floor(d / perLayer));
+      const loraSpecs = [];
+      for (let l = 0; l < layers; l++) {
+        if (d >= 1e6) loraSpecs.push({ name: `l${l}.lora_A.weight`, shape: [16, 4096] }, { name: `l${l}.lora_B.weight`, shape: [4096, 16] });
+        else loraSpecs.push({ name: `l${l}.lora_A.weight`, shape: [8, 6250] }, { name: `l${l}.lora_B.weight`, shape: [6250, 8] });
+      }
+      const loraLayout = agg.layoutOf(loraSpecs);
+      const loraRows = rows.map((r) => r.subarray(0, loraLayout.size));
+
+      const js = {
+        fedavg: time(() => agg.fedavg(rows), reps),
+        median: time(() => agg.coordinateMedian(rows), reps),
+        'trimmed-mean': time(() => agg.trimmedMean(rows, f), reps),
+        krum: time(() => agg.krum(rows, f, { pool }), reps),
+        multikrum: time(() => agg.multiKrum(rows, f, { pool }), reps),
+        bulyan: time(() => agg.bulyan(rows, f, { pool }), reps),
+        'lora-fair': time(() => agg.aggregateUpdates(agg.inMemorySource(loraRows, loraLayout), { strategy: 'lora-fair', f, selection: 'multikrum' }, { pool }), 3),
+        distances: time(() => agg.pairwiseSquaredDistances(rows, { pool }), reps),
+        'distances (1 thread)': time(() => agg.pairwiseSquaredDistances(rows), reps),
+      };
+      for (const [rule, ms] of Object.entries(js)) {
+        const note = rule === 'lora-fair' ? `multikrum selection then LoRA-FAIR, ${layers} layers, 1000 GD steps` : rule === 'distances' ? `Gram form, float64, ${threads} threads` : rule.startsWith('krum') || rule === 'multikrum' || rule === 'bulyan' ? `f=${f}, ${threads} threads for distances` : `f=${f}`;
+        report(`council ${tag} ${rule}`, ms, 'ms', note);
+      }
+      const bytes = n * d * 4;
+      const big = new Float32Array(n * d);
+      const memcpy = time(() => {
+        let o = 0;
+        for (const r of rows) {
+          big.set(r, o);
+          o += d;
+        }
+      }, reps);
+      report(`council ${tag} fedavg effective bandwidth`, bytes / js.fedavg / 1e6, 'GB/s', `reads ${(bytes / 1e6).toFixed(0)} MB of float32`);
+      report(`council ${tag} memcpy baseline (TypedArray.set)`, bytes / memcpy / 1e6, 'GB/s', 'same bytes, copied once');
+      report(`council ${tag} fedavg / memcpy time`, js.fedavg / memcpy, 'x', '1 = at memory bandwidth');
+
+      if (np) {
+        const file = join(tmp, `rows-${n}-${d}.f32`);
+        writeFileSync(file, Buffer.from(big.buffer, 0, bytes));
+        const r = spawnSync('python3', ['-c', NUMPY, file, String(n), String(d), String(f), String(reps)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+        rmSync(file, { force: true });
+        if (r.status !== 0) {
+          report(`council ${tag} numpy`, 'failed', '', (r.stderr || '').split('\n').slice(-2).join(' '));
+        } else {
+          const py = JSON.parse(r.stdout);
+          const k = agg.krum(rows, f, { pool });
+          const mk = agg.multiKrum(rows, f, { pool });
+          const b = agg.bulyan(rows, f, { pool });
+          const agree = k.index === py.krum_index && JSON.stringify(mk.indices) === JSON.stringify(py.multikrum_indices) && JSON.stringify(b.selected) === JSON.stringify(py.bulyan_selected);
+          for (const rule of ['krum', 'multikrum', 'bulyan']) {
+            report(`council ${tag} ${rule} numpy ${np}`, py[`${rule}_ms`], 'ms', 'vectorised Gram distances (BLAS), float64, from the float32 updates');
+            report(`council ${tag} ${rule} kourai / numpy`, js[rule] / py[`${rule}_ms`], 'x', `< 1: kourai faster; selections agree: ${agree ? 'yes' : 'NO'}`);
+          }
+          report(`council ${tag} numpy X·Xᵀ alone (float64 matrix ready)`, py.gram_f64_ms, 'ms', 'the BLAS call only, for scale');
+          report(`council ${tag} numpy mean / median`, `${py.mean_ms.toFixed(1)} / ${py.median_ms.toFixed(1)}`, 'ms', 'np.mean, np.median over axis 0');
+        }
+      } else {
+        report(`council ${tag} numpy`, 'skipped', '', 'python3 with numpy not found');
+      }
+      report(`council ${tag} peak RSS so far`, process.resourceUsage().maxRSS / 1024, 'MB', `bench process; the updates alone are ${(bytes / 1048576).toFixed(0)} MiB`);
+    }
+
+    // A full round: 100 forges × 8 agents through the HTTP server (a child process).
+    {
+      const home = join(tmp, 'round');
+      mkdirSync(home, { recursive: true });
+      const dataDir = join(home, 'council');
+      const forges = quick ? 20 : 100;
+      const agents = ['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia'];
+      const tokens = [];
+      for (let i = 0; i < forges; i++) {
+        const r = spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', `forge-${i}`, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } });
+        tokens.push(JSON.parse(r.stdout).token);
+      }
+      const deadline = 600;
+      const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--min-forges', String(forges), '--strategy', 'lora-fair', '--byzantine', '4', '--round-deadline', `${deadline}s`]);
+      const specs = [{ name: 'q.lora_A.weight', shape: [8, 256] }, { name: 'q.lora_B.weight', shape: [256, 8] }];
+      const coords = 8 * 256 * 2;
+      const t0 = performance.now();
+      let submitted = 0;
+      await Promise.all(
+        tokens.map(async (token, i) => {
+          const client = new CouncilClient({ url: s.url, token });
+          for (const [a, agent] of agents.entries()) {
+            const rand = mulberry(i * 31 + a);
+            const tensors = specs.map((sp) => ({ name: sp.name, shape: sp.shape, data: Float32Array.from({ length: sp.shape[0] * sp.shape[1] }, () => 0.01 * (rand() - 0.5) + (i >= forges - 4 ? 0.2 : 0)) }));
+            await client.submit(1, agent, { tensors, baseFingerprint: 'bench', clipNorm: 100, noiseMultiplier: 0 });
+            submitted++;
+          }
+          await client.seal(1);
+        }),
+      );
+      const tSubmitted = performance.now();
+      const watcher = new CouncilClient({ url: s.url, token: tokens[0] });
+      const status = await watcher.waitForRound(1, { pollMs: 50 });
+      const tDone = performance.now();
+      const rss = vmHWM(s.proc.pid);
+      await stop(s.proc);
+      const total = (tDone - t0) / 1000;
+      report(`council round ${forges} forges × 8 agents: wall time`, total, 's', `deadline ${deadline}s; ${coords} params per agent update (LoRA r=8, 256×256); lora-fair after multikrum f=4`);
+      report(`council round ${forges}×8: submissions`, submitted / ((tSubmitted - t0) / 1000), 'updates/s', `${submitted} updates, ${forges} concurrent clients`);
+      report(`council round ${forges}×8: aggregation after close`, (tDone - tSubmitted) / 1000, 's', `${status.outcomes.filter((o) => o.aggregated).length} agents aggregated, ${status.outcomes[0]?.used} of ${forges} forges used each`);
+      report(`council round ${forges}×8: round time / deadline`, total / deadline, 'x', '< 1: completes within the deadline');
+      report(`council round ${forges}×8: server peak RSS`, rss, 'MB', 'VmHWM of the council process');
+    }
+
+    // Streaming: 20 forges × 1M-parameter updates through the server; memory stays bounded.
+    if (!quick) {
+      const home = join(tmp, 'stream');
+      mkdirSync(home, { recursive: true });
+      const dataDir = join(home, 'council');
+      const forges = 20;
+      const tokens = [];
+      for (let i = 0; i < forges; i++) {
+        const r = spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', `f${i}`, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } });
+        tokens.push(JSON.parse(r.stdout).token);
+      }
+      const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--min-forges', String(forges), '--strategy', 'multikrum', '--byzantine', '4', '--payload-limit', '16MiB', '--max-in-flight', '4']);
+      const rows = makeUpdates(forges, 1_000_000, 4, 99);
+      const t0 = performance.now();
+      await Promise.all(
+        tokens.map(async (token, i) => {
+          const client = new CouncilClient({ url: s.url, token });
+          await client.submit(1, 'metis', { tensors: [{ name: 'w', shape: [1000, 1000], data: rows[i] }], baseFingerprint: 'bench', clipNorm: 1000, noiseMultiplier: 0 });
+          await client.seal(1);
+        }),
+      );
+      await new CouncilClient({ url: s.url, token: tokens[0] }).waitForRound(1, { pollMs: 50 });
+      const secs = (performance.now() - t0) / 1000;
+      const rss = vmHWM(s.proc.pid);
+      await stop(s.proc);
+      report('council streaming round 20 forges × 1M params: wall time', secs, 's', 'multikrum f=4, 5.3 MB base64 bodies, max 4 in flight');
+      report('council streaming round 20 × 1M: server peak RSS', rss, 'MB', `received ${(forges * 4).toFixed(0)} MB of float32; bound ≈ base + 4 in flight × 16 MiB × 3 + one 256 KiB chunk per forge`);
+    }
+  } finally {
+    await pool?.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const quick = process.argv.includes('--quick');
+  await run((name, value, unit, note = '') => {
+    const v = typeof value === 'number' ? (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toPrecision(3)) : String(value);
+    console.log(`${name.padEnd(66)} ${v.padStart(12)} ${unit.padEnd(9)} ${note}`);
+  }, { quick });
+}
