@@ -227,3 +227,18 @@ describe('the Gram pool (all cores)', () => {
     }
   });
 });
+
+describe('FedAvg in WebAssembly SIMD', () => {
+  it('gives exactly the scalar loop’s sums (any n, d not a multiple of the block or of 4)', () => {
+    fc.assert(
+      fc.property(fc.integer(), fc.integer({ min: 1, max: 19 }), fc.constantFrom(4096, 4097, 4099, 8191, 12_345), (seed, n, d) => {
+        const rows = honestRows(seed, n, d, { f32: true });
+        const w = Array.from({ length: n }, (_, i) => i + 1);
+        const simd = fedavg(rows, w);
+        const scalar = fedavg(rows, w, { kernel: null });
+        expect(Array.from(simd.aggregate)).toEqual(Array.from(scalar.aggregate));
+      }),
+      { numRuns: 20 },
+    );
+  });
+});
