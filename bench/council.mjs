@@ -165,7 +165,16 @@ export async function run(report, { quick = false } = {}) {
         'distances (1 thread)': time(() => agg.pairwiseSquaredDistances(rows), reps),
       };
       for (const [rule, ms] of Object.entries(js)) {
-        const note = rule === 'lora-fair' ? `multikrum selection then LoRA-FAIR, ${layers} layers, 1000 GD steps` : rule === 'distances' ? `Gram form, float64, ${threads} threads` : rule.startsWith('krum') || rule === 'multikrum' || rule === 'bulyan' ? `f=${f}, ${threads} threads for distances` : `f=${f}`;
+        const note =
+          rule === 'lora-fair'
+            ? `multikrum selection then LoRA-FAIR, ${layers} layers (${loraLayout.size} params), 1000 GD steps`
+            : rule === 'distances'
+              ? `Gram form, float64, ${threads} threads`
+              : rule === 'distances (1 thread)'
+                ? 'Gram form, float64, WebAssembly SIMD'
+                : ['krum', 'multikrum', 'bulyan'].includes(rule)
+                  ? `f=${f}, ${threads} threads for distances`
+                  : `f=${f}`;
         report(`council ${tag} ${rule}`, ms, 'ms', note);
       }
       const bytes = n * d * 4;

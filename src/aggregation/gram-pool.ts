@@ -8,15 +8,22 @@ import type { Vec } from './vec.js';
  *
  * The updates live in ordinary (unshared) memory of the main thread, so the main thread copies
  * each block of coordinates into one slot of a shared WebAssembly memory and publishes it
- * (Atomics); block b is then computed by thread b mod T (T − 1 workers plus the main thread),
- * each into its own Gram matrix, summed at the end. Slots are reused once their owner is done,
- * so memory stays at a few blocks however long the updates are. The main thread blocks in
- * Atomics.wait while it waits (allowed in Node), so the API stays synchronous.
+ * (Atomics). Every thread — the workers and the main thread between copies — claims the next
+ * published block with an atomic counter and adds its tiles into its own Gram matrix; the
+ * matrices are summed at the end. Slots are reused once their block is done, so memory stays at
+ * a few blocks however long the updates are. The main thread blocks in Atomics.wait when there
+ * is nothing to do (allowed in Node), so the API stays synchronous.
  *
  * Create one pool for a process that aggregates often (the council, the benchmark) and close
  * it when done; workers are unref'd and never keep a process alive.
  */
-const CTRL_BYTES = 256;
+const CTRL_BYTES = 512;
+/** Control words (Int32): blocks published, next block to claim, blocks done, per-slot done marks, per-worker job marks. */
+const PUBLISHED = 0;
+const NEXT = 1;
+const DONE = 2;
+const SLOT_DONE = 8;
+const JOB_DONE = 96;
 /** Seconds a wait may take before a silent worker is declared dead. */
 const WAIT_LIMIT_MS = 60_000;
 
@@ -25,31 +32,31 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { module, memory, index } = workerData;
 const inst = new WebAssembly.Instance(module, { env: { mem: memory } });
 const tiles = { 4: inst.exports.gram_f32, 8: inst.exports.gram_f64 };
-function waitAtLeast(ctrl, i, target) {
-  for (;;) {
-    const v = Atomics.load(ctrl, i);
-    if (v >= target) return;
-    if (Atomics.wait(ctrl, i, v, ${WAIT_LIMIT_MS}) === 'timed-out') throw new Error('gram worker: main thread stalled');
-  }
-}
 parentPort.on('message', (job) => {
   const ctrl = new Int32Array(memory.buffer, 0, ${CTRL_BYTES / 4});
-  const { nPad, block, el, len, threads, slots, slotBase, slotBytes, gBase, seq } = job;
+  const { nPad, block, el, len, slots, slotBase, slotBytes, gBase, seq, total } = job;
   const tile = tiles[el];
   const stride = block * el;
-  const total = Math.ceil(len / block);
   const g = gBase + index * nPad * nPad * 8;
-  for (let b = index; b < total; b += threads) {
-    waitAtLeast(ctrl, 0, b + 1);
+  for (;;) {
+    const b = Atomics.add(ctrl, ${NEXT}, 1);
+    if (b >= total) break;
+    for (;;) {
+      const v = Atomics.load(ctrl, ${PUBLISHED});
+      if (v > b) break;
+      if (Atomics.wait(ctrl, ${PUBLISHED}, v, ${WAIT_LIMIT_MS}) === 'timed-out') throw new Error('gram worker: main thread stalled');
+    }
     const x = slotBase + (b % slots) * slotBytes;
     const kLen = Math.min(block, len - b * block);
     const kbytes = Math.ceil(kLen / 4) * 4 * el;
     for (let i = 0; i < nPad; i += ${TILE_I}) for (let j = i; j < nPad; j += ${TILE_J}) tile(x + i * stride, x + j * stride, stride, kbytes, g + (i * nPad + j) * 8, nPad * 8);
-    Atomics.store(ctrl, index, b + 1);
-    Atomics.notify(ctrl, index);
+    Atomics.store(ctrl, ${SLOT_DONE} + (b % slots), b + 1);
+    Atomics.notify(ctrl, ${SLOT_DONE} + (b % slots));
+    Atomics.add(ctrl, ${DONE}, 1);
+    Atomics.notify(ctrl, ${DONE});
   }
-  Atomics.store(ctrl, 32 + index, seq);
-  Atomics.notify(ctrl, 32 + index);
+  Atomics.store(ctrl, ${JOB_DONE} + index, seq);
+  Atomics.notify(ctrl, ${JOB_DONE} + index);
 });
 parentPort.postMessage('ready');
 `;
@@ -101,7 +108,7 @@ export class GramPool {
     const el = f32 ? 4 : 8;
     const nPad = Math.ceil(n / TILE_I) * TILE_I;
     const T = this.threads;
-    const slots = 2 * T;
+    const slots = Math.min(64, 4 * T);
     const stride = block * el;
     const slotBytes = nPad * stride;
     const gBase = CTRL_BYTES;
@@ -117,16 +124,34 @@ export class GramPool {
       X.fill(0, n * block);
     }
     const seq = ++this.seq;
-    for (let i = 0; i < 32; i++) Atomics.store(ctrl, i, 0);
-    const job = { nPad, block, el, len, threads: T, slots, slotBase, slotBytes, gBase, seq };
+    const total = Math.ceil(len / block);
+    for (let i = 0; i < JOB_DONE; i++) Atomics.store(ctrl, i, 0);
+    const job = { nPad, block, el, len, slots, slotBase, slotBytes, gBase, seq, total };
     for (const w of this.workers) w.postMessage(job);
 
-    const total = Math.ceil(len / block);
     const tile = f32 ? this.kernel.gramF32 : this.kernel.gramF64;
+    const compute = (b: number): void => {
+      const x = slotBase + (b % slots) * slotBytes;
+      const kLen = Math.min(block, len - b * block);
+      const kbytes = Math.ceil(kLen / 4) * 4 * el;
+      for (let i = 0; i < nPad; i += TILE_I) for (let j = i; j < nPad; j += TILE_J) tile(x + i * stride, x + j * stride, stride, kbytes, gBase + (i * nPad + j) * 8, nPad * 8);
+      Atomics.store(ctrl, SLOT_DONE + (b % slots), b + 1);
+      Atomics.add(ctrl, DONE, 1);
+    };
+    // Claims the next published block, if any, and computes it here (work is shared dynamically,
+    // so a worker starved of CPU by other processes slows nothing down).
+    const helpOnce = (): boolean => {
+      const next = Atomics.load(ctrl, NEXT);
+      if (next >= total || next >= Atomics.load(ctrl, PUBLISHED)) return false;
+      if (Atomics.compareExchange(ctrl, NEXT, next, next + 1) === next) compute(next);
+      return true;
+    };
     for (let b = 0; b < total; b++) {
       const slot = b % slots;
-      const prev = b - slots;
-      if (prev >= 0 && prev % T !== 0) waitAtLeast(ctrl, prev % T, prev + 1);
+      // the slot's previous block must be done before it is overwritten
+      while (b >= slots && Atomics.load(ctrl, SLOT_DONE + slot) < b - slots + 1) {
+        if (!helpOnce()) Atomics.wait(ctrl, SLOT_DONE + slot, Atomics.load(ctrl, SLOT_DONE + slot), 50);
+      }
       const x = slotBase + slot * slotBytes;
       const X = f32 ? new Float32Array(buf, x, nPad * block) : new Float64Array(buf, x, nPad * block);
       const k0 = b * block;
@@ -136,13 +161,13 @@ export class GramPool {
         X.set((rows[r] as Vec).subarray(k0, k0 + kLen) as never, r * block);
         if (kPad > kLen) X.fill(0, r * block + kLen, r * block + kPad);
       }
-      Atomics.store(ctrl, 0, b + 1);
-      Atomics.notify(ctrl, 0);
-      if (b % T === 0) {
-        for (let i = 0; i < nPad; i += TILE_I) for (let j = i; j < nPad; j += TILE_J) tile(x + i * stride, x + j * stride, stride, kPad * el, gBase + (i * nPad + j) * 8, nPad * 8);
-      }
+      Atomics.store(ctrl, PUBLISHED, b + 1);
+      Atomics.notify(ctrl, PUBLISHED);
+      helpOnce();
     }
-    for (let t = 1; t < T; t++) waitAtLeast(ctrl, 32 + t, seq);
+    while (helpOnce());
+    waitAtLeast(ctrl, DONE, total);
+    for (let t = 1; t < T; t++) waitAtLeast(ctrl, JOB_DONE + t, seq);
     const G = new Float64Array(buf, gBase, T * nPad * nPad);
     for (let i = 0; i < n; i++) {
       for (let j = i; j < n; j++) {
@@ -154,10 +179,6 @@ export class GramPool {
   }
 }
 
-/**
- * Control words: [0] blocks published by the main thread; [t] blocks done by thread t (last
- * block index + 1); [32 + t] the last job thread t finished.
- */
 function waitAtLeast(ctrl: Int32Array, index: number, target: number): void {
   for (;;) {
     const v = Atomics.load(ctrl, index);

@@ -306,6 +306,8 @@ export class Council {
         this.checkDeadline().catch((err: unknown) => this.log(`council: deadline check failed: ${String(err)}`));
       }, wait + 5);
       this.timer.unref();
+    }).catch((err: unknown) => {
+      if (!this.stopped) this.log(`council: cannot arm the deadline timer: ${String(err)}`);
     });
   }
 
@@ -354,7 +356,7 @@ export class Council {
         const b = reader.base?.(s, e);
         const g = new Float32Array(e - s);
         for (let k = 0; k < g.length; k++) g[k] = (outcome.aggregate[s + k] as number) + (b ? (b[k] as number) : 0);
-        return Buffer.from(toLE(g));
+        return toLE(g);
       });
       this.log(`council: round ${round}: ${agent} aggregated by ${frozen.strategy} from ${outcome.used.length}/${subs.length} updates in ${(performance.now() - t0).toFixed(0)} ms`);
     } catch (err) {

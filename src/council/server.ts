@@ -33,7 +33,8 @@ export interface CouncilServer {
 }
 
 export function buildApp(council: Council, config: CouncilConfig, log: (line: string) => void): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, return503OnClosing: true, forceCloseConnections: 'idle' });
+  // requestTimeout: a client that stops sending mid-body must not hold an in-flight slot forever.
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, return503OnClosing: true, forceCloseConnections: 'idle', requestTimeout: 300_000 });
   let inFlight = 0;
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {

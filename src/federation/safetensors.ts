@@ -87,7 +87,7 @@ export function writeSafetensors(tensors: readonly SafeTensor[], metadata: Recor
   const parts: Buffer[] = [head, Buffer.from(json, 'utf8')];
   for (const t of tensors) {
     const want = t.dtype === 'F32' ? (t.data instanceof Float32Array ? t.data : Float32Array.from(t.data)) : t.data instanceof Float64Array ? t.data : Float64Array.from(t.data);
-    parts.push(Buffer.from(toLE(want)));
+    parts.push(toLE(want));
   }
   return Buffer.concat(parts);
 }
