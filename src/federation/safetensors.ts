@@ -69,7 +69,8 @@ export function readSafetensors(bytes: Uint8Array): { tensors: SafeTensor[]; met
 
 /** Serialises tensors in the given order (header padded with spaces to 8 bytes, as the reference writer). */
 export function writeSafetensors(tensors: readonly SafeTensor[], metadata: Record<string, string> = {}): Buffer {
-  const header: Record<string, unknown> = {};
+  // A null-prototype object: a tensor may be called "__proto__" (it must become a key, not a prototype).
+  const header = Object.create(null) as Record<string, unknown>;
   if (Object.keys(metadata).length) header.__metadata__ = metadata;
   let offset = 0;
   for (const t of tensors) {
