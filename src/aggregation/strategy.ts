@@ -22,7 +22,12 @@ import { AggregationError, firstNonFinite, normaliseWeights, type Vec } from './
  */
 export const STRATEGIES = ['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
-/** Robust pre-selection before LoRA-FAIR (on the flattened factor updates). */
+/**
+ * Robust pre-selection before LoRA-FAIR. It runs on the flattened factor updates (A and B
+ * concatenated), not on the products BₖAₖ: the factors are what forges clip and noise (so the
+ * distances mean what the privacy accounting says they mean), and the products are m×n per layer
+ * and are never formed. The selected forges are then combined by LoRA-FAIR with their weights.
+ */
 export const SELECTIONS = ['none', 'multikrum', 'bulyan'] as const;
 export type Selection = (typeof SELECTIONS)[number];
 
