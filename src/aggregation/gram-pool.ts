@@ -34,7 +34,7 @@ const inst = new WebAssembly.Instance(module, { env: { mem: memory } });
 const tiles = { 4: inst.exports.gram_f32, 8: inst.exports.gram_f64 };
 parentPort.on('message', (job) => {
   const ctrl = new Int32Array(memory.buffer, 0, ${CTRL_BYTES / 4});
-  const { nPad, block, el, len, slots, slotBase, slotBytes, gBase, seq, total } = job;
+  const { nPad, block, el, len, slots, slotBase, slotBytes, gBase, seq, total, unit } = job;
   const tile = tiles[el];
   const stride = block * el;
   const g = gBase + index * nPad * nPad * 8;
@@ -46,10 +46,13 @@ parentPort.on('message', (job) => {
       if (v > b) break;
       if (Atomics.wait(ctrl, ${PUBLISHED}, v, ${WAIT_LIMIT_MS}) === 'timed-out') throw new Error('gram worker: main thread stalled');
     }
-    const x = slotBase + (b % slots) * slotBytes;
-    const kLen = Math.min(block, len - b * block);
-    const kbytes = Math.ceil(kLen / 4) * 4 * el;
-    for (let i = 0; i < nPad; i += ${TILE_I}) for (let j = i; j < nPad; j += ${TILE_J}) tile(x + i * stride, x + j * stride, stride, kbytes, g + (i * nPad + j) * 8, nPad * 8);
+    for (let u = 0; u < unit; u++) {
+      const k0 = (b * unit + u) * block;
+      if (k0 >= len) break;
+      const x = slotBase + (b % slots) * slotBytes + u * nPad * stride;
+      const kbytes = Math.ceil(Math.min(block, len - k0) / 4) * 4 * el;
+      for (let i = 0; i < nPad; i += ${TILE_I}) for (let j = i; j < nPad; j += ${TILE_J}) tile(x + i * stride, x + j * stride, stride, kbytes, g + (i * nPad + j) * 8, nPad * 8);
+    }
     Atomics.store(ctrl, ${SLOT_DONE} + (b % slots), b + 1);
     Atomics.notify(ctrl, ${SLOT_DONE} + (b % slots));
     Atomics.add(ctrl, ${DONE}, 1);
@@ -110,7 +113,10 @@ export class GramPool {
     const T = this.threads;
     const slots = Math.min(64, 4 * T);
     const stride = block * el;
-    const slotBytes = nPad * stride;
+    // A unit of work (what a thread claims) is several blocks when n is small, so that each claim
+    // carries a few million multiply-adds and synchronisation stays negligible.
+    const unit = Math.max(1, Math.min(16, Math.ceil(2e6 / ((nPad * nPad) / 2) / block)));
+    const slotBytes = unit * nPad * stride;
     const gBase = CTRL_BYTES;
     const gBytes = T * nPad * nPad * 8;
     const slotBase = Math.ceil((gBase + gBytes) / 64) * 64;
@@ -118,23 +124,28 @@ export class GramPool {
     const buf = this.kernel.memory.buffer;
     const ctrl = new Int32Array(buf, 0, CTRL_BYTES / 4);
     new Float64Array(buf, gBase, T * nPad * nPad).fill(0);
-    // rows n..nPad-1 of every slot stay zero
+    // rows n..nPad-1 of every sub-block of every slot stay zero
     for (let s = 0; s < slots; s++) {
-      const X = f32 ? new Float32Array(buf, slotBase + s * slotBytes, nPad * block) : new Float64Array(buf, slotBase + s * slotBytes, nPad * block);
-      X.fill(0, n * block);
+      for (let u = 0; u < unit; u++) {
+        const X = f32 ? new Float32Array(buf, slotBase + s * slotBytes + u * nPad * stride, nPad * block) : new Float64Array(buf, slotBase + s * slotBytes + u * nPad * stride, nPad * block);
+        X.fill(0, n * block);
+      }
     }
     const seq = ++this.seq;
-    const total = Math.ceil(len / block);
+    const total = Math.ceil(len / (block * unit));
     for (let i = 0; i < JOB_DONE; i++) Atomics.store(ctrl, i, 0);
-    const job = { nPad, block, el, len, slots, slotBase, slotBytes, gBase, seq, total };
+    const job = { nPad, block, el, len, slots, slotBase, slotBytes, gBase, seq, total, unit };
     for (const w of this.workers) w.postMessage(job);
 
     const tile = f32 ? this.kernel.gramF32 : this.kernel.gramF64;
     const compute = (b: number): void => {
-      const x = slotBase + (b % slots) * slotBytes;
-      const kLen = Math.min(block, len - b * block);
-      const kbytes = Math.ceil(kLen / 4) * 4 * el;
-      for (let i = 0; i < nPad; i += TILE_I) for (let j = i; j < nPad; j += TILE_J) tile(x + i * stride, x + j * stride, stride, kbytes, gBase + (i * nPad + j) * 8, nPad * 8);
+      for (let u = 0; u < unit; u++) {
+        const k0 = (b * unit + u) * block;
+        if (k0 >= len) break;
+        const x = slotBase + (b % slots) * slotBytes + u * nPad * stride;
+        const kbytes = Math.ceil(Math.min(block, len - k0) / 4) * 4 * el;
+        for (let i = 0; i < nPad; i += TILE_I) for (let j = i; j < nPad; j += TILE_J) tile(x + i * stride, x + j * stride, stride, kbytes, gBase + (i * nPad + j) * 8, nPad * 8);
+      }
       Atomics.store(ctrl, SLOT_DONE + (b % slots), b + 1);
       Atomics.add(ctrl, DONE, 1);
     };
@@ -152,14 +163,17 @@ export class GramPool {
       while (b >= slots && Atomics.load(ctrl, SLOT_DONE + slot) < b - slots + 1) {
         if (!helpOnce()) Atomics.wait(ctrl, SLOT_DONE + slot, Atomics.load(ctrl, SLOT_DONE + slot), 50);
       }
-      const x = slotBase + slot * slotBytes;
-      const X = f32 ? new Float32Array(buf, x, nPad * block) : new Float64Array(buf, x, nPad * block);
-      const k0 = b * block;
-      const kLen = Math.min(block, len - k0);
-      const kPad = Math.ceil(kLen / 4) * 4;
-      for (let r = 0; r < n; r++) {
-        X.set((rows[r] as Vec).subarray(k0, k0 + kLen) as never, r * block);
-        if (kPad > kLen) X.fill(0, r * block + kLen, r * block + kPad);
+      for (let u = 0; u < unit; u++) {
+        const k0 = (b * unit + u) * block;
+        if (k0 >= len) break;
+        const x = slotBase + slot * slotBytes + u * nPad * stride;
+        const X = f32 ? new Float32Array(buf, x, nPad * block) : new Float64Array(buf, x, nPad * block);
+        const kLen = Math.min(block, len - k0);
+        const kPad = Math.ceil(kLen / 4) * 4;
+        for (let r = 0; r < n; r++) {
+          X.set((rows[r] as Vec).subarray(k0, k0 + kLen) as never, r * block);
+          if (kPad > kLen) X.fill(0, r * block + kLen, r * block + kPad);
+        }
       }
       Atomics.store(ctrl, PUBLISHED, b + 1);
       Atomics.notify(ctrl, PUBLISHED);
