@@ -154,7 +154,8 @@ export async function run(report, { quick = false } = {}) {
       const loraRows = rows.map((r) => r.subarray(0, loraLayout.size));
 
       const js = {
-        fedavg: time(() => agg.fedavg(rows), reps),
+        fedavg: time(() => agg.fedavg(rows, undefined, { pool }), reps),
+        'fedavg (1 thread)': time(() => agg.fedavg(rows), reps),
         median: time(() => agg.coordinateMedian(rows), reps),
         'trimmed-mean': time(() => agg.trimmedMean(rows, f), reps),
         krum: time(() => agg.krum(rows, f, { pool }), reps),

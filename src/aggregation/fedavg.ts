@@ -1,4 +1,5 @@
 import type { RuleResult } from './rule-result.js';
+import type { GramPool } from './gram-pool.js';
 import { AXPY_ROWS, instantiateKernel, type Kernel } from './simd-kernel.js';
 import { AggregationError, commonLength, finiteIndices, normaliseWeights, type Vec } from './vec.js';
 
@@ -7,36 +8,43 @@ import { AggregationError, commonLength, finiteIndices, normaliseWeights, type V
  * Weights are uniform unless given (the council uses forges' noised sample counts only when its
  * operator asks for them: exact counts leak). Not robust: one Byzantine update moves it anywhere.
  */
-export function fedavg(rows: readonly Vec[], weights?: readonly number[], opts: { kernel?: Kernel | null } = {}): RuleResult {
+export function fedavg(rows: readonly Vec[], weights?: readonly number[], opts: { kernel?: Kernel | null; pool?: GramPool | null } = {}): RuleResult {
   const d = commonLength(rows, 'fedavg');
   const all = rows.map((_, i) => i);
   const w = normaliseWeights(rows.length, weights, 'fedavg');
   const out = new Float64Array(d);
   const kernel = opts.kernel === undefined ? (d >= SIMD_MIN && rows[0] instanceof Float32Array ? instantiateKernel() : null) : opts.kernel;
-  weightedMeanInto(out, rows, all, w, kernel);
+  weightedMeanInto(out, rows, all, w, kernel, opts.pool ?? null);
   // A non-finite input always makes its coordinates non-finite (weights are finite and > 0), so
   // one cheap check on the output tells whether any update must be dropped.
   if (allFinite(out)) return { aggregate: out, used: all, nonFinite: [] };
   const { finite, nonFinite } = finiteIndices(rows);
   if (finite.length === 0) throw new AggregationError('fedavg: every update contains NaN or Inf', 'no_finite_updates');
   const wf = normaliseWeights(finite.length, finite.map((i) => (weights ? (weights[i] as number) : 1)), 'fedavg');
-  weightedMeanInto(out.fill(0), rows, finite, wf, kernel);
+  weightedMeanInto(out.fill(0), rows, finite, wf, kernel, opts.pool ?? null);
   return { aggregate: out, used: finite, nonFinite };
 }
 
 /** Below this many coordinates the scalar loop is as fast as copying into WebAssembly memory. */
 const SIMD_MIN = 4096;
-/** Coordinates per block: the float64 accumulator (32 KiB) and four float32 rows stay in L1/L2. */
+/** Below this many coordinates one thread is faster than handing blocks to the pool. */
+const POOL_MIN = 65536;
+/** Coordinates per block: the float64 accumulator (32 KiB) and eight float32 rows stay in L1/L2. */
 const AXPY_BLOCK = 4096;
 
 /**
  * out[k] += Σⱼ w[j] · rows[indices[j]][k] (w aligned with indices). The hot loop of FedAvg and of
  * Multi-Krum's mean: four updates per pass over `out`, so the accumulator is read and written a
  * quarter as often. With a kernel and float32 rows, block by block in WebAssembly SIMD (each
- * block of eight rows is copied in — a memcpy — and accumulated in float64, eight rows per pass).
+ * block of eight rows is copied in — a memcpy — and accumulated in float64, eight rows per pass),
+ * on every core with a pool. The sums are the same, in the same order, on every path.
  */
-export function weightedMeanInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], w: Float64Array, kernel: Kernel | null = null): void {
+export function weightedMeanInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], w: Float64Array, kernel: Kernel | null = null, pool: GramPool | null = null): void {
   const d = out.length;
+  if (pool && d >= POOL_MIN && indices.length > 0 && indices.every((i) => rows[i] instanceof Float32Array)) {
+    pool.weightedSum(indices.map((i) => rows[i] as Float32Array), w, out);
+    return;
+  }
   if (kernel && d >= SIMD_MIN && indices.length > 0 && rows[indices[0] as number] instanceof Float32Array) {
     simdWeightedMean(out, rows, indices, w, kernel);
     return;

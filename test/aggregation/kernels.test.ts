@@ -242,3 +242,20 @@ describe('FedAvg in WebAssembly SIMD', () => {
     );
   });
 });
+
+describe('FedAvg on the pool', () => {
+  it('gives exactly the one-thread sums', async () => {
+    const { GramPool } = await import('../../src/aggregation/gram-pool.js');
+    const pool = await GramPool.create(3);
+    try {
+      for (const [n, d] of [[3, 70_001], [20, 100_003], [9, 65_536]] as const) {
+        const rows = honestRows(n + d, n, d, { f32: true });
+        const w = Array.from({ length: n }, (_, i) => 1 + (i % 3));
+        expect(Array.from(fedavg(rows, w, { pool }).aggregate)).toEqual(Array.from(fedavg(rows, w, { kernel: null }).aggregate));
+        expect(Array.from(multiKrum(rows, 0, { pool }).aggregate)).toEqual(Array.from(multiKrum(rows, 0).aggregate));
+      }
+    } finally {
+      await pool?.close();
+    }
+  });
+});
