@@ -122,6 +122,41 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void):
     .action(act(() => import('./commands/memoir/synth.js')));
 
   // --- issue 3: replay, feedback, affinity ---
+  withMemoir(
+    memoir
+      .command('replay')
+      .description('play the memoir as a story: an interactive screen in a terminal, text (or NDJSON with --json) otherwise')
+      .option('--agent <agent>', 'only this agent’s beats (repeatable)', collect, [])
+      .option('--at <entry-id>', 'start the screen at this entry (id or unique prefix)')
+      .option('--json', 'NDJSON: session, scene, beat and session_end records (never interactive)'),
+  ).action(act(() => import('./commands/memoir/replay.js')));
+
+  program
+    .command('feedback')
+    .description('ask the player how an agent’s proposal felt (1–5) and record it in the memoir; asks only when affinity and cooldown allow')
+    .option('--memoir <path>', 'the session’s memoir.jsonl (or its session directory)', collect, [])
+    .option('--agent <agent>', 'the agent who proposed')
+    .option('--scene <scene-id>', 'the scene the proposal belongs to (must be in the memoir)')
+    .option('--proposed <text>', 'the proposal text')
+    .option('--proposed-file <file>', 'read the proposal from a file (- for stdin when not interactive)')
+    .option('--revised-file <file>', 'the player’s revision: makes a preference pair (proposed 0, revised 1)')
+    .option('--rating <1-5>', 'how right it felt: 1 way off … 5 exactly right (no prompt with --kind)')
+    .addOption(new Option('--kind <kind>', 'what the player did with it').choices(['accepted', 'modified', 'rejected', 'deferred']))
+    .option('--comment <text>', 'an optional comment')
+    .option('--force', 'ask even when affinity or the cooldown say not to')
+    .option('--check', 'only say whether it would ask; write nothing')
+    .option('--min-tier <tier>', 'affinity tier needed to ask: stranger, familiar (default), trusted, bonded')
+    .option('--cooldown <n>', 'entries of the agent needed since its last feedback (default 5; doubled per skip)')
+    .option('--json', 'JSON result (includes entry_id, or asked:false and the reason)')
+    .action(act(() => import('./commands/feedback.js')));
+
+  withMemoir(
+    program
+      .command('affinity')
+      .description('per-agent affinity: sum of affinity deltas, tier, next tier, trend and last change')
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/affinity.js')));
 
   // --- issue 4: supersede, search, episodes, buffer ---
 

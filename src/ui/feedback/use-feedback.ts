@@ -1,0 +1,23 @@
+import { useEffect, useReducer } from 'react';
+import { useInput } from 'ink';
+import { expandPress, keyPress } from '../keys.js';
+import { feedbackReducer, type FeedbackOutcome, type FeedbackState } from './use-feedback-state.js';
+
+/** The Likert prompt's input: keys go to the reducer; `onDone` fires once with the outcome. */
+export function useFeedback(initial: FeedbackState, onDone: (outcome: FeedbackOutcome) => void, isActive = true): FeedbackState {
+  const [state, dispatch] = useReducer(feedbackReducer, initial);
+
+  useInput(
+    (input, key) => {
+      for (const press of expandPress(keyPress(input, key))) dispatch({ type: 'key', press });
+    },
+    { isActive: isActive && state.outcome === null },
+  );
+
+  useEffect(() => {
+    if (state.outcome) onDone(state.outcome);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [state.outcome]);
+
+  return state;
+}

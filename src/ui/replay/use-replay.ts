@@ -1,0 +1,34 @@
+import { useEffect, useReducer } from 'react';
+import { useInput } from 'ink';
+import type { StoryNav } from '../../replay/story.js';
+import { expandPress, keyPress } from '../keys.js';
+import { replayReducer, SPEEDS, type ReplayState } from './use-replay-state.js';
+
+/**
+ * The replay screen's input and clock: keys go to the reducer (which maps them against the
+ * current state), a timer ticks while playing, and `onDone` fires once on quit or Ctrl-C.
+ */
+export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'quit' | 'cancel', last: ReplayState) => void, isActive = true): ReplayState {
+  const [state, dispatch] = useReducer((s: ReplayState, a: Parameters<typeof replayReducer>[1]) => replayReducer(s, a, nav), initial);
+
+  useInput(
+    (input, key) => {
+      for (const press of expandPress(keyPress(input, key))) dispatch({ type: 'key', press });
+    },
+    { isActive },
+  );
+
+  useEffect(() => {
+    if (!state.playing) return undefined;
+    const every = Math.round(1000 / (SPEEDS[state.speed] ?? 1));
+    const timer = setInterval(() => dispatch({ type: 'tick' }), every);
+    return () => clearInterval(timer);
+  }, [state.playing, state.speed]);
+
+  useEffect(() => {
+    if (state.done) onDone(state.done, state);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [state.done]);
+
+  return state;
+}
