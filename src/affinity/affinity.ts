@@ -26,7 +26,7 @@ export const TIER_NAMES = TIERS.map((t) => t.name) as unknown as readonly [TierN
 /** Sums are rounded to this many decimals, so 0.1 + 0.05 is 0.15 and reaches `familiar`. */
 const DECIMALS = 1e9;
 export function roundAffinity(x: number): number {
-  return Math.round(x * DECIMALS) / DECIMALS;
+  return Math.round(x * DECIMALS) / DECIMALS + 0; // + 0 turns -0 into 0
 }
 
 export function tierOf(affinity: number): TierName {
@@ -85,7 +85,8 @@ export class AffinityAccumulator {
   private readonly totals = new Map<Agent, number>();
   private readonly counts = new Map<Agent, number>();
   private readonly last = new Map<Agent, AgentAffinity['last_change']>();
-  private readonly samples = new Map<Agent, { values: number[]; stride: number; pending: number }>();
+  /** Running values sampled every `stride` changes; `current` says whether the last one is the latest total. */
+  private readonly samples = new Map<Agent, { values: number[]; stride: number; pending: number; current: boolean }>();
 
   add(c: AffinityChange): void {
     if (c.delta === 0 || !Number.isFinite(c.delta)) return;
@@ -95,14 +96,17 @@ export class AffinityAccumulator {
     this.last.set(c.agent, { entry_id: c.entry_id, scene_id: c.scene_id, delta: c.delta, recorded_at: c.recorded_at });
     let s = this.samples.get(c.agent);
     if (!s) {
-      s = { values: [0], stride: 1, pending: 0 };
+      s = { values: [0], stride: 1, pending: 0, current: true };
       this.samples.set(c.agent, s);
     }
     s.pending++;
+    s.current = false;
     if (s.pending >= s.stride) {
       s.pending = 0;
       s.values.push(total);
+      s.current = true;
       if (s.values.length >= 2 * TREND_POINTS) {
+        s.current = (s.values.length - 1) % 2 === 0;
         s.values = s.values.filter((_, i) => i % 2 === 0);
         s.stride *= 2;
       }
@@ -119,7 +123,7 @@ export class AffinityAccumulator {
       const affinity = this.total(agent);
       const s = this.samples.get(agent);
       const values = s ? [...s.values] : [0];
-      if (s && s.pending > 0) values.push(affinity);
+      if (s && !s.current) values.push(affinity);
       const next = nextTier(affinity);
       return {
         agent,

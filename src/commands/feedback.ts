@@ -5,12 +5,11 @@ import { nextTier, tierOf, TIER_NAMES, type TierName } from '../affinity/affinit
 import { decideGate, DEFAULT_POLICY, requiredCooldown, type GateDecision, type GatingPolicy } from '../affinity/gating.js';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, EnvironmentError, fsError, NotFoundError, UsageError } from '../errors.js';
-import { feedbackEntry, isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswer, type FeedbackSubject, type Rating } from '../feedback/entry.js';
+import { isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswer, type FeedbackSubject, type Rating } from '../feedback/entry.js';
 import { feedbackHistory } from '../feedback/history.js';
+import { writeFeedback } from '../feedback/write.js';
 import { AgentSchema, type MemoirEntry } from '../memoir/schema.js';
-import { appendLines, prepareEntries } from '../memoir/append.js';
 import { describeLocation, MEMOIR_FILE, resolveMemoirs } from '../memoir/discover.js';
-import { ulidGenerator } from '../memoir/entry-id.js';
 import { loadEntryAt } from '../memoir/reader.js';
 import { RESPONSE_KINDS, type ResponseKind } from '../memoir/sources.js';
 import { colors } from '../output/color.js';
@@ -233,10 +232,7 @@ export default defineCommand({
         answer = outcome.answer;
       }
       // Everything is known: one validated entry, one append.
-      const ids = ulidGenerator(() => ctx.now().getTime(), ctx.secureRandom);
-      const [prepared] = prepareEntries([{ value: feedbackEntry(subject, answer), where: 'feedback' }], ids, ctx.now);
-      if (!prepared) throw new Error('prepareEntries returned nothing');
-      appendLines(target, [prepared.line], { now: ctx.now });
+      const prepared = writeFeedback(target, subject, answer, ctx);
       state.clear(scope.key, opts.agent);
       const after = history.affinity + prepared.entry.affinity_delta;
       return result({

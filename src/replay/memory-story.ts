@@ -13,6 +13,7 @@ import { compareRefs, toBeat, type AffinityTotals, type Beat, type BeatRef, type
 export class MemoryStory implements StoryNav {
   readonly sessions: SessionInfo[];
   private readonly all: Beat[];
+  private readonly text = new Map<string, string>();
 
   constructor(sessions: readonly { session: string; entries: readonly MemoirEntry[]; path?: string }[]) {
     this.sessions = sessions.map((s, rank) => ({
@@ -25,7 +26,17 @@ export class MemoryStory implements StoryNav {
       startedAt: null,
     }));
     const superseded = new Set<string>();
-    for (const s of sessions) for (const e of s.entries) if (typeof e.supersedes === 'string') superseded.add(e.supersedes);
+    for (const s of sessions) {
+      for (const e of s.entries) {
+        if (typeof e.supersedes === 'string') superseded.add(e.supersedes);
+        // The same fields the index's full-text search covers.
+        const parts = [e.scene_id, e.agent, e.source, e.narrative_beat?.replace(/_/g, ' '), e.agent_proposed, e.player_response?.delta, e.context?.task_type];
+        for (const p of e.training_label?.preference_pair ?? []) parts.push(p.text);
+        if (typeof e.comment === 'string') parts.push(e.comment);
+        if (typeof e.revision_reason === 'string') parts.push(e.revision_reason);
+        this.text.set(e.entry_id, parts.filter(Boolean).join('\n').toLowerCase());
+      }
+    }
     this.all = sessions.flatMap((s, rank) =>
       s.entries.flatMap((e, i) => (superseded.has(e.entry_id) ? [] : [toBeat({ session: rank, line: i + 1 }, s.session, e, isShareable({ ...e, split: e.split }))])),
     );
@@ -100,10 +111,8 @@ export class MemoryStory implements StoryNav {
   search(query: string, from: BeatRef | null, dir: 1 | -1, filter: StoryFilter): BeatRef | null {
     const words = query.toLowerCase().split(/\s+/).filter(Boolean);
     if (words.length === 0) return null;
-    const text = (b: Beat): string =>
-      [b.scene_id, b.agent, b.source, b.narrative_beat?.replace(/_/g, ' '), b.proposed, b.response?.delta, b.comment].filter(Boolean).join('\n').toLowerCase();
     const hit = (b: Beat): boolean => {
-      const t = text(b);
+      const t = this.text.get(b.entry_id) ?? '';
       return words.every((w) => t.includes(w));
     };
     const l = this.list(filter);
