@@ -1,6 +1,6 @@
 import type { Agent } from '../memoir/agents.js';
 import { loadEntryAt } from '../memoir/reader.js';
-import type { StoryIndex, StoryRow } from '../store/story-queries.js';
+import type { AffinitySum, StoryIndex, StoryRow } from '../store/story-queries.js';
 import { roundAffinity } from '../affinity/affinity.js';
 import { toBeat, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from './story.js';
 
@@ -31,8 +31,10 @@ export class StoryCursor implements StoryNav {
   private pages: Page[] = [];
   private readonly beats = new Map<string, Beat>();
   private readonly counts = new Map<string, number[]>();
-  private sessionAffinity: Map<Agent, number>[] | undefined;
-  private affinityMemo: { session: number; line: number; totals: Map<Agent, number> } | undefined;
+  private sessionAffinity: Map<Agent, AffinitySum>[] | undefined;
+  private affinityMemo: { session: number; line: number; totals: Map<Agent, AffinitySum> } | undefined;
+  private readonly positionMemo = new Map<string, { ref: BeatRef; pos: number }>();
+  private readonly maxLines = new Map<number, number>();
   private agentList: Agent[] | undefined;
 
   constructor(q: StoryIndex, opts: { pageSize?: number } = {}) {
@@ -178,11 +180,41 @@ export class StoryCursor implements StoryNav {
     }
   }
 
+  private maxLine(session: number): number {
+    let m = this.maxLines.get(session);
+    if (m === undefined) {
+      m = this.q.maxLine(session);
+      this.maxLines.set(session, m);
+    }
+    return m;
+  }
+
+  /**
+   * Counts from the nearest known point (the session's start, its end, or the last position
+   * asked), so stepping through a 100k-entry memoir never rescans it.
+   */
   position(ref: BeatRef, filter: StoryFilter): number {
+    const key = filterKey(filter);
     const counts = this.countsFor(filter);
-    let n = 0;
-    for (let s = 0; s < ref.session; s++) n += counts[s] ?? 0;
-    return n + this.q.countBetween(ref.session, 0, ref.line, filter.agents);
+    let prefix = 0;
+    for (let s = 0; s < ref.session; s++) prefix += counts[s] ?? 0;
+    const a = filter.agents;
+    const end = this.maxLine(ref.session);
+    const memo = this.positionMemo.get(key);
+    const fromMemo = memo && memo.ref.session === ref.session ? Math.abs(memo.ref.line - ref.line) : Number.POSITIVE_INFINITY;
+    let pos: number;
+    if (memo && fromMemo <= Math.min(ref.line, end - ref.line)) {
+      pos =
+        ref.line >= memo.ref.line
+          ? memo.pos + this.q.countBetween(ref.session, memo.ref.line - 1, ref.line, a)
+          : memo.pos - this.q.countBetween(ref.session, ref.line - 1, memo.ref.line, a);
+    } else if (ref.line <= end - ref.line) {
+      pos = prefix + this.q.countBetween(ref.session, 0, ref.line, a);
+    } else {
+      pos = prefix + (counts[ref.session] ?? 0) - this.q.countBetween(ref.session, ref.line - 1, Number.MAX_SAFE_INTEGER, a);
+    }
+    this.positionMemo.set(key, { ref, pos });
+    return pos;
   }
 
   beat(ref: BeatRef): Beat {
@@ -227,26 +259,36 @@ export class StoryCursor implements StoryNav {
     };
   }
 
+  /** Affinity after a beat, from the nearest known point (session start, session end, or the last beat asked). */
   affinityAt(ref: BeatRef): AffinityTotals {
     if (!this.sessionAffinity) this.sessionAffinity = this.q.affinityBySession();
-    const totals = new Map<Agent, number>();
-    const add = (m: Map<Agent, number>): void => {
-      for (const [a, v] of m) totals.set(a, (totals.get(a) ?? 0) + v);
+    const merge = (into: Map<Agent, AffinitySum>, m: Map<Agent, AffinitySum>, sign: 1 | -1): void => {
+      for (const [a, v] of m) {
+        const cur = into.get(a) ?? { total: 0, n: 0 };
+        into.set(a, { total: cur.total + sign * v.total, n: cur.n + sign * v.n });
+      }
     };
-    for (let s = 0; s < ref.session; s++) add(this.sessionAffinity[s] ?? new Map());
-    // Within the session, continue from the last computed point when moving forward.
+    const end = this.maxLine(ref.session);
     const memo = this.affinityMemo;
-    let partial: Map<Agent, number>;
-    if (memo && memo.session === ref.session && memo.line <= ref.line) {
+    const fromMemo = memo && memo.session === ref.session ? Math.abs(memo.line - ref.line) : Number.POSITIVE_INFINITY;
+    let partial: Map<Agent, AffinitySum>;
+    if (memo && fromMemo <= Math.min(ref.line, end - ref.line)) {
       partial = new Map(memo.totals);
-      for (const [a, v] of this.q.affinityBetween(ref.session, memo.line, ref.line)) partial.set(a, (partial.get(a) ?? 0) + v);
-    } else {
+      if (ref.line >= memo.line) merge(partial, this.q.affinityBetween(ref.session, memo.line, ref.line), 1);
+      else merge(partial, this.q.affinityBetween(ref.session, ref.line, memo.line), -1);
+    } else if (ref.line <= end - ref.line) {
       partial = this.q.affinityBetween(ref.session, 0, ref.line);
+    } else {
+      partial = new Map(this.sessionAffinity[ref.session] ?? new Map<Agent, AffinitySum>());
+      merge(partial, this.q.affinityBetween(ref.session, ref.line, Number.MAX_SAFE_INTEGER), -1);
     }
     this.affinityMemo = { session: ref.session, line: ref.line, totals: partial };
-    add(partial);
+    const totals = new Map<Agent, AffinitySum>();
+    for (let s = 0; s < ref.session; s++) merge(totals, this.sessionAffinity[s] ?? new Map<Agent, AffinitySum>(), 1);
+    merge(totals, partial, 1);
     const out: AffinityTotals = {};
-    for (const [a, v] of totals) out[a] = roundAffinity(v);
+    // Agents appear once their affinity has changed (a sum that cancels out to 0 still shows).
+    for (const [a, v] of totals) if (v.n > 0) out[a] = roundAffinity(v.total);
     return out;
   }
 }

@@ -21,6 +21,12 @@ export interface StoryRow {
   affinity_delta: number;
 }
 
+/** A sum of affinity deltas and the number of changes in it. */
+export interface AffinitySum {
+  total: number;
+  n: number;
+}
+
 export interface AffinityRow {
   entry_id: string;
   scene_id: string;
@@ -98,6 +104,11 @@ export class StoryIndex {
     return this.sessions.map((s) => byFile.get(s.fileId) ?? 0);
   }
 
+  /** The last line number of a session (0 when empty). */
+  maxLine(session: number): number {
+    return (this.stmt('SELECT max(line) AS m FROM entries WHERE file_id = ?').get(this.fileId(session)) as { m: number | null }).m ?? 0;
+  }
+
   /** Rows in the session strictly between two lines. */
   countBetween(session: number, afterLine: number, beforeLine: number, agents: readonly string[]): number {
     const sql = `SELECT count(*) AS n FROM entries e WHERE e.file_id = ? AND e.line > ? AND e.line < ?${agentCond(agents)} AND ${LATEST}`;
@@ -139,24 +150,24 @@ export class StoryIndex {
     return this.stmt(sql).get(this.fileId(session), line, ...agents, ftsQuery(query)) as StoryRow | undefined;
   }
 
-  /** Affinity per agent over whole sessions, in session order. */
-  affinityBySession(): Map<Agent, number>[] {
+  /** Affinity per agent over whole sessions, in session order: the sum of deltas and how many changes. */
+  affinityBySession(): Map<Agent, AffinitySum>[] {
     const ids = this.sessions.map((s) => s.fileId);
-    const out = this.sessions.map(() => new Map<Agent, number>());
+    const out = this.sessions.map(() => new Map<Agent, AffinitySum>());
     if (ids.length === 0) return out;
     const rank = new Map(this.sessions.map((s) => [s.fileId, s.rank]));
-    const sql = `SELECT e.file_id AS f, e.agent AS agent, sum(e.affinity_delta) AS total FROM entries e
+    const sql = `SELECT e.file_id AS f, e.agent AS agent, sum(e.affinity_delta) AS total, count(*) AS n FROM entries e
       WHERE e.file_id IN (${ids.map(() => '?').join(',')}) AND e.affinity_delta != 0 AND ${LATEST} GROUP BY e.file_id, e.agent`;
-    for (const r of this.stmt(sql).all(...ids) as { f: number; agent: Agent; total: number }[]) out[rank.get(r.f) as number]?.set(r.agent, r.total);
+    for (const r of this.stmt(sql).all(...ids) as { f: number; agent: Agent; total: number; n: number }[]) out[rank.get(r.f) as number]?.set(r.agent, { total: r.total, n: r.n });
     return out;
   }
 
   /** Affinity per agent over the session's lines after `afterLine` up to and including `uptoLine`. */
-  affinityBetween(session: number, afterLine: number, uptoLine: number): Map<Agent, number> {
-    const sql = `SELECT e.agent AS agent, sum(e.affinity_delta) AS total FROM entries e
+  affinityBetween(session: number, afterLine: number, uptoLine: number): Map<Agent, AffinitySum> {
+    const sql = `SELECT e.agent AS agent, sum(e.affinity_delta) AS total, count(*) AS n FROM entries e
       WHERE e.file_id = ? AND e.line > ? AND e.line <= ? AND e.affinity_delta != 0 AND ${LATEST} GROUP BY e.agent`;
-    const rows = this.stmt(sql).all(this.fileId(session), afterLine, uptoLine) as { agent: Agent; total: number }[];
-    return new Map(rows.map((r) => [r.agent, r.total]));
+    const rows = this.stmt(sql).all(this.fileId(session), afterLine, uptoLine) as { agent: Agent; total: number; n: number }[];
+    return new Map(rows.map((r) => [r.agent, { total: r.total, n: r.n }]));
   }
 
   /** Every affinity change in story order (streamed). */

@@ -1,20 +1,22 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt, kourai, ROOT } from '../helpers/bin.js';
-import { removeDir, tempDir } from '../helpers/ctx.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertBuilt, copyHome, kourai, ROOT, sampleHome } from '../helpers/bin.js';
+import { removeDir } from '../helpers/ctx.js';
 import { lineCount, readEntries } from '../helpers/forge.js';
 
 /** The same commands from a script (no terminal): the built binary, a clean environment. */
 let home: string;
 let memoirs: string[];
-beforeAll(() => assertBuilt());
+let template: { home: string; memoirs: string[] };
+beforeAll(() => {
+  assertBuilt();
+  template = sampleHome();
+});
+afterAll(() => removeDir(template.home));
 beforeEach(() => {
-  home = tempDir('kourai-e2e-cli-');
-  const r = kourai(['memoir', 'synth', '--json'], home);
-  expect(r.code).toBe(0);
-  memoirs = (JSON.parse(r.stdout) as { memoirs: string[] }).memoirs;
+  ({ home, memoirs } = copyHome(template));
 });
 afterEach(() => removeDir(home));
 

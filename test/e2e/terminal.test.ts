@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt, kourai } from '../helpers/bin.js';
-import { removeDir, tempDir } from '../helpers/ctx.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertBuilt, copyHome, kourai, sampleHome } from '../helpers/bin.js';
+import { removeDir } from '../helpers/ctx.js';
 import { lineCount, readEntries } from '../helpers/forge.js';
 import { hasTmux, TmuxSession } from '../helpers/tmux.js';
 
@@ -15,16 +15,16 @@ let home: string;
 let memoirs: string[];
 let tmux: TmuxSession;
 
+let template: { home: string; memoirs: string[] };
 beforeAll(() => {
   assertBuilt();
   if (!hasTmux()) throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
+  template = sampleHome();
 });
+afterAll(() => removeDir(template.home));
 
 beforeEach(() => {
-  home = tempDir('kourai-e2e-tty-');
-  const synth = kourai(['memoir', 'synth', '--json'], home);
-  expect(synth.code).toBe(0);
-  memoirs = (JSON.parse(synth.stdout) as { memoirs: string[] }).memoirs;
+  ({ home, memoirs } = copyHome(template));
   tmux = new TmuxSession();
 });
 

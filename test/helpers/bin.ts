@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -31,4 +32,19 @@ export function kourai(args: readonly string[], home: string, opts: { input?: st
     timeout: 60_000,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A home with the sample forge, written by the real binary (`kourai memoir synth`). */
+export function sampleHome(): { home: string; memoirs: string[] } {
+  const home = mkdtempSync(join(tmpdir(), 'kourai-e2e-'));
+  const r = kourai(['memoir', 'synth', '--json'], home);
+  if (r.code !== 0) throw new Error(`kourai memoir synth failed (${r.code}): ${r.stderr}`);
+  return { home, memoirs: (JSON.parse(r.stdout) as { memoirs: string[] }).memoirs };
+}
+
+/** A fresh copy of a home (the memoirs only: the index is a cache and is rebuilt). */
+export function copyHome(from: { home: string; memoirs: string[] }): { home: string; memoirs: string[] } {
+  const home = mkdtempSync(join(tmpdir(), 'kourai-e2e-'));
+  cpSync(join(from.home, 'projects'), join(home, 'projects'), { recursive: true });
+  return { home, memoirs: from.memoirs.map((m) => join(home, relative(from.home, m))) };
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendLines, prepareEntries } from '../../src/memoir/append.js';
 import type { Agent } from '../../src/memoir/agents.js';
 import { ulidGenerator } from '../../src/memoir/entry-id.js';
+import { mulberry32 } from '../../src/memoir/synth.js';
 import { StoryCursor } from '../../src/replay/cursor.js';
 import { MemoryStory } from '../../src/replay/memory-story.js';
 import type { BeatRef, StoryFilter, StoryNav } from '../../src/replay/story.js';
@@ -110,6 +111,22 @@ describe.each([2, 3, 7, 200])('StoryCursor with pages of %i', (pageSize) => {
         }
         expect(cursor.affinityAt(r)).toEqual(memory.affinityAt(r));
         expect(cursor.beat(r)).toEqual(memory.beat(r));
+      }
+    }
+  });
+});
+
+describe('StoryCursor, jumping around', () => {
+  it('positions and affinities agree with the reference in any visiting order (they are counted from the nearest known point)', () => {
+    const { cursor, memory } = both(3);
+    const rand = mulberry32(5);
+    for (const f of FILTERS.slice(0, 3)) {
+      const refs = walk(memory, f, 1);
+      const order = [...refs.keys(), ...[...refs.keys()].reverse(), ...refs.map(() => Math.floor(rand() * refs.length))];
+      for (const i of order) {
+        const r = refs[i] as BeatRef;
+        expect(cursor.position(r, f)).toBe(i);
+        expect(cursor.affinityAt(r)).toEqual(memory.affinityAt(r));
       }
     }
   });
