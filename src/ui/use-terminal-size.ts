@@ -15,7 +15,7 @@ export function useTerminalSize(fallback: { columns: number; rows: number }): { 
     return () => {
       stdout.off('resize', onResize);
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `read` only reads the stream, which is the dependency.
   }, [stdout]);
   return size;
 }

@@ -16,7 +16,7 @@ export function useFeedback(initial: FeedbackState, onDone: (outcome: FeedbackOu
 
   useEffect(() => {
     if (state.outcome) onDone(state.outcome);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Fires once per outcome; onDone is not a dependency (a new closure each render must not re-fire it).
   }, [state.outcome]);
 
   return state;

@@ -27,7 +27,7 @@ export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'qu
 
   useEffect(() => {
     if (state.done) onDone(state.done, state);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Fires once when the screen is done; onDone is not a dependency (a new closure must not re-fire it).
   }, [state.done]);
 
   return state;
