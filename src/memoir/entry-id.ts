@@ -19,13 +19,17 @@ export function encodeTime(ms: number): string {
 }
 
 function encodeRandom(bytes: Uint8Array): string {
-  // 80 bits -> 16 base32 characters.
+  // 80 bits -> 16 base32 characters, as two 40-bit halves (exact in a double).
   let out = '';
-  let acc = 0n;
-  for (const b of bytes.subarray(0, 10)) acc = (acc << 8n) | BigInt(b);
-  for (let i = 0; i < 16; i++) {
-    out = CROCKFORD[Number(acc & 31n)] + out;
-    acc >>= 5n;
+  for (let half = 0; half < 2; half++) {
+    let acc = 0;
+    for (let i = 0; i < 5; i++) acc = acc * 256 + (bytes[half * 5 + i] ?? 0);
+    let chunk = '';
+    for (let i = 0; i < 8; i++) {
+      chunk = CROCKFORD[acc % 32] + chunk;
+      acc = Math.floor(acc / 32);
+    }
+    out += chunk;
   }
   return out;
 }

@@ -17,7 +17,11 @@ export function indexPath(home: string): string {
 }
 
 export function openIndex(home: string): MemoirIndex {
-  return new MemoirIndex(openDb(indexPath(home), INDEX_MIGRATIONS));
+  const db = openDb(indexPath(home), INDEX_MIGRATIONS);
+  // A cache: a larger page cache makes bulk index builds several times faster.
+  db.pragma('cache_size = -65536');
+  db.pragma('temp_store = MEMORY');
+  return new MemoirIndex(db);
 }
 
 export interface FileRow {
@@ -243,9 +247,10 @@ export class MemoirIndex {
     onProgress?: (bytes: number) => void,
   ): Omit<FileUpdate, 'path' | 'fileId' | 'integrity'> {
     const pending = new Map<string, number>();
+    const fresh = row.indexed_bytes === 0; // nothing of this file is indexed yet: no earlier twins
     const occurrenceOf = (base: string): number => {
       let n = pending.get(base);
-      if (n === undefined) n = this.stmts.countBase.get(row.id, base)?.n ?? 0;
+      if (n === undefined) n = fresh ? 0 : (this.stmts.countBase.get(row.id, base)?.n ?? 0);
       n += 1;
       pending.set(base, n);
       return n;
@@ -361,12 +366,12 @@ export class MemoirIndex {
     return this.stmts.byEntryId.all(id);
   }
 
-  /** Filtered entries in memoir order (file, then line), using the indexes. */
+  /** Filtered entries in memoir order (file as first indexed, then line), using the indexes. */
   query(f: EntryFilter): EntryRow[] {
     const { where, params } = whereClause(f);
     const limit = f.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(f.limit))}` : '';
     return this.db
-      .prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY f.path, e.line${limit}`)
+      .prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY e.file_id, e.line${limit}`)
       .all(...params) as EntryRow[];
   }
 
@@ -374,12 +379,14 @@ export class MemoirIndex {
   iterate(f: EntryFilter): IterableIterator<EntryRow> {
     const { where, params } = whereClause(f);
     const limit = f.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(f.limit))}` : '';
-    return this.db.prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY f.path, e.line${limit}`).iterate(...params) as IterableIterator<EntryRow>;
+    return this.db.prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY e.file_id, e.line${limit}`).iterate(...params) as IterableIterator<EntryRow>;
   }
 
-  count(f: EntryFilter): number {
+  /** Matching entries, counted up to `cap` (counting a million rows is not free). */
+  count(f: EntryFilter, cap?: number): number {
     const { where, params } = whereClause(f);
-    return (this.db.prepare(`SELECT count(*) AS n FROM entries e ${where}`).get(...params) as { n: number }).n;
+    const sql = cap === undefined ? `SELECT count(*) AS n FROM entries e ${where}` : `SELECT count(*) AS n FROM (SELECT 1 FROM entries e ${where} LIMIT ${Math.floor(cap)})`;
+    return (this.db.prepare(sql).get(...params) as { n: number }).n;
   }
 }
 
