@@ -27,7 +27,7 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     (load: () => Promise<{ default: unknown }>, argNames: readonly string[] = []) =>
     async (...args: unknown[]): Promise<void> => {
       const cmd = args[args.length - 1] as Command;
-      const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+      const opts = cmd.optsWithGlobals<Record<string, unknown>>();
       const positional: Record<string, unknown> = {};
       argNames.forEach((name, i) => {
         if (args[i] !== undefined) positional[name] = args[i];

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fsError, InvalidDataError } from '../errors.js';
@@ -8,7 +9,7 @@ import { findTornTail, quarantineTornTail, type QuarantineRecord } from './quara
 import { fastInput } from './fast-input.js';
 import { describeIssue, EXTENSION_KEYS, MemoirInputSchema, type MemoirEntry } from './schema.js';
 
-type MemoirInputParsed = import('zod').z.output<typeof MemoirInputSchema>;
+type MemoirInputParsed = z.output<typeof MemoirInputSchema>;
 
 /** Extension keys a caller may set beyond id, time and type (`interrupt` first, as written). */
 const LATER_EXTENSIONS = EXTENSION_KEYS.filter((k) => k !== 'entry_id' && k !== 'recorded_at' && k !== 'entry_type');
