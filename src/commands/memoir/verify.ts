@@ -9,6 +9,7 @@ import { progress } from '../../output/progress.js';
 import { CHUNK_BYTES, openIndex, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from './shared.js';
+import { revisionProblems } from './verify-revisions.js';
 
 const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
 
@@ -69,6 +70,7 @@ export default defineCommand({
         problems.push(...v.problems);
       }
       bar.finish();
+      problems.push(...revisionProblems(index, paths));
     } finally {
       index.close();
     }
