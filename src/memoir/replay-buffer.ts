@@ -5,7 +5,8 @@ import { loadBearingVerdict, type LoadBearingContext, type LoadBearingFacts, typ
  *
  *   selectReplayBuffer(candidates, bound) -> { kept, dropped, warnings }
  *
- * 1. Superseded entries (older revisions) are dropped: their newest revision replaces them.
+ * 1. Superseded entries (older revisions) are dropped (listed last, by id): their newest
+ *    revision replaces them.
  * 2. Every load-bearing entry (load-bearing.ts) is kept, even when they alone exceed the bound:
  *    then the buffer is larger than the bound and a warning says so. Nothing load-bearing is
  *    ever dropped to honour a bound.
@@ -148,6 +149,7 @@ export function selectReplayBuffer(candidates: Iterable<BufferCandidate>, bound:
     };
     (inside ? kept : dropped).push(d);
   });
+  superseded.sort((a, b) => (a.entry_id < b.entry_id ? -1 : a.entry_id > b.entry_id ? 1 : 0));
   dropped.push(...superseded);
   const warnings: string[] = [];
   const over = bearing.length > bound;
