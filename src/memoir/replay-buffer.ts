@@ -74,26 +74,34 @@ export function features(c: BufferCandidate): Feature[] {
   return out;
 }
 
+/** The flags of INFORMATIVENESS_ORDER's first four criteria as one number (higher first). */
+function flagBits(c: BufferCandidate): number {
+  return (c.has_preference ? 8 : 0) | (c.player_response?.kind === 'rejected' ? 4 : 0) | (c.player_response?.kind === 'modified' ? 2 : 0) | (c.entry_type === 'interrupt' ? 1 : 0);
+}
+
+interface Keyed {
+  c: BufferCandidate;
+  bits: number;
+  magnitude: number;
+  /** recorded_at in ms; undated lines count as oldest. */
+  time: number;
+}
+
+function compareKeyed(a: Keyed, b: Keyed): number {
+  if (a.bits !== b.bits) return b.bits - a.bits;
+  if (a.magnitude !== b.magnitude) return b.magnitude - a.magnitude;
+  if (a.time !== b.time) return a.time > b.time ? -1 : 1;
+  return a.c.entry_id < b.c.entry_id ? -1 : a.c.entry_id > b.c.entry_id ? 1 : 0;
+}
+
+function keyed(c: BufferCandidate): Keyed {
+  const t = c.recorded_at === null ? Number.NEGATIVE_INFINITY : Date.parse(c.recorded_at);
+  return { c, bits: flagBits(c), magnitude: Math.abs(c.affinity_delta), time: Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t };
+}
+
 /** Negative when `a` is more informative than `b` (sorts first). Total: ties end on entry id. */
 export function compareInformativeness(a: BufferCandidate, b: BufferCandidate): number {
-  const flags = (c: BufferCandidate): number[] => [
-    c.has_preference ? 1 : 0,
-    c.player_response?.kind === 'rejected' ? 1 : 0,
-    c.player_response?.kind === 'modified' ? 1 : 0,
-    c.entry_type === 'interrupt' ? 1 : 0,
-  ];
-  const fa = flags(a);
-  const fb = flags(b);
-  for (let i = 0; i < fa.length; i++) if (fa[i] !== fb[i]) return (fb[i] ?? 0) - (fa[i] ?? 0);
-  const ma = Math.abs(a.affinity_delta);
-  const mb = Math.abs(b.affinity_delta);
-  if (ma !== mb) return mb - ma;
-  if (a.recorded_at !== b.recorded_at) {
-    if (a.recorded_at === null) return 1;
-    if (b.recorded_at === null) return -1;
-    return a.recorded_at > b.recorded_at ? -1 : 1;
-  }
-  return a.entry_id < b.entry_id ? -1 : a.entry_id > b.entry_id ? 1 : 0;
+  return compareKeyed(keyed(a), keyed(b));
 }
 
 const REASON_TEXT: Partial<Record<LoadBearingReason, string>> = {
@@ -112,19 +120,21 @@ function describeFeatures(c: BufferCandidate, fs: readonly Feature[]): string {
 export function selectReplayBuffer(candidates: Iterable<BufferCandidate>, bound: number): ReplayBuffer {
   if (!Number.isInteger(bound) || bound < 0) throw new RangeError(`replay buffer bound must be a non-negative integer, got ${bound}`);
   const superseded: BufferDecision[] = [];
-  const bearing: { c: BufferCandidate; reasons: LoadBearingReason[] }[] = [];
-  const rest: BufferCandidate[] = [];
+  const bearing: (Keyed & { reasons: LoadBearingReason[] })[] = [];
+  const rest: Keyed[] = [];
   let total = 0;
   for (const c of candidates) {
     total++;
-    const v = loadBearingVerdict(c, c);
     if (c.chain === 'superseded') {
       superseded.push({ entry_id: c.entry_id, kept: false, load_bearing: false, rank: null, reasons: ['superseded'], why: 'superseded by a newer revision' });
-    } else if (v.load_bearing) bearing.push({ c, reasons: v.reasons });
-    else rest.push(c);
+      continue;
+    }
+    const v = loadBearingVerdict(c, c);
+    if (v.load_bearing) bearing.push({ ...keyed(c), reasons: v.reasons });
+    else rest.push(keyed(c));
   }
-  bearing.sort((a, b) => compareInformativeness(a.c, b.c));
-  rest.sort(compareInformativeness);
+  bearing.sort(compareKeyed);
+  rest.sort(compareKeyed);
   const kept: BufferDecision[] = bearing.map(({ c, reasons }, i) => ({
     entry_id: c.entry_id,
     kept: true,
@@ -135,7 +145,7 @@ export function selectReplayBuffer(candidates: Iterable<BufferCandidate>, bound:
   }));
   const room = Math.max(0, bound - bearing.length);
   const dropped: BufferDecision[] = [];
-  rest.forEach((c, i) => {
+  rest.forEach(({ c }, i) => {
     const fs = features(c);
     const rank = bearing.length + i + 1;
     const inside = i < room;

@@ -11,7 +11,8 @@ import type { EntryRow, MemoirIndex } from '../../store/memoir-index.js';
 import { loadRevisionGraph } from '../../store/revision-queries.js';
 import { defineCommand } from '../types.js';
 import { filterShape, toFilter } from './filters.js';
-import { loadRow, memoirOpt, openIndexed } from './shared.js';
+import { RowLoader } from './row-loader.js';
+import { memoirOpt, openIndexed } from './shared.js';
 
 const { text: _text, ...filters } = filterShape;
 
@@ -75,25 +76,30 @@ export function bufferCandidates(index: MemoirIndex, fileIds: readonly number[],
   const graph = loadRevisionGraph(index, fileIds);
   const rows = new Map<string, EntryRow>();
   const candidates: BufferCandidate[] = [];
-  for (const row of index.iterate({ ...filter, files: fileIds })) {
-    // A revision is never more shareable than what it replaces: --split shared honours the chain.
-    if (filter.split === 'shared' && graph.has(row.entry_id) && !graph.effectiveShareable(row.entry_id)) continue;
-    if (rows.has(row.entry_id)) continue; // duplicate ids are verify's problem; one decision each
-    rows.set(row.entry_id, row);
-    const chain = !graph.has(row.entry_id) ? 'none' : graph.isSuperseded(row.entry_id) ? 'superseded' : row.supersedes !== null ? 'head' : 'none';
-    let interrupt: { reason_class: ReasonClass } | null = null;
-    if (row.entry_type === 'interrupt') interrupt = loadRow(row).interrupt ?? null;
-    candidates.push({
-      entry_id: row.entry_id,
-      source: row.source as Source,
-      entry_type: row.entry_type as EntryType,
-      player_response: row.response_kind ? { kind: row.response_kind as ResponseKind } : null,
-      interrupt,
-      chain,
-      has_preference: row.has_preference === 1,
-      affinity_delta: row.affinity_delta,
-      recorded_at: row.recorded_at,
-    });
+  const loader = new RowLoader();
+  try {
+    for (const row of index.iterate({ ...filter, files: fileIds })) {
+      // A revision is never more shareable than what it replaces: --split shared honours the chain.
+      if (filter.split === 'shared' && graph.has(row.entry_id) && !graph.effectiveShareable(row.entry_id)) continue;
+      if (rows.has(row.entry_id)) continue; // duplicate ids are verify's problem; one decision each
+      rows.set(row.entry_id, row);
+      const chain = !graph.has(row.entry_id) ? 'none' : graph.isSuperseded(row.entry_id) ? 'superseded' : row.supersedes !== null ? 'head' : 'none';
+      let interrupt: { reason_class: ReasonClass } | null = null;
+      if (row.entry_type === 'interrupt') interrupt = loader.load(row).interrupt ?? null;
+      candidates.push({
+        entry_id: row.entry_id,
+        source: row.source as Source,
+        entry_type: row.entry_type as EntryType,
+        player_response: row.response_kind ? { kind: row.response_kind as ResponseKind } : null,
+        interrupt,
+        chain,
+        has_preference: row.has_preference === 1,
+        affinity_delta: row.affinity_delta,
+        recorded_at: row.recorded_at,
+      });
+    }
+  } finally {
+    loader.close();
   }
   return { candidates, rows };
 }
@@ -126,7 +132,7 @@ export default defineCommand({
     }
     const view = (d: BufferDecision): BufferRow => {
       const r = rows.get(d.entry_id) as EntryRow;
-      return { ...d, scene_id: r.scene_id, agent: r.agent, source: r.source, entry_type: r.entry_type, path: r.path, line: r.line };
+      return { entry_id: d.entry_id, kept: d.kept, load_bearing: d.load_bearing, rank: d.rank, reasons: d.reasons, why: d.why, scene_id: r.scene_id, agent: r.agent, source: r.source, entry_type: r.entry_type, path: r.path, line: r.line };
     };
     const c = colors(ctx.colorLevel);
     for (const w of buffer.warnings) ctx.stderr.write(`${c.yellow('warning')}: ${w}\n`);

@@ -8,6 +8,7 @@ import { ENTRY_TYPES } from '../../memoir/sources.js';
 import { colors } from '../../output/color.js';
 import { whereClause, type EntryFilter, type EntryRow, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
+import { RowLoader } from './row-loader.js';
 import { loadRow, memoirOpt, openIndexed } from './shared.js';
 
 const options = z.object({
@@ -88,17 +89,19 @@ export default defineCommand({
     const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
     const found: { ep: Episode; path: string; seq: number }[] = [];
     let stored = new Map<string, { entry_id: string; hash: string }>();
+    const loader = new RowLoader();
     try {
       const asked = askedBySession(index, fileIds);
       const filter: EntryFilter = { files: fileIds, types: NOT_EPISODES, latestOnly: true, ...(opts.scene ? { scenePrefix: opts.scene } : {}) };
       for (const g of groups(index, filter, opts.by)) {
-        const entries: MemoirEntry[] = g.rows.map(loadRow);
+        const entries: MemoirEntry[] = g.rows.map((r) => loader.load(r));
         const ep = buildEpisode(opts.by, g.key, entries, { asked: asked.get(sessionOf(g.key)) ?? null });
         const first = g.rows[0] as EntryRow;
         if (ep) found.push({ ep, path: first.path, seq: first.seq });
       }
       if (opts.write) stored = storedEpisodes(index, fileIds);
     } finally {
+      loader.close();
       index.close();
     }
     // Chronological: first dated entry, undated (Python) episodes after, then memoir order.
