@@ -3,15 +3,13 @@ import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { fsError } from '../../errors.js';
-import { selectReplayBuffer, type BufferCandidate, type BufferDecision, type ReplayBuffer } from '../../memoir/replay-buffer.js';
-import type { EntryType, ReasonClass, ResponseKind, Source } from '../../memoir/sources.js';
+import type { BufferDecision, ReplayBuffer } from '../../memoir/replay-buffer.js';
 import { colors } from '../../output/color.js';
 import { oneLine, renderTable } from '../../output/table.js';
-import type { EntryRow, MemoirIndex } from '../../store/memoir-index.js';
-import { loadRevisionGraph } from '../../store/revision-queries.js';
+import type { EntryRow } from '../../store/memoir-index.js';
+import { replayBufferFromIndex } from '../../store/replay-candidates.js';
 import { defineCommand } from '../types.js';
 import { filterShape, toFilter } from './filters.js';
-import { RowLoader } from './row-loader.js';
 import { memoirOpt, openIndexed } from './shared.js';
 
 const { text: _text, ...filters } = filterShape;
@@ -68,42 +66,6 @@ export interface BufferManifest {
   kept: { entry_id: string; path: string; line: number; offset: number; length: number; load_bearing: boolean; rank: number | null; reasons: string[] }[];
 }
 
-/**
- * The buffer candidates of these files: every indexed entry passing the filters, with its place
- * in revision chains; interrupts are read from the memoir for their reason class.
- */
-export function bufferCandidates(index: MemoirIndex, fileIds: readonly number[], filter: ReturnType<typeof toFilter>): { candidates: BufferCandidate[]; rows: Map<string, EntryRow> } {
-  const graph = loadRevisionGraph(index, fileIds);
-  const rows = new Map<string, EntryRow>();
-  const candidates: BufferCandidate[] = [];
-  const loader = new RowLoader();
-  try {
-    for (const row of index.iterate({ ...filter, files: fileIds })) {
-      // A revision is never more shareable than what it replaces: --split shared honours the chain.
-      if (filter.split === 'shared' && graph.has(row.entry_id) && !graph.effectiveShareable(row.entry_id)) continue;
-      if (rows.has(row.entry_id)) continue; // duplicate ids are verify's problem; one decision each
-      rows.set(row.entry_id, row);
-      const chain = !graph.has(row.entry_id) ? 'none' : graph.isSuperseded(row.entry_id) ? 'superseded' : row.supersedes !== null ? 'head' : 'none';
-      let interrupt: { reason_class: ReasonClass } | null = null;
-      if (row.entry_type === 'interrupt') interrupt = loader.load(row).interrupt ?? null;
-      candidates.push({
-        entry_id: row.entry_id,
-        source: row.source as Source,
-        entry_type: row.entry_type as EntryType,
-        player_response: row.response_kind ? { kind: row.response_kind as ResponseKind } : null,
-        interrupt,
-        chain,
-        has_preference: row.has_preference === 1,
-        affinity_delta: row.affinity_delta,
-        recorded_at: row.recorded_at,
-      });
-    }
-  } finally {
-    loader.close();
-  }
-  return { candidates, rows };
-}
-
 /** Written beside the target and renamed over it: a reader never sees half a manifest. */
 function writeManifest(path: string, manifest: BufferManifest, suffix: string): void {
   const tmp = `${path}.${suffix}.tmp`;
@@ -124,9 +86,7 @@ export default defineCommand({
     let buffer: ReplayBuffer;
     let rows: Map<string, EntryRow>;
     try {
-      const got = bufferCandidates(index, fileIds, filter);
-      rows = got.rows;
-      buffer = selectReplayBuffer(got.candidates, opts.max);
+      ({ buffer, rows } = replayBufferFromIndex(index, { ...filter, files: fileIds }, opts.max));
     } finally {
       index.close();
     }

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { appendLines, prepareEntries } from '../../memoir/append.js';
 import { ulidGenerator } from '../../memoir/entry-id.js';
+import { RowLoader } from '../../memoir/row-loader.js';
 import { buildEpisode, episodeEntry, episodeKey, renderEpisode, sessionOf, storedEpisode, type Episode, type EpisodeGrouping } from '../../memoir/episodes.js';
 import type { MemoirEntry } from '../../memoir/schema.js';
 import { ENTRY_TYPES } from '../../memoir/sources.js';
 import { colors } from '../../output/color.js';
 import { whereClause, type EntryFilter, type EntryRow, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
-import { RowLoader } from './row-loader.js';
 import { loadRow, memoirOpt, openIndexed } from './shared.js';
 
 const options = z.object({

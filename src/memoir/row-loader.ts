@@ -1,18 +1,25 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { fsError, IntegrityError } from '../../errors.js';
-import { parseLine } from '../../memoir/parse.js';
-import type { MemoirEntry } from '../../memoir/schema.js';
-import type { EntryRow } from '../../store/memoir-index.js';
+import { fsError, IntegrityError } from '../errors.js';
+import { parseLine } from './parse.js';
+import type { MemoirEntry } from './schema.js';
+
+/** Where an indexed entry lives (an index row has these fields). */
+export interface EntryLocation {
+  path: string;
+  offset: number;
+  length: number;
+  entry_id: string;
+}
 
 /**
  * Loads many indexed entries from their memoirs, keeping one descriptor per file open instead
- * of opening the file for every entry (`loadRow`). Close it when done.
+ * of opening the file for every entry (`loadEntryAt`). Close it when done.
  */
 export class RowLoader {
   private readonly fds = new Map<string, number>();
   private buf = Buffer.alloc(64 * 1024);
 
-  load(row: EntryRow): MemoirEntry {
+  load(row: EntryLocation): MemoirEntry {
     let fd = this.fds.get(row.path);
     if (fd === undefined) {
       try {
