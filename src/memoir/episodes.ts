@@ -24,6 +24,8 @@ import { entryTypeOf } from './split-rule.js';
  * - lessons: player revisions, disagreement resolutions, rejected proposals (and reworks that
  *   no player_revision entry records).
  * - tags and actors (agents in order, then `player` when the player responded).
+ * - date: of the first entry; a corrected entry counts at its original's time (`originalTime`),
+ *   and the caller passes corrected entries at their original's place in the memoir.
  * - content_hash: sha256 of the episode's canonical JSON (everything but the hash itself), so
  *   the same entries always give the same hash and `--write` can skip what it already wrote.
  *
@@ -132,6 +134,11 @@ function describeResponse(r: EpisodeResponse): string {
 export interface BuildOptions {
   /** What was asked, when the group has no task_description of its own (its session's). */
   asked?: string | null;
+  /**
+   * For corrected entries (newest revisions): when the original happened. A correction does not
+   * move an episode in time: its dates come from the originals.
+   */
+  originalTime?: ReadonlyMap<string, string | null>;
 }
 
 /**
@@ -152,7 +159,12 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
   let asked: string | null = null;
   let beat: string | null = null;
   let affinity = 0;
-  const dated = entries.map((e) => e.recorded_at).filter((t): t is string => typeof t === 'string').map((t) => new Date(t).toISOString()).sort();
+  const timeOf = (e: MemoirEntry): string | null | undefined => (opts.originalTime?.has(e.entry_id) ? opts.originalTime.get(e.entry_id) : e.recorded_at);
+  const dated = entries
+    .map(timeOf)
+    .filter((t): t is string => typeof t === 'string')
+    .map((t) => new Date(t).toISOString())
+    .sort();
   const revisionTexts = new Set<string>();
 
   for (const e of entries) {

@@ -106,6 +106,15 @@ describe('buildEpisode', () => {
     expect(ep && renderEpisode(ep)).toBe('- (undated, episode, success) cupid late night check in. Outcome: no player response');
   });
 
+  it('dates a corrected entry at its original time', () => {
+    const orig = e({ recorded_at: '2026-10-01T09:00:00.000Z' });
+    const fix = e({ recorded_at: '2026-11-22T10:00:00.000Z', supersedes: orig.entry_id });
+    const ep = buildEpisode('scene', 'k', [fix], { originalTime: new Map([[fix.entry_id, orig.recorded_at as string]]) });
+    expect(ep?.date).toBe('2026-10-01');
+    expect(ep?.context.last_at).toBe('2026-10-01T09:00:00.000Z');
+    expect(buildEpisode('scene', 'k', [fix])?.date).toBe('2026-11-22');
+  });
+
   it('ignores episode entries, and returns null when nothing else is left', () => {
     const stored = e({ entry_type: 'episode', source: 'raw_transcript' });
     expect(buildEpisode('scene', 'k', [stored])).toBeNull();

@@ -8,6 +8,7 @@ import type { MemoirEntry } from '../../memoir/schema.js';
 import { ENTRY_TYPES } from '../../memoir/sources.js';
 import { colors } from '../../output/color.js';
 import { whereClause, type EntryFilter, type EntryRow, type MemoirIndex } from '../../store/memoir-index.js';
+import { loadRevisionGraph } from '../../store/revision-queries.js';
 import { defineCommand } from '../types.js';
 import { loadRow, memoirOpt, openIndexed } from './shared.js';
 
@@ -92,11 +93,16 @@ export default defineCommand({
     const loader = new RowLoader();
     try {
       const asked = askedBySession(index, fileIds);
+      // A corrected entry stands where and when its original stood.
+      const graph = loadRevisionGraph(index, fileIds);
+      const original = (row: EntryRow): EntryRow => (graph.has(row.entry_id) ? (graph.get(graph.root(row.entry_id))?.row ?? row) : row);
       const filter: EntryFilter = { files: fileIds, types: NOT_EPISODES, latestOnly: true, ...(opts.scene ? { scenePrefix: opts.scene } : {}) };
       for (const g of groups(index, filter, opts.by)) {
-        const entries: MemoirEntry[] = g.rows.map((r) => loader.load(r));
-        const ep = buildEpisode(opts.by, g.key, entries, { asked: asked.get(sessionOf(g.key)) ?? null });
-        const first = g.rows[0] as EntryRow;
+        const placed = g.rows.map((row) => ({ row, at: original(row) })).sort((a, b) => a.at.seq - b.at.seq);
+        const entries: MemoirEntry[] = placed.map((p) => loader.load(p.row));
+        const originalTime = new Map(placed.filter((p) => p.at !== p.row).map((p) => [p.row.entry_id, p.at.recorded_at] as const));
+        const ep = buildEpisode(opts.by, g.key, entries, { asked: asked.get(sessionOf(g.key)) ?? null, originalTime });
+        const first = (placed[0] as { at: EntryRow }).at;
         if (ep) found.push({ ep, path: first.path, seq: first.seq });
       }
       if (opts.write) stored = storedEpisodes(index, fileIds);

@@ -89,14 +89,21 @@ describe('memoir episodes', () => {
   it('when a summarised entry is corrected, --write updates that episode as a revision', async () => {
     const ctx = newCtx();
     const memoirs = await sampleForge(ctx);
-    await runCmd(episodes, { write: true }, ctx);
+    const before = await runCmd(episodes, { write: true }, ctx);
     const target = lines(memoirs[0] as string).find((l) => l.source === 'specialist_proposed' && (l.player_response as { kind?: string } | null)?.kind === 'accepted') as MemoirEntry;
-    await runCmd(supersede, { id: target.entry_id, patch: '{"player_response":{"kind":"rejected","felt":"off"}}', reason: 'the player actually refused it' }, ctx);
+    const fix = await runCmd(supersede, { id: target.entry_id, patch: '{"player_response":{"kind":"rejected","felt":"off"}}', reason: 'the player actually refused it' }, ctx);
     const r = await runCmd(episodes, { write: true }, ctx);
     expect([r.written, r.updated]).toEqual([0, 1]);
     const updated = r.episodes.find((e) => e.stored?.status === 'updated');
     expect(updated?.key).toBe(target.scene_id);
     expect(updated?.tags).toContain('corrected');
+    // a correction does not move the episode in time, nor the corrected entry within it
+    const was = before.episodes.find((e) => e.key === target.scene_id);
+    expect(updated?.context.first_at).toBe(was?.context.first_at);
+    expect(updated?.context.last_at).toBe(was?.context.last_at);
+    expect(updated?.approach.agents).toEqual(was?.approach.agents);
+    expect(updated?.entry_ids.indexOf(fix.entry_id)).toBe(was?.entry_ids.indexOf(target.entry_id));
+    expect(updated?.entry_ids).not.toContain(target.entry_id);
     expect(updated?.lessons.some((l) => l.includes('proposal was rejected'))).toBe(true);
     expect(updated?.stored?.supersedes).toMatch(/^[0-9A-Z]{26}$/);
     const listed = await runCmd(inspect, { type: ['episode'], scene: target.scene_id, limit: '0' }, ctx);
