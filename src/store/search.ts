@@ -72,7 +72,9 @@ export function excerpt(text: string, words: readonly string[], width = 80): str
     if (i >= 0 && (at < 0 || i < at)) at = i;
   }
   if (at < 0 || flatText.length <= width) return flatText.length <= width ? flatText : `${flatText.slice(0, width - 1)}…`;
-  const start = Math.max(0, at - Math.floor(width / 3));
+  let start = Math.max(0, at - Math.floor(width / 3));
+  const space = flatText.lastIndexOf(' ', start);
+  if (start > 0 && space >= 0 && at - space < width) start = space + 1; // start on a word
   const piece = flatText.slice(start, start + width);
   return `${start > 0 ? '…' : ''}${piece}${start + width < flatText.length ? '…' : ''}`;
 }

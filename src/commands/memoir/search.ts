@@ -65,6 +65,7 @@ export default defineCommand({
     const c = colors(ctx.colorLevel);
     if (r.hits.length === 0) return c.dim(`no entries match "${r.query}"`);
     const width = Math.max(40, (ctx.stdout.columns ?? 120) - 80);
+    const words = queryWords(r.query);
     const table = renderTable(r.hits, [
       { header: '#', get: (h) => String(h.rank), align: 'right' },
       { header: 'ENTRY', get: (h) => String(h.entry.entry_id) },
@@ -72,7 +73,7 @@ export default defineCommand({
       { header: 'AGENT', get: (h) => String(h.entry.agent) },
       { header: 'SOURCE', get: (h) => String(h.entry.source) },
       { header: 'SPLIT', get: (h) => ((h.entry._memoir as { shareable: boolean }).shareable ? c.green('shared') : c.dim('private')) },
-      { header: 'MATCH', get: (h) => excerpt(h.excerpt, [], width) },
+      { header: 'MATCH', get: (h) => excerpt(h.excerpt, words, width) },
     ]);
     const more = r.total > r.shown ? `${r.shown} of ${r.total} matches, best first (--limit N, at most ${SEARCH_MAX_LIMIT})` : `${r.total} match${r.total === 1 ? '' : 'es'}, best first`;
     return `${table}${c.dim(more)}`;

@@ -114,3 +114,15 @@ describe('memoir search', () => {
     expect(search.render?.(await runCmd(search, { query: 'absent' }, ctx), ctx)).toContain('no entries match');
   });
 });
+
+describe('excerpt', () => {
+  it('shows the text around the first query word, starting on a word', async () => {
+    const { excerpt } = await import('../../../src/store/search.js');
+    const text = `${'lorem ipsum dolor sit amet '.repeat(6)}the naming matters here ${'and more text follows '.repeat(5)}`;
+    const x = excerpt(text, ['naming'], 60);
+    expect(x).toContain('naming');
+    expect(x.startsWith('…')).toBe(true);
+    expect(x.slice(1)).toMatch(/^(lorem|ipsum|dolor|sit|amet|the) /);
+    expect(excerpt('short text', ['absent'], 60)).toBe('short text');
+  });
+});
