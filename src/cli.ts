@@ -124,6 +124,62 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
   // --- issue 3: replay, feedback, affinity ---
 
   // --- issue 4: supersede, search, episodes, buffer ---
+  const withFilters = (c: Command): Command =>
+    c
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--source <source>', 'only this source (repeatable)', collect, [])
+      .option('--type <type>', 'only this entry type (repeatable)', collect, [])
+      .addOption(new Option('--split <split>', 'shared or private, by the strict rule').choices(['shared', 'private']))
+      .option('--scene <prefix>', 'scene id prefix, e.g. session-1a2b3c4d')
+      .option('--since <time>', 'recorded at or after (ISO date/time)')
+      .option('--until <time>', 'recorded before (ISO date/time)');
+
+  withMemoir(
+    memoir
+      .command('supersede')
+      .description('correct an entry: append a revision that names the entry it replaces (never more shareable than it)')
+      .argument('<id>', 'the entry to correct (a ULID or a derived py_ id; an old id corrects its newest revision)')
+      .argument('[patch]', 'the correction as JSON: the fields to change, merged over the entry (or a whole entry)')
+      .option('--file <path>', 'read the correction from a file (- for stdin)')
+      .requiredOption('--reason <text>', 'why the entry is corrected (stored as revision_reason)')
+      .option('--no-fsync', 'do not fsync after writing (faster, not crash-safe)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/supersede.js'), ['id', 'patch']));
+
+  withMemoir(
+    withFilters(
+      memoir
+        .command('search')
+        .description('full-text search, ranked by relevance (bm25), then newest; newest revisions only')
+        .argument('<query...>', 'words to look for (any may match; more and rarer matches rank higher; the last word also matches as a prefix)'),
+    )
+      .option('--limit <n>', 'at most n results (default 20, capped at 200)')
+      .option('--all-revisions', 'search superseded entries too')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/search.js'), ['query']));
+
+  withMemoir(
+    memoir
+      .command('episodes')
+      .description('what happened and what was learned: one episode per scene (or session), with its lessons')
+      .addOption(new Option('--by <grouping>', 'one episode per scene or per session').choices(['scene', 'session']).default('scene'))
+      .option('--scene <prefix>', 'only scenes with this id prefix, e.g. session-1a2b3c4d')
+      .option('--write', 'append the episodes as private episode entries (skips those already written)')
+      .option('--no-fsync', 'with --write: do not fsync (faster, not crash-safe)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/episodes.js')));
+
+  withMemoir(
+    withFilters(
+      memoir
+        .command('buffer')
+        .description('choose a bounded replay buffer for training: every load-bearing entry, then the most informative')
+        .requiredOption('--max <n>', 'the bound: how many entries to keep (load-bearing ones are kept even beyond it)'),
+    )
+      .option('--dry-run', 'show what would be kept and dropped, and why; write nothing')
+      .option('--out <file>', 'where to write the manifest (default $KOURAI_HOME/cache/replay-buffer.json)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/buffer.js')));
 
   // --- issue 5: privacy, whisper, federate consent ---
 

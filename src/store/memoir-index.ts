@@ -390,7 +390,7 @@ export class MemoirIndex {
   }
 }
 
-function whereClause(f: EntryFilter): { where: string; params: unknown[] } {
+export function whereClause(f: EntryFilter): { where: string; params: unknown[] } {
   const conds: string[] = [];
   const params: unknown[] = [];
   const inList = (col: string, values: readonly (string | number)[] | undefined): void => {

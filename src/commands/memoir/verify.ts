@@ -10,6 +10,7 @@ import { progress } from '../../output/progress.js';
 import { CHUNK_BYTES, openIndex, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from './shared.js';
+import { revisionProblems } from './verify-revisions.js';
 
 const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
 
@@ -76,6 +77,7 @@ export default defineCommand({
       }
       problems.push(...confirmDuplicates(seen));
       bar.finish();
+      problems.push(...revisionProblems(index, paths));
     } finally {
       index.close();
     }
