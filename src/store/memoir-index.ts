@@ -150,6 +150,7 @@ export class MemoirIndex {
       ),
       insertFts: db.prepare('INSERT INTO entries_fts (rowid, text) VALUES (?, ?)'),
       insertProblem: db.prepare('INSERT INTO problems (file_id, line, offset, length, kind, message) VALUES (?, ?, ?, ?, ?, ?)'),
+      shareableOf: db.prepare<[string], { shareable: number }>('SELECT shareable FROM entries WHERE entry_id = ? ORDER BY seq LIMIT 1'),
       countBase: db.prepare<[number, string], { n: number }>('SELECT count(*) AS n FROM entries WHERE file_id = ? AND base_id = ?'),
       progress: db.prepare('UPDATE files SET indexed_bytes = ?, indexed_lines = ?, head_hash = ?, tail_start = ?, tail_hash = ?, updated_at = ? WHERE id = ?'),
       upsertChunk: db.prepare('INSERT OR REPLACE INTO chunks (file_id, chunk, hash) VALUES (?, ?, ?)'),
@@ -271,7 +272,12 @@ export class MemoirIndex {
         }
         const e = it.entry;
         const type = entryTypeOf(e);
-        const verdict = decideSplit({ ...e, entry_type: type });
+        let verdict = decideSplit({ ...e, entry_type: type });
+        if (verdict.shareable && typeof e.supersedes === 'string') {
+          // A revision never widens privacy: it is shareable only if what it replaces is.
+          const original = this.stmts.shareableOf.get(e.supersedes);
+          if (original && original.shareable === 0) verdict = { shareable: false, reason: 'private_original', lenient: true };
+        }
         const info = this.stmts.insertEntry.run({
           file_id: row.id,
           line: it.line,
