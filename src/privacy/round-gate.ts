@@ -109,7 +109,7 @@ export class PrivacyGate {
           if (!verdict.ok) {
             const [who, eps, budget] = verdict.reason === 'agent_budget' ? [agent, verdict.epsilonAgent, config.agentEpsilon] : ['the forge', verdict.epsilonForge, config.forgeEpsilon];
             throw new BudgetExhaustedError(
-              `${agent}: one more release would bring ${who === agent ? 'its' : "the forge's"} ε to ${eps.toFixed(3)}, over the budget of ${budget} (δ = ${config.delta}); nothing was released`,
+              `${agent}: one more release would bring ${who === agent ? 'its' : "the forge's"} ε to ${eps.toFixed(3)}, over the budget of ${budget} (δ = ${config.delta.toExponential()}); nothing was released`,
               `${agent} stays silent; see \`kourai whisper\``,
             );
           }
@@ -150,7 +150,7 @@ export class PrivacyGate {
     const stored = this.ledger.payload(row.id);
     if (!stored) {
       throw new ConflictError(
-        `${row.agent} already spent budget in round ${row.round} (release ${row.id}) but its noised delta was never stored: the process stopped in between. The budget stays spent; ${row.agent} is silent this round`,
+        `${row.agent} already spent budget in round ${row.round} (release ${row.id}) but its noised delta is not stored: another process is drawing it, or the process stopped in between. The budget stays spent; ${row.agent} is silent this round`,
         'kourai privacy ledger',
       );
     }
