@@ -74,7 +74,7 @@ describe('planRound: who speaks next round', () => {
           const releases = hist.map((h, i) => ({ agent: h.agent, round: `r${i}`, noiseMultiplier: h.sigma, sampleRate: 1 }));
           const config = cfg({ forgeEpsilon, agentEpsilon, noiseMultiplier: sigma });
           const plan = planRound({ releases, consent: allConsent(), shareable: allShareable, config });
-          const spoken = [...releases];
+          const spoken: SpentRelease[] = [...releases];
           for (const a of plan.agents.filter((x) => x.speaks)) {
             const verdict = checkRelease(spoken, a.agent as (typeof FEDERATING_AGENTS)[number], config);
             expect(verdict.ok).toBe(true);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BudgetExhaustedError, ExitCode, KouraiError } from '../../src/errors.js';
 import { fromBase64F32, type NamedTensor } from '../../src/federation/tensor.js';
+import type { SecureBytes } from '../../src/privacy/gaussian-noise.js';
 import { DEFAULT_PRIVACY_CONFIG, type PrivacyConfig } from '../../src/privacy/privacy-config.js';
 import { epsilonFor } from '../../src/privacy/rdp-accountant.js';
 import { PrivacyGate } from '../../src/privacy/round-gate.js';
@@ -18,7 +19,7 @@ beforeEach(() => {
 afterEach(() => rmSync(home, { recursive: true, force: true }));
 
 const delta = (v = 0.5): NamedTensor[] => [{ name: 'w', shape: [4], data: Float32Array.of(v, v, v, v) }];
-const open = (over: Partial<PrivacyConfig> = {}, random = randomBytes): PrivacyGate =>
+const open = (over: Partial<PrivacyConfig> = {}, random: SecureBytes = randomBytes): PrivacyGate =>
   PrivacyGate.open({ home, config: { ...DEFAULT_PRIVACY_CONFIG, ...over }, random, now: () => new Date('2026-10-01T00:00:00Z') });
 const allow = (g: PrivacyGate, ...agents: ('aidos' | 'metis' | 'techne')[]): void => {
   g.consent.record(agents.map((agent) => ({ agent, allowed: true })), 'flags', new Date());
