@@ -75,7 +75,7 @@ export function applyFlags(current: ConsentMap, allow: readonly Agent[], deny: r
   if (both.length > 0) throw new UsageError(`--allow and --deny both name ${both.join(', ')}`);
   const locked = allow.filter((a) => isBondOnly(a));
   if (locked.length > 0) {
-    throw new UsageError(`--allow: ${locked.join(' and ')} ${locked.length === 1 ? 'is' : 'are'} bond-only and can never speak for the forge`, 'remove them from --allow');
+    throw new UsageError(`--allow: ${locked.join(' and ')} ${locked.length === 1 ? 'is' : 'are'} bond-only and can never speak for the forge`, `remove ${locked.join(' and ')} from --allow`);
   }
   const next = { ...current };
   for (const a of allow) if (!isBondOnly(a)) next[a as FederatingAgent] = true;
