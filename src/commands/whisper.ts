@@ -3,7 +3,7 @@ import { kouraiHome, type Ctx } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { AGENTS, type Agent } from '../memoir/agents.js';
 import { colors } from '../output/color.js';
-import type { GaugeLevel } from '../privacy/budget.js';
+import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
 import { PrivacyGate } from '../privacy/round-gate.js';
 import { bar, buildWhisperReport, percent, type WhisperReport } from '../privacy/whisper-report.js';
 import { memoirOpt, openIndexed } from './memoir/shared.js';
@@ -92,7 +92,7 @@ export function renderWhisperText(r: WhisperReport, colorLevel: 0 | 1 | 2 | 3): 
     const cost = a.speaks ? `+${fmtEps(a.next_round_epsilon_cost ?? 0)} ε` : '';
     const mags = a.contributions.slice(-5).map((x) => (x.clipped_fraction === null ? '·' : x.clipped_fraction.toFixed(2)));
     lines.push(
-      `${a.agent.padEnd(w)}  ${ac(bar(frac, 12))} ${ac(percent(frac).padStart(4))}  ${verdict.padEnd(6)} ${String(a.shareable_entries).padStart(5)} shareable  ${cost.padEnd(10)} ${c.dim(a.why.replace(/^(speaks|silent): /, ''))}`,
+      `${a.agent.padEnd(w)}  ${ac(bar(frac, 12))} ${ac(percent(frac).padStart(4))}  ${verdict.padEnd(6)} ${String(a.shareable_entries).padStart(5)} shareable  ${cost.padEnd(10)} ${c.dim(VERDICT_SHORT[a.verdict])}`,
     );
     if (mags.length > 0) lines.push(c.dim(`${' '.repeat(w)}  past contributions |clip Δ|/S: ${mags.join(' ')}${a.contributions.length > 5 ? ` (last 5 of ${a.contributions.length})` : ''}`));
   }

@@ -35,6 +35,17 @@ export const VERDICT_TEXT: Readonly<Record<Verdict, string>> = {
   forge_budget: "silent: the next round would exceed the forge's whisper capacity",
 };
 
+/** The same, in a few words, for one-line rows. */
+export const VERDICT_SHORT: Readonly<Record<Verdict, string>> = {
+  speaks: 'consent, entries and capacity',
+  bond_only: 'bond-only',
+  no_consent: 'no consent',
+  no_shareable_entries: 'no shareable entries',
+  already_released: 'spoke this round',
+  agent_budget: 'its capacity would run out',
+  forge_budget: "the forge's capacity would run out",
+};
+
 export type GaugeLevel = 'ok' | 'low' | 'critical' | 'exhausted';
 
 /** Colour thresholds of the gauge: > 50 % left ok, > 20 % low, else critical; exhausted when nothing more fits. */

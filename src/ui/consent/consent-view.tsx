@@ -7,20 +7,22 @@ const name = (a: string): string => a.charAt(0).toUpperCase() + a.slice(1);
 function StanceRow({ row, selected }: { row: ConsentRow; selected: boolean }): React.JSX.Element {
   const box = row.locked ? '[–]' : row.allowed ? '[x]' : '[ ]';
   return (
-    <Box>
-      <Text color={selected ? 'cyan' : undefined}>{selected ? '› ' : '  '}</Text>
-      <Text color={row.locked ? 'gray' : row.allowed ? 'green' : undefined}>{box} </Text>
-      <Box width={22}>
+    <Box flexDirection="column">
+      <Box>
+        <Box width={2}>
+          <Text color="cyan">{selected ? '›' : ' '}</Text>
+        </Box>
+        <Text color={row.locked ? 'gray' : row.allowed ? 'green' : undefined}>{box} </Text>
         <Text bold={!row.locked} dimColor={row.locked}>
           {name(row.agent)} {row.role}
         </Text>
+        {row.locked ? <Text dimColor> · bond-only, locked</Text> : null}
       </Box>
-      <Box flexShrink={1}>
+      <Box marginLeft={6}>
         <Text dimColor={row.locked} italic>
           “{row.line}”
         </Text>
       </Box>
-      {row.locked ? <Text dimColor> (bond-only, locked)</Text> : null}
     </Box>
   );
 }

@@ -1,10 +1,11 @@
 import { Box, Text } from 'ink';
-import type { GaugeLevel } from '../../privacy/budget.js';
+import { VERDICT_SHORT, type GaugeLevel } from '../../privacy/budget.js';
 import { bar, percent, type WhisperAgent, type WhisperReport } from '../../privacy/whisper-report.js';
 import type { WhisperState } from './use-whisper-state.js';
 
 const LEVEL_COLOR: Record<GaugeLevel, string> = { ok: 'green', low: 'yellow', critical: 'red', exhausted: 'red' };
 
+const delta = (d: number): string => (d < 1e-3 ? d.toExponential() : String(d));
 const eps = (x: number | null): string => (x === null ? '—' : x >= 1000 ? x.toFixed(0) : String(Number(x.toPrecision(3))));
 
 function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): React.JSX.Element {
@@ -12,8 +13,10 @@ function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): Reac
   if (a.consent === 'locked') {
     return (
       <Box>
-        <Text>{pointer} </Text>
-        <Box width={11}>
+        <Box width={2} flexShrink={0}>
+          <Text>{pointer}</Text>
+        </Box>
+        <Box width={11} flexShrink={0}>
           <Text dimColor>{a.agent}</Text>
         </Box>
         <Text dimColor>bond-only: never leaves the forge</Text>
@@ -24,24 +27,28 @@ function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): Reac
   const frac = a.remaining_fraction ?? 0;
   return (
     <Box>
-      <Text>{pointer} </Text>
-      <Box width={11}>
+      <Box width={2} flexShrink={0}>
+        <Text>{pointer}</Text>
+      </Box>
+      <Box width={11} flexShrink={0}>
         <Text bold={selected}>{a.agent}</Text>
       </Box>
-      <Text color={color}>{bar(frac, 12)}</Text>
-      <Box width={6} justifyContent="flex-end">
+      <Box width={12} flexShrink={0}>
+        <Text color={color}>{bar(frac, 12)}</Text>
+      </Box>
+      <Box width={5} flexShrink={0} justifyContent="flex-end">
         <Text color={color}>{percent(frac)}</Text>
       </Box>
-      <Box width={8} marginLeft={1}>
+      <Box width={8} marginLeft={1} flexShrink={0}>
         <Text color={a.speaks ? 'green' : 'yellow'}>{a.speaks ? 'speaks' : 'silent'}</Text>
       </Box>
-      <Box width={14}>
+      <Box width={14} flexShrink={0}>
         <Text>{a.shareable_entries} shareable</Text>
       </Box>
-      <Box width={10}>
+      <Box width={10} flexShrink={0}>
         <Text>{a.speaks ? `+${eps(a.next_round_epsilon_cost)} ε` : ''}</Text>
       </Box>
-      <Text dimColor>{a.why.replace(/^(speaks|silent): /, '')}</Text>
+      <Text dimColor>{VERDICT_SHORT[a.verdict]}</Text>
     </Box>
   );
 }
@@ -54,7 +61,7 @@ function Details({ a, report }: { a: WhisperAgent; report: WhisperReport }): Rea
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>{a.agent}</Text>
       <Text>
-        consent: {a.consent ? 'given' : 'not given'} · ε spent {eps(a.epsilon_spent)} of {a.epsilon_budget} (δ = {report.config.delta}) · {a.releases} release{a.releases === 1 ? '' : 's'}
+        consent: {a.consent ? 'given' : 'not given'} · ε spent {eps(a.epsilon_spent)} of {a.epsilon_budget} (δ = {delta(report.config.delta)}) · {a.releases} release{a.releases === 1 ? '' : 's'}
       </Text>
       <Text>
         next round: {a.shareable_entries} shareable entries, clip norm S = {a.clip_norm}, noise σ = {a.noise_multiplier}; its ε → {eps(a.epsilon_after_next)} (+{eps(a.next_round_epsilon_cost)}), the forge's +{eps(a.next_round_forge_cost)}
@@ -77,7 +84,7 @@ export function WhisperView({ report, state }: { report: WhisperReport; state: W
     <Box flexDirection="column">
       <Text bold>Whisper Limit</Text>
       <Box>
-        <Box width={13}>
+        <Box width={13} flexShrink={0}>
           <Text>forge</Text>
         </Box>
         <Text color={color}>{bar(f.remaining_fraction, 24)}</Text>
@@ -87,7 +94,7 @@ export function WhisperView({ report, state }: { report: WhisperReport; state: W
         </Text>
       </Box>
       <Text dimColor>
-        next round{report.round ? ` (${report.round})` : ''}: {f.speakers_next_round} speak, forge ε → {eps(f.epsilon_after_next_round)}; clip S = {report.config.clip_norm}, σ = {report.config.noise_multiplier}, δ = {report.config.delta}
+        next round{report.round ? ` (${report.round})` : ''}: {f.speakers_next_round} speak, forge ε → {eps(f.epsilon_after_next_round)}; clip S = {report.config.clip_norm}, σ = {report.config.noise_multiplier}, δ = {delta(report.config.delta)}
       </Text>
       <Box flexDirection="column" marginTop={1}>
         {report.agents.map((a, i) => (
