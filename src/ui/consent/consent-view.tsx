@@ -55,17 +55,25 @@ function Summary({ state }: { state: ConsentState }): React.JSX.Element {
 export function ConsentView({ state }: { state: ConsentState }): React.JSX.Element {
   if (state.step === 'confirmed') return <Text color="green">Consent recorded. It applies from the next federation round.</Text>;
   if (state.step === 'cancelled') return <Text color="yellow">Cancelled: nothing was changed.</Text>;
+  if (state.step === 'confirm') {
+    return (
+      <Box flexDirection="column">
+        <Text bold>The Sovereignty Moment — your choice</Text>
+        <Summary state={state} />
+      </Box>
+    );
+  }
   return (
     <Box flexDirection="column">
       <Text bold>The Sovereignty Moment</Text>
       <Text dimColor>The forge may join the council. Each agent speaks; you decide who may speak for the forge.</Text>
       <Box flexDirection="column" marginTop={1}>
         {state.rows.map((r, i) => (
-          <StanceRow key={r.agent} row={r} selected={state.step === 'choose' && i === state.cursor} />
+          <StanceRow key={r.agent} row={r} selected={i === state.cursor} />
         ))}
       </Box>
       {state.notice ? <Text color="yellow">{state.notice}</Text> : null}
-      {state.step === 'choose' ? <Text dimColor>↑/↓ move · space toggle · a all · n none · enter continue · esc cancel</Text> : <Summary state={state} />}
+      <Text dimColor>↑/↓ move · space toggle · a all · n none · enter continue · esc cancel</Text>
     </Box>
   );
 }

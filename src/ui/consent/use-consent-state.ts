@@ -31,7 +31,11 @@ export type ConsentAction =
   | { type: 'next' }
   | { type: 'back' }
   | { type: 'confirm' }
-  | { type: 'cancel' };
+  | { type: 'cancel' }
+  /** Enter: on to the summary, or confirm on the summary. */
+  | { type: 'enter' }
+  /** Escape: cancel while choosing, back from the summary. */
+  | { type: 'escape' };
 
 export function initialConsentState(stances: readonly Stance[], current: Readonly<Partial<Record<Agent, boolean>>>): ConsentState {
   return {
@@ -69,6 +73,10 @@ export function consentReducer(s: ConsentState, a: ConsentAction): ConsentState 
       return s.step === 'confirm' ? { ...s, step: 'confirmed' } : s;
     case 'cancel':
       return { ...s, step: 'cancelled' };
+    case 'enter':
+      return consentReducer(s, { type: s.step === 'choose' ? 'next' : 'confirm' });
+    case 'escape':
+      return consentReducer(s, { type: s.step === 'choose' ? 'cancel' : 'back' });
   }
 }
 

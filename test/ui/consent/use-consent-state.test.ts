@@ -37,5 +37,10 @@ describe('consent reducer', () => {
     expect(done.step).toBe('confirmed');
     expect(consentReducer(done, { type: 'cancel' }).step).toBe('confirmed');
     expect(run({ type: 'cancel' }).step).toBe('cancelled');
+    expect(run({ type: 'enter' }).step).toBe('confirm');
+    expect(run({ type: 'enter' }, { type: 'enter' }).step).toBe('confirmed');
+    expect(run({ type: 'enter' }, { type: 'escape' }).step).toBe('choose');
+    expect(run({ type: 'escape' }).step).toBe('cancelled');
+    expect(run({ type: 'enter' }, { type: 'all', allowed: true }).rows.some((r) => r.allowed && r.agent !== 'metis')).toBe(false);
   });
 });
