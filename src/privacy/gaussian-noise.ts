@@ -16,7 +16,7 @@ const TWO_POW_53 = 2 ** 53;
 export class GaussianSampler {
   private readonly source: SecureBytes;
   private readonly blockBytes: number;
-  private buf: Buffer = Buffer.alloc(0);
+  private words: Uint32Array = new Uint32Array(0);
   private pos = 0;
   private spare: number | undefined;
 
@@ -25,18 +25,22 @@ export class GaussianSampler {
     this.blockBytes = Math.max(16, Math.floor((opts.blockBytes ?? 64 * 1024) / 8) * 8);
   }
 
-  /** A uniform double in [0, 1) with 53 random bits. */
+  /** A uniform double in [0, 1) with 53 random bits (21 from one 32-bit word, 32 from the next). */
   uniform(): number {
-    if (this.pos + 8 > this.buf.length) {
-      const b = this.source(this.blockBytes);
-      if (!Buffer.isBuffer(b) || b.length < 8) throw new Error('secure random source returned too few bytes');
-      this.buf = b;
-      this.pos = 0;
-    }
-    const hi = this.buf.readUInt32LE(this.pos) >>> 11; // 21 bits
-    const lo = this.buf.readUInt32LE(this.pos + 4); // 32 bits
-    this.pos += 8;
+    if (this.pos + 2 > this.words.length) this.refill();
+    const hi = (this.words[this.pos] as number) >>> 11;
+    const lo = this.words[this.pos + 1] as number;
+    this.pos += 2;
     return (hi * TWO_POW_32 + lo) / TWO_POW_53;
+  }
+
+  private refill(): void {
+    const b = this.source(this.blockBytes);
+    if (!Buffer.isBuffer(b) || b.length < 8) throw new Error('secure random source returned too few bytes');
+    const n = Math.floor(b.length / 8) * 2;
+    // Copy into an aligned array of 32-bit words (native byte order: every bit is random either way).
+    this.words = new Uint32Array(b.buffer.slice(b.byteOffset, b.byteOffset + n * 4));
+    this.pos = 0;
   }
 
   /** One standard normal deviate (Marsaglia polar; the second of each pair is kept). */
