@@ -182,6 +182,70 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
   ).action(act(() => import('./commands/memoir/buffer.js')));
 
   // --- issue 5: privacy, whisper, federate consent ---
+  const withBudget = (c: Command): Command =>
+    c
+      .option('--forge-epsilon <ε>', "the forge's lifetime ε budget (default 8)")
+      .option('--agent-epsilon <ε>', "each agent's lifetime ε budget (default 8)")
+      .option('--delta <δ>', 'δ of every ε (default 1e-5)')
+      .option('--noise-multiplier <σ>', 'noise standard deviation as a multiple of the clip norm (default 8)')
+      .option('--clip-norm <S>', 'L2 norm every released delta is clipped to (default 1)');
+
+  const privacy = program.command('privacy').description('differential privacy: the RDP accountant, the ledger, releases');
+  privacy
+    .command('epsilon')
+    .description('ε after some steps of the (sampled) Gaussian mechanism (RDP accountant, Opacus orders)')
+    .option('--sigma <σ>', 'noise multiplier (required)')
+    .option('--sample-rate <q>', 'sampling rate in (0, 1]; a federation round is 1', '1')
+    .option('--steps <n>', 'number of steps (rounds)', '1')
+    .option('--delta <δ>', 'δ in (0, 1)', '1e-5')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/privacy/epsilon.js')));
+  privacy
+    .command('sigma')
+    .description('the smallest σ that keeps ε within a target over some steps')
+    .option('--epsilon <ε>', 'target ε (required)')
+    .option('--sample-rate <q>', 'sampling rate in (0, 1]; a federation round is 1', '1')
+    .option('--steps <n>', 'number of steps (rounds)', '1')
+    .option('--delta <δ>', 'δ in (0, 1)', '1e-5')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/privacy/sigma.js')));
+  withBudget(
+    privacy
+      .command('ledger')
+      .description('every release recorded in the privacy ledger, with cumulative ε (exit 8 if the ledger is corrupt)')
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/privacy/ledger.js')));
+  withBudget(
+    privacy
+      .command('release')
+      .description("clip and noise one agent's council delta, spending its budget first (exit 4 when exhausted)")
+      .option('--agent <agent>', 'the agent that speaks')
+      .option('--round <id>', 'the federation round id')
+      .option('--file <path>', 'the delta: JSON {"tensors": [{"name", "shape", "data" | "data_b64"}]}')
+      .option('--out <path>', 'write the release document (exactly what may leave) here')
+      .option('--json', 'JSON output (includes the release document unless --out)'),
+  ).action(act(() => import('./commands/privacy/release.js')));
+
+  withMemoir(
+    withBudget(
+      program
+        .command('whisper')
+        .description('the Whisper Limit: privacy capacity left, who speaks next round and why, past contributions')
+        .option('--round <id>', 'the round about to run (agents that already spoke in it are shown silent)')
+        .option('--json', 'JSON output'),
+    ),
+  ).action(act(() => import('./commands/whisper.js')));
+
+  const federate = program.command('federate').description('the federation: consent (the Sovereignty Moment)');
+  federate
+    .command('consent')
+    .description('the Sovereignty Moment: choose which agents may speak for the forge (Cupid and Puck never do)')
+    .option('--allow <agents>', 'agents that may speak, comma-separated, or "all" (repeatable)', collect, [])
+    .option('--deny <agents>', 'agents that may not speak (repeatable)', collect, [])
+    .option('--show', 'show the current consent, change nothing')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/federate/consent.js')));
 
   // --- issue 6: council ---
 
