@@ -13,7 +13,7 @@ type MakeCtx = (globals: { noInput: boolean; noColor: boolean }) => Ctx;
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void): Command {
+export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, runner: typeof runCommand = runCommand): Command {
   const program = new Command('kourai')
     .description('Operate a Kourai forge: the Forge Memoir, feedback, privacy (the Whisper Limit) and the council.')
     .version(pkg.version, '-V, --version')
@@ -27,13 +27,13 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void):
     (load: () => Promise<{ default: unknown }>, argNames: readonly string[] = []) =>
     async (...args: unknown[]): Promise<void> => {
       const cmd = args[args.length - 1] as Command;
-      const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+      const opts = cmd.optsWithGlobals<Record<string, unknown>>();
       const positional: Record<string, unknown> = {};
       argNames.forEach((name, i) => {
         if (args[i] !== undefined) positional[name] = args[i];
       });
       const ctx = makeCtx({ noInput: opts.input === false, noColor: opts.color === false });
-      const code = await runCommand(load as never, { ...opts, ...positional }, ctx);
+      const code = await runner(load as never, { ...opts, ...positional }, ctx);
       setExitCode(code);
     };
 
@@ -159,8 +159,128 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void):
   ).action(act(() => import('./commands/affinity.js')));
 
   // --- issue 4: supersede, search, episodes, buffer ---
+  const withFilters = (c: Command): Command =>
+    c
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--source <source>', 'only this source (repeatable)', collect, [])
+      .option('--type <type>', 'only this entry type (repeatable)', collect, [])
+      .addOption(new Option('--split <split>', 'shared or private, by the strict rule').choices(['shared', 'private']))
+      .option('--scene <prefix>', 'scene id prefix, e.g. session-1a2b3c4d')
+      .option('--since <time>', 'recorded at or after (ISO date/time)')
+      .option('--until <time>', 'recorded before (ISO date/time)');
+
+  withMemoir(
+    memoir
+      .command('supersede')
+      .description('correct an entry: append a revision that names the entry it replaces (never more shareable than it)')
+      .argument('<id>', 'the entry to correct (a ULID or a derived py_ id; an old id corrects its newest revision)')
+      .argument('[patch]', 'the correction as JSON: the fields to change, merged over the entry (or a whole entry)')
+      .option('--file <path>', 'read the correction from a file (- for stdin)')
+      .requiredOption('--reason <text>', 'why the entry is corrected (stored as revision_reason)')
+      .option('--no-fsync', 'do not fsync after writing (faster, not crash-safe)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/supersede.js'), ['id', 'patch']));
+
+  withMemoir(
+    withFilters(
+      memoir
+        .command('search')
+        .description('full-text search, ranked by relevance (bm25), then newest; newest revisions only')
+        .argument('<query...>', 'words to look for (any may match; more and rarer matches rank higher; the last word also matches as a prefix)'),
+    )
+      .option('--limit <n>', 'at most n results (default 20, capped at 200)')
+      .option('--all-revisions', 'search superseded entries too')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/search.js'), ['query']));
+
+  withMemoir(
+    memoir
+      .command('episodes')
+      .description('what happened and what was learned: one episode per scene (or session), with its lessons')
+      .addOption(new Option('--by <grouping>', 'one episode per scene or per session').choices(['scene', 'session']).default('scene'))
+      .option('--scene <prefix>', 'only scenes with this id prefix, e.g. session-1a2b3c4d')
+      .option('--write', 'append the episodes as private episode entries (skips those already written)')
+      .option('--no-fsync', 'with --write: do not fsync (faster, not crash-safe)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/episodes.js')));
+
+  withMemoir(
+    withFilters(
+      memoir
+        .command('buffer')
+        .description('choose a bounded replay buffer for training: every load-bearing entry, then the most informative')
+        .requiredOption('--max <n>', 'the bound: how many entries to keep (load-bearing ones are kept even beyond it)'),
+    )
+      .option('--dry-run', 'show what would be kept and dropped, and why; write nothing')
+      .option('--out <file>', 'where to write the manifest (default $KOURAI_HOME/cache/replay-buffer.json)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/buffer.js')));
 
   // --- issue 5: privacy, whisper, federate consent ---
+  const withBudget = (c: Command): Command =>
+    c
+      .option('--forge-epsilon <ε>', "the forge's lifetime ε budget (default 8)")
+      .option('--agent-epsilon <ε>', "each agent's lifetime ε budget (default 8)")
+      .option('--delta <δ>', 'δ of every ε (default 1e-5)')
+      .option('--noise-multiplier <σ>', 'noise standard deviation as a multiple of the clip norm (default 8)')
+      .option('--clip-norm <S>', 'L2 norm every released delta is clipped to (default 1)');
+
+  const privacy = program.command('privacy').description('differential privacy: the RDP accountant, the ledger, releases');
+  privacy
+    .command('epsilon')
+    .description('ε after some steps of the (sampled) Gaussian mechanism (RDP accountant, Opacus orders)')
+    .option('--sigma <σ>', 'noise multiplier (required)')
+    .option('--sample-rate <q>', 'sampling rate in (0, 1]; a federation round is 1', '1')
+    .option('--steps <n>', 'number of steps (rounds)', '1')
+    .option('--delta <δ>', 'δ in (0, 1)', '1e-5')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/privacy/epsilon.js')));
+  privacy
+    .command('sigma')
+    .description('the smallest σ that keeps ε within a target over some steps')
+    .option('--epsilon <ε>', 'target ε (required)')
+    .option('--sample-rate <q>', 'sampling rate in (0, 1]; a federation round is 1', '1')
+    .option('--steps <n>', 'number of steps (rounds)', '1')
+    .option('--delta <δ>', 'δ in (0, 1)', '1e-5')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/privacy/sigma.js')));
+  withBudget(
+    privacy
+      .command('ledger')
+      .description('every release recorded in the privacy ledger, with cumulative ε (exit 8 if the ledger is corrupt)')
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/privacy/ledger.js')));
+  withBudget(
+    privacy
+      .command('release')
+      .description("clip and noise one agent's council delta, spending its budget first (exit 4 when exhausted)")
+      .option('--agent <agent>', 'the agent that speaks')
+      .option('--round <id>', 'the federation round id')
+      .option('--file <path>', 'the delta: JSON {"tensors": [{"name", "shape", "data" | "data_b64"}]}')
+      .option('--out <path>', 'write the release document (exactly what may leave) here')
+      .option('--json', 'JSON output (includes the release document unless --out)'),
+  ).action(act(() => import('./commands/privacy/release.js')));
+
+  withMemoir(
+    withBudget(
+      program
+        .command('whisper')
+        .description('the Whisper Limit: privacy capacity left, who speaks next round and why, past contributions')
+        .option('--round <id>', 'the round about to run (agents that already spoke in it are shown silent)')
+        .option('--json', 'JSON output'),
+    ),
+  ).action(act(() => import('./commands/whisper.js')));
+
+  const federate = program.command('federate').description('the federation: consent (the Sovereignty Moment)');
+  federate
+    .command('consent')
+    .description('the Sovereignty Moment: choose which agents may speak for the forge (Cupid and Puck never do)')
+    .option('--allow <agents>', 'agents that may speak, comma-separated, or "all" (repeatable)', collect, [])
+    .option('--deny <agents>', 'agents that may not speak (repeatable)', collect, [])
+    .option('--show', 'show the current consent, change nothing')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/federate/consent.js')));
 
   // --- issue 6: council ---
 

@@ -4,6 +4,16 @@ import type { Command } from './commands/types.js';
 import { UsageError } from './errors.js';
 import { writeJson } from './output/json.js';
 
+/** Validates raw commander options with a command's schema; a failure names the flag. */
+export function parseOptions<O extends z.ZodType>(cmd: { options: O }, raw: Record<string, unknown>): z.output<O> {
+  const parsed = cmd.options.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const key = issue?.path[0];
+  const flag = key === undefined ? 'options' : `--${String(key).replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`;
+  throw new UsageError(`${flag}: ${issue?.message ?? 'invalid value'}`);
+}
+
 /** Validates raw commander options with the command's schema, runs it and prints the result. */
 export async function runCommand<O extends z.ZodType, R>(
   load: () => Promise<{ default: Command<O, R> }>,
@@ -11,13 +21,7 @@ export async function runCommand<O extends z.ZodType, R>(
   ctx: Ctx,
 ): Promise<number> {
   const cmd = (await load()).default;
-  const parsed = cmd.options.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const flag = issue?.path.length ? `--${String(issue.path[0]).replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}` : 'options';
-    throw new UsageError(`${flag}: ${issue?.message ?? 'invalid value'}`);
-  }
-  const opts = parsed.data;
+  const opts = parseOptions(cmd, raw);
   const result = await cmd.run(opts, ctx);
   const json = (raw as { json?: boolean }).json === true;
   if (json) {

@@ -1,4 +1,5 @@
 import { derivedId } from './entry-id.js';
+import { isValidLine } from './fast-validate.js';
 import { describeIssue, MemoirLineSchema, type MemoirEntry } from './schema.js';
 
 export type ParsedLine =
@@ -19,9 +20,14 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, problem: 'json', message: 'a memoir line must be a JSON object' };
   }
-  const res = MemoirLineSchema.safeParse(raw);
-  if (!res.success) return { ok: false, problem: 'schema', message: describeIssue(res.error) };
-  const entry = res.data as MemoirEntry;
+  let entry: MemoirEntry;
+  if (isValidLine(raw)) entry = raw as MemoirEntry;
+  else {
+    // zod is the schema of record: it words the error (and decides, should the fast check disagree).
+    const res = MemoirLineSchema.safeParse(raw);
+    if (!res.success) return { ok: false, problem: 'schema', message: describeIssue(res.error) };
+    entry = res.data as MemoirEntry;
+  }
   if (typeof entry.entry_id === 'string') return { ok: true, entry, derived: false };
   const base = derivedId(text);
   entry.entry_id = derivedId(text, occurrenceOf ? occurrenceOf(base) : 1);

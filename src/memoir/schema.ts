@@ -128,9 +128,11 @@ export const InterruptSchema = z.object({
 
 export const EpisodeSchema = z.looseObject({});
 
+export const RecordedAtSchema = z.iso.datetime({ offset: true, error: 'recorded_at must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-22T10:00:00.000Z' });
+
 const extensionShape = {
   entry_id: z.string().min(1).max(64).optional(),
-  recorded_at: z.iso.datetime({ offset: true, error: 'recorded_at must be an ISO 8601 timestamp' }).optional(),
+  recorded_at: RecordedAtSchema.optional(),
   entry_type: EntryTypeSchema.optional(),
   interrupt: InterruptSchema.nullable().optional(),
   supersedes: z.string().min(1).optional(),

@@ -1,0 +1,50 @@
+import fc from 'fast-check';
+import { AGENTS } from '../../src/memoir/agents.js';
+import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from '../../src/memoir/sources.js';
+
+/** Any text, including emoji, CJK, quotes, backslashes and control characters. */
+export const text = fc.string({ unit: 'binary', maxLength: 60 });
+export const float = fc.double({ noNaN: true, noDefaultInfinity: true });
+
+export const upstreamEntry = fc.record({
+  scene_id: fc.string({ minLength: 1, maxLength: 40, unit: 'binary' }),
+  agent: fc.constantFrom(...AGENTS),
+  source: fc.constantFrom(...SOURCES),
+  context: fc.option(
+    fc.record({ task_type: text, transcript_hash: text, preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 4 }) }),
+    { nil: null },
+  ),
+  narrative_beat: fc.option(text, { nil: null }),
+  agent_proposed: fc.option(text, { nil: null }),
+  player_response: fc.option(
+    fc.record({ kind: fc.constantFrom(...RESPONSE_KINDS), delta: fc.option(text, { nil: null }), felt: fc.option(fc.constantFrom(...FELT), { nil: null }) }),
+    { nil: null },
+  ),
+  affinity_delta: float,
+  training_label: fc.option(
+    fc.record({
+      preference_pair: fc.option(fc.tuple(fc.record({ text, score: fc.integer({ min: -3, max: 3 }) }), fc.record({ text, score: fc.integer({ min: -3, max: 3 }) })), { nil: null }),
+      weight: float,
+    }),
+    { nil: null },
+  ),
+  split: fc.constantFrom({ shared_eligible: true, private_only: false }, { shared_eligible: false, private_only: true }, { shared_eligible: false, private_only: false }),
+});
+
+export const interrupt = fc.record({
+  interrupting_agent: fc.constantFrom(...AGENTS),
+  target_agent: fc.constantFrom(...AGENTS),
+  target_turn: text,
+  reason_class: fc.constantFrom(...REASON_CLASSES),
+  visibility: fc.constantFrom(...VISIBILITIES),
+});
+
+export const kouraiEntry = fc
+  .tuple(upstreamEntry, fc.constantFrom(...ENTRY_TYPES), fc.option(interrupt, { nil: undefined }), fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }))
+  .map(([e, entry_type, intr, at]) => ({
+    ...e,
+    entry_id: '01M3VCAZ7Y3T5Q9B6HQP9WD1P0',
+    recorded_at: at.toISOString(),
+    entry_type: intr ? ('interrupt' as const) : entry_type,
+    ...(intr ? { interrupt: intr } : {}),
+  }));
