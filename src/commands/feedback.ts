@@ -14,7 +14,9 @@ import { loadEntryAt } from '../memoir/reader.js';
 import { RESPONSE_KINDS, type ResponseKind } from '../memoir/sources.js';
 import { colors } from '../output/color.js';
 import { fmtAffinity, signed } from '../replay/describe.js';
-import { FeedbackState, feedbackStatePath } from '../store/feedback-state.js';
+import { FeedbackPrompts } from '../store/feedback-prompts.js';
+import { openStateDb } from '../store/state-db.js';
+import type { DB } from '../store/db.js';
 import { StoryIndex } from '../store/story-queries.js';
 import { assertTerminalFits } from '../ui/terminal.js';
 import { openIndexed } from './memoir/shared.js';
@@ -179,7 +181,7 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const scope = scopeOf(target, home, ctx.cwd);
     const { index, fileIds } = openIndexed(ctx, scope.paths.includes(target) ? scope.paths : [...scope.paths, target], { quiet: true });
-    let state: FeedbackState | undefined;
+    let stateDb: DB | undefined;
     try {
       const q = new StoryIndex(index, fileIds);
       const session = q.sessions.find((s) => s.path === target);
@@ -196,8 +198,9 @@ export default defineCommand({
       const context = own ? (loadEntryAt(session.path, own.offset, own.length, own.entry_id).context ?? null) : null;
       const subject: FeedbackSubject = { agent: opts.agent, scene_id: opts.scene, proposed, revised, context };
 
-      state = new FeedbackState(feedbackStatePath(home));
-      const skip = state.get(scope.key, opts.agent);
+      stateDb = openStateDb(home);
+      const prompts = new FeedbackPrompts(stateDb);
+      const skip = prompts.skips(scope.key, opts.agent);
       const history = feedbackHistory(q, opts.agent, policy, skip);
       const gate = decideGate(opts.agent, policy, history, opts.force);
       const result = (r: Partial<FeedbackResult> & Pick<FeedbackResult, 'asked' | 'reason' | 'message'>): FeedbackResult => ({
@@ -225,7 +228,7 @@ export default defineCommand({
         const outcome = await showFeedbackPrompt(ctx, { agent: opts.agent, scene_id: opts.scene, proposed, revised, affinity: history.affinity, tier: tierOf(history.affinity) }, initial, size);
         if (outcome.type === 'cancelled') throw new CancelledError(`feedback cancelled${outcome.why ? `: ${outcome.why}` : ''}; nothing was written`);
         if (outcome.type === 'skipped') {
-          const rec = state.recordSkip(scope.key, opts.agent, history.newestEntryId, ctx.now());
+          const rec = prompts.recordSkip(scope.key, opts.agent, history.newestEntryId, ctx.now());
           const wait = requiredCooldown(policy, rec.count);
           return result({ asked: true, skipped: true, reason: gate.reason, message: `skipped: nothing was written; the next prompt for ${opts.agent} waits for ${wait} more of its entries` });
         }
@@ -233,7 +236,7 @@ export default defineCommand({
       }
       // Everything is known: one validated entry, one append.
       const prepared = writeFeedback(target, subject, answer, ctx);
-      state.clear(scope.key, opts.agent);
+      prompts.recordAnswer(scope.key, opts.agent, prepared.entry.entry_id, ctx.now());
       const after = history.affinity + prepared.entry.affinity_delta;
       return result({
         asked: true,
@@ -244,7 +247,7 @@ export default defineCommand({
         entry: prepared.entry,
       });
     } finally {
-      state?.close();
+      stateDb?.close();
       index.close();
     }
   },

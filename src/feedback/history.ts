@@ -2,21 +2,22 @@ import { AffinityAccumulator } from '../affinity/affinity.js';
 import { requiredCooldown, type FeedbackHistory, type GatingPolicy } from '../affinity/gating.js';
 import type { Agent } from '../memoir/agents.js';
 import { loadEntryAt } from '../memoir/reader.js';
-import type { SkipRecord } from '../store/feedback-state.js';
+import type { SkipRecord } from '../store/feedback-prompts.js';
 import type { StoryIndex } from '../store/story-queries.js';
 
 /**
  * What the gate needs to know about an agent, read from the index: its affinity (every change in
  * the scope) and how many of its entries came after its last feedback (an entry with a `likert`
  * rating) or after the player's last skip. The walk goes newest first and stops as soon as the
- * answer is known, so it reads at most `cooldown` lines from disk.
+ * answer is known, so it reads at most `cooldown` lines from disk. A rating newer than the last
+ * skip (written by any host) ends the back-off, as an answer here does.
  */
 export function feedbackHistory(q: StoryIndex, agent: Agent, policy: GatingPolicy, skip: SkipRecord | undefined): FeedbackHistory & { newestEntryId: string | null } {
   const acc = new AffinityAccumulator();
   for (const c of q.affinityChanges([agent])) {
     acc.add({ agent: c.agent, delta: c.affinity_delta, entry_id: c.entry_id, scene_id: c.scene_id, recorded_at: c.recorded_at });
   }
-  const skips = skip?.count ?? 0;
+  let skips = skip?.count ?? 0;
   const required = requiredCooldown(policy, skips);
   let n = 0;
   let newest: string | null = null;
@@ -35,6 +36,7 @@ export function feedbackHistory(q: StoryIndex, agent: Agent, policy: GatingPolic
       if (typeof e.likert === 'number') {
         since = 'feedback';
         stopped = true;
+        skips = 0;
         break;
       }
     }

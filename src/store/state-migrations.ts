@@ -76,4 +76,24 @@ export const STATE_MIGRATIONS: readonly Migration[] = [
       ${appendOnly('consent')}
     `,
   },
+  {
+    version: 2,
+    up: `
+      -- The feedback prompt (kourai feedback): what happened each time it was shown, per forge
+      -- (scope) and agent. Answers themselves are memoir entries; what exists nowhere else is
+      -- that the player skipped, and when. Consecutive skips (after the last answer) back the
+      -- next prompt off; anchor_entry_id is the agent's newest entry at a skip (the cooldown
+      -- counts from there) or the entry an answer wrote.
+      CREATE TABLE feedback_prompts (
+        id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('skipped', 'answered')),
+        anchor_entry_id TEXT,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX feedback_prompts_scope_agent ON feedback_prompts(scope, agent, outcome, id);
+      ${appendOnly('feedback_prompts')}
+    `,
+  },
 ];

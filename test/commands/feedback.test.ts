@@ -266,6 +266,20 @@ describe('kourai feedback, interactive (a pretend terminal)', () => {
     expect(jsonOut(after)).toMatchObject({ would_ask: true, gate: { skips: 0, cooldown: 5 } });
   });
 
+  it('a rating written by another host after a skip ends the back-off too', async () => {
+    const c = ttyCtx({ home: ctx.home });
+    const { done } = await start(c);
+    c.tty.stdin.type(KEY.escape);
+    expect((await done).skipped).toBe(true);
+    const ids = ulidGenerator(() => Date.UTC(2026, 10, 24), (k) => new Uint8Array(k).fill(9));
+    const [rated] = prepareEntries([{ value: { scene_id: techneScene, agent: 'techne', source: 'specialist_proposed', agent_proposed: 'q', likert: 5 }, where: 'host' }], ids, () => new Date('2026-11-24T00:00:00Z'));
+    appendLines(memoir, [rated?.line as string]);
+    const next = testCtx({ home: ctx.home });
+    await cli({ ...techne(), check: true, json: true }, next);
+    expect(jsonOut(next)).toMatchObject({ would_ask: false, gate: { skips: 0, cooldown: 5, entries_since: 0 } });
+    expect(jsonOut(next).message).toMatch(/since its last feedback; the cooldown is 5$/);
+  });
+
   it('Ctrl-C mid-prompt: exit 130, nothing written', async () => {
     const c = ttyCtx({ home: ctx.home });
     const before = lineCount(memoir);
