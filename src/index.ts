@@ -11,3 +11,6 @@ export { selectReplayBuffer, type ReplayBuffer, type BufferCandidate } from './m
 export { RevisionGraph } from './memoir/revisions.js';
 export { openIndex, MemoirIndex } from './store/memoir-index.js';
 export { replayBufferFromIndex } from './store/replay-candidates.js';
+export { epsilonFor, sigmaForEpsilon, computeRdp, rdpToEpsilon, RdpAccountant, DEFAULT_ORDERS } from './privacy/rdp-accountant.js';
+export { PrivacyGate } from './privacy/round-gate.js';
+export type { NamedTensor } from './federation/tensor.js';

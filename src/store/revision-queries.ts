@@ -32,7 +32,9 @@ export function nodeOf(row: EntryRow): IndexedRevisionNode {
     recorded_at: row.recorded_at,
     order: row.seq,
     entry_type: row.entry_type,
-    shareable: row.shareable === 1,
+    // The entry's own verdict: the index already narrows a revision of a private entry
+    // ('private_original'), and the graph must still see what the line itself claims.
+    shareable: row.shareable === 1 || row.split_reason === 'private_original',
     row,
   };
 }
