@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { assertBuilt, copyHome, kourai, sampleHome } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
 import { lineCount, readEntries } from '../helpers/forge.js';
@@ -35,12 +35,16 @@ afterEach(() => {
 
 const digest = (paths: string[]): string => createHash('sha256').update(paths.map((p) => readFileSync(p)).join('\n')).digest('hex');
 
+// Each test starts the real binary several times; give a loaded machine room (no timing is asserted).
+vi.setConfig({ testTimeout: 90_000 });
+
 describe('kourai memoir replay in a terminal', () => {
   it('plays the sample forge: step, scene, search, filter, help, quit; the memoirs are untouched', async () => {
     const before = digest(memoirs);
     const total = memoirs.reduce((n, m) => n + lineCount(m), 0);
     tmux.start(['memoir', 'replay'], home);
-    let screen = await tmux.waitFor(`1/${total}`);
+    // The key hints appear once the screen listens for keys.
+    let screen = await tmux.waitFor(new RegExp(`beat 1/${total} · \\? help · q quit`));
     expect(screen).toContain('kourai replay · session ');
     expect(screen).toContain('ariadne/sample-forge');
     expect(screen).toContain('▸ hephaestus');
@@ -97,7 +101,8 @@ describe('kourai feedback in a terminal', () => {
     const { memoir, scene, proposal } = subject();
     const before = lineCount(memoir);
     tmux.start(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal], home);
-    let screen = await tmux.waitFor('How right did it feel?');
+    let screen = await tmux.waitFor('Enter confirm · Esc skip');
+    expect(screen).toContain('How right did it feel?');
     expect(screen).toContain('Feedback for techne');
     expect(screen).toContain('with open(path) as f:');
     expect(screen).toContain('affinity 0.25 familiar');
@@ -129,7 +134,7 @@ describe('kourai feedback in a terminal', () => {
     const { memoir, scene, proposal } = subject();
     const before = readFileSync(memoir);
     tmux.start(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal], home);
-    await tmux.waitFor('How right did it feel?');
+    await tmux.waitFor('Enter confirm · Esc skip');
     tmux.keys('5', 'Enter');
     await tmux.waitFor('What did you do with it?');
     tmux.keys('C-c');
@@ -142,7 +147,7 @@ describe('kourai feedback in a terminal', () => {
     const { memoir, scene, proposal } = subject();
     const before = readFileSync(memoir);
     tmux.start(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal], home);
-    await tmux.waitFor('How right did it feel?');
+    await tmux.waitFor('Enter confirm · Esc skip');
     tmux.keys('Escape');
     const screen = await tmux.waitFor('[exit 0]');
     expect(screen).toContain('skipped: nothing was written');

@@ -45,7 +45,7 @@ export class TmuxSession {
   }
 
   /** Waits until the pane shows `what` (no timing assertion: the test timeout bounds it). */
-  async waitFor(what: string | RegExp, limitMs = 20_000): Promise<string> {
+  async waitFor(what: string | RegExp, limitMs = 40_000): Promise<string> {
     const deadline = Date.now() + limitMs;
     let screen = '';
     while (Date.now() < deadline) {

@@ -6,6 +6,7 @@ import { ExitCode, IntegrityError } from '../../src/errors.js';
 import { ConsentStore } from '../../src/store/consent-store.js';
 import { GENESIS_HASH, PrivacyLedger, type ReleaseParams } from '../../src/store/privacy-ledger.js';
 import { openStateDb, statePath } from '../../src/store/state-db.js';
+import { STATE_MIGRATIONS } from '../../src/store/state-migrations.js';
 
 let home: string;
 beforeEach(() => {
@@ -22,7 +23,8 @@ describe('the privacy ledger (kourai.db)', () => {
     expect(db.name).toBe(statePath(home));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
-    expect(db.pragma('user_version', { simple: true })).toBe(1);
+    // Every migration applied (later issues add theirs to the same database).
+    expect(db.pragma('user_version', { simple: true })).toBe(Math.max(...STATE_MIGRATIONS.map((m) => m.version)));
     db.close();
   });
 

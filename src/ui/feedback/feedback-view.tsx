@@ -25,6 +25,8 @@ export interface FeedbackSubjectView {
 export interface FeedbackViewProps {
   subject: FeedbackSubjectView;
   state: FeedbackState;
+  /** Keys are live (the key hints are shown only then). */
+  ready?: boolean;
   width: number;
   height: number;
   palette: Palette;
@@ -121,7 +123,7 @@ const STEP_KEYS: Readonly<Record<FeedbackState['step'], string>> = {
   comment: 'type a comment · Enter finish (empty is fine) · Backspace back · Esc skip',
 };
 
-export function FeedbackView({ subject, state, width, height, palette: p }: FeedbackViewProps) {
+export function FeedbackView({ subject, state, width, height, palette: p, ready = true }: FeedbackViewProps) {
   const textRows = Math.max(2, height - 20);
   const revRows = subject.revised !== null ? Math.max(2, Math.floor(textRows / 2)) : 0;
   const propRows = Math.max(2, textRows - revRows);
@@ -148,7 +150,7 @@ export function FeedbackView({ subject, state, width, height, palette: p }: Feed
       <Box marginTop={1} flexDirection="column">
         {state.hint ? <Text color={p.warn}>{state.hint}</Text> : null}
         <Text color={p.muted} wrap="truncate-end">
-          {STEP_KEYS[state.step]}
+          {ready ? STEP_KEYS[state.step] : ' '}
         </Text>
       </Box>
     </Box>
@@ -166,6 +168,6 @@ export interface FeedbackAppProps {
 /** The Likert prompt wired to its hook: what `kourai feedback` renders. */
 export function FeedbackApp({ subject, initial, palette, onDone, size }: FeedbackAppProps) {
   const { columns, rows } = useTerminalSize(size ?? { columns: 100, rows: 30 });
-  const state = useFeedback(initial, onDone);
-  return <FeedbackView subject={subject} state={state} width={columns} height={rows} palette={palette} />;
+  const { state, ready } = useFeedback(initial, onDone);
+  return <FeedbackView subject={subject} state={state} width={columns} height={rows} palette={palette} ready={ready} />;
 }

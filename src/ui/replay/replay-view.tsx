@@ -18,6 +18,8 @@ import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState } from './use-r
 export interface ReplayViewProps {
   frame: ReplayFrame;
   state: ReplayState;
+  /** Keys are live (the key hints are shown only then). */
+  ready?: boolean;
   width: number;
   height: number;
   palette: Palette;
@@ -181,7 +183,7 @@ function Help({ p }: { p: Palette }) {
   );
 }
 
-function StatusLine({ state, frame, p }: { state: ReplayState; frame: ReplayFrame; p: Palette }) {
+function StatusLine({ state, frame, p, ready }: { state: ReplayState; frame: ReplayFrame; p: Palette; ready: boolean }) {
   if (state.overlay === 'search' || state.overlay === 'jump') {
     return (
       <Box>
@@ -198,13 +200,13 @@ function StatusLine({ state, frame, p }: { state: ReplayState; frame: ReplayFram
     <Box flexDirection="column">
       {state.message ? <Text color={state.message.tone === 'warn' ? p.warn : p.accent}>{state.message.text}</Text> : <Text> </Text>}
       <Text color={p.muted} wrap="truncate-end">
-        {`${play} ${SPEEDS[state.speed]} beats/s ${SYMBOL.dot} ${filter} ${SYMBOL.dot} beat ${frame.total ? frame.position + 1 : 0}/${frame.total} ${SYMBOL.dot} ? help ${SYMBOL.dot} q quit`}
+        {`${play} ${SPEEDS[state.speed]} beats/s ${SYMBOL.dot} ${filter} ${SYMBOL.dot} beat ${frame.total ? frame.position + 1 : 0}/${frame.total}${ready ? ` ${SYMBOL.dot} ? help ${SYMBOL.dot} q quit` : ''}`}
       </Text>
     </Box>
   );
 }
 
-export function ReplayView({ frame, state, width, height, palette: p }: ReplayViewProps) {
+export function ReplayView({ frame, state, width, height, palette: p, ready = true }: ReplayViewProps) {
   const { textRows } = layoutFor(height);
   const s = frame.session;
   const b = frame.beat;
@@ -234,7 +236,7 @@ export function ReplayView({ frame, state, width, height, palette: p }: ReplayVi
       <Box marginTop={1}>
         <AffinityBar affinity={frame.affinity} p={p} />
       </Box>
-      <StatusLine state={state} frame={frame} p={p} />
+      <StatusLine state={state} frame={frame} p={p} ready={ready} />
     </Box>
   );
 }
@@ -251,8 +253,8 @@ export interface ReplayAppProps {
 /** The replay screen wired to its hook: what `kourai memoir replay` renders. */
 export function ReplayApp({ nav, initial, palette: p, onDone, size }: ReplayAppProps) {
   const { columns, rows } = useTerminalSize(size ?? { columns: 100, rows: 30 });
-  const state = useReplay(nav, initial, onDone);
+  const { state, ready } = useReplay(nav, initial, onDone);
   const sceneRows = layoutFor(rows).sceneRows;
   const frame = useMemo(() => replayFrame(nav, state, sceneRows), [nav, state.ref, state.filter, sceneRows]);
-  return <ReplayView frame={frame} state={state} width={columns} height={rows} palette={p} />;
+  return <ReplayView frame={frame} state={state} width={columns} height={rows} palette={p} ready={ready} />;
 }

@@ -1,4 +1,4 @@
-import { useEffect, useReducer } from 'react';
+import { useEffect, useReducer, useState } from 'react';
 import { useInput } from 'ink';
 import type { StoryNav } from '../../replay/story.js';
 import { expandPress, keyPress } from '../keys.js';
@@ -8,7 +8,7 @@ import { replayReducer, SPEEDS, type ReplayState } from './use-replay-state.js';
  * The replay screen's input and clock: keys go to the reducer (which maps them against the
  * current state), a timer ticks while playing, and `onDone` fires once on quit or Ctrl-C.
  */
-export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'quit' | 'cancel', last: ReplayState) => void, isActive = true): ReplayState {
+export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'quit' | 'cancel', last: ReplayState) => void, isActive = true): { state: ReplayState; ready: boolean } {
   const [state, dispatch] = useReducer((s: ReplayState, a: Parameters<typeof replayReducer>[1]) => replayReducer(s, a, nav), initial);
 
   useInput(
@@ -17,6 +17,11 @@ export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'qu
     },
     { isActive },
   );
+
+  // Effects run in order: once this one has run, useInput has put the terminal in raw mode, so
+  // the screen may say which keys work (a key typed earlier could be echoed or lost).
+  const [ready, setReady] = useState(false);
+  useEffect(() => setReady(isActive), [isActive]);
 
   useEffect(() => {
     if (!state.playing) return undefined;
@@ -30,5 +35,5 @@ export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'qu
     // Fires once when the screen is done; onDone is not a dependency (a new closure must not re-fire it).
   }, [state.done]);
 
-  return state;
+  return { state, ready };
 }

@@ -61,8 +61,9 @@ async function until(cond: () => boolean): Promise<void> {
 
 describe('FeedbackApp (ink-testing-library)', () => {
   it('shows the proposal and the 1–5 scale; 4 Enter Enter "crisp" Enter writes the entry', async () => {
+    // (the first frame has no key hints: they appear once keys reach the prompt)
     const { lastFrame, stdin, memoir, outcomes } = mount();
-    const first = await frameWith(lastFrame, 'How right did it feel?');
+    const first = await frameWith(lastFrame, 'Enter confirm · Esc skip'); // keys are live
     expect(first).toContain('Feedback for techne · session-1a2b3c4d.turn-3');
     expect(first).toContain('affinity 0.25 familiar');
     expect(first).toContain('with open(path) as f:');
@@ -97,7 +98,8 @@ describe('FeedbackApp (ink-testing-library)', () => {
   it('with a revision: both texts are shown, modified is pre-selected, the pair is written', async () => {
     const s = { ...subject, revised: 'def load(path):\n    return list(read_ndjson(path))' };
     const { lastFrame, stdin, memoir, outcomes } = mount(s);
-    const f = await frameWith(lastFrame, 'your revision');
+    const f = await frameWith(lastFrame, 'Enter confirm · Esc skip');
+    expect(f).toContain('your revision');
     expect(f).toContain('return list(read_ndjson(path))');
     stdin.write('2');
     await frameWith(lastFrame, '[2 a bit off]');
@@ -120,7 +122,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
 
   it('Enter before a rating only hints; Esc skips and nothing is written', async () => {
     const { lastFrame, stdin, memoir, outcomes } = mount();
-    await frameWith(lastFrame, 'How right did it feel?');
+    await frameWith(lastFrame, 'Enter confirm · Esc skip'); // keys are live
     stdin.write(KEY.enter);
     await frameWith(lastFrame, 'choose a rating first');
     stdin.write('5');
@@ -133,7 +135,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
 
   it('Ctrl-C mid-prompt cancels and nothing is written', async () => {
     const { lastFrame, stdin, memoir, outcomes } = mount();
-    await frameWith(lastFrame, 'How right did it feel?');
+    await frameWith(lastFrame, 'Enter confirm · Esc skip'); // keys are live
     stdin.write('3');
     stdin.write(KEY.enter);
     await frameWith(lastFrame, 'What did you do with it?');
@@ -145,7 +147,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
 
   it('Backspace goes back to change the rating', async () => {
     const { lastFrame, stdin, memoir, outcomes } = mount();
-    await frameWith(lastFrame, 'How right did it feel?');
+    await frameWith(lastFrame, 'Enter confirm · Esc skip'); // keys are live
     stdin.write('5');
     stdin.write(KEY.enter);
     await frameWith(lastFrame, 'What did you do with it?');

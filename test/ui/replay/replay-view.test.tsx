@@ -29,7 +29,7 @@ function mount(opts: { agents?: ('techne' | 'metis')[] } = {}) {
 describe('ReplayApp (ink-testing-library)', () => {
   it('shows the first beat with its session, scene and position', async () => {
     const { lastFrame } = mount();
-    const f = await frameWith(lastFrame, 'kourai replay');
+    const f = await frameWith(lastFrame, '? help · q quit'); // keys are live
     expect(f).toContain('session session- (1/2)');
     expect(f).toContain('scene s1.turn-0');
     expect(f).toContain('▸ hephaestus');
@@ -40,7 +40,7 @@ describe('ReplayApp (ink-testing-library)', () => {
 
   it('steps with → and l, and shows the response and the affinity change', async () => {
     const { lastFrame, stdin } = mount();
-    await frameWith(lastFrame, 'kourai replay');
+    await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write(KEY.right);
     const f = await frameWith(lastFrame, '2/8');
     expect(f).toContain('metis · proposal lands');
@@ -51,7 +51,7 @@ describe('ReplayApp (ink-testing-library)', () => {
 
   it('marks a silent interrupt as not shown to the player', async () => {
     const { lastFrame, stdin } = mount();
-    await frameWith(lastFrame, 'kourai replay');
+    await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write('j'); // next scene: s1.turn-1
     await frameWith(lastFrame, 'scene s1.turn-1');
     stdin.write('l');
@@ -62,7 +62,7 @@ describe('ReplayApp (ink-testing-library)', () => {
 
   it('searches: / naming Enter lands on the match and says where', async () => {
     const { lastFrame, stdin } = mount();
-    await frameWith(lastFrame, 'kourai replay');
+    await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write('/');
     await frameWith(lastFrame, 'search: ');
     stdin.write('naming');
@@ -74,7 +74,7 @@ describe('ReplayApp (ink-testing-library)', () => {
 
   it('filters by agent with a, shows help with ?, and quits with q', async () => {
     const { lastFrame, stdin, done } = mount();
-    await frameWith(lastFrame, 'kourai replay');
+    await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write('a');
     await frameWith(lastFrame, 'showing hephaestus only (1 beat)');
     stdin.write('a');
@@ -94,7 +94,7 @@ describe('ReplayApp (ink-testing-library)', () => {
 
   it('plays on its own when Space is pressed', async () => {
     const { lastFrame, stdin } = mount();
-    await frameWith(lastFrame, 'kourai replay');
+    await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write('+');
     stdin.write('+');
     stdin.write('+');
@@ -108,9 +108,23 @@ describe('ReplayApp (ink-testing-library)', () => {
 
   it('Ctrl-C ends the screen as a cancel', async () => {
     const { lastFrame, stdin, done } = mount();
-    await frameWith(lastFrame, 'kourai replay');
+    await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write(KEY.ctrlC);
     for (let i = 0; i < 200 && done.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(done.map((d) => d.how)).toEqual(['cancel']);
+  });
+});
+
+describe('ReplayView', () => {
+  it('shows key hints only once keys are live', async () => {
+    const { ReplayView } = await import('../../../src/ui/replay/replay-view.js');
+    const { replayFrame } = await import('../../../src/ui/replay/use-replay-state.js');
+    const nav = smallStory();
+    const st = initialReplayState(nav);
+    const props = { frame: replayFrame(nav, st, 5), state: st, width: 100, height: 30, palette: palette(0) };
+    const waiting = render(<ReplayView {...props} ready={false} />);
+    expect(waiting.lastFrame()).not.toContain('? help');
+    const live = render(<ReplayView {...props} ready />);
+    expect(live.lastFrame()).toContain('? help · q quit');
   });
 });
