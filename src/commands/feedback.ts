@@ -1,10 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { nextTier, tierOf, TIER_NAMES, type TierName } from '../affinity/affinity.js';
-import { decideGate, DEFAULT_POLICY, requiredCooldown, type GateDecision, type GatingPolicy } from '../affinity/gating.js';
+import { nextTier, tierOf, TIER_NAMES } from '../affinity/affinity.js';
+import { decideGate, requiredCooldown, type GateDecision } from '../affinity/gating.js';
+import { gatingPolicy } from '../feedback/config.js';
 import { kouraiHome, type Ctx } from '../context.js';
-import { CancelledError, EnvironmentError, fsError, NotFoundError, UsageError } from '../errors.js';
+import { CancelledError, fsError, NotFoundError, UsageError } from '../errors.js';
 import { isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswer, type FeedbackSubject, type Rating } from '../feedback/entry.js';
 import { feedbackHistory } from '../feedback/history.js';
 import { writeFeedback } from '../feedback/write.js';
@@ -71,26 +72,6 @@ export interface FeedbackResult {
   memoir: string;
   entry_id: string | null;
   entry: MemoirEntry | null;
-}
-
-/** Gating policy: defaults < KOURAI_FEEDBACK_MIN_TIER / KOURAI_FEEDBACK_COOLDOWN < flags. */
-export function gatingPolicy(env: Ctx['env'], flags: { minTier?: TierName | undefined; cooldown?: number | undefined }): GatingPolicy {
-  const policy: GatingPolicy = { ...DEFAULT_POLICY };
-  const envTier = env.KOURAI_FEEDBACK_MIN_TIER?.trim();
-  if (envTier) {
-    if (!(TIER_NAMES as readonly string[]).includes(envTier)) throw new EnvironmentError(`KOURAI_FEEDBACK_MIN_TIER="${envTier}" is not a tier; expected one of: ${TIER_NAMES.join(', ')}`);
-    policy.minTier = envTier as TierName;
-  }
-  const envCooldown = env.KOURAI_FEEDBACK_COOLDOWN?.trim();
-  if (envCooldown) {
-    const n = Number(envCooldown);
-    if (!Number.isInteger(n) || n < 0) throw new EnvironmentError(`KOURAI_FEEDBACK_COOLDOWN="${envCooldown}" is not a whole number of entries`);
-    policy.cooldown = n;
-  }
-  if (flags.minTier) policy.minTier = flags.minTier;
-  if (flags.cooldown !== undefined) policy.cooldown = flags.cooldown;
-  policy.maxCooldown = Math.max(policy.maxCooldown, policy.cooldown);
-  return policy;
 }
 
 function readText(ctx: Ctx, file: string, flag: string): string {
@@ -170,7 +151,7 @@ function scopeOf(target: string, home: string, cwd: string): { key: string; path
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<FeedbackResult> {
-    const policy = gatingPolicy(ctx.env, opts);
+    const policy = gatingPolicy(kouraiHome(ctx), ctx.env, opts);
     const target = targetMemoir(ctx, opts.memoir);
     const { proposed, revised } = proposalText(ctx, opts);
     if (opts.comment !== undefined && /[\u0000]/.test(opts.comment)) throw new UsageError('--comment contains a NUL character');
