@@ -1,7 +1,7 @@
-// Replay, affinity and feedback-gate figures on a 100k-entry memoir (`npm run bench` wires it;
-// alone: `npm run build && node -e "import('./bench/replay.mjs').then((m) => m.run(console.log))"`).
-import { mkdirSync, rmSync } from 'node:fs';
+// Replay, affinity and feedback-gate figures on a 100k-entry memoir (suite `replay`: add it to
+// the suites in bench/run.mjs; alone: `npm run build && node -e "import('./bench/replay.mjs').then((m) => m.run(console.log))"`).
 import { join } from 'node:path';
+import { cleanup, tempDir } from './lib.mjs';
 import { AffinityAccumulator } from '../dist/affinity/affinity.js';
 import { DEFAULT_POLICY } from '../dist/affinity/gating.js';
 import { feedbackHistory } from '../dist/feedback/history.js';
@@ -17,9 +17,7 @@ import { initialReplayState, replayFrame, replayReducer } from '../dist/ui/repla
 const ENTRIES = Number(process.env.KOURAI_BENCH_ENTRIES ?? 100_000);
 
 export async function run(report) {
-  const dir = join(process.cwd(), '.bench-tmp', `replay-${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  const dir = tempDir('kourai-bench-replay-');
   try {
     const memoir = join(dir, 'memoir.jsonl');
     let n = 0;
@@ -100,6 +98,6 @@ export async function run(report) {
     report('feedback: gate (affinity + cooldown walk)', Math.round(gate), 'ms');
     index.close();
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    cleanup(dir);
   }
 }
