@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { BIN, cleanEnv } from './bin.js';
 
 /**
@@ -56,13 +57,21 @@ export class TmuxSession {
     throw new Error(`the screen never showed ${String(what)}; it shows:\n${screen}`);
   }
 
+  /** Stops this test's tmux server and removes its socket file. */
   kill(): void {
     if (!this.started) return;
+    let socketPath: string | undefined;
+    try {
+      socketPath = this.tmux(['display-message', '-p', '#{socket_path}']).trim();
+    } catch {
+      // the server is already gone
+    }
     try {
       this.tmux(['kill-server']);
     } catch {
       // already gone
     }
+    if (socketPath) rmSync(socketPath, { force: true });
     this.started = false;
   }
 }
