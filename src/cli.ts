@@ -27,7 +27,7 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     (load: () => Promise<{ default: unknown }>, argNames: readonly string[] = []) =>
     async (...args: unknown[]): Promise<void> => {
       const cmd = args[args.length - 1] as Command;
-      const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+      const opts = cmd.optsWithGlobals<Record<string, unknown>>();
       const positional: Record<string, unknown> = {};
       argNames.forEach((name, i) => {
         if (args[i] !== undefined) positional[name] = args[i];
@@ -122,10 +122,165 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     .action(act(() => import('./commands/memoir/synth.js')));
 
   // --- issue 3: replay, feedback, affinity ---
+  withMemoir(
+    memoir
+      .command('replay')
+      .description('play the memoir as a story: an interactive screen in a terminal, text (or NDJSON with --json) otherwise')
+      .option('--agent <agent>', 'only this agent’s beats (repeatable)', collect, [])
+      .option('--at <entry-id>', 'start the screen at this entry (id or unique prefix)')
+      .option('--json', 'NDJSON: session, scene, beat and session_end records (never interactive)'),
+  ).action(act(() => import('./commands/memoir/replay.js')));
+
+  program
+    .command('feedback')
+    .description('ask the player how an agent’s proposal felt (1–5) and record it in the memoir; asks only when affinity and cooldown allow')
+    .option('--memoir <path>', 'the session’s memoir.jsonl (or its session directory)', collect, [])
+    .option('--agent <agent>', 'the agent who proposed')
+    .option('--scene <scene-id>', 'the scene the proposal belongs to (must be in the memoir)')
+    .option('--proposed <text>', 'the proposal text')
+    .option('--proposed-file <file>', 'read the proposal from a file (- for stdin when not interactive)')
+    .option('--revised-file <file>', 'the player’s revision: makes a preference pair (proposed 0, revised 1)')
+    .option('--rating <1-5>', 'how right it felt: 1 way off … 5 exactly right (no prompt with --kind)')
+    .addOption(new Option('--kind <kind>', 'what the player did with it').choices(['accepted', 'modified', 'rejected', 'deferred']))
+    .option('--comment <text>', 'an optional comment')
+    .option('--force', 'ask even when affinity or the cooldown say not to')
+    .option('--check', 'only say whether it would ask; write nothing')
+    .option('--min-tier <tier>', 'affinity tier needed to ask: stranger, familiar (default), trusted, bonded')
+    .option('--cooldown <n>', 'entries of the agent needed since its last feedback (default 5; doubled per skip)')
+    .option('--json', 'JSON result (includes entry_id, or asked:false and the reason)')
+    .action(act(() => import('./commands/feedback.js')));
+
+  withMemoir(
+    program
+      .command('affinity')
+      .description('per-agent affinity: sum of affinity deltas, tier, next tier, trend and last change')
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/affinity.js')));
 
   // --- issue 4: supersede, search, episodes, buffer ---
+  const withFilters = (c: Command): Command =>
+    c
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--source <source>', 'only this source (repeatable)', collect, [])
+      .option('--type <type>', 'only this entry type (repeatable)', collect, [])
+      .addOption(new Option('--split <split>', 'shared or private, by the strict rule').choices(['shared', 'private']))
+      .option('--scene <prefix>', 'scene id prefix, e.g. session-1a2b3c4d')
+      .option('--since <time>', 'recorded at or after (ISO date/time)')
+      .option('--until <time>', 'recorded before (ISO date/time)');
+
+  withMemoir(
+    memoir
+      .command('supersede')
+      .description('correct an entry: append a revision that names the entry it replaces (never more shareable than it)')
+      .argument('<id>', 'the entry to correct (a ULID or a derived py_ id; an old id corrects its newest revision)')
+      .argument('[patch]', 'the correction as JSON: the fields to change, merged over the entry (or a whole entry)')
+      .option('--file <path>', 'read the correction from a file (- for stdin)')
+      .requiredOption('--reason <text>', 'why the entry is corrected (stored as revision_reason)')
+      .option('--no-fsync', 'do not fsync after writing (faster, not crash-safe)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/supersede.js'), ['id', 'patch']));
+
+  withMemoir(
+    withFilters(
+      memoir
+        .command('search')
+        .description('full-text search, ranked by relevance (bm25), then newest; newest revisions only')
+        .argument('<query...>', 'words to look for (any may match; more and rarer matches rank higher; the last word also matches as a prefix)'),
+    )
+      .option('--limit <n>', 'at most n results (default 20, capped at 200)')
+      .option('--all-revisions', 'search superseded entries too')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/search.js'), ['query']));
+
+  withMemoir(
+    memoir
+      .command('episodes')
+      .description('what happened and what was learned: one episode per scene (or session), with its lessons')
+      .addOption(new Option('--by <grouping>', 'one episode per scene or per session').choices(['scene', 'session']).default('scene'))
+      .option('--scene <prefix>', 'only scenes with this id prefix, e.g. session-1a2b3c4d')
+      .option('--write', 'append the episodes as private episode entries (skips those already written)')
+      .option('--no-fsync', 'with --write: do not fsync (faster, not crash-safe)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/episodes.js')));
+
+  withMemoir(
+    withFilters(
+      memoir
+        .command('buffer')
+        .description('choose a bounded replay buffer for training: every load-bearing entry, then the most informative')
+        .requiredOption('--max <n>', 'the bound: how many entries to keep (load-bearing ones are kept even beyond it)'),
+    )
+      .option('--dry-run', 'show what would be kept and dropped, and why; write nothing')
+      .option('--out <file>', 'where to write the manifest (default $KOURAI_HOME/cache/replay-buffer.json)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/buffer.js')));
 
   // --- issue 5: privacy, whisper, federate consent ---
+  const withBudget = (c: Command): Command =>
+    c
+      .option('--forge-epsilon <ε>', "the forge's lifetime ε budget (default 8)")
+      .option('--agent-epsilon <ε>', "each agent's lifetime ε budget (default 8)")
+      .option('--delta <δ>', 'δ of every ε (default 1e-5)')
+      .option('--noise-multiplier <σ>', 'noise standard deviation as a multiple of the clip norm (default 8)')
+      .option('--clip-norm <S>', 'L2 norm every released delta is clipped to (default 1)');
+
+  const privacy = program.command('privacy').description('differential privacy: the RDP accountant, the ledger, releases');
+  privacy
+    .command('epsilon')
+    .description('ε after some steps of the (sampled) Gaussian mechanism (RDP accountant, Opacus orders)')
+    .option('--sigma <σ>', 'noise multiplier (required)')
+    .option('--sample-rate <q>', 'sampling rate in (0, 1]; a federation round is 1', '1')
+    .option('--steps <n>', 'number of steps (rounds)', '1')
+    .option('--delta <δ>', 'δ in (0, 1)', '1e-5')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/privacy/epsilon.js')));
+  privacy
+    .command('sigma')
+    .description('the smallest σ that keeps ε within a target over some steps')
+    .option('--epsilon <ε>', 'target ε (required)')
+    .option('--sample-rate <q>', 'sampling rate in (0, 1]; a federation round is 1', '1')
+    .option('--steps <n>', 'number of steps (rounds)', '1')
+    .option('--delta <δ>', 'δ in (0, 1)', '1e-5')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/privacy/sigma.js')));
+  withBudget(
+    privacy
+      .command('ledger')
+      .description('every release recorded in the privacy ledger, with cumulative ε (exit 8 if the ledger is corrupt)')
+      .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/privacy/ledger.js')));
+  withBudget(
+    privacy
+      .command('release')
+      .description("clip and noise one agent's council delta, spending its budget first (exit 4 when exhausted)")
+      .option('--agent <agent>', 'the agent that speaks')
+      .option('--round <id>', 'the federation round id')
+      .option('--file <path>', 'the delta: JSON {"tensors": [{"name", "shape", "data" | "data_b64"}]}')
+      .option('--out <path>', 'write the release document (exactly what may leave) here')
+      .option('--json', 'JSON output (includes the release document unless --out)'),
+  ).action(act(() => import('./commands/privacy/release.js')));
+
+  withMemoir(
+    withBudget(
+      program
+        .command('whisper')
+        .description('the Whisper Limit: privacy capacity left, who speaks next round and why, past contributions')
+        .option('--round <id>', 'the round about to run (agents that already spoke in it are shown silent)')
+        .option('--json', 'JSON output'),
+    ),
+  ).action(act(() => import('./commands/whisper.js')));
+
+  const federate = program.command('federate').description('the federation: consent (the Sovereignty Moment)');
+  federate
+    .command('consent')
+    .description('the Sovereignty Moment: choose which agents may speak for the forge (Cupid and Puck never do)')
+    .option('--allow <agents>', 'agents that may speak, comma-separated, or "all" (repeatable)', collect, [])
+    .option('--deny <agents>', 'agents that may not speak (repeatable)', collect, [])
+    .option('--show', 'show the current consent, change nothing')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/federate/consent.js')));
 
   // --- issue 6: council ---
   const council = program.command('council').description('the council: the aggregation server federation rounds talk to, its forges, rounds and trust');

@@ -6,3 +6,11 @@ export { SOURCES, ENTRY_TYPES, type Source, type EntryType } from './memoir/sour
 export { decideSplit, isShareable } from './memoir/split-rule.js';
 export { encodeEntry } from './memoir/encode.js';
 export { KouraiError, ExitCode } from './errors.js';
+export { isLoadBearing, loadBearingVerdict } from './memoir/load-bearing.js';
+export { selectReplayBuffer, type ReplayBuffer, type BufferCandidate } from './memoir/replay-buffer.js';
+export { RevisionGraph } from './memoir/revisions.js';
+export { openIndex, MemoirIndex } from './store/memoir-index.js';
+export { replayBufferFromIndex } from './store/replay-candidates.js';
+export { epsilonFor, sigmaForEpsilon, computeRdp, rdpToEpsilon, RdpAccountant, DEFAULT_ORDERS } from './privacy/rdp-accountant.js';
+export { PrivacyGate } from './privacy/round-gate.js';
+export type { NamedTensor } from './federation/tensor.js';

@@ -6,6 +6,7 @@ import { discoverMemoirs } from '../memoir/discover.js';
 import { findTornTail } from '../memoir/quarantine.js';
 import { colors } from '../output/color.js';
 import { indexPath, openIndex } from '../store/memoir-index.js';
+import { openStateDb, statePath } from '../store/state-db.js';
 import { defineCommand } from './types.js';
 
 const options = z.object({ json: z.boolean().default(false) });
@@ -87,6 +88,17 @@ export default defineCommand({
       }
     } catch (err) {
       add('index', 'fail', `cannot open ${indexPath(home)}: ${(err as Error).message}`, `mv ${indexPath(home)} ${indexPath(home)}.broken && kourai memoir index`);
+    }
+    const state = statePath(home);
+    if (existsSync(state)) {
+      try {
+        openStateDb(home).close();
+        add('state', 'ok', `${state} (privacy ledger and consent) opens`);
+      } catch (err) {
+        add('state', 'fail', `${state}: ${(err as Error).message}`, 'restore it from a backup: it records spent privacy budget and consent and cannot be rebuilt');
+      }
+    } else {
+      add('state', 'ok', `${state} not created yet (no consent given, nothing released)`);
     }
     return { ok: checks.every((c) => c.status !== 'fail'), home, checks };
   },

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fsError, InvalidDataError } from '../errors.js';
@@ -5,7 +6,13 @@ import { encodeEntry } from './encode.js';
 import type { IdSource } from './entry-id.js';
 import { acquireLock, sleepSync } from './lock.js';
 import { findTornTail, quarantineTornTail, type QuarantineRecord } from './quarantine.js';
-import { describeIssue, MemoirInputSchema, type MemoirEntry } from './schema.js';
+import { fastInput } from './fast-input.js';
+import { describeIssue, EXTENSION_KEYS, MemoirInputSchema, type MemoirEntry } from './schema.js';
+
+type MemoirInputParsed = z.output<typeof MemoirInputSchema>;
+
+/** Extension keys a caller may set beyond id, time and type (`interrupt` first, as written). */
+const LATER_EXTENSIONS = EXTENSION_KEYS.filter((k) => k !== 'entry_id' && k !== 'recorded_at' && k !== 'entry_type');
 import { decideSplit, entryTypeOf, SPLIT_REASON_TEXT } from './split-rule.js';
 
 export interface PreparedEntry {
@@ -28,21 +35,31 @@ export interface InputItem {
 export function prepareEntries(items: readonly InputItem[], ids: IdSource, now: () => Date): PreparedEntry[] {
   const out: PreparedEntry[] = [];
   for (const item of items) {
-    const res = MemoirInputSchema.safeParse(item.value);
-    if (!res.success) throw new InvalidDataError(`${item.where}: ${describeIssue(res.error)}`, 'nothing was written; fix the entry and retry');
-    const input = res.data;
+    let input = fastInput(item.value) as MemoirInputParsed | undefined;
+    if (!input) {
+      const res = MemoirInputSchema.safeParse(item.value);
+      if (!res.success) throw new InvalidDataError(`${item.where}: ${describeIssue(res.error)}`, 'nothing was written; fix the entry and retry');
+      input = res.data;
+    }
     const entryType = input.entry_type ?? (input.interrupt ? 'interrupt' : entryTypeOf(input));
-    const verdict = decideSplit({ ...input, entry_type: entryType });
-    const split = { shared_eligible: verdict.shareable, private_only: !verdict.shareable };
-    const { split: _asked, entry_id, recorded_at, entry_type: _t, ...rest } = input;
-    const entry = {
-      ...rest,
-      split,
-      entry_id: entry_id ?? ids.next(),
-      recorded_at: recorded_at ?? now().toISOString(),
+    const verdict = decideSplit({ agent: input.agent, source: input.source, entry_type: entryType, interrupt: input.interrupt, split: input.split });
+    const entry: Record<string, unknown> = {
+      scene_id: input.scene_id,
+      agent: input.agent,
+      source: input.source,
+      context: input.context,
+      narrative_beat: input.narrative_beat,
+      agent_proposed: input.agent_proposed,
+      player_response: input.player_response,
+      affinity_delta: input.affinity_delta,
+      training_label: input.training_label,
+      split: { shared_eligible: verdict.shareable, private_only: !verdict.shareable },
+      entry_id: input.entry_id ?? ids.next(),
+      recorded_at: input.recorded_at ?? now().toISOString(),
       entry_type: entryType,
-    } as MemoirEntry;
-    const prepared: PreparedEntry = { entry, line: encodeEntry(entry) };
+    };
+    for (const k of LATER_EXTENSIONS) if (input[k] !== undefined) entry[k] = input[k];
+    const prepared: PreparedEntry = { entry: entry as MemoirEntry, line: encodeEntry(entry as MemoirEntry) };
     if (verdict.lenient) prepared.narrowed = `${item.where}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}`;
     out.push(prepared);
   }

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { EnvironmentError, NotFoundError } from '../errors.js';
 
@@ -31,7 +31,7 @@ export function describeLocation(path: string): MemoirLocation {
 
 function walk(dir: string, out: string[], depth: number): void {
   if (depth > 12) return;
-  let names: import('node:fs').Dirent[];
+  let names: Dirent[];
   try {
     names = readdirSync(dir, { withFileTypes: true });
   } catch {

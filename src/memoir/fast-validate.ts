@@ -84,7 +84,7 @@ function extensions(o: Obj): boolean {
 }
 
 /** True when `v` is a valid stored memoir line (same verdict as MemoirLineSchema). */
-export function isValidLine(v: unknown): boolean {
+export function isValidLine(v: unknown, opts?: { splitOptional?: boolean }): boolean {
   if (!isObj(v)) return false;
   return (
     typeof v.scene_id === 'string' &&
@@ -97,7 +97,7 @@ export function isValidLine(v: unknown): boolean {
     response(v.player_response) &&
     isFinite(v.affinity_delta) &&
     label(v.training_label) &&
-    split(v.split) &&
+    (split(v.split) || (opts?.splitOptional === true && v.split === undefined)) &&
     extensions(v)
   );
 }

@@ -11,6 +11,9 @@
 export function pyFloat(x: number): string {
   if (!Number.isFinite(x)) throw new RangeError(`cannot encode non-finite float ${x}`);
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const ax = Math.abs(x);
+  // Fast path: in [1e-5, 1e16) JS and pydantic agree on decimal notation and digits.
+  if (ax >= 1e-5 && ax < 1e16) return Number.isInteger(x) ? `${x}.0` : String(x);
   const sign = x < 0 ? '-' : '';
   // toExponential() without an argument gives the shortest round-trip digits.
   const [mant = '', expStr = '0'] = Math.abs(x).toExponential().split('e');

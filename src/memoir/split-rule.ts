@@ -41,7 +41,9 @@ export type SplitReason =
   | 'private_entry_type'
   | 'bond_only_interrupt_party'
   | 'private_interrupt'
-  | 'marked_private';
+  | 'marked_private'
+  /** Decided where chains are known (the index): a revision of a private entry stays private. */
+  | 'private_original';
 
 export interface SplitInput {
   agent: Agent;
@@ -102,4 +104,5 @@ export const SPLIT_REASON_TEXT: Readonly<Record<SplitReason, string>> = {
   bond_only_interrupt_party: 'interrupt involves a bond-only agent',
   private_interrupt: 'private interrupt (player only)',
   marked_private: 'marked private by its writer',
+  private_original: 'a revision of a private entry (revisions never widen privacy)',
 };

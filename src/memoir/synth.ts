@@ -1,7 +1,7 @@
 import { FEDERATING_AGENTS, type Agent } from './agents.js';
 import { encodeEntry } from './encode.js';
 import { ulidGenerator } from './entry-id.js';
-import type { Context, Interrupt, MemoirEntry, MemoirLine, PlayerResponse, TrainingLabel } from './schema.js';
+import type { Context, Interrupt, MemoirEntry, PlayerResponse, TrainingLabel } from './schema.js';
 import type { ReasonClass, ResponseKind, Source, Visibility } from './sources.js';
 import { strictSplit } from './split-rule.js';
 
@@ -138,11 +138,11 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
       const split = strictSplit({ ...e, entry_type: entryType });
       if (pythonHost) {
         const { entry_type: _t, interrupt: _i, ...upstream } = e;
-        lines.push(encodeEntry({ ...upstream, split } as MemoirLine));
+        lines.push(encodeEntry({ ...upstream, split }));
         return '';
       }
       const id = ids.next();
-      lines.push(encodeEntry({ ...e, split, entry_id: id, recorded_at: new Date(clock).toISOString(), entry_type: entryType } as MemoirLine));
+      lines.push(encodeEntry({ ...e, split, entry_id: id, recorded_at: new Date(clock).toISOString(), entry_type: entryType }));
       return id;
     };
     const scene = (): string => `${scenePrefix}.turn-${turn++}`;

@@ -23,9 +23,10 @@ export function openDb(path: string, migrations: readonly Migration[], opts: { r
     throw new EnvironmentError(`cannot open database ${path}: ${(err as Error).message}`, 'check that the directory exists and is writable (see `kourai doctor`)', err);
   }
   try {
+    // The busy timeout first: switching to WAL and migrating both take locks other processes may hold.
+    db.pragma('busy_timeout = 5000');
     if (!opts.readonly) db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
     db.pragma('synchronous = NORMAL');
     migrate(db, migrations);
   } catch (err) {
@@ -37,17 +38,26 @@ export function openDb(path: string, migrations: readonly Migration[], opts: { r
 }
 
 function migrate(db: DB, migrations: readonly Migration[]): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
   const latest = migrations.reduce((m, x) => Math.max(m, x.version), 0);
+  if ((db.pragma('user_version', { simple: true }) as number) >= latest) return checkNotNewer(db, latest);
+  // IMMEDIATE: take the write lock before reading the version, so two processes never both migrate.
+  db.transaction(() => applyMigrations(db, migrations, latest)).immediate();
+}
+
+function checkNotNewer(db: DB, latest: number): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
   if (current > latest) {
     throw new EnvironmentError(`database schema version ${current} is newer than this kourai understands (${latest})`, 'upgrade kourai');
   }
+}
+
+function applyMigrations(db: DB, migrations: readonly Migration[], latest: number): void {
+  checkNotNewer(db, latest);
+  const current = db.pragma('user_version', { simple: true }) as number;
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (m.version <= current) continue;
-    db.transaction(() => {
-      if (typeof m.up === 'string') db.exec(m.up);
-      else m.up(db);
-      db.pragma(`user_version = ${m.version}`);
-    })();
+    if (typeof m.up === 'string') db.exec(m.up);
+    else m.up(db);
+    db.pragma(`user_version = ${m.version}`);
   }
 }

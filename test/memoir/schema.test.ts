@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { encodeEntry } from '../../src/memoir/encode.js';
 import { isValidLine } from '../../src/memoir/fast-validate.js';
+import { fastInput } from '../../src/memoir/fast-input.js';
 import { parseLine } from '../../src/memoir/parse.js';
 import { MemoirInputSchema, MemoirLineSchema, describeIssue } from '../../src/memoir/schema.js';
 import { kouraiEntry, upstreamEntry } from './arbitraries.js';
@@ -101,6 +102,29 @@ describe('encode then parse', () => {
         expect(rest).toEqual(expected);
         expect(line).not.toContain('\n');
       }),
+    );
+  });
+});
+
+describe('fast input path agrees with MemoirInputSchema', () => {
+  const sparse = fc.tuple(fc.oneof(upstreamEntry, kouraiEntry), fc.subarray(['context', 'narrative_beat', 'agent_proposed', 'player_response', 'affinity_delta', 'training_label', 'split', 'entry_id', 'recorded_at', 'entry_type'])).map(([e, drop]) => {
+    const v: Record<string, unknown> = { ...e };
+    for (const k of drop) delete v[k];
+    if (v.player_response && typeof v.player_response === 'object') delete (v.player_response as Record<string, unknown>).felt;
+    return v;
+  });
+  it('whenever the fast path accepts an input, zod accepts it with the same values', () => {
+    fc.assert(
+      fc.property(fc.oneof(sparse, fc.tuple(sparse, fc.constantFrom('agent', 'split', 'extra', 'likert', 'context'), fc.jsonValue({ maxDepth: 2 })).map(([v, k, x]) => ({ ...v, [k]: x }))), (v) => {
+        const fast = fastInput(v);
+        const slow = MemoirInputSchema.safeParse(v);
+        if (fast) {
+          expect(slow.success).toBe(true);
+          if (slow.success) expect(JSON.parse(JSON.stringify(fast))).toEqual(JSON.parse(JSON.stringify(slow.data)));
+        }
+        if (slow.success && !('extra' in v)) expect(fast).toBeDefined();
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -114,4 +114,16 @@ describe('memoir index', () => {
     expect(index.count({ text: 'naming' })).toBeGreaterThanOrEqual(withNaming > 0 ? 1 : 0);
     expect(index.query({ text: 'naming' }).length).toBeGreaterThan(0);
   });
+
+  it('keeps a revision of a private entry private, even when the revision itself would be shareable', () => {
+    const m = new Memoir(path);
+    const [orig] = m.append([{ ...entry(1), split: { shared_eligible: false, private_only: true } }], { fsync: false });
+    const [rev] = m.append([{ ...entry(1), supersedes: orig?.entry_id, revision_reason: 'typo' }], { fsync: false });
+    expect(rev?.split.shared_eligible).toBe(true); // the writer alone cannot know the chain
+    index.update([path]);
+    const row = index.byEntryId(rev?.entry_id as string)[0];
+    expect(row).toMatchObject({ shareable: 0, split_reason: 'private_original', lenient: 1 });
+    expect(index.count({ split: 'shared' })).toBe(0);
+  });
 });
+

@@ -60,7 +60,7 @@ export function parseInputText(text: string, origin: string): InputItem[] {
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c));
   return Buffer.concat(chunks).toString('utf8');
 }
 

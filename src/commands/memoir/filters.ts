@@ -15,7 +15,7 @@ const listOf = <T extends readonly [string, ...string[]]>(values: T, flag: strin
           return z.NEVER;
         }
       }
-      return xs as T[number][];
+      return xs;
     });
 
 const time = (flag: string) =>

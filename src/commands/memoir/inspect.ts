@@ -16,8 +16,12 @@ const options = z.object({
   ndjson: z.boolean().default(false),
 });
 
+/** Counting stops here: `total` is exact below it, and `total_capped` says when it is a floor. */
+const COUNT_CAP = 1_000;
+
 export interface InspectResult {
   total: number;
+  total_capped: boolean;
   shown: number;
   entries: Record<string, unknown>[];
 }
@@ -29,7 +33,9 @@ export default defineCommand({
     const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson });
     try {
       const filter = { ...toFilter(opts), files: fileIds, latestOnly: !opts.allRevisions };
-      const total = index.count(filter);
+      const counted = index.count(filter, COUNT_CAP + 1);
+      const total = Math.min(counted, COUNT_CAP);
+      const total_capped = counted > COUNT_CAP;
       const limit = opts.limit === 0 ? undefined : opts.limit;
       if (opts.ndjson) {
         let shown = 0;
@@ -37,10 +43,10 @@ export default defineCommand({
           writeNdjson(ctx.stdout, entryView(row, loadRow(row)));
           shown++;
         }
-        return { total, shown, entries: [] };
+        return { total, total_capped, shown, entries: [] };
       }
       const rows = index.query({ ...filter, ...(limit !== undefined ? { limit } : {}) });
-      return { total, shown: rows.length, entries: rows.map((r) => entryView(r, loadRow(r))) };
+      return { total, total_capped, shown: rows.length, entries: rows.map((r) => entryView(r, loadRow(r))) };
     } finally {
       index.close();
     }
@@ -56,7 +62,8 @@ export default defineCommand({
       { header: 'SPLIT', get: (e) => ((e._memoir as { shareable: boolean }).shareable ? c.green('shared') : c.dim('private')) },
       { header: 'WHAT', get: (e) => oneLine((e.narrative_beat as string | null) ?? (e.agent_proposed as string | null) ?? '', width) },
     ]);
-    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${r.total} entries shown (use --limit 0 for all)`) : c.dim(`\n${r.total} entries`);
+    const total = `${r.total}${r.total_capped ? '+' : ''}`;
+    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${total} entries shown (use --limit 0 for all)`) : c.dim(`\n${total} entries`);
     return table + more;
   },
 });

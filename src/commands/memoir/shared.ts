@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
@@ -25,8 +26,16 @@ export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?
   const paths = resolveMemoirs(memoirs, home, ctx.cwd);
   const index = openIndex(home);
   try {
-    const p = progress(ctx.stderr, { label: 'indexing', total: 0, unit: 'B', quiet: opts.quiet ?? false });
-    const updates = opts.rebuild ? index.rebuild(paths, { now: ctx.now }) : index.update(paths, { now: ctx.now, onProgress: (b) => p.update(b) });
+    const sizes = paths.map((f) => statSync(f).size);
+    const p = progress(ctx.stderr, { label: 'indexing', total: sizes.reduce((a, b) => a + b, 0), unit: 'B', quiet: opts.quiet ?? false });
+    const updates: FileUpdate[] = [];
+    let before = 0;
+    paths.forEach((f, i) => {
+      const onProgress = (b: number): void => p.update(before + b);
+      const [u] = opts.rebuild ? index.rebuild([f], { now: ctx.now, onProgress }) : index.update([f], { now: ctx.now, onProgress });
+      if (u) updates.push(u);
+      before += sizes[i] ?? 0;
+    });
     p.finish();
     const c = colors(ctx.colorLevel);
     for (const u of updates) {

@@ -4,17 +4,25 @@ import { NotFoundError, UsageError } from '../../errors.js';
 import { encodeEntry } from '../../memoir/encode.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
+import { renderHistory, resolveRevisions, type HistoryEntry } from './history.js';
 import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
 
 const options = z.object({
   id: z.string().min(1),
   memoir: memoirOpt,
+  history: z.boolean().default(false),
   json: z.boolean().default(false),
 });
 
 export interface ShowResult {
   entry: Record<string, unknown>;
   line: string;
+  /** The id asked for when it was superseded (`entry` is its newest revision), else null. */
+  resolved_from: string | null;
+  /** With --history: the whole revision chain, original first. */
+  history: HistoryEntry[] | null;
+  /** The chain forks or loops (see `memoir verify`), else null. */
+  revision_warning: string | null;
 }
 
 export default defineCommand({
@@ -31,10 +39,12 @@ export default defineCommand({
         rows = like.filter((r) => files.has(r.file_id));
         if (rows.length > 1) throw new UsageError(`entry id prefix "${opts.id}" is ambiguous (${rows.map((r) => r.entry_id).join(', ')}…)`);
       }
-      const row = rows[0];
-      if (!row) throw new NotFoundError(`no entry with id "${opts.id}" in ${fileIds.length} memoir${fileIds.length === 1 ? '' : 's'}`, 'list ids with `kourai memoir inspect`');
+      const found = rows[0];
+      if (!found) throw new NotFoundError(`no entry with id "${opts.id}" in ${fileIds.length} memoir${fileIds.length === 1 ? '' : 's'}`, 'list ids with `kourai memoir inspect`');
+      // Reads resolve to the newest revision (issue 4: src/commands/memoir/history.ts).
+      const { row, resolvedFrom, warning, history } = resolveRevisions(index, fileIds, found, opts.history);
       const entry = loadRow(row);
-      return { entry: entryView(row, entry), line: encodeEntry(entry) };
+      return { entry: entryView(row, entry), line: encodeEntry(entry), resolved_from: resolvedFrom, history, revision_warning: warning };
     } finally {
       index.close();
     }
@@ -48,7 +58,10 @@ export default defineCommand({
       `${c.dim('memoir')}  ${m.path}:${m.line}`,
       `${c.dim('split')}   ${m.shareable ? c.green('shared') : c.yellow('private')} (${m.split_reason}${m.lenient_split ? ', the line claims shared: lenient upstream split' : ''})`,
     ];
+    if (r.resolved_from) head.unshift(c.yellow(`${r.resolved_from} was superseded: showing its newest revision (all revisions: --history)`));
+    if (r.revision_warning) head.unshift(c.yellow(`warning: ${r.revision_warning}`));
     const { _memoir: _m, ...body } = e;
-    return `${head.join('\n')}\n${JSON.stringify(body, null, 2)}`;
+    const history = r.history ? `${renderHistory(r.history, c)}\n\n` : '';
+    return `${history}${head.join('\n')}\n${JSON.stringify(body, null, 2)}`;
   },
 });

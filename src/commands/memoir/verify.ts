@@ -3,12 +3,14 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
-import { verifyFile, type Problem } from '../../memoir/verify.js';
+import { confirmDuplicates, newSeenIds, verifyFile, type Problem } from '../../memoir/verify.js';
 import { colors } from '../../output/color.js';
+import { collector } from '../../runtime/gc.js';
 import { progress } from '../../output/progress.js';
 import { CHUNK_BYTES, openIndex, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from './shared.js';
+import { revisionProblems } from './verify-revisions.js';
 
 const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
 
@@ -57,18 +59,25 @@ export default defineCommand({
     const problems: Problem[] = [];
     let entries = 0;
     try {
-      const seen = new Map<string, string>();
+      const seen = newSeenIds();
       const total = paths.reduce((s, p) => s + statSync(p).size, 0);
       const bar = progress(ctx.stderr, { label: 'verifying', total, unit: 'B', quiet: opts.json });
       let done = 0;
+      const gc = collector();
+      let ticks = 0;
       for (const p of paths) {
         problems.push(...appendOnlyProblems(index, p));
-        const v = verifyFile(p, seen, (b) => bar.update(done + b));
+        const v = verifyFile(p, seen, (b) => {
+          bar.update(done + b);
+          if (++ticks % 2 === 0) gc(); // every 50k entries: keeps a 1M-entry verify well under 200 MB
+        });
         done += v.bytes;
         entries += v.entries;
         problems.push(...v.problems);
       }
+      problems.push(...confirmDuplicates(seen));
       bar.finish();
+      problems.push(...revisionProblems(index, paths));
     } finally {
       index.close();
     }

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import type { Ctx } from '../../context.js';
+import { CancelledError, NotFoundError } from '../../errors.js';
+import type { Agent } from '../../memoir/agents.js';
+import { colors } from '../../output/color.js';
+import { writeNdjson } from '../../output/json.js';
+import { storyEventText } from '../../output/story-text.js';
+import { StoryCursor } from '../../replay/cursor.js';
+import { storyRecord } from '../../replay/records.js';
+import type { StoryFilter } from '../../replay/story.js';
+import { walkStory } from '../../replay/walk.js';
+import { StoryIndex } from '../../store/story-queries.js';
+import { assertTerminalFits } from '../../ui/terminal.js';
+import { defineCommand } from '../types.js';
+import { filterShape } from './filters.js';
+import { memoirOpt, openIndexed } from './shared.js';
+
+/** The smallest terminal the replay screen is drawn in. */
+export const REPLAY_MIN_SIZE = { columns: 60, rows: 20 } as const;
+
+const options = z.object({
+  memoir: memoirOpt,
+  agent: filterShape.agent,
+  at: z.string().min(1).optional(),
+  json: z.boolean().default(false),
+});
+
+export interface ReplayResult {
+  mode: 'screen' | 'text' | 'ndjson';
+  sessions: number;
+  /** Beats in the view (after the agent filter). */
+  beats: number;
+  /** Screen mode: the beat shown when the player quit. */
+  last_entry_id: string | null;
+}
+
+export default defineCommand({
+  options,
+  streams: (o) => o.json,
+  async run(opts, ctx: Ctx): Promise<ReplayResult> {
+    const screen = ctx.interactive && !opts.json;
+    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json || screen });
+    try {
+      const nav = new StoryCursor(new StoryIndex(index, fileIds));
+      const present = nav.agents();
+      const missing = opts.agent.filter((a) => !present.includes(a as Agent));
+      if (missing.length > 0) {
+        throw new NotFoundError(
+          `no entries for ${missing.join(', ')} in ${fileIds.length} memoir${fileIds.length === 1 ? '' : 's'}`,
+          `agents in these memoirs: ${present.join(', ') || 'none'}`,
+        );
+      }
+      const filter: StoryFilter = { agents: opts.agent as Agent[] };
+      const beats = nav.count(filter);
+      if (screen) {
+        const size = assertTerminalFits(ctx, REPLAY_MIN_SIZE, 'replay screen', 'pass --no-input for the text replay');
+        const [{ showReplay }, { initialReplayState }] = await Promise.all([import('../../ui/replay/screen.js'), import('../../ui/replay/use-replay-state.js')]);
+        const initial = initialReplayState(nav, { agents: filter.agents, ...(opts.at ? { at: opts.at } : {}) });
+        const { how, last } = await showReplay(ctx, nav, initial, size);
+        if (how === 'cancel') throw new CancelledError('replay cancelled');
+        return { mode: 'screen', sessions: nav.sessions.length, beats, last_entry_id: last.ref ? nav.beat(last.ref).entry_id : null };
+      }
+      const c = colors(ctx.colorLevel);
+      const width = ctx.stdout.columns ?? 120;
+      for (const ev of walkStory(nav, filter, ctx.signal)) {
+        if (opts.json) writeNdjson(ctx.stdout, storyRecord(ev));
+        else ctx.stdout.write(storyEventText(ev, c, width));
+      }
+      if (ctx.signal.aborted) throw new CancelledError('replay cancelled');
+      return { mode: opts.json ? 'ndjson' : 'text', sessions: nav.sessions.length, beats, last_entry_id: null };
+    } finally {
+      index.close();
+    }
+  },
+  render(r, ctx) {
+    if (r.mode !== 'text') return '';
+    return colors(ctx.colorLevel).dim(`${r.beats} beat${r.beats === 1 ? '' : 's'} in ${r.sessions} session${r.sessions === 1 ? '' : 's'}`);
+  },
+});

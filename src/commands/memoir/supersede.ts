@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import type { Ctx } from '../../context.js';
+import { IntegrityError, InvalidDataError, UsageError, fsError } from '../../errors.js';
+import { appendLines, prepareEntries } from '../../memoir/append.js';
+import { encodeEntry } from '../../memoir/encode.js';
+import { ulidGenerator } from '../../memoir/entry-id.js';
+import { buildRevision } from '../../memoir/supersede.js';
+import { colors } from '../../output/color.js';
+import { loadRevisionGraph } from '../../store/revision-queries.js';
+import { defineCommand } from '../types.js';
+import { findEntryRow, rowOf } from './lookup.js';
+import { loadRow, memoirOpt, openIndexed } from './shared.js';
+
+const options = z.object({
+  id: z.string().min(1),
+  patch: z.string().optional(),
+  file: z.string().optional(),
+  reason: z.string({ error: 'is required: say why the entry is corrected' }).min(1, { error: 'must not be empty' }),
+  memoir: memoirOpt,
+  fsync: z.boolean().default(true),
+  json: z.boolean().default(false),
+});
+
+export interface SupersedeResult {
+  /** The id given on the command line. */
+  requested: string;
+  /** The id the revision replaces: the newest revision of the chain `requested` belongs to. */
+  supersedes: string;
+  entry_id: string;
+  memoir: string;
+  entry_type: string;
+  reason: string;
+  shared: boolean;
+  changed: string[];
+  /** Why the revision is more private than the correction asked, or null. */
+  narrowed: string | null;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readPatch(opts: { patch?: string | undefined; file?: string | undefined }, ctx: Ctx): Promise<unknown> {
+  if ((opts.patch === undefined) === (opts.file === undefined)) {
+    throw new UsageError('give the correction as one JSON argument or with --file F (not both, not neither)', `e.g. kourai memoir supersede ID '{"agent_proposed":"…"}' --reason "typo"`);
+  }
+  let text: string;
+  let origin: string;
+  if (opts.patch !== undefined) {
+    text = opts.patch;
+    origin = 'the correction argument';
+  } else if (opts.file === '-') {
+    text = await readAll(ctx.stdin);
+    origin = 'stdin';
+  } else {
+    const f = opts.file as string;
+    try {
+      text = readFileSync(resolve(ctx.cwd, f), 'utf8');
+    } catch (err) {
+      throw fsError(err, '--file', f);
+    }
+    origin = f;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new InvalidDataError(`${origin}: malformed JSON: ${(err as Error).message}`, 'nothing was written');
+  }
+}
+
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<SupersedeResult> {
+    const patch = await readPatch(opts, ctx);
+    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    let built;
+    let target;
+    let originalShareable: boolean;
+    try {
+      const row = findEntryRow(index, fileIds, opts.id);
+      const graph = loadRevisionGraph(index, fileIds);
+      const res = graph.resolve(row.entry_id);
+      if (res.cycle) {
+        throw new IntegrityError(`the revision chain of ${row.entry_id} loops (${res.path.join(' -> ')}); it cannot be corrected until the cycle is resolved`, 'see `kourai memoir verify`');
+      }
+      target = res.head === row.entry_id ? row : rowOf(index, fileIds, res.head);
+      if (!target) throw new IntegrityError(`the newest revision of ${row.entry_id}, ${res.head}, is no longer in the index`, 'run `kourai memoir index --rebuild`');
+      if (res.head !== row.entry_id && !opts.json) {
+        ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${row.entry_id} was already corrected; the correction applies to its newest revision, ${res.head}\n`);
+      }
+      const original = loadRow(target);
+      originalShareable = graph.has(target.entry_id) ? graph.effectiveShareable(target.entry_id) : target.shareable === 1;
+      built = buildRevision({ original, originalShareable, patch, reason: opts.reason });
+    } finally {
+      index.close();
+    }
+    const ids = ulidGenerator(() => ctx.now().getTime(), ctx.secureRandom);
+    const [prepared] = prepareEntries([{ value: built.input, where: 'the correction' }], ids, ctx.now);
+    if (!prepared) throw new InvalidDataError('the correction produced no entry');
+    const entry = { ...prepared.entry, ...built.carried };
+    appendLines(target.path, [encodeEntry(entry)], { fsync: opts.fsync, now: ctx.now });
+    const narrowed = built.narrowed ?? prepared.narrowed?.replace(/^the correction: /, '') ?? null;
+    if (narrowed && !opts.json) ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${narrowed}\n`);
+    return {
+      requested: opts.id,
+      supersedes: target.entry_id,
+      entry_id: entry.entry_id,
+      memoir: target.path,
+      entry_type: entry.entry_type ?? target.entry_type,
+      reason: opts.reason.trim(),
+      shared: entry.split.shared_eligible && !entry.split.private_only,
+      changed: built.changed,
+      narrowed,
+    };
+  },
+  render(r, ctx) {
+    const c = colors(ctx.colorLevel);
+    return [
+      `${c.bold(r.entry_id)} supersedes ${r.supersedes} (${r.changed.join(', ')} changed; ${r.shared ? c.green('shared') : c.yellow('private')})`,
+      `${c.dim('reason')}  ${r.reason}`,
+      `${c.dim('memoir')}  ${r.memoir}`,
+      c.dim(`reads of ${r.supersedes} now resolve to ${r.entry_id}; see the chain with \`kourai memoir show ${r.entry_id} --history\``),
+    ].join('\n');
+  },
+});

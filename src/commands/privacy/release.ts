@@ -1,0 +1,110 @@
+import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { kouraiHome, type Ctx } from '../../context.js';
+import { fsError, InvalidDataError, UsageError } from '../../errors.js';
+import { fromBase64F32, type NamedTensor } from '../../federation/tensor.js';
+import { colors } from '../../output/color.js';
+import type { CouncilRelease } from '../../privacy/release.js';
+import { PrivacyGate } from '../../privacy/round-gate.js';
+import { defineCommand } from '../types.js';
+import { budgetFlags, configFrom, fmtDelta, fmtEps } from './shared.js';
+
+const options = z.object({
+  agent: z.string({ error: 'required: the agent that speaks' }).min(1),
+  round: z.string({ error: 'required: the round id' }).min(1),
+  file: z.string({ error: 'required: the delta file (JSON {"tensors": [...]})' }).min(1),
+  out: z.string().optional(),
+  ...budgetFlags,
+  json: z.boolean().default(false),
+});
+
+const TensorIn = z.union([
+  z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), data: z.array(z.number()) }),
+  z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), data_b64: z.string() }),
+]);
+const DeltaFile = z.object({ tensors: z.array(TensorIn).min(1) });
+
+export interface ReleaseResult {
+  release_id: number;
+  reused: boolean;
+  agent: string;
+  round: string;
+  epsilon_agent: number;
+  epsilon_forge: number;
+  delta: number;
+  /** Where the release document was written, or null when it is in `release`. */
+  out: string | null;
+  /** Exactly what may leave the forge (omitted when written to --out). */
+  release: CouncilRelease | null;
+}
+
+function readDelta(path: string): NamedTensor[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw fsError(err, 'delta file', path);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new InvalidDataError(`delta file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = DeltaFile.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InvalidDataError(`delta file ${path}: ${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}`, 'expected {"tensors": [{"name", "shape", "data" or "data_b64"}]}');
+  }
+  return parsed.data.tensors.map((t) => ({ name: t.name, shape: t.shape, data: 'data' in t ? Float32Array.from(t.data) : fromBase64F32(t.data_b64) }));
+}
+
+/**
+ * Clips and noises one agent's council delta, spending its budget (ledger row first), and
+ * writes exactly what may leave. For hosts and for testing the pipeline; the federation round
+ * calls PrivacyGate directly.
+ */
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<ReleaseResult> {
+    const { config } = configFrom(ctx, opts);
+    const path = resolve(ctx.cwd, opts.file);
+    const delta = readDelta(path);
+    const gate = PrivacyGate.open({ home: kouraiHome(ctx), config, random: ctx.secureRandom, now: ctx.now });
+    try {
+      const out = gate.recordRelease({ round: opts.round, agent: opts.agent.toLowerCase(), delta });
+      let outPath: string | null = null;
+      if (opts.out) {
+        outPath = resolve(ctx.cwd, opts.out);
+        if (outPath === path) throw new UsageError('--out must not overwrite the delta file');
+        const tmp = `${outPath}.tmp-${process.pid}`;
+        try {
+          writeFileSync(tmp, `${JSON.stringify(out.release)}\n`);
+          renameSync(tmp, outPath);
+        } catch (err) {
+          throw fsError(err, 'release file', outPath);
+        }
+      }
+      return {
+        release_id: out.releaseId,
+        reused: out.reused,
+        agent: out.release.agent,
+        round: out.release.round,
+        epsilon_agent: out.epsilonAgent,
+        epsilon_forge: out.epsilonForge,
+        delta: config.delta,
+        out: outPath,
+        release: outPath ? null : out.release,
+      };
+    } finally {
+      gate.close();
+    }
+  },
+  render(r, ctx) {
+    const c = colors(ctx.colorLevel);
+    const head = `${r.reused ? c.yellow('already released (same noise, nothing more spent)') : c.green('released')}: ${r.agent}, round ${r.round} — ε ${r.agent} ${fmtEps(r.epsilon_agent)}, forge ${fmtEps(r.epsilon_forge)} at δ = ${fmtDelta(r.delta)}`;
+    if (r.out) return `${head}\nwritten to ${r.out}`;
+    return `${head}\n${c.dim('the release document is stored: run the same command with --out FILE or --json to get it (same noise, nothing more spent)')}`;
+  },
+});

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { kouraiHome, type Ctx } from '../context.js';
+import { NotFoundError } from '../errors.js';
+import { AGENTS, type Agent } from '../memoir/agents.js';
+import { colors } from '../output/color.js';
+import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
+import { PrivacyGate } from '../privacy/round-gate.js';
+import { bar, buildWhisperReport, percent, type WhisperReport } from '../privacy/whisper-report.js';
+import { memoirOpt, openIndexed } from './memoir/shared.js';
+import { budgetFlags, configFrom, fmtDelta, fmtEps } from './privacy/shared.js';
+import { defineCommand } from './types.js';
+
+const options = z.object({
+  memoir: memoirOpt,
+  round: z.string().min(1).optional(),
+  ...budgetFlags,
+  json: z.boolean().default(false),
+});
+
+/** Shareable entries per agent (newest revisions only), from the memoir index. Local only. */
+export function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: boolean): { counts: Partial<Record<Agent, number>>; note: string | null } {
+  let indexed;
+  try {
+    indexed = openIndexed(ctx, memoirs, { quiet });
+  } catch (err) {
+    if (err instanceof NotFoundError && memoirs.length === 0) return { counts: {}, note: 'no memoirs found: every agent has 0 shareable entries (kourai memoir synth creates a sample forge)' };
+    throw err;
+  }
+  const { index, fileIds } = indexed;
+  try {
+    const counts: Partial<Record<Agent, number>> = {};
+    for (const agent of AGENTS) counts[agent] = index.count({ files: fileIds, agents: [agent], split: 'shared', latestOnly: true });
+    return { counts, note: null };
+  } finally {
+    index.close();
+  }
+}
+
+export function whisperReport(ctx: Ctx, opts: z.output<typeof options>): WhisperReport {
+  const resolved = configFrom(ctx, opts);
+  const { counts, note } = shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
+  const gate = PrivacyGate.open({ home: kouraiHome(ctx), config: resolved.config, random: ctx.secureRandom, now: ctx.now });
+  try {
+    const plan = gate.planRound({ round: opts.round ?? null, shareable: counts });
+    const releases = gate.ledger.releases();
+    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes: note ? [note] : [] });
+  } finally {
+    gate.close();
+  }
+}
+
+export default defineCommand({
+  options,
+  async run(opts, ctx: Ctx): Promise<WhisperReport> {
+    const report = whisperReport(ctx, opts);
+    if (ctx.interactive && !opts.json) {
+      const { showWhisper } = await import('../ui/whisper/show-whisper.js');
+      await showWhisper(ctx, report);
+    }
+    return report;
+  },
+  render(r, ctx) {
+    if (ctx.interactive) return ''; // the gauge was shown
+    return renderWhisperText(r, ctx.colorLevel);
+  },
+});
+
+const levelColor = (c: ReturnType<typeof colors>, level: GaugeLevel | null): ((s: string) => string) =>
+  level === 'ok' ? c.green : level === 'low' ? c.yellow : level === 'critical' || level === 'exhausted' ? c.red : c.dim;
+
+/** The gauge as plain text (non-interactive runs, pipes, CI). */
+export function renderWhisperText(r: WhisperReport, colorLevel: 0 | 1 | 2 | 3): string {
+  const c = colors(colorLevel);
+  const f = r.forge;
+  const col = levelColor(c, f.level);
+  const lines: string[] = [];
+  lines.push(c.bold('Whisper Limit'));
+  lines.push(
+    `forge  ${col(bar(f.remaining_fraction, 24))} ${col(percent(f.remaining_fraction).padStart(4))} left   ε ${fmtEps(f.epsilon_spent)} of ${r.config.forge_epsilon} spent at δ = ${fmtDelta(r.config.delta)}, ${f.releases} release${f.releases === 1 ? '' : 's'}`,
+  );
+  lines.push(c.dim(`next round${r.round ? ` (${r.round})` : ''}: ${f.speakers_next_round} agent${f.speakers_next_round === 1 ? '' : 's'} speak; forge ε → ${fmtEps(f.epsilon_after_next_round)}; each delta clipped to S = ${r.config.clip_norm}, noise σ = ${r.config.noise_multiplier}`));
+  lines.push('');
+  const w = Math.max(...r.agents.map((a) => a.agent.length));
+  for (const a of r.agents) {
+    if (a.consent === 'locked') {
+      lines.push(`${a.agent.padEnd(w)}  ${c.dim(`${' '.repeat(12)}       bond-only: never leaves the forge`)}`);
+      continue;
+    }
+    const ac = levelColor(c, a.level);
+    const frac = a.remaining_fraction ?? 0;
+    const verdict = a.speaks ? c.green('speaks') : c.yellow('silent');
+    const cost = a.speaks ? `+${fmtEps(a.next_round_epsilon_cost ?? 0)} ε` : '';
+    const mags = a.contributions.slice(-5).map((x) => (x.clipped_fraction === null ? '·' : x.clipped_fraction.toFixed(2)));
+    lines.push(
+      `${a.agent.padEnd(w)}  ${ac(bar(frac, 12))} ${ac(percent(frac).padStart(4))}  ${verdict.padEnd(6)} ${String(a.shareable_entries).padStart(5)} shareable  ${cost.padEnd(10)} ${c.dim(VERDICT_SHORT[a.verdict])}`,
+    );
+    if (mags.length > 0) lines.push(c.dim(`${' '.repeat(w)}  past contributions |clip Δ|/S: ${mags.join(' ')}${a.contributions.length > 5 ? ` (last 5 of ${a.contributions.length})` : ''}`));
+  }
+  for (const n of r.notes) lines.push(c.yellow(`note: ${n}`));
+  return lines.join('\n');
+}

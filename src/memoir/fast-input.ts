@@ -1,0 +1,42 @@
+import { isValidLine } from './fast-validate.js';
+import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirInput } from './schema.js';
+
+/**
+ * The hot path of `append`: fills upstream defaults and checks a new entry without zod. Returns
+ * undefined when anything is off, and the caller falls back to `MemoirInputSchema` (the schema of
+ * record, which words the error). A property test holds the two in agreement.
+ */
+const INPUT_KEYS: ReadonlySet<string> = new Set<string>([...STANDARD_KEYS, ...EXTENSION_KEYS]);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export type FastInput = Omit<MemoirInput, 'split'> & { split?: { shared_eligible: boolean; private_only: boolean } } & Record<string, unknown>;
+
+export function fastInput(v: unknown): FastInput | undefined {
+  if (!isObj(v)) return undefined;
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) if (!INPUT_KEYS.has(keys[i] as string)) return undefined;
+  const ctx = v.context;
+  const pr = v.player_response;
+  const tl = v.training_label;
+  const out: Obj = {
+    scene_id: v.scene_id,
+    agent: v.agent,
+    source: v.source,
+    context: ctx === undefined ? null : isObj(ctx) && ctx.preceding_agents === undefined ? { ...ctx, preceding_agents: [] } : ctx,
+    narrative_beat: v.narrative_beat === undefined ? null : v.narrative_beat,
+    agent_proposed: v.agent_proposed === undefined ? null : v.agent_proposed,
+    player_response:
+      pr === undefined ? null : isObj(pr) && (pr.delta === undefined || pr.felt === undefined) ? { ...pr, delta: pr.delta === undefined ? null : pr.delta, felt: pr.felt === undefined ? null : pr.felt } : pr,
+    affinity_delta: v.affinity_delta === undefined ? 0 : v.affinity_delta,
+    training_label: tl === undefined ? null : isObj(tl) && tl.weight === undefined ? { ...tl, weight: 1 } : tl,
+  };
+  if (v.split !== undefined) out.split = v.split;
+  for (let i = 0; i < EXTENSION_KEYS.length; i++) {
+    const k = EXTENSION_KEYS[i] as string;
+    if (v[k] !== undefined) out[k] = v[k];
+  }
+  if (!isValidLine(out, { splitOptional: true })) return undefined;
+  return out as FastInput;
+}

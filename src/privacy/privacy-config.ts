@@ -1,0 +1,150 @@
+/**
+ * Privacy settings: the budgets (whisper capacity) and the mechanism (σ, S), resolved in one
+ * place with the house precedence: defaults < config file < KOURAI_PRIVACY_* environment < flags.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EnvironmentError, UsageError } from '../errors.js';
+
+export interface PrivacyConfig {
+  /** ε the forge may spend over its lifetime, all agents' releases composed. */
+  forgeEpsilon: number;
+  /** ε each agent may spend over the forge's lifetime. */
+  agentEpsilon: number;
+  /** δ at which every ε here is stated. */
+  delta: number;
+  /** σ: the noise standard deviation as a multiple of the clip norm. */
+  noiseMultiplier: number;
+  /** S: the L2 norm every released delta is clipped to. */
+  clipNorm: number;
+}
+
+export type PrivacyKey = keyof PrivacyConfig;
+export type ConfigOrigin = 'default' | 'file' | 'env' | 'flag';
+
+/**
+ * ε = 8 at δ = 1e-5 for the forge and for each agent, over the forge's lifetime. σ = 8 lets
+ * the whole council (eight agents) speak in 19 rounds before the forge's capacity runs out;
+ * one agent alone could speak 157 times.
+ */
+export const DEFAULT_PRIVACY_CONFIG: Readonly<PrivacyConfig> = Object.freeze({
+  forgeEpsilon: 8,
+  agentEpsilon: 8,
+  delta: 1e-5,
+  noiseMultiplier: 8,
+  clipNorm: 1,
+});
+
+export const PRIVACY_KEYS: readonly PrivacyKey[] = ['forgeEpsilon', 'agentEpsilon', 'delta', 'noiseMultiplier', 'clipNorm'];
+
+export const PRIVACY_ENV: Readonly<Record<PrivacyKey, string>> = {
+  forgeEpsilon: 'KOURAI_PRIVACY_FORGE_EPSILON',
+  agentEpsilon: 'KOURAI_PRIVACY_AGENT_EPSILON',
+  delta: 'KOURAI_PRIVACY_DELTA',
+  noiseMultiplier: 'KOURAI_PRIVACY_NOISE_MULTIPLIER',
+  clipNorm: 'KOURAI_PRIVACY_CLIP_NORM',
+};
+
+export const PRIVACY_FILE_KEYS: Readonly<Record<PrivacyKey, string>> = {
+  forgeEpsilon: 'forge_epsilon',
+  agentEpsilon: 'agent_epsilon',
+  delta: 'delta',
+  noiseMultiplier: 'noise_multiplier',
+  clipNorm: 'clip_norm',
+};
+
+export const PRIVACY_FLAGS: Readonly<Record<PrivacyKey, string>> = {
+  forgeEpsilon: '--forge-epsilon',
+  agentEpsilon: '--agent-epsilon',
+  delta: '--delta',
+  noiseMultiplier: '--noise-multiplier',
+  clipNorm: '--clip-norm',
+};
+
+/** Why a value is unacceptable, or undefined. */
+export function invalidReason(key: PrivacyKey, v: number): string | undefined {
+  if (!Number.isFinite(v)) return 'must be a finite number';
+  if (key === 'delta') return v > 0 && v < 1 ? undefined : 'δ must be strictly between 0 and 1';
+  if (key === 'noiseMultiplier') return v > 0 ? undefined : 'σ must be greater than 0';
+  if (key === 'clipNorm') return v > 0 ? undefined : 'the clip norm S must be greater than 0';
+  return v > 0 ? undefined : 'ε must be greater than 0';
+}
+
+export function configFilePath(home: string): string {
+  return join(home, 'config.json');
+}
+
+export interface ResolvedPrivacyConfig {
+  config: PrivacyConfig;
+  origin: Record<PrivacyKey, ConfigOrigin>;
+  /** The config file read, or null when there is none. */
+  file: string | null;
+}
+
+function readFileSection(path: string): Partial<PrivacyConfig> | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new EnvironmentError(`cannot read the config file ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new EnvironmentError(`config file ${path} is not valid JSON: ${(err as Error).message}`, 'fix or remove the file');
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new EnvironmentError(`config file ${path} must hold a JSON object`);
+  const section = (doc as Record<string, unknown>).privacy;
+  if (section === undefined) return {};
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new EnvironmentError(`config file ${path}: "privacy" must be an object`);
+  const out: Partial<PrivacyConfig> = {};
+  const byFileKey = new Map(PRIVACY_KEYS.map((k) => [PRIVACY_FILE_KEYS[k], k]));
+  for (const [fk, value] of Object.entries(section)) {
+    const key = byFileKey.get(fk);
+    if (!key) throw new EnvironmentError(`config file ${path}: unknown key privacy.${fk} (known: ${[...byFileKey.keys()].join(', ')})`);
+    if (typeof value !== 'number') throw new EnvironmentError(`config file ${path}: privacy.${fk} must be a number`);
+    const why = invalidReason(key, value);
+    if (why) throw new EnvironmentError(`config file ${path}: privacy.${fk} = ${value}: ${why}`);
+    out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Resolves the privacy settings: defaults < `$KOURAI_HOME/config.json` ("privacy" section)
+ * < KOURAI_PRIVACY_* environment < flags. Bad file or environment values are environment
+ * errors (exit 3) naming the file key or variable; bad flags are usage errors (exit 2).
+ */
+export function resolvePrivacyConfig(p: { home: string; env: Readonly<Record<string, string | undefined>>; flags?: Partial<Record<PrivacyKey, number | undefined>> }): ResolvedPrivacyConfig {
+  const config: PrivacyConfig = { ...DEFAULT_PRIVACY_CONFIG };
+  const origin = Object.fromEntries(PRIVACY_KEYS.map((k) => [k, 'default'])) as Record<PrivacyKey, ConfigOrigin>;
+  const path = configFilePath(p.home);
+  const fromFile = readFileSection(path);
+  for (const k of PRIVACY_KEYS) {
+    const v = fromFile?.[k];
+    if (v !== undefined) {
+      config[k] = v;
+      origin[k] = 'file';
+    }
+  }
+  for (const k of PRIVACY_KEYS) {
+    const raw = p.env[PRIVACY_ENV[k]];
+    if (raw === undefined || raw.trim() === '') continue;
+    const v = Number(raw);
+    const why = Number.isNaN(v) ? 'not a number' : invalidReason(k, v);
+    if (why) throw new EnvironmentError(`${PRIVACY_ENV[k]}=${raw}: ${why}`);
+    config[k] = v;
+    origin[k] = 'env';
+  }
+  for (const k of PRIVACY_KEYS) {
+    const v = p.flags?.[k];
+    if (v === undefined) continue;
+    const why = invalidReason(k, v);
+    if (why) throw new UsageError(`${PRIVACY_FLAGS[k]} ${v}: ${why}`);
+    config[k] = v;
+    origin[k] = 'flag';
+  }
+  return { config, origin, file: fromFile === null ? null : path };
+}

@@ -1,0 +1,105 @@
+/**
+ * What may leave the forge for one agent in one federation round: the clipped, noised council
+ * delta and public settings. Nothing else. Every field is listed in RELEASE_FIELDS with why it
+ * is safe to send; a test checks the schema and the list agree.
+ *
+ * Deliberately absent: example counts, losses, training time, the delta's norm before or after
+ * clipping, timestamps. Each is an exact function of the forge's data (or leaks it through
+ * timing) and is not covered by the DP guarantee. Coarsening would not fix that (a bucket
+ * boundary still reveals data), so such figures are not sent at all; the server weights forges
+ * uniformly.
+ */
+import { z } from 'zod';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
+import { toBase64F32, type NamedTensor } from '../federation/tensor.js';
+import { clipToNorm } from './clip.js';
+import type { GaussianSampler } from './gaussian-noise.js';
+
+export const COUNCIL_RELEASE_FORMAT = 'kourai.council-release/1';
+
+export const ReleasedTensorSchema = z
+  .object({
+    name: z.string().min(1),
+    shape: z.array(z.number().int().nonnegative()),
+    dtype: z.literal('float32'),
+    data_b64: z.string(),
+  })
+  .strict();
+
+export const CouncilReleaseSchema = z
+  .object({
+    format: z.literal(COUNCIL_RELEASE_FORMAT),
+    round: z.string().min(1),
+    agent: z.enum(FEDERATING_AGENTS),
+    mechanism: z
+      .object({
+        name: z.literal('gaussian'),
+        clip_norm: z.number().positive(),
+        noise_multiplier: z.number().positive(),
+        sample_rate: z.literal(1),
+        accountant: z.literal('rdp'),
+      })
+      .strict(),
+    tensors: z.array(ReleasedTensorSchema),
+  })
+  .strict();
+
+export type CouncilRelease = z.infer<typeof CouncilReleaseSchema>;
+
+/** Every field that leaves, and why it may. */
+export const RELEASE_FIELDS: readonly { field: string; what: string; why: string }[] = [
+  { field: 'format', what: 'the document format, a constant', why: 'public constant' },
+  { field: 'round', what: 'the round id the server assigned', why: 'chosen by the server' },
+  { field: 'agent', what: 'which agent speaks', why: 'participation is public (q = 1): the server sees who took part' },
+  { field: 'mechanism.name', what: '"gaussian"', why: 'public constant' },
+  { field: 'mechanism.clip_norm', what: 'S, the L2 norm the whole delta was clipped to', why: 'public configuration' },
+  { field: 'mechanism.noise_multiplier', what: 'σ; the noise has standard deviation σ·S', why: 'public configuration' },
+  { field: 'mechanism.sample_rate', what: 'q = 1', why: 'public constant' },
+  { field: 'mechanism.accountant', what: '"rdp"', why: 'public constant' },
+  { field: 'tensors[].name', what: 'the adapter tensor name', why: 'model architecture: public configuration' },
+  { field: 'tensors[].shape', what: 'its shape', why: 'model architecture: public configuration' },
+  { field: 'tensors[].dtype', what: '"float32"', why: 'public constant' },
+  { field: 'tensors[].data_b64', what: 'clip(Δ, S) + N(0, σ²S²·I), little-endian float32, base64', why: 'the output of the Gaussian mechanism: (ε, δ)-DP' },
+];
+
+export interface BuiltRelease {
+  release: CouncilRelease;
+  /** Local only, never sent: the norms before and after clipping and of what was sent. */
+  local: { normBefore: number; clippedNorm: number; releasedNorm: number; clipped: boolean };
+}
+
+/**
+ * Clips the whole delta to S and adds N(0, σ²S²) to every coordinate (float64 sum, stored as
+ * float32). The caller must have written the ledger row first: see src/privacy/round-gate.ts.
+ */
+export function buildRelease(p: {
+  round: string;
+  agent: FederatingAgent;
+  delta: readonly NamedTensor[];
+  clipNorm: number;
+  noiseMultiplier: number;
+  sampler: GaussianSampler;
+}): BuiltRelease {
+  if (!(p.noiseMultiplier > 0) || !Number.isFinite(p.noiseMultiplier)) throw new RangeError(`σ must be a positive finite number, got ${p.noiseMultiplier}`);
+  const clipped = clipToNorm(p.delta, p.clipNorm);
+  const stddev = p.noiseMultiplier * p.clipNorm;
+  let sq = 0;
+  const tensors = clipped.tensors.map((t) => {
+    const data = new Float32Array(t.data.length);
+    for (let i = 0; i < data.length; i++) {
+      data[i] = (t.data[i] as number) + p.sampler.standardNormal() * stddev;
+      sq += (data[i] as number) * (data[i] as number);
+    }
+    return { name: t.name, shape: [...t.shape], dtype: 'float32' as const, data_b64: toBase64F32(data) };
+  });
+  return {
+    release: {
+      format: COUNCIL_RELEASE_FORMAT,
+      round: p.round,
+      agent: p.agent,
+      mechanism: { name: 'gaussian', clip_norm: p.clipNorm, noise_multiplier: p.noiseMultiplier, sample_rate: 1, accountant: 'rdp' },
+      tensors,
+    },
+    local: { normBefore: clipped.normBefore, clippedNorm: clipped.normAfter, releasedNorm: Math.sqrt(sq), clipped: clipped.clipped },
+  };
+}

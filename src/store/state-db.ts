@@ -1,0 +1,32 @@
+import { join } from 'node:path';
+import { IntegrityError, KouraiError } from '../errors.js';
+import { openDb, type DB } from './db.js';
+import { STATE_MIGRATIONS } from './state-migrations.js';
+
+export function statePath(home: string): string {
+  return join(home, 'kourai.db');
+}
+
+/**
+ * Opens the state database (`$KOURAI_HOME/kourai.db`). Commits are fully synchronous
+ * (`synchronous = FULL`): a committed ledger row survives a power loss, not only a crash, so
+ * spent privacy budget can never be rolled back by the operating system.
+ */
+export function openStateDb(home: string): DB {
+  const path = statePath(home);
+  let db: DB;
+  try {
+    db = openDb(path, STATE_MIGRATIONS);
+  } catch (err) {
+    if (err instanceof IntegrityError) {
+      throw new IntegrityError(
+        `the state database ${path} is unreadable (${err.message.replace(/^database .*? is unreadable: /, '')})`,
+        'do not delete it: it records spent privacy budget and consent. Restore it from a backup, or move it aside and lower the budgets by what was spent',
+      );
+    }
+    if (err instanceof KouraiError) throw err;
+    throw err;
+  }
+  db.pragma('synchronous = FULL');
+  return db;
+}
