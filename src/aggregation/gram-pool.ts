@@ -75,7 +75,7 @@ function computeUnit(job: Job, b: number, t: number, buf: SharedArrayBuffer, k: 
       const outView = new Float64Array(buf, outBase + k0 * 8, kLen);
       accView.set(outView);
       accView.fill(0, kLen, kPad);
-      const args: number[] = new Array(2 * R + 2);
+      const args = new Array<number>(2 * R + 2);
       for (let j = 0; j < n; j += R) {
         args[0] = acc;
         for (let r = 0; r < R; r++) {

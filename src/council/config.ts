@@ -122,17 +122,21 @@ export function parseSize(v: string | number): number {
   return Math.round(Number(m[1]) * base ** power);
 }
 
+function text(raw: unknown): string {
+  return typeof raw === 'string' ? raw : JSON.stringify(raw);
+}
+
 function coerce(key: ConfigKey, raw: unknown): unknown {
   const kind = KEYS[key];
   if (raw === null) return null;
   switch (kind) {
     case 'string':
-      return String(raw);
+      return text(raw);
     case 'int':
     case 'number':
     case 'nullable-int': {
       if (typeof raw === 'number') return raw;
-      const s = String(raw).trim();
+      const s = text(raw).trim();
       if (kind === 'nullable-int' && (s === '' || s === 'none' || s === 'null')) return null;
       if (!/^[-+]?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(s)) throw new Error(`"${s}" is not a number`);
       return Number(s);
@@ -142,7 +146,7 @@ function coerce(key: ConfigKey, raw: unknown): unknown {
     case 'size':
       return parseSize(raw as string | number);
     case 'list':
-      return Array.isArray(raw) ? raw.map(String) : String(raw).split(',').map((s) => s.trim()).filter(Boolean);
+      return Array.isArray(raw) ? raw.map(text) : text(raw).split(',').map((s) => s.trim()).filter(Boolean);
   }
 }
 

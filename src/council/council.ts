@@ -350,7 +350,7 @@ export class Council {
     try {
       const weights = frozen.weights === 'counts' && subs.every((s) => s.weight !== null) ? subs.map((s) => s.weight as number) : undefined;
       const t0 = performance.now();
-      outcome = aggregateUpdates({ n: reader.n, layout, read: reader.read, weights, base: reader.base }, frozen, { pool: this.pool });
+      outcome = aggregateUpdates({ n: reader.n, layout, read: (start, end) => reader.read(start, end), weights, base: reader.base }, frozen, { pool: this.pool });
       // The new global = previous global + aggregate update, stored as float32 chunks.
       globalChunks = chunkRanges(layout).map(([s, e]) => {
         const b = reader.base?.(s, e);

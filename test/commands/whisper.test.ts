@@ -74,7 +74,7 @@ describe('kourai whisper', () => {
     await runCli(synthCmd, { json: true }, ctx);
     await runCli(consentCmd, { allow: ['metis'] }, ctx);
     const { stdout } = await runCli(whisperCmd, { memoir: [] }, ctx);
-    expect(stdout).toMatch(/^Whisper Limit\nforge  █{24} 100% left/);
+    expect(stdout).toMatch(/^Whisper Limit\nforge {2}█{24} 100% left/);
     expect(stdout).toMatch(/metis\s+█{12} 100%\s+speaks\s+\d+ shareable\s+\+0\.4776 ε/);
     expect(stdout).toMatch(/hephaestus .*silent .*no consent/);
     expect(stdout).toMatch(/cupid\s+bond-only: never leaves the forge/);

@@ -89,7 +89,7 @@ describe('kourai council (the real binary)', () => {
     // preconditions are usage errors; bad files invalid data; missing files not found
     const pre = kourai(['council', 'aggregate', '--strategy', 'bulyan', '--byzantine', '3', ...files, '-o', join(dir, 'x.safetensors')], { home });
     expect(pre.code).toBe(2);
-    expect(pre.stderr).toMatch(/^kourai: bulyan with f=3 needs n ≥ 4f\+3 \(at least 15 updates\); got 11\n  hint: lower --byzantine/);
+    expect(pre.stderr).toMatch(/^kourai: bulyan with f=3 needs n ≥ 4f\+3 \(at least 15 updates\); got 11\n {2}hint: lower --byzantine/);
     writeFileSync(join(dir, 'bad.safetensors'), Buffer.from('not a safetensors file'));
     const bad = kourai(['council', 'aggregate', '--strategy', 'fedavg', files[0]!, join(dir, 'bad.safetensors'), '-o', join(dir, 'y.safetensors')], { home });
     expect(bad.code).toBe(5);
@@ -139,8 +139,7 @@ describe('kourai council (the real binary)', () => {
       status = (await call(s.url, 'GET', '/v1/rounds/1', tokens[0]!)).json;
       if (status.state !== 'aggregated') await new Promise((r) => setTimeout(r, 100));
     }
-    if (status.state !== "aggregated") console.error("SERVE STDERR", s.stderr());
-    expect(status.state).toBe("aggregated");
+    expect(status.state, s.stderr()).toBe("aggregated");
     expect(status.outcomes.map((o) => [o.agent, o.aggregated, o.used])).toEqual(['aidos', 'kallos', 'metis', 'techne'].map((a) => [a, true, 3]));
     expect((await call(s.url, 'GET', '/v1/rounds/current', tokens[0]!)).json).toMatchObject({ round: 2, state: 'open' });
     // graceful stop on SIGTERM

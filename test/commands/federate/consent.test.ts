@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConsentResult } from '../../../src/commands/federate/consent.js';
-import { ExitCode, KouraiError } from '../../../src/errors.js';
+import type { KouraiError } from '../../../src/errors.js';
+import { ExitCode } from '../../../src/errors.js';
 import { ConsentStore } from '../../../src/store/consent-store.js';
 import { openStateDb } from '../../../src/store/state-db.js';
 import { runCli } from '../../helpers/run.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCli } from '../../../src/cli.js';
-import { KouraiError } from '../../../src/errors.js';
+import type { KouraiError } from '../../../src/errors.js';
 import { testCtx, type TestCtx } from '../../helpers/test-ctx.js';
 
 /** argv -> parsed options -> result, through the real commander tree (in-process). */

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EpsilonResult } from '../../../src/commands/privacy/epsilon.js';
 import type { SigmaResult } from '../../../src/commands/privacy/sigma.js';
-import { ExitCode, KouraiError } from '../../../src/errors.js';
+import type { KouraiError } from '../../../src/errors.js';
+import { ExitCode } from '../../../src/errors.js';
 import { runCli } from '../../helpers/run.js';
 import { testCtx, type TestCtx } from '../../helpers/test-ctx.js';
 
