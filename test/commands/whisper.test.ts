@@ -6,7 +6,7 @@ import { renderWhisperText } from '../../src/commands/whisper.js';
 import { FEDERATING_AGENTS } from '../../src/memoir/agents.js';
 import type { WhisperReport } from '../../src/privacy/whisper-report.js';
 import { runCli } from '../helpers/run.js';
-import { testCtx, type TestCtx } from '../helpers/test-ctx.js';
+import { testCtx, type TestCtx } from '../helpers/ctx.js';
 
 const whisperCmd = () => import('../../src/commands/whisper.js');
 const synthCmd = () => import('../../src/commands/memoir/synth.js');

@@ -1,6 +1,6 @@
 import type { Command } from '../../src/commands/types.js';
 import { runCommand } from '../../src/run-command.js';
-import type { TestCtx } from './test-ctx.js';
+import type { TestCtx } from './ctx.js';
 
 /** Runs a command module as the CLI would (zod-validated raw options), capturing output. */
 export async function runCli(load: () => Promise<{ default: unknown }>, raw: Record<string, unknown>, ctx: TestCtx): Promise<{ code: number; stdout: string; stderr: string; json: unknown }> {

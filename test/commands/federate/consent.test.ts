@@ -5,7 +5,7 @@ import { ExitCode } from '../../../src/errors.js';
 import { ConsentStore } from '../../../src/store/consent-store.js';
 import { openStateDb } from '../../../src/store/state-db.js';
 import { runCli } from '../../helpers/run.js';
-import { testCtx, type TestCtx } from '../../helpers/test-ctx.js';
+import { testCtx, type TestCtx } from '../../helpers/ctx.js';
 
 const consentCmd = () => import('../../../src/commands/federate/consent.js');
 let ctx: TestCtx;
@@ -31,12 +31,12 @@ describe('kourai federate consent (non-interactive)', () => {
     const r = json as ConsentResult;
     expect(r).toMatchObject({ changed: true, via: 'flags', decision_id: 1, applies_from: 'next_round' });
     expect(r.agents.map((a) => a.agent)).toEqual(['hephaestus', 'aidos', 'cupid', 'metis', 'kallos', 'aletheia', 'mneme', 'dokimasia', 'techne', 'puck']);
-    expect(r.agents.find((a) => a.agent === 'aidos')).toMatchObject({ allowed: true, locked: false, decided_at: '2026-10-01T12:00:00.000Z' });
-    expect(r.agents.find((a) => a.agent === 'kallos')).toMatchObject({ allowed: false, decided_at: '2026-10-01T12:00:00.000Z' });
+    expect(r.agents.find((a) => a.agent === 'aidos')).toMatchObject({ allowed: true, locked: false, decided_at: '2026-11-22T10:00:00.000Z' });
+    expect(r.agents.find((a) => a.agent === 'kallos')).toMatchObject({ allowed: false, decided_at: '2026-11-22T10:00:00.000Z' });
     expect(r.agents.find((a) => a.agent === 'techne')).toMatchObject({ allowed: false, decided_at: null });
     expect(r.agents.find((a) => a.agent === 'cupid')).toMatchObject({ allowed: false, locked: true });
     const s = stored();
-    expect(s.history()).toEqual([{ id: 1, decidedAt: '2026-10-01T12:00:00.000Z', via: 'flags', agents: [{ agent: 'aidos', allowed: true }, { agent: 'kallos', allowed: false }, { agent: 'metis', allowed: true }] }]);
+    expect(s.history()).toEqual([{ id: 1, decidedAt: '2026-11-22T10:00:00.000Z', via: 'flags', agents: [{ agent: 'aidos', allowed: true }, { agent: 'kallos', allowed: false }, { agent: 'metis', allowed: true }] }]);
   });
 
   it('a later decision revokes: the new stance wins, the old one stays in the history', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCli } from '../../../src/cli.js';
 import type { KouraiError } from '../../../src/errors.js';
-import { testCtx, type TestCtx } from '../../helpers/test-ctx.js';
+import { testCtx, type TestCtx } from '../../helpers/ctx.js';
 
 /** argv -> parsed options -> result, through the real commander tree (in-process). */
 let ctx: TestCtx;

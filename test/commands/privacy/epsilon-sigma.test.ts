@@ -5,7 +5,7 @@ import type { SigmaResult } from '../../../src/commands/privacy/sigma.js';
 import type { KouraiError } from '../../../src/errors.js';
 import { ExitCode } from '../../../src/errors.js';
 import { runCli } from '../../helpers/run.js';
-import { testCtx, type TestCtx } from '../../helpers/test-ctx.js';
+import { testCtx, type TestCtx } from '../../helpers/ctx.js';
 
 const epsilonCmd = () => import('../../../src/commands/privacy/epsilon.js');
 const sigmaCmd = () => import('../../../src/commands/privacy/sigma.js');

@@ -9,7 +9,7 @@ import { fromBase64F32 } from '../../../src/federation/tensor.js';
 import { CouncilReleaseSchema } from '../../../src/privacy/release.js';
 import { openStateDb } from '../../../src/store/state-db.js';
 import { runCli } from '../../helpers/run.js';
-import { testCtx, type TestCtx } from '../../helpers/test-ctx.js';
+import { testCtx, type TestCtx } from '../../helpers/ctx.js';
 
 const releaseCmd = () => import('../../../src/commands/privacy/release.js');
 const ledgerCmd = () => import('../../../src/commands/privacy/ledger.js');
