@@ -19,7 +19,7 @@ export function indexPath(home: string): string {
 export function openIndex(home: string): MemoirIndex {
   const db = openDb(indexPath(home), INDEX_MIGRATIONS);
   // A cache: a larger page cache makes bulk index builds several times faster.
-  db.pragma('cache_size = -65536');
+  db.pragma('cache_size = -16384');
   db.pragma('temp_store = MEMORY');
   return new MemoirIndex(db);
 }

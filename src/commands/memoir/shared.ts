@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
+import { collector } from '../../runtime/gc.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
 import { loadEntryAt } from '../../memoir/reader.js';
 import type { MemoirEntry } from '../../memoir/schema.js';
@@ -30,8 +31,13 @@ export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?
     const p = progress(ctx.stderr, { label: 'indexing', total: sizes.reduce((a, b) => a + b, 0), unit: 'B', quiet: opts.quiet ?? false });
     const updates: FileUpdate[] = [];
     let before = 0;
+    let batches = 0;
+    const gc = collector();
     paths.forEach((f, i) => {
-      const onProgress = (b: number): void => p.update(before + b);
+      const onProgress = (b: number): void => {
+        p.update(before + b);
+        if (++batches % 10 === 0) gc(); // bounded memory on big index builds
+      };
       const [u] = opts.rebuild ? index.rebuild([f], { now: ctx.now, onProgress }) : index.update([f], { now: ctx.now, onProgress });
       if (u) updates.push(u);
       before += sizes[i] ?? 0;

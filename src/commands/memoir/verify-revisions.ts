@@ -19,9 +19,12 @@ const LABEL = {
  * append-only check already reports it, and re-indexing it here would record the same change
  * as a second integrity event.
  */
-export function revisionProblems(index: MemoirIndex, paths: readonly string[]): Problem[] {
+export function revisionProblems(index: MemoirIndex, paths: readonly string[], onBatch?: () => void): Problem[] {
   const skip = new Set(paths.filter((p) => !stillAnAppend(index, p)));
-  index.update(paths.filter((p) => !skip.has(p)));
+  index.update(
+    paths.filter((p) => !skip.has(p)),
+    onBatch ? { onProgress: onBatch } : {},
+  );
   const fileIds = paths.flatMap((p) => {
     const row = index.file(p);
     return row && !skip.has(p) ? [row.id] : [];

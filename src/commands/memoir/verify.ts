@@ -77,7 +77,9 @@ export default defineCommand({
       }
       problems.push(...confirmDuplicates(seen));
       bar.finish();
-      problems.push(...revisionProblems(index, paths));
+      problems.push(...revisionProblems(index, paths, () => {
+        if (++ticks % 10 === 0) gc(); // the index update parses every new entry too
+      }));
     } finally {
       index.close();
     }
