@@ -138,13 +138,13 @@ print(len(lines) / (time.perf_counter() - t))`,
       const files = [idx.file(file).id];
       const filter = { files, agents: ['aidos'], split: 'shared', latestOnly: true };
       const q = timeIt(() => {
-        idx.count(filter);
+        idx.count(filter, 1001); // as inspect counts
         return idx.query({ ...filter, limit: 20 });
       }, 7);
       const q2 = timeIt(() => idx.query({ files, scenePrefix: 'session-', sources: ['player_revision'], since: '2026-10-02T00:00:00Z', limit: 20, latestOnly: true }), 7);
       const q3 = timeIt(() => idx.query({ files, text: 'naming', limit: 20, latestOnly: true }), 7);
       idx.close();
-      report(`[${tag}] indexed query: agent + split, count + 20 rows`, q.ms, 'ms', n >= 1e6 ? 'target < 100 ms' : '');
+      report(`[${tag}] indexed query: agent + split, capped count + 20 rows (as inspect)`, q.ms, 'ms', n >= 1e6 ? 'target < 100 ms' : '');
       report(`[${tag}] indexed query: source + scene + since, 20 rows`, q2.ms, 'ms');
       report(`[${tag}] indexed query: full text, 20 rows`, q3.ms, 'ms');
       const insp = median([0, 1, 2, 3, 4].map(() => kourai(['memoir', 'inspect', '--memoir', file, '--agent', 'aidos', '--split', 'shared', '--limit', '20', '--json'], { home }).seconds));
