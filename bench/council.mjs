@@ -154,8 +154,8 @@ export async function run(report, { quick = false } = {}) {
       const loraRows = rows.map((r) => r.subarray(0, loraLayout.size));
 
       const js = {
-        fedavg: time(() => agg.fedavg(rows, undefined, { pool }), reps),
-        'fedavg (1 thread)': time(() => agg.fedavg(rows), reps),
+        fedavg: time(() => agg.fedavg(rows), reps),
+        'fedavg (pool, opt-in)': time(() => agg.fedavg(rows, undefined, { pool }), reps),
         median: time(() => agg.coordinateMedian(rows), reps),
         'trimmed-mean': time(() => agg.trimmedMean(rows, f), reps),
         krum: time(() => agg.krum(rows, f, { pool }), reps),
@@ -170,7 +170,7 @@ export async function run(report, { quick = false } = {}) {
           rule === 'lora-fair'
             ? `multikrum selection then LoRA-FAIR, ${layers} layers (${loraLayout.size} params), 1000 GD steps`
             : rule === 'distances'
-              ? `Gram form, float64, ${threads} threads`
+              ? `Gram form, float64, ${threads} threads from 32 updates on`
               : rule === 'distances (1 thread)'
                 ? 'Gram form, float64, WebAssembly SIMD'
                 : ['krum', 'multikrum', 'bulyan'].includes(rule)
@@ -189,7 +189,8 @@ export async function run(report, { quick = false } = {}) {
       }, reps);
       report(`council ${tag} fedavg effective bandwidth`, bytes / js.fedavg / 1e6, 'GB/s', `reads ${(bytes / 1e6).toFixed(0)} MB of float32`);
       report(`council ${tag} memcpy baseline (TypedArray.set)`, bytes / memcpy / 1e6, 'GB/s', 'same bytes, copied once');
-      report(`council ${tag} fedavg / memcpy time`, js.fedavg / memcpy, 'x', '1 = at memory bandwidth');
+      report(`council ${tag} fedavg / memcpy time`, js.fedavg / memcpy, 'x', '1 = at memory bandwidth (one thread, SIMD)');
+      report(`council ${tag} fedavg on the pool / memcpy time`, js['fedavg (pool, opt-in)'] / memcpy, 'x', `${threads} threads; depends on an idle core`);
 
       if (np) {
         const file = join(tmp, `rows-${n}-${d}.f32`);

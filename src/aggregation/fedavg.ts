@@ -37,7 +37,9 @@ const AXPY_BLOCK = 4096;
  * Multi-Krum's mean: four updates per pass over `out`, so the accumulator is read and written a
  * quarter as often. With a kernel and float32 rows, block by block in WebAssembly SIMD (each
  * block of eight rows is copied in — a memcpy — and accumulated in float64, eight rows per pass),
- * on every core with a pool. The sums are the same, in the same order, on every path.
+ * or on every core when a pool is passed explicitly (`fedavg(rows, w, { pool })`: it pays only
+ * when a core is idle — on the shared benchmark machine it ranged from 1.4× faster to 2× slower,
+ * so the council does not use it). The sums are the same, in the same order, on every path.
  */
 export function weightedMeanInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], w: Float64Array, kernel: Kernel | null = null, pool: GramPool | null = null): void {
   const d = out.length;

@@ -144,6 +144,6 @@ export function multiKrum(rows: readonly Vec[], f: number, opts: { m?: number; w
   const sel = multiKrumSelect(dist, f, opts.m);
   const w = normaliseWeights(sel.indices.length, opts.weights ? sel.indices.map((i) => opts.weights?.[i] as number) : undefined, 'multikrum');
   const aggregate = new Float64Array(d);
-  weightedMeanInto(aggregate, rows, sel.indices, w, rows[0] instanceof Float32Array && d >= 4096 ? instantiateKernel() : null, opts.pool ?? null);
+  weightedMeanInto(aggregate, rows, sel.indices, w, rows[0] instanceof Float32Array && d >= 4096 ? instantiateKernel() : null);
   return { aggregate, used: sel.indices, nonFinite: nonFiniteOf(dist), ...sel };
 }

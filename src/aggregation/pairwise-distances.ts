@@ -40,17 +40,24 @@ export class GramAccumulator {
   private readonly nPad: number;
   private readonly kernel: Kernel | null;
   private readonly pool: GramPool | null;
+  private readonly poolMinRows: number;
   private readonly g: Float64Array;
   /** Longest sequential chain of float64 additions into one entry so far (for the error bound). */
   private chain = 0;
 
-  /** `pool`: spread blocks over all cores (see gram-pool.ts); `kernel: null` forces the scalar path. */
-  constructor(n: number, opts: { kernel?: Kernel | null; pool?: GramPool | null } = {}) {
+  /**
+   * `pool`: spread blocks over all cores (see gram-pool.ts), from `poolMinRows` updates on (default
+   * 32: with fewer, the work per coordinate is too small for the copy-and-hand-off to pay — measured
+   * on the 2-core benchmark machine, n = 20 never gained, n = 100 gained up to 2×).
+   * `kernel: null` forces the scalar path.
+   */
+  constructor(n: number, opts: { kernel?: Kernel | null; pool?: GramPool | null; poolMinRows?: number } = {}) {
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`need at least one update, got ${n}`);
     this.n = n;
     this.nPad = Math.ceil(n / TILE_I) * TILE_I;
     this.kernel = opts.kernel === undefined ? instantiateKernel() : opts.kernel;
     this.pool = this.kernel ? (opts.pool ?? null) : null;
+    this.poolMinRows = opts.poolMinRows ?? 32;
     this.g = new Float64Array(n * n);
   }
 
@@ -66,7 +73,7 @@ export class GramAccumulator {
     if (len === 0) return;
     const block = f32 ? BLOCK_F32 : BLOCK_F64;
     // Worth a round trip to the workers only when there are several blocks of real work.
-    if (this.pool && len >= 4 * block && this.n >= 4) {
+    if (this.pool && len >= 4 * block && this.n >= Math.max(4, this.poolMinRows)) {
       this.pool.accumulate(rows, this.g, block);
       this.chain += Math.ceil(block / 4) + Math.ceil(len / block) + this.pool.threads + 1;
     } else if (this.kernel) this.addSimd(rows, len, f32, this.kernel);
@@ -185,7 +192,7 @@ export function directSquaredDistance(a: Vec, b: Vec): number {
 }
 
 /** Pairwise squared distances of in-memory updates (all the same length and float kind). */
-export function pairwiseSquaredDistances(rows: readonly Vec[], opts: { kernel?: Kernel | null; pool?: GramPool | null } = {}): DistanceMatrix {
+export function pairwiseSquaredDistances(rows: readonly Vec[], opts: { kernel?: Kernel | null; pool?: GramPool | null; poolMinRows?: number } = {}): DistanceMatrix {
   const acc = new GramAccumulator(rows.length, opts);
   acc.add(rows);
   const { matrix, recompute } = acc.distances();

@@ -222,7 +222,7 @@ export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, o
 
   // Combine. Rules without a distance pass discover non-finite updates here and start again without them.
   for (;;) {
-    const bad = strategy === 'lora-fair' ? combineLoraFair(source, config, used, outcome, !needsDistances) : combineChunks(source, config, used, ranges, outcome, !needsDistances, kernel, opts.pool ?? null);
+    const bad = strategy === 'lora-fair' ? combineLoraFair(source, config, used, outcome, !needsDistances) : combineChunks(source, config, used, ranges, outcome, !needsDistances, kernel);
     if (bad.length === 0) break;
     outcome.nonFinite.push(...bad);
     used = used.filter((i) => !bad.includes(i));
@@ -254,7 +254,7 @@ function finishDistances(outcome: AggregateOutcome, dist2: Float64Array): void {
 }
 
 /** One pass over the chunks; returns used updates found non-finite (then nothing is final). */
-function combineChunks(source: UpdateSource, config: StrategyConfig, used: readonly number[], ranges: readonly [number, number][], outcome: AggregateOutcome, screen: boolean, kernel: Kernel | null, pool: GramPool | null): number[] {
+function combineChunks(source: UpdateSource, config: StrategyConfig, used: readonly number[], ranges: readonly [number, number][], outcome: AggregateOutcome, screen: boolean, kernel: Kernel | null): number[] {
   const strategy = config.strategy;
   const w = strategy === 'fedavg' || strategy === 'multikrum' ? weightsFor(source, used, strategy) : new Float64Array(0);
   // Non-finite updates count against the trim, as against f (see trimmed-mean.ts).
@@ -273,7 +273,7 @@ function combineChunks(source: UpdateSource, config: StrategyConfig, used: reado
     switch (strategy) {
       case 'fedavg':
       case 'multikrum':
-        weightedMeanInto(o, rows, used, w, kernel, pool);
+        weightedMeanInto(o, rows, used, w, kernel);
         if (screen && !allFinite(o)) {
           const bad = used.filter((i) => firstNonFinite(rows[i] as Vec) !== -1);
           if (bad.length) return bad;

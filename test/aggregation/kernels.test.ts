@@ -212,16 +212,18 @@ describe('the Gram pool (all cores)', () => {
         for (const [n, d] of [[5, 20_000], [13, 9_000], [4, 40_001]] as const) {
           const rows = honestRows(n * d, n, d, { f32, spread: 1 });
           const one = pairwiseSquaredDistances(rows);
-          const many = pairwiseSquaredDistances(rows, { pool });
+          const many = pairwiseSquaredDistances(rows, { pool, poolMinRows: 1 });
           expect(maxRelDiff(many.d2, one.d2)).toBeLessThan(1e-12);
-          const acc = new GramAccumulator(n, { pool });
+          const acc = new GramAccumulator(n, { pool, poolMinRows: 1 });
           acc.add(rows.map((r) => r.subarray(0, 10_000)));
           acc.add(rows.map((r) => r.subarray(10_000)));
           expect(maxRelDiff(acc.distances().matrix.d2, one.d2)).toBeLessThan(1e-9);
         }
       }
-      const k = krum(honestRows(2, 9, 30_000, { f32: true }), 2, { pool });
-      expect(k.index).toBe(krum(honestRows(2, 9, 30_000, { f32: true }), 2).index);
+      const many = honestRows(2, 40, 30_000, { f32: true });
+      const k = krum(many, 2, { pool });
+      expect(k.index).toBe(krum(many, 2).index);
+      expect(maxRelDiff(k.scores, krum(many, 2).scores)).toBeLessThan(1e-12);
     } finally {
       await pool?.close();
     }

@@ -124,7 +124,7 @@ export default defineCommand({
     };
     const selecting = ['krum', 'multikrum', 'bulyan'].includes(opts.strategy) || (opts.strategy === 'lora-fair' && (opts.selection ?? (opts.byzantine > 0 ? 'multikrum' : 'none')) !== 'none');
     const threads = opts.threads ?? Math.min(availableParallelism(), 8);
-    const pool = (selecting || opts.strategy === 'fedavg') && threads > 1 && rows.length * layout.size >= 4_000_000 ? await GramPool.create(threads) : null;
+    const pool = selecting && threads > 1 && rows.length * layout.size >= 4_000_000 ? await GramPool.create(threads) : null;
     const t0 = performance.now();
     let outcome: AggregateOutcome;
     try {
