@@ -25,16 +25,7 @@ function time(fn, reps) {
   return median(ts);
 }
 
-function mulberry(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { mulberry32: mulberry } = await import(new URL('../dist/runtime/seeded-random.js', import.meta.url).href);
 
 /** n updates of d float32: n − f honest around a common centre, f Byzantine far away. */
 function makeUpdates(n, d, f, seed) {

@@ -1,3 +1,4 @@
+import { mulberry32 } from '../runtime/seeded-random.js';
 import { FEDERATING_AGENTS, type Agent } from './agents.js';
 import { encodeEntry } from './encode.js';
 import { ulidGenerator } from './entry-id.js';
@@ -13,16 +14,6 @@ import { strictSplit } from './split-rule.js';
  * Python host writes them (the ten keys only) so derived ids show up too.
  * Same seed, same forge, byte for byte.
  */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TASKS = ['plan', 'code', 'test', 'style_review', 'commit'] as const;
 const SPECIALIST: Record<(typeof TASKS)[number], Agent> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme' };

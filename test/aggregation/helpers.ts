@@ -1,14 +1,7 @@
+import { mulberry32 } from '../../src/runtime/seeded-random.js';
+
 /** Seeded pseudo-random updates for aggregation tests (mulberry32 + Box-Muller). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng: (seed: number) => () => number = mulberry32;
 
 export function gaussian(rand: () => number): number {
   const u = Math.max(rand(), 1e-300);

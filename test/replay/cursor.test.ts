@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendLines, prepareEntries } from '../../src/memoir/append.js';
 import type { Agent } from '../../src/memoir/agents.js';
 import { ulidGenerator } from '../../src/memoir/entry-id.js';
-import { mulberry32 } from '../../src/memoir/synth.js';
+import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import { StoryCursor } from '../../src/replay/cursor.js';
 import { MemoryStory } from '../../src/replay/memory-story.js';
 import type { BeatRef, StoryFilter, StoryNav } from '../../src/replay/story.js';
