@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { TIER_NAMES, type TierName } from '../affinity/affinity.js';
 import { DEFAULT_POLICY, type GatingPolicy } from '../affinity/gating.js';
 import { EnvironmentError } from '../errors.js';
-import { configFilePath } from '../privacy/privacy-config.js';
+import { readConfigSection } from '../config.js';
 
 /**
  * The feedback gate's settings, with the house precedence: defaults < `$KOURAI_HOME/config.json`
@@ -17,24 +16,8 @@ function checkCooldown(v: unknown): number | undefined {
 }
 
 function fromFile(home: string): Partial<Pick<GatingPolicy, 'minTier' | 'cooldown'>> {
-  const path = configFilePath(home);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new EnvironmentError(`cannot read the config file ${path}: ${(err as Error).message}`);
-  }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new EnvironmentError(`config file ${path} is not valid JSON: ${(err as Error).message}`, 'fix or remove the file');
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new EnvironmentError(`config file ${path} must hold a JSON object`);
-  const section = (doc as Record<string, unknown>).feedback;
-  if (section === undefined) return {};
-  if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new EnvironmentError(`config file ${path}: "feedback" must be an object`);
+  const { path, section } = readConfigSection(home, 'feedback');
+  if (section === null) return {};
   const out: Partial<Pick<GatingPolicy, 'minTier' | 'cooldown'>> = {};
   for (const [key, value] of Object.entries(section)) {
     if (key === 'min_tier') {

@@ -2,8 +2,7 @@
  * Privacy settings: the budgets (whisper capacity) and the mechanism (σ, S), resolved in one
  * place with the house precedence: defaults < config file < KOURAI_PRIVACY_* environment < flags.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { configFilePath, readConfigSection } from '../config.js';
 import { EnvironmentError, UsageError } from '../errors.js';
 
 export interface PrivacyConfig {
@@ -70,9 +69,7 @@ export function invalidReason(key: PrivacyKey, v: number): string | undefined {
   return v > 0 ? undefined : 'ε must be greater than 0';
 }
 
-export function configFilePath(home: string): string {
-  return join(home, 'config.json');
-}
+export { configFilePath };
 
 export interface ResolvedPrivacyConfig {
   config: PrivacyConfig;
@@ -81,24 +78,9 @@ export interface ResolvedPrivacyConfig {
   file: string | null;
 }
 
-function readFileSection(path: string): Partial<PrivacyConfig> | null {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new EnvironmentError(`cannot read the config file ${path}: ${(err as Error).message}`);
-  }
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new EnvironmentError(`config file ${path} is not valid JSON: ${(err as Error).message}`, 'fix or remove the file');
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new EnvironmentError(`config file ${path} must hold a JSON object`);
-  const section = (doc as Record<string, unknown>).privacy;
-  if (section === undefined) return {};
-  if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new EnvironmentError(`config file ${path}: "privacy" must be an object`);
+function readFileSection(home: string): Partial<PrivacyConfig> | null {
+  const { path, section } = readConfigSection(home, 'privacy');
+  if (section === null) return null;
   const out: Partial<PrivacyConfig> = {};
   const byFileKey = new Map(PRIVACY_KEYS.map((k) => [PRIVACY_FILE_KEYS[k], k]));
   for (const [fk, value] of Object.entries(section)) {
@@ -121,7 +103,7 @@ export function resolvePrivacyConfig(p: { home: string; env: Readonly<Record<str
   const config: PrivacyConfig = { ...DEFAULT_PRIVACY_CONFIG };
   const origin = Object.fromEntries(PRIVACY_KEYS.map((k) => [k, 'default'])) as Record<PrivacyKey, ConfigOrigin>;
   const path = configFilePath(p.home);
-  const fromFile = readFileSection(path);
+  const fromFile = readFileSection(p.home);
   for (const k of PRIVACY_KEYS) {
     const v = fromFile?.[k];
     if (v !== undefined) {
