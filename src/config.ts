@@ -25,7 +25,7 @@ export function readConfigSection(home: string, name: string): { path: string; s
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new EnvironmentError(`config file ${path} is not valid JSON: ${(err as Error).message}`, 'fix or remove the file');
+    throw new EnvironmentError(`config file ${path} is not valid JSON: ${(err as Error).message.replace(/\s+/g, ' ')}`, 'fix or remove the file');
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new EnvironmentError(`config file ${path} must hold a JSON object`);
   const section = (doc as Record<string, unknown>)[name];
