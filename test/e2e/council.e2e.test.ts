@@ -93,7 +93,7 @@ describe('kourai council (the real binary)', () => {
     writeFileSync(join(dir, 'bad.safetensors'), Buffer.from('not a safetensors file'));
     const bad = kourai(['council', 'aggregate', '--strategy', 'fedavg', files[0]!, join(dir, 'bad.safetensors'), '-o', join(dir, 'y.safetensors')], { home });
     expect(bad.code).toBe(5);
-    expect(bad.stderr).toMatch(/bad\.safetensors: header length/);
+    expect(bad.stderr).toMatch(/bad\.safetensors: truncated or not safetensors: header length/);
     expect(kourai(['council', 'aggregate', '--strategy', 'fedavg', join(dir, 'missing.safetensors'), '-o', join(dir, 'z.safetensors')], { home }).code).toBe(6);
     expect(kourai(['council', 'aggregate', files[0]!, '-o', join(dir, 'z.safetensors')], { home }).code).toBe(2);
   });
