@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { krum, multiKrum } from '../../src/aggregation/krum.js';
-import { layoutOf } from '../../src/aggregation/layout.js';
+import { layoutOf } from '../../src/tensor/layout.js';
 import { aggregateUpdates, inMemorySource } from '../../src/aggregation/strategy.js';
 
 /**

@@ -33,13 +33,13 @@ describe('the release document (exactly what may leave)', () => {
     'tensors[].name',
     'tensors[].shape',
     'tensors[].dtype',
-    'tensors[].data_b64',
+    'tensors[].data',
   ];
 
   it('validates against the strict schema and carries exactly the documented fields', () => {
     expect(CouncilReleaseSchema.parse(built.release)).toEqual(built.release);
     expect(leafPaths(built.release).sort()).toEqual([...DOCUMENTED].sort());
-    expect(built.release.format).toBe('kourai.council-release/1');
+    expect(built.release.format).toBe('kourai.council-release/2');
     expect(built.release.round).toBe('7');
     expect(built.release.agent).toBe('aidos');
   });
