@@ -19,6 +19,7 @@ export const PROTOCOL_VERSION = 1;
 export const ROUTES = {
   health: '/v1/health',
   me: '/v1/me',
+  layouts: '/v1/layouts',
   currentRound: '/v1/rounds/current',
   round: '/v1/rounds/:round',
   submit: '/v1/rounds/:round/updates/:agent',
@@ -36,29 +37,53 @@ export const path = {
   global: (agent: string) => `/v1/global/${encodeURIComponent(agent)}`,
 };
 
-/** Machine-readable error codes and the HTTP status each one comes with. */
+/**
+ * Machine-readable error codes and the HTTP status each one comes with. Every error body the
+ * council sends — from a route, from the HTTP layer (malformed requests, oversized headers or
+ * URLs) or from a timeout — has this shape and one of these codes.
+ */
 export const ERROR_STATUS = {
+  /** The request could not be parsed as HTTP. */
+  bad_request: 400,
   invalid_body: 400,
   unauthorized: 401,
   forge_exiled: 403,
+  /** The operator revoked this forge's token (`kourai council forge revoke`). */
   forge_revoked: 403,
   not_found: 404,
   round_not_found: 404,
   unknown_agent: 404,
   no_aggregate: 404,
   no_global: 404,
+  /** The body did not arrive within its deadline (upload_grace + size / upload_rate). */
+  request_timeout: 408,
   duplicate_submission: 409,
   late_submission: 409,
+  /** An upload must declare its size (Content-Length). */
+  length_required: 411,
   payload_too_large: 413,
+  uri_too_long: 414,
   bond_only_agent: 422,
+  /** The council has no adapter layout configured for the agent. */
+  agent_not_configured: 422,
   base_fingerprint_mismatch: 422,
+  /** The declared clip_norm or noise_multiplier is outside the round's privacy policy. */
+  privacy_policy_violation: 422,
   tensor_names_mismatch: 422,
   tensor_shape_mismatch: 422,
   tensor_data_length: 422,
+  /** A tensor's data is not canonical base64. */
+  invalid_base64: 422,
   non_finite: 422,
   norm_exceeds_clip: 422,
-  busy: 503,
+  /** This forge already has max_uploads_per_forge uploads in progress (Retry-After). */
+  too_many_uploads: 429,
+  headers_too_large: 431,
   internal: 500,
+  /** The council is reading max_in_flight uploads already (Retry-After). */
+  busy: 503,
+  /** The council cannot read its state (health answers this too). */
+  unavailable: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -139,6 +164,16 @@ export const AgentOutcomeSchema = z.object({
   yours_used: z.boolean().nullable(),
 });
 
+export const RangeSchema = z.object({ min: z.number(), max: z.number() });
+
+/**
+ * The privacy policy of a round, set by the council (never by a forge): a forge clips its update to
+ * S and adds N(0, σ²S²) noise with S in `clip_norm` and σ in `noise_multiplier`, declares both, and
+ * the council refuses updates whose norm exceeds S(1 + σ(√d + tail_margin))(1 + 10⁻⁶).
+ */
+export const PrivacyPolicySchema = z.object({ clip_norm: RangeSchema, noise_multiplier: RangeSchema, tail_margin: z.number() });
+export type PrivacyPolicy = z.infer<typeof PrivacyPolicySchema>;
+
 export const RoundStatusSchema = z.object({
   round: z.number().int(),
   state: z.enum(ROUND_STATES),
@@ -151,8 +186,10 @@ export const RoundStatusSchema = z.object({
   min_forges: z.number().int(),
   forges_submitted: z.number().int(),
   forges_sealed: z.number().int(),
-  /** Agents that federate (the only ones the council accepts). */
+  /** Agents the council accepts updates for (those it has an adapter layout for). */
   agents: z.array(z.string()),
+  /** The round's privacy policy: every update is checked against it. */
+  privacy: PrivacyPolicySchema,
   accepted_base_fingerprints: z.array(z.string()),
   /** Globals a forge should start from this round: agent -> the round that produced it. */
   globals: z.record(z.string(), z.number().int()),
@@ -196,6 +233,12 @@ export const MeSchema = z.object({
   protocol: z.number().int(),
 });
 export type Me = z.infer<typeof MeSchema>;
+
+/** GET /v1/layouts — the adapter layout the council accepts for each agent (configured by the operator). */
+export const LayoutsSchema = z.object({
+  layouts: z.record(z.string(), z.array(z.object({ name: z.string(), shape: z.array(z.number().int()) }))),
+});
+export type Layouts = z.infer<typeof LayoutsSchema>;
 
 export const HealthSchema = z.object({ ok: z.literal(true), protocol: z.number().int(), version: z.string(), round: z.number().int().nullable() });
 export type Health = z.infer<typeof HealthSchema>;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkServeConfig, defaults, parseDuration, parseSize, resolveCouncilConfig } from '../../src/council/config.js';
-import { normBound } from '../../src/council/ingest.js';
+import { normBound } from '../../src/council/norm-bound.js';
 import { bearer, hashToken, newToken, tokenForgeId, tokenMatches } from '../../src/council/tokens.js';
 import { nextTrust, shouldExile, similarities } from '../../src/council/trust.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
