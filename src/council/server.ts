@@ -9,7 +9,7 @@ import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
 import { SqliteCouncilStorage } from './sqlite-storage.js';
-import type { CouncilStorage, ForgeRow } from './storage.js';
+import { DamagedStateError, type CouncilStorage, type ForgeRow } from './storage.js';
 import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
 
 /**
@@ -44,6 +44,8 @@ export interface CouncilServer {
   /** e.g. http://127.0.0.1:7470 */
   url: string;
   port: number;
+  /** Uploads being read now (each holds one of max_in_flight slots). */
+  uploadsInFlight(): number;
   /** Stops accepting, lets in-flight requests and aggregation finish, closes the database. */
   close(): Promise<void>;
 }
@@ -81,7 +83,7 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
-export function buildApp(council: Council, config: CouncilConfig, log: (line: string) => void, clock: Clock = systemClock): FastifyInstance {
+export function buildApp(council: Council, config: CouncilConfig, log: (line: string) => void, clock: Clock = systemClock): FastifyInstance & { uploadsInFlight(): number } {
   const longestUpload = (config.upload_grace + config.payload_limit / config.upload_rate) * 1000;
   const app = Fastify({
     logger: false,
@@ -102,7 +104,8 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toHttpError(err, req);
-    if (e.status >= 500) log(`council: ${req.method} ${req.url} failed: ${(err as Error).stack ?? String(err)}`);
+    if (err instanceof DamagedStateError) log(`council: DAMAGED STATE — ${req.method} ${req.url}: ${err.message}; restore council.db from a backup`);
+    else if (e.status >= 500) log(`council: ${req.method} ${req.url} failed: ${(err as Error).stack ?? String(err)}`);
     else if (e.status !== 401 && req.method !== 'GET') log(`council: refused ${req.method} ${req.url}: ${e.code}: ${e.message}`);
     void reply.status(e.status).send(e.body());
   });
@@ -202,7 +205,7 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
   app.get<{ Params: { round: string; agent: string } }>(ROUTES.aggregate, async (req) => council.adapter(req.params.agent, roundParam(req.params.round)));
   app.get<{ Params: { agent: string } }>(ROUTES.global, async (req) => council.adapter(req.params.agent));
   app.get(ROUTES.trust, async (req) => council.trust(forgeOf(req)));
-  return app;
+  return Object.assign(app, { uploadsInFlight: () => inFlight });
 }
 
 declare module 'fastify' {
@@ -217,6 +220,7 @@ function payloadTooLarge(limit: number, what: string): CouncilHttpError {
 
 function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
   if (err instanceof CouncilHttpError) return err;
+  if (err instanceof DamagedStateError) return new CouncilHttpError('unavailable', `the council's stored state is damaged: ${err.message}; the operator must restore council.db`);
   if (err instanceof ZodError) {
     const issue = err.issues[0];
     const where = issue?.path.length ? issue.path.join('.') : 'body';
@@ -256,7 +260,7 @@ export async function startCouncilServer(opts: {
   const useWorker = (opts.aggregation ?? 'worker') === 'worker' && storage instanceof SqliteCouncilStorage && workerAvailable();
   const worker = useWorker ? new WorkerAggregator({ dataDir: config.data_dir, threads: opts.threads ?? 1, trustTolerance: config.trust_tolerance }) : null;
   const council = new Council({ storage, config, clock, log, pool: opts.pool ?? null, ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}) });
-  let app: FastifyInstance | undefined;
+  let app: (FastifyInstance & { uploadsInFlight(): number }) | undefined;
   try {
     await council.start();
     app = buildApp(council, config, log, clock);
@@ -278,6 +282,7 @@ export async function startCouncilServer(opts: {
     storage,
     url: `http://${host}:${port}`,
     port,
+    uploadsInFlight: () => server.uploadsInFlight(),
     async close() {
       await server.close();
       await council.stop();

@@ -211,3 +211,32 @@ export async function adapterView(storage: CouncilStorage, agent: string, round:
     tensors: layout.tensors.map((t) => tensorToJson({ name: t.name, shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) })),
   };
 }
+
+/** One row of `kourai council forge list`. */
+export interface ForgeListEntry {
+  id: number;
+  forge: string;
+  status: 'active' | 'revoked' | 'exiled';
+  created_at: string;
+  revoked_at: string | null;
+  exiled_round: number | null;
+  trust: number;
+  /** Accepted updates, all rounds. */
+  updates: number;
+  last_update: string | null;
+}
+
+export async function forgeListView(storage: CouncilStorage): Promise<ForgeListEntry[]> {
+  const activity = await storage.forgeActivity();
+  return (await storage.listForges()).map((f) => ({
+    id: f.id,
+    forge: f.name,
+    status: f.revokedAt ? 'revoked' : f.exiledAt ? 'exiled' : 'active',
+    created_at: f.createdAt,
+    revoked_at: f.revokedAt,
+    exiled_round: f.exiledRound,
+    trust: f.trust,
+    updates: activity.get(f.id)?.submissions ?? 0,
+    last_update: activity.get(f.id)?.lastAt ?? null,
+  }));
+}

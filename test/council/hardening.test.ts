@@ -139,9 +139,8 @@ describe('3. starvation', () => {
     const [a, b] = await Promise.all(['athens', 'sparta'].map((n) => c!.token(n)));
     const held = await Promise.all([0, 1].map(() => stall(c!.url, { 'content-length': '1000', authorization: `Bearer ${a}` }, '{')));
     try {
-      // Wait until both uploads hold their slots (observable: the third is refused).
-      let third = await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', a!, body(update(1)));
-      while (third.status < 300) third = await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', a!, body(update(1)));
+      while (c.server.uploadsInFlight() < 2) await new Promise((r) => setImmediate(r));
+      const third = await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', a!, body(update(1)));
       expectError(third, 429, 'too_many_uploads', /"athens" already has 2 uploads in progress \(at most 2 at once\)/);
       expect(third.headers.get('retry-after')).toBe('1');
       expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', b!, body(update(2)))).status).toBe(201);
@@ -155,13 +154,11 @@ describe('3. starvation', () => {
     c = await startTestCouncil({ max_in_flight: 1, upload_grace: 10, upload_rate: 1000 }, undefined, clock);
     const t = await c.token('athens');
     const s = await stall(c.url, { 'content-length': '5000', authorization: `Bearer ${t}` }, '{"base');
-    // The slot is held: wait until the server says so.
-    for (;;) {
-      const r = await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', await c.token(`probe${Math.random().toString(36).slice(2, 8)}`), body(update(1)));
-      if (r.status === 503) break;
-      expect(r.status).toBe(201);
-    }
+    // The slot is held: wait until the server has the upload (no sleeping).
+    while (c.server.uploadsInFlight() === 0) await new Promise((r) => setImmediate(r));
+    expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', await c.token('sparta'), body(update(1))), 503, 'busy');
     clock.advance(10_000 + 5_000 - 1); // grace + 5000 bytes at 1000 B/s, less a millisecond
+    expect(c.server.uploadsInFlight()).toBe(1);
     clock.advance(1);
     expect(await s.response).toMatch(/^HTTP\/1\.1 408[\s\S]*"code":"request_timeout"[\s\S]*5000-byte body did not arrive within 15 s/);
     expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', t, body(update(1)))).status).toBe(201);

@@ -114,7 +114,7 @@ describe('submissions', () => {
 
   it('refuses oversize bodies with 413 before reading them', async () => {
     const big = body([{ name: 'w', shape: [20000], data: new Float32Array(20000) }]);
-    expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, big), 413, 'payload_too_large', /payload limit of 65536 bytes/);
+    expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, big), 413, 'payload_too_large', /this route's limit of 65536 bytes \(update uploads\)/);
   });
 
   it('refuses rounds that do not exist or are over, and updates after the forge sealed', async () => {
@@ -142,17 +142,20 @@ describe('submissions', () => {
     await c.close();
     c = await startTestCouncil({ max_in_flight: 1 });
     token = await c.token('athens');
+    const other = await c.token('sparta');
     const u = new URL(c.url);
     // A submission whose body never finishes arriving holds the one slot.
     const slow = request({ host: u.hostname, port: u.port, method: 'PUT', path: '/v1/rounds/1/updates/metis', headers: { 'content-type': 'application/json', 'content-length': '1000', authorization: `Bearer ${token}` } });
     slow.on('error', () => undefined);
     slow.write('{"base');
-    await new Promise((r) => setTimeout(r, 100));
-    const r = await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', token, body(update(1)));
+    // No sleeping: wait until the server holds the slow upload in its slot.
+    while (c.server.uploadsInFlight() === 0) await new Promise((res) => setImmediate(res));
+    const r = await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', other, body(update(1)));
     expectError(r, 503, 'busy');
     expect(r.headers.get('retry-after')).toBe('1');
     slow.destroy();
-    await new Promise((r) => setTimeout(r, 100));
+    // The slot comes back once the server has seen the connection close.
+    while (c.server.uploadsInFlight() > 0) await new Promise((res) => setImmediate(res));
     expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', token, body(update(1)))).status).toBe(201);
   });
 });
@@ -206,9 +209,10 @@ describe('a round closing and aggregating', () => {
     expect((await c.server.storage.events(10)).map((e) => e.kind)).toContain('round_extended');
     expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', t, body(update(1)))).status).toBe(201);
     clock.advance(60_000);
-    // The timer started the close; the next request sees the round closed (or closes it itself).
-    expect(RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', t)).json).round).toBe(2);
+    // The timer closed the round (or the next request does); aggregation follows.
+    expect(RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/1', t)).json).state).not.toBe('open');
     await c.server.council.idle();
+    expect(RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', t)).json).round).toBe(2);
     const s = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/1', t)).json);
     expect(s).toMatchObject({ state: 'aggregated', close_reason: 'deadline' });
     expect(s.outcomes[0]).toMatchObject({ agent: 'metis', aggregated: true, used: 1 });
