@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fromBase64F32, type NamedTensor } from '../../src/federation/tensor.js';
+import { f32FromBase64 as fromBase64F32 } from '../../src/tensor/float-codec.js';
+import type { NamedTensor } from '../../src/tensor/tensor.js';
 import { GaussianSampler } from '../../src/privacy/gaussian-noise.js';
 import { buildRelease, CouncilReleaseSchema, RELEASE_FIELDS } from '../../src/privacy/release.js';
 
@@ -18,9 +19,40 @@ function leafPaths(v: unknown, prefix = ''): string[] {
 describe('the release document (exactly what may leave)', () => {
   const built = buildRelease({ round: '7', agent: 'aidos', delta: delta(50_000, 0.01), clipNorm: 0.5, noiseMultiplier: 2, sampler: new GaussianSampler(randomBytes) });
 
-  it('validates against the strict schema and every field is documented in RELEASE_FIELDS', () => {
+  // The README's table "What leaves the forge", written out by hand: the oracle is the documented
+  // promise, not RELEASE_FIELDS from the module under test.
+  const DOCUMENTED = [
+    'format',
+    'round',
+    'agent',
+    'mechanism.name',
+    'mechanism.clip_norm',
+    'mechanism.noise_multiplier',
+    'mechanism.sample_rate',
+    'mechanism.accountant',
+    'tensors[].name',
+    'tensors[].shape',
+    'tensors[].dtype',
+    'tensors[].data',
+  ];
+
+  it('validates against the strict schema and carries exactly the documented fields', () => {
     expect(CouncilReleaseSchema.parse(built.release)).toEqual(built.release);
-    expect(leafPaths(built.release).sort()).toEqual(RELEASE_FIELDS.map((f) => f.field).sort());
+    expect(leafPaths(built.release).sort()).toEqual([...DOCUMENTED].sort());
+    expect(built.release.format).toBe('kourai.council-release/2');
+    expect(built.release.round).toBe('7');
+    expect(built.release.agent).toBe('aidos');
+  });
+
+  it('the strict schema refuses any field beyond the documented ones, at every level', () => {
+    const t0 = built.release.tensors[0];
+    expect(() => CouncilReleaseSchema.parse({ ...built.release, loss: 0.1 })).toThrow();
+    expect(() => CouncilReleaseSchema.parse({ ...built.release, mechanism: { ...built.release.mechanism, examples: 12 } })).toThrow();
+    expect(() => CouncilReleaseSchema.parse({ ...built.release, tensors: [{ ...t0, norm: 1 }] })).toThrow();
+  });
+
+  it('every field the document carries is explained in RELEASE_FIELDS (what the docs are written from)', () => {
+    expect(RELEASE_FIELDS.map((f) => f.field).sort()).toEqual([...DOCUMENTED].sort());
   });
 
   it('carries no counts, losses, norms or timestamps', () => {
@@ -32,8 +64,8 @@ describe('the release document (exactly what may leave)', () => {
     // ||Δ|| = 0.01 * sqrt(100000) ≈ 3.16 > S = 0.5: scaled by 0.5 / 3.16; each coordinate ±0.0016
     expect(built.local.clipped).toBe(true);
     expect(built.local.clippedNorm).toBeLessThanOrEqual(0.5);
-    const a = fromBase64F32(built.release.tensors[0]?.data_b64 ?? '');
-    const b = fromBase64F32(built.release.tensors[1]?.data_b64 ?? '');
+    const a = fromBase64F32(built.release.tensors[0]?.data ?? '');
+    const b = fromBase64F32(built.release.tensors[1]?.data ?? '');
     const signal = 0.5 / Math.sqrt(100_000);
     let meanA = 0;
     let varA = 0;
@@ -50,8 +82,8 @@ describe('the release document (exactly what may leave)', () => {
     expect(Math.abs(varA / (2 * 0.5) ** 2 - 1)).toBeLessThan(6 * Math.sqrt(2 / a.length));
     expect(built.release.mechanism).toEqual({ name: 'gaussian', clip_norm: 0.5, noise_multiplier: 2, sample_rate: 1, accountant: 'rdp' });
     expect(built.release.tensors.map((t) => [t.name, t.shape, t.dtype])).toEqual([
-      ['layers.0.lora_A', [50_000], 'float32'],
-      ['layers.0.lora_B', [50_000], 'float32'],
+      ['layers.0.lora_A', [50_000], 'F32'],
+      ['layers.0.lora_B', [50_000], 'F32'],
     ]);
   });
 });
