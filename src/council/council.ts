@@ -173,6 +173,7 @@ export class Council {
       globals,
       you: { forge: me.name, submitted, sealed: (await this.storage.sealOf(r.round, forge.id)) !== undefined, trust: me.trust, exiled: me.exiledAt !== null },
       outcomes,
+      exiles: (await this.storage.listForges()).filter((f) => f.exiledRound === r.round).map((f) => ({ forge: f.name, round: r.round })),
     };
   }
 

@@ -210,6 +210,8 @@ export const RoundStatusSchema = z.object({
     exiled: z.boolean(),
   }),
   outcomes: z.array(AgentOutcomeSchema),
+  /** Forges exiled when this round was aggregated (the Stoa Falls), this forge included. Absent from older councils. */
+  exiles: z.array(z.object({ forge: z.string(), round: z.number().int() })).optional(),
 });
 export type RoundStatus = z.infer<typeof RoundStatusSchema>;
 

@@ -61,7 +61,7 @@ describe('one release format: the document the forge writes is what the council 
     expect(old.status).toBe(400);
     expect(old.json.error.message).toMatch(/unsupported release format/);
     const bytes = releaseToSafetensors(r);
-    bytes[bytes.length - 1] ^= 0xff;
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
     const damaged = await put(council.url, token, '/v1/rounds/1/updates/aidos', bytes, 'application/octet-stream');
     expect(damaged.status).toBe(400);
     expect(damaged.json.error.message).toMatch(/safetensors body: corrupt: the data section does not match/);
