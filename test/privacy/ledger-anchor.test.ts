@@ -22,7 +22,7 @@ function releases(n: number): ReleaseRow[] {
   return rows;
 }
 
-const exit = (f: () => void): number | 0 => {
+const exit = (f: () => void): number => {
   try {
     f();
     return 0;
