@@ -9,7 +9,7 @@ import { cloneLora, initLora, loraWeights, type LoraDims, type LoraWeights } fro
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
 import { Network, type Applied, type Workspace } from './network.js';
 import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
-import { validationScenes } from './scene-split.js';
+import { sceneRoles } from './scene-split.js';
 
 /** Everything that shapes a training run besides the data. */
 export interface TrainSettings {
@@ -22,10 +22,10 @@ export interface TrainSettings {
   batchSize: number;
   weightDecay: number;
   clipNorm: number;
-  /** Epochs without a better validation loss before stopping. */
+  /** Epochs without a better loss on the stopping scenes before stopping. */
   patience: number;
-  /** Share of scenes held out for validation. */
-  validationFraction: number;
+  /** Share of scenes held out: half decide early stopping, half measure the reported metrics. */
+  heldOutFraction: number;
   /** Fewer usable examples than this and the agent is skipped, not trained on noise. */
   minExamples: number;
 }
@@ -40,7 +40,7 @@ export const DEFAULT_SETTINGS: TrainSettings = {
   weightDecay: 0.01,
   clipNorm: 1,
   patience: 5,
-  validationFraction: 0.2,
+  heldOutFraction: 0.3,
   minExamples: 8,
 };
 
@@ -63,9 +63,10 @@ export interface EpochProgress {
   batch: number;
   batches: number;
   trainLoss: number;
-  valLoss: number | null;
-  /** The primary validation metric after the last finished epoch. */
-  valMetric: number | null;
+  /** Loss on the stopping scenes after the last finished epoch. */
+  stopLoss: number | null;
+  /** The primary metric on the stopping scenes after the last finished epoch (progress only). */
+  stopMetric: number | null;
   examplesPerSec: number;
   elapsedMs: number;
 }
@@ -82,13 +83,16 @@ export interface TrainReport {
   agent: Agent;
   kind: 'bond' | 'council';
   head: HeadName;
-  examples: { used: number; train: number; validation: number; byKind: Record<string, number>; skipped: Record<string, number> };
-  scenes: { train: number; validation: number };
+  examples: { used: number; train: number; stopping: number; validation: number; byKind: Record<string, number>; skipped: Record<string, number> };
+  scenes: { train: number; stopping: number; validation: number };
   epochs: number;
   bestEpoch: number;
   stoppedEarly: boolean;
+  /** Losses of the kept weights: training, the stopping scenes (the best seen), validation. */
   trainLoss: number;
-  valLoss: number | null;
+  stoppingLoss: number;
+  valLoss: number;
+  /** Measured on the validation scenes only (never seen by training or early stopping). */
   metrics: Metric[];
   examplesPerSec: number;
   settings: TrainSettings;
@@ -132,17 +136,22 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
   if (items.length < settings.minExamples) {
     return { status: 'skipped', agent, reason: `${items.length} usable example${items.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})`, examples: items.length };
   }
-  const valSet = validationScenes(
+  const roles = sceneRoles(
     items.map((i) => i.scene),
-    settings.validationFraction,
+    settings.heldOutFraction,
     settings.seed,
   );
-  const trainIdx: number[] = [];
-  const valIdx: number[] = [];
-  items.forEach((it, i) => (valSet.has(it.scene) ? valIdx : trainIdx).push(i));
-  if (valIdx.length === 0 || trainIdx.length === 0) {
-    return { status: 'skipped', agent, reason: `all ${items.length} examples are in one scene (needs two: one to train, one to validate)`, examples: items.length };
+  if (!roles) {
+    const n = new Set(items.map((i) => i.scene)).size;
+    return { status: 'skipped', agent, reason: `${items.length} examples in ${n} scene${n === 1 ? '' : 's'} (needs three: to train, to stop early, to validate)`, examples: items.length };
   }
+  const trainIdx: number[] = [];
+  const stopIdx: number[] = [];
+  const valIdx: number[] = [];
+  items.forEach((it, i) => {
+    const role = roles.get(it.scene);
+    (role === 'stop' ? stopIdx : role === 'validate' ? valIdx : trainIdx).push(i);
+  });
 
   const rand = mulberry32((settings.seed ^ hashString(agent)) >>> 0);
   const net = new Network(base, head, settings.rank, settings.alpha);
@@ -180,12 +189,12 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
       seen += batch.length;
       processed += batch.length;
       const elapsed = now() - t0;
-      hooks.onProgress?.({ agent, epoch, epochs: settings.epochs, batch: b + 1, batches, trainLoss: epochLoss / seen, valLoss: lastVal?.loss ?? null, valMetric: lastVal?.metric ?? null, examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0, elapsedMs: elapsed });
+      hooks.onProgress?.({ agent, epoch, epochs: settings.epochs, batch: b + 1, batches, trainLoss: epochLoss / seen, stopLoss: lastVal?.loss ?? null, stopMetric: lastVal?.metric ?? null, examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0, elapsedMs: elapsed });
     }
-    const val = run.evaluate(valIdx);
-    lastVal = { loss: val.loss, metric: primaryMetric(run.metrics(valIdx, trainIdx)) };
-    if (val.loss < best.loss - 1e-6) {
-      best = { loss: val.loss, epoch, all: Float64Array.from(lora.all) };
+    const stop = run.evaluate(stopIdx);
+    lastVal = { loss: stop.loss, metric: primaryMetric(run.metrics(stopIdx, trainIdx)) };
+    if (stop.loss < best.loss - 1e-6) {
+      best = { loss: stop.loss, epoch, all: Float64Array.from(lora.all) };
       bad = 0;
     } else if (++bad >= settings.patience) {
       stoppedEarly = true;
@@ -196,17 +205,20 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
   lora.all.set(best.all);
   const elapsed = now() - t0;
   const trainEval = run.evaluate(trainIdx);
+  const valEval = run.evaluate(valIdx);
+  const count = (role: string): number => [...roles.values()].filter((r) => r === role).length;
   const report: TrainReport = {
     agent,
     kind: job.kind,
     head,
-    examples: { used: items.length, train: trainIdx.length, validation: valIdx.length, byKind: countBy(items.map((i) => i.kind)), skipped },
-    scenes: { train: new Set(trainIdx.map((i) => (items[i] as Item).scene)).size, validation: valSet.size },
+    examples: { used: items.length, train: trainIdx.length, stopping: stopIdx.length, validation: valIdx.length, byKind: countBy(items.map((i) => i.kind)), skipped },
+    scenes: { train: count('train'), stopping: count('stop'), validation: count('validate') },
     epochs: epochsRun,
     bestEpoch: best.epoch,
     stoppedEarly,
     trainLoss: trainEval.loss,
-    valLoss: best.loss,
+    stoppingLoss: best.loss,
+    valLoss: valEval.loss,
     metrics: run.metrics(valIdx, trainIdx),
     examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0,
     settings,
