@@ -11,7 +11,7 @@ interface ExampleBase {
   taskType: string | null;
 }
 export type Example =
-  | (ExampleBase & { kind: 'pair'; chosen: string; rejected: string; revision?: 'chosen' | 'rejected' | null })
+  | (ExampleBase & { kind: 'pair'; chosen: string; rejected: string; chosenBy: 'revision' | 'choice' })
   | (ExampleBase & { kind: 'binary'; text: string; label: 0 | 1 })
   | (ExampleBase & { kind: 'graded'; text: string; target: number })
   | (ExampleBase & { kind: 'route'; text: string; label: Agent });

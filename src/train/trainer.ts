@@ -115,7 +115,7 @@ interface Item {
   target: number;
   w: number;
   scene: string;
-  /** Pairs: which side is the player's revision (1 chosen, -1 rejected, 0 unknown). */
+  /** Pairs: 1 when the chosen side is the player's revision, 0 when the player chose between two texts. */
   revision: number;
 }
 
@@ -303,7 +303,7 @@ export function prepare(base: BaseModel, encode: (text: string) => Features, exa
         skip('pair with identical texts');
         continue;
       }
-      items.push({ ...base, a: text(e.chosen), b: text(e.rejected), target: 1, revision: e.revision === 'chosen' ? 1 : e.revision === 'rejected' ? -1 : 0 });
+      items.push({ ...base, a: text(e.chosen), b: text(e.rejected), target: 1, revision: e.chosenBy === 'revision' ? 1 : 0 });
     } else if (e.kind === 'binary') items.push({ ...base, a: text(e.text), target: e.label });
     else {
       if (!(e.target >= 0 && e.target <= 1)) {

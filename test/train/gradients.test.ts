@@ -23,7 +23,7 @@ function randomLora(dims: { inDim: number; hidden: number; out: number; rank: nu
 
 const common = { agent: 'metis' as const, entryId: 'e', scene: 's1', taskType: null };
 const cases: { name: string; head: HeadName; example: Example }[] = [
-  { name: 'pair (Bradley–Terry)', head: 'score', example: { ...common, kind: 'pair', weight: 1.5, chosen: 'if (!ok) return;\nrun(x);', rejected: 'if (ok) {\n  run(x);\n}' } },
+  { name: 'pair (Bradley–Terry)', head: 'score', example: { ...common, kind: 'pair', chosenBy: 'revision', weight: 1.5, chosen: 'if (!ok) return;\nrun(x);', rejected: 'if (ok) {\n  run(x);\n}' } },
   { name: 'binary (accept/reject)', head: 'score', example: { ...common, kind: 'binary', weight: 0.5, text: 'feat: stream the verify pass', label: 1 } },
   { name: 'binary, label 0', head: 'score', example: { ...common, kind: 'binary', weight: 2, text: 'x = compute()  # TODO', label: 0 } },
   { name: 'graded (Likert, affinity gain)', head: 'score', example: { ...common, kind: 'graded', weight: 1, text: 'You kept going when the tests were red.', target: 0.75 } },

@@ -61,6 +61,6 @@ export function plantedExamples(pref: keyof typeof PREFERENCES, opts: { seed: nu
   const r = mulberry32(opts.seed ^ 0x5bd1e995);
   return plantedPairs(pref, opts).map((p, i) => {
     const swap = opts.shuffle === true && r() < 0.5;
-    return { agent: 'techne', entryId: `e${i}`, scene: `session-1.turn-${Math.floor(i / 2)}`, weight: 1, taskType: 'code', kind: 'pair', chosen: swap ? p.dispreferred : p.preferred, rejected: swap ? p.preferred : p.dispreferred, revision: swap ? 'rejected' : 'chosen' };
+    return { agent: 'techne', entryId: `e${i}`, scene: `session-1.turn-${Math.floor(i / 2)}`, weight: 1, taskType: 'code', kind: 'pair', chosen: swap ? p.dispreferred : p.preferred, rejected: swap ? p.preferred : p.dispreferred, chosenBy: 'choice' };
   });
 }
