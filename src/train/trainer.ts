@@ -1,6 +1,7 @@
 import type { Agent } from '../memoir/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
 import { AdamW } from './adamw.js';
+import { headOf } from './adapter-layout.js';
 import type { BaseModel, HeadName } from './base-model.js';
 import { hashString } from './encoder/hashed-ngrams.js';
 import type { Example } from './example.js';
@@ -99,11 +100,6 @@ export interface TrainReport {
 }
 
 export type TrainOutcome = { status: 'trained'; report: TrainReport; lora: LoraWeights } | { status: 'skipped'; agent: Agent; reason: string; examples: number };
-
-/** The head an agent's adapter trains: Hephaestus routes; everyone else scores. */
-export function headOf(agent: Agent): HeadName {
-  return agent === 'hephaestus' ? 'route' : 'score';
-}
 
 interface Item {
   kind: Example['kind'];
