@@ -1,13 +1,9 @@
 import type { Agent } from '../memoir/agents.js';
 import type { HeadName } from './base-model.js';
 import type { BaseSpec } from './base-spec.js';
+import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
 import { loraWeights, type LoraWeights } from './lora.js';
 
-/** A tensor's name and shape (the layout the council accepts and the trainer writes). */
-export interface TensorSpec {
-  name: string;
-  shape: number[];
-}
 
 /** The head an agent's adapter trains: Hephaestus routes; every other agent scores candidates. */
 export function headOf(agent: Agent): HeadName {
@@ -38,12 +34,8 @@ export function adapterLayout(spec: BaseSpec, agent: Agent, rank: number): Tenso
   ];
 }
 
-export interface AdapterTensor extends TensorSpec {
-  data: Float32Array;
-}
-
 /** Internal factors -> PEFT tensors (float32), in adapterLayout order. */
-export function loraToTensors(spec: BaseSpec, agent: Agent, lora: LoraWeights): AdapterTensor[] {
+export function loraToTensors(spec: BaseSpec, agent: Agent, lora: LoraWeights): NamedTensor[] {
   const [a, b, ha, hb] = adapterLayout(spec, agent, lora.rank) as [TensorSpec, TensorSpec, TensorSpec, TensorSpec];
   const { rank: r, inDim } = lora;
   const A = new Float32Array(r * inDim);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalSpec, type BaseSpec, type LayerInit } from './base-spec.js';
 import { counterUniform } from './counter-random.js';
 import type { Features } from './features.js';
-import { toLE } from '../federation/float-bytes.js';
+import { toLE } from '../tensor/float-codec.js';
 
 export type HeadName = 'score' | 'route';
 
