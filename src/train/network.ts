@@ -2,11 +2,17 @@ import type { BaseModel, HeadName } from './base-model.js';
 import type { Features } from './features.js';
 import type { LoraWeights } from './lora.js';
 
-/** An adapter applied at inference or held frozen while another trains: its factors and mixing weight. */
+/** An adapter applied at inference or held frozen while another trains. */
 export interface Applied {
   lora: LoraWeights;
+  /** Its LoRA scaling α/r (adapters of one agent may have different ranks). */
+  scale: number;
   /** λ: 1 applies the adapter as trained; the per-task-type lean scales council and bond. */
   weight: number;
+}
+
+export function applied(lora: LoraWeights, alpha: number, weight = 1): Applied {
+  return { lora, scale: alpha / lora.rank, weight };
 }
 
 /** Per-example scratch and cache for the backward pass (one per text in flight). */
@@ -24,42 +30,36 @@ export interface Workspace {
 }
 
 /**
- * The network of one agent: base + Σ_a λ_a (α/r) B_a A_a on encoder.dense and on the agent's
- * head, tanh between them.
- *   z = W0 x + b0 + s Σ λ_a B_a (A_a x);  h = tanh(z);  y = Wh0 h + s Σ λ_a B'_a (A'_a h)
+ * The network of one agent: base + Σ_a λ_a (α_a/r_a) B_a A_a on encoder.dense and on the
+ * agent's head, tanh between them (s_a = α_a/r_a):
+ *   z = W0 x + b0 + Σ λ_a s_a B_a (A_a x);  h = tanh(z);  y = Wh0 h + Σ λ_a s_a B'_a (A'_a h)
  * The frozen part W0 x + b0 (`z0`) depends on the text only, so callers compute it once per text
  * (BaseModel.project) and reuse it every epoch.
  */
 export class Network {
   readonly base: BaseModel;
   readonly head: HeadName;
-  readonly rank: number;
-  readonly alpha: number;
-  readonly scale: number;
   readonly hidden: number;
   readonly out: number;
   private readonly headW: Float64Array;
 
-  constructor(base: BaseModel, head: HeadName, rank: number, alpha: number) {
+  constructor(base: BaseModel, head: HeadName) {
     this.base = base;
     this.head = head;
-    this.rank = rank;
-    this.alpha = alpha;
-    this.scale = alpha / rank;
     this.hidden = base.hidden;
     this.out = base.headOut(head);
     this.headW = base.head(head);
   }
 
-  workspace(adapters: number): Workspace {
+  workspace(adapters: readonly Applied[]): Workspace {
     const H = this.hidden;
-    const r = this.rank;
+    const r = Math.max(1, ...adapters.map((a) => a.lora.rank));
     return {
       z: new Float64Array(H),
       h: new Float64Array(H),
       y: new Float64Array(this.out),
-      u: Array.from({ length: adapters }, () => new Float64Array(r)),
-      v: Array.from({ length: adapters }, () => new Float64Array(r)),
+      u: adapters.map((a) => new Float64Array(a.lora.rank)),
+      v: adapters.map((a) => new Float64Array(a.lora.rank)),
       dh: new Float64Array(H),
       gv: new Float64Array(r),
       gu: new Float64Array(r),
@@ -69,13 +69,13 @@ export class Network {
   /** Fills ws.y (and the caches) for input x whose frozen pre-activation is z0. */
   forward(x: Features, z0: Float64Array, adapters: readonly Applied[], ws: Workspace): Float64Array {
     const H = this.hidden;
-    const r = this.rank;
     const O = this.out;
     const { z, h, y } = ws;
     z.set(z0);
     const { idx, val } = x;
     for (let a = 0; a < adapters.length; a++) {
-      const { lora, weight } = adapters[a] as Applied;
+      const { lora, weight, scale } = adapters[a] as Applied;
+      const r = lora.rank;
       const u = ws.u[a] as Float64Array;
       u.fill(0);
       const At = lora.denseAt;
@@ -85,7 +85,7 @@ export class Network {
         for (let i = 0; i < r; i++) u[i] = (u[i] as number) + xv * (At[base + i] as number);
       }
       if (weight === 0) continue;
-      const c = weight * this.scale;
+      const c = weight * scale;
       const B = lora.denseB;
       for (let j = 0; j < H; j++) {
         let s = 0;
@@ -103,7 +103,8 @@ export class Network {
       y[o] = s;
     }
     for (let a = 0; a < adapters.length; a++) {
-      const { lora, weight } = adapters[a] as Applied;
+      const { lora, weight, scale } = adapters[a] as Applied;
+      const r = lora.rank;
       const v = ws.v[a] as Float64Array;
       const A = lora.headA;
       for (let i = 0; i < r; i++) {
@@ -113,7 +114,7 @@ export class Network {
         v[i] = s;
       }
       if (weight === 0) continue;
-      const c = weight * this.scale;
+      const c = weight * scale;
       const B = lora.headB;
       for (let o = 0; o < O; o++) {
         let s = 0;
@@ -130,9 +131,7 @@ export class Network {
    */
   backward(x: Features, adapters: readonly Applied[], t: number, ws: Workspace, gy: Float64Array, grad: LoraWeights): void {
     const H = this.hidden;
-    const r = this.rank;
     const O = this.out;
-    const s = this.scale;
     const { h, dh, gv, gu } = ws;
     const W = this.headW;
     // dL/dh through the frozen head and every applied head adapter.
@@ -142,9 +141,10 @@ export class Network {
       dh[j] = acc;
     }
     for (let a = 0; a < adapters.length; a++) {
-      const { lora, weight } = adapters[a] as Applied;
+      const { lora, weight, scale } = adapters[a] as Applied;
       if (weight === 0) continue;
-      const c = weight * s;
+      const r = lora.rank;
+      const c = weight * scale;
       const B = lora.headB;
       for (let i = 0; i < r; i++) {
         let acc = 0;
@@ -177,12 +177,13 @@ export class Network {
       const hj = h[j] as number;
       dh[j] = (dh[j] as number) * (1 - hj * hj);
     }
-    const { lora, weight } = adapters[t] as Applied;
+    const { lora, weight, scale } = adapters[t] as Applied;
     if (weight === 0) return;
-    const c = weight * s;
+    const r = lora.rank;
+    const c = weight * scale;
     const u = ws.u[t] as Float64Array;
     const B = lora.denseB;
-    gu.fill(0);
+    gu.fill(0, 0, r);
     for (let j = 0; j < H; j++) {
       const g = c * (dh[j] as number);
       if (g === 0) continue;

@@ -48,7 +48,7 @@ port.on('message', (msg: ToWorker) => {
     const outcome = train(
       base,
       encoderFor(msg.spec, msg.embedded),
-      { agent: job.agent, kind: job.kind, examples: job.examples, settings: job.settings, start: job.start ? loraWeights(dims, job.start) : null, frozen: job.frozen.map((f) => loraWeights(dims, f)) },
+      { agent: job.agent, kind: job.kind, examples: job.examples, settings: job.settings, start: job.start ? loraWeights(dims, job.start) : null, frozen: job.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })) },
       {
         onProgress: (p) => {
           const t = performance.now();

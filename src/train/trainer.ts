@@ -8,7 +8,7 @@ import type { Example } from './example.js';
 import type { Features } from './features.js';
 import { cloneLora, initLora, loraWeights, type LoraDims, type LoraWeights } from './lora.js';
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
-import { Network, type Applied, type Workspace } from './network.js';
+import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
 import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
 import { sceneRoles } from './scene-split.js';
 
@@ -50,10 +50,10 @@ export interface TrainJob {
   /** Which adapter is trained. Council training never applies a bond adapter (`frozen` is empty). */
   kind: 'bond' | 'council';
   examples: readonly Example[];
-  /** Start from this adapter (the current council adapter of a federation round); else PEFT init. */
+  /** Start from this adapter (the current council adapter of a federation round); else PEFT init. Its rank must be settings.rank. */
   start?: LoraWeights | null;
-  /** Adapters applied, unchanged, while training (the current council adapter under a bond). */
-  frozen: readonly LoraWeights[];
+  /** Adapters applied, unchanged, while training (the current council adapter under a bond), with their α. */
+  frozen: readonly { lora: LoraWeights; alpha: number }[];
   settings: TrainSettings;
 }
 
@@ -150,12 +150,12 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
   });
 
   const rand = mulberry32((settings.seed ^ hashString(agent)) >>> 0);
-  const net = new Network(base, head, settings.rank, settings.alpha);
+  const net = new Network(base, head);
   const dims: LoraDims = { inDim: base.inDim, hidden: base.hidden, out: net.out, rank: settings.rank };
   const lora = job.start ? cloneLora(job.start) : initLora(dims, rand);
-  for (const f of job.frozen) checkDims(f, dims);
+  for (const f of job.frozen) checkDims(f.lora, { ...dims, rank: f.lora.rank });
   checkDims(lora, dims);
-  const applied: Applied[] = [...job.frozen.map((l) => ({ lora: l, weight: 1 })), { lora, weight: 1 }];
+  const applied: Applied[] = [...job.frozen.map((f) => appliedAdapter(f.lora, f.alpha)), appliedAdapter(lora, settings.alpha)];
   const run = new Run(net, applied, texts, items);
   const opt = new AdamW(lora.all.length, { lr: settings.lr, weightDecay: settings.weightDecay, clipNorm: settings.clipNorm });
   const grad = loraWeights(dims);
@@ -325,8 +325,8 @@ export class Run {
     private readonly texts: PreparedTexts,
     private readonly items: readonly Item[],
   ) {
-    this.ws1 = net.workspace(applied.length);
-    this.ws2 = net.workspace(applied.length);
+    this.ws1 = net.workspace(applied);
+    this.ws2 = net.workspace(applied);
     this.gy = new Float64Array(net.out);
     this.t = applied.length - 1;
   }

@@ -8,9 +8,9 @@ export interface WorkerJob {
   kind: 'bond' | 'council';
   examples: readonly Example[];
   settings: TrainSettings;
-  /** LoRA buffers in the trainer's internal layout (lora.ts) for this base, agent and rank. */
+  /** LoRA buffers in the trainer's internal layout (lora.ts) for this base and agent; start has settings.rank. */
   start: Float64Array | null;
-  frozen: Float64Array[];
+  frozen: { all: Float64Array; rank: number; alpha: number }[];
 }
 
 /** Pre-computed inputs for an endpoint encoder: text i's embedding is data[i·dim … (i+1)·dim). */

@@ -76,7 +76,7 @@ describe('adapter storage', () => {
     ['truncated', (f) => truncateSync(f, 200), /truncated/],
     ['a flipped bit in the data', (f) => {
       const b = readFileSync(f);
-      b[b.length - 3] ^= 0x10;
+      b[b.length - 3] = b[b.length - 3]! ^ 0x10;
       writeFileSync(f, b);
     }, /data section does not match the sha256/],
     ['a missing config', (_f, d) => rmSync(join(d, 'adapter_config.json')), /adapter_config.json is missing/],

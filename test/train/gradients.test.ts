@@ -38,13 +38,16 @@ describe('gradients match finite differences', () => {
     ] as const) {
       it(`${c.name}, λ = ${weights.join('/')}`, () => {
         const { base, encode } = smallBase();
-        const net = new Network(base, c.head, RANK, 6);
+        const net = new Network(base, c.head);
         const dims = { inDim: base.inDim, hidden: base.hidden, out: net.out, rank: RANK };
         const frozen = randomLora(dims, 11);
         const trained = randomLora(dims, 12);
+        // different ranks and α for the two adapters, as a council and a bond may have
+        const frozen2 = randomLora({ ...dims, rank: RANK + 1 }, 13);
         const applied: Applied[] = [
-          { lora: frozen, weight: weights[0] },
-          { lora: trained, weight: weights[1] },
+          { lora: frozen, scale: 6 / RANK, weight: weights[0] },
+          { lora: frozen2, scale: 4 / (RANK + 1), weight: 1 },
+          { lora: trained, scale: 6 / RANK, weight: weights[1] },
         ];
         const { items, texts } = prepare(base, encode, [c.example], c.head);
         expect(items).toHaveLength(1);
@@ -79,12 +82,12 @@ describe('gradients match finite differences', () => {
 
   it('the frozen adapter gets no gradient and is not changed', () => {
     const { base, encode } = smallBase();
-    const net = new Network(base, 'score', RANK, 6);
+    const net = new Network(base, 'score');
     const dims = { inDim: base.inDim, hidden: base.hidden, out: 1, rank: RANK };
     const frozen = randomLora(dims, 1);
     const before = Float64Array.from(frozen.all);
     const { items, texts } = prepare(base, encode, [cases[0]!.example], 'score');
-    const run = new Run(net, [{ lora: frozen, weight: 1 }, { lora: randomLora(dims, 2), weight: 1 }], texts, items);
+    const run = new Run(net, [{ lora: frozen, scale: 2, weight: 1 }, { lora: randomLora(dims, 2), scale: 2, weight: 1 }], texts, items);
     run.accumulate(0, loraWeights(dims));
     expect(frozen.all).toEqual(before);
   });

@@ -3,7 +3,7 @@ import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 import { HashedEncoder } from '../../src/train/encoder/hashed-ngrams.js';
 import type { Example } from '../../src/train/example.js';
-import { Network } from '../../src/train/network.js';
+import { applied, Network } from '../../src/train/network.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
 import { plantedExamples, plantedPairs, PREFERENCES, vocabularies } from './planted-fixture.js';
 
@@ -19,13 +19,14 @@ const encode = (t: string) => enc.encode(t);
 const v = vocabularies();
 
 function heldOutAccuracy(lora: Parameters<Network['forward']>[2][number]['lora'], pairs: { preferred: string; dispreferred: string }[]): number {
-  const net = new Network(base, 'score', lora.rank, DEFAULT_SETTINGS.alpha);
-  const ws = net.workspace(1);
+  const net = new Network(base, 'score');
+  const adapters = [applied(lora, DEFAULT_SETTINGS.alpha)];
+  const ws = net.workspace(adapters);
   const z = new Float64Array(base.hidden);
   const score = (t: string): number => {
     const f = encode(t);
     base.project(f, z);
-    return net.forward(f, z, [{ lora, weight: 1 }], ws)[0]!;
+    return net.forward(f, z, adapters, ws)[0]!;
   };
   return pairs.filter((p) => score(p.preferred) > score(p.dispreferred)).length / pairs.length;
 }
