@@ -77,7 +77,7 @@ export interface TrainHooks {
   onProgress?(p: EpochProgress): void;
   /** Checked between batches: true stops the run (in-process callers; the worker is terminated instead). */
   shouldStop?(): boolean;
-  now?(): number;
+  now?: () => number;
 }
 
 export interface TrainReport {

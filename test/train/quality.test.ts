@@ -58,7 +58,6 @@ describe('no leakage between training and validation', () => {
       n += m.n;
     }
     expect(n).toBeGreaterThanOrEqual(200);
-    console.log(`pooled validation accuracy ${(hits / n).toFixed(3)} over ${n} pairs`);
     return hits / n;
   }
 

@@ -26,7 +26,11 @@ async function setup(signal = new AbortController().signal) {
   const encoder = await openTextEncoder({ kind: 'builtin' }, { home, env: {}, signal });
   const store = new AdapterStore(home, db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
   const worker = new TrainerWorker(signal);
-  cleanup.push(() => removeDir(home), () => db.close(), () => worker.close());
+  cleanup.push(
+    () => removeDir(home),
+    () => void db.close(),
+    () => worker.close(),
+  );
   return { home, db, encoder, store, worker };
 }
 

@@ -82,8 +82,9 @@ function parse(url: string, text: string, n: number, dims: number | null): Float
   let dim = dims;
   data.forEach((d: unknown, k: number) => {
     const item = d as { index?: unknown; embedding?: unknown };
-    const i = item.index === undefined ? k : item.index;
-    if (!Number.isInteger(i) || (i as number) < 0 || (i as number) >= n || out[i as number]) throw fail(`a bad or repeated index ${JSON.stringify(item.index)}`);
+    const raw = item.index === undefined ? k : item.index;
+    if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0 || raw >= n || out[raw]) throw fail(`a bad or repeated index ${JSON.stringify(item.index)}`);
+    const i = raw;
     const e = item.embedding;
     if (!Array.isArray(e) || e.length === 0) throw fail(`no embedding at index ${String(i)}`);
     if (dim !== null && e.length !== dim) throw fail(`an embedding of ${e.length} dimensions (expected ${dim})`);
@@ -94,7 +95,7 @@ function parse(url: string, text: string, n: number, dims: number | null): Float
       if (typeof x !== 'number' || !Number.isFinite(x)) throw fail(`a value that is not a finite number at index ${String(i)}`);
       v[j] = x;
     }
-    out[i as number] = v;
+    out[i] = v;
   });
   return out;
 }
