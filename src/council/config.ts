@@ -117,7 +117,7 @@ export function defaults(home: string): CouncilConfig {
     weights: 'uniform',
     tail_margin: 10,
     clip_norm: { min: 0, max: 1 },
-    noise_multiplier: { min: 0, max: 10 },
+    noise_multiplier: { min: 8, max: 8 },
     layouts: null,
     max_uploads_per_forge: 2,
     upload_grace: 10,

@@ -42,7 +42,7 @@ export function ingest(sub: Submission, opts: { agent: string; acceptedFingerpri
   const { clip_norm: S, noise_multiplier: sigma } = sub.privacy;
   const { policy, layout } = opts;
   const outside = (what: string, v: number, r: Range, openAtZero: boolean): CouncilHttpError =>
-    new CouncilHttpError('privacy_policy_violation', `${what} ${v} is outside the council's policy ${formatRange(r, openAtZero)} (see the round status, privacy)`, { [what]: v, policy });
+    new CouncilHttpError('privacy_policy_violation', `${what} ${v} is outside the council's policy ${formatRange(r, openAtZero)} (see the round status, privacy_policy)`, { [what]: v, policy });
   if (!(S >= policy.clip_norm.min && S <= policy.clip_norm.max)) throw outside('clip_norm', S, policy.clip_norm, true);
   if (!(sigma >= policy.noise_multiplier.min && sigma <= policy.noise_multiplier.max)) throw outside('noise_multiplier', sigma, policy.noise_multiplier, false);
   const seen = new Set<string>();

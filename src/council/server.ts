@@ -3,8 +3,10 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_VERSION, ROUTES, SubmissionSchema, type Health, type Layouts } from '../federation/protocol.js';
+import { PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../federation/protocol.js';
+import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
+import { TensorError } from '../tensor/errors.js';
 import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
@@ -101,6 +103,8 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
       void (reply as FastifyReply).status(e.status).header('connection', 'close').send(e.body());
     },
   });
+  // Safetensors submission bodies (a release without base64); each route's bodyLimit applies.
+  app.addContentTypeParser(SAFETENSORS_BODY_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toHttpError(err, req);
@@ -195,7 +199,7 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
     },
     async (req, reply) => {
       const round = roundParam(req.params.round);
-      const body = SubmissionSchema.parse(req.body);
+      const body = Buffer.isBuffer(req.body) ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent) : submissionFromBody(req.body, req.params.agent);
       const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body);
       void reply.status(created ? 201 : 200);
       return receipt;
@@ -226,13 +230,14 @@ function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
     const where = issue?.path.length ? issue.path.join('.') : 'body';
     return new CouncilHttpError('invalid_body', `${where}: ${issue?.message ?? 'invalid'}`, { issues: err.issues.slice(0, 10).map((i) => ({ path: i.path.join('.'), message: i.message })) });
   }
+  if (err instanceof TensorError) return new CouncilHttpError('invalid_body', `safetensors body: ${err.message}`);
   const code = (err as { code?: string }).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     const limit = req.routeOptions.bodyLimit ?? SMALL_BODY_LIMIT;
     return payloadTooLarge(limit, req.routeOptions.url === ROUTES.submit ? 'update uploads' : 'requests other than uploads');
   }
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new CouncilHttpError('invalid_body', 'the body is not valid JSON');
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new CouncilHttpError('invalid_body', 'send the body as application/json');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new CouncilHttpError('invalid_body', `send the body as application/json (or a safetensors release as ${SAFETENSORS_BODY_TYPE})`);
   const status = (err as { statusCode?: number }).statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new CouncilHttpError('invalid_body', (err as Error).message);
   return new CouncilHttpError('internal', 'internal error (see the council log)');

@@ -59,6 +59,16 @@ export async function roundSummary(storage: CouncilStorage, r: RoundRow, fallbac
   };
 }
 
+/** A round's privacy policy as the protocol publishes it (protocol.ts, PrivacyPolicySchema). */
+export function policyView(p: PrivacyPolicy): RoundStatus['privacy_policy'] {
+  return {
+    clip_norm: p.clip_norm.max,
+    noise_multiplier: p.noise_multiplier.max,
+    accepted: { clip_norm: { ...p.clip_norm }, noise_multiplier: { ...p.noise_multiplier } },
+    tail_margin: p.tail_margin,
+  };
+}
+
 /** GET /v1/rounds/:round — the round as one forge sees it. */
 export async function roundStatusView(storage: CouncilStorage, config: CouncilConfig, r: RoundRow, forge: ForgeRow): Promise<RoundStatus> {
   const s = await roundSummary(storage, r, privacyPolicyOf(config));
@@ -83,7 +93,7 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
     forges_submitted: s.forges_submitted,
     forges_sealed: s.forges_sealed,
     agents,
-    privacy: s.privacy,
+    privacy_policy: policyView(s.privacy),
     accepted_base_fingerprints: [...config.base_fingerprints],
     globals,
     you: {
@@ -101,6 +111,7 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
       used: a.used.length,
       yours_used: a.forges.includes(forge.name) ? a.used.includes(forge.name) : null,
     })),
+    exiles: (await storage.listForges()).filter((f) => f.exiledRound === r.round).map((f) => ({ forge: f.name, round: r.round })),
   };
 }
 

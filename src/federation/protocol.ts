@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { COUNCIL_RELEASE_FORMAT, CouncilReleaseSchema, type CouncilRelease } from '../privacy/release.js';
 import { TensorJsonSchema } from '../tensor/json.js';
 
 /**
@@ -122,6 +123,39 @@ export const SubmissionSchema = z.object({
 });
 export type Submission = z.infer<typeof SubmissionSchema>;
 
+/**
+ * A submission body may also be the forge's release document itself (src/privacy/release.ts,
+ * `kourai.council-release/3`: exactly what `kourai privacy release` writes), as JSON, or as a
+ * safetensors body (`Content-Type: application/octet-stream`) whose `__metadata__` carries the
+ * envelope under "kourai.release" — large adapters then skip base64's third. Every form becomes
+ * the same Submission (and so the same digest: a retry in another form is the same submission).
+ */
+export const SAFETENSORS_BODY_TYPE = 'application/octet-stream';
+
+/** The Submission a release stands for; its agent must be the route's. */
+export function submissionFromRelease(r: CouncilRelease, agent: string): Submission {
+  if (r.agent !== agent) {
+    throw new z.ZodError([{ code: 'custom', path: ['agent'], message: `the release is ${r.agent}'s but was sent to ${agent}'s route`, input: r.agent }]);
+  }
+  return SubmissionSchema.parse({
+    base_fingerprint: r.base_fingerprint,
+    privacy: { clip_norm: r.mechanism.clip_norm, noise_multiplier: r.mechanism.noise_multiplier },
+    tensors: r.tensors,
+  });
+}
+
+/** A parsed JSON body (a Submission or a release document) -> the Submission; ZodError when neither. */
+export function submissionFromBody(body: unknown, agent: string): Submission {
+  if (typeof body === 'object' && body !== null && 'format' in body) {
+    const format = (body as { format: unknown }).format;
+    if (format !== COUNCIL_RELEASE_FORMAT) {
+      throw new z.ZodError([{ code: 'custom', path: ['format'], message: `unsupported release format ${JSON.stringify(format)} (the council reads ${COUNCIL_RELEASE_FORMAT})`, input: format }]);
+    }
+    return submissionFromRelease(CouncilReleaseSchema.parse(body), agent);
+  }
+  return SubmissionSchema.parse(body);
+}
+
 export const ReceiptSchema = z.object({
   round: z.number().int(),
   forge: z.string(),
@@ -164,14 +198,25 @@ export const AgentOutcomeSchema = z.object({
   yours_used: z.boolean().nullable(),
 });
 
+/** A closed range [min, max] (an exact value when min = max). */
 export const RangeSchema = z.object({ min: z.number(), max: z.number() });
 
 /**
- * The privacy policy of a round, set by the council (never by a forge): a forge clips its update to
- * S and adds N(0, σ²S²) noise with S in `clip_norm` and σ in `noise_multiplier`, declares both, and
- * the council refuses updates whose norm exceeds S(1 + σ(√d + tail_margin))(1 + 10⁻⁶).
+ * The privacy policy the council sets for a round — the council, never a forge: `clip_norm` (S)
+ * and `noise_multiplier` (σ) are what a forge that follows the council uses (clip the whole update
+ * to S, add N(0, σ²S²) to every coordinate, declare both); `accepted` are the ranges every
+ * update's declared S and σ must lie in (S and σ above are their largest values), else 422
+ * `privacy_policy_violation`. The council then refuses any update whose norm exceeds
+ * S·(1 + σ(√d + tail_margin))·(1 + 10⁻⁶) for its declared S and σ (422 `norm_exceeds_clip`).
+ * A forge uses the policy only when it is at least as private as its own settings (σ ≥ its σ);
+ * otherwise it sends nothing and says why (src/privacy/council-policy.ts).
  */
-export const PrivacyPolicySchema = z.object({ clip_norm: RangeSchema, noise_multiplier: RangeSchema, tail_margin: z.number() });
+export const PrivacyPolicySchema = z.object({
+  clip_norm: finite.pipe(z.number().positive()),
+  noise_multiplier: finite.pipe(z.number().min(0)),
+  accepted: z.object({ clip_norm: RangeSchema, noise_multiplier: RangeSchema }),
+  tail_margin: z.number(),
+});
 export type PrivacyPolicy = z.infer<typeof PrivacyPolicySchema>;
 
 export const RoundStatusSchema = z.object({
@@ -188,9 +233,9 @@ export const RoundStatusSchema = z.object({
   forges_sealed: z.number().int(),
   /** Agents the council accepts updates for (those it has an adapter layout for). */
   agents: z.array(z.string()),
-  /** The round's privacy policy: every update is checked against it. */
-  privacy: PrivacyPolicySchema,
   accepted_base_fingerprints: z.array(z.string()),
+  /** The round's privacy policy (frozen when the round opened): every update is checked against it. */
+  privacy_policy: PrivacyPolicySchema,
   /** Globals a forge should start from this round: agent -> the round that produced it. */
   globals: z.record(z.string(), z.number().int()),
   you: z.object({
@@ -201,6 +246,8 @@ export const RoundStatusSchema = z.object({
     exiled: z.boolean(),
   }),
   outcomes: z.array(AgentOutcomeSchema),
+  /** Forges exiled when this round was aggregated (the Stoa Falls), this forge included. Absent from older councils. */
+  exiles: z.array(z.object({ forge: z.string(), round: z.number().int() })).optional(),
 });
 export type RoundStatus = z.infer<typeof RoundStatusSchema>;
 

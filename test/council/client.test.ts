@@ -40,7 +40,7 @@ describe('CouncilClient: a federation round from the forge side', () => {
     expect(await clients[0]!.health()).toMatchObject({ ok: true, protocol: 1 });
     expect(await clients[1]!.me()).toMatchObject({ forge: 'sparta', exiled: false });
     const r1 = await clients[0]!.currentRound();
-    expect(r1).toMatchObject({ round: 1, state: 'open', globals: {}, strategy: { strategy: 'lora-fair', selection: 'none' }, privacy: { clip_norm: { min: 0, max: 1 } } });
+    expect(r1).toMatchObject({ round: 1, state: 'open', globals: {}, strategy: { strategy: 'lora-fair', selection: 'none' }, privacy_policy: { clip_norm: 1, accepted: { clip_norm: { min: 0, max: 1 } } } });
     expect((await clients[0]!.layouts()).techne).toEqual(SPECS);
     expect(await clients[0]!.globalAdapter('techne')).toBeNull();
     for (let i = 0; i < 3; i++) {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AdapterSchema, ErrorBodySchema, RoundStatusSchema } from '../../src/federation/protocol.js';
 import { VirtualClock } from '../../src/runtime/clock.js';
 import { f32FromBase64, f32ToBase64 } from '../../src/tensor/float-codec.js';
+import { defaults } from '../../src/council/config.js';
 import { body, call, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil } from './helpers.js';
 
 /**
@@ -38,18 +39,19 @@ const allFinite = (tensors: { data: string }[]): boolean => tensors.every((t) =>
 describe('1. poisoning through a declared clip', () => {
   for (const strategy of ['fedavg', 'lora-fair'] as const) {
     it(`${strategy}: the council's privacy policy, not the forge's declaration, bounds every update (4 rounds)`, async () => {
-      c = await startTestCouncil({ strategy, min_forges: 3, lora_fair_steps: 50 });
+      // The council's default policy: S ≤ 1, σ = 8 (the forge defaults).
+      c = await startTestCouncil({ strategy, min_forges: 3, lora_fair_steps: 50, noise_multiplier: defaults('').noise_multiplier });
       const honest = await Promise.all(['athens', 'sparta', 'thebes'].map((n) => c!.token(n)));
       const poisoner = await c.token('stoa');
       const status = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', poisoner)).json);
-      expect(status.privacy).toEqual({ clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 }, tail_margin: 10 });
+      expect(status.privacy_policy).toEqual({ clip_norm: 1, noise_multiplier: 8, accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 8, max: 8 } }, tail_margin: 10 });
       for (let round = 1; round <= 4; round++) {
-        const huge = await call(c.url, 'PUT', `/v1/rounds/${round}/updates/metis`, poisoner, body(filled(3.4e38), { privacy: { clip_norm: 1e308, noise_multiplier: 0 } }));
+        const huge = await call(c.url, 'PUT', `/v1/rounds/${round}/updates/metis`, poisoner, body(filled(3.4e38), { privacy: { clip_norm: 1e308, noise_multiplier: 8 } }));
         expectError(huge, 422, 'privacy_policy_violation', /clip_norm 1e\+308 is outside the council's policy \(0, 1\]/);
         const sigma = await call(c.url, 'PUT', `/v1/rounds/${round}/updates/metis`, poisoner, body(filled(3.4e38), { privacy: { clip_norm: 1, noise_multiplier: 1e308 } }));
-        expectError(sigma, 422, 'privacy_policy_violation', /noise_multiplier 1e\+308 is outside the council's policy \[0, 10\]/);
+        expectError(sigma, 422, 'privacy_policy_violation', /noise_multiplier 1e\+308 is outside the council's policy 8 /);
         for (const [i, t] of honest.entries()) {
-          const r = await call(c.url, 'PUT', `/v1/rounds/${round}/updates/metis`, t, body(update(round * 10 + i, { spread: 0.05 }), { privacy: { clip_norm: 1, noise_multiplier: 0 } }));
+          const r = await call(c.url, 'PUT', `/v1/rounds/${round}/updates/metis`, t, body(update(round * 10 + i, { spread: 0.05 }), { privacy: { clip_norm: 1, noise_multiplier: 8 } }));
           expect(r.status, JSON.stringify(r.json)).toBe(201);
           expect(Number.isFinite(r.json.norm_bound)).toBe(true);
           await call(c.url, 'POST', `/v1/rounds/${round}/seal`, t, {});
