@@ -165,7 +165,8 @@ export function parseRange(v: unknown): unknown {
   if (typeof v === 'number') return { min: v, max: v };
   if (typeof v === 'object' && v !== null) return v;
   const s = String(v).trim();
-  const m = /^([-+]?[\d.]+(?:e[-+]?\d+)?)(?:\s*\.\.\s*([-+]?[\d.]+(?:e[-+]?\d+)?))?$/i.exec(s);
+  const num = '[-+]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:e[-+]?\\d+)?';
+  const m = new RegExp(`^(${num})(?:\\s*\\.\\.\\s*(${num}))?$`, 'i').exec(s);
   if (!m) throw new Error(`"${s}" is not a value or a range (e.g. 1, or 0.5..1)`);
   return { min: Number(m[1]), max: Number(m[2] ?? m[1]) };
 }

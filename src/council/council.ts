@@ -1,9 +1,9 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
 import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submission, Trust } from '../federation/protocol.js';
-import { FEDERATING_AGENTS, isAgent, isBondOnly } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/agents.js';
 import { ConflictError } from '../errors.js';
 import { systemClock, type Clock, type Timer } from '../runtime/clock.js';
-import { sameLayout } from '../tensor/layout.js';
+import { sameLayout, type Layout } from '../tensor/layout.js';
 import { aggregateClosedRound, computeAgentAggregate, type AgentAggregator } from './aggregate-round.js';
 import { authenticate } from './auth.js';
 import type { CouncilConfig } from './config.js';
@@ -74,9 +74,10 @@ export class Council {
    */
   async start(): Promise<void> {
     await this.adoptConfiguredLayouts();
+    // Resumed in the background, like any aggregation: the council answers meanwhile (idle() waits).
     for (const r of await this.storage.closingRounds()) {
       this.log(`council: round ${r.round} was closed but not aggregated when the council stopped: resuming`);
-      await this.aggregateRound(r.round);
+      this.enqueueAggregation(r.round);
     }
     const latest = await this.storage.latestRound();
     if (!latest || latest.state === 'aggregated') {
@@ -105,21 +106,25 @@ export class Council {
     const latest = await this.storage.latestRound();
     const from = !latest ? 1 : latest.state === 'open' ? latest.round : latest.round + 1;
     const conflicts: string[] = [];
+    const adopt: [FederatingAgent, Layout][] = [];
     for (const agent of FEDERATING_AGENTS) {
       const want = configured.get(agent);
       const have = await this.storage.agentLayout(agent);
-      if (want && !have) {
-        await this.storage.adoptLayout(agent, want, from, this.now().toISOString(), 'configuration');
-        this.log(`council: ${agent} layout from the configuration: ${describeLayout(want)}`);
-      } else if (want && have && !sameLayout(want, have)) conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: ${describeLayout(want)})`);
+      if (want && !have) adopt.push([agent, want]);
+      else if (want && have && !sameLayout(want, have)) conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: ${describeLayout(want)})`);
       else if (!want && have) conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: none)`);
     }
+    // Refuse before changing anything.
     if (conflicts.length) {
       const agents = conflicts.map((c) => c.split(' ')[0]);
       throw new ConflictError(
         `the adapter layout in council.db differs from the configuration for ${conflicts.join('; ')}`,
         `to adopt the configured layout (retiring the agent's globals and its updates not yet aggregated): ${agents.map((a) => `kourai council layout reset ${a}`).join(' && ')}`,
       );
+    }
+    for (const [agent, layout] of adopt) {
+      await this.storage.adoptLayout(agent, layout, from, this.now().toISOString(), 'configuration');
+      this.log(`council: ${agent} layout from the configuration: ${describeLayout(layout)}`);
     }
   }
 
@@ -258,6 +263,10 @@ export class Council {
   private async close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
     if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
     this.log(`council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`);
+    this.enqueueAggregation(round);
+  }
+
+  private enqueueAggregation(round: number): void {
     this.work = this.work.then(() => this.aggregateRound(round)).catch((err: unknown) => this.log(`council: aggregation of round ${round} failed: ${(err as Error).stack ?? String(err)}`));
   }
 

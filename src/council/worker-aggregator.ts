@@ -35,6 +35,8 @@ export class WorkerAggregator {
       const id = this.nextId++;
       return new Promise<AgentAggregate>((resolve, reject) => {
         this.pending.set(id, { resolve, reject });
+        // Keep the process alive while a job runs (idle, the worker does not hold it open).
+        worker.ref();
         worker.postMessage({ id, round, agent, settings, now: now().toISOString() } satisfies AggregateJob);
       });
     };
@@ -47,6 +49,7 @@ export class WorkerAggregator {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
+      if (this.pending.size === 0) w.unref();
       if (m.ok) {
         const r = m.result;
         // Structured clone turns Buffers into Uint8Arrays.

@@ -33,7 +33,7 @@ describe('council commands (in-process)', () => {
   it('serve runs until the signal, with forge add / rounds / trust working beside it', async () => {
     const controller = new AbortController();
     const c = testCtx({ home: ctx.home, signal: controller.signal });
-    const serving = run(serve as never, { port: '0', baseFingerprint: [FINGERPRINT], layouts: LAYOUTS, minForges: '2', strategy: 'median', byzantine: '0', json: true }, c);
+    const serving = run(serve as never, { port: '0', baseFingerprint: [FINGERPRINT], layouts: LAYOUTS, noiseMultiplier: '0..10', minForges: '2', strategy: 'median', byzantine: '0', json: true }, c);
     for (let i = 0; i < 100 && !c.stdout.text.includes('listening'); i++) await new Promise((r) => setTimeout(r, 20));
     const { url } = JSON.parse(c.stdout.text.split('\n')[0] as string) as { url: string };
     const a = (await run(forgeAdd as never, { name: 'athens' })) as { token: string; forge: string };
@@ -70,10 +70,10 @@ describe('council commands (in-process)', () => {
     await expect(run(serve as never, { port: '0' })).rejects.toMatchObject({ exitCode: ExitCode.usage });
     const controller = new AbortController();
     const c = testCtx({ home: ctx.home, signal: controller.signal });
-    const first = run(serve as never, { port: '0', baseFingerprint: ['x'], layouts: LAYOUTS, json: true }, c);
+    const first = run(serve as never, { port: '0', baseFingerprint: ['x'], layouts: LAYOUTS, noiseMultiplier: '0..10', json: true }, c);
     for (let i = 0; i < 100 && !c.stdout.text.includes('listening'); i++) await new Promise((r) => setTimeout(r, 20));
     const { port } = JSON.parse(c.stdout.text.split('\n')[0] as string) as { port: number };
-    await expect(run(serve as never, { port: String(port), baseFingerprint: ['x'], layouts: LAYOUTS, dataDir: join(ctx.home, 'other') })).rejects.toMatchObject({ exitCode: ExitCode.environment, message: expect.stringMatching(new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`)) });
+    await expect(run(serve as never, { port: String(port), baseFingerprint: ['x'], layouts: LAYOUTS, noiseMultiplier: '0..10', dataDir: join(ctx.home, 'other') })).rejects.toMatchObject({ exitCode: ExitCode.environment, message: expect.stringMatching(new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`)) });
     controller.abort();
     await first;
   });

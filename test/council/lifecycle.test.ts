@@ -15,7 +15,7 @@ import { body, FINGERPRINT, SPECS, update } from './helpers.js';
 /** A council driven directly (no HTTP, no real timers), as the simulator drives it. */
 async function council(over: Partial<CouncilConfig> = {}): Promise<{ council: Council; storage: SqliteCouncilStorage; clock: VirtualClock; forges: ForgeRow[]; logs: string[]; dir: string; config: CouncilConfig }> {
   const dir = tempDir('kourai-lifecycle-');
-  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, round_deadline: 3600, layouts: { '*': SPECS }, ...over };
+  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, round_deadline: 3600, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 }, ...over };
   const storage = new SqliteCouncilStorage(config.data_dir);
   const clock = new VirtualClock(Date.UTC(2026, 0, 1));
   const logs: string[] = [];

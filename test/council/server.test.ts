@@ -285,6 +285,9 @@ describe('crash recovery (in-process)', () => {
     await c.server.close();
     const { startTestCouncil: start } = await import('./helpers.js');
     c = await start({ min_forges: 3 }, dir);
+    // The council answers while it resumes; the round is aggregated once the resumed work is done.
+    expect((await call(c.url, 'GET', '/v1/health', null)).status).toBe(200);
+    await c.server.council.idle();
     const s = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/1', tokens[0]!)).json);
     expect(s.state).toBe('aggregated');
     expect(s.outcomes.map((o) => [o.agent, o.aggregated, o.skipped_reason])).toEqual([

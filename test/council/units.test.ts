@@ -102,3 +102,16 @@ describe('council configuration: defaults < file < env < flags', () => {
     expect(() => parseSize('lots')).toThrow(/not a size/);
   });
 });
+
+describe('privacy policy ranges in the council configuration', () => {
+  it('"1", "0.5..1", 8 and {min, max} all read as ranges; junk is refused', async () => {
+    const { parseRange } = await import('../../src/council/config.js');
+    expect(parseRange('1')).toEqual({ min: 1, max: 1 });
+    expect(parseRange('0..10')).toEqual({ min: 0, max: 10 });
+    expect(parseRange(' 0.5 .. 1 ')).toEqual({ min: 0.5, max: 1 });
+    expect(parseRange('1e-3..2.5e2')).toEqual({ min: 0.001, max: 250 });
+    expect(parseRange(8)).toEqual({ min: 8, max: 8 });
+    expect(parseRange({ min: 1, max: 2 })).toEqual({ min: 1, max: 2 });
+    for (const bad of ['8..', '..8', 'a..b', '1..2..3', '']) expect(() => parseRange(bad)).toThrow(/is not a value or a range/);
+  });
+});

@@ -22,7 +22,7 @@ interface Serving {
 
 /** Starts `kourai council serve` and resolves once it is listening. */
 function serve(dataDir: string, args: string[] = []): Promise<Serving> {
-  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', FINGERPRINT, '--layouts', JSON.stringify({ '*': SPECS }), '--json', ...args], {
+  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', FINGERPRINT, '--layouts', JSON.stringify({ '*': SPECS }), '--noise-multiplier', '0..10', '--json', ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
