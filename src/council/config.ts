@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { SELECTIONS, STRATEGIES, requirement } from '../aggregation/strategy.js';
 import { kouraiHome, type Ctx } from '../context.js';
 import { EnvironmentError, UsageError } from '../errors.js';
-import { configuredLayouts, LayoutDerivationUnavailable, LayoutsConfigSchema } from './layouts.js';
+import { BUILTIN_FINGERPRINT } from '../train/fingerprint.js';
+import { configuredLayouts, derivationOf, LayoutsConfigSchema } from './layouts.js';
 import { normBound } from './norm-bound.js';
 import { roundSettingsOf } from './round-settings.js';
 
@@ -285,22 +286,27 @@ function configError(source: string, key: ConfigKey, message: string): Error {
   return source.startsWith('flag') ? new UsageError(text) : new EnvironmentError(text);
 }
 
-/** Checks what `serve` needs beyond the schema; throws a usage error naming the setting. */
+/**
+ * Checks what `serve` needs beyond the schema; throws a usage error naming the setting. Layouts
+ * derived from the built-in base also give the accepted fingerprint when none is configured.
+ */
 export function checkServeConfig(r: ResolvedConfig): void {
   const c = r.config;
-  if (c.base_fingerprints.length === 0) {
+  const derivesBuiltin = derivationOf(c.layouts)?.base === 'builtin';
+  if (c.base_fingerprints.length === 0 && !derivesBuiltin) {
     throw new UsageError('no accepted base-model fingerprint: the council must know which base model updates are for', `pass --base-fingerprint SHA (repeatable) or set ${envName('base_fingerprints')}`);
   }
   const req = requirement(roundSettingsOf(c));
   if (c.min_forges < req.min) {
     throw new UsageError(`min_forges is ${c.min_forges} (from ${r.sources.min_forges}) but ${req.rule}`, `raise --min-forges to ${req.min} or lower --byzantine`);
   }
-  let layouts;
-  try {
-    layouts = configuredLayouts(c.layouts);
-  } catch (err) {
-    if (err instanceof LayoutDerivationUnavailable) throw configError(r.sources.layouts, 'layouts', err.message);
-    throw err;
+  const layouts = configuredLayouts(c.layouts);
+  // Layouts derived from the built-in base only fit adapters over that base.
+  if (derivationOf(c.layouts)?.base === 'builtin') {
+    if (c.base_fingerprints.length === 0) c.base_fingerprints = [BUILTIN_FINGERPRINT];
+    else if (!c.base_fingerprints.includes(BUILTIN_FINGERPRINT)) {
+      throw new UsageError(`layouts are derived from the built-in base, but its fingerprint ${BUILTIN_FINGERPRINT} is not among the accepted ones (${c.base_fingerprints.join(', ')})`, `add --base-fingerprint ${BUILTIN_FINGERPRINT}, or give explicit layouts`);
+    }
   }
   if (layouts.size === 0) {
     throw new UsageError('no adapter layouts: the council must know the tensors it accepts for each agent (no forge may decide them)', 'pass --layouts FILE (JSON: {"*": [{"name", "shape"}, …]} or per agent), or set "layouts" in the config file');

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
+import { adapterLayout } from '../train/adapter-layout.js';
+import { builtinBaseSpec, embeddingsBaseSpec, type BaseSpec } from '../train/base-spec.js';
 import { layoutOf, type Layout } from '../tensor/layout.js';
 import type { TensorSpec } from '../tensor/tensor.js';
 
@@ -13,6 +15,7 @@ import type { TensorSpec } from '../tensor/tensor.js';
  *   explicit:  { "metis": [{"name": "…lora_A.weight", "shape": [8, 16384]}, …], "*": [...] }
  *              ("*" applies to every federating agent not named)
  *   derived:   { "derive": { "base": "builtin", "rank": 8 } }
+ *              or { "derive": { "base": { "embeddings": { "model": "…", "dim": 768 } }, "rank": 8 } }
  *              the layouts the trainer's `adapterLayout(baseSpec, agent, rank)` gives, so a council
  *              and its forges cannot disagree (see deriveLayouts).
  */
@@ -47,7 +50,8 @@ export type LayoutsConfig = z.infer<typeof LayoutsConfigSchema>;
 export function configuredLayouts(config: LayoutsConfig | null): Map<FederatingAgent, Layout> {
   const out = new Map<FederatingAgent, Layout>();
   if (!config) return out;
-  const specs = 'derive' in config ? deriveLayouts(config.derive as LayoutDerivation) : explicitLayouts(config as Record<string, TensorSpec[]>);
+  const derivation = derivationOf(config);
+  const specs = derivation ? deriveLayouts(derivation) : explicitLayouts(config as Record<string, TensorSpec[]>);
   for (const agent of FEDERATING_AGENTS) {
     const s = specs[agent];
     if (s) out.set(agent, layoutOf(s));
@@ -64,16 +68,25 @@ function explicitLayouts(r: Record<string, TensorSpec[]>): Partial<Record<Federa
   return out;
 }
 
-/**
- * The seam to the trainer: layouts derived from a base-model specification with
- * `adapterLayout(baseSpec, agent, rank)` (src/train/adapter-layout.ts). Until the trainer is part
- * of this build, a derived configuration is refused with a message that says so.
- */
-export function deriveLayouts(d: LayoutDerivation): Partial<Record<FederatingAgent, TensorSpec[]>> {
-  throw new LayoutDerivationUnavailable(`layouts.derive (base ${JSON.stringify(d.base)}, rank ${d.rank}) needs kourai's trainer (src/train), which this build does not include yet; give explicit layouts`);
+/** The derivation a layouts configuration asks for, or null for explicit layouts. */
+export function derivationOf(config: LayoutsConfig | null): LayoutDerivation | null {
+  return config && 'derive' in config && !Array.isArray(config.derive) ? (config.derive as LayoutDerivation) : null;
 }
 
-export class LayoutDerivationUnavailable extends Error {}
+/** The base-model specification a derivation names (the trainer's published specs). */
+export function derivedBaseSpec(d: LayoutDerivation): BaseSpec {
+  return d.base === 'builtin' ? builtinBaseSpec() : embeddingsBaseSpec(d.base.embeddings.model, d.base.embeddings.dim);
+}
+
+/**
+ * Layouts derived from a base-model specification with the trainer's own
+ * `adapterLayout(baseSpec, agent, rank)` (src/train/adapter-layout.ts): the names and shapes forges
+ * train and send, so council and forges cannot disagree.
+ */
+export function deriveLayouts(d: LayoutDerivation): Partial<Record<FederatingAgent, TensorSpec[]>> {
+  const spec = derivedBaseSpec(d);
+  return Object.fromEntries(FEDERATING_AGENTS.map((agent) => [agent, adapterLayout(spec, agent, d.rank)]));
+}
 
 /** "metis: 4 tensors, 28 coordinates (layers.0.q_proj.lora_A.weight [2, 8], …)" */
 export function describeLayout(l: Layout): string {

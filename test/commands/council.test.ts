@@ -34,7 +34,7 @@ describe('council commands (in-process)', () => {
     const controller = new AbortController();
     const c = testCtx({ home: ctx.home, signal: controller.signal });
     const serving = run(serve as never, { port: '0', baseFingerprint: [FINGERPRINT], layouts: LAYOUTS, noiseMultiplier: '0..10', minForges: '2', strategy: 'median', byzantine: '0', json: true }, c);
-    for (let i = 0; i < 100 && !c.stdout.text.includes('listening'); i++) await new Promise((r) => setTimeout(r, 20));
+    while (!c.stdout.text.includes('listening')) await new Promise((r) => setTimeout(r, 10)); // until it says so (the test timeout bounds it)
     const { url } = JSON.parse(c.stdout.text.split('\n')[0] as string) as { url: string };
     const a = (await run(forgeAdd as never, { name: 'athens' })) as { token: string; forge: string };
     const b = (await run(forgeAdd as never, { name: 'sparta' })) as { token: string };
@@ -43,10 +43,7 @@ describe('council commands (in-process)', () => {
       expect((await call(url, 'PUT', '/v1/rounds/1/updates/mneme', t, body(update(i)))).status).toBe(201);
       await call(url, 'POST', '/v1/rounds/1/seal', t, {});
     }
-    for (let i = 0; i < 100; i++) {
-      if ((await call(url, 'GET', '/v1/rounds/1', a.token)).json.state === 'aggregated') break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    while ((await call(url, 'GET', '/v1/rounds/1', a.token)).json.state !== 'aggregated') await new Promise((r) => setTimeout(r, 10));
     const r = (await run(rounds as never, {})) as Awaited<ReturnType<typeof rounds.run>>;
     expect(r.rounds.map((x) => [x.round, x.state, x.strategy, x.forges_sealed])).toEqual([
       [2, 'open', 'median', 0],
@@ -71,7 +68,7 @@ describe('council commands (in-process)', () => {
     const controller = new AbortController();
     const c = testCtx({ home: ctx.home, signal: controller.signal });
     const first = run(serve as never, { port: '0', baseFingerprint: ['x'], layouts: LAYOUTS, noiseMultiplier: '0..10', json: true }, c);
-    for (let i = 0; i < 100 && !c.stdout.text.includes('listening'); i++) await new Promise((r) => setTimeout(r, 20));
+    while (!c.stdout.text.includes('listening')) await new Promise((r) => setTimeout(r, 10)); // until it says so (the test timeout bounds it)
     const { port } = JSON.parse(c.stdout.text.split('\n')[0] as string) as { port: number };
     await expect(run(serve as never, { port: String(port), baseFingerprint: ['x'], layouts: LAYOUTS, noiseMultiplier: '0..10', dataDir: join(ctx.home, 'other') })).rejects.toMatchObject({ exitCode: ExitCode.environment, message: expect.stringMatching(new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`)) });
     controller.abort();
