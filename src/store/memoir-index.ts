@@ -81,8 +81,6 @@ export interface EntryFilter {
   types?: readonly string[];
   split?: 'shared' | 'private';
   scenePrefix?: string;
-  /** Exactly these scene ids (uses the scene index). */
-  scenes?: readonly string[];
   since?: string;
   until?: string;
   text?: string;
@@ -410,7 +408,6 @@ export function whereClause(f: EntryFilter): { where: string; params: unknown[] 
   inList('e.agent', f.agents);
   inList('e.source', f.sources);
   inList('e.entry_type', f.types);
-  inList('e.scene_id', f.scenes);
   if (f.split) conds.push(`e.shareable = ${f.split === 'shared' ? 1 : 0}`);
   if (f.scenePrefix) {
     conds.push("e.scene_id >= ? AND e.scene_id < ?");

@@ -5,8 +5,10 @@ import { AGENT_AUTHORED_SOURCES, councilFields } from '../../memoir/council-fiel
 import type { RevisionGraph } from '../../memoir/revisions.js';
 import { RowLoader } from '../../memoir/row-loader.js';
 import type { MemoirEntry } from '../../memoir/schema.js';
+import { SOURCES, type Source } from '../../memoir/sources.js';
 import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-index.js';
 import { loadRevisionGraph, type IndexedRevisionNode } from '../../store/revision-queries.js';
+import { rowsInScenes } from '../../store/scene-queries.js';
 import { examplesOf, fromCouncilFields, fromEntry } from './build.js';
 import { routeTarget } from './route-text.js';
 import { streamReplayBuffer, type StreamOptions } from './stream-buffer.js';
@@ -75,12 +77,12 @@ class Collector {
  * The newest revisions of these scenes' rows, in one pass over the index (a query per scene would
  * make the views quadratic in the memoir), grouped by scene in memoir order.
  */
-function rowsOfScenes(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, scenes: ReadonlySet<string>, filter: Omit<EntryFilter, 'files' | 'latestOnly' | 'scenes'>): Map<string, EntryRow[]> {
+function rowsOfScenes(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, scenes: ReadonlySet<string>, filter: Parameters<typeof rowsInScenes>[3]): Map<string, EntryRow[]> {
   const out = new Map<string, EntryRow[]>();
   const all = [...scenes].sort();
   // Scenes by the hundred, through the scene index: the cost follows the scenes asked for.
   for (let i = 0; i < all.length; i += 100) {
-    for (const row of source.index.iterate({ ...filter, files: source.files, scenes: all.slice(i, i + 100), latestOnly: false })) {
+    for (const row of rowsInScenes(source.index, source.files, all.slice(i, i + 100), filter)) {
       if (graph.isSuperseded(row.entry_id)) continue;
       const list = out.get(row.scene_id);
       if (list) list.push(row);
@@ -115,6 +117,25 @@ export function sceneDescriptions(source: ExampleSource, scenes: Iterable<string
   return { describe: describer(source, loadRevisionGraph(source.index, source.files), loader, new Set(scenes)), close: () => loader.close() };
 }
 
+/**
+ * The sources an agent's examples can come from (build.ts): the buffer's room goes to entries
+ * that can teach the adapter, not to task descriptions, transcripts or affinity moves of a
+ * federating agent. Cupid and Puck learn from any entry with a beat and an outcome or affinity.
+ */
+export function labelledSources(agent: Agent): readonly Source[] | null {
+  if (isBondOnly(agent)) return null;
+  if (agent === 'hephaestus') return ['specialist_proposed'];
+  return ['specialist_proposed', 'agent_interrupt', 'disagreement_resolution', 'player_revision'];
+}
+
+/** The buffer's filter for an agent, and how many of its entries that leaves out. */
+function candidatesOf(source: ExampleSource, agent: Agent, split?: 'shared'): { filter: EntryFilter & { files: readonly number[] }; unlabelled: number } {
+  const sources = labelledSources(agent);
+  const filter = { files: source.files, agents: [agent], ...(sources ? { sources } : {}), ...(split ? { split } : {}) };
+  const others = sources ? SOURCES.filter((x) => !sources.includes(x)) : [];
+  return { filter, unlabelled: others.length > 0 ? source.index.count({ files: source.files, agents: [agent], sources: others, ...(split ? { split } : {}) }) : 0 };
+}
+
 function bound(opts: ViewOptions): number {
   const b = opts.bound ?? DEFAULT_VIEW_BOUND;
   if (!Number.isInteger(b) || b < 0) throw new UsageError(`the replay buffer bound must be a whole number ≥ 0, got ${b}`);
@@ -122,8 +143,10 @@ function bound(opts: ViewOptions): number {
 }
 
 export function bondView(source: ExampleSource, agent: Agent, opts: ViewOptions = {}): DataView {
-  const buf = streamReplayBuffer(source.index, { files: source.files, agents: [agent] }, bound(opts), opts);
+  const { filter, unlabelled } = candidatesOf(source, agent);
+  const buf = streamReplayBuffer(source.index, filter, bound(opts), opts);
   const out = new Collector();
+  out.skip('unlabelled_source', unlabelled);
   out.skip('superseded', buf.superseded);
   out.skip('below_bound', buf.belowBound);
   const loader = new RowLoader();
@@ -177,8 +200,10 @@ function sceneAgentTexts(source: ExampleSource, graph: RevisionGraph<IndexedRevi
 
 export function councilView(source: ExampleSource, agent: Agent, opts: ViewOptions = {}): DataView {
   if (isBondOnly(agent)) throw new UsageError(`${agent} is bond-only: Cupid and Puck have no council adapter, so there is no council view of ${agent}`);
-  const buf = streamReplayBuffer(source.index, { files: source.files, agents: [agent], split: 'shared' }, bound(opts), opts);
+  const { filter, unlabelled } = candidatesOf(source, agent, 'shared');
+  const buf = streamReplayBuffer(source.index, filter, bound(opts), opts);
   const out = new Collector();
+  out.skip('unlabelled_source', unlabelled);
   out.skip('private', source.index.count({ files: source.files, agents: [agent], split: 'private' }) + buf.chainPrivate);
   out.skip('superseded', buf.superseded);
   out.skip('below_bound', buf.belowBound);
