@@ -285,7 +285,27 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     ),
   ).action(act(() => import('./commands/whisper.js')));
 
-  const federate = program.command('federate').description('the federation: consent (the Sovereignty Moment)');
+  const federate = program.command('federate').description('the federation: join a council, consent (the Sovereignty Moment), rounds, status');
+  federate
+    .command('join')
+    .description("join a council: checks its protocol, the token and the base model, then stores the URL and token in a file only you can read")
+    .option('--server <url>', 'the council, e.g. https://council.example.org')
+    .option('--token <token>', 'this forge\'s token from the council operator (- reads it from stdin; or KOURAI_COUNCIL_TOKEN)')
+    .option('--token-file <file>', 'read the token from a file')
+    .option('--json', 'JSON output (never includes the token)')
+    .action(act(() => import('./commands/federate/join.js')));
+  federate
+    .command('leave')
+    .description("forget the council's URL and this forge's token (spent budget, consent and council events stay)")
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/federate/leave.js')));
+  withBudget(
+    federate
+      .command('status')
+      .description('the council, the current round, trust and exile, consent and whisper capacity per agent, the last rounds (exit 8 if the ledger lost its anchors)')
+      .option('--offline', 'do not ask the council; show what the forge knows')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/federate/status.js')));
   federate
     .command('consent')
     .description('the Sovereignty Moment: choose which agents may speak for the forge (Cupid and Puck never do)')
@@ -318,6 +338,12 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .option('--max-in-flight <n>', 'submissions read at once; more get 503 busy (default 8)')
       .addOption(new Option('--weights <mode>', 'weigh updates uniformly or by the (noised) counts forges send (default uniform)').choices(['uniform', 'counts']))
       .option('--tail-margin <t>', 'norm check: accept up to S(1 + sigma(sqrt(d) + t)) (default 10)')
+      .option('--clip-norm <range>', 'privacy policy: clip norms S forges may declare, e.g. 1 or 0.5..1 (default 0..1)')
+      .option('--noise-multiplier <range>', 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 0..10)')
+      .option('--layouts <file>', 'adapter layout per agent (JSON file: {"*": [{"name", "shape"}]} or per agent; required)')
+      .option('--max-uploads-per-forge <n>', 'uploads one forge may have in progress; more get 429 (default 2)')
+      .option('--upload-grace <duration>', 'every upload gets this long plus its size at --upload-rate (default 10s)')
+      .option('--upload-rate <size>', 'the slowest upload waited for, bytes per second, e.g. 128KiB (default 128KiB)')
       .option('--trust-alpha <a>', 'trust EMA rate (default 0.3)')
       .option('--trust-threshold <x>', 'exile below this trust (default 0.4)')
       .option('--trust-warmup <rounds>', 'scored rounds before a forge can be exiled (default 3)')
@@ -338,6 +364,41 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .argument('<name>', 'forge name (letters, digits, . _ -)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/council/forge-add.js'), ['name']));
+  withLocation(forge.command('list').description('every forge: status (active, revoked, exiled), trust, accepted updates, last seen').option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/forge-list.js')),
+  );
+  withLocation(
+    forge
+      .command('revoke')
+      .description("stop accepting a forge's token at once (403 forge_revoked); its accepted updates stay")
+      .argument('<name>', 'forge name')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/forge-revoke.js'), ['name']));
+  withLocation(
+    forge
+      .command('rotate')
+      .description('issue a new token for a forge (printed once); the old one stops working, a revocation is lifted')
+      .argument('<name>', 'forge name')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/forge-rotate.js'), ['name']));
+
+  const layout = council.command('layout').description('the adapter layout (tensor names and shapes) the council accepts per agent');
+  withLocation(
+    layout
+      .command('show')
+      .description('the configured layout and the one in council.db, per agent, and whether they agree')
+      .argument('[agent]', 'one agent (default: all)')
+      .option('--layouts <file>', 'adapter layouts (JSON), as for council serve')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/layout-show.js'), ['agent']));
+  withLocation(
+    layout
+      .command('reset')
+      .description("adopt the configured layout of an agent from the open round on (retires its old globals; drops its updates not yet aggregated)")
+      .argument('<agent>', 'agent')
+      .option('--layouts <file>', 'adapter layouts (JSON), as for council serve')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/layout-reset.js'), ['agent']));
 
   withLocation(
     council.command('rounds').description('the rounds, newest first: state, forges, what each agent aggregated').option('--limit <n>', 'at most n rounds (default 20)').option('--json', 'JSON output'),
@@ -354,15 +415,17 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     .addOption(new Option('--strategy <rule>', 'aggregation rule').choices(['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair']).makeOptionMandatory())
     .option('--byzantine <f>', 'Byzantine updates to tolerate (default 0)')
     .option('--trim <k>', 'trimmed-mean: values dropped at each end (default f)')
-    .option('--m <m>', 'multikrum: updates averaged (default n - f)')
+    .option('--multikrum-m <m>', 'multikrum: updates averaged (default n - f)')
     .addOption(new Option('--selection <rule>', 'lora-fair: robust selection first (default multikrum if f > 0)').choices(['none', 'multikrum', 'bulyan']))
-    .option('--weights <w1,w2,...>', 'per-update weights (fedavg, multikrum, lora-fair)')
+    .addOption(new Option('--weights <mode>', "weigh updates uniformly or by each file's __metadata__ \"weight\" (default uniform)").choices(['uniform', 'counts']))
+    .option('--weight-values <w1,w2,...>', 'explicit per-update weights, in file order (instead of --weights)')
     .option('--base <file>', 'lora-fair: the global adapter the updates are deltas from')
-    .option('--lambda <x>', 'lora-fair penalty (default 0.01)')
-    .option('--lr <x>', 'lora-fair step size (default 0.01)')
-    .option('--steps <n>', 'lora-fair gradient steps (default 1000)')
-    .addOption(new Option('--solver <s>', 'lora-fair solver (default gd)').choices(['gd', 'ridge']))
-    .requiredOption('-o, --out <file>', 'output safetensors file')
+    .option('--lora-fair-lambda <x>', 'LoRA-FAIR penalty (default 0.01)')
+    .option('--lora-fair-lr <x>', 'LoRA-FAIR step size (default 0.01)')
+    .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
+    .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
+    .requiredOption('-o, --out <file>', 'output safetensors file (never one of the inputs)')
+    .option('--force', 'replace the output file if it exists')
     .addOption(new Option('--dtype <dtype>', 'output dtype (default F32)').choices(['F32', 'F64']))
     .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
     .option('--json', 'JSON output')
