@@ -217,6 +217,17 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/buffer.js')));
 
+  withMemoir(
+    memoir
+      .command('export')
+      .description('write the preference pairs for training elsewhere, one file per agent (shareable pairs only unless --include-private)')
+      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL').choices(['trl-dpo']))
+      .option('--agent <agent>', 'only this agent (repeatable; default: every agent with pairs)', collect, [])
+      .option('--out <dir>', 'directory for the files (default ./trl-dpo)')
+      .option('--include-private', 'also private entries and the player’s own words: revisions, task descriptions (warns on stderr)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/export.js')));
+
   // --- issue 5: privacy, whisper, federate consent ---
   const withBudget = (c: Command): Command =>
     c
