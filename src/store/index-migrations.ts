@@ -78,4 +78,16 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Chunk hashes now cover the partial last chunk (verify checks every indexed byte): the cache
+    // is emptied and rebuilt from the memoirs on the next read.
+    version: 2,
+    up: `
+      DELETE FROM chunks;
+      DELETE FROM problems;
+      INSERT INTO entries_fts(entries_fts) VALUES ('delete-all');
+      DELETE FROM entries;
+      UPDATE files SET indexed_bytes = 0, indexed_lines = 0, head_hash = NULL, tail_start = 0, tail_hash = NULL;
+    `,
+  },
 ];

@@ -155,6 +155,7 @@ export class MemoirIndex {
       progress: db.prepare('UPDATE files SET indexed_bytes = ?, indexed_lines = ?, head_hash = ?, tail_start = ?, tail_hash = ?, updated_at = ? WHERE id = ?'),
       upsertChunk: db.prepare('INSERT OR REPLACE INTO chunks (file_id, chunk, hash) VALUES (?, ?, ?)'),
       integrity: db.prepare('INSERT INTO integrity_events (path, detected_at, what) VALUES (?, ?, ?)'),
+      acknowledge: db.prepare('DELETE FROM integrity_events WHERE path = ?'),
       byEntryId: db.prepare<[string], EntryRow>('SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.entry_id = ? ORDER BY e.seq'),
     };
   }
@@ -230,12 +231,19 @@ export class MemoirIndex {
     this.stmts.resetFile.run(dev, ino, now().toISOString(), row.id);
   }
 
-  /** Forget everything indexed for these files and index them again from byte 0. */
+  /**
+   * Forget everything indexed for these files and index them again from byte 0. This is how a
+   * change that was not an append is acknowledged: its integrity events are cleared, and the
+   * rebuilt index (and `verify`) take the file as it is now.
+   */
   rebuild(paths: readonly string[], opts: { now?: () => Date; onProgress?: (bytes: number) => void } = {}): FileUpdate[] {
     const now = opts.now ?? (() => new Date());
     for (const p of paths) {
       const row = this.file(p);
-      if (row) this.db.transaction(() => this.clearFile(row, row.dev, row.ino, now))();
+      this.db.transaction(() => {
+        if (row) this.clearFile(row, row.dev, row.ino, now);
+        this.stmts.acknowledge.run(p);
+      })();
     }
     return this.update(paths, opts);
   }
@@ -339,14 +347,46 @@ export class MemoirIndex {
     const head = sha(readRange(fd, 0, Math.min(HASH_WINDOW, bytes)));
     const tailStart = Math.max(0, bytes - HASH_WINDOW);
     const tail = sha(readRange(fd, tailStart, bytes));
-    const firstNew = Math.floor(row.indexed_bytes / CHUNK_BYTES);
-    const complete = Math.floor(bytes / CHUNK_BYTES);
-    for (let c = firstNew; c < complete; c++) {
-      this.stmts.upsertChunk.run(row.id, c, sha(readRange(fd, c * CHUNK_BYTES, (c + 1) * CHUNK_BYTES)));
+    // Every indexed byte is covered by a chunk hash, the partial last chunk included (re-hashed as it grows).
+    for (let c = Math.floor(row.indexed_bytes / CHUNK_BYTES); c * CHUNK_BYTES < bytes; c++) {
+      this.stmts.upsertChunk.run(row.id, c, sha(readRange(fd, c * CHUNK_BYTES, Math.min((c + 1) * CHUNK_BYTES, bytes))));
     }
     this.stmts.progress.run(bytes, lines, head, tailStart, tail, now().toISOString(), row.id);
     row.indexed_bytes = bytes;
     row.indexed_lines = lines;
+  }
+
+  /**
+   * Re-hashes every byte of `path` the index has seen (chunk by chunk, the partial last one
+   * included) and says where the file first differs, or undefined when it is still exactly what
+   * was indexed plus appends. `checkpoint` is awaited between chunks (progress, Ctrl-C).
+   */
+  async checkIndexedBytes(path: string, checkpoint?: (bytesDone: number) => Promise<void>): Promise<{ message: string; offset: number | null } | undefined> {
+    const row = this.file(path);
+    if (!row || row.indexed_bytes === 0) return undefined;
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (err) {
+      throw fsError(err, 'memoir', path);
+    }
+    try {
+      const st = fstatSync(fd, { bigint: true });
+      if (String(st.ino) !== row.ino || String(st.dev) !== row.dev) return { message: 'the file was replaced (different inode): not an append', offset: null };
+      if (Number(st.size) < row.indexed_bytes) return { message: `the file shrank from ${row.indexed_bytes} to ${st.size} bytes: not an append`, offset: null };
+      const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+      for (const { chunk, hash } of this.chunks(row.id)) {
+        const start = chunk * CHUNK_BYTES;
+        const end = Math.min(start + CHUNK_BYTES, row.indexed_bytes);
+        if (end <= start) continue;
+        const n = readSync(fd, buf, 0, end - start, start);
+        if (sha(buf.subarray(0, n)) !== hash) return { message: `bytes ${start}–${end} changed after they were indexed: not an append`, offset: start };
+        await checkpoint?.(end);
+      }
+      return undefined;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Chunk hashes recorded for a file (verify re-hashes every chunk and compares). */
