@@ -1,5 +1,6 @@
 import { fstatSync, readSync } from 'node:fs';
 import { EnvironmentError } from '../errors.js';
+import { parseLine } from './parse.js';
 import { readRecordsFd } from './reader.js';
 
 /**
@@ -14,8 +15,11 @@ export function assertIsMemoir(fd: number, path: string): void {
   const head = Buffer.allocUnsafe(Math.min(size, 64 * 1024));
   const n = readSync(fd, head, 0, head.length, 0);
   const firstNl = head.subarray(0, n).indexOf(10);
-  const firstLine = head.subarray(0, firstNl < 0 ? n : firstNl);
-  if (firstLine.includes(0)) throw notAMemoir(path, 'it holds binary data (a NUL byte in its first line)');
+  if (isEntry(head.subarray(0, firstNl < 0 ? 0 : firstNl))) return;
+  // The first line is not an entry. A NUL byte with data after it is binary content (a crash can
+  // leave a run of zeros, but only at the very end).
+  const nul = head.subarray(0, n).indexOf(0);
+  if (nul >= 0 && head.subarray(nul, n).some((b) => b !== 0)) throw notAMemoir(path, 'it holds binary data');
   let lines = 0;
   for (const rec of readRecordsFd(fd)) {
     if (rec.kind === 'entry') return;
@@ -24,6 +28,10 @@ export function assertIsMemoir(fd: number, path: string): void {
     lines++;
   }
   throw notAMemoir(path, `none of its ${lines} line${lines === 1 ? ' is' : 's is'} a memoir entry`);
+}
+
+function isEntry(line: Buffer): boolean {
+  return line.length > 0 && parseLine(line.toString('utf8')).ok;
 }
 
 function notAMemoir(path: string, why: string): EnvironmentError {
