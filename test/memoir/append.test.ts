@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -64,7 +64,7 @@ describe('durable appends', () => {
     const m = new Memoir(path);
     m.append([entry(0), entry(1)]);
     appendFileSync(path, '{"scene_id":"session-00000000.turn-2","agent":"tec');
-    m.append([entry(3)]);
+    m.append([entry(3)], { staleMs: 0 });
     const recs = [...readRecords(path)];
     expect(recs.map((r) => r.kind)).toEqual(['entry', 'entry', 'entry']);
     const q = readFileSync(quarantinePath(path), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

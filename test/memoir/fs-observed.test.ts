@@ -17,7 +17,7 @@ const fdPath = new Map<number, string>();
 const hooks: { before?: (c: Call, args: unknown[]) => void; after?: (c: Call) => void } = {};
 
 vi.mock('node:fs', async (importOriginal) => {
-  const fs = await importOriginal<typeof import('node:fs')>();
+  const fs = await importOriginal<typeof realFs>();
   const record = (op: Call['op'], fd: number, args: unknown[]): Call => {
     const c = { op, path: fdPath.get(fd) ?? `fd ${fd}` };
     hooks.before?.(c, [fd, ...args]);
@@ -54,7 +54,6 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...wrapped, default: wrapped };
 });
 
-const { appendLines } = await import('../../src/memoir/append.js');
 const { Memoir } = await import('../../src/memoir/memoir.js');
 const { readRecords } = await import('../../src/memoir/reader.js');
 const { quarantinePath } = await import('../../src/memoir/quarantine.js');
