@@ -45,7 +45,8 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<VerifyResult> {
     const home = kouraiHome(ctx);
     const paths = resolveMemoirs(opts.memoir, home, ctx.cwd);
-    const index = openIndex(home);
+    const index = openIndex(home, { now: ctx.now });
+    for (const note of index.notes) if (!opts.json) ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${note}\n`);
     const problems: Problem[] = [];
     let entries = 0;
     const gc = collector();
