@@ -1,5 +1,6 @@
-import { accessSync, constants, existsSync, mkdirSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { EnvironmentError, IntegrityError } from '../errors.js';
 import { openDb, type DB } from './db.js';
 import { INDEX_MIGRATIONS } from './index-migrations.js';
@@ -10,15 +11,17 @@ import { INDEX_MIGRATIONS } from './index-migrations.js';
  * - a damaged file (not a database, a bad header, corrupt pages) is moved aside to
  *   `index.db.damaged-<time>` and a new one is built, with a note;
  * - a home or index that cannot be written is a permissions problem (exit 3, naming the path)
- *   for commands that must write it (`memoir index`), while reading commands still work: from the
- *   read-only file when it is up to date, otherwise from an index in memory for that run.
+ *   for commands that must write it (`memoir index`), while reading commands still work: from a
+ *   temporary copy of the index (brought up to date there), or from an index in memory.
  */
-export type IndexSource = 'file' | 'read-only file' | 'memory';
+export type IndexSource = 'file' | 'copy' | 'memory';
 
 export interface OpenedIndexDb {
   db: DB;
   source: IndexSource;
   notes: string[];
+  /** Removes a temporary copy (source `copy`). */
+  cleanup?: () => void;
 }
 
 const DAMAGE = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_VTAB']);
@@ -106,10 +109,23 @@ export function openIndexDb(path: string, now: () => Date): OpenedIndexDb {
 
 function readOnly(path: string, why: string, notes: string[]): OpenedIndexDb {
   if (existsSync(path)) {
+    // SQLite cannot open a WAL database read-only in a directory it cannot write: read a copy.
+    let dir: string | undefined;
     try {
-      return { db: openDb(path, INDEX_MIGRATIONS, { readonly: true }), source: 'read-only file', notes };
+      dir = mkdtempSync(join(tmpdir(), 'kourai-index-'));
+      const copy = join(dir, 'index.db');
+      copyFileSync(path, copy);
+      chmodSync(copy, 0o600); // the copy keeps the original's mode: make it ours
+      if (existsSync(`${path}-wal`)) {
+        copyFileSync(`${path}-wal`, `${copy}-wal`);
+        chmodSync(`${copy}-wal`, 0o600);
+      }
+      const db = openDb(copy, INDEX_MIGRATIONS);
+      const d = dir;
+      notes.push(`the memoir index ${path} cannot be written (${why}): reading a temporary copy of it for this run`);
+      return { db, source: 'copy', notes, cleanup: () => rmSync(d, { recursive: true, force: true }) };
     } catch {
-      // unreadable as well: fall through to memory
+      if (dir) rmSync(dir, { recursive: true, force: true }); // unreadable as well: fall through to memory
     }
   }
   notes.push(`the memoir index cannot be written (${why}): using an index in memory for this run`);

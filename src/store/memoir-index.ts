@@ -20,7 +20,7 @@ export function openIndex(home: string, opts: { now?: () => Date } = {}): Memoir
   const now = opts.now ?? (() => new Date());
   const path = indexPath(home);
   const opened = openIndexDb(path, now);
-  return new MemoirIndex(opened.db, { path, source: opened.source, notes: opened.notes, now });
+  return new MemoirIndex(opened.db, { path, source: opened.source, notes: opened.notes, now, ...(opened.cleanup ? { cleanup: opened.cleanup } : {}) });
 }
 
 function tune(db: DB): void {
@@ -85,14 +85,16 @@ export class MemoirIndex {
   readonly notes: string[];
   private readonly path: string | undefined;
   private readonly now: () => Date;
+  private readonly cleanup: (() => void) | undefined;
 
-  constructor(db: DB, opts: { path?: string; source?: IndexSource; notes?: string[]; now?: () => Date } = {}) {
+  constructor(db: DB, opts: { path?: string; source?: IndexSource; notes?: string[]; now?: () => Date; cleanup?: () => void } = {}) {
     this.current = db;
     this.source = opts.source ?? 'file';
     this.notes = opts.notes ?? [];
     this.path = opts.path;
     this.now = opts.now ?? (() => new Date());
-    if (this.source !== 'read-only file') tune(db);
+    this.cleanup = opts.cleanup;
+    tune(db);
     this.stmts = this.prepare();
   }
 
@@ -124,6 +126,7 @@ export class MemoirIndex {
 
   close(): void {
     this.current.close();
+    this.cleanup?.();
   }
 
   file(path: string): FileRow | undefined {
@@ -192,13 +195,13 @@ export class MemoirIndex {
   }
 
   /**
-   * After a failed write: a read-only index that needs updating is replaced by one in memory, a
-   * damaged file is moved aside and started afresh. Returns false when the error is neither.
+   * After a failed write: a damaged file is moved aside and started afresh; a file that turned out
+   * not to be writable is replaced by an index in memory. Returns false when the error is neither.
    */
   private recover(err: unknown): boolean {
-    if (this.source === 'read-only file' && isPermission(err)) {
+    if (this.source === 'file' && isPermission(err)) {
       this.swap(memoryDb(), 'memory');
-      this.notes.push('the memoir index is read-only and out of date: using an index in memory for this run');
+      this.notes.push(`the memoir index ${this.path ?? ''} cannot be written (${(err as Error).message}): using an index in memory for this run`);
       return true;
     }
     if (this.source === 'file' && this.path && isDamage(err)) {
@@ -212,7 +215,7 @@ export class MemoirIndex {
   }
 
   private swap(db: DB, source: IndexSource): void {
-    if (this.source !== 'file') this.current.close();
+    if (this.source !== 'file') this.current.close(); // a damaged file was closed already
     this.current = db;
     this.guarded = undefined;
     this.source = source;
