@@ -31,7 +31,8 @@ function eachLine(path, fn) {
 }
 
 const PY_MODEL = readFileSync(join(ROOT, 'test', 'fixtures', 'python', 'memoir_model.py'), 'utf8').split('\nfor raw in sys.stdin')[0];
-const PY_REF_DIR = join(ROOT, '..', 'shared', 'reference', 'python');
+// shared/ sits beside the checkout (../shared), or beside the worktrees' parent (../../shared).
+const PY_REF_DIR = [join(ROOT, '..', 'shared', 'reference', 'python'), join(ROOT, '..', '..', 'shared', 'reference', 'python')].find((d) => existsSync(join(d, 'memoir_ref.py'))) ?? join(ROOT, '..', 'shared', 'reference', 'python');
 const PY_REF = `import sys, json\nsys.path.insert(0, ${JSON.stringify(PY_REF_DIR)})\nfrom memoir_ref import MemoirEntry`;
 const hasRef = existsSync(join(PY_REF_DIR, 'memoir_ref.py'));
 
