@@ -327,6 +327,12 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .option('--max-in-flight <n>', 'submissions read at once; more get 503 busy (default 8)')
       .addOption(new Option('--weights <mode>', 'weigh updates uniformly or by the (noised) counts forges send (default uniform)').choices(['uniform', 'counts']))
       .option('--tail-margin <t>', 'norm check: accept up to S(1 + sigma(sqrt(d) + t)) (default 10)')
+      .option('--clip-norm <range>', 'privacy policy: clip norms S forges may declare, e.g. 1 or 0.5..1 (default 0..1)')
+      .option('--noise-multiplier <range>', 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 0..10)')
+      .option('--layouts <file>', 'adapter layout per agent (JSON file: {"*": [{"name", "shape"}]} or per agent; required)')
+      .option('--max-uploads-per-forge <n>', 'uploads one forge may have in progress; more get 429 (default 2)')
+      .option('--upload-grace <duration>', 'every upload gets this long plus its size at --upload-rate (default 10s)')
+      .option('--upload-rate <size>', 'the slowest upload waited for, bytes per second, e.g. 128KiB (default 128KiB)')
       .option('--trust-alpha <a>', 'trust EMA rate (default 0.3)')
       .option('--trust-threshold <x>', 'exile below this trust (default 0.4)')
       .option('--trust-warmup <rounds>', 'scored rounds before a forge can be exiled (default 3)')
@@ -347,6 +353,41 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .argument('<name>', 'forge name (letters, digits, . _ -)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/council/forge-add.js'), ['name']));
+  withLocation(forge.command('list').description('every forge: status (active, revoked, exiled), trust, accepted updates, last seen').option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/forge-list.js')),
+  );
+  withLocation(
+    forge
+      .command('revoke')
+      .description("stop accepting a forge's token at once (403 forge_revoked); its accepted updates stay")
+      .argument('<name>', 'forge name')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/forge-revoke.js'), ['name']));
+  withLocation(
+    forge
+      .command('rotate')
+      .description('issue a new token for a forge (printed once); the old one stops working, a revocation is lifted')
+      .argument('<name>', 'forge name')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/forge-rotate.js'), ['name']));
+
+  const layout = council.command('layout').description('the adapter layout (tensor names and shapes) the council accepts per agent');
+  withLocation(
+    layout
+      .command('show')
+      .description('the configured layout and the one in council.db, per agent, and whether they agree')
+      .argument('[agent]', 'one agent (default: all)')
+      .option('--layouts <file>', 'adapter layouts (JSON), as for council serve')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/layout-show.js'), ['agent']));
+  withLocation(
+    layout
+      .command('reset')
+      .description("adopt the configured layout of an agent from the open round on (retires its old globals; drops its updates not yet aggregated)")
+      .argument('<agent>', 'agent')
+      .option('--layouts <file>', 'adapter layouts (JSON), as for council serve')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/layout-reset.js'), ['agent']));
 
   withLocation(
     council.command('rounds').description('the rounds, newest first: state, forges, what each agent aggregated').option('--limit <n>', 'at most n rounds (default 20)').option('--json', 'JSON output'),
@@ -363,15 +404,17 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     .addOption(new Option('--strategy <rule>', 'aggregation rule').choices(['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair']).makeOptionMandatory())
     .option('--byzantine <f>', 'Byzantine updates to tolerate (default 0)')
     .option('--trim <k>', 'trimmed-mean: values dropped at each end (default f)')
-    .option('--m <m>', 'multikrum: updates averaged (default n - f)')
+    .option('--multikrum-m <m>', 'multikrum: updates averaged (default n - f)')
     .addOption(new Option('--selection <rule>', 'lora-fair: robust selection first (default multikrum if f > 0)').choices(['none', 'multikrum', 'bulyan']))
-    .option('--weights <w1,w2,...>', 'per-update weights (fedavg, multikrum, lora-fair)')
+    .addOption(new Option('--weights <mode>', "weigh updates uniformly or by each file's __metadata__ \"weight\" (default uniform)").choices(['uniform', 'counts']))
+    .option('--weight-values <w1,w2,...>', 'explicit per-update weights, in file order (instead of --weights)')
     .option('--base <file>', 'lora-fair: the global adapter the updates are deltas from')
-    .option('--lambda <x>', 'lora-fair penalty (default 0.01)')
-    .option('--lr <x>', 'lora-fair step size (default 0.01)')
-    .option('--steps <n>', 'lora-fair gradient steps (default 1000)')
-    .addOption(new Option('--solver <s>', 'lora-fair solver (default gd)').choices(['gd', 'ridge']))
-    .requiredOption('-o, --out <file>', 'output safetensors file')
+    .option('--lora-fair-lambda <x>', 'LoRA-FAIR penalty (default 0.01)')
+    .option('--lora-fair-lr <x>', 'LoRA-FAIR step size (default 0.01)')
+    .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
+    .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
+    .requiredOption('-o, --out <file>', 'output safetensors file (never one of the inputs)')
+    .option('--force', 'replace the output file if it exists')
     .addOption(new Option('--dtype <dtype>', 'output dtype (default F32)').choices(['F32', 'F64']))
     .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
     .option('--json', 'JSON output')

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkServeConfig, defaults, parseDuration, parseSize, resolveCouncilConfig } from '../../src/council/config.js';
-import { normBound } from '../../src/council/ingest.js';
+import { normBound } from '../../src/council/norm-bound.js';
 import { bearer, hashToken, newToken, tokenForgeId, tokenMatches } from '../../src/council/tokens.js';
 import { nextTrust, shouldExile, similarities } from '../../src/council/trust.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
@@ -100,5 +100,18 @@ describe('council configuration: defaults < file < env < flags', () => {
     expect([parseDuration('90s'), parseDuration('15m'), parseDuration('24h'), parseDuration('2d'), parseDuration('250ms'), parseDuration(5)]).toEqual([90, 900, 86400, 172800, 0.25, 5]);
     expect([parseSize('64MiB'), parseSize('1GB'), parseSize('512k'), parseSize('1000'), parseSize('2kb')]).toEqual([67108864, 1e9, 524288, 1000, 2000]);
     expect(() => parseSize('lots')).toThrow(/not a size/);
+  });
+});
+
+describe('privacy policy ranges in the council configuration', () => {
+  it('"1", "0.5..1", 8 and {min, max} all read as ranges; junk is refused', async () => {
+    const { parseRange } = await import('../../src/council/config.js');
+    expect(parseRange('1')).toEqual({ min: 1, max: 1 });
+    expect(parseRange('0..10')).toEqual({ min: 0, max: 10 });
+    expect(parseRange(' 0.5 .. 1 ')).toEqual({ min: 0.5, max: 1 });
+    expect(parseRange('1e-3..2.5e2')).toEqual({ min: 0.001, max: 250 });
+    expect(parseRange(8)).toEqual({ min: 8, max: 8 });
+    expect(parseRange({ min: 1, max: 2 })).toEqual({ min: 1, max: 2 });
+    for (const bad of ['8..', '..8', 'a..b', '1..2..3', '']) expect(() => parseRange(bad)).toThrow(/is not a value or a range/);
   });
 });
