@@ -17,7 +17,7 @@ function leafPaths(v: unknown, prefix = ''): string[] {
 }
 
 describe('the release document (exactly what may leave)', () => {
-  const built = buildRelease({ round: '7', agent: 'aidos', delta: delta(50_000, 0.01), clipNorm: 0.5, noiseMultiplier: 2, sampler: new GaussianSampler(randomBytes) });
+  const built = buildRelease({ round: '7', agent: 'aidos', baseFingerprint: 'sha256:test-base', delta: delta(50_000, 0.01), clipNorm: 0.5, noiseMultiplier: 2, sampler: new GaussianSampler(randomBytes) });
 
   // The README's table "What leaves the forge", written out by hand: the oracle is the documented
   // promise, not RELEASE_FIELDS from the module under test.
