@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 import { HashedEncoder } from '../../src/train/encoder/hashed-ngrams.js';
-import type { Example } from '../../src/train/example.js';
+import type { Example } from '../../src/train/examples/types.js';
 import { applied, Network } from '../../src/train/network.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
 import { plantedExamples, plantedPairs, PREFERENCES, vocabularies } from './planted-fixture.js';

@@ -3,7 +3,7 @@ import { AdapterStore } from '../../src/train/adapter-store.js';
 import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 import { HashedEncoder } from '../../src/train/encoder/hashed-ngrams.js';
-import type { Example } from '../../src/train/example.js';
+import type { Example } from '../../src/train/examples/types.js';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
 import { plantedExamples, vocabularies } from './planted-fixture.js';
