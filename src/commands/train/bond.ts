@@ -100,18 +100,20 @@ export default defineCommand({
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
     const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
-    const val = (m: Metric | null): string => (m === null ? '—' : m.name === 'mean_abs_error' ? `MAE ${m.value.toFixed(3)}` : `${m.kind === 'pair' ? 'pairwise' : 'accuracy'} ${pct(m.value)}`);
-    const base = (m: Metric | null): string => (m === null ? '—' : m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${m.name === 'mean_abs_error' ? b.value.toFixed(3) : pct(b.value)}`).join(', '));
-    const table = renderTable(r.agents, [
-      { header: 'AGENT', get: (a) => a.agent },
-      { header: 'EXAMPLES', get: (a) => (a.status === 'trained' ? `${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})` : String(a.examples)), align: 'right' },
-      { header: 'TRAIN LOSS', get: (a) => (a.status === 'trained' ? a.train_loss.toFixed(4) : ''), align: 'right' },
-      { header: 'VAL LOSS', get: (a) => (a.status === 'trained' && Number.isFinite(a.validation_loss) ? a.validation_loss.toFixed(4) : ''), align: 'right' },
-      { header: 'VALIDATION', get: (a) => (a.status === 'trained' ? val(a.metric) : '') },
-      { header: 'TRIVIAL BASELINES', get: (a) => (a.status === 'trained' ? base(a.metric) : c.dim(`skipped: ${a.reason}`)) },
-      { header: 'ADAPTER', get: (a) => (a.status === 'trained' ? c.green(`bond v${a.version}`) : c.dim('unchanged')) },
+    const fmtValue = (m: Metric, v: number): string => (m.name === 'mean_abs_error' ? v.toFixed(3) : pct(v));
+    const label: Record<Metric['kind'], string> = { pair: 'pairwise', binary: 'accuracy', graded: 'MAE', route: 'routing' };
+    // One row per validation metric (an agent may have pairs and outcomes); agent columns on its first row.
+    const rows = r.agents.flatMap((a) => (a.status === 'trained' && a.metrics.length > 1 ? a.metrics.map((m, i) => ({ a, m, first: i === 0 })) : [{ a, m: a.status === 'trained' ? a.metric : null, first: true }]));
+    const table = renderTable(rows, [
+      { header: 'AGENT', get: ({ a, first }) => (first ? a.agent : '') },
+      { header: 'EXAMPLES', get: ({ a, first }) => (!first ? '' : a.status === 'trained' ? `${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})` : String(a.examples)), align: 'right' },
+      { header: 'TRAIN LOSS', get: ({ a, first }) => (first && a.status === 'trained' ? a.train_loss.toFixed(4) : ''), align: 'right' },
+      { header: 'VAL LOSS', get: ({ a, first }) => (first && a.status === 'trained' && Number.isFinite(a.validation_loss) ? a.validation_loss.toFixed(4) : ''), align: 'right' },
+      { header: 'VALIDATION', get: ({ m }) => (m ? `${label[m.kind]} ${fmtValue(m, m.value)} ${c.dim(`(n=${m.n})`)}` : '') },
+      { header: 'TRIVIAL BASELINES', get: ({ a, m, first }) => (a.status === 'skipped' ? (first ? c.dim(`skipped: ${a.reason}`) : '') : m ? m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${fmtValue(m, b.value)}`).join(', ') : '') },
+      { header: 'ADAPTER', get: ({ a, first }) => (!first ? '' : a.status === 'trained' ? c.green(`bond v${a.version}`) : c.dim('unchanged')) },
     ]);
     const trained = r.agents.filter((a) => a.status === 'trained').length;
-    return `${table}${c.dim(`examples: used (train/stop/validation) · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`)}`;
+    return `${table}${c.dim(`examples: used (train/stop/validation), validation on scenes neither training nor early stopping saw · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`)}`;
   },
 });
