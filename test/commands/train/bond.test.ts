@@ -6,7 +6,7 @@ import { appendLines } from '../../../src/memoir/append.js';
 import { encodeEntry } from '../../../src/memoir/encode.js';
 import { ent } from '../../train/examples/helpers.js';
 import { assertBuilt } from '../../helpers/bin.js';
-import { removeDir, tempDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
+import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { runCli } from '../../helpers/run.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../../train/embeddings-server.js';
 
