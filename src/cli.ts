@@ -394,6 +394,7 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .option('--rank <r>', 'LoRA rank (default 8)')
       .option('--lr <x>', 'learning rate (default 0.01)')
       .option('--seed <n>', 'seed: same data and seed, byte-identical adapters (default 7)')
+      .option('--buffer <n>', 'replay buffer per agent: load-bearing entries, then the most informative up to n (default 5000)')
       .option('--json', 'print the final report as JSON'),
   ).action(act(() => import('./commands/train/bond.js')));
 

@@ -17,6 +17,13 @@ import { DEFAULT_SETTINGS, type TrainSettings } from '../../train/trainer.js';
 import { initialTrainState, progressLine, trainReducer, type TrainState } from '../../ui/train/use-train-state.js';
 import { defineCommand } from '../types.js';
 
+/**
+ * Replay buffer bound per agent for a bond run: every load-bearing entry, then the most
+ * informative up to this many. Memory follows it, not the memoir; a bond retrains after every
+ * session, so a few thousand of the agent's entries are plenty.
+ */
+export const DEFAULT_BOND_BUFFER = 5000;
+
 const int = (what: string, min: number, max: number) =>
   z.coerce
     .number({ error: `must be ${what}` })
@@ -31,8 +38,10 @@ const options = z.object({
   rank: int('a whole number 1–64', 1, 64).optional(),
   lr: z.coerce.number({ error: 'must be a number' }).gt(0, { error: 'must be > 0' }).max(1, { error: 'must be ≤ 1' }).optional(),
   seed: int('a whole number 0–4294967295', 0, 4_294_967_295).optional(),
+  buffer: int('a whole number of entries 1–1000000', 1, 1_000_000).default(DEFAULT_BOND_BUFFER),
   json: z.boolean().default(false),
 });
+
 
 export interface TrainBondResult {
   base_fingerprint: string;
@@ -72,7 +81,7 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const settings: TrainSettings = { ...DEFAULT_SETTINGS, ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}), ...(opts.rank !== undefined ? { rank: opts.rank } : {}), ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.seed !== undefined ? { seed: opts.seed } : {}) };
     const cfg = learnConfig(home, ctx.env);
-    const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal });
+    const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal, bound: opts.buffer });
     const closers: (() => unknown)[] = [() => source.close()];
     try {
       const encoder = await openTextEncoder(cfg.encoder, { home, env: ctx.env, signal: ctx.signal });
