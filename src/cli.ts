@@ -431,6 +431,97 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/council/aggregate.js'), ['updates']));
 
+  // --- issue 9: local learning (bond adapters, adapters, score, route) ---
+  const useOpt = (): Option => new Option('--use <adapters>', 'adapters applied: both (mixed by the lean), bond or council').choices(['both', 'bond', 'council']);
+  const leanOpt = '0 personal (bond only) … 1 federated (council only); default 0.5 or learn.lean in config.json';
+  const agentOpt = (c: Command): Command => c.option('--agent <agent>', 'only this agent (repeatable)', collect, []);
+  const kindOpt = (): Option => new Option('--kind <kind>', 'bond or council (default bond)').choices(['bond', 'council']);
+
+  const trainCmd = program.command('train').description('train adapters from the memoir on this machine');
+  withMemoir(
+    agentOpt(
+      trainCmd
+        .command('bond')
+        .description('train every agent’s bond adapter (private entries included; it never leaves this machine) and make it current'),
+    )
+      .option('--epochs <n>', 'most epochs (early stopping may end sooner; default 40)')
+      .option('--rank <r>', 'LoRA rank (default 8)')
+      .option('--lr <x>', 'learning rate (default 0.01)')
+      .option('--seed <n>', 'seed: same data and seed, byte-identical adapters (default 7)')
+      .option('--buffer <n>', 'replay buffer per agent: load-bearing entries, then the most informative up to n (default 5000)')
+      .option('--json', 'print the final report as JSON'),
+  ).action(act(() => import('./commands/train/bond.js')));
+
+  const adapters = program.command('adapters').description('adapter versions: list, inspect, compare, export, roll back, prune');
+  agentOpt(adapters.command('list').description('every adapter version, the current ones marked, with validation metrics'))
+    .addOption(kindOpt())
+    .option('--all', 'include pruned versions')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/list.js')));
+  adapters
+    .command('show')
+    .description('one version in detail: PEFT config, tensors, metrics, data window (checked whole)')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--version <n>', 'the version (default: current)')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/show.js'), ['agent']));
+  adapters
+    .command('diff')
+    .description('how two versions differ: norms of their effective updates and of the difference, metrics')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--from <n>', 'the older version (default: the one --to was trained after)')
+    .option('--to <n>', 'the newer version (default: current)')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/diff.js'), ['agent']));
+  adapters
+    .command('export')
+    .description('copy a version to a directory PEFT loads (adapter_model.safetensors + adapter_config.json)')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--version <n>', 'the version (default: current)')
+    .requiredOption('--out <dir>', 'a new or empty directory')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/export.js'), ['agent']));
+  adapters
+    .command('rollback')
+    .description('make an earlier version current again (default: the one the current version was trained after)')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--to <n>', 'the version to make current')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/rollback.js'), ['agent']));
+  agentOpt(adapters.command('prune').description('delete the files of old versions (the current one and --keep more stay; history stays)'))
+    .addOption(kindOpt())
+    .option('--keep <n>', 'versions kept besides the current one (default 3)')
+    .option('--dry-run', 'say what would be deleted')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/prune.js')));
+
+  program
+    .command('score')
+    .description('rank candidate texts as an agent’s adapters prefer them (arguments, --file, or NDJSON on stdin)')
+    .argument('[candidates...]', 'the candidate texts')
+    .requiredOption('--agent <agent>', 'whose preference model')
+    .option('--file <path>', 'candidates as JSON: ["…", …] or {"candidates": [...], "task_type": "…"}')
+    .option('--stdin', 'stream: one {"id", "candidates", "task_type", "lean"} per line in, one ranking per line out (NDJSON)')
+    .option('--task-type <type>', 'the task type (selects its lean)')
+    .addOption(useOpt())
+    .option('--lean <x>', leanOpt)
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/score.js'), ['candidates']));
+
+  program
+    .command('route')
+    .description('Hephaestus’s routing head: which specialist should take the task (a distribution)')
+    .argument('[task]', 'the task description')
+    .option('--task-type <type>', 'the task type')
+    .addOption(useOpt())
+    .option('--lean <x>', leanOpt)
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/route.js'), ['task']));
+
   program
     .command('doctor')
     .description('check the environment, paths and index health; print the command that fixes each problem')
