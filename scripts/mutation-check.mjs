@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// The mutation check: applies each planted bug of scripts/mutants.mjs alone, in a copy of the tree
+// (the checkout is never modified, even if this is killed), and runs the tests that should catch
+// it; a mutant they miss is run against the whole suite, built, before it counts as surviving.
+// A mutant whose pattern no longer matches is STALE: reported, and the check fails.
+//   npm run mutants                     every mutant
+//   npm run mutants -- --only id,id     some of them
+//   npm run mutants -- --list           the list, with stale ones marked
+//   npm run mutants -- --json out.json  also write the results
+// Exit 0 only when every mutant was caught and none is stale. Not part of `npm test` (it runs the
+// tests once per mutant: about 20–40 minutes on two cores).
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MUTANTS } from './mutants.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const only = opt('--only')?.split(',');
+const unknown = only?.filter((id) => !MUTANTS.some((m) => m.id === id)) ?? [];
+if (unknown.length) {
+  console.error(`mutation check: no mutant named ${unknown.join(', ')} (see --list)`);
+  process.exit(2);
+}
+const chosen = only ? MUTANTS.filter((m) => only.includes(m.id)) : MUTANTS;
+const say = (s) => process.stderr.write(`${s}\n`);
+
+// 1. Stale patterns: a mutant that can no longer be applied is a failure of the check, not a skip.
+const occurrences = (m) => {
+  try {
+    return readFileSync(join(root, m.file), 'utf8').split(m.find).length - 1;
+  } catch {
+    return -1;
+  }
+};
+const stale = chosen.filter((m) => occurrences(m) !== 1);
+if (args.includes('--list')) {
+  for (const m of chosen) console.log(`${stale.includes(m) ? 'STALE ' : '      '}${m.id.padEnd(30)} ${m.file}: ${m.bug}${m.planted ? ' (planted by the issue-15 review)' : ''}`);
+  process.exit(stale.length ? 1 : 0);
+}
+for (const m of stale) {
+  const n = occurrences(m);
+  say(`STALE ${m.id}: ${n < 0 ? `${m.file} is gone` : `its pattern occurs ${n} times in ${m.file} (expected once)`}; update scripts/mutants.mjs`);
+}
+const runnable = chosen.filter((m) => !stale.includes(m));
+
+// 2. A private copy of the tree; node_modules is shared (read-only use).
+const work = mkdtempSync(join(tmpdir(), 'kourai-mutants-'));
+const cleanup = () => rmSync(work, { recursive: true, force: true });
+process.on('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
+for (const p of ['src', 'test', 'bin', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts']) cpSync(join(root, p), join(work, p), { recursive: true });
+symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
+
+const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
+const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' };
+function runTests(paths, extra = []) {
+  const r = spawnSync(process.execPath, [vitest, 'run', ...extra, ...paths], { cwd: work, env, encoding: 'utf8', maxBuffer: 256 << 20, timeout: 30 * 60_000 });
+  const out = `${r.stdout}\n${r.stderr}`;
+  const failed = (out.match(/^\s*FAIL\s+(.+)$/m) ?? out.match(/^\s*×\s+(.+)$/m))?.[1]?.trim();
+  return { ok: r.status === 0, failed, tail: out.trim().split('\n').slice(-15).join('\n') };
+}
+function build() {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  // a mutant may not type-check; tsc still emits, which is all the end-to-end tests need
+  spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: work, env, encoding: 'utf8' });
+}
+
+const results = [];
+try {
+  // 3. The tests must pass unmutated, or a "caught" mutant means nothing.
+  const targeted = [...new Set(runnable.flatMap((m) => m.tests))];
+  build(); // some tests drive the built library (dist/)
+  if (runnable.length) {
+    say(`baseline: ${targeted.join(' ')}`);
+    const base = runTests(targeted);
+    if (!base.ok) {
+      say(`the tests fail without any mutant; fix them first:\n${base.tail}`);
+      process.exitCode = 1;
+      throw new Error('baseline failed');
+    }
+  }
+  // 4. One mutant at a time.
+  for (const m of runnable) {
+    const path = join(work, m.file);
+    const original = readFileSync(path, 'utf8');
+    writeFileSync(path, original.replace(m.find, m.replace));
+    try {
+      let r = runTests(m.tests, ['--bail', '1']);
+      let where = m.tests.join(' ');
+      if (r.ok) {
+        say(`${m.id}: not caught by ${where}; running the whole suite (built)`);
+        build();
+        r = runTests([]);
+        where = 'the whole suite';
+        writeFileSync(path, original);
+        build();
+      }
+      results.push({ id: m.id, file: m.file, bug: m.bug, planted: Boolean(m.planted), caught: !r.ok, by: r.ok ? null : (r.failed ?? `a failure in ${where}`) });
+      say(`${r.ok ? 'SURVIVED' : 'caught  '} ${m.id}${r.ok ? '' : `  (${r.failed ?? where})`}`);
+    } finally {
+      writeFileSync(path, original);
+    }
+  }
+} catch (err) {
+  if (err.message !== 'baseline failed') throw err;
+} finally {
+  cleanup();
+}
+if (process.exitCode) process.exit(process.exitCode);
+
+// 5. The score.
+const caught = results.filter((r) => r.caught).length;
+const total = results.length + stale.length;
+console.log(`\nmutation check: ${caught} of ${total} mutants caught${stale.length ? `, ${stale.length} STALE (pattern gone: the check fails until scripts/mutants.mjs is updated)` : ''}`);
+for (const r of results.filter((x) => !x.caught)) console.log(`  SURVIVED ${r.id} (${r.file}): ${r.bug}`);
+for (const m of stale) console.log(`  STALE    ${m.id} (${m.file})`);
+const json = opt('--json');
+if (json) writeFileSync(json, `${JSON.stringify({ caught, total, stale: stale.map((m) => m.id), results }, null, 1)}\n`);
+process.exit(caught === total ? 0 : 1);
