@@ -19,7 +19,8 @@ export const MUTANTS = [
   { id: 'split-council-event', file: 'src/memoir/split-rule.ts', find: "  council_event: 'instance',", replace: "  council_event: 'pattern',", bug: 'council events (the forge’s own choices) may leave', tests: SPLIT_TESTS },
   { id: 'split-interrupt-target', file: 'src/memoir/split-rule.ts', find: 'if (isBondOnly(e.interrupt.interrupting_agent) || isBondOnly(e.interrupt.target_agent))', replace: 'if (isBondOnly(e.interrupt.interrupting_agent))', bug: 'an interrupt aimed at Cupid or Puck may leave', tests: SPLIT_TESTS },
   { id: 'split-private-interrupt', file: 'src/memoir/split-rule.ts', find: "if (e.interrupt.visibility === 'private') return 'private_interrupt';", replace: "if (e.interrupt.visibility === 'silent') return 'private_interrupt';", bug: 'private interrupts may leave (silent ones may not)', tests: SPLIT_TESTS },
-  { id: 'split-private-only-ignored', file: 'src/memoir/split-rule.ts', find: 'const claimsShared = e.split ? e.split.shared_eligible && !e.split.private_only : true;', replace: 'const claimsShared = e.split ? e.split.shared_eligible : true;', bug: "a line's private_only flag is ignored", tests: SPLIT_TESTS },
+  // (ignoring private_only alone is an equivalent mutant: the schema refuses a split with both flags set)
+  { id: 'split-task-description', file: 'src/memoir/split-rule.ts', find: "  task_description: 'instance',", replace: "  task_description: 'pattern',", bug: "the player's task descriptions (free text) may leave", tests: SPLIT_TESTS },
   { id: 'split-line-narrowing-ignored', file: 'src/memoir/split-rule.ts', find: "if (!claimsShared) return { shareable: false, reason: 'marked_private', lenient: false };", replace: '', bug: 'a line that says private is shared anyway', tests: SPLIT_TESTS },
   { id: 'split-revision-widens', file: 'src/store/memoir-index.ts', find: 'if (original && original.shareable === 0)', replace: 'if (original && original.shareable === 2)', bug: 'a revision of a private entry becomes shareable', tests: SPLIT_TESTS },
 
@@ -42,7 +43,8 @@ export const MUTANTS = [
   { id: 'multikrum-tie-order', file: 'src/aggregation/krum.ts', find: '(scores[a] as number) - (scores[b] as number) || a - b', replace: '(scores[a] as number) - (scores[b] as number) || b - a', bug: "Multi-Krum's tied cut prefers the higher index", tests: KRUM_TESTS },
   { id: 'krum-nonfinite-not-counted', file: 'src/aggregation/krum.ts', find: 'fEffective: Math.max(0, f - (dist.n - cand.length))', replace: 'fEffective: f', bug: 'non-finite updates do not count against f', tests: KRUM_TESTS },
   { id: 'krum-precondition', file: 'src/aggregation/krum.ts', find: 'if (n <= 2 * f + 2) {', replace: 'if (n < 2 * f + 2) {', bug: 'Krum runs with n = 2f + 2 (too few to tolerate f)', tests: KRUM_TESTS },
-  { id: 'krum-nan-score', file: 'src/aggregation/krum.ts', find: 'scores[a] = Number.isNaN(s) ? Infinity : s;', replace: 'scores[a] = s;', bug: 'a NaN score can be selected', tests: KRUM_TESTS },
+  // (a NaN score is unreachable: distances are recomputed directly when the Gram form cancels, so
+  //  scores are sums of finite values or +Infinity; dropping the NaN guard is an equivalent mutant)
   { id: 'multikrum-default-m', file: 'src/aggregation/krum.ts', find: 'const keep = m ?? cand.length - fEffective;', replace: 'const keep = m ?? cand.length - fEffective - 1;', bug: 'Multi-Krum averages one update fewer than n − f by default', tests: KRUM_TESTS },
   { id: 'bulyan-theta', file: 'src/aggregation/bulyan.ts', find: 'const theta = remaining.length - 2 * fe;', replace: 'const theta = remaining.length - 2 * fe - 1;', bug: 'Bulyan selects θ − 1 updates', tests: KRUM_TESTS },
   { id: 'bulyan-beta', file: 'src/aggregation/bulyan.ts', find: 'const beta = theta - 2 * fe;', replace: 'const beta = theta - fe;', bug: 'Bulyan averages β = θ − f coordinates', tests: KRUM_TESTS },

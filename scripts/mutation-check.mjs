@@ -9,10 +9,10 @@
 //   npm run mutants -- --json out.json  also write the results
 // Exit 0 only when every mutant was caught and none is stale. Not part of `npm test` (it runs the
 // tests once per mutant: about 20–40 minutes on two cores).
-import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MUTANTS } from './mutants.mjs';
 
@@ -51,39 +51,71 @@ for (const m of stale) {
 const runnable = chosen.filter((m) => !stale.includes(m));
 
 // 2. A private copy of the tree; node_modules is shared (read-only use).
+const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' };
 const work = mkdtempSync(join(tmpdir(), 'kourai-mutants-'));
+chmodSync(work, 0o755); // some tests run the binary as an unprivileged user, who must read the copy
 const cleanup = () => rmSync(work, { recursive: true, force: true });
-process.on('SIGINT', () => {
-  cleanup();
-  process.exit(130);
-});
+let current; // the test run in progress
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    current?.kill('SIGTERM');
+    cleanup();
+    process.exit(130);
+  });
+}
+/** Runs a command in the copy to its end (asynchronously, so Ctrl-C can stop it and clean up). */
+function exec(argv) {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, argv, { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    current = child;
+    let stderr = '';
+    child.stdout.resume();
+    child.stderr.on('data', (d) => (stderr = `${stderr}${d}`.slice(-4000)));
+    const timer = setTimeout(() => child.kill('SIGTERM'), 30 * 60_000);
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      current = undefined;
+      done({ status, signal, stderr });
+    });
+  });
+}
 for (const p of ['src', 'test', 'bin', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts']) cpSync(join(root, p), join(work, p), { recursive: true });
 symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
 
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' };
-function runTests(paths, extra = []) {
-  const r = spawnSync(process.execPath, [vitest, 'run', ...extra, ...paths], { cwd: work, env, encoding: 'utf8', maxBuffer: 256 << 20, timeout: 30 * 60_000 });
-  const out = `${r.stdout}\n${r.stderr}`;
-  const failed = (out.match(/^\s*FAIL\s+(.+)$/m) ?? out.match(/^\s*×\s+(.+)$/m))?.[1]?.trim();
-  return { ok: r.status === 0, failed, tail: out.trim().split('\n').slice(-15).join('\n') };
+/** Runs vitest in the copy; returns the failed tests (file > full name) from its JSON report. */
+async function runTests(paths, extra = []) {
+  const report = join(work, '.mutants-report.json');
+  rmSync(report, { force: true });
+  const r = await exec([vitest, 'run', '--reporter=json', `--outputFile=${report}`, ...extra, ...paths]);
+  let failed = [];
+  try {
+    const j = JSON.parse(readFileSync(report, 'utf8'));
+    failed = j.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === 'failed').map((a) => `${relative(work, f.name)} > ${a.fullName}`));
+    // a file that failed to load or whose hooks failed has no failed assertion: count the file
+    for (const f of j.testResults) if (f.status === 'failed' && !failed.some((x) => x.startsWith(`${relative(work, f.name)} >`))) failed.push(`${relative(work, f.name)} (${(f.message ?? 'failed').split('\n')[0]})`);
+  } catch {
+    if (r.status !== 0) failed = [`vitest exited ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${`${r.stderr}`.trim().split('\n').slice(-3).join(' | ')}`];
+  }
+  return { ok: r.status === 0 && failed.length === 0, failed };
 }
-function build() {
+async function build() {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   // a mutant may not type-check; tsc still emits, which is all the end-to-end tests need
-  spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: work, env, encoding: 'utf8' });
+  await exec([tsc, '-p', 'tsconfig.build.json']);
 }
 
 const results = [];
+let suiteBaseline; // failures of the whole suite in this copy without any mutant (computed once, if needed)
 try {
   // 3. The tests must pass unmutated, or a "caught" mutant means nothing.
   const targeted = [...new Set(runnable.flatMap((m) => m.tests))];
-  build(); // some tests drive the built library (dist/)
+  await build(); // some tests drive the built library (dist/)
   if (runnable.length) {
     say(`baseline: ${targeted.join(' ')}`);
-    const base = runTests(targeted);
+    const base = await runTests(targeted);
     if (!base.ok) {
-      say(`the tests fail without any mutant; fix them first:\n${base.tail}`);
+      say(`the tests fail without any mutant; fix them first:\n  ${base.failed.join('\n  ')}`);
       process.exitCode = 1;
       throw new Error('baseline failed');
     }
@@ -94,18 +126,27 @@ try {
     const original = readFileSync(path, 'utf8');
     writeFileSync(path, original.replace(m.find, m.replace));
     try {
-      let r = runTests(m.tests, ['--bail', '1']);
+      let r = await runTests(m.tests, ['--bail', '1']);
       let where = m.tests.join(' ');
+      let by = r.failed;
       if (r.ok) {
         say(`${m.id}: not caught by ${where}; running the whole suite (built)`);
-        build();
-        r = runTests([]);
+        if (!suiteBaseline) {
+          // what fails in this copy without any mutant is the environment's doing, not a catch
+          writeFileSync(path, original);
+          suiteBaseline = new Set((await runTests([])).failed);
+          if (suiteBaseline.size) say(`  the whole suite fails here without any mutant (not counted as catches):\n    ${[...suiteBaseline].join('\n    ')}`);
+          writeFileSync(path, original.replace(m.find, m.replace));
+        }
+        await build();
+        by = (await runTests([])).failed.filter((f) => !suiteBaseline.has(f));
+        r = { ok: by.length === 0 };
         where = 'the whole suite';
         writeFileSync(path, original);
-        build();
+        await build();
       }
-      results.push({ id: m.id, file: m.file, bug: m.bug, planted: Boolean(m.planted), caught: !r.ok, by: r.ok ? null : (r.failed ?? `a failure in ${where}`) });
-      say(`${r.ok ? 'SURVIVED' : 'caught  '} ${m.id}${r.ok ? '' : `  (${r.failed ?? where})`}`);
+      results.push({ id: m.id, file: m.file, bug: m.bug, planted: Boolean(m.planted), caught: !r.ok, by: r.ok ? [] : by });
+      say(`${r.ok ? 'SURVIVED' : 'caught  '} ${m.id}${r.ok ? ` (${where} passes with it)` : `  by ${by[0] ?? where}${by.length > 1 ? ` and ${by.length - 1} more` : ''}`}`);
     } finally {
       writeFileSync(path, original);
     }
