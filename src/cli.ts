@@ -110,7 +110,8 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     .command('synth')
     .description('write the sample forge: a realistic multi-session memoir with every agent')
     .option('--home <dir>', 'KOURAI_HOME to write into (default: $KOURAI_HOME)')
-    .option('--player <name>', 'player name', 'ariadne')
+    .option('--player <name>', 'player name; also picks the planted preferences (README: ariadne, daedalus, icarus, or seeded from the name)', 'ariadne')
+    .option('--preferences <list>', 'the player’s planted preferences instead, comma-separated (e.g. early-returns,typed-signatures), or none')
     .option('--project <name>', 'project name', 'sample-forge')
     .option('--sessions <n>', 'number of sessions', '4')
     .option('--turns <n>', 'pipeline turns per session', '12')
@@ -258,7 +259,8 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .option('--agent <agent>', 'the agent that speaks')
       .option('--round <id>', 'the federation round id')
       .option('--file <path>', 'the delta: JSON {"tensors": [{"name", "shape", "dtype": "F32", "data": base64 | [numbers]}]}')
-      .option('--out <path>', 'write the release document (exactly what may leave) here')
+      .option('--out <path>', 'write the release (exactly what the council client sends) here: JSON, or a safetensors body when the name ends in .safetensors')
+      .option('--base-fingerprint <sha>', "the base model's fingerprint (default: the one recorded when the forge joined its council)")
       .option('--json', 'JSON output (includes the release document unless --out)'),
   ).action(act(() => import('./commands/privacy/release.js')));
 
