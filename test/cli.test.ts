@@ -41,6 +41,7 @@ const table: [string[], unknown, Record<string, unknown>][] = [
   [['memoir', 'verify'], verify, { json: false }],
   [['memoir', 'index', '--rebuild'], indexCmd, { rebuild: true }],
   [['memoir', 'synth', '--sessions', '2', '--seed', '3'], synth, { sessions: 2, seed: 3, turns: 12, player: 'ariadne' }],
+  [['memoir', 'synth', '--player', 'daedalus', '--preferences', 'early-returns,why-comments'], synth, { player: 'daedalus', preferences: 'early-returns,why-comments' }],
   [['doctor', '--json'], doctor, { json: true }],
 ];
 
