@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { Council } from '../council/council.js';
+import { defaults, type CouncilConfig } from '../council/config.js';
+import { CouncilHttpError } from '../council/http-error.js';
+import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
+import type { ForgeRow } from '../council/storage.js';
+import type { Submission } from '../federation/protocol.js';
+import { VirtualClock } from '../runtime/clock.js';
+import { tensorFromJson } from '../tensor/json.js';
+import type { NamedTensor } from '../tensor/tensor.js';
+import { strategyConfig, type SimStrategy } from './experiment.js';
+
+/**
+ * What a simulated round needs from the council: the real one, either in this process (the same
+ * Council lifecycle, aggregate-round and storage code the server runs, on a virtual clock) or
+ * as a separate `kourai council serve` process spoken to over HTTP (http-council.ts).
+ */
+export interface CouncilPort {
+  readonly where: string;
+  currentRound(): Promise<number>;
+  submit(forge: number, round: number, agent: string, body: Submission): Promise<void>;
+  seal(forge: number, round: number): Promise<void>;
+  /**
+   * Every forge that can has sealed: if the round did not close on `min_forges` (an exiled forge
+   * can no longer seal), let its deadline pass; then wait until it is aggregated.
+   */
+  finishRound(round: number): Promise<void>;
+  /** The newest global adapter of an agent (null before any round produced one). */
+  global(agent: string): Promise<NamedTensor[] | null>;
+  /** Forge index → the round after which it was exiled. */
+  exiles(): Promise<Map<number, number>>;
+  /** Forge index → trust. */
+  trust(): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+export interface CouncilSetup {
+  strategy: SimStrategy;
+  byzantine: number;
+  forges: readonly string[];
+  baseFingerprint: string;
+  /** Where the council keeps its database (a temporary directory). */
+  dataDir: string;
+}
+
+/** The round deadline of simulated councils: rounds close on min_forges unless a forge was exiled. */
+export const SIM_DEADLINE_S = 3600;
+
+export function simCouncilConfig(s: CouncilSetup): CouncilConfig {
+  const c = strategyConfig(s.strategy, s.byzantine);
+  return {
+    ...defaults(s.dataDir),
+    data_dir: s.dataDir,
+    strategy: c.strategy,
+    byzantine: c.f,
+    selection: c.strategy === 'lora-fair' ? (c.selection ?? null) : null,
+    min_forges: s.forges.length,
+    round_deadline: SIM_DEADLINE_S,
+    base_fingerprints: [s.baseFingerprint],
+  };
+}
+
+export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
+  const storage = new SqliteCouncilStorage(s.dataDir);
+  const clock = new VirtualClock();
+  const council = new Council({ storage, config: simCouncilConfig(s), clock, log: () => undefined });
+  const rows: ForgeRow[] = [];
+  for (const name of s.forges) rows.push(await storage.addForge(name, clock.now().toISOString(), () => randomBytes(32)));
+  const byId = new Map(rows.map((r, i) => [r.id, i]));
+  await council.start();
+  const forge = (i: number): ForgeRow => rows[i] as ForgeRow;
+  return {
+    where: 'in-process council',
+    currentRound: async () => (await council.currentRound()).round,
+    submit: async (i, round, agent, body) => {
+      await council.submit(forge(i), round, agent, body);
+    },
+    seal: async (i, round) => {
+      await council.seal(forge(i), round);
+    },
+    finishRound: async (round) => {
+      await council.idle();
+      if ((await storage.round(round))?.state === 'open') {
+        clock.advance(SIM_DEADLINE_S * 1000);
+        await council.checkDeadline();
+      }
+      await council.idle();
+      const r = await storage.round(round);
+      if (r?.state !== 'aggregated') throw new Error(`round ${round} did not aggregate (state ${r?.state ?? 'missing'})`);
+    },
+    global: async (agent) => {
+      try {
+        return (await council.adapter(agent)).tensors.map(tensorFromJson);
+      } catch (err) {
+        if (err instanceof CouncilHttpError && err.code === 'no_global') return null;
+        throw err;
+      }
+    },
+    exiles: async () => {
+      const out = new Map<number, number>();
+      for (const f of await storage.listForges()) if (f.exiledRound !== null) out.set(byId.get(f.id) as number, f.exiledRound);
+      return out;
+    },
+    trust: async () => {
+      const all = new Map((await storage.listForges()).map((f) => [f.id, f.trust]));
+      return rows.map((r) => all.get(r.id) ?? NaN);
+    },
+    close: async () => {
+      await council.stop();
+      storage.close();
+    },
+  };
+}
