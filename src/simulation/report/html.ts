@@ -37,7 +37,7 @@ export function renderHtml(x: Experiment, s: Summary, meta: { id: string; genera
   parts.push(`<p class="sub">${x.forges} forges (${x.byzantine} Byzantine), ${x.rounds} rounds, agents ${esc(x.agents.join(', '))}, seeds ${esc(x.seeds.join(', '))}, ${x.sessions} sessions × ${x.turns} turns per forge, ${x.localEpochs} local epochs, clip S = ${x.clipNorm}. Cells ${s.cells.done}/${s.cells.total}. Experiment <code>${esc(meta.id)}</code>, ${esc(meta.generatedAt)}.${meta.command ? ` Reproduce: <code>${esc(meta.command)}</code>` : ''}</p>`);
 
   parts.push('<h2 id="targets">Targets</h2><table><tr><th class="l">claim</th><th class="l">goal</th><th>value</th><th class="l">result</th></tr>');
-  for (const t of s.targets) parts.push(`<tr><td class="l">${esc(t.name)}</td><td class="l">${esc(t.goal)}</td><td>${Number.isInteger(t.value) ? t.value : (t.value * 100).toFixed(1) + '%'}</td><td class="l"><span class="${t.met ? 'met">met' : 'missed">MISSED'}</span> — ${esc(t.detail)}</td></tr>`);
+  for (const t of s.targets) parts.push(`<tr><td class="l">${esc(t.name)}</td><td class="l">${esc(t.goal)}</td><td>${t.name.startsWith('false exiles') ? t.value : `${(t.value * 100).toFixed(1)}%`}</td><td class="l"><span class="${t.met ? 'met">met' : 'missed">MISSED'}</span> — ${esc(t.detail)}</td></tr>`);
   parts.push('</table>');
 
   const attacks = [...new Set(s.byzantine.map((r) => r.attack))];
