@@ -303,6 +303,7 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     .option('--clip-norm <s>', 'S: every release is clipped to this L2 norm (default 1)')
     .option('--held-out <n>', 'held-out evaluation pairs per preference (default 200)')
     .option('--out <dir>', 'write report.html (self-contained) and results.json here')
+    .option('--http', 'run every council as a real `kourai council serve` process on 127.0.0.1 (fidelity check)')
     .option('--fresh', 'ignore finished cells of an earlier run of the same experiment')
     .option('--json', 'one JSON document: summary, targets, every cell')
     .action(act(() => import('./commands/federate/simulate.js')));

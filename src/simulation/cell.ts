@@ -1,11 +1,11 @@
 import { CancelledError } from '../errors.js';
 import type { FederatingAgent } from '../memoir/agents.js';
 import { normBound } from '../council/ingest.js';
-import type { Submission } from '../federation/protocol.js';
+import type { UpdateToSubmit } from '../federation/council-client.js';
 import { clipToNorm } from '../privacy/clip.js';
 import { buildRelease } from '../privacy/release.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
-import { tensorFromJson, tensorToJson } from '../tensor/json.js';
+import { tensorFromJson } from '../tensor/json.js';
 import { globalL2, type NamedTensor } from '../tensor/tensor.js';
 import { headOf, loraToTensors, tensorsToLora } from '../train/adapter-layout.js';
 import type { BaseModel } from '../train/base-model.js';
@@ -165,7 +165,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       const round = await port.currentRound();
       const exiled = await port.exiles();
       const living = forges.filter((f) => !exiled.has(f.index));
-      const bodies = new Map<number, { agent: FederatingAgent; body: Submission }[]>(living.map((f) => [f.index, []]));
+      const bodies = new Map<number, { agent: FederatingAgent; body: UpdateToSubmit }[]>(living.map((f) => [f.index, []]));
       for (const agent of x.agents) {
         const start = globals.get(agent) as LoraWeights;
         const dims = dimsOf(base, agent, start.rank);
@@ -175,10 +175,11 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         const declaredClip = r === 1 ? S + initNorm : S;
         const declaredSigma = r === 1 ? (sigma * S) / declaredClip : sigma;
         const bound = normBound(declaredClip, declaredSigma, loraSize(dims), TAIL_MARGIN) - (r === 1 ? initNorm : 0);
-        const toBody = (tensors: NamedTensor[]): Submission => ({
-          base_fingerprint: sc.fingerprint,
-          privacy: { clip_norm: declaredClip, noise_multiplier: declaredSigma },
-          tensors: (r === 1 ? addTensors(tensors, initTensors) : tensors).map(tensorToJson),
+        const toBody = (tensors: NamedTensor[]): UpdateToSubmit => ({
+          baseFingerprint: sc.fingerprint,
+          clipNorm: declaredClip,
+          noiseMultiplier: declaredSigma,
+          tensors: r === 1 ? addTensors(tensors, initTensors) : tensors,
         });
         const deltaTensors = (flat: Float64Array): NamedTensor[] => loraToTensors(spec, agent, loraWeights(dims, flat));
         // Honest forges (and label-flipping ones, which behave honestly on poisoned data).
@@ -192,7 +193,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
           let released: NamedTensor[];
           if (sigma > 0) {
             const sampler = seededSampler(`${cellKey(cell)}|${f.name}|${r}|${agent}`);
-            released = buildRelease({ round: `sim-${r}`, agent, delta: deltaTensors(delta), clipNorm: S, noiseMultiplier: sigma, sampler }).release.tensors.map(tensorFromJson);
+            released = buildRelease({ round: `sim-${r}`, agent, baseFingerprint: sc.fingerprint, delta: deltaTensors(delta), clipNorm: S, noiseMultiplier: sigma, sampler }).release.tensors.map(tensorFromJson);
           } else released = clipToNorm(deltaTensors(delta), S).tensors;
           bodies.get(f.index)?.push({ agent, body: toBody(released) });
           hooks.onForgeRound?.(++forgeRounds);

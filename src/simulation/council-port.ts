@@ -4,9 +4,9 @@ import { defaults, type CouncilConfig } from '../council/config.js';
 import { CouncilHttpError } from '../council/http-error.js';
 import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
 import type { ForgeRow } from '../council/storage.js';
-import type { Submission } from '../federation/protocol.js';
+import type { UpdateToSubmit } from '../federation/council-client.js';
 import { VirtualClock } from '../runtime/clock.js';
-import { tensorFromJson } from '../tensor/json.js';
+import { tensorFromJson, tensorToJson } from '../tensor/json.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 import { strategyConfig, type SimStrategy } from './experiment.js';
 
@@ -18,7 +18,7 @@ import { strategyConfig, type SimStrategy } from './experiment.js';
 export interface CouncilPort {
   readonly where: string;
   currentRound(): Promise<number>;
-  submit(forge: number, round: number, agent: string, body: Submission): Promise<void>;
+  submit(forge: number, round: number, agent: string, update: UpdateToSubmit): Promise<void>;
   seal(forge: number, round: number): Promise<void>;
   /**
    * Every forge that can has sealed: if the round did not close on `min_forges` (an exiled forge
@@ -72,8 +72,9 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
   return {
     where: 'in-process council',
     currentRound: async () => (await council.currentRound()).round,
-    submit: async (i, round, agent, body) => {
-      await council.submit(forge(i), round, agent, body);
+    submit: async (i, round, agent, u) => {
+      // The body the HTTP client would send (council-client.ts), handed to the same method.
+      await council.submit(forge(i), round, agent, { base_fingerprint: u.baseFingerprint, privacy: { clip_norm: u.clipNorm, noise_multiplier: u.noiseMultiplier }, tensors: u.tensors.map(tensorToJson) });
     },
     seal: async (i, round) => {
       await council.seal(forge(i), round);

@@ -57,19 +57,7 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
   const total = todo.length * perCell;
   let done = 0;
   let forgeRounds = 0;
-  const spec = builtinBaseSpec();
-  const base = new BaseModel(spec);
-  const fingerprint = fingerprintOf(base);
-  const enc = new HashedEncoder(spec.encoder.dim);
-  const cache = new Map<string, Features>();
-  const encode = (t: string): Features => {
-    let f = cache.get(t);
-    if (!f) {
-      f = enc.encode(t);
-      cache.set(t, f);
-    }
-    return f;
-  };
+  const shared = sharedModel();
   let cancelled = false;
   try {
     for (const seed of x.seeds) {
@@ -78,9 +66,8 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
       const dir = mkdtempSync(join(o.scratch, `seed-${seed}-`));
       try {
         o.onProgress?.(done, total, `seed ${seed}: building ${x.forges} forges`);
-        const forges = buildForges(x, seed, dir, spec.specialists, o.signal);
+        const sc = seedContext(x, seed, dir, shared, o.signal);
         if (o.signal?.aborted) throw new CancelledError();
-        const sc: SeedContext = { x, seed, base, fingerprint, encode, evaluator: new Evaluator(base, encode, x.heldOut, 10_000 + seed), forges, memo: new Map() };
         for (const cell of cells) {
           const cellDir = mkdtempSync(join(dir, 'council-'));
           const before = done;
@@ -111,4 +98,33 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
   const order = new Map(grid.map((c, i) => [cellKey(c), i]));
   results.sort((a, b) => (order.get(a.key) ?? 0) - (order.get(b.key) ?? 0));
   return { cells: results, total: grid.length, reused, cancelled, forgeRounds, seconds: (performance.now() - t0) / 1000 };
+}
+
+export interface SharedModel {
+  base: BaseModel;
+  fingerprint: string;
+  encode: (text: string) => Features;
+}
+
+/** The frozen base, its fingerprint and a memoised encoder (texts recur across rounds and cells). */
+export function sharedModel(): SharedModel {
+  const spec = builtinBaseSpec();
+  const base = new BaseModel(spec);
+  const enc = new HashedEncoder(spec.encoder.dim);
+  const cache = new Map<string, Features>();
+  const encode = (t: string): Features => {
+    let f = cache.get(t);
+    if (!f) {
+      f = enc.encode(t);
+      cache.set(t, f);
+    }
+    return f;
+  };
+  return { base, fingerprint: fingerprintOf(base), encode };
+}
+
+/** One seed's forges (memoirs under `dir`), held-out probes and memo of cell-independent trainings. */
+export function seedContext(x: Experiment, seed: number, dir: string, m: SharedModel = sharedModel(), signal?: AbortSignal): SeedContext {
+  const forges = buildForges(x, seed, dir, m.base.spec.specialists, signal);
+  return { x, seed, base: m.base, fingerprint: m.fingerprint, encode: m.encode, evaluator: new Evaluator(m.base, m.encode, x.heldOut, 10_000 + seed), forges, memo: new Map() };
 }

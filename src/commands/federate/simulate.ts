@@ -39,6 +39,7 @@ const options = z.object({
   clipNorm: z.coerce.number().positive().optional(),
   heldOut: z.coerce.number().int().min(4).max(10_000).optional(),
   out: z.string().optional(),
+  http: z.boolean().default(false),
   fresh: z.boolean().default(false),
   json: z.boolean().default(false),
 });
@@ -136,7 +137,8 @@ export default defineCommand({
     const id = experimentId(x);
     const dir = join(kouraiHome(ctx), 'simulations', id);
     mkdirSync(dir, { recursive: true });
-    const cellsFile = join(dir, 'cells.ndjson');
+    // --http keeps its own cells: its point is to redo the experiment through a real server.
+    const cellsFile = join(dir, opts.http ? 'cells-http.ndjson' : 'cells.ndjson');
     if (opts.fresh) rmSync(cellsFile, { force: true });
     const finished = readFinished(cellsFile, id);
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-simulate-'));
@@ -147,7 +149,7 @@ export default defineCommand({
       outcome = await runExperiment({
         x,
         scratch,
-        port: inProcessCouncil,
+        port: opts.http ? (await import('../../simulation/http-council.js')).httpCouncil : inProcessCouncil,
         signal: ctx.signal,
         finished,
         onCell: (r) => appendFileSync(cellsFile, `${JSON.stringify({ id, result: r }, jsonSafe)}\n`),
