@@ -287,8 +287,8 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
   federate
     .command('simulate')
     .description('simulate a federation with the real trainer, privacy and council: Byzantine robustness, personalization, split, privacy/utility')
-    .option('--forges <n>', 'forges in the federation (default 15)')
-    .option('--byzantine <f>', 'how many of them attack (default 3; with --forges alone: 20%)')
+    .option('--forges <n>', 'forges in the federation (default 11)')
+    .option('--byzantine <f>', 'how many of them attack (default 2; with --forges alone: 20%, rounded down)')
     .option('--rounds <n>', 'federation rounds per run (default 4)')
     .option('--agents <list>', 'agents to federate and measure, comma-separated (default techne)')
     .option('--sessions <n>', 'sample-forge sessions per forge (default 4)')

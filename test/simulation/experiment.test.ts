@@ -15,7 +15,7 @@ describe('the grid', () => {
 
   it('refuses what a strategy cannot do, naming the flag', () => {
     const bad = (o: Partial<Experiment>): string | null => problemWith({ ...DEFAULT_EXPERIMENT, ...o });
-    expect(bad({ forges: 14 })).toMatch(/bulyan\+lora-fair with f=3 needs at least 15 forges/);
+    expect(bad({ forges: 10 })).toMatch(/bulyan\+lora-fair with f=2 needs at least 11 forges/);
     expect(bad({ byzantine: 15 })).toMatch(/no honest forge/);
     expect(bad({ byzantine: 0 })).toMatch(/--byzantine/);
     expect(bad({})).toBeNull();

@@ -143,7 +143,7 @@ export default defineCommand({
     const finished = readFinished(cellsFile, id);
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-simulate-'));
     const pending = cellsOf(x).filter((cell) => !finished.has(cellKey(cell))).length;
-    const bar = progress(ctx.stderr, { label: 'simulate', total: pending * x.forges * x.rounds * x.agents.length, unit: 'forge-rounds', quiet: opts.json && !ctx.stderr.isTTY });
+    const bar = progress(ctx.stderr, { label: 'simulate', total: pending * x.forges * x.rounds * x.agents.length, unit: 'forge-rounds' });
     let outcome;
     try {
       outcome = await runExperiment({
