@@ -106,6 +106,15 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/index-cmd.js')));
 
+  // --- issue 11: player metrics ---
+  withMemoir(
+    memoir
+      .command('players')
+      .description('player metrics of real forges: affinity gain per session (federated or not), Sovereignty Moment choices, Council of Sisters attendance, bonded relationships, the Stoa Falls')
+      .option('--player <name>', 'only this player (repeatable)', collect, [])
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/players.js')));
+
   memoir
     .command('synth')
     .description('write the sample forge: a realistic multi-session memoir with every agent')

@@ -140,9 +140,15 @@ export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean 
   return c.attack === 'none' && c.strategy === x.reference;
 }
 
-/** A stable id of everything that shapes the numbers (finished cells are reused only under the same id). */
+/**
+ * A stable id of everything that shapes a cell's numbers (finished cells are reused only under the
+ * same id). Not the grid's lists (seeds, strategies, attacks, ε values): a cell's key names its own
+ * strategy, attack, ε, split and seed, so runs that differ only in which cells they ask for share
+ * finished cells — e.g. seeds run in parallel as separate processes, then the full command.
+ */
 export function experimentId(x: Experiment): string {
-  const canon = JSON.stringify({ ...x, epsilon: epsText(x.epsilon), epsilons: x.epsilons.map(epsText), version: 1 });
+  const { seeds: _s, strategies: _t, attacks: _a, epsilons: _e, ...shaping } = x;
+  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), version: 1 });
   return createHash('sha256').update(canon).digest('hex').slice(0, 16);
 }
 
