@@ -96,7 +96,7 @@ export interface CellHooks {
   signal?: AbortSignal;
   /** After each forge's round (forge-rounds done in this cell). */
   onForgeRound?: (done: number) => void;
-  port(setup: CouncilSetup): Promise<CouncilPort>;
+  port: (setup: CouncilSetup) => Promise<CouncilPort>;
   dataDir: string;
 }
 

@@ -22,7 +22,7 @@ export interface RunOptions {
   x: Experiment;
   /** A scratch directory (forges' memoirs, council databases); removed afterwards. */
   scratch: string;
-  port(setup: CouncilSetup): Promise<CouncilPort>;
+  port: (setup: CouncilSetup) => Promise<CouncilPort>;
   signal?: AbortSignal;
   /** Cells finished earlier (by key), reused as they are. */
   finished?: ReadonlyMap<string, CellResult>;

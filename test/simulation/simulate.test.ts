@@ -41,7 +41,10 @@ describe('kourai federate simulate (in-process council)', () => {
     for (const c of r.cell_results) {
       expect(c.forgeRounds).toBe(10);
       expect(c.curve).toHaveLength(2);
-      for (const v of c.curve) expect(v).toBeGreaterThanOrEqual(0), expect(v).toBeLessThanOrEqual(1);
+      for (const v of c.curve) {
+        expect(v).toBeGreaterThanOrEqual(0);
+        expect(v).toBeLessThanOrEqual(1);
+      }
     }
     const clean = r.cell_results.find((c) => c.cell.attack === 'none' && c.cell.split === 'semantic');
     expect(clean?.personal?.forges).toBeGreaterThan(0);
