@@ -168,18 +168,29 @@ function targets(x: Experiment, results: readonly CellResult[], worst: Summary['
     const fe = clean.reduce((s, r) => s + r.falseExiles, 0);
     out.push({ name: 'false exiles: honest forges never exiled in the clean run', goal: '0 honest forges exiled in clean runs', value: fe, met: fe === 0, detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${clean.length} clean cell${clean.length === 1 ? '' : 's'} (every strategy, ε and seed)` });
   }
-  if (pers) {
-    const both = pers.bondCouncil.all.mean;
-    for (const [which, q] of [['council-only', pers.councilOnly.all], ['bond-only', pers.bondOnly.all]] as const) {
-      const d = both - q.mean;
-      out.push({ name: `personalization: bond + council beats ${which}`, goal: `bond + council above ${which} on each player's held-out preferences (personal and craft)`, value: d, met: d > 0, detail: `bond + council ${pct(both)} vs ${which} ${pct(q.mean)} (${pts(d)}; spread over seeds ±${pct(Math.max(pers.bondCouncil.all.sd, q.sd))})` });
+  // "Beats" means by more than the noise: the mean of the per-seed differences (paired: the same
+  // forges and held-out pairs) above twice its standard error (with one seed: above zero).
+  const paired = (ds: readonly number[]): { d: number; se: number; met: boolean } => {
+    const st = stat(ds);
+    const se = st.n > 1 ? st.sd / Math.sqrt(st.n) : 0;
+    return { d: st.mean, se, met: st.mean > 2 * se && st.mean > 0 };
+  };
+  const ref = results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && r.cell.split === 'semantic' && r.personal);
+  if (pers && ref.length) {
+    for (const [which, pick] of [['council-only', (r: CellResult) => r.personal?.councilOnly.all ?? NaN], ['bond-only', (r: CellResult) => r.personal?.bondOnly.all ?? NaN]] as const) {
+      const p = paired(ref.map((r) => (r.personal?.bondCouncil.all ?? NaN) - pick(r)));
+      out.push({ name: `personalization: bond + council beats ${which}`, goal: `bond + council above ${which} on each player's held-out preferences (personal and craft), by more than twice the standard error over seeds`, value: p.d, met: p.met, detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'})` });
     }
   }
   const sem = split.find((s) => s.split === 'semantic');
   const rnd = split.find((s) => s.split === 'random');
   if (sem?.bondCouncil && rnd?.bondCouncil) {
-    const d = sem.bondCouncil.mean - rnd.bondCouncil.mean;
-    out.push({ name: 'semantic split beats random split', goal: 'bond + council quality with the gameplay-rule split above a random split of the same entries', value: d, met: d > 0, detail: `semantic ${pct(sem.bondCouncil.mean)} vs random ${pct(rnd.bondCouncil.mean)} (${pts(d)}); council alone ${pct(sem.council.mean)} vs ${pct(rnd.council.mean)}` });
+    const bySeed = new Map(results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && r.cell.split === 'random').map((r) => [r.cell.seed, r]));
+    const p = paired(ref.flatMap((r) => {
+      const other = bySeed.get(r.cell.seed);
+      return other?.personal && r.personal ? [r.personal.bondCouncil.all - other.personal.bondCouncil.all] : [];
+    }));
+    out.push({ name: 'semantic split beats random split', goal: 'bond + council quality with the gameplay-rule split above a random split of the same entries, by more than twice the standard error', value: p.d, met: p.met, detail: `semantic ${pct(sem.bondCouncil.mean)} vs random ${pct(rnd.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'}); council alone ${pct(sem.council.mean)} vs ${pct(rnd.council.mean)}` });
   }
   if (privacy.length > 1) {
     // Monotone within noise: no larger ε may score below a smaller one by more than twice the standard error of the difference.
