@@ -1,4 +1,4 @@
-import type { Example } from '../train/example.js';
+import type { Example } from '../train/examples/types.js';
 import type { Attack } from './experiment.js';
 
 /**

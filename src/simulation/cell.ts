@@ -1,6 +1,6 @@
 import { CancelledError } from '../errors.js';
 import type { FederatingAgent } from '../memoir/agents.js';
-import { normBound } from '../council/ingest.js';
+import { normBound } from '../council/norm-bound.js';
 import type { UpdateToSubmit } from '../federation/council-client.js';
 import { clipToNorm } from '../privacy/clip.js';
 import { buildRelease } from '../privacy/release.js';
@@ -10,7 +10,7 @@ import { globalL2, type NamedTensor } from '../tensor/tensor.js';
 import { headOf, loraToTensors, tensorsToLora } from '../train/adapter-layout.js';
 import type { BaseModel } from '../train/base-model.js';
 import { hashString } from '../train/encoder/hashed-ngrams.js';
-import type { Example } from '../train/example.js';
+import type { Example } from '../train/examples/types.js';
 import type { Features } from '../train/features.js';
 import { initLora, loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
 import { DEFAULT_SETTINGS, train, type TrainSettings } from '../train/trainer.js';

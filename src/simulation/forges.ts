@@ -7,7 +7,7 @@ import { synthSessions } from '../memoir/synth.js';
 import type { FederatingAgent } from '../memoir/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
 import { openIndex } from '../store/memoir-index.js';
-import type { Example } from '../train/example.js';
+import type { Example } from '../train/examples/types.js';
 import { bondView, councilView } from '../train/examples/views.js';
 import { flipLabels } from './attacks.js';
 import type { Experiment } from './experiment.js';

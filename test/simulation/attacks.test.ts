@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { capNorm, craftUpdate, flipLabels, mean, norm, type CraftInput } from '../../src/simulation/attacks.js';
 import { mulberry32 } from '../../src/runtime/seeded-random.js';
-import type { Example } from '../../src/train/example.js';
+import type { Example } from '../../src/train/examples/types.js';
 
 const dim = 64;
 function vec(seed: number, scale = 1): Float64Array {
