@@ -6,7 +6,7 @@ import { clipToNorm } from '../privacy/clip.js';
 import { buildRelease } from '../privacy/release.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
 import { tensorFromJson } from '../tensor/json.js';
-import { globalL2, type NamedTensor } from '../tensor/tensor.js';
+import type { NamedTensor } from '../tensor/tensor.js';
 import { headOf, loraToTensors, tensorsToLora } from '../train/adapter-layout.js';
 import type { BaseModel } from '../train/base-model.js';
 import { hashString } from '../train/encoder/hashed-ngrams.js';
@@ -15,7 +15,7 @@ import type { Features } from '../train/features.js';
 import { initLora, loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
 import { DEFAULT_SETTINGS, train, type TrainSettings } from '../train/trainer.js';
 import { capNorm, craftUpdate } from './attacks.js';
-import type { CouncilPort, CouncilSetup } from './council-port.js';
+import { layoutsFor, type CouncilPort, type CouncilSetup } from './council-port.js';
 import { cellKey, measuresPersonal, type Cell, type Experiment } from './experiment.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
@@ -31,10 +31,11 @@ import { seededSampler, sigmaFor } from './sim-privacy.js';
  * in the clean reference cells each honest forge finally trains its bond adapters (on top of the
  * council adapter, and alone) and is measured on its personal preferences.
  *
- * Round 1 has no global adapter yet, so the protocol carries the factors themselves: every forge
- * starts from the same public PEFT initialisation, releases init + clip(Δ) + noise (adding a
- * public constant after the mechanism costs no privacy) and declares clip S + ‖init‖ with noise
- * σ·S/(S + ‖init‖), so the council's norm bound admits it and the noise stays σ·S per coordinate.
+ * The council is configured as a real one must be: the adapter layouts of the base the forges
+ * train on, and the cell's privacy policy (S, and σ for the cell's ε), which every forge reads from
+ * the round status and follows — as `federate round` does. Round 1 has no global adapter yet, so
+ * (as in `federate round`, protocol v1) the update is the trained factors themselves, started from
+ * the same public PEFT initialisation on every forge and clipped as a whole to S.
  */
 
 export interface AgentResult {
@@ -100,9 +101,6 @@ export interface CellHooks {
   dataDir: string;
 }
 
-/** The council's default tail margin t of its norm bound (the simulated council keeps its defaults). */
-const TAIL_MARGIN = 10;
-
 function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims {
   return { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(agent)), rank };
 }
@@ -122,15 +120,6 @@ function sub(a: Float64Array, b: Float64Array): Float64Array {
   return out;
 }
 
-function addTensors(a: readonly NamedTensor[], b: readonly NamedTensor[]): NamedTensor[] {
-  return a.map((t, i) => {
-    const o = b[i] as NamedTensor;
-    const data = new Float32Array(t.data.length);
-    for (let k = 0; k < data.length; k++) data[k] = (t.data[k] as number) + (o.data[k] as number);
-    return { name: t.name, shape: t.shape, data };
-  });
-}
-
 function checkStop(signal?: AbortSignal): void {
   if (signal?.aborted) throw new CancelledError('simulation cancelled');
 }
@@ -138,16 +127,23 @@ function checkStop(signal?: AbortSignal): void {
 export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Promise<CellResult> {
   const { x, base, forges, evaluator } = sc;
   const spec = base.spec;
-  const sigma = sigmaFor(cell.epsilon, x.rounds, x.delta);
-  const S = x.clipNorm;
   const attacking = cell.attack !== 'none';
-  const port = await hooks.port({ strategy: cell.strategy, byzantine: x.byzantine, forges: forges.map((f) => f.name), baseFingerprint: sc.fingerprint, dataDir: hooks.dataDir });
+  const settings0 = councilSettings(x, sc.seed, 1);
+  const port = await hooks.port({
+    strategy: cell.strategy,
+    byzantine: x.byzantine,
+    forges: forges.map((f) => f.name),
+    baseFingerprint: sc.fingerprint,
+    layouts: layoutsFor(spec, x.agents, settings0.rank),
+    privacy: { clipNorm: x.clipNorm, noiseMultiplier: sigmaFor(cell.epsilon, x.rounds, x.delta) },
+    dataDir: hooks.dataDir,
+  });
+  let sigma = NaN;
   const curves = new Map<FederatingAgent, number[]>(x.agents.map((a) => [a, []]));
   let forgeRounds = 0;
-  const settings0 = councilSettings(x, sc.seed, 1);
-  const inits = new Map(x.agents.map((a) => [a, publicInit(base, a, settings0)]));
-  const globals = new Map<FederatingAgent, LoraWeights>(inits);
+  const globals = new Map<FederatingAgent, LoraWeights>(x.agents.map((a) => [a, publicInit(base, a, settings0)]));
   const shouldStop = (): boolean => hooks.signal?.aborted === true;
+  /** The update a forge releases (before clipping): the trained factors in round 1, else their difference from the global. */
   const trainCouncil = (f: SimForge, agent: FederatingAgent, examples: Example[], start: LoraWeights, round: number, variant: string): Float64Array => {
     const memoKey = round === 1 ? `r1|${f.index}|${agent}|${variant}` : null;
     let lora: LoraWeights | null | undefined = memoKey ? sc.memo.get(memoKey) : undefined;
@@ -157,44 +153,39 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       lora = out.status === 'trained' ? out.lora : null;
       if (memoKey) sc.memo.set(memoKey, lora);
     }
+    if (round === 1) return Float64Array.from((lora ?? start).all);
     return lora ? sub(lora.all, start.all) : new Float64Array(start.all.length);
   };
   try {
     for (let r = 1; r <= x.rounds; r++) {
       checkStop(hooks.signal);
       const round = await port.currentRound();
+      // Every forge follows the privacy policy the council publishes for the round.
+      const policy = await port.policy(round);
+      const S = policy.clipNorm;
+      sigma = policy.noiseMultiplier;
       const exiled = await port.exiles();
       const living = forges.filter((f) => !exiled.has(f.index));
       const bodies = new Map<number, { agent: FederatingAgent; body: UpdateToSubmit }[]>(living.map((f) => [f.index, []]));
       for (const agent of x.agents) {
         const start = globals.get(agent) as LoraWeights;
         const dims = dimsOf(base, agent, start.rank);
-        const init = inits.get(agent) as LoraWeights;
-        const initTensors = loraToTensors(spec, agent, init);
-        const initNorm = globalL2(initTensors);
-        const declaredClip = r === 1 ? S + initNorm : S;
-        const declaredSigma = r === 1 ? (sigma * S) / declaredClip : sigma;
-        const bound = normBound(declaredClip, declaredSigma, loraSize(dims), TAIL_MARGIN) - (r === 1 ? initNorm : 0);
-        const toBody = (tensors: NamedTensor[]): UpdateToSubmit => ({
-          baseFingerprint: sc.fingerprint,
-          clipNorm: declaredClip,
-          noiseMultiplier: declaredSigma,
-          tensors: r === 1 ? addTensors(tensors, initTensors) : tensors,
-        });
-        const deltaTensors = (flat: Float64Array): NamedTensor[] => loraToTensors(spec, agent, loraWeights(dims, flat));
+        const bound = normBound(S, sigma, loraSize(dims), policy.tailMargin);
+        const toBody = (tensors: NamedTensor[]): UpdateToSubmit => ({ baseFingerprint: sc.fingerprint, clipNorm: S, noiseMultiplier: sigma, tensors });
+        const asTensors = (flat: Float64Array): NamedTensor[] => loraToTensors(spec, agent, loraWeights(dims, flat));
         // Honest forges (and label-flipping ones, which behave honestly on poisoned data).
         const honestClipped: Float64Array[] = [];
         for (const f of living) {
           const flips = f.byzantine && cell.attack === 'label-flip';
           if (f.byzantine && attacking && !flips) continue;
           const examples = (flips ? f.flipped : cell.split === 'random' ? f.randomCouncil : f.council).get(agent) ?? [];
-          const delta = trainCouncil(f, agent, examples, start, r, flips ? 'flipped' : cell.split);
-          if (!f.byzantine) honestClipped.push(capNorm(delta, S));
+          const update = trainCouncil(f, agent, examples, start, r, flips ? 'flipped' : cell.split);
+          if (!f.byzantine) honestClipped.push(capNorm(update, S));
           let released: NamedTensor[];
           if (sigma > 0) {
             const sampler = seededSampler(`${cellKey(cell)}|${f.name}|${r}|${agent}`);
-            released = buildRelease({ round: `sim-${r}`, agent, baseFingerprint: sc.fingerprint, delta: deltaTensors(delta), clipNorm: S, noiseMultiplier: sigma, sampler }).release.tensors.map(tensorFromJson);
-          } else released = clipToNorm(deltaTensors(delta), S).tensors;
+            released = buildRelease({ round: `sim-${r}`, agent, baseFingerprint: sc.fingerprint, delta: asTensors(update), clipNorm: S, noiseMultiplier: sigma, sampler }).release.tensors.map(tensorFromJson);
+          } else released = clipToNorm(asTensors(update), S).tensors;
           bodies.get(f.index)?.push({ agent, body: toBody(released) });
           hooks.onForgeRound?.(++forgeRounds);
         }
@@ -207,12 +198,10 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
             return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * normal());
           };
           for (const f of living.filter((g) => g.byzantine)) {
-            const needsOwn = cell.attack === 'sign-flip';
-            const needsPoisoned = cell.attack === 'scale';
-            const own = needsOwn ? trainCouncil(f, agent, f.council.get(agent) ?? [], start, r, cell.split) : null;
-            const poisoned = needsPoisoned ? trainCouncil(f, agent, f.flipped.get(agent) ?? [], start, r, 'flipped') : null;
+            const own = cell.attack === 'sign-flip' ? trainCouncil(f, agent, f.council.get(agent) ?? [], start, r, cell.split) : null;
+            const poisoned = cell.attack === 'scale' ? trainCouncil(f, agent, f.flipped.get(agent) ?? [], start, r, 'flipped') : null;
             const v = craftUpdate({ attack: crafted, own, poisoned, honest: honestClipped, forges: x.forges, byzantine: x.byzantine, clipNorm: S, bound, normal: gauss }, start.all.length);
-            bodies.get(f.index)?.push({ agent, body: toBody(deltaTensors(v)) });
+            bodies.get(f.index)?.push({ agent, body: toBody(asTensors(v)) });
             hooks.onForgeRound?.(++forgeRounds);
           }
         }

@@ -5,9 +5,13 @@ import { CouncilHttpError } from '../council/http-error.js';
 import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
 import type { ForgeRow } from '../council/storage.js';
 import type { UpdateToSubmit } from '../federation/council-client.js';
+import type { RoundStatus } from '../federation/protocol.js';
+import type { FederatingAgent } from '../memoir/agents.js';
 import { VirtualClock } from '../runtime/clock.js';
 import { tensorFromJson, tensorToJson } from '../tensor/json.js';
-import type { NamedTensor } from '../tensor/tensor.js';
+import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
+import { adapterLayout } from '../train/adapter-layout.js';
+import type { BaseSpec } from '../train/base-spec.js';
 import { strategyConfig, type SimStrategy } from './experiment.js';
 
 /**
@@ -18,6 +22,8 @@ import { strategyConfig, type SimStrategy } from './experiment.js';
 export interface CouncilPort {
   readonly where: string;
   currentRound(): Promise<number>;
+  /** The privacy policy the council publishes in the round's status: what its forges follow. */
+  policy(round: number): Promise<RoundPolicy>;
   submit(forge: number, round: number, agent: string, update: UpdateToSubmit): Promise<void>;
   seal(forge: number, round: number): Promise<void>;
   /**
@@ -39,8 +45,29 @@ export interface CouncilSetup {
   byzantine: number;
   forges: readonly string[];
   baseFingerprint: string;
+  /** The adapter layout of every federated agent: the trainer's, for the base the forges train on. */
+  layouts: Partial<Record<FederatingAgent, TensorSpec[]>>;
+  /** The privacy policy the council sets for the cell (S, and σ for the cell's ε). */
+  privacy: { clipNorm: number; noiseMultiplier: number };
   /** Where the council keeps its database (a temporary directory). */
   dataDir: string;
+}
+
+/** S, σ and the tail margin of a round's published policy (protocol.ts, PrivacyPolicySchema). */
+export interface RoundPolicy {
+  clipNorm: number;
+  noiseMultiplier: number;
+  tailMargin: number;
+}
+
+export function roundPolicyOf(status: RoundStatus): RoundPolicy {
+  const p = status.privacy_policy;
+  return { clipNorm: p.clip_norm, noiseMultiplier: p.noise_multiplier, tailMargin: p.tail_margin };
+}
+
+/** The layouts the trainer gives each agent over `spec` at `rank` (what the council must accept). */
+export function layoutsFor(spec: BaseSpec, agents: readonly FederatingAgent[], rank: number): Partial<Record<FederatingAgent, TensorSpec[]>> {
+  return Object.fromEntries(agents.map((a) => [a, adapterLayout(spec, a, rank)]));
 }
 
 /** The round deadline of simulated councils: rounds close on min_forges unless a forge was exiled. */
@@ -57,6 +84,10 @@ export function simCouncilConfig(s: CouncilSetup): CouncilConfig {
     min_forges: s.forges.length,
     round_deadline: SIM_DEADLINE_S,
     base_fingerprints: [s.baseFingerprint],
+    // The council sets the policy; its forges read it from the round status and follow it.
+    clip_norm: { min: s.privacy.clipNorm, max: s.privacy.clipNorm },
+    noise_multiplier: { min: s.privacy.noiseMultiplier, max: s.privacy.noiseMultiplier },
+    layouts: s.layouts,
   };
 }
 
@@ -72,6 +103,7 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
   return {
     where: 'in-process council',
     currentRound: async () => (await council.currentRound()).round,
+    policy: async (round) => roundPolicyOf(await council.roundStatus(forge(0), round)),
     submit: async (i, round, agent, u) => {
       // The body the HTTP client would send (council-client.ts), handed to the same method.
       await council.submit(forge(i), round, agent, { base_fingerprint: u.baseFingerprint, privacy: { clip_norm: u.clipNorm, noise_multiplier: u.noiseMultiplier }, tensors: u.tensors.map(tensorToJson) });

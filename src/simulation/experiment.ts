@@ -148,7 +148,7 @@ export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean 
  */
 export function experimentId(x: Experiment): string {
   const { seeds: _s, strategies: _t, attacks: _a, epsilons: _e, ...shaping } = x;
-  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), version: 1 });
+  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), version: 2 });
   return createHash('sha256').update(canon).digest('hex').slice(0, 16);
 }
 

@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { addForge } from '../council/forges.js';
 import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
 import { CouncilClient } from '../federation/council-client.js';
 import type { CouncilPort, CouncilSetup } from './council-port.js';
-import { simCouncilConfig } from './council-port.js';
+import { roundPolicyOf, simCouncilConfig } from './council-port.js';
 
 /**
  * The same council as a separate process: `kourai council serve` on 127.0.0.1 (port 0), each
@@ -28,7 +30,10 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
   } finally {
     storage.close();
   }
+  const layoutsFile = join(s.dataDir, 'layouts.json');
+  writeFileSync(layoutsFile, JSON.stringify(config.layouts));
   const args = ['council', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', s.dataDir, '--base-fingerprint', s.baseFingerprint, '--strategy', config.strategy, '--byzantine', String(config.byzantine), '--min-forges', String(config.min_forges), '--round-deadline', `${HTTP_DEADLINE_S}s`, '--threads', '1', '--json'];
+  args.push('--layouts', layoutsFile, '--clip-norm', String(s.privacy.clipNorm), '--noise-multiplier', String(s.privacy.noiseMultiplier), '--tail-margin', String(config.tail_margin));
   if (config.selection) args.push('--selection', config.selection);
   const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -50,6 +55,7 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
   return {
     where: url,
     currentRound: async () => (await client(0).currentRound()).round,
+    policy: async (round) => roundPolicyOf(await client(0).round(round)),
     submit: async (i, round, agent, update) => {
       await client(i).submit(round, agent, update);
     },
