@@ -1,4 +1,5 @@
-import type { CellResult, Quality } from './cell.js';
+import type { CellResult, PersonalResult, Quality } from './cell.js';
+import type { FederatingAgent } from '../memoir/agents.js';
 import { cellKey, type Attack, type Experiment, type SimStrategy, type Split } from './experiment.js';
 
 /**
@@ -47,6 +48,19 @@ export interface SplitRow {
   bondCouncil: Stat | null;
 }
 
+/** One agent's numbers in one cell configuration (the summary's other tables average the agents). */
+export interface AgentRow {
+  agent: FederatingAgent;
+  strategy: SimStrategy;
+  attack: Attack;
+  /** null: ε = ∞. */
+  epsilon: number | null;
+  split: Split;
+  council: Stat;
+  /** Held-out accuracy on each honest player's own preferences (clean reference cells only). */
+  personal: { bondCouncil: Stat; councilOnly: Stat; bondOnly: Stat } | null;
+}
+
 export interface Target {
   /** Recognisable claim names: byzantine robustness, personalization, semantic split, privacy/utility, false exiles. */
   name: string;
@@ -74,6 +88,8 @@ export interface Summary {
   split: SplitRow[];
   personalization: { bondCouncil: Record<keyof Quality, Stat>; councilOnly: Record<keyof Quality, Stat>; bondOnly: Record<keyof Quality, Stat>; forges: number } | null;
   exiles: ExileRecord[];
+  /** Every configuration × every measured agent (mean ± sd over seeds). */
+  perAgent: AgentRow[];
   targets: Target[];
 }
 
@@ -146,8 +162,27 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
       }
     : null;
 
+  const perAgent: AgentRow[] = [];
+  for (const cells of by.values()) {
+    const c0 = (cells[0] as CellResult).cell;
+    for (const agent of x.agents) {
+      const rs = cells.map((c) => c.agents[agent]).filter((a) => a !== undefined);
+      if (rs.length === 0) continue;
+      const ps = rs.map((a) => a.personal).filter((p): p is PersonalResult => p !== null && p.forges > 0);
+      perAgent.push({
+        agent,
+        strategy: c0.strategy,
+        attack: c0.attack,
+        epsilon: jsonEps(c0.epsilon),
+        split: c0.split,
+        council: stat(rs.map((a) => a.council)),
+        personal: ps.length ? { bondCouncil: stat(ps.map((p) => p.bondCouncil.personal)), councilOnly: stat(ps.map((p) => p.councilOnly.personal)), bondOnly: stat(ps.map((p) => p.bondOnly.personal)) } : null,
+      });
+    }
+  }
+
   const exiles: ExileRecord[] = results.flatMap((r) => r.exiles.map((e) => ({ seed: r.cell.seed, strategy: r.cell.strategy, attack: r.cell.attack, ...e })));
-  return { cells: { done: results.length, total }, byzantine, worst, privacy, split, personalization, exiles, targets: targets(x, results, worst, privacy, split, personalization) };
+  return { cells: { done: results.length, total }, byzantine, worst, privacy, split, personalization, exiles, perAgent, targets: targets(x, results, worst, privacy, split, personalization) };
 }
 
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;

@@ -63,3 +63,29 @@ describe('targets say what was measured, whether it was met and by how much it w
     expect(t['privacy/utility: monotone in ε within noise']?.detail).toMatch(/ε 1 scores 95\.0% but ε ∞ only 80\.0%/);
   });
 });
+
+describe('metrics per agent', () => {
+  it('keeps each agent apart (mean ± sd over seeds) and the text report shows them when several agents are measured', async () => {
+    const { renderText } = await import('../../src/simulation/report/text.js');
+    const two: Experiment = { ...x, agents: ['techne', 'metis'], strategies: ['multikrum+lora-fair'], attacks: ['none'], epsilons: [] };
+    const per = (council: number, personal: number | null): NonNullable<CellResult['agents']['techne']> => ({
+      curve: [council],
+      council,
+      personal: personal === null ? null : { bondCouncil: q(personal), councilOnly: q(0.5), bondOnly: q(0.6), forges: 3 },
+    });
+    const cells = [1, 2].map((seed) => ({ ...cell('multikrum+lora-fair', 'none', seed, 0.7), agents: { techne: per(0.6 + seed / 10, 0.9), metis: per(0.5, null) } }));
+    const s = summarize(two, cells, 2);
+    const techne = s.perAgent.find((r) => r.agent === 'techne');
+    const metis = s.perAgent.find((r) => r.agent === 'metis');
+    expect(techne).toMatchObject({ strategy: 'multikrum+lora-fair', attack: 'none', epsilon: null, split: 'semantic', council: { mean: expect.closeTo(0.75, 12), n: 2 } });
+    expect(techne?.council.sd).toBeCloseTo(Math.SQRT1_2 / 10, 12);
+    expect(techne?.personal?.bondCouncil.mean).toBeCloseTo(0.9, 12);
+    expect(metis).toMatchObject({ council: { mean: 0.5, sd: 0 }, personal: null });
+    const text = renderText(two, s);
+    expect(text).toMatch(/Per agent/);
+    expect(text).toMatch(/ {2}techne\n {4}multikrum\+lora-fair +75\.0±7\.1\n {4}personal: 90\.0±0\.0 \/ 50\.0±0\.0 \/ 60\.0±0\.0/);
+    const { renderHtml } = await import('../../src/simulation/report/html.js');
+    expect(renderHtml(two, s, { id: 't', generatedAt: 'now' })).toMatch(/<h2 id="agents">Per agent<\/h2>.*<td class="l">metis<\/td>/s);
+    expect(renderText(x, summarize(x, results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }), 16))).not.toMatch(/Per agent/);
+  });
+});

@@ -91,6 +91,12 @@ export function renderHtml(x: Experiment, s: Summary, meta: { id: string; genera
     parts.push('</div>');
   }
 
+  if (x.agents.length > 1) {
+    parts.push(`<h2 id="agents">Per agent</h2><p>Every configuration, each measured agent apart (the tables above average the agents). Personal: held-out accuracy on the players' own preferences with bond + council / council only / bond only.</p>`);
+    parts.push('<table><tr><th class="l">agent</th><th class="l">strategy</th><th class="l">attack</th><th>ε</th><th class="l">split</th><th>council quality</th><th>personal</th></tr>');
+    for (const r of s.perAgent) parts.push(`<tr><td class="l">${esc(r.agent)}</td><td class="l">${esc(r.strategy)}</td><td class="l">${esc(r.attack)}</td><td>${eps(r.epsilon)}</td><td class="l">${esc(r.split)}</td><td>${ms(r.council)}</td><td>${r.personal ? `${ms(r.personal.bondCouncil)} / ${ms(r.personal.councilOnly)} / ${ms(r.personal.bondOnly)}` : '—'}</td></tr>`);
+    parts.push('</table>');
+  }
   parts.push(`<h2 id="exiles">Exiles (the Stoa Falls)</h2>`);
   if (s.exiles.length === 0) parts.push('<p>No forge was exiled.</p>');
   else {

@@ -72,6 +72,21 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
     out.push('Split (same entries; council quality, and bond+council on all of a player’s preferences)');
     for (const r of s.split) out.push(`  ${pad(r.split, 10)} council ${pad(ms(r.council), 10, true)}   bond+council ${pad(r.bondCouncil ? ms(r.bondCouncil) : '—', 10, true)}`);
   }
+  if (x.agents.length > 1) {
+    out.push('');
+    out.push(`Per agent (council quality at ε ${x.epsilon === Infinity ? '∞' : x.epsilon}, %, mean±sd; personal: bond+council / council only / bond only on the players' own preferences)`);
+    const eps = x.epsilon === Infinity ? null : x.epsilon;
+    for (const agent of x.agents) {
+      out.push(`  ${agent}`);
+      for (const strategy of x.strategies) {
+        const rows = s.perAgent.filter((r) => r.agent === agent && r.strategy === strategy && r.epsilon === eps && r.split === 'semantic');
+        if (rows.length === 0) continue;
+        out.push(`    ${pad(strategy, w0)} ${attacks.map((a) => pad(rows.find((r) => r.attack === a) ? ms((rows.find((r) => r.attack === a) as (typeof rows)[number]).council) : '', 12, true)).join(' ')}`);
+      }
+      const p = s.perAgent.find((r) => r.agent === agent && r.strategy === x.reference && r.attack === 'none' && r.epsilon === eps && r.split === 'semantic')?.personal;
+      if (p) out.push(`    personal: ${ms(p.bondCouncil)} / ${ms(p.councilOnly)} / ${ms(p.bondOnly)}`);
+    }
+  }
   out.push('');
   const byzEx = s.exiles.filter((x) => x.byzantine).length;
   const falseEx = s.exiles.filter((x) => !x.byzantine);
