@@ -78,7 +78,12 @@ describe('Ctrl-C keeps the finished cells', () => {
     const ac = new AbortController();
     const kept: string[] = [];
     try {
-      const out = await runExperiment({ x, scratch, port: inProcessCouncil, signal: ac.signal, onCell: (r) => (kept.push(r.key), ac.abort()) });
+      const ticks: [number, number][] = [];
+      const out = await runExperiment({ x, scratch, port: inProcessCouncil, signal: ac.signal, onCell: (r) => (kept.push(r.key), ac.abort()), onProgress: (done, total) => ticks.push([done, total]) });
+      // Progress (what the ETA is computed from): forge-rounds of the whole grid, never going back.
+      expect(new Set(ticks.map(([, total]) => total))).toEqual(new Set([15]));
+      expect(ticks.map(([d]) => d)).toEqual([...ticks.map(([d]) => d)].sort((a, b) => a - b));
+      expect(ticks.at(-1)?.[0]).toBe(5);
       expect(out.cancelled).toBe(true);
       expect(out.cells.map((c) => c.key)).toEqual(kept);
       expect(kept).toHaveLength(1);
