@@ -167,3 +167,30 @@ export function problemWith(x: Experiment): string | null {
   if (x.attacks.some((a) => a !== 'none') && x.byzantine === 0) return 'attacks need Byzantine forges: pass --byzantine N (N ≥ 1)';
   return null;
 }
+
+/** The command that reproduces an experiment: the flags that differ from the default experiment. */
+export function reproduceCommand(x: Experiment): string {
+  const d = DEFAULT_EXPERIMENT;
+  const eps = (e: number): string => (e === Infinity ? 'inf' : String(e));
+  const same = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+  const flags: string[] = [];
+  const num = (flag: string, v: number, dv: number): void => void (v !== dv && flags.push(`${flag} ${v}`));
+  const lst = (flag: string, v: readonly (string | number)[], dv: readonly (string | number)[], f: (s: string | number) => string = String): void => void (!same(v, dv) && flags.push(`${flag} ${v.map(f).join(',')}`));
+  num('--forges', x.forges, d.forges);
+  // --forges alone implies 20% Byzantine: state f whenever it is not the default.
+  if (x.byzantine !== d.byzantine || x.forges !== d.forges) flags.push(`--byzantine ${x.byzantine}`);
+  num('--rounds', x.rounds, d.rounds);
+  lst('--agents', x.agents, d.agents);
+  num('--sessions', x.sessions, d.sessions);
+  num('--turns', x.turns, d.turns);
+  lst('--strategies', x.strategies, d.strategies);
+  lst('--attacks', x.attacks, d.attacks);
+  if (x.epsilon !== d.epsilon) flags.push(`--epsilon ${eps(x.epsilon)}`);
+  lst('--epsilons', x.epsilons, d.epsilons, (e) => eps(e as number));
+  if (x.reference !== d.reference) flags.push(`--reference ${x.reference}`);
+  lst('--seeds', x.seeds, d.seeds);
+  num('--local-epochs', x.localEpochs, d.localEpochs);
+  num('--clip-norm', x.clipNorm, d.clipNorm);
+  num('--held-out', x.heldOut, d.heldOut);
+  return ['kourai federate simulate', ...flags].join(' ');
+}

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import simulate from '../../src/commands/federate/simulate.js';
+import simulate, { experimentFrom } from '../../src/commands/federate/simulate.js';
 import { parseOptions } from '../../src/run-command.js';
 import { inProcessCouncil } from '../../src/simulation/council-port.js';
 import { DEFAULT_EXPERIMENT, type Experiment } from '../../src/simulation/experiment.js';
@@ -55,6 +55,11 @@ describe('kourai federate simulate (in-process council)', () => {
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html).toMatch(/<svg class="chart" data-chart="rounds-multikrum\+lora-fair"/);
     expect(html).not.toMatch(/<script|src=|href="http|url\(/);
+    // the report names the command that reproduces it, and that command parses to the same experiment
+    const cmd = /Reproduce: <code>kourai federate simulate ([^<]*) --out [^<]*<\/code>/.exec(html)?.[1] ?? '';
+    expect(cmd).toBe('--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20');
+    const again0 = Object.fromEntries(cmd.split(' --').map((s) => s.replace(/^--/, '').split(' ')).map(([k, v]) => [(k as string).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()), v]));
+    expect(experimentFrom(parseOptions(simulate, again0))).toEqual(experimentFrom(opts));
     expect(existsSync(join(out, 'results.json'))).toBe(true);
     expect(readFileSync(r.cells_file, 'utf8').trim().split('\n')).toHaveLength(3);
 

@@ -9,7 +9,7 @@ import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import type { CellResult } from '../../simulation/cell.js';
 import { inProcessCouncil } from '../../simulation/council-port.js';
-import { ATTACKS, cellKey, cellsOf, DEFAULT_EXPERIMENT, experimentId, problemWith, SIM_STRATEGIES, type Attack, type Experiment, type SimStrategy } from '../../simulation/experiment.js';
+import { ATTACKS, cellKey, cellsOf, DEFAULT_EXPERIMENT, experimentId, problemWith, reproduceCommand, SIM_STRATEGIES, type Attack, type Experiment, type SimStrategy } from '../../simulation/experiment.js';
 import { renderText, type Emphasis } from '../../simulation/report/text.js';
 import { runExperiment } from '../../simulation/run.js';
 import { summarize, type Summary } from '../../simulation/summary.js';
@@ -166,7 +166,7 @@ export default defineCommand({
       mkdirSync(outDir, { recursive: true });
       const { renderHtml } = await import('../../simulation/report/html.js');
       report = join(outDir, 'report.html');
-      writeFileSync(report, renderHtml(x, summary, { id, generatedAt: ctx.now().toISOString() }));
+      writeFileSync(report, renderHtml(x, summary, { id, generatedAt: ctx.now().toISOString(), command: `${reproduceCommand(x)}${opts.http ? ' --http' : ''} --out ${opts.out}` }));
       writeFileSync(join(outDir, 'results.json'), `${JSON.stringify({ id, experiment: experimentJson(x), summary, cells: outcome.cells }, jsonSafe, 2)}\n`);
     }
     if (outcome.cancelled) {
