@@ -6,7 +6,7 @@ import { parseLine } from './parse.js';
 import { readBytes } from './quarantine.js';
 import { readRawLinesFd, toRecord } from './reader.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
-import { decideSplit, entryTypeOf, SPLIT_REASON_TEXT } from './split-rule.js';
+import { entryTypeOf, entryVerdict, SPLIT_REASON_TEXT } from './split-rule.js';
 
 export type ProblemKind =
   | 'json'
@@ -152,7 +152,7 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
     entries++;
     const e = rec.entry;
     const type = entryTypeOf(e);
-    const v = decideSplit({ ...e, entry_type: type });
+    const v = entryVerdict(e);
     if (v.lenient) {
       problems.push({ ...at, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[v.reason]}; kourai treats it as private` });
     }
@@ -296,7 +296,7 @@ export function revisionProblems(seen: SeenIds): Problem[] {
       recorded_at: normalTime(e.recorded_at),
       order: ordinal,
       entry_type: type,
-      shareable: decideSplit({ ...e, entry_type: type }).shareable,
+      shareable: entryVerdict(e).shareable,
       ordinal,
     });
   }
