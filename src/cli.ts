@@ -302,6 +302,13 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     ),
     'memoirs to learn from (repeatable; default: every memoir under $KOURAI_HOME)',
   ).action(act(() => import('./commands/federate/round.js')));
+  federate
+    .command('scene')
+    .description("a round's Council of Sisters (and the Stoa Falls when a forge fell), from the memoir: a scene in a terminal, text elsewhere")
+    .option('--round <n>', 'which round (default: the latest)')
+    .option('--memoir <path>', "read council events from this memoir (default: the joined council's)")
+    .option('--json', 'the scene as JSON')
+    .action(act(() => import('./commands/federate/scene.js')));
   withBudget(
     federate
       .command('status')

@@ -16,6 +16,8 @@ import { memoirOpt, openIndexed } from '../memoir/shared.js';
 import { budgetFlags, configFrom } from '../privacy/shared.js';
 import { defineCommand } from '../types.js';
 import { renderRoundResult, roundProgress } from './round-text.js';
+import { playScenes } from './scene.js';
+import { sceneOf } from '../../federation/round/scenes.js';
 import { councilTransport, forgeBase } from './shared.js';
 
 const duration = (flag: string, dflt: string) =>
@@ -74,7 +76,7 @@ export default defineCommand({
       });
       const store = new AdapterStore(home, gate.db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
       const progress = roundProgress(ctx.stderr, { now: () => ctx.now().getTime() });
-      return await runRound({
+      const result = await runRound({
         transport: councilTransport(ctx, membership, { encoding: opts.encoding }),
         membership,
         gate,
@@ -87,6 +89,12 @@ export default defineCommand({
         onEvent: progress,
         options: { dryRun: opts.dryRun, wait: opts.wait, waitForMs: opts.waitFor, pollMs: 1000, retryForMs: opts.retryFor, encoding: opts.encoding },
       });
+      // The round came home: in a terminal, the Council of Sisters (and the Stoa Falls) play now.
+      if (result.outcome === 'completed' && ctx.interactive && !opts.json) {
+        const scenes = [sceneOf(result.details), ...(result.details.exiles.length ? [sceneOf({ ...result.details, beat: 'stoa_falls' })] : [])];
+        await playScenes(ctx, scenes);
+      }
+      return result;
     } finally {
       for (const c of cleanup) await c();
     }

@@ -4,7 +4,7 @@
  * `memoir replay`) like any session, and holds nothing but the federation's story.
  */
 import { describeLocation, discoverMemoirs, memoirPathFor } from '../../memoir/discover.js';
-import { councilEventEntry, readCouncilEvents, type CouncilEvent, type CouncilEventDetails } from '../../memoir/council-event.js';
+import { councilEventEntry, readCouncilEvents, readLedgerHeads, type CouncilEvent, type CouncilEventDetails } from '../../memoir/council-event.js';
 import { Memoir } from '../../memoir/memoir.js';
 import type { LedgerHead } from '../../privacy/ledger-anchor.js';
 
@@ -27,9 +27,8 @@ export function councilEvents(path: string, councilKey: string): CouncilEvent[] 
 /** The newest ledger head any council_event in the memoir recorded (any council: the ledger is the forge's). */
 export function memoirAnchor(path: string): { head: LedgerHead; where: string } | null {
   let best: { head: LedgerHead; where: string } | null = null;
-  for (const e of readCouncilEvents(path)) {
-    const h = e.details.ledger_head;
-    if (!best || h.releases >= best.head.releases) best = { head: h, where: `the memoir's council_event of round ${e.details.round} (${e.entryId})` };
+  for (const h of readLedgerHeads(path)) {
+    if (!best || h.releases >= best.head.releases) best = { head: { releases: h.releases, hash: h.hash }, where: `the memoir's council_event${h.round !== null ? ` of round ${h.round}` : ''} (${h.entryId})` };
   }
   return best;
 }

@@ -22,7 +22,7 @@ import { applyCouncilPolicy } from '../../privacy/council-policy.js';
 import { checkAnchors, ledgerHead } from '../../privacy/ledger-anchor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
-import type { NamedTensor } from '../../tensor/tensor.js';
+import { globalL2, type NamedTensor } from '../../tensor/tensor.js';
 import type { EpochProgress } from '../../train/trainer.js';
 import { CouncilRequestError } from '../council-client.js';
 import { PROTOCOL_VERSION, type Receipt, type RoundStatus, type Trust } from '../protocol.js';
@@ -318,6 +318,8 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     if (!FEDERATING_AGENTS.includes(agent)) continue;
     let version: number | null = null;
     let strategy = s.strategy.strategy;
+    let updateNorm: number | null = null;
+    let noiseNorm: number | null = null;
     if (outcome.aggregated) {
       version = d.adapters.storedFor(agent, key);
       if (version === null) {
@@ -328,11 +330,15 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
         strategy = a.strategy;
         version = d.adapters.save(agent, a.tensors, { councilKey: m.council_key, round: n, roundKey: key, strategy: a.strategy });
         emit({ type: 'stored', agent, version });
+        const prev = before ?? d.learner.publicInit(agent);
+        updateNorm = globalL2(sub(a.tensors, prev));
+        const coords = a.tensors.reduce((x, tt) => x + tt.data.length, 0);
+        noiseNorm = config.noiseMultiplier * config.clipNorm * Math.sqrt(coords / Math.max(1, outcome.used));
         learned.push({ agent, probes: await probes(d, agent, before, a.tensors, mine.get(agent) ?? null) });
       }
       stored.push({ agent, version });
     }
-    cameBack.push({ agent, aggregated: outcome.aggregated, strategy, updates: outcome.updates, used: outcome.used, skipped_reason: outcome.skipped_reason, version });
+    cameBack.push({ agent, aggregated: outcome.aggregated, strategy, updates: outcome.updates, used: outcome.used, skipped_reason: outcome.skipped_reason, version, update_norm: updateNorm, noise_norm: noiseNorm });
   }
 
   const trust: Trust = await call('asking the council for this forge’s trust', () => t.trust());
