@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.bench-tmp/**', 'coverage/**', 'bench/**', 'test/**/fixtures/**', 'bin/**', '*.config.*'] },
+  { ignores: ['dist/**', 'node_modules/**', '.bench-tmp/**', 'coverage/**', 'bench/**', 'scripts/**', 'test/**/fixtures/**', 'bin/**', '*.config.*'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -25,11 +25,13 @@ export interface Indexed {
 export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean } = {}): Indexed {
   const home = kouraiHome(ctx);
   const paths = resolveMemoirs(memoirs, home, ctx.cwd);
-  const index = openIndex(home);
+  const index = openIndex(home, { now: ctx.now });
   try {
+    for (const note of index.notes) if (!opts.quiet) ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${note}\n`);
     const sizes = paths.map((f) => statSync(f).size);
     const p = progress(ctx.stderr, { label: 'indexing', total: sizes.reduce((a, b) => a + b, 0), unit: 'B', quiet: opts.quiet ?? false });
     const updates: FileUpdate[] = [];
+    const notesBefore = index.notes.length;
     let before = 0;
     let batches = 0;
     const gc = collector();
@@ -44,6 +46,7 @@ export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?
     });
     p.finish();
     const c = colors(ctx.colorLevel);
+    for (const note of index.notes.slice(notesBefore)) if (!opts.quiet) ctx.stderr.write(`${c.yellow('note')}: ${note}\n`);
     for (const u of updates) {
       if (u.integrity && !opts.quiet) ctx.stderr.write(`${c.yellow('warning')}: ${u.path}: ${u.integrity}; the index was rebuilt for it (see \`kourai memoir verify\`)\n`);
     }
