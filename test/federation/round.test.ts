@@ -7,11 +7,11 @@ import { openStateDb } from '../../src/store/state-db.js';
 import { AdapterRegistry } from '../../src/store/adapter-registry.js';
 import { PrivacyLedger } from '../../src/store/privacy-ledger.js';
 import { readSafetensors } from '../../src/tensor/safetensors.js';
-import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 import { FEDERATING_AGENTS } from '../../src/memoir/agents.js';
 import { runCli } from '../helpers/run.js';
 import { testCtx, type TestCtx } from '../helpers/ctx.js';
-import { startTestCouncil, type TestCouncil } from '../council/helpers.js';
+import type { TestCouncil } from '../council/helpers.js';
+import { startForgeCouncil } from './helpers.js';
 
 const synth = () => import('../../src/commands/memoir/synth.js');
 const join = () => import('../../src/commands/federate/join.js');
@@ -43,7 +43,7 @@ function councilTensors(home: string, agent: string): Record<string, number[]> {
 }
 
 beforeAll(async () => {
-  council = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], min_forges: 2, strategy: 'fedavg' });
+  council = await startForgeCouncil();
   a = await forge('ariadne', 'athens');
   b = await forge('theseus', 'sparta');
 }, 120_000);
@@ -54,13 +54,14 @@ afterAll(async () => {
 });
 
 describe('kourai federate round (two forges, a real council on 127.0.0.1)', () => {
-  it('--dry-run prints exactly what would leave and sends nothing', async () => {
+  it('--dry-run prints exactly what would leave (S and σ from the council\'s published policy) and sends nothing', async () => {
     const { json } = await runCli(round, { dryRun: true, json: true }, a);
     const r = json as RoundResult & { outcome: 'dry_run' };
     expect(r.outcome).toBe('dry_run');
     expect(r.plan.round).toBe(1);
     const techne = r.plan.agents.find((x) => x.agent === 'techne');
-    expect(techne).toMatchObject({ verdict: 'speaks', starts_from: { kind: 'public_init' }, clip_norm: 1, noise_multiplier: 8 });
+    expect(techne).toMatchObject({ verdict: 'speaks', starts_from: { kind: 'public_init' }, clip_norm: 1, noise_multiplier: 10 });
+    expect(r.plan.mechanism).toMatchObject({ source: 'council', clip_norm: 1, noise_multiplier: 10 });
     expect(techne?.tensors?.map((t) => t.name)).toEqual([
       'base_model.model.encoder.dense.lora_A.weight',
       'base_model.model.encoder.dense.lora_B.weight',

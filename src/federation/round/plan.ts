@@ -134,7 +134,12 @@ export function planFederationRound(p: {
       verdict = 'too_little_data';
       detail = count.tooLittle;
     } else if (b.verdict === 'no_shareable_entries') verdict = 'no_shareable_entries';
-    else if (b.verdict === 'agent_budget' || b.verdict === 'forge_budget') verdict = b.verdict;
+    else if (b.verdict === 'agent_budget' || b.verdict === 'forge_budget') {
+      verdict = b.verdict;
+      const who = b.verdict === 'agent_budget' ? { spent: b.capacity?.epsilonSpent ?? 0, budget: config.agentEpsilon } : { spent: p.budget.forge.epsilonSpent, budget: config.forgeEpsilon };
+      const cost = b.verdict === 'agent_budget' ? b.nextRoundAgentCost : b.nextRoundForgeCost;
+      detail = `ε ${who.spent.toFixed(3)} of ${who.budget} spent; one more release at σ = ${config.noiseMultiplier} costs ${cost === null ? '?' : cost.toFixed(3)}`;
+    }
     else if (!open) verdict = 'round_closed';
     else verdict = 'speaks';
     if (verdict !== 'speaks' && verdict !== 'resumes') return silent(verdict, detail ?? (verdict === 'round_closed' ? `round ${status.round} is ${status.you.sealed ? 'sealed by this forge' : status.state}` : null));

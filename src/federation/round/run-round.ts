@@ -105,7 +105,7 @@ export interface SilentAgent {
 }
 
 /** Nobody has anything to send: one error whose exit code says why (README, federate round). */
-export function nothingToSend(plan: { round: number; agents: readonly { agent: Agent; verdict: string; detail: string | null }[] }): KouraiError {
+export function nothingToSend(plan: { round: number; mechanism?: { source: 'forge' | 'council'; noise_multiplier: number }; agents: readonly { agent: Agent; verdict: string; detail: string | null }[] }): KouraiError {
   const federating = plan.agents.filter((a) => a.verdict !== 'bond_only');
   const consenting = federating.filter((a) => a.verdict !== 'no_consent');
   const list = federating.map((a) => `${a.agent} (${a.verdict.replace(/_/g, ' ')}${a.detail ? `: ${a.detail}` : ''})`).join(', ');
@@ -113,7 +113,8 @@ export function nothingToSend(plan: { round: number; agents: readonly { agent: A
     return new KouraiError('nothing sent: no agent has consent to speak for the forge', { exitCode: ExitCode.conflict, code: 'no_consent', hint: 'kourai federate consent (the Sovereignty Moment)' });
   }
   if (consenting.every((a) => a.verdict === 'agent_budget' || a.verdict === 'forge_budget')) {
-    return new BudgetExhaustedError(`nothing sent: the whisper capacity is spent for every agent that may speak: ${list}`, 'kourai whisper');
+    const at = plan.mechanism ? ` at ${plan.mechanism.source === 'council' ? "the council's" : "this forge's"} σ = ${plan.mechanism.noise_multiplier}` : '';
+    return new BudgetExhaustedError(`nothing sent: the Whisper Limit cannot afford another release${at} for any agent that may speak: ${list}`, 'kourai whisper');
   }
   if (consenting.every((a) => a.verdict === 'round_closed')) {
     return new KouraiError(`nothing sent: round ${plan.round} is closed`, { exitCode: ExitCode.conflict, code: 'round_closed', hint: 'run kourai federate round again when the council has opened the next round' });
@@ -181,7 +182,10 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
 
   const published = status.privacy_policy ?? null;
   const decision = applyCouncilPolicy(d.gate.config, published && { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier });
-  if (!decision.ok) throw new KouraiError(decision.message, { exitCode: ExitCode.conflict, code: 'council_policy', hint: decision.hint });
+  if (!decision.ok) {
+    if (decision.reason === 'unaffordable') throw new BudgetExhaustedError(decision.message, decision.hint);
+    throw new KouraiError(decision.message, { exitCode: ExitCode.conflict, code: 'council_policy', hint: decision.hint });
+  }
   const gate = d.gate.withConfig(decision.config);
   const config: PrivacyConfig = decision.config;
 
@@ -285,7 +289,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     const before = rows0.filter((r) => r.agent === agent && r.round !== key);
     sent.push({ agent, receipt_digest: receipt.digest, resumed, epsilon_cost: resumed ? 0 : (p?.epsilon_cost ?? 0), epsilon_after: row?.epsilonAgent ?? before[before.length - 1]?.epsilonAgent ?? 0 });
   }
-  if (sent.length === 0) throw nothingToSend({ round: n, agents: plan.agents.map((a) => ({ agent: a.agent, verdict: silent.filter((x) => x.agent === a.agent).at(-1)?.reason ?? a.verdict, detail: a.detail })) });
+  if (sent.length === 0) throw nothingToSend({ round: n, mechanism: plan.mechanism, agents: plan.agents.map((a) => ({ agent: a.agent, verdict: silent.filter((x) => x.agent === a.agent).at(-1)?.reason ?? a.verdict, detail: a.detail })) });
 
   if (!status.you.sealed) {
     try {
