@@ -281,6 +281,7 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
         .command('whisper')
         .description('the Whisper Limit: privacy capacity left, who speaks next round and why, past contributions')
         .option('--round <id>', 'the round about to run (agents that already spoke in it are shown silent)')
+        .option('--next-round', "ask the joined council and show exactly what its next round would send (the plan `federate round --dry-run` prints)")
         .option('--json', 'JSON output'),
     ),
   ).action(act(() => import('./commands/whisper.js')));

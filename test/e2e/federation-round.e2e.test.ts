@@ -131,6 +131,9 @@ describe('two forges, a real council process, every byte on the wire kept', () =
       expect(r.plan.speakers).toContain('hephaestus'); // the routing head's council delta
       expect(r.plan.agents.find((a) => a.agent === 'cupid')).toMatchObject({ verdict: 'bond_only', speaks: false });
       f.dryRun = r.plan;
+      // kourai whisper --next-round shows the same plan (the same function builds it).
+      const w = (await kouraiAsync(['whisper', '--next-round', '--json'], { home: f.home }).then((x) => ok(x, 'whisper --next-round'))) as WhisperReport & { next_round: FederationPlan };
+      expect(w.next_round).toEqual(r.plan);
       expect(puts(f)).toEqual([]);
     }
   }, 120_000);
@@ -141,6 +144,9 @@ describe('two forges, a real council process, every byte on the wire kept', () =
       const r = ok(results[i] as BinResult, `${f.name} round 1`) as RoundResult & { outcome: 'completed' };
       expect(r.outcome).toBe('completed');
       expect(r.round).toBe(1);
+      // Progress on stderr: training per agent, upload, the seal, waiting or the download, the memoir entry.
+      const progress = (results[i] as BinResult).stderr;
+      for (const step of [/^trained techne on \d+ council examples$/m, /^sending techne's update$/m, /^the council accepted techne's update/m, /^sealed round 1/m, /^downloading techne's new council adapter \(round 1\)$/m, /^recorded the Council of Sisters in the memoir/m]) expect(progress).toMatch(step);
       const plan = f.dryRun as FederationPlan;
       const sent = puts(f);
       expect(sent.map((p) => p.path).sort()).toEqual(plan.agents.filter((a) => a.speaks).map((a) => a.request?.path).sort());
@@ -163,11 +169,17 @@ describe('two forges, a real council process, every byte on the wire kept', () =
     expect(adapters(a.home, 'council')).toEqual(adapters(b.home, 'council'));
   }, 600_000);
 
-  it('round 2: both complete again from the round-1 globals; same council adapters, the budget spent shows in whisper', async () => {
-    const results = await Promise.all(forges.map((f) => kouraiAsync(['federate', 'round', '--json'], { home: f.home })));
+  it('round 2 (one forge sends safetensors bodies): both complete from the round-1 globals; same council adapters, the budget spent shows in whisper', async () => {
+    const encoding = (f: Forge): string[] => (f === forges[1] ? ['--encoding', 'safetensors'] : []);
+    const before = forges.map((f) => puts(f).length);
+    const plans = await Promise.all(forges.map((f) => kouraiAsync(['federate', 'round', '--dry-run', '--json', ...encoding(f)], { home: f.home }).then((x) => (ok(x, 'dry run 2') as { plan: FederationPlan }).plan)));
+    const results = await Promise.all(forges.map((f) => kouraiAsync(['federate', 'round', '--json', ...encoding(f)], { home: f.home })));
     for (const [i, f] of forges.entries()) {
       const r = ok(results[i] as BinResult, `${f.name} round 2`) as RoundResult & { outcome: 'completed' };
       expect(r.round).toBe(2);
+      const plan = plans[i] as FederationPlan;
+      const sent = puts(f).slice(before[i]);
+      expect(sent.map((p) => [p.path, p.headers['content-type'], p.body.length]).sort()).toEqual(plan.agents.filter((a) => a.speaks).map((a) => [a.request?.path, a.request?.content_type, a.request?.bytes]).sort());
       expect(r.plan.agents.filter((x) => x.speaks).every((x) => x.starts_from?.kind === 'global')).toBe(true);
       const w = ok(kourai(['whisper', '--json'], { home: f.home }), 'whisper') as WhisperReport;
       const db = openStateDb(f.home);

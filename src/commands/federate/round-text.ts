@@ -76,7 +76,7 @@ export function renderPlan(p: FederationPlan, colorLevel: 0 | 1 | 2 | 3): string
   const c = colors(colorLevel);
   const lines: string[] = [];
   lines.push(c.bold(`round ${p.round} at ${p.council.url} (forge "${p.council.forge}"), ${p.round_state}${p.resuming ? ', resuming a started round' : ''}`));
-  lines.push(`mechanism: S = ${p.mechanism.clip_norm}, σ = ${p.mechanism.noise_multiplier} (${p.mechanism.source === 'council' ? "the council's policy, at least as private as this forge's" : "this forge's settings"}), δ = ${fmtDelta(p.mechanism.delta)}; base ${p.base_fingerprint}`);
+  lines.push(`mechanism: S = ${p.mechanism.clip_norm}, σ = ${p.mechanism.noise_multiplier} (${p.mechanism.source === 'council' ? "the council's published policy; each release is charged to the Whisper Limit at this σ" : "this forge's settings"}), δ = ${fmtDelta(p.mechanism.delta)}; base ${p.base_fingerprint}`);
   lines.push(`forge ε: ${fmtEps(p.forge.epsilon_spent)} of ${p.forge.epsilon_budget} spent; ${fmtEps(p.forge.epsilon_after_round)} after this round`);
   for (const a of p.agents) {
     if (!a.speaks) {
