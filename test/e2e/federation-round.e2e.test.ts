@@ -208,6 +208,12 @@ describe('two forges, a real council process, every byte on the wire kept', () =
       const text = kourai(['federate', 'scene'], { home: f.home });
       expect(text.code, text.stderr).toBe(0);
       expect(text.stdout).toMatch(/Council of Sisters/i);
+      // memoir replay tells the council_event entries too (the forge's council session).
+      const events = (JSON.parse(readFileSync(join(f.home, 'federation', 'membership.json'), 'utf8')) as { events_memoir: string }).events_memoir;
+      const replay = kourai(['memoir', 'replay', '--memoir', events], { home: f.home });
+      expect(replay.code, replay.stderr).toBe(0);
+      expect(replay.stdout).toMatch(/Council of Sisters, round 1:/);
+      expect(replay.stdout).toMatch(/Council of Sisters, round 2:/);
     }
   }, 120_000);
 
