@@ -161,6 +161,38 @@ describe('a federation round against a real council (small learner)', () => {
     d2.gate.close();
   });
 
+  it('Ctrl-C mid-upload: exit 130, the half-sent update is resent as it was by the next run, nothing spent twice', async () => {
+    const c = await council();
+    const f = await forge(c, 'athens');
+    const stop = new AbortController();
+    const base = httpTransport(c.url, f.membership.token, { signal: stop.signal });
+    const inFlight: CouncilRelease[] = [];
+    const cut: CouncilTransport = {
+      ...base,
+      submitRelease: (n, r) => {
+        inFlight.push(r);
+        const sending = base.submitRelease(n, r);
+        if (inFlight.length === 2) setImmediate(() => stop.abort()); // the second agent's upload is on its way
+        return sending;
+      },
+    };
+    const d1 = deps(f, { transport: cut, learner: smallLearner(11), signal: stop.signal });
+    await expect(d1.run()).rejects.toMatchObject({ exitCode: ExitCode.cancelled });
+    const drawn = d1.gate.ledger.releases();
+    d1.gate.close();
+    expect(drawn).toHaveLength(2);
+    const again = recording(httpTransport(c.url, f.membership.token));
+    const d2 = deps(f, { transport: again, learner: smallLearner(11) });
+    const r = (await d2.run()) as RoundResult & { outcome: 'completed' };
+    expect(r.outcome).toBe('completed');
+    const cutOff = inFlight[1] as CouncilRelease;
+    expect(JSON.stringify(again.releases.find((x) => x.agent === cutOff.agent))).toBe(JSON.stringify(cutOff));
+    const rows = d2.gate.ledger.releases();
+    expect(rows.filter((x) => x.agent === cutOff.agent)).toHaveLength(1);
+    expect(new Set(rows.map((x) => x.agent)).size).toBe(rows.length);
+    d2.gate.close();
+  });
+
   it('a council that fails, then restarts mid-round: retried with backoff, the round completes', async () => {
     const c = await council();
     const f = await forge(c, 'athens');
