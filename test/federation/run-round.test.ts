@@ -236,6 +236,20 @@ describe('a federation round against a real council (small learner)', () => {
     d.gate.close();
   });
 
+  it('a council gone for longer than --retry-for: exit 9 after the backoff, nothing trained or spent', async () => {
+    const c = await council();
+    const f = await forge(c, 'athens');
+    await c.server.close();
+    const learner = smallLearner(12);
+    const events: RoundEvent[] = [];
+    const d = deps(f, { transport: httpTransport(c.url, f.membership.token, { retries: 0 }), learner, events, options: { retryForMs: 3000 } });
+    await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.network, code: 'network' });
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { in_ms: number }).in_ms)).toEqual([1000, 2000]);
+    expect(learner.trained).toEqual([]);
+    expect(d.gate.ledger.releases()).toEqual([]);
+    d.gate.close();
+  });
+
   it('a revoked token: refused before anything is trained or spent (exit 9-class council error), the token never in the message', async () => {
     const c = await council();
     const f = await forge(c, 'athens');
