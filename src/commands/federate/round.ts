@@ -47,9 +47,9 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<RoundResult> {
     const home = kouraiHome(ctx);
+    if (opts.waitFor === 0 && opts.wait) throw new UsageError('--wait-for 0: pass --no-wait to return right after sending');
     const membership = requireMembership(home);
     const { config } = configFrom(ctx, opts);
-    if (opts.waitFor === 0 && opts.wait) throw new UsageError('--wait-for 0: pass --no-wait to return right after sending');
     const result = await runForgeRound(ctx, {
       membership,
       config,
