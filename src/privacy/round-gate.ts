@@ -60,8 +60,8 @@ export class PrivacyGate {
   }
 
   /**
-   * The same ledger and consent under other mechanism settings (the council's policy for a round,
-   * when it is at least as private). Shares the database: close only the gate that opened it.
+   * The same ledger and consent under other mechanism settings (the council's published S and σ
+   * for a round). Shares the database: close only the gate that opened it.
    */
   withConfig(config: PrivacyConfig): PrivacyGate {
     return new PrivacyGate(this.db, { config, noise: this.noise, now: this.now });

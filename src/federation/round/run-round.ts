@@ -73,7 +73,7 @@ export interface EventsMemoir {
 export interface RoundDeps {
   transport: CouncilTransport;
   membership: Membership;
-  /** Opened with the forge's own privacy settings; the round uses the council's when they are at least as private. */
+  /** Opened with the forge's own privacy settings (its budgets); the round clips and noises with the council's published S and σ. */
   gate: PrivacyGate;
   learner: CouncilLearner;
   adapters: CouncilAdapters;
