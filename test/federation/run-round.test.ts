@@ -301,6 +301,25 @@ describe('a federation round against a real council (small learner)', () => {
     d.gate.close();
   });
 
+  it('consent withdrawn during the round (the Sovereignty Moment, re-decided): she stays silent, nothing of hers is spent or sent', async () => {
+    const c = await council();
+    const f = await forge(c, 'athens', ['metis', 'techne']);
+    const transport = recording(httpTransport(c.url, f.membership.token));
+    let d: ReturnType<typeof deps> | null = null;
+    d = deps(f, {
+      transport,
+      learner: smallLearner(13),
+      // While techne trains, the player takes her voice back.
+      onEvent: (e) => e.type === 'trained' && e.agent === 'techne' && d?.gate.consent.record([{ agent: 'techne', allowed: false }], 'flags', new Date()),
+    });
+    const r = (await d.run()) as RoundResult & { outcome: 'completed' };
+    expect(r.details.spoke.map((s) => s.agent)).toEqual(['metis']);
+    expect(r.details.silent.find((s) => s.agent === 'techne')).toMatchObject({ reason: 'no_consent', detail: expect.stringMatching(/withdrawn during the round \(nothing spent\)/) });
+    expect(transport.releases.map((x) => x.agent)).toEqual(['metis']);
+    expect(d.gate.ledger.releases().map((x) => x.agent)).toEqual(['metis']);
+    d.gate.close();
+  });
+
   it('a σ no Whisper Limit affords: exit 4, nothing trained or sent', async () => {
     const c = await council({ noise_multiplier: { min: 0, max: 0.3 } });
     const f = await forge(c, 'athens');
