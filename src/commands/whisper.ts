@@ -9,10 +9,14 @@ import { bar, buildWhisperReport, percent, type WhisperReport } from '../privacy
 import { memoirOpt, openIndexed } from './memoir/shared.js';
 import { budgetFlags, configFrom, fmtDelta, fmtEps } from './privacy/shared.js';
 import { defineCommand } from './types.js';
+import { readMembership } from '../federation/round/membership.js';
+import type { FederationPlan } from '../federation/round/plan.js';
+import { renderPlan } from './federate/round-text.js';
 
 const options = z.object({
   memoir: memoirOpt,
   round: z.string().min(1).optional(),
+  nextRound: z.boolean().default(false),
   ...budgetFlags,
   json: z.boolean().default(false),
 });
@@ -43,16 +47,41 @@ export function whisperReport(ctx: Ctx, opts: z.output<typeof options>): Whisper
   try {
     const plan = gate.planRound({ round: opts.round ?? null, shareable: counts });
     const releases = gate.ledger.releases();
-    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes: note ? [note] : [] });
+    const notes = note ? [note] : [];
+    // A joined forge's rounds are charged at the council's σ, which this local view does not know.
+    if (!opts.nextRound && readMembership(kouraiHome(ctx))) notes.push(`next-round costs here are at this forge's σ = ${resolved.config.noiseMultiplier}; a council round charges the council's σ (kourai whisper --next-round shows it)`);
+    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes });
   } finally {
     gate.close();
   }
 }
 
+/** The report, and with --next-round what the joined council's next round would send. */
+export type WhisperResult = WhisperReport & { next_round?: FederationPlan };
+
+/**
+ * The plan `kourai federate round --dry-run` prints (the same function builds it): it asks the
+ * joined council for its round and policy, counts the council view, trains and sends nothing.
+ */
+async function nextRoundPlan(ctx: Ctx, opts: z.output<typeof options>): Promise<FederationPlan> {
+  const [{ requireMembership }, { runForgeRound }] = await Promise.all([import('../federation/round/membership.js'), import('./federate/session.js')]);
+  const r = await runForgeRound(ctx, {
+    membership: requireMembership(kouraiHome(ctx)),
+    config: configFrom(ctx, opts).config,
+    memoirs: opts.memoir,
+    quietIndex: true,
+    transport: { timeoutMs: 15_000, retries: 1 },
+    options: { dryRun: true, wait: false, waitForMs: 0, pollMs: 1000, retryForMs: 0, encoding: 'json' },
+  });
+  if (r.outcome !== 'dry_run') throw new Error('a dry run came back with a sent round');
+  return r.plan;
+}
+
 export default defineCommand({
   options,
-  async run(opts, ctx: Ctx): Promise<WhisperReport> {
-    const report = whisperReport(ctx, opts);
+  async run(opts, ctx: Ctx): Promise<WhisperResult> {
+    const report: WhisperResult = whisperReport(ctx, opts);
+    if (opts.nextRound) report.next_round = await nextRoundPlan(ctx, opts);
     if (ctx.interactive && !opts.json) {
       const { showWhisper } = await import('../ui/whisper/show-whisper.js');
       await showWhisper(ctx, report);
@@ -60,8 +89,9 @@ export default defineCommand({
     return report;
   },
   render(r, ctx) {
-    if (ctx.interactive) return ''; // the gauge was shown
-    return renderWhisperText(r, ctx.colorLevel);
+    const next = r.next_round ? `\n\n${renderPlan(r.next_round, ctx.colorLevel)}` : '';
+    if (ctx.interactive) return next.trimStart(); // the gauge was shown
+    return `${renderWhisperText(r, ctx.colorLevel)}${next}`;
   },
 });
 

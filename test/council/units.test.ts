@@ -157,3 +157,38 @@ describe('layouts derived from the base model (the trainer\'s adapterLayout)', (
     expect(() => checkServeConfig(resolveCouncilConfig(ctx, { base_fingerprints: ['x'] }))).toThrow(/no adapter layouts/);
   });
 });
+
+describe('authentication does the same work whether or not the forge id in a token exists (issue 12, item 5)', () => {
+  it('a wrong token is looked up once, by the hash of the whole token, never by the id it carries', async () => {
+    const { SqliteCouncilStorage } = await import('../../src/council/sqlite-storage.js');
+    const { addForge } = await import('../../src/council/forges.js');
+    const { authenticate } = await import('../../src/council/auth.js');
+    const { randomBytes } = await import('node:crypto');
+    const storage = new SqliteCouncilStorage(tempDir('kourai-auth-'));
+    try {
+      const { token } = await addForge(storage, 'athens', randomBytes, new Date());
+      // Every storage call authenticate makes, with its arguments.
+      const calls: string[] = [];
+      const spied = new Proxy(storage, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== 'function') return v;
+          return (...a: unknown[]) => {
+            calls.push(`${String(prop)}(${a.map((x) => (Buffer.isBuffer(x) ? `sha256:${x.toString('hex')}` : JSON.stringify(x))).join(', ')})`);
+            return (v as (...b: unknown[]) => unknown).apply(target, a);
+          };
+        },
+      });
+      const existingId = `${token.slice(0, -4)}${token.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`; // the id of athens, a wrong secret
+      const missingId = token.replace(/^kourai_\d+_/, 'kourai_9999_');
+      for (const t of [existingId, missingId]) {
+        calls.length = 0;
+        await expect(authenticate(spied, `Bearer ${t}`)).rejects.toMatchObject({ code: 'unauthorized' });
+        expect(calls).toEqual([`forgeByTokenHash(sha256:${hashToken(t).toString('hex')})`]);
+      }
+      expect((await authenticate(spied, `Bearer ${token}`)).name).toBe('athens');
+    } finally {
+      storage.close();
+    }
+  });
+});
