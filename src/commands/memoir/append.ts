@@ -6,8 +6,8 @@ import { InvalidDataError, UsageError, fsError } from '../../errors.js';
 import { appendLines, prepareEntries, type InputItem } from '../../memoir/append.js';
 import { MEMOIR_FILE } from '../../memoir/discover.js';
 import { ulidGenerator } from '../../memoir/entry-id.js';
-import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
+import { note, warn } from '../../output/notice.js';
 
 const options = z.object({
   entry: z.string().optional(),
@@ -110,10 +110,9 @@ export default defineCommand({
       prepared.map((p) => p.line),
       { fsync: opts.fsync, now: ctx.now },
     );
-    const c = colors(ctx.colorLevel);
-    for (const p of prepared) if (p.narrowed) ctx.stderr.write(`${c.yellow('note')}: ${p.narrowed}\n`);
+    for (const p of prepared) if (p.narrowed) note(ctx, p.narrowed);
     if (report.quarantined) {
-      ctx.stderr.write(`${c.yellow('warning')}: a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending\n`);
+      warn(ctx, `a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending`);
     }
     return {
       memoir: target,

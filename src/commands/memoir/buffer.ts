@@ -11,6 +11,7 @@ import { replayBufferFromIndex } from '../../store/replay-candidates.js';
 import { defineCommand } from '../types.js';
 import { filterShape, toFilter } from './filters.js';
 import { memoirOpt, openIndexed } from './shared.js';
+import { warn } from '../../output/notice.js';
 
 const { text: _text, ...filters } = filterShape;
 
@@ -94,8 +95,7 @@ export default defineCommand({
       const r = rows.get(d.entry_id) as EntryRow;
       return { entry_id: d.entry_id, kept: d.kept, load_bearing: d.load_bearing, rank: d.rank, reasons: d.reasons, why: d.why, scene_id: r.scene_id, agent: r.agent, source: r.source, entry_type: r.entry_type, path: r.path, line: r.line };
     };
-    const c = colors(ctx.colorLevel);
-    for (const w of buffer.warnings) ctx.stderr.write(`${c.yellow('warning')}: ${w}\n`);
+    for (const w of buffer.warnings) warn(ctx, w);
     let manifest: string | null = null;
     if (!opts.dryRun) {
       manifest = opts.out ? resolve(ctx.cwd, opts.out) : defaultManifestPath(kouraiHome(ctx));

@@ -4,6 +4,7 @@ import { CancelledError, NotFoundError } from '../../errors.js';
 import type { Agent } from '../../memoir/agents.js';
 import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
+import { writeText } from '../../output/notice.js';
 import { storyEventText } from '../../output/story-text.js';
 import { StoryCursor } from '../../replay/cursor.js';
 import { storyRecord } from '../../replay/records.js';
@@ -22,6 +23,8 @@ const options = z.object({
   memoir: memoirOpt,
   agent: filterShape.agent,
   at: z.string().min(1).optional(),
+  ndjson: z.boolean().default(false),
+  /** An alias of --ndjson: replay only streams. */
   json: z.boolean().default(false),
 });
 
@@ -36,10 +39,11 @@ export interface ReplayResult {
 
 export default defineCommand({
   options,
-  streams: (o) => o.json,
+  streams: (o) => o.json || o.ndjson,
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
-    const screen = ctx.interactive && !opts.json;
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json || screen });
+    const ndjson = opts.json || opts.ndjson;
+    const screen = ctx.interactive && !ndjson;
+    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
     try {
       const nav = new StoryCursor(new StoryIndex(index, fileIds));
       const present = nav.agents();
@@ -63,11 +67,11 @@ export default defineCommand({
       const c = colors(ctx.colorLevel);
       const width = ctx.stdout.columns ?? 120;
       for (const ev of walkStory(nav, filter, ctx.signal)) {
-        if (opts.json) writeNdjson(ctx.stdout, storyRecord(ev));
-        else ctx.stdout.write(storyEventText(ev, c, width));
+        if (ndjson) writeNdjson(ctx.stdout, storyRecord(ev));
+        else writeText(ctx, storyEventText(ev, c, width));
       }
       if (ctx.signal.aborted) throw new CancelledError('replay cancelled');
-      return { mode: opts.json ? 'ndjson' : 'text', sessions: nav.sessions.length, beats, last_entry_id: null };
+      return { mode: ndjson ? 'ndjson' : 'text', sessions: nav.sessions.length, beats, last_entry_id: null };
     } finally {
       index.close();
     }

@@ -1,13 +1,13 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
-import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collector } from '../../runtime/gc.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
 import { loadEntryAt } from '../../memoir/reader.js';
 import type { MemoirEntry } from '../../memoir/schema.js';
 import { openIndex, type EntryRow, type FileUpdate, type MemoirIndex } from '../../store/memoir-index.js';
+import { warn } from '../../output/notice.js';
 
 export const memoirOpt = z.array(z.string()).default([]);
 
@@ -43,9 +43,8 @@ export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?
       before += sizes[i] ?? 0;
     });
     p.finish();
-    const c = colors(ctx.colorLevel);
     for (const u of updates) {
-      if (u.integrity && !opts.quiet) ctx.stderr.write(`${c.yellow('warning')}: ${u.path}: ${u.integrity}; the index was rebuilt for it (see \`kourai memoir verify\`)\n`);
+      if (u.integrity && !opts.quiet) warn(ctx, `${u.path}: ${u.integrity}; the index was rebuilt for it (see \`kourai memoir verify\`)`);
     }
     return { index, paths, updates, fileIds: updates.map((u) => u.fileId) };
   } catch (err) {
