@@ -121,6 +121,7 @@ async function stop(proc) {
 
 export async function run(report, { quick = false } = {}) {
   const agg = await dist('aggregation/index.js');
+  const { layoutOf } = await dist('tensor/layout.js');
   const { CouncilClient } = await dist('federation/council-client.js');
   const pool = await agg.GramPool.create();
   const threads = pool?.threads ?? 1;
@@ -132,7 +133,7 @@ export async function run(report, { quick = false } = {}) {
       const tag = `n=${n}×${d >= 1e6 ? `${d / 1e6}M` : `${d / 1e3}k`}`;
       const reps = 5;
       const rows = makeUpdates(n, d, f, n * 7 + d);
-      const layout = agg.layoutOf([{ name: 'w', shape: [d] }]);
+      const layout = layoutOf([{ name: 'w', shape: [d] }]);
       // LoRA-FAIR: the same coordinates as LoRA layers (rank 16 A [16, 4096] + B [4096, 16] = 131072 per layer).
       const perLayer = d >= 1e6 ? 131072 : 100_000;
       const layers = Math.max(1, Math.floor(d / perLayer));
@@ -141,7 +142,7 @@ export async function run(report, { quick = false } = {}) {
         if (d >= 1e6) loraSpecs.push({ name: `l${l}.lora_A.weight`, shape: [16, 4096] }, { name: `l${l}.lora_B.weight`, shape: [4096, 16] });
         else loraSpecs.push({ name: `l${l}.lora_A.weight`, shape: [8, 6250] }, { name: `l${l}.lora_B.weight`, shape: [6250, 8] });
       }
-      const loraLayout = agg.layoutOf(loraSpecs);
+      const loraLayout = layoutOf(loraSpecs);
       const loraRows = rows.map((r) => r.subarray(0, loraLayout.size));
 
       const js = {

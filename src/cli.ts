@@ -265,7 +265,7 @@ export function buildCli(
       .description("clip and noise one agent's council delta, spending its budget first (exit 4 when exhausted)")
       .option('--agent <agent>', 'the agent that speaks')
       .option('--round <id>', 'the federation round id')
-      .option('--file <path>', 'the delta: JSON {"tensors": [{"name", "shape", "data" | "data_b64"}]}')
+      .option('--file <path>', 'the delta: JSON {"tensors": [{"name", "shape", "dtype": "F32", "data": base64 | [numbers]}]}')
       .option('--out <path>', 'write the release document (exactly what may leave) here')
       .option('--json', 'JSON output (includes the release document unless --out)'),
   ).action(act(() => import('./commands/privacy/release.js')));

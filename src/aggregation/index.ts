@@ -8,6 +8,7 @@
  *   lora-fair.ts         LoRA-FAIR refinement of B̄ for LoRA factors
  *   pairwise-distances.ts  squared distances (Gram form, WebAssembly SIMD; exact fallback)
  *   strategy.ts          strategy selection and the streaming driver used by the council
+ *   layout.ts            LoRA A/B pairing (layouts themselves: src/tensor/layout.ts)
  */
 export { fedavg, weightedMeanInto } from './fedavg.js';
 export { coordinateMedian, medianInto } from './coordinate-median.js';

@@ -1,34 +1,4 @@
-/**
- * The layout of one agent's update: its named tensors, in order, flattened into one vector.
- * Rules see the vector; LoRA-FAIR also needs to know which tensors are the A and B factors.
- */
-export interface TensorSpec {
-  name: string;
-  shape: number[];
-}
-
-export interface LayoutEntry extends TensorSpec {
-  /** First coordinate of this tensor in the flat vector. */
-  offset: number;
-  size: number;
-}
-
-export interface Layout {
-  tensors: LayoutEntry[];
-  /** Total number of coordinates. */
-  size: number;
-}
-
-export function layoutOf(specs: readonly TensorSpec[]): Layout {
-  let offset = 0;
-  const tensors = specs.map((s) => {
-    const size = s.shape.reduce((a, b) => a * b, 1);
-    const e: LayoutEntry = { name: s.name, shape: [...s.shape], offset, size };
-    offset += size;
-    return e;
-  });
-  return { tensors, size: offset };
-}
+import type { Layout, LayoutEntry } from '../tensor/layout.js';
 
 /**
  * A LoRA layer: W = B·A with A of shape [r, n] (`…lora_A…`) and B of shape [m, r] (the same

@@ -1,9 +1,11 @@
+import type { TensorData } from '../tensor/tensor.js';
+
 /**
  * An update as the aggregation rules see it: one flat vector of coordinates (all of a forge's
  * tensors for one agent, concatenated in a fixed order). Wire data is float32; the reference
  * fixtures and the LoRA-FAIR refinement are float64. Results are always float64.
  */
-export type Vec = Float32Array | Float64Array;
+export type Vec = TensorData;
 
 /** The first non-finite coordinate of a vector, or -1. */
 export function firstNonFinite(v: Vec): number {

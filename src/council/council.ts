@@ -1,8 +1,9 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
-import type { Layout } from '../aggregation/layout.js';
 import { aggregateUpdates, chunkRanges, requirement, type AggregateOutcome, type StrategyConfig } from '../aggregation/strategy.js';
 import { AggregationError } from '../aggregation/vec.js';
-import { f32FromLE, f32ToBase64, toLE } from '../federation/float-bytes.js';
+import { f32FromLE, toLE } from '../tensor/float-codec.js';
+import { tensorToJson } from '../tensor/json.js';
+import type { Layout } from '../tensor/layout.js';
 import { PROTOCOL_VERSION, type Adapter, type Me, type Receipt, type RoundStatus, type SealReceipt, type Submission, type Trust } from '../federation/protocol.js';
 import { FEDERATING_AGENTS, isAgent, isBondOnly } from '../memoir/agents.js';
 import { strategyOf, type CouncilConfig } from './config.js';
@@ -426,7 +427,7 @@ export class Council {
       agent,
       round: source,
       strategy,
-      tensors: layout.tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: 'F32' as const, data: f32ToBase64(flat.subarray(t.offset, t.offset + t.size)) })),
+      tensors: layout.tensors.map((t) => tensorToJson({ name: t.name, shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) })),
     };
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { layoutOf, type Layout } from '../aggregation/layout.js';
 import { chunkRanges } from '../aggregation/strategy.js';
-import { f32FromLE, toLE } from '../federation/float-bytes.js';
+import { f32FromLE, toLE } from '../tensor/float-codec.js';
+import { layoutOf, type Layout } from '../tensor/layout.js';
 import type { Submission } from '../federation/protocol.js';
 import { CouncilHttpError } from './http-error.js';
 

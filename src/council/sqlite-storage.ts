@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import type { Layout } from '../aggregation/layout.js';
+import type { Layout } from '../tensor/layout.js';
 import { chunkRanges } from '../aggregation/strategy.js';
 import type { Vec } from '../aggregation/vec.js';
 import { ConflictError } from '../errors.js';
-import { f32FromLE } from '../federation/float-bytes.js';
+import { f32FromLE } from '../tensor/float-codec.js';
 import { openDb, type DB, type Migration } from '../store/db.js';
 import {
   LayoutChangedError,

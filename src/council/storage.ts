@@ -1,4 +1,4 @@
-import type { Layout } from '../aggregation/layout.js';
+import type { Layout } from '../tensor/layout.js';
 import type { Vec } from '../aggregation/vec.js';
 
 /**

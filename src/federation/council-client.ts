@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { ExitCode, KouraiError, type ExitCodeValue } from '../errors.js';
-import { f32FromBase64, f32ToBase64 } from './float-bytes.js';
 import {
   AdapterSchema,
   ErrorBodySchema,
@@ -20,7 +19,8 @@ import {
   type Submission,
   type Trust,
 } from './protocol.js';
-import type { NamedTensor } from './tensor.js';
+import { tensorFromJson, tensorToJson } from '../tensor/json.js';
+import type { NamedTensor } from '../tensor/tensor.js';
 
 /**
  * A small typed client for the council protocol (v1), for the forge side of a federation round:
@@ -137,7 +137,7 @@ export class CouncilClient {
       base_fingerprint: update.baseFingerprint,
       privacy: { clip_norm: update.clipNorm, noise_multiplier: update.noiseMultiplier },
       ...(update.weight !== undefined ? { weight: update.weight } : {}),
-      tensors: update.tensors.map((t) => ({ name: t.name, shape: [...t.shape], dtype: 'F32' as const, data: f32ToBase64(t.data) })),
+      tensors: update.tensors.map(tensorToJson),
     };
     return this.request('PUT', path.submit(round, agent), ReceiptSchema, { body: JSON.stringify(body), retry: true });
   }
@@ -217,7 +217,7 @@ export class CouncilClient {
 }
 
 function decodeAdapter(a: z.infer<typeof AdapterSchema>): DownloadedAdapter {
-  return { agent: a.agent, round: a.round, strategy: a.strategy, tensors: a.tensors.map((t) => ({ name: t.name, shape: t.shape, data: f32FromBase64(t.data) })) };
+  return { agent: a.agent, round: a.round, strategy: a.strategy, tensors: a.tensors.map(tensorFromJson) };
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

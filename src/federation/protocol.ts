@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TensorJsonSchema } from '../tensor/json.js';
 
 /**
  * The council protocol, version 1: HTTP + JSON under /v1, shared by the server (src/council) and
@@ -8,7 +9,9 @@ import { z } from 'zod';
  * Authentication: `Authorization: Bearer <token>` (a per-forge token from
  * `kourai council forge add NAME`). TLS is terminated by a reverse proxy in front of the council.
  *
- * Tensors travel as base64 of little-endian float32 bytes, with their names and shapes.
+ * Tensors travel in the one tensor JSON shape of kourai (src/tensor/json.ts):
+ * `{name, shape, dtype: "F32", data}` with `data` the canonical base64 of the little-endian
+ * float32 values.
  * Every error is `{ "error": { "status", "code", "message", "details"? } }` with a stable `code`.
  */
 export const PROTOCOL_VERSION = 1;
@@ -71,13 +74,8 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 const finite = z.number().refine(Number.isFinite, 'must be a finite number');
 
-export const WireTensorSchema = z.object({
-  name: z.string().min(1).max(512),
-  shape: z.array(z.number().int().min(1)).min(1).max(8),
-  dtype: z.literal('F32').default('F32'),
-  /** base64 of the little-endian float32 values, row-major. */
-  data: z.string(),
-});
+/** A tensor on the wire: the shared tensor JSON shape; a council update has 1–8 dimensions, none empty. */
+export const WireTensorSchema = TensorJsonSchema.extend({ shape: z.array(z.number().int().min(1)).min(1).max(8) });
 export type WireTensor = z.infer<typeof WireTensorSchema>;
 
 /** PUT /v1/rounds/:round/updates/:agent — one agent's council update for the round. */

@@ -4,7 +4,7 @@
  * guarantee needs (clipping per tensor would bound it only by S·sqrt(number of tensors)).
  */
 import { InvalidDataError } from '../errors.js';
-import { globalL2, numel, type NamedTensor } from '../federation/tensor.js';
+import { globalL2, numel, type NamedTensor } from '../tensor/tensor.js';
 
 export interface Clipped {
   tensors: NamedTensor[];

@@ -11,20 +11,17 @@
  */
 import { z } from 'zod';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
-import { toBase64F32, type NamedTensor } from '../federation/tensor.js';
+import { TensorJsonSchema, tensorToJson } from '../tensor/json.js';
+import type { NamedTensor } from '../tensor/tensor.js';
 import { clipToNorm } from './clip.js';
 import type { GaussianSampler } from './gaussian-noise.js';
 
-export const COUNCIL_RELEASE_FORMAT = 'kourai.council-release/1';
+/** Version 2: tensors in the one tensor JSON shape (src/tensor/json.ts); version 1 had `dtype: "float32", data_b64`. */
+export const COUNCIL_RELEASE_FORMAT = 'kourai.council-release/2';
+const FORMAT_V1 = 'kourai.council-release/1';
 
-export const ReleasedTensorSchema = z
-  .object({
-    name: z.string().min(1),
-    shape: z.array(z.number().int().nonnegative()),
-    dtype: z.literal('float32'),
-    data_b64: z.string(),
-  })
-  .strict();
+/** A released tensor: the shared tensor JSON shape `{name, shape, dtype: "F32", data}`. */
+export const ReleasedTensorSchema = TensorJsonSchema;
 
 export const CouncilReleaseSchema = z
   .object({
@@ -58,8 +55,8 @@ export const RELEASE_FIELDS: readonly { field: string; what: string; why: string
   { field: 'mechanism.accountant', what: '"rdp"', why: 'public constant' },
   { field: 'tensors[].name', what: 'the adapter tensor name', why: 'model architecture: public configuration' },
   { field: 'tensors[].shape', what: 'its shape', why: 'model architecture: public configuration' },
-  { field: 'tensors[].dtype', what: '"float32"', why: 'public constant' },
-  { field: 'tensors[].data_b64', what: 'clip(Δ, S) + N(0, σ²S²·I), little-endian float32, base64', why: 'the output of the Gaussian mechanism: (ε, δ)-DP' },
+  { field: 'tensors[].dtype', what: '"F32"', why: 'public constant' },
+  { field: 'tensors[].data', what: 'clip(Δ, S) + N(0, σ²S²·I), little-endian float32, base64', why: 'the output of the Gaussian mechanism: (ε, δ)-DP' },
 ];
 
 export interface BuiltRelease {
@@ -90,7 +87,7 @@ export function buildRelease(p: {
       data[i] = (t.data[i] as number) + p.sampler.standardNormal() * stddev;
       sq += (data[i] as number) * (data[i] as number);
     }
-    return { name: t.name, shape: [...t.shape], dtype: 'float32' as const, data_b64: toBase64F32(data) };
+    return tensorToJson({ name: t.name, shape: t.shape, data });
   });
   return {
     release: {
@@ -102,4 +99,22 @@ export function buildRelease(p: {
     },
     local: { normBefore: clipped.normBefore, clippedNorm: clipped.normAfter, releasedNorm: Math.sqrt(sq), clipped: clipped.clipped },
   };
+}
+
+/**
+ * Reads a release document stored by any kourai version (the privacy ledger keeps them): a
+ * version-1 document is upgraded to the current shape — the same noised values, re-spelled.
+ */
+export function parseStoredRelease(doc: unknown): CouncilRelease {
+  if (typeof doc === 'object' && doc !== null && (doc as { format?: unknown }).format === FORMAT_V1) {
+    const v1 = doc as { tensors?: unknown };
+    const tensors = Array.isArray(v1.tensors)
+      ? v1.tensors.map((t: { name?: unknown; shape?: unknown; dtype?: unknown; data_b64?: unknown }) => {
+          if (t.dtype !== 'float32') throw new RangeError('a version-1 release tensor must be float32');
+          return { name: t.name, shape: t.shape, dtype: 'F32', data: t.data_b64 };
+        })
+      : v1.tensors;
+    return CouncilReleaseSchema.parse({ ...doc, format: COUNCIL_RELEASE_FORMAT, tensors });
+  }
+  return CouncilReleaseSchema.parse(doc);
 }

@@ -14,7 +14,7 @@
  * gone stale (consent revoked, another process spent budget) cannot overspend.
  */
 import { BudgetExhaustedError, ConflictError, ExitCode, IntegrityError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
-import type { NamedTensor } from '../federation/tensor.js';
+import type { NamedTensor } from '../tensor/tensor.js';
 import { isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/agents.js';
 import { openStateDb } from '../store/state-db.js';
 import { ConsentStore } from '../store/consent-store.js';
@@ -25,7 +25,7 @@ import { checkTensors } from './clip.js';
 import { noConsent, type ConsentMap } from './consent.js';
 import { GaussianSampler, type SecureBytes } from './gaussian-noise.js';
 import type { PrivacyConfig } from './privacy-config.js';
-import { buildRelease, CouncilReleaseSchema, type CouncilRelease } from './release.js';
+import { buildRelease, parseStoredRelease, type CouncilRelease } from './release.js';
 
 export interface ReleaseOutcome {
   releaseId: number;
@@ -156,7 +156,7 @@ export class PrivacyGate {
     }
     let release: CouncilRelease;
     try {
-      release = CouncilReleaseSchema.parse(JSON.parse(stored.payload));
+      release = parseStoredRelease(JSON.parse(stored.payload));
     } catch {
       throw new IntegrityError(`privacy ledger is corrupt: the stored release ${row.id} (${row.agent}, round ${row.round}) is unreadable; nothing was released`);
     }

@@ -4,8 +4,9 @@ import { bulyan } from '../../src/aggregation/bulyan.js';
 import { coordinateMedian } from '../../src/aggregation/coordinate-median.js';
 import { fedavg } from '../../src/aggregation/fedavg.js';
 import { krum, multiKrum } from '../../src/aggregation/krum.js';
-import { layoutOf } from '../../src/aggregation/layout.js';
-import { flatCosine, flatProblemFromDense, fromNested, LORA_FAIR_DEFAULTS, matmul, refineDense, refineFlat, refineRidge, toNested } from '../../src/aggregation/lora-fair.js';
+import { flatCosine, flatProblemFromDense, LORA_FAIR_DEFAULTS, refineDense, refineFlat, refineRidge } from '../../src/aggregation/lora-fair.js';
+import { layoutOf } from '../../src/tensor/layout.js';
+import { fromNested, matmul, toNested } from '../../src/tensor/linalg.js';
 import { pairwiseSquaredDistances } from '../../src/aggregation/pairwise-distances.js';
 import { aggregateUpdates, inMemorySource } from '../../src/aggregation/strategy.js';
 

@@ -8,7 +8,8 @@ import serve from '../../src/commands/council/serve.js';
 import trust from '../../src/commands/council/trust.js';
 import type { Command } from '../../src/commands/types.js';
 import { ExitCode } from '../../src/errors.js';
-import { readSafetensors, writeSafetensors } from '../../src/federation/safetensors.js';
+import { readSafetensors, writeSafetensors } from '../../src/tensor/safetensors.js';
+import { dtypeOf } from '../../src/tensor/tensor.js';
 import { parseOptions } from '../../src/run-command.js';
 import { body, call, FINGERPRINT, update } from '../council/helpers.js';
 import { honestRows } from '../aggregation/helpers.js';
@@ -80,8 +81,8 @@ describe('council commands (in-process)', () => {
     const files = rows.map((r, i) => {
       const p = join(ctx.home, `u${i}.safetensors`);
       writeFileSync(p, writeSafetensors([
-        { name: 'q.lora_A.weight', shape: [2, 5], dtype: 'F32', data: r.subarray(0, 10) },
-        { name: 'q.lora_B.weight', shape: [6, 2], dtype: 'F32', data: r.subarray(10) },
+        { name: 'q.lora_A.weight', shape: [2, 5], data: r.subarray(0, 10) },
+        { name: 'q.lora_B.weight', shape: [6, 2], data: r.subarray(10) },
       ]));
       return p;
     });
@@ -90,7 +91,7 @@ describe('council commands (in-process)', () => {
     expect(res).toMatchObject({ strategy: 'fedavg', coords: 22, tensors: 2, used: files });
     const written = readSafetensors(readFileSync(out)).tensors;
     const expected = fedavg(rows).aggregate;
-    expect(written.map((t) => t.dtype)).toEqual(['F32', 'F32']);
+    expect(written.map((t) => dtypeOf(t.data))).toEqual(['F32', 'F32']);
     written[0]?.data.forEach((x, k) => expect(x).toBeCloseTo(expected[k]!, 6));
     const lf = (await run(aggregate as never, { updates: files, strategy: 'lora-fair', out: join(ctx.home, 'lf.safetensors'), steps: '50', lr: '0.05' })) as Awaited<ReturnType<typeof aggregate.run>>;
     expect(lf.layers?.[0]?.layer).toBe('q.lora_*.weight');
@@ -98,7 +99,7 @@ describe('council commands (in-process)', () => {
     expect(lf.layers?.[0]?.cos_after).toBeCloseTo(layer.cosAfter, 12);
     expect(aggregate.render?.(lf as never, ctx)).toMatch(/lora-fair: 4 of 4 updates used, 22 coordinates in 2 tensors[\s\S]*q\.lora_\*\.weight: cos 0\.\d+ → 0\.\d+/);
     const mismatch = join(ctx.home, 'm.safetensors');
-    writeFileSync(mismatch, writeSafetensors([{ name: 'q.lora_A.weight', shape: [10], dtype: 'F32', data: new Float32Array(10) }, { name: 'q.lora_B.weight', shape: [6, 2], dtype: 'F32', data: new Float32Array(12) }]));
+    writeFileSync(mismatch, writeSafetensors([{ name: 'q.lora_A.weight', shape: [10], data: new Float32Array(10) }, { name: 'q.lora_B.weight', shape: [6, 2], data: new Float32Array(12) }]));
     await expect(run(aggregate as never, { updates: [files[0], mismatch], strategy: 'fedavg', out })).rejects.toMatchObject({ exitCode: ExitCode.invalidData, message: expect.stringMatching(/tensor "q\.lora_A\.weight" has shape \[10\]/) });
     await expect(run(aggregate as never, { updates: files, strategy: 'fedavg', out, weights: '1,2' })).rejects.toMatchObject({ exitCode: ExitCode.usage });
   });

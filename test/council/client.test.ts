@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { aggregateUpdates, inMemorySource } from '../../src/aggregation/strategy.js';
-import { layoutOf } from '../../src/aggregation/layout.js';
+import { layoutOf } from '../../src/tensor/layout.js';
 import { CouncilClient, CouncilRequestError } from '../../src/federation/council-client.js';
 import { ExitCode } from '../../src/errors.js';
 import { FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil } from './helpers.js';

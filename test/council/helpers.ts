@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { defaults, type CouncilConfig } from '../../src/council/config.js';
 import { addForge } from '../../src/council/forges.js';
 import { startCouncilServer, type CouncilServer } from '../../src/council/server.js';
-import { f32ToBase64 } from '../../src/federation/float-bytes.js';
+import { f32ToBase64 } from '../../src/tensor/float-codec.js';
 import type { Submission } from '../../src/federation/protocol.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';

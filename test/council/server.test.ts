@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorBodySchema, HealthSchema, MeSchema, ReceiptSchema, RoundStatusSchema, AdapterSchema, SealReceiptSchema } from '../../src/federation/protocol.js';
-import { f32FromBase64 } from '../../src/federation/float-bytes.js';
+import { f32FromBase64 } from '../../src/tensor/float-codec.js';
 import { body, call, COORDS, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil } from './helpers.js';
 
 let c: TestCouncil;

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSafetensors, writeSafetensors } from '../../src/federation/safetensors.js';
+import { readSafetensors, writeSafetensors } from '../../src/tensor/safetensors.js';
 import { body, call, FINGERPRINT, update } from '../council/helpers.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BIN, kourai } from './run-bin.js';
@@ -72,7 +72,7 @@ describe('kourai council (the real binary)', () => {
     kourai(['council', 'forge', 'add', 'x', '--data-dir', dir], { home });
     const files = ref.inputs.map((v, i) => {
       const p = join(dir, `u${i}.safetensors`);
-      writeFileSync(p, writeSafetensors([{ name: 'w', shape: [2, 3], dtype: 'F64', data: Float64Array.from(v) }]));
+      writeFileSync(p, writeSafetensors([{ name: 'w', shape: [2, 3], data: Float64Array.from(v) }]));
       return p;
     });
     const out = join(dir, 'bulyan.safetensors');
@@ -93,7 +93,7 @@ describe('kourai council (the real binary)', () => {
     writeFileSync(join(dir, 'bad.safetensors'), Buffer.from('not a safetensors file'));
     const bad = kourai(['council', 'aggregate', '--strategy', 'fedavg', files[0]!, join(dir, 'bad.safetensors'), '-o', join(dir, 'y.safetensors')], { home });
     expect(bad.code).toBe(5);
-    expect(bad.stderr).toMatch(/bad\.safetensors: header length/);
+    expect(bad.stderr).toMatch(/bad\.safetensors: truncated or not safetensors: header length/);
     expect(kourai(['council', 'aggregate', '--strategy', 'fedavg', join(dir, 'missing.safetensors'), '-o', join(dir, 'z.safetensors')], { home }).code).toBe(6);
     expect(kourai(['council', 'aggregate', files[0]!, '-o', join(dir, 'z.safetensors')], { home }).code).toBe(2);
   });

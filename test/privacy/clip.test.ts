@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidDataError } from '../../src/errors.js';
-import { globalL2, type NamedTensor } from '../../src/federation/tensor.js';
+import { globalL2, type NamedTensor } from '../../src/tensor/tensor.js';
 import { checkTensors, clipToNorm } from '../../src/privacy/clip.js';
 
 const tensorsArb = fc

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fromBase64F32, type NamedTensor } from '../../src/federation/tensor.js';
+import { f32FromBase64 as fromBase64F32 } from '../../src/tensor/float-codec.js';
+import type { NamedTensor } from '../../src/tensor/tensor.js';
 import { GaussianSampler } from '../../src/privacy/gaussian-noise.js';
 import { buildRelease, CouncilReleaseSchema, RELEASE_FIELDS } from '../../src/privacy/release.js';
 
@@ -32,8 +33,8 @@ describe('the release document (exactly what may leave)', () => {
     // ||Δ|| = 0.01 * sqrt(100000) ≈ 3.16 > S = 0.5: scaled by 0.5 / 3.16; each coordinate ±0.0016
     expect(built.local.clipped).toBe(true);
     expect(built.local.clippedNorm).toBeLessThanOrEqual(0.5);
-    const a = fromBase64F32(built.release.tensors[0]?.data_b64 ?? '');
-    const b = fromBase64F32(built.release.tensors[1]?.data_b64 ?? '');
+    const a = fromBase64F32(built.release.tensors[0]?.data ?? '');
+    const b = fromBase64F32(built.release.tensors[1]?.data ?? '');
     const signal = 0.5 / Math.sqrt(100_000);
     let meanA = 0;
     let varA = 0;
@@ -50,8 +51,8 @@ describe('the release document (exactly what may leave)', () => {
     expect(Math.abs(varA / (2 * 0.5) ** 2 - 1)).toBeLessThan(6 * Math.sqrt(2 / a.length));
     expect(built.release.mechanism).toEqual({ name: 'gaussian', clip_norm: 0.5, noise_multiplier: 2, sample_rate: 1, accountant: 'rdp' });
     expect(built.release.tensors.map((t) => [t.name, t.shape, t.dtype])).toEqual([
-      ['layers.0.lora_A', [50_000], 'float32'],
-      ['layers.0.lora_B', [50_000], 'float32'],
+      ['layers.0.lora_A', [50_000], 'F32'],
+      ['layers.0.lora_B', [50_000], 'F32'],
     ]);
   });
 });

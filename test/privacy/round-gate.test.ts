@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KouraiError } from '../../src/errors.js';
 import { BudgetExhaustedError, ExitCode } from '../../src/errors.js';
-import { fromBase64F32, type NamedTensor } from '../../src/federation/tensor.js';
+import { f32FromBase64 as fromBase64F32 } from '../../src/tensor/float-codec.js';
+import type { NamedTensor } from '../../src/tensor/tensor.js';
 import type { SecureBytes } from '../../src/privacy/gaussian-noise.js';
 import { DEFAULT_PRIVACY_CONFIG, type PrivacyConfig } from '../../src/privacy/privacy-config.js';
 import { epsilonFor } from '../../src/privacy/rdp-accountant.js';
@@ -141,7 +142,7 @@ describe('PrivacyGate: the API the federation round calls', () => {
     const g = open({ noiseMultiplier: 0.001, clipNorm: 1, agentEpsilon: 1e9, forgeEpsilon: 1e9 });
     allow(g, 'aidos');
     const out = g.recordRelease({ round: '1', agent: 'aidos', delta: delta(10) }); // norm 20 -> clipped to 1
-    const data = fromBase64F32(out.release.tensors[0]?.data_b64 ?? '');
+    const data = fromBase64F32(out.release.tensors[0]?.data ?? '');
     for (const x of data) expect(Math.abs(x - 0.5)).toBeLessThan(0.006); // 0.5 each; noise σS = 0.001
     expect(out.local.clippedNorm).toBeLessThanOrEqual(1);
     g.close();

@@ -1,14 +1,14 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { z } from 'zod';
 import { GramPool } from '../../aggregation/gram-pool.js';
-import { layoutOf } from '../../aggregation/layout.js';
 import { aggregateUpdates, inMemorySource, SELECTIONS, STRATEGIES, type AggregateOutcome, type StrategyConfig } from '../../aggregation/strategy.js';
 import { AggregationError, type Vec } from '../../aggregation/vec.js';
 import type { Ctx } from '../../context.js';
-import { fsError, InvalidDataError, UsageError } from '../../errors.js';
-import { readSafetensors, SafetensorsError, writeSafetensors, type SafeTensor } from '../../federation/safetensors.js';
+import { InvalidDataError, UsageError } from '../../errors.js';
+import { layoutOf } from '../../tensor/layout.js';
+import { readSafetensorsFile, writeSafetensorsFile } from '../../tensor/safetensors-file.js';
+import type { NamedTensor, TensorData } from '../../tensor/tensor.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 
@@ -64,19 +64,10 @@ export interface AggregateResult {
   seconds: number;
 }
 
-function load(path: string, what: string): SafeTensor[] {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (err) {
-    throw fsError(err, what, path);
-  }
-  try {
-    return readSafetensors(bytes).tensors;
-  } catch (err) {
-    if (err instanceof SafetensorsError) throw new InvalidDataError(`${path}: ${err.message}`);
-    throw err;
-  }
+type FileTensor = NamedTensor<TensorData>;
+
+function load(path: string, what: string): FileTensor[] {
+  return readSafetensorsFile(path, what).tensors;
 }
 
 /**
@@ -88,10 +79,10 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<AggregateResult> {
     const paths = opts.updates.map((p) => resolve(ctx.cwd, p));
     const files = paths.map((p) => load(p, 'update'));
-    const first = files[0] as SafeTensor[];
+    const first = files[0] as FileTensor[];
     const layout = layoutOf(first.map((t) => ({ name: t.name, shape: t.shape })));
-    const f64 = files.some((f) => f.some((t) => t.dtype === 'F64'));
-    const flatten = (tensors: SafeTensor[], path: string): Vec => {
+    const f64 = files.some((f) => f.some((t) => t.data instanceof Float64Array));
+    const flatten = (tensors: FileTensor[], path: string): Vec => {
       const byName = new Map(tensors.map((t) => [t.name, t]));
       const out = f64 ? new Float64Array(layout.size) : new Float32Array(layout.size);
       for (const spec of layout.tensors) {
@@ -142,19 +133,12 @@ export default defineCommand({
     // The result: base + aggregate when the inputs are deltas from a base (LoRA-FAIR), else the aggregate.
     const result = new Float64Array(layout.size);
     for (let k = 0; k < result.length; k++) result[k] = (outcome.aggregate[k] as number) + (base ? (base[k] as number) : 0);
-    const tensors: SafeTensor[] = layout.tensors.map((t) => {
+    const tensors: FileTensor[] = layout.tensors.map((t) => {
       const v = result.subarray(t.offset, t.offset + t.size);
-      return { name: t.name, shape: t.shape, dtype: opts.dtype, data: opts.dtype === 'F32' ? Float32Array.from(v) : Float64Array.from(v) };
+      return { name: t.name, shape: t.shape, data: opts.dtype === 'F32' ? Float32Array.from(v) : Float64Array.from(v) };
     });
     const out = resolve(ctx.cwd, opts.out);
-    const tmp = join(dirname(out), `.${basename(out)}.${ctx.secureRandom(4).toString("hex")}.tmp`);
-    try {
-      writeFileSync(tmp, writeSafetensors(tensors, { kourai: 'council aggregate', strategy: opts.strategy, byzantine: String(opts.byzantine), inputs: String(rows.length) }));
-      renameSync(tmp, out);
-    } catch (err) {
-      rmSync(tmp, { force: true });
-      throw fsError(err, 'output file', out);
-    }
+    writeSafetensorsFile(out, tensors, { what: 'output file', metadata: { kourai: 'council aggregate', strategy: opts.strategy, byzantine: String(opts.byzantine), inputs: String(rows.length) } });
     const name = (i: number): string => paths[i] as string;
     const fin = (x: number | undefined): number | null => (x !== undefined && Number.isFinite(x) ? x : null);
     return {

@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { fsError, InvalidDataError, UsageError } from '../../errors.js';
-import { fromBase64F32, type NamedTensor } from '../../federation/tensor.js';
+import { TensorError } from '../../tensor/errors.js';
+import { tensorFromJson, TensorJsonSchema } from '../../tensor/json.js';
+import type { NamedTensor } from '../../tensor/tensor.js';
 import { colors } from '../../output/color.js';
 import type { CouncilRelease } from '../../privacy/release.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
@@ -19,10 +21,8 @@ const options = z.object({
   json: z.boolean().default(false),
 });
 
-const TensorIn = z.union([
-  z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), data: z.array(z.number()) }),
-  z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), data_b64: z.string() }),
-]);
+/** The tensor JSON shape (base64 data), or, for hand-written files, the values as a plain array. */
+const TensorIn = z.union([TensorJsonSchema, z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), data: z.array(z.number()) }).strict()]);
 const DeltaFile = z.object({ tensors: z.array(TensorIn).min(1) });
 
 export interface ReleaseResult {
@@ -55,9 +55,14 @@ function readDelta(path: string): NamedTensor[] {
   const parsed = DeltaFile.safeParse(doc);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new InvalidDataError(`delta file ${path}: ${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}`, 'expected {"tensors": [{"name", "shape", "data" or "data_b64"}]}');
+    throw new InvalidDataError(`delta file ${path}: ${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}`, 'expected {"tensors": [{"name", "shape", "dtype": "F32", "data": base64}] or "data" as an array of numbers');
   }
-  return parsed.data.tensors.map((t) => ({ name: t.name, shape: t.shape, data: 'data' in t ? Float32Array.from(t.data) : fromBase64F32(t.data_b64) }));
+  try {
+    return parsed.data.tensors.map((t) => (Array.isArray(t.data) ? { name: t.name, shape: t.shape, data: Float32Array.from(t.data) } : tensorFromJson({ ...t, data: t.data, dtype: 'F32' })));
+  } catch (err) {
+    if (err instanceof TensorError) throw new InvalidDataError(`delta file ${path}: ${err.message}`);
+    throw err;
+  }
 }
 
 /**

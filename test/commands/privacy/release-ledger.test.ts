@@ -5,7 +5,7 @@ import type { LedgerResult } from '../../../src/commands/privacy/ledger.js';
 import type { ReleaseResult } from '../../../src/commands/privacy/release.js';
 import type { KouraiError } from '../../../src/errors.js';
 import { ExitCode } from '../../../src/errors.js';
-import { fromBase64F32 } from '../../../src/federation/tensor.js';
+import { f32FromBase64 as fromBase64F32 } from '../../../src/tensor/float-codec.js';
 import { CouncilReleaseSchema } from '../../../src/privacy/release.js';
 import { openStateDb } from '../../../src/store/state-db.js';
 import { runCli } from '../../helpers/run.js';
@@ -20,7 +20,7 @@ let file: string;
 beforeEach(async () => {
   ctx = testCtx();
   file = join(ctx.home, 'delta.json');
-  writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [2, 2], data: [3, 0, 0, 0] }, { name: 'b', shape: [1], data_b64: Buffer.from(new Float32Array([4]).buffer).toString('base64') }] }));
+  writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [2, 2], data: [3, 0, 0, 0] }, { name: 'b', shape: [1], dtype: 'F32', data: Buffer.from(new Float32Array([4]).buffer).toString('base64') }] }));
   await runCli(consentCmd, { allow: ['aidos'] }, ctx);
 });
 afterEach(() => ctx.cleanup());
@@ -48,8 +48,8 @@ describe('kourai privacy release', () => {
     expect(r).toMatchObject({ release_id: 1, reused: false, agent: 'aidos', round: '1', out, release: null });
     const doc = CouncilReleaseSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
     // ||(3,0,0,0,4)|| = 5, clipped to S = 1: (0.6, 0, 0, 0, 0.8) + tiny noise
-    expect(Array.from(fromBase64F32(doc.tensors[0]?.data_b64 ?? '')).map((x) => Math.round(x * 100) / 100 + 0)).toEqual([0.6, 0, 0, 0]);
-    expect(Math.round((fromBase64F32(doc.tensors[1]?.data_b64 ?? '')[0] as number) * 100) / 100).toBe(0.8);
+    expect(Array.from(fromBase64F32(doc.tensors[0]?.data ?? '')).map((x) => Math.round(x * 100) / 100 + 0)).toEqual([0.6, 0, 0, 0]);
+    expect(Math.round((fromBase64F32(doc.tensors[1]?.data ?? '')[0] as number) * 100) / 100).toBe(0.8);
     expect(rows()).toBe(1);
   });
 

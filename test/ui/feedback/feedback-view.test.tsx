@@ -8,6 +8,7 @@ import { initialFeedbackState, type FeedbackOutcome } from '../../../src/ui/feed
 import { palette } from '../../../src/ui/theme.js';
 import { removeDir, tempDir } from '../../helpers/ctx.js';
 import { lineCount, readEntries } from '../../helpers/forge.js';
+import { frameWith, waitFor } from '../../helpers/ink-wait.js';
 import { KEY } from '../../helpers/tty.js';
 
 let dir: string;
@@ -18,15 +19,6 @@ afterEach(() => {
   cleanup();
   removeDir(dir);
 });
-
-async function frameWith(lastFrame: () => string | undefined, text: string): Promise<string> {
-  for (let i = 0; i < 400; i++) {
-    const f = lastFrame() ?? '';
-    if (f.includes(text)) return f;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`no frame with ${JSON.stringify(text)}; last frame:\n${lastFrame() ?? ''}`);
-}
 
 const subject: FeedbackSubject = {
   agent: 'techne',
@@ -55,10 +47,6 @@ function mount(s: FeedbackSubject = subject) {
   return { ...app, memoir, outcomes };
 }
 
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-}
-
 describe('FeedbackApp (ink-testing-library)', () => {
   it('shows the proposal and the 1–5 scale; 4 Enter Enter "crisp" Enter writes the entry', async () => {
     // (the first frame has no key hints: they appear once keys reach the prompt)
@@ -80,7 +68,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
     stdin.write('crisp');
     await frameWith(lastFrame, '> crisp');
     stdin.write(KEY.enter);
-    await until(() => outcomes.length > 0);
+    await waitFor(() => outcomes.length > 0, lastFrame, 'the outcome');
     expect(outcomes).toEqual([{ type: 'answered', answer: { rating: 4, kind: 'accepted', comment: 'crisp' } }]);
     const [e] = readEntries(memoir);
     expect(e).toMatchObject({
@@ -108,7 +96,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
     stdin.write(KEY.enter);
     await frameWith(lastFrame, 'Comment (optional)');
     stdin.write(KEY.enter);
-    await until(() => outcomes.length > 0);
+    await waitFor(() => outcomes.length > 0, lastFrame, 'the outcome');
     const [e] = readEntries(memoir);
     expect(e?.player_response).toEqual({ kind: 'modified', delta: s.revised, felt: 'off' });
     expect(e?.training_label?.preference_pair).toEqual([
@@ -128,7 +116,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
     stdin.write('5');
     await frameWith(lastFrame, '[5 exactly right]');
     stdin.write(KEY.escape);
-    await until(() => outcomes.length > 0);
+    await waitFor(() => outcomes.length > 0, lastFrame, 'the outcome');
     expect(outcomes).toEqual([{ type: 'skipped' }]);
     expect(() => lineCount(memoir)).toThrow(/ENOENT/);
   });
@@ -140,7 +128,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
     stdin.write(KEY.enter);
     await frameWith(lastFrame, 'What did you do with it?');
     stdin.write(KEY.ctrlC);
-    await until(() => outcomes.length > 0);
+    await waitFor(() => outcomes.length > 0, lastFrame, 'the outcome');
     expect(outcomes).toEqual([{ type: 'cancelled' }]);
     expect(() => lineCount(memoir)).toThrow(/ENOENT/);
   });
@@ -156,7 +144,7 @@ describe('FeedbackApp (ink-testing-library)', () => {
     stdin.write(KEY.left);
     await frameWith(lastFrame, '[4 right]');
     stdin.write(`${KEY.enter}3${KEY.enter}${KEY.enter}`);
-    await until(() => outcomes.length > 0);
+    await waitFor(() => outcomes.length > 0, lastFrame, 'the outcome');
     expect(readEntries(memoir)[0]).toMatchObject({ likert: 4, player_response: { kind: 'rejected' } });
   });
 });

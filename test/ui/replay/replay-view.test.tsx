@@ -1,21 +1,16 @@
 import { cleanup, render } from 'ink-testing-library';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { palette } from '../../../src/ui/theme.js';
 import { ReplayApp } from '../../../src/ui/replay/replay-view.js';
 import { initialReplayState, type ReplayState } from '../../../src/ui/replay/use-replay-state.js';
 import { smallStory } from '../../helpers/story.js';
+import { frameWith, waitFor } from '../../helpers/ink-wait.js';
 import { KEY } from '../../helpers/tty.js';
 
-afterEach(() => cleanup());
-
-async function frameWith(lastFrame: () => string | undefined, text: string): Promise<string> {
-  for (let i = 0; i < 400; i++) {
-    const f = lastFrame() ?? '';
-    if (f.includes(text)) return f;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`no frame with ${JSON.stringify(text)}; last frame:\n${lastFrame() ?? ''}`);
-}
+afterEach(() => {
+  cleanup();
+  vi.useRealTimers();
+});
 
 function mount(opts: { agents?: ('techne' | 'metis')[] } = {}) {
   const nav = smallStory();
@@ -87,12 +82,15 @@ describe('ReplayApp (ink-testing-library)', () => {
     stdin.write('?');
     await frameWith(lastFrame, 'metis · proposal lands');
     stdin.write('q');
-    for (let i = 0; i < 200 && done.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => done.length > 0, lastFrame, 'the screen to end');
     expect(done.map((d) => d.how)).toEqual(['quit']);
     expect(done[0]?.last.filter.agents).toEqual(['metis']);
   });
 
-  it('plays on its own when Space is pressed', async () => {
+  it('plays on its own when Space is pressed: one beat per tick of its clock, at the chosen speed', async () => {
+    // The playback timer is the subject, so the test owns the clock: only setInterval is faked
+    // (Ink's own work and these waits use setTimeout/setImmediate and run for real).
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const { lastFrame, stdin } = mount();
     await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write('+');
@@ -101,6 +99,17 @@ describe('ReplayApp (ink-testing-library)', () => {
     await frameWith(lastFrame, 'speed 8 beats/s');
     stdin.write(' ');
     await frameWith(lastFrame, '▶ playing 8 beats/s');
+    await waitFor(() => vi.getTimerCount() > 0, lastFrame, 'the playback timer to start');
+    expect(lastFrame()).toContain('1/8');
+    vi.advanceTimersByTime(124); // not yet a beat at 8 beats/s
+    expect(lastFrame()).toContain('1/8');
+    for (let beat = 2; beat <= 8; beat++) {
+      vi.advanceTimersByTime(1); // 125 ms since the last beat: the next one
+      await frameWith(lastFrame, `${beat}/8`);
+      vi.advanceTimersByTime(124);
+      expect(lastFrame()).toContain(`${beat}/8`);
+    }
+    vi.advanceTimersByTime(1);
     const f = await frameWith(lastFrame, 'the end of the story');
     expect(f).toContain('8/8');
     expect(f).toContain('‖ paused');
@@ -110,7 +119,7 @@ describe('ReplayApp (ink-testing-library)', () => {
     const { lastFrame, stdin, done } = mount();
     await frameWith(lastFrame, '? help · q quit'); // keys are live
     stdin.write(KEY.ctrlC);
-    for (let i = 0; i < 200 && done.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => done.length > 0, lastFrame, 'the screen to end');
     expect(done.map((d) => d.how)).toEqual(['cancel']);
   });
 });
