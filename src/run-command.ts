@@ -8,13 +8,12 @@ import { writeText } from './output/notice.js';
 
 /** Validates raw commander options with a command's schema; a failure is one plain line naming the flag. */
 export function parseOptions<O extends z.ZodType>(cmd: { options: O }, raw: Record<string, unknown>): z.output<O> {
-  const parsed = cmd.options.safeParse(raw, { error: optionError });
+  const parsed = cmd.options.safeParse(raw, { error: (iss) => optionError(iss, raw) });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const key = issue?.path[0];
   const flag = key === undefined ? 'options' : `--${String(key).replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`;
-  const given = key === undefined ? undefined : raw[String(key)];
-  throw new UsageError(`${flag}${given === undefined || typeof given === 'boolean' || Array.isArray(given) ? '' : ` ${String(given)}`}: ${issue?.message ?? 'invalid value'}`);
+  throw new UsageError(`${flag}: ${issue?.message ?? 'invalid value'}`);
 }
 
 export type OutputMode = 'human' | 'json' | 'ndjson';

@@ -20,7 +20,8 @@ import { openStateDb } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
 import { StoryIndex } from '../store/story-queries.js';
 import { assertTerminalFits } from '../ui/terminal.js';
-import { openIndexed } from './memoir/shared.js';
+import { indexFeedback } from '../output/index-feedback.js';
+import { openIndexed } from '../store/indexed.js';
 import { defineCommand } from './types.js';
 
 /** The smallest terminal the Likert prompt is drawn in. */
@@ -161,7 +162,7 @@ export default defineCommand({
     }
     const home = kouraiHome(ctx);
     const scope = scopeOf(target, home, ctx.cwd);
-    const { index, fileIds } = openIndexed(ctx, scope.paths.includes(target) ? scope.paths : [...scope.paths, target], { quiet: true });
+    const { index, fileIds } = await openIndexed(ctx, scope.paths.includes(target) ? scope.paths : [...scope.paths, target], { feedback: indexFeedback(ctx, true) });
     let stateDb: DB | undefined;
     try {
       const q = new StoryIndex(index, fileIds);

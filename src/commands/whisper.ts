@@ -1,13 +1,17 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
 import { NotFoundError } from '../errors.js';
-import { AGENTS, type Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/agents.js';
 import { colors } from '../output/color.js';
 import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
 import { PrivacyGate } from '../privacy/round-gate.js';
 import { bar, buildWhisperReport, percent, type WhisperReport } from '../privacy/whisper-report.js';
-import { memoirOpt, openIndexed } from './memoir/shared.js';
-import { budgetFlags, configFrom, fmtDelta, fmtEps } from './privacy/shared.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../format.js';
+import { indexFeedback } from '../output/index-feedback.js';
+import { privacyConfigFor } from '../privacy/privacy-config.js';
+import { openIndexed } from '../store/indexed.js';
+import { MemoirQueries } from '../store/memoir-queries.js';
+import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 
 const options = z.object({
@@ -18,28 +22,26 @@ const options = z.object({
 });
 
 /** Shareable entries per agent (newest revisions only), from the memoir index. Local only. */
-export function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: boolean): { counts: Partial<Record<Agent, number>>; note: string | null } {
+async function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: boolean): Promise<{ counts: Partial<Record<Agent, number>>; note: string | null }> {
   let indexed;
   try {
-    indexed = openIndexed(ctx, memoirs, { quiet });
+    indexed = await openIndexed(ctx, memoirs, { feedback: indexFeedback(ctx, quiet), readOnly: true });
   } catch (err) {
     if (err instanceof NotFoundError && memoirs.length === 0) return { counts: {}, note: 'no memoirs found: every agent has 0 shareable entries (kourai memoir synth creates a sample forge)' };
     throw err;
   }
   const { index, fileIds } = indexed;
   try {
-    const counts: Partial<Record<Agent, number>> = {};
-    for (const agent of AGENTS) counts[agent] = index.count({ files: fileIds, agents: [agent], split: 'shared', latestOnly: true });
-    return { counts, note: null };
+    return { counts: new MemoirQueries(index).shareableByAgent(fileIds), note: null };
   } finally {
     index.close();
   }
 }
 
-export function whisperReport(ctx: Ctx, opts: z.output<typeof options>): WhisperReport {
-  const resolved = configFrom(ctx, opts);
-  const { counts, note } = shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
-  const gate = PrivacyGate.open({ home: kouraiHome(ctx), config: resolved.config, random: ctx.secureRandom, now: ctx.now });
+export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): Promise<WhisperReport> {
+  const resolved = privacyConfigFor(ctx, opts);
+  const { counts, note } = await shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
+  const gate = PrivacyGate.openReadOnly({ home: kouraiHome(ctx), config: resolved.config, random: ctx.secureRandom, now: ctx.now });
   try {
     const plan = gate.planRound({ round: opts.round ?? null, shareable: counts });
     const releases = gate.ledger.releases();
@@ -52,7 +54,7 @@ export function whisperReport(ctx: Ctx, opts: z.output<typeof options>): Whisper
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<WhisperReport> {
-    const report = whisperReport(ctx, opts);
+    const report = await whisperReport(ctx, opts);
     if (ctx.interactive && !opts.json) {
       const { showWhisper } = await import('../ui/whisper/show-whisper.js');
       await showWhisper(ctx, report);

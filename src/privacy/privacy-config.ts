@@ -3,6 +3,7 @@
  * place with the house precedence: defaults < config file < KOURAI_PRIVACY_* environment < flags.
  */
 import { configFilePath, readConfigSection } from '../config.js';
+import { kouraiHome, type Ctx } from '../context.js';
 import { EnvironmentError, UsageError } from '../errors.js';
 
 export interface PrivacyConfig {
@@ -129,4 +130,9 @@ export function resolvePrivacyConfig(p: { home: string; env: Readonly<Record<str
     origin[k] = 'flag';
   }
   return { config, origin, file: fromFile === null ? null : path };
+}
+
+/** The settings as a command sees them: its home and environment, and the flags it was given. */
+export function privacyConfigFor(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Partial<Record<PrivacyKey, number | undefined>>): ResolvedPrivacyConfig {
+  return resolvePrivacyConfig({ home: kouraiHome(ctx), env: ctx.env, flags });
 }

@@ -16,7 +16,7 @@
 import { BudgetExhaustedError, ConflictError, ExitCode, IntegrityError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 import { isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/agents.js';
-import { openStateDb } from '../store/state-db.js';
+import { openStateDb, openStateDbReadOnly } from '../store/state-db.js';
 import { ConsentStore } from '../store/consent-store.js';
 import { PrivacyLedger, type ReleaseEvent, type ReleaseRow } from '../store/privacy-ledger.js';
 import type { DB } from '../store/db.js';
@@ -60,6 +60,11 @@ export class PrivacyGate {
   /** Opens `$KOURAI_HOME/kourai.db`. The caller closes the gate. */
   static open(opts: { home: string; config: PrivacyConfig; random: SecureBytes; now?: () => Date }): PrivacyGate {
     return new PrivacyGate(openStateDb(opts.home), opts);
+  }
+
+  /** For planning only (`whisper`): creates nothing, works on a read-only home; recording a release fails. */
+  static openReadOnly(opts: { home: string; config: PrivacyConfig; random: SecureBytes; now?: () => Date }): PrivacyGate {
+    return new PrivacyGate(openStateDbReadOnly(opts.home), opts);
   }
 
   close(): void {

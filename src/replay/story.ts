@@ -11,17 +11,8 @@ import type { EntryType, Felt, ReasonClass, ResponseKind, Source, Visibility } f
  * (lines written by Python hosts) follow, by path. Within a memoir, line order is the truth.
  * Superseded entries are left out; their newest revision appears where it was appended.
  */
-export interface SessionInfo {
-  /** Position in story order (0-based): the `session` of a BeatRef. */
-  rank: number;
-  fileId: number;
-  path: string;
-  session: string;
-  player: string | null;
-  project: string | null;
-  /** Earliest recorded_at in the memoir, or null when none is stamped. */
-  startedAt: string | null;
-}
+import type { SessionInfo } from '../store/story-queries.js';
+export type { SessionInfo };
 
 /** Where a beat is: its session's rank and its line in that memoir. Ordered by (session, line). */
 export interface BeatRef {

@@ -17,7 +17,8 @@ export interface Migration {
 export function openDb(path: string, migrations: readonly Migration[], opts: { readonly?: boolean } = {}): DB {
   let db: DB;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    // Read-only opens create nothing: not the directory, not the file (read-only commands on a fresh home).
+    if (!opts.readonly) mkdirSync(dirname(path), { recursive: true });
     db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
   } catch (err) {
     throw new EnvironmentError(`cannot open database ${path}: ${(err as Error).message}`, 'check that the directory exists and is writable (see `kourai doctor`)', err);
@@ -28,7 +29,8 @@ export function openDb(path: string, migrations: readonly Migration[], opts: { r
     if (!opts.readonly) db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
-    migrate(db, migrations);
+    if (opts.readonly) checkNotNewer(db, migrations.reduce((m, x) => Math.max(m, x.version), 0));
+    else migrate(db, migrations);
   } catch (err) {
     db.close();
     if (err instanceof Error && 'exitCode' in err) throw err;

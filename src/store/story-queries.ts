@@ -1,6 +1,5 @@
 import type { Statement } from 'better-sqlite3';
 import { AGENTS, type Agent } from '../memoir/agents.js';
-import type { SessionInfo } from '../replay/story.js';
 import { ftsQuery, type MemoirIndex } from './memoir-index.js';
 
 /**
@@ -8,6 +7,19 @@ import { ftsQuery, type MemoirIndex } from './memoir-index.js';
  * by (memoir, line) so no query ever reads more rows than it returns (no OFFSET). Superseded
  * entries are left out everywhere (the newest revision of each chain stands for it).
  */
+
+/** A memoir as a session of the story, in the order sessions began. */
+export interface SessionInfo {
+  /** Position in story order (0-based): the `session` of a BeatRef. */
+  rank: number;
+  fileId: number;
+  path: string;
+  session: string;
+  player: string | null;
+  project: string | null;
+  /** Earliest recorded_at in the memoir, or null when none is stamped. */
+  startedAt: string | null;
+}
 
 /** The columns a story needs to navigate; the entry itself is read from its file on demand. */
 export interface StoryRow {

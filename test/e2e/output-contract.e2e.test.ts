@@ -25,7 +25,7 @@ describe('errors under --json are the JSON error document', () => {
     [['--bogus', '--json'], 2, /unknown option '--bogus'/],
     [['memoir', 'inspect', '--bogus', '--json'], 2, /unknown option '--bogus'/],
     [['memoir', 'frobnicate', '--json'], 2, /unknown command 'frobnicate'/],
-    [['memoir', 'inspect', '--limit', 'abc', '--json'], 2, /^--limit abc: not a number$/],
+    [['memoir', 'inspect', '--limit', 'abc', '--json'], 2, /^--limit: "abc" is not a number$/],
     [['memoir', 'show', 'NOSUCHID', '--json'], 6, /no entry with id "NOSUCHID"/],
     [['memoir', 'inspect', '--text', 'x', '--ndjson', '--memoir', '/nonexistent'], 6, /no such file or directory/],
   ])('kourai %j', (args, code, message) => {

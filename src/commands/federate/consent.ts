@@ -5,7 +5,7 @@ import { isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agent
 import { colors } from '../../output/color.js';
 import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, parseAgentList, STANCES, type ConsentMap } from '../../privacy/consent.js';
 import { ConsentStore } from '../../store/consent-store.js';
-import { openStateDb } from '../../store/state-db.js';
+import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
 
 const options = z.object({
@@ -50,7 +50,7 @@ export default defineCommand({
     if (!withFlags && !opts.show && !ctx.interactive) {
       throw new UsageError('the Sovereignty Moment needs an interactive terminal', 'pass --allow a,b --deny c (e.g. --allow aidos,metis --deny kallos), or --show to see the current consent');
     }
-    const db = openStateDb(kouraiHome(ctx));
+    const db = opts.show ? openStateDbReadOnly(kouraiHome(ctx)) : openStateDb(kouraiHome(ctx));
     try {
       const store = new ConsentStore(db);
       let decisionId: number | null = null;

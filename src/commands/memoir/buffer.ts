@@ -9,7 +9,7 @@ import { oneLine, renderTable } from '../../output/table.js';
 import type { EntryRow } from '../../store/memoir-index.js';
 import { replayBufferFromIndex } from '../../store/replay-candidates.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from './filters.js';
+import { filterShape, toFilter } from '../options.js';
 import { memoirOpt, openIndexed } from './shared.js';
 import { warn } from '../../output/notice.js';
 
@@ -83,7 +83,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<BufferResult> {
     const filter = toFilter({ ...opts, text: undefined });
-    const { index, fileIds, paths } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds, paths } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     let buffer: ReplayBuffer;
     let rows: Map<string, EntryRow>;
     try {

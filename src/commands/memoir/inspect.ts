@@ -4,7 +4,7 @@ import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
 import { oneLine, renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from './filters.js';
+import { filterShape, toFilter } from '../options.js';
 import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
 
 const options = z.object({
@@ -30,7 +30,7 @@ export default defineCommand({
   options,
   streams: (o) => o.ndjson,
   async run(opts, ctx: Ctx): Promise<InspectResult> {
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson });
     try {
       const filter = { ...toFilter(opts), files: fileIds, latestOnly: !opts.allRevisions };
       const counted = index.count(filter, COUNT_CAP + 1);

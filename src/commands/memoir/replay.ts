@@ -13,7 +13,7 @@ import { walkStory } from '../../replay/walk.js';
 import { StoryIndex } from '../../store/story-queries.js';
 import { assertTerminalFits } from '../../ui/terminal.js';
 import { defineCommand } from '../types.js';
-import { filterShape } from './filters.js';
+import { filterShape } from '../options.js';
 import { memoirOpt, openIndexed } from './shared.js';
 
 /** The smallest terminal the replay screen is drawn in. */
@@ -43,7 +43,7 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
     const ndjson = opts.json || opts.ndjson;
     const screen = ctx.interactive && !ndjson;
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
     try {
       const nav = new StoryCursor(new StoryIndex(index, fileIds));
       const present = nav.agents();

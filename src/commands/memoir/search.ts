@@ -6,7 +6,7 @@ import { renderTable } from '../../output/table.js';
 import { searchText } from '../../store/memoir-index.js';
 import { excerpt, queryWords, SEARCH_MAX_LIMIT, searchEntries } from '../../store/search.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from './filters.js';
+import { filterShape, toFilter } from '../options.js';
 import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
 import { note } from '../../output/notice.js';
 
@@ -49,7 +49,7 @@ export default defineCommand({
     const capped = opts.limit > SEARCH_MAX_LIMIT;
     const limit = Math.min(opts.limit, SEARCH_MAX_LIMIT);
     if (capped && !opts.json) note(ctx, `--limit ${opts.limit} is above the cap; showing at most ${SEARCH_MAX_LIMIT}`);
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     try {
       const filter = { ...toFilter({ ...opts, text: undefined }), files: fileIds, latestOnly: !opts.allRevisions };
       const res = searchEntries(index, opts.query, filter, limit);

@@ -77,7 +77,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<SupersedeResult> {
     const patch = await readPatch(opts, ctx);
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     let built;
     let target;
     let originalShareable: boolean;

@@ -3,7 +3,8 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { DEFAULT_ORDERS, epsilonFor, exactGaussianEpsilon } from '../../privacy/rdp-accountant.js';
 import { defineCommand } from '../types.js';
-import { deltaFlag, fmtDelta, fmtEps, sampleRateFlag, sigmaFlag, stepsFlag } from './shared.js';
+import { deltaFlag, sampleRateFlag, sigmaFlag, stepsFlag } from '../options.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
 import { warn } from '../../output/notice.js';
 
 const options = z.object({

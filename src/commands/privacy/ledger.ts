@@ -7,7 +7,9 @@ import { budgetState } from '../../privacy/budget.js';
 import { PrivacyLedger } from '../../store/privacy-ledger.js';
 import { openStateDb, statePath } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
-import { budgetFlags, configFrom, fmtDelta, fmtEps } from './shared.js';
+import { budgetFlags } from '../options.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
+import { privacyConfigFor } from '../../privacy/privacy-config.js';
 
 const options = z.object({
   agent: z.array(z.string()).default([]),
@@ -47,7 +49,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<LedgerResult> {
     const agents = parseAgentList(opts.agent, '--agent');
-    const { config } = configFrom(ctx, opts);
+    const { config } = privacyConfigFor(ctx, opts);
     const home = kouraiHome(ctx);
     const db = openStateDb(home);
     try {

@@ -10,7 +10,9 @@ import { colors } from '../../output/color.js';
 import type { CouncilRelease } from '../../privacy/release.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
 import { defineCommand } from '../types.js';
-import { budgetFlags, configFrom, fmtDelta, fmtEps } from './shared.js';
+import { budgetFlags } from '../options.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
+import { privacyConfigFor } from '../../privacy/privacy-config.js';
 
 const options = z.object({
   agent: z.string({ error: 'required: the agent that speaks' }).min(1),
@@ -73,7 +75,7 @@ function readDelta(path: string): NamedTensor[] {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ReleaseResult> {
-    const { config } = configFrom(ctx, opts);
+    const { config } = privacyConfigFor(ctx, opts);
     const path = resolve(ctx.cwd, opts.file);
     const delta = readDelta(path);
     const gate = PrivacyGate.open({ home: kouraiHome(ctx), config, random: ctx.secureRandom, now: ctx.now });

@@ -4,7 +4,7 @@ import { affinityFor, feltFor, KIND_HELP, RATING_LABEL, RATINGS, type Rating } f
 import type { Agent } from '../../memoir/agents.js';
 import { RESPONSE_KINDS } from '../../memoir/sources.js';
 import { fmtAffinity, signed } from '../../replay/describe.js';
-import { SYMBOL, type Palette } from '../theme.js';
+import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useFeedback } from './use-feedback.js';
 import type { FeedbackOutcome, FeedbackState } from './use-feedback-state.js';

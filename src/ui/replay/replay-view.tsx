@@ -5,7 +5,7 @@ import { AGENTS } from '../../memoir/agents.js';
 import { beatTitle, fmtAffinity, signed, visibilityNote } from '../../replay/describe.js';
 import type { AffinityTotals, Beat, StoryNav } from '../../replay/story.js';
 import { keyLabel, REPLAY_KEYS } from '../keys.js';
-import { SYMBOL, type Palette } from '../theme.js';
+import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useReplay } from './use-replay.js';
 import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState } from './use-replay-state.js';

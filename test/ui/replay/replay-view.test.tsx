@@ -1,6 +1,6 @@
 import { cleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { palette } from '../../../src/ui/theme.js';
+import { palette } from '../../../src/output/theme.js';
 import { ReplayApp } from '../../../src/ui/replay/replay-view.js';
 import { initialReplayState, type ReplayState } from '../../../src/ui/replay/use-replay-state.js';
 import { smallStory } from '../../helpers/story.js';
