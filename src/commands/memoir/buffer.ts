@@ -18,7 +18,7 @@ const { text: _text, ...filters } = filterShape;
 const options = z.object({
   memoir: memoirOpt,
   ...filters,
-  max: z.coerce.number({ error: 'is required: the bound, a whole number of entries' }).int().min(0),
+  max: z.coerce.number({ error: (iss) => (iss.input === undefined ? 'is required: the bound, a whole number of entries' : undefined) }).int().min(0),
   dryRun: z.boolean().default(false),
   out: z.string().optional(),
   json: z.boolean().default(false),
