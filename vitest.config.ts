@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SkipsAndProofs from './test/reporters/skips-and-proofs.js';
 
 export default defineConfig({
   test: {
@@ -8,5 +9,7 @@ export default defineConfig({
     pool: 'forks',
     setupFiles: ['test/setup.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // after the usual report: what was skipped and why, and which proofs ran
+    reporters: ['default', new SkipsAndProofs()],
   },
 });

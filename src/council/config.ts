@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { SELECTIONS, STRATEGIES, requirement, type StrategyConfig } from '../aggregation/strategy.js';
+import { SELECTIONS, STRATEGIES, requirement } from '../aggregation/strategy.js';
 import { kouraiHome, type Ctx } from '../context.js';
 import { EnvironmentError, UsageError } from '../errors.js';
+import { roundSettingsOf } from './round-settings.js';
 
 /**
  * The council's settings, from (lowest to highest precedence) defaults, a JSON config file,
@@ -216,26 +217,13 @@ function configError(source: string, key: ConfigKey, message: string): Error {
   return source.startsWith('flag') ? new UsageError(text) : new EnvironmentError(text);
 }
 
-/** The aggregation settings a round freezes when it opens. */
-export function strategyOf(c: CouncilConfig): StrategyConfig & { weights: 'uniform' | 'counts' } {
-  return {
-    strategy: c.strategy,
-    f: c.byzantine,
-    ...(c.trim !== null ? { trim: c.trim } : {}),
-    ...(c.multikrum_m !== null ? { m: c.multikrum_m } : {}),
-    ...(c.selection !== null ? { selection: c.selection } : {}),
-    loraFair: { lambda: c.lora_fair_lambda, lr: c.lora_fair_lr, steps: c.lora_fair_steps, solver: c.lora_fair_solver },
-    weights: c.weights,
-  };
-}
-
 /** Checks what `serve` needs beyond the schema; throws a usage error naming the setting. */
 export function checkServeConfig(r: ResolvedConfig): void {
   const c = r.config;
   if (c.base_fingerprints.length === 0) {
     throw new UsageError('no accepted base-model fingerprint: the council must know which base model updates are for', `pass --base-fingerprint SHA (repeatable) or set ${envName('base_fingerprints')}`);
   }
-  const req = requirement(strategyOf(c));
+  const req = requirement(roundSettingsOf(c));
   if (c.min_forges < req.min) {
     throw new UsageError(`min_forges is ${c.min_forges} (from ${r.sources.min_forges}) but ${req.rule}`, `raise --min-forges to ${req.min} or lower --byzantine`);
   }

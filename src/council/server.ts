@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
 import { PROTOCOL_VERSION, ROUTES, SubmissionSchema, type Health } from '../federation/protocol.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
@@ -115,10 +116,10 @@ function toHttpError(err: unknown, config: CouncilConfig): CouncilHttpError {
 }
 
 /** Opens the storage, starts the council (resuming interrupted work) and listens. */
-export async function startCouncilServer(opts: { config: CouncilConfig; log: (line: string) => void; now?: () => Date; storage?: CouncilStorage; pool?: GramPool | null }): Promise<CouncilServer> {
+export async function startCouncilServer(opts: { config: CouncilConfig; log: (line: string) => void; clock?: Clock; storage?: CouncilStorage; pool?: GramPool | null }): Promise<CouncilServer> {
   const { config, log } = opts;
   const storage = opts.storage ?? new SqliteCouncilStorage(config.data_dir);
-  const council = new Council({ storage, config, now: opts.now ?? (() => new Date()), log, pool: opts.pool ?? null });
+  const council = new Council({ storage, config, clock: opts.clock ?? systemClock, log, pool: opts.pool ?? null });
   let app: FastifyInstance | undefined;
   try {
     await council.start();

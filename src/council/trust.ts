@@ -50,3 +50,25 @@ export function nextTrust(previous: number, similarity: number, alpha: number): 
 export function shouldExile(trust: number, roundsScored: number, s: TrustSettings): boolean {
   return roundsScored >= s.warmup && trust < s.threshold;
 }
+
+/**
+ * The trust changes a finished round brings: each scored forge's mean similarity over the
+ * agents it sent, folded into its trust, and whether it falls.
+ */
+export function roundTrustUpdates(
+  scores: readonly { forgeId: number; similarity: number }[],
+  forges: ReadonlyMap<number, { trust: number; roundsScored: number; exiledAt: string | null }>,
+  s: TrustSettings,
+): { forgeId: number; similarity: number; before: number; after: number; exile: boolean }[] {
+  const byForge = new Map<number, number[]>();
+  for (const x of scores) byForge.set(x.forgeId, [...(byForge.get(x.forgeId) ?? []), x.similarity]);
+  const out = [];
+  for (const [forgeId, sims] of byForge) {
+    const f = forges.get(forgeId);
+    if (!f) continue;
+    const similarity = sims.reduce((a, b) => a + b, 0) / sims.length;
+    const after = nextTrust(f.trust, similarity, s.alpha);
+    out.push({ forgeId, similarity, before: f.trust, after, exile: f.exiledAt === null && shouldExile(after, f.roundsScored + 1, s) });
+  }
+  return out;
+}

@@ -96,4 +96,40 @@ export const STATE_MIGRATIONS: readonly Migration[] = [
       ${appendOnly('feedback_prompts')}
     `,
   },
+  {
+    version: 3,
+    up: `
+      -- The adapter registry (kourai train bond, kourai adapters): one row per adapter version
+      -- written under $KOURAI_HOME/adapters/<agent>/<kind>/v<N>/ (PEFT layout). A version row is
+      -- written after its directory is complete and renamed into place; its files are never
+      -- rewritten (prune deletes them and marks the row). The current version of each (agent,
+      -- kind) is its row in adapter_current; rollback moves it.
+      CREATE TABLE adapters (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('bond', 'council')),
+        version INTEGER NOT NULL CHECK (version >= 1),
+        path TEXT NOT NULL,
+        base_fingerprint TEXT NOT NULL,
+        rank INTEGER NOT NULL CHECK (rank >= 1),
+        alpha REAL NOT NULL,
+        parent_version INTEGER,
+        file_sha256 TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        metrics TEXT NOT NULL,
+        data_window TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        pruned_at TEXT,
+        UNIQUE (agent, kind, version)
+      );
+      CREATE TABLE adapter_current (
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        changed_at TEXT NOT NULL,
+        PRIMARY KEY (agent, kind),
+        FOREIGN KEY (agent, kind, version) REFERENCES adapters (agent, kind, version)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -4,6 +4,7 @@ import { addForge } from '../../src/council/forges.js';
 import { startCouncilServer, type CouncilServer } from '../../src/council/server.js';
 import { f32ToBase64 } from '../../src/tensor/float-codec.js';
 import type { Submission } from '../../src/federation/protocol.js';
+import type { Clock } from '../../src/runtime/clock.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { randomBytes } from 'node:crypto';
@@ -25,10 +26,10 @@ export interface TestCouncil {
   close(): Promise<void>;
 }
 
-export async function startTestCouncil(over: Partial<CouncilConfig> = {}, dir = tempDir('kourai-council-')): Promise<TestCouncil> {
+export async function startTestCouncil(over: Partial<CouncilConfig> = {}, dir = tempDir('kourai-council-'), clock?: Clock): Promise<TestCouncil> {
   const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), port: 0, base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, ...over };
   const logs: string[] = [];
-  const server = await startCouncilServer({ config, log: (l) => logs.push(l) });
+  const server = await startCouncilServer({ config, log: (l) => logs.push(l), ...(clock ? { clock } : {}) });
   return {
     server,
     dir,

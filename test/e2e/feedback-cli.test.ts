@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { acquireLock } from '../../src/memoir/lock.js';
 import { assertBuilt, copyHome, kourai, ROOT, sampleHome } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
 import { lineCount, readEntries } from '../helpers/forge.js';
@@ -47,6 +48,28 @@ describe('kourai feedback from a script', () => {
     const r = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', techneScene(memoir), '--proposed-file', '-', '--rating', '5', '--kind', 'accepted', '--json'], home, { input: 'from a pipe\n' });
     expect(r.code).toBe(0);
     expect(readEntries(memoir).at(-1)?.agent_proposed).toBe('from a pipe');
+  });
+
+  it('exit 7 when another writer holds the memoir lock: the error names the holder, nothing is written', () => {
+    const memoir = memoirs[3] as string;
+    const scene = techneScene(memoir);
+    const before = readFileSync(memoir);
+    // This test process holds the lock, as another kourai writer would (it is alive, so the lock is
+    // not stale); the binary waits for it, then gives up.
+    const lock = acquireLock(memoir);
+    let r;
+    try {
+      expect(existsSync(`${memoir}.lock`)).toBe(true);
+      r = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed', 'x', '--rating', '4', '--kind', 'accepted', '--json'], home);
+    } finally {
+      lock.release();
+    }
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).toMatch(new RegExp(`memoir is being written by pid ${process.pid}`));
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: { exit_code: 7 } });
+    expect(readFileSync(memoir).equals(before)).toBe(true);
+    // once the lock is free, the same command succeeds
+    expect(kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed', 'x', '--rating', '4', '--kind', 'accepted'], home).code).toBe(0);
   });
 
   it('without --rating and --kind: exit 2, naming the flags; --json prints the error document', () => {

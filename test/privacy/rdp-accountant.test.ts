@@ -18,6 +18,7 @@ interface Reference {
   docstring_check: { eps: number; order: number };
   rdp_vectors: { q: number; sigma: number; alpha: number; rdp: number }[];
   eps_table: { sigma: number; q: number; steps: number; eps_rdp: number; best_alpha: number; eps_exact_gdp: number | null }[];
+  eps_table_subsampled_sigma_not_1: { rows: { sigma: number; q: number; steps: number; eps_rdp: number; best_alpha: number }[] };
 }
 const ref = JSON.parse(readFileSync(new URL('../fixtures/privacy/opacus-rdp.json', import.meta.url), 'utf8')) as Reference;
 const DELTA = 1e-5;
@@ -38,6 +39,19 @@ describe('the RDP accountant reproduces Opacus (opacus-rdp.json) to 1e-6 relativ
   });
 
   it.each(ref.eps_table)('ε and the best order at σ=$sigma q=$q over $steps steps', (r) => {
+    const got = epsilonFor({ noiseMultiplier: r.sigma, sampleRate: r.q, steps: r.steps, delta: DELTA });
+    expect(rel(got.epsilon, r.eps_rdp)).toBeLessThan(1e-6);
+    expect(got.order).toBeCloseTo(r.best_alpha, 12);
+  });
+
+  // At σ = 1, σ and σ² coincide: only subsampled rows at other σ catch a σ-for-σ² slip in the series.
+  it('has the six subsampled rows at σ ≠ 1', () => {
+    const rows = ref.eps_table_subsampled_sigma_not_1.rows;
+    expect(rows).toHaveLength(6);
+    expect(rows.every((r) => r.q < 1 && r.sigma !== 1)).toBe(true);
+  });
+
+  it.each(ref.eps_table_subsampled_sigma_not_1.rows)('subsampled: ε and the best order at σ=$sigma q=$q over $steps steps', (r) => {
     const got = epsilonFor({ noiseMultiplier: r.sigma, sampleRate: r.q, steps: r.steps, delta: DELTA });
     expect(rel(got.epsilon, r.eps_rdp)).toBeLessThan(1e-6);
     expect(got.order).toBeCloseTo(r.best_alpha, 12);

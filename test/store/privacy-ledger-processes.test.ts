@@ -24,23 +24,27 @@ interface Outcome {
   data?: string;
 }
 
-function runWorker(home: string, spec: object, opts: { killAfterMs?: number } = {}): Promise<{ code: number | null; signal: string | null; outcomes: Outcome[]; stderr: string }> {
+/**
+ * Runs a worker to the end, or, with `killAfterReleases: n`, kills it with SIGKILL as soon as it has
+ * reported n new releases: the kill then lands while it works on the next one, never before any work.
+ */
+function runWorker(home: string, spec: object, opts: { killAfterReleases?: number } = {}): Promise<{ code: number | null; signal: string | null; outcomes: Outcome[]; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [worker, home, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (timer) clearTimeout(timer);
-      const outcomes = out
+    const parse = (): Outcome[] =>
+      out
         .split('\n')
         .filter((l) => l.trim().startsWith('{') && l.trim().endsWith('}'))
         .map((l) => JSON.parse(l) as Outcome);
-      resolve({ code, signal, outcomes, stderr: err });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (opts.killAfterReleases !== undefined && parse().filter((o) => o.outcome === 'released').length >= opts.killAfterReleases) child.kill('SIGKILL');
     });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, outcomes: parse(), stderr: err }));
   });
 }
 
@@ -129,25 +133,30 @@ describe('the privacy ledger when a writer is killed mid-run', () => {
     const config = cfg({ noiseMultiplier: 50, agentEpsilon: 1e6, forgeEpsilon: 1e6 });
     const agents = ['aidos', 'metis'];
     let seen = 0;
-    let killedMidRun = 0;
     // Each worker walks the same 200 rounds; a restarted worker resumes: released rounds are
     // reused, an interrupted one is a conflict (budget spent, nothing stored), the rest are new.
+    // Each is killed once it has released 1–3 new deltas, i.e. in the middle of the next one.
     for (let attempt = 0; attempt < 8; attempt++) {
-      const r = await runWorker(home, { agents, rounds: rounds(200), config, consent: true, size: 200_000 }, { killAfterMs: 150 + attempt * 60 });
-      if (r.signal === 'SIGKILL') killedMidRun++;
-      else expect(r.code, r.stderr).toBe(0);
+      const before = seen;
+      const r = await runWorker(home, { agents, rounds: rounds(200), config, consent: true, size: 200_000 }, { killAfterReleases: 1 + (attempt % 3) });
+      // the precondition: the kill landed mid-run, after this run had released something
+      expect(r.signal, r.stderr).toBe('SIGKILL');
+      const released = r.outcomes.filter((x) => x.outcome === 'released');
+      expect(released.length).toBeGreaterThanOrEqual(1 + (attempt % 3));
       const { ledger, close } = readLedger(home);
       const rows = ledger.releases(); // throws IntegrityError if the chain were broken
-      expect(rows.length).toBeGreaterThanOrEqual(seen); // never fewer rows: nothing refunded
+      expect(rows.length).toBeGreaterThanOrEqual(before + released.length); // never fewer rows: nothing refunded
       // at most one row (the one in flight when killed) lacks its payload per kill
       const missing = rows.filter((row) => ledger.payload(row.id) === undefined);
       expect(missing.length).toBeLessThanOrEqual(attempt + 1);
-      for (const o of r.outcomes.filter((x) => x.outcome === 'released')) expect(rows.some((row) => row.id === o.id)).toBe(true);
+      for (const o of released) {
+        expect(rows.some((row) => row.id === o.id)).toBe(true);
+        expect(ledger.payload(o.id as number)).toBeDefined();
+      }
       for (let i = 1; i < rows.length; i++) expect(rows[i]?.epsilonForge).toBeGreaterThanOrEqual(rows[i - 1]?.epsilonForge as number);
       seen = rows.length;
       close();
     }
-    expect(killedMidRun).toBeGreaterThan(0);
     // A final clean run over the same rounds: interrupted rounds are conflicts, never re-drawn
     const last = await runWorker(home, { agents, rounds: rounds(3), config, consent: true, size: 10 });
     expect(last.code, last.stderr).toBe(0);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
+import { roundListView, type RoundListEntry } from '../../council/views.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
@@ -10,20 +11,7 @@ const options = z.object({ ...locationOptions, limit: z.coerce.number().int().mi
 
 export interface RoundsResult {
   data_dir: string;
-  rounds: {
-    round: number;
-    state: string;
-    opened_at: string;
-    deadline: string;
-    closed_at: string | null;
-    close_reason: string | null;
-    aggregated_at: string | null;
-    strategy: string;
-    byzantine: number;
-    forges_submitted: number;
-    forges_sealed: number;
-    agents: { agent: string; updates: number; aggregated: boolean; used: number; skipped_reason: string | null }[];
-  }[];
+  rounds: RoundListEntry[];
 }
 
 export default defineCommand({
@@ -32,31 +20,7 @@ export default defineCommand({
     const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
     const storage = openExisting(config.data_dir);
     try {
-      const rounds = await storage.listRounds(opts.limit);
-      const out: RoundsResult['rounds'] = [];
-      for (const r of rounds) {
-        const s = JSON.parse(r.strategyJson) as { strategy: string; f: number };
-        const counts = await storage.forgeCounts(r.round);
-        const aggs = await storage.aggregatesOf(r.round);
-        out.push({
-          round: r.round,
-          state: r.state,
-          opened_at: r.openedAt,
-          deadline: r.deadline,
-          closed_at: r.closedAt,
-          close_reason: r.closeReason,
-          aggregated_at: r.aggregatedAt,
-          strategy: s.strategy,
-          byzantine: s.f,
-          forges_submitted: counts.submitted,
-          forges_sealed: counts.sealed,
-          agents: aggs.map((a) => {
-            const o = JSON.parse(a.outcomeJson) as { forges: string[]; used: string[]; skipped_reason: string | null };
-            return { agent: a.agent, updates: o.forges.length, aggregated: a.updated, used: o.used.length, skipped_reason: o.skipped_reason };
-          }),
-        });
-      }
-      return { data_dir: config.data_dir, rounds: out };
+      return { data_dir: config.data_dir, rounds: await roundListView(storage, opts.limit) };
     } finally {
       storage.close();
     }

@@ -5,6 +5,7 @@ import { checkServeConfig, resolveCouncilConfig, type ConfigKey } from '../../co
 import { startCouncilServer } from '../../council/server.js';
 import type { Ctx } from '../../context.js';
 import { EnvironmentError } from '../../errors.js';
+import { clockFrom } from '../../runtime/clock.js';
 import { writeNdjson } from '../../output/json.js';
 import { logLine } from '../../output/notice.js';
 import { defineCommand } from '../types.js';
@@ -72,7 +73,7 @@ export default defineCommand({
     const pool = threads > 1 ? await GramPool.create(threads) : null;
     let server;
     try {
-      server = await startCouncilServer({ config, log, pool, now: () => ctx.now() });
+      server = await startCouncilServer({ config, log, pool, clock: clockFrom(ctx.now) });
     } catch (err) {
       await pool?.close();
       const code = (err as NodeJS.ErrnoException).code;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
+import { trustListView, type TrustListView } from '../../council/views.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
@@ -8,14 +9,11 @@ import { configFlags, locationOptions, openExisting } from './shared.js';
 
 const options = z.object({ ...locationOptions, json: z.boolean().default(false) });
 
-export interface TrustResult {
+export interface TrustResult extends TrustListView {
   data_dir: string;
   alpha: number;
   threshold: number;
   warmup: number;
-  forges: { forge: string; id: number; trust: number; rounds_scored: number; last_similarity: number | null; exiled: boolean; exiled_round: number | null; created_at: string }[];
-  /** Exiles, newest first (the Stoa Falls). */
-  stoa_falls: { at: string; round: number | null; forge: string; trust: number }[];
 }
 
 export default defineCommand({
@@ -24,27 +22,8 @@ export default defineCommand({
     const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
     const storage = openExisting(config.data_dir);
     try {
-      const forges: TrustResult['forges'] = [];
-      for (const f of await storage.listForges()) {
-        const history = await storage.trustHistory(f.id);
-        forges.push({
-          forge: f.name,
-          id: f.id,
-          trust: f.trust,
-          rounds_scored: f.roundsScored,
-          last_similarity: history.at(-1)?.similarity ?? null,
-          exiled: f.exiledAt !== null,
-          exiled_round: f.exiledRound,
-          created_at: f.createdAt,
-        });
-      }
-      const falls = (await storage.events(10_000))
-        .filter((e) => e.kind === 'stoa_falls')
-        .map((e) => {
-          const d = JSON.parse(e.detailJson) as { forge: string; trust: number };
-          return { at: e.at, round: e.round, forge: d.forge, trust: d.trust };
-        });
-      return { data_dir: config.data_dir, alpha: config.trust_alpha, threshold: config.trust_threshold, warmup: config.trust_warmup, forges, stoa_falls: falls };
+      const view = await trustListView(storage);
+      return { data_dir: config.data_dir, alpha: config.trust_alpha, threshold: config.trust_threshold, warmup: config.trust_warmup, ...view };
     } finally {
       storage.close();
     }

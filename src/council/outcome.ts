@@ -1,0 +1,28 @@
+/**
+ * What the council records about one agent's aggregation in a round (aggregates.outcome_json):
+ * who sent updates, who was used, why nothing was produced, and the rule's details (selection,
+ * scores, similarities). Written by aggregate-round.ts, read by the views.
+ */
+export interface AgentOutcome {
+  strategy: string;
+  byzantine: number;
+  /** Forge names, in the order their updates were aggregated. */
+  forges: string[];
+  used: string[];
+  non_finite: string[];
+  skipped_reason: string | null;
+  details: Record<string, unknown>;
+}
+
+export function parseOutcome(json: string): AgentOutcome {
+  const o = JSON.parse(json) as Partial<AgentOutcome>;
+  return {
+    strategy: o.strategy ?? 'unknown',
+    byzantine: o.byzantine ?? 0,
+    forges: o.forges ?? [],
+    used: o.used ?? [],
+    non_finite: o.non_finite ?? [],
+    skipped_reason: o.skipped_reason ?? null,
+    details: o.details ?? {},
+  };
+}

@@ -1,0 +1,207 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fsError, KouraiError } from '../errors.js';
+import type { Agent } from '../memoir/agents.js';
+import { fsyncDir } from '../runtime/atomic-write.js';
+import { SafetensorsError } from '../tensor/errors.js';
+import { readSafetensors, writeSafetensors } from '../tensor/safetensors.js';
+import { loraToTensors, targetModules, tensorsToLora } from './adapter-layout.js';
+import { AdapterCorruptError, BaseMismatchError } from './adapter-errors.js';
+import type { BaseSpec } from './base-spec.js';
+import type { LoraWeights } from './lora.js';
+
+/**
+ * Adapters on disk in PEFT's layout, one directory per agent, kind and version:
+ *   $KOURAI_HOME/adapters/<agent>/<bond|council>/v<N>/adapter_model.safetensors
+ *                                                    /adapter_config.json
+ * A version directory is written under a temporary name, every file fsynced, then renamed into
+ * place and its parent fsynced: a crash, a full disk or Ctrl-C leaves either no new version or a
+ * whole one, and never touches an earlier version. Reading refuses anything that is not exactly
+ * what was written: a truncated or damaged safetensors file (header, offsets, sizes, the data
+ * digest), a file whose sha256 is not the registry's, another agent's layout, another base.
+ */
+export const MODEL_FILE = 'adapter_model.safetensors';
+export const CONFIG_FILE = 'adapter_config.json';
+
+export type AdapterKindName = 'bond' | 'council';
+
+export interface AdapterConfig {
+  peft_type: 'LORA';
+  task_type: null;
+  r: number;
+  lora_alpha: number;
+  lora_dropout: number;
+  bias: 'none';
+  fan_in_fan_out: false;
+  init_lora_weights: true;
+  inference_mode: true;
+  target_modules: string[];
+  base_model_name_or_path: string;
+  kourai: {
+    format: 1;
+    agent: Agent;
+    kind: AdapterKindName;
+    version: number;
+    base_fingerprint: string;
+    base_spec: BaseSpec;
+    created_at: string;
+  };
+}
+
+export function adaptersRoot(home: string): string {
+  return join(home, 'adapters');
+}
+
+export function kindDir(home: string, agent: Agent, kind: AdapterKindName): string {
+  return join(adaptersRoot(home), agent, kind);
+}
+
+/** Version numbers that have a directory (including ones the registry never heard of). */
+export function versionsOnDisk(home: string, agent: Agent, kind: AdapterKindName): number[] {
+  const dir = kindDir(home, agent, kind);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((n) => /^v(\d+)$/.exec(n)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number);
+}
+
+export interface WrittenAdapter {
+  /** Relative to KOURAI_HOME. */
+  path: string;
+  fileSha256: string;
+  config: AdapterConfig;
+}
+
+export function adapterConfig(o: { spec: BaseSpec; fingerprint: string; agent: Agent; kind: AdapterKindName; version: number; rank: number; alpha: number; createdAt: string }): AdapterConfig {
+  return {
+    peft_type: 'LORA',
+    task_type: null,
+    r: o.rank,
+    lora_alpha: o.alpha,
+    lora_dropout: 0,
+    bias: 'none',
+    fan_in_fan_out: false,
+    init_lora_weights: true,
+    inference_mode: true,
+    target_modules: targetModules(o.agent),
+    base_model_name_or_path: `kourai-base@${o.fingerprint}`,
+    kourai: { format: 1, agent: o.agent, kind: o.kind, version: o.version, base_fingerprint: o.fingerprint, base_spec: o.spec, created_at: o.createdAt },
+  };
+}
+
+/** The safetensors bytes of an adapter (metadata names its agent, kind and base). */
+export function adapterBytes(config: AdapterConfig, lora: LoraWeights): Buffer {
+  const k = config.kourai;
+  return writeSafetensors(loraToTensors(k.base_spec, k.agent, lora), { format: 'pt', 'kourai.agent': k.agent, 'kourai.kind': k.kind, 'kourai.base_fingerprint': k.base_fingerprint });
+}
+
+/** Writes version `config.kourai.version` (which must not exist) atomically; returns its path and file digest. */
+export function writeAdapterVersion(home: string, config: AdapterConfig, lora: LoraWeights): WrittenAdapter {
+  const { agent, kind, version } = config.kourai;
+  const parent = kindDir(home, agent, kind);
+  const final = join(parent, `v${version}`);
+  const tmp = join(parent, `.v${version}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const model = adapterBytes(config, lora);
+  try {
+    mkdirSync(parent, { recursive: true });
+    if (existsSync(final)) throw new KouraiError(`adapter directory already exists: ${final}`);
+    mkdirSync(tmp);
+    writeDurable(join(tmp, MODEL_FILE), model);
+    writeDurable(join(tmp, CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
+    fsyncDir(tmp);
+    renameSync(tmp, final);
+    fsyncDir(parent);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (err instanceof KouraiError) throw err;
+    throw fsError(err, `${agent} ${kind} adapter v${version}`, final);
+  }
+  return { path: relative(home, final), fileSha256: createHash('sha256').update(model).digest('hex'), config };
+}
+
+function writeDurable(path: string, data: Uint8Array | string): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const fd = openSync(path, 'wx', 0o644);
+  try {
+    for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface ExpectedAdapter {
+  agent: Agent;
+  kind: AdapterKindName;
+  version: number;
+  /** The running base: the adapter must have been trained over it. */
+  spec: BaseSpec;
+  fingerprint: string;
+  /** The registry's digest of the safetensors file (null: not checked, e.g. an export). */
+  fileSha256: string | null;
+}
+
+export interface LoadedAdapter {
+  config: AdapterConfig;
+  lora: LoraWeights;
+}
+
+/** Reads and checks a version directory (absolute path). */
+export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapter {
+  const label = `${want.agent} ${want.kind} adapter v${want.version}`;
+  const hint = `restore an earlier version with \`kourai adapters rollback --agent ${want.agent} --kind ${want.kind}\`, or retrain`;
+  const corrupt = (what: string): AdapterCorruptError => new AdapterCorruptError(`${label} is corrupt: ${what} (${dir})`, hint);
+  let configText: string;
+  let bytes: Buffer;
+  try {
+    configText = readFileSync(join(dir, CONFIG_FILE), 'utf8');
+    bytes = readFileSync(join(dir, MODEL_FILE));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw corrupt(`${(err as NodeJS.ErrnoException).path ?? 'a file'} is missing`);
+    throw fsError(err, label, dir);
+  }
+  let config: AdapterConfig;
+  try {
+    config = JSON.parse(configText) as AdapterConfig;
+  } catch {
+    throw corrupt(`${CONFIG_FILE} is not valid JSON`);
+  }
+  const k = config?.kourai;
+  if (config?.peft_type !== 'LORA' || !k || typeof k.base_fingerprint !== 'string' || !Number.isInteger(config.r) || typeof config.lora_alpha !== 'number') throw corrupt(`${CONFIG_FILE} is not a kourai LoRA adapter config`);
+  if (k.agent !== want.agent || k.kind !== want.kind) throw corrupt(`${CONFIG_FILE} is for ${k.agent} ${k.kind}`);
+  if (k.base_fingerprint !== want.fingerprint) {
+    throw new BaseMismatchError(
+      `${label} was trained over base ${short(k.base_fingerprint)}, but the configured base is ${short(want.fingerprint)} (${describeEncoder(want.spec)})`,
+      `adapters over different bases are never mixed: restore the encoder setting in config.json, or retrain with \`kourai train bond\``,
+    );
+  }
+  let contents: ReturnType<typeof readSafetensors>;
+  try {
+    contents = readSafetensors(bytes);
+  } catch (err) {
+    if (err instanceof SafetensorsError) throw corrupt(`${MODEL_FILE}: ${err.message}`);
+    throw err;
+  }
+  if (want.fileSha256 !== null) {
+    const actual = createHash('sha256').update(bytes).digest('hex');
+    if (actual !== want.fileSha256) throw corrupt(`${MODEL_FILE} is not the file that was written (sha256 ${actual.slice(0, 12)}…, registry ${want.fileSha256.slice(0, 12)}…)`);
+  }
+  if (contents.metadata['kourai.base_fingerprint'] !== k.base_fingerprint) throw corrupt(`${MODEL_FILE} names base ${short(contents.metadata['kourai.base_fingerprint'] ?? 'none')}, the config ${short(k.base_fingerprint)}`);
+  let lora: LoraWeights;
+  try {
+    lora = tensorsToLora(want.spec, want.agent, config.r, contents.tensors);
+  } catch (err) {
+    throw corrupt(`${MODEL_FILE}: ${(err as Error).message}`);
+  }
+  return { config, lora };
+}
+
+function short(fp: string): string {
+  return fp.replace(/^sha256:/, '').slice(0, 12);
+}
+
+export function describeEncoder(spec: BaseSpec): string {
+  return spec.encoder.kind === 'hashed-ngrams' ? `built-in hashed n-grams, ${spec.encoder.dim} features` : `embeddings ${spec.encoder.model}, ${spec.encoder.dim} dimensions`;
+}

@@ -1,0 +1,138 @@
+import { kouraiHome } from '../context.js';
+import { NotFoundError, UsageError } from '../errors.js';
+import { isBondOnly, type Agent } from '../memoir/agents.js';
+import { openStateDb } from '../store/state-db.js';
+import type { DB } from '../store/db.js';
+import { headOf } from './adapter-layout.js';
+import { AdapterStore } from './adapter-store.js';
+import { Inference, type AgentModel, type LoadedLora } from './inference.js';
+import { leanFor, learnConfig, type LearnConfig } from './learn-config.js';
+import { openTextEncoder, type TextEncoder } from './text-encoder.js';
+
+/**
+ * What hosts call: rank candidate texts for an agent (best-of-n reranking), or ask Hephaestus's
+ * routing head who should take a task. Opens the configured encoder and the agent's current
+ * adapters once (checked whole and over the configured base), then answers many calls.
+ * `kourai score`, `kourai route` and the library API (`openScorer`) are this.
+ */
+export type Use = 'both' | 'bond' | 'council';
+
+export interface ScorerOptions {
+  home: string;
+  env: Readonly<Record<string, string | undefined>>;
+  signal: AbortSignal;
+  agent: Agent;
+  /** Which adapters to apply: both (mixed by the lean), bond only, or council only. */
+  use?: Use;
+  /** Overrides the configured lean (0 personal … 1 federated) for `use: both`. */
+  lean?: number;
+}
+
+export interface RankedCandidate {
+  index: number;
+  text: string;
+  score: number;
+  p: number;
+}
+
+export interface ScoreResult {
+  agent: Agent;
+  use: Use;
+  lean: number;
+  adapters: { council: number | null; bond: number | null };
+  ranking: RankedCandidate[];
+}
+
+export interface RouteResult {
+  use: Use;
+  lean: number;
+  adapters: { council: number | null; bond: number | null };
+  text: string;
+  distribution: { agent: Agent; p: number }[];
+}
+
+/** The text the routing head reads: the task description and the task type (as training builds it). */
+export function routeText(description: string | null, taskType: string | null): string | null {
+  const parts: string[] = [];
+  if (description !== null && description.trim() !== '') parts.push(description.trim());
+  if (taskType !== null && taskType.trim() !== '') parts.push(`task type: ${taskType.trim()}`);
+  return parts.length > 0 ? parts.join('\n') : null;
+}
+
+export class Scorer {
+  private constructor(
+    readonly agent: Agent,
+    readonly use: Use,
+    private readonly cfg: LearnConfig,
+    private readonly leanFlag: number | undefined,
+    private readonly encoder: TextEncoder,
+    private readonly inference: Inference,
+  ) {}
+
+  static async open(o: ScorerOptions): Promise<Scorer> {
+    const use = o.use ?? 'both';
+    if (use === 'council' && isBondOnly(o.agent)) throw new UsageError(`${o.agent} has no council adapter: Cupid and Puck are bond-only`, 'use --use bond (or both)');
+    const cfg = learnConfig(o.home, o.env);
+    const encoder = await openTextEncoder(cfg.encoder, o);
+    let db: DB | null = null;
+    try {
+      db = openStateDb(o.home);
+      const store = new AdapterStore(o.home, db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
+      const load = (kind: 'bond' | 'council'): LoadedLora | null => {
+        if (kind === 'council' && isBondOnly(o.agent)) return null;
+        const got = store.loadCurrent(o.agent, kind);
+        return got ? { lora: got.lora, alpha: got.config.lora_alpha, version: got.row.version } : null;
+      };
+      const bond = use === 'council' ? null : load('bond');
+      const council = use === 'bond' ? null : load('council');
+      if (use === 'bond' && !bond) throw new NotFoundError(`no bond adapter for ${o.agent} yet`, `train one: kourai train bond --agent ${o.agent}`);
+      if (use === 'council' && !council) throw new NotFoundError(`no council adapter for ${o.agent} yet`, 'council adapters arrive with a federation round; until then use --use bond');
+      if (!bond && !council) throw new NotFoundError(`no adapter for ${o.agent} yet (neither bond nor council)`, `train one: kourai train bond --agent ${o.agent}`);
+      const model: AgentModel = { agent: o.agent, head: headOf(o.agent), base: encoder.base, council, bond };
+      return new Scorer(o.agent, use, cfg, o.lean, encoder, new Inference(model));
+    } catch (err) {
+      encoder.close();
+      throw err;
+    } finally {
+      db?.close();
+    }
+  }
+
+  get adapters(): { council: number | null; bond: number | null } {
+    return { council: this.inference.model.council?.version ?? null, bond: this.inference.model.bond?.version ?? null };
+  }
+
+  /** The lean a call runs with: bond only is 0, council only is 1, both follows the flag or config for the task type. */
+  leanFor(taskType: string | null, lean?: number): number {
+    if (this.use === 'bond') return 0;
+    if (this.use === 'council') return 1;
+    return leanFor(this.cfg, taskType, lean ?? this.leanFlag);
+  }
+
+  async rank(candidates: readonly string[], opts: { taskType?: string | null; lean?: number } = {}): Promise<ScoreResult> {
+    if (headOf(this.agent) !== 'score') throw new UsageError(`${this.agent} routes tasks; it does not score candidates`, 'use kourai route');
+    const lean = this.leanFor(opts.taskType ?? null, opts.lean);
+    const features = await this.encoder.encode(candidates);
+    const ranking = this.inference.rank(features, lean).map((r) => ({ index: r.index, text: candidates[r.index] as string, score: r.score, p: r.p }));
+    return { agent: this.agent, use: this.use, lean, adapters: this.adapters, ranking };
+  }
+
+  async route(description: string | null, opts: { taskType?: string | null; lean?: number } = {}): Promise<RouteResult> {
+    const text = routeText(description, opts.taskType ?? null);
+    if (text === null) throw new UsageError('route needs a task description or --task-type');
+    const lean = this.leanFor(opts.taskType ?? null, opts.lean);
+    const [features] = await this.encoder.encode([text]);
+    const distribution = this.inference.route(features as NonNullable<typeof features>, lean).map(({ agent, p }) => ({ agent, p }));
+    return { use: this.use, lean, adapters: this.adapters, text, distribution };
+  }
+
+  close(): void {
+    this.encoder.close();
+  }
+}
+
+/** Library convenience: the scorer of `$KOURAI_HOME` (or `home`) for one agent. */
+export function openScorer(o: Partial<Pick<ScorerOptions, 'home' | 'env' | 'signal'>> & Omit<ScorerOptions, 'home' | 'env' | 'signal'>): Promise<Scorer> {
+  const env = o.env ?? process.env;
+  return Scorer.open({ ...o, env, home: o.home ?? kouraiHome({ env, cwd: process.cwd() }), signal: o.signal ?? new AbortController().signal });
+}

@@ -1,0 +1,432 @@
+import type { Agent } from '../memoir/agents.js';
+import { mulberry32 } from '../runtime/seeded-random.js';
+import { AdamW } from './adamw.js';
+import { headOf } from './adapter-layout.js';
+import type { BaseModel, HeadName } from './base-model.js';
+import { hashString } from './encoder/hashed-ngrams.js';
+import type { Example } from './example.js';
+import type { Features } from './features.js';
+import { cloneLora, initLora, loraWeights, type LoraDims, type LoraWeights } from './lora.js';
+import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
+import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
+import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
+import { sceneRoles } from './scene-split.js';
+
+/** Everything that shapes a training run besides the data. */
+export interface TrainSettings {
+  /** Most epochs (early stopping may end sooner). */
+  epochs: number;
+  rank: number;
+  alpha: number;
+  lr: number;
+  seed: number;
+  batchSize: number;
+  weightDecay: number;
+  clipNorm: number;
+  /** Epochs without a better loss on the stopping scenes before stopping. */
+  patience: number;
+  /** Share of scenes held out: half decide early stopping, half measure the reported metrics. */
+  heldOutFraction: number;
+  /** Fewer usable examples than this and the agent is skipped, not trained on noise. */
+  minExamples: number;
+}
+
+export const DEFAULT_SETTINGS: TrainSettings = {
+  epochs: 40,
+  rank: 8,
+  alpha: 16,
+  lr: 0.01,
+  seed: 7,
+  batchSize: 16,
+  weightDecay: 0.01,
+  clipNorm: 1,
+  patience: 5,
+  heldOutFraction: 0.3,
+  minExamples: 8,
+};
+
+export interface TrainJob {
+  agent: Agent;
+  /** Which adapter is trained. Council training never applies a bond adapter (`frozen` is empty). */
+  kind: 'bond' | 'council';
+  examples: readonly Example[];
+  /** Start from this adapter (the current council adapter of a federation round); else PEFT init. Its rank must be settings.rank. */
+  start?: LoraWeights | null;
+  /** Adapters applied, unchanged, while training (the current council adapter under a bond), with their α. */
+  frozen: readonly { lora: LoraWeights; alpha: number }[];
+  settings: TrainSettings;
+}
+
+export interface EpochProgress {
+  agent: Agent;
+  epoch: number;
+  epochs: number;
+  batch: number;
+  batches: number;
+  trainLoss: number;
+  /** Loss on the stopping scenes after the last finished epoch. */
+  stopLoss: number | null;
+  /** The primary metric on the stopping scenes after the last finished epoch (progress only). */
+  stopMetric: number | null;
+  examplesPerSec: number;
+  elapsedMs: number;
+}
+
+export interface TrainHooks {
+  /** After every batch (throttle before printing). */
+  onProgress?(p: EpochProgress): void;
+  /** Checked between batches: true stops the run (in-process callers; the worker is terminated instead). */
+  shouldStop?(): boolean;
+  now?: () => number;
+}
+
+export interface TrainReport {
+  agent: Agent;
+  kind: 'bond' | 'council';
+  head: HeadName;
+  examples: { used: number; train: number; stopping: number; validation: number; byKind: Record<string, number>; skipped: Record<string, number> };
+  scenes: { train: number; stopping: number; validation: number };
+  epochs: number;
+  bestEpoch: number;
+  stoppedEarly: boolean;
+  /** Losses of the kept weights: training, the stopping scenes (the best seen), validation. */
+  trainLoss: number;
+  stoppingLoss: number;
+  valLoss: number;
+  /** Measured on the validation scenes only (never seen by training or early stopping). */
+  metrics: Metric[];
+  examplesPerSec: number;
+  settings: TrainSettings;
+}
+
+export type TrainOutcome = { status: 'trained'; report: TrainReport; lora: LoraWeights } | { status: 'skipped'; agent: Agent; reason: string; examples: number };
+
+interface Item {
+  kind: Example['kind'];
+  /** Text ids: the text (binary, graded, route) or the chosen side (pair). */
+  a: number;
+  /** The rejected side of a pair. */
+  b: number;
+  /** Label (0/1), graded target, or route class. */
+  target: number;
+  w: number;
+  scene: string;
+  /** Pairs: 1 when the chosen side is the player's revision, 0 when the player chose between two texts. */
+  revision: number;
+}
+
+/** The texts of a run, encoded once and projected through the frozen layer once. */
+export interface PreparedTexts {
+  features: Features[];
+  z0: Float64Array[];
+  lengths: number[];
+}
+
+export function train(base: BaseModel, encode: (text: string) => Features, job: TrainJob, hooks: TrainHooks = {}): TrainOutcome {
+  const { agent, settings } = job;
+  const head = headOf(agent);
+  const now = hooks.now ?? (() => performance.now());
+  const t0 = now();
+  const prep = prepare(base, encode, job.examples, head);
+  const { items, texts, skipped } = prep;
+  if (items.length < settings.minExamples) {
+    return { status: 'skipped', agent, reason: `${items.length} usable example${items.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})`, examples: items.length };
+  }
+  const roles = sceneRoles(
+    items.map((i) => i.scene),
+    settings.heldOutFraction,
+    settings.seed,
+  );
+  if (!roles) {
+    const n = new Set(items.map((i) => i.scene)).size;
+    return { status: 'skipped', agent, reason: `${items.length} examples in ${n} scene${n === 1 ? '' : 's'} (needs three: to train, to stop early, to validate)`, examples: items.length };
+  }
+  const trainIdx: number[] = [];
+  const stopIdx: number[] = [];
+  const valIdx: number[] = [];
+  items.forEach((it, i) => {
+    const role = roles.get(it.scene);
+    (role === 'stop' ? stopIdx : role === 'validate' ? valIdx : trainIdx).push(i);
+  });
+
+  const rand = mulberry32((settings.seed ^ hashString(agent)) >>> 0);
+  const net = new Network(base, head);
+  const dims: LoraDims = { inDim: base.inDim, hidden: base.hidden, out: net.out, rank: settings.rank };
+  const lora = job.start ? cloneLora(job.start) : initLora(dims, rand);
+  for (const f of job.frozen) checkDims(f.lora, { ...dims, rank: f.lora.rank });
+  checkDims(lora, dims);
+  const applied: Applied[] = [...job.frozen.map((f) => appliedAdapter(f.lora, f.alpha)), appliedAdapter(lora, settings.alpha)];
+  const run = new Run(net, applied, texts, items);
+  const opt = new AdamW(lora.all.length, { lr: settings.lr, weightDecay: settings.weightDecay, clipNorm: settings.clipNorm });
+  const grad = loraWeights(dims);
+
+  const batches = Math.ceil(trainIdx.length / settings.batchSize);
+  let best = { loss: Infinity, epoch: 0, all: Float64Array.from(lora.all) };
+  let bad = 0;
+  let epoch = 0;
+  let processed = 0;
+  let lastVal: { loss: number; metric: number | null } | null = null;
+  let stoppedEarly = false;
+  const order = [...trainIdx];
+  for (epoch = 1; epoch <= settings.epochs; epoch++) {
+    shuffle(order, rand);
+    let epochLoss = 0;
+    let seen = 0;
+    for (let b = 0; b < batches; b++) {
+      if (hooks.shouldStop?.()) return { status: 'skipped', agent, reason: 'stopped', examples: items.length };
+      const batch = order.slice(b * settings.batchSize, (b + 1) * settings.batchSize);
+      grad.all.fill(0);
+      let loss = 0;
+      for (const i of batch) loss += run.accumulate(i, grad);
+      const inv = 1 / batch.length;
+      for (let k = 0; k < grad.all.length; k++) grad.all[k] = (grad.all[k] as number) * inv;
+      opt.step(lora.all, grad.all);
+      epochLoss += loss;
+      seen += batch.length;
+      processed += batch.length;
+      const elapsed = now() - t0;
+      hooks.onProgress?.({ agent, epoch, epochs: settings.epochs, batch: b + 1, batches, trainLoss: epochLoss / seen, stopLoss: lastVal?.loss ?? null, stopMetric: lastVal?.metric ?? null, examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0, elapsedMs: elapsed });
+    }
+    const stop = run.evaluate(stopIdx);
+    lastVal = { loss: stop.loss, metric: primaryMetric(run.metrics(stopIdx, trainIdx)) };
+    if (stop.loss < best.loss - 1e-6) {
+      best = { loss: stop.loss, epoch, all: Float64Array.from(lora.all) };
+      bad = 0;
+    } else if (++bad >= settings.patience) {
+      stoppedEarly = true;
+      break;
+    }
+  }
+  const epochsRun = Math.min(epoch, settings.epochs);
+  lora.all.set(best.all);
+  const elapsed = now() - t0;
+  const trainEval = run.evaluate(trainIdx);
+  const valEval = run.evaluate(valIdx);
+  const count = (role: string): number => [...roles.values()].filter((r) => r === role).length;
+  const report: TrainReport = {
+    agent,
+    kind: job.kind,
+    head,
+    examples: { used: items.length, train: trainIdx.length, stopping: stopIdx.length, validation: valIdx.length, byKind: countBy(items.map((i) => i.kind)), skipped },
+    scenes: { train: count('train'), stopping: count('stop'), validation: count('validate') },
+    epochs: epochsRun,
+    bestEpoch: best.epoch,
+    stoppedEarly,
+    trainLoss: trainEval.loss,
+    stoppingLoss: best.loss,
+    valLoss: valEval.loss,
+    metrics: run.metrics(valIdx, trainIdx),
+    examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0,
+    settings,
+  };
+  return { status: 'trained', report, lora };
+}
+
+function checkDims(l: LoraWeights, d: LoraDims): void {
+  if (l.inDim !== d.inDim || l.hidden !== d.hidden || l.out !== d.out || l.rank !== d.rank) {
+    throw new RangeError(`adapter dims [in ${l.inDim}, hidden ${l.hidden}, out ${l.out}, rank ${l.rank}] do not match the run's [in ${d.inDim}, hidden ${d.hidden}, out ${d.out}, rank ${d.rank}]`);
+  }
+}
+
+function primaryMetric(ms: readonly Metric[]): number | null {
+  return ms[0]?.value ?? null;
+}
+
+function countBy(xs: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const x of xs) out[x] = (out[x] ?? 0) + 1;
+  return out;
+}
+
+function shuffle(xs: number[], rand: () => number): void {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    const t = xs[i] as number;
+    xs[i] = xs[j] as number;
+    xs[j] = t;
+  }
+}
+
+/** Examples -> items over a table of unique texts; examples the head cannot use are counted by reason. */
+export function prepare(base: BaseModel, encode: (text: string) => Features, examples: readonly Example[], head: HeadName): { items: Item[]; texts: PreparedTexts; skipped: Record<string, number> } {
+  const ids = new Map<string, number>();
+  const texts: PreparedTexts = { features: [], z0: [], lengths: [] };
+  const skipped: Record<string, number> = {};
+  const skip = (why: string): void => {
+    skipped[why] = (skipped[why] ?? 0) + 1;
+  };
+  const text = (t: string): number => {
+    let id = ids.get(t);
+    if (id === undefined) {
+      id = texts.features.length;
+      ids.set(t, id);
+      const f = encode(t);
+      const z0 = new Float64Array(base.hidden);
+      base.project(f, z0);
+      texts.features.push(f);
+      texts.z0.push(z0);
+      texts.lengths.push(t.length);
+    }
+    return id;
+  };
+  const items: Item[] = [];
+  const specialists = base.spec.specialists;
+  for (const e of examples) {
+    if (!(e.weight > 0) || !Number.isFinite(e.weight)) {
+      skip('non-positive weight');
+      continue;
+    }
+    const base = { kind: e.kind, w: e.weight, scene: e.scene, b: -1, revision: 0 };
+    if (e.kind === 'route') {
+      if (head !== 'route') {
+        skip('route label for a scoring head');
+        continue;
+      }
+      const label = specialists.indexOf(e.label);
+      if (label < 0) {
+        skip('route label not a specialist');
+        continue;
+      }
+      items.push({ ...base, a: text(e.text), target: label });
+      continue;
+    }
+    if (head === 'route') {
+      skip(`${e.kind} example for the routing head`);
+      continue;
+    }
+    if (e.kind === 'pair') {
+      if (e.chosen === e.rejected) {
+        skip('pair with identical texts');
+        continue;
+      }
+      items.push({ ...base, a: text(e.chosen), b: text(e.rejected), target: 1, revision: e.chosenBy === 'revision' ? 1 : 0 });
+    } else if (e.kind === 'binary') items.push({ ...base, a: text(e.text), target: e.label });
+    else {
+      if (!(e.target >= 0 && e.target <= 1)) {
+        skip('graded target outside [0, 1]');
+        continue;
+      }
+      items.push({ ...base, a: text(e.text), target: e.target });
+    }
+  }
+  return { items, texts, skipped };
+}
+
+/** Forward/backward over prepared items for one network and its applied adapters (the last trains). */
+export class Run {
+  private readonly ws1: Workspace;
+  private readonly ws2: Workspace;
+  private readonly gy: Float64Array;
+  private readonly t: number;
+
+  constructor(
+    private readonly net: Network,
+    private readonly applied: readonly Applied[],
+    private readonly texts: PreparedTexts,
+    private readonly items: readonly Item[],
+  ) {
+    this.ws1 = net.workspace(applied);
+    this.ws2 = net.workspace(applied);
+    this.gy = new Float64Array(net.out);
+    this.t = applied.length - 1;
+  }
+
+  private fwd(text: number, ws: Workspace): Float64Array {
+    return this.net.forward(this.texts.features[text] as Features, this.texts.z0[text] as Float64Array, this.applied, ws);
+  }
+
+  /** Adds item i's gradient to `grad` (unscaled) and returns its loss. */
+  accumulate(i: number, grad: LoraWeights): number {
+    const it = this.items[i] as Item;
+    const { net, applied, t, gy, ws1, ws2, texts } = this;
+    if (it.kind === 'pair') {
+      const yc = this.fwd(it.a, ws1)[0] as number;
+      const yr = this.fwd(it.b, ws2)[0] as number;
+      const { loss, g } = pairLoss(yc, yr, it.w);
+      gy[0] = g;
+      net.backward(texts.features[it.a] as Features, applied, t, ws1, gy, grad);
+      gy[0] = -g;
+      net.backward(texts.features[it.b] as Features, applied, t, ws2, gy, grad);
+      return loss;
+    }
+    const y = this.fwd(it.a, ws1);
+    let loss: number;
+    if (it.kind === 'route') loss = routeLoss(y, it.target, it.w, gy);
+    else {
+      const r = logisticLoss(y[0] as number, it.target, it.w);
+      gy[0] = r.g;
+      loss = r.loss;
+    }
+    net.backward(texts.features[it.a] as Features, applied, t, ws1, gy, grad);
+    return loss;
+  }
+
+  /** Loss of one item without gradients, and its prediction (pair margin, logit, or class). */
+  private predict(i: number): { loss: number; margin: number; argmax: number } {
+    const it = this.items[i] as Item;
+    if (it.kind === 'pair') {
+      const yc = this.fwd(it.a, this.ws1)[0] as number;
+      const yr = this.fwd(it.b, this.ws2)[0] as number;
+      return { loss: pairLoss(yc, yr, it.w).loss, margin: yc - yr, argmax: -1 };
+    }
+    const y = this.fwd(it.a, this.ws1);
+    if (it.kind === 'route') {
+      let arg = 0;
+      for (let o = 1; o < y.length; o++) if ((y[o] as number) > (y[arg] as number)) arg = o;
+      return { loss: routeLoss(y, it.target, it.w, this.gy), margin: 0, argmax: arg };
+    }
+    return { loss: logisticLoss(y[0] as number, it.target, it.w).loss, margin: y[0] as number, argmax: -1 };
+  }
+
+  /** Mean weighted loss over items (the quantity training minimises). */
+  evaluate(idx: readonly number[]): { loss: number } {
+    let s = 0;
+    for (const i of idx) s += this.predict(i).loss;
+    return { loss: idx.length ? s / idx.length : NaN };
+  }
+
+  /** Metrics on `idx` (validation) per kind, baselines fitted on `fit` (training) where they need fitting. */
+  metrics(idx: readonly number[], fit: readonly number[]): Metric[] {
+    const out: Metric[] = [];
+    const items = this.items;
+    const of = (kind: Item['kind'], xs: readonly number[]): Item[] => xs.map((i) => items[i] as Item).filter((it) => it.kind === kind);
+    const idxOf = (kind: Item['kind']): number[] => idx.filter((i) => (items[i] as Item).kind === kind);
+    const pairs = idxOf('pair');
+    if (pairs.length) {
+      const margins = pairs.map((i) => this.predict(i).margin);
+      const its = pairs.map((i) => items[i] as Item);
+      const len = this.texts.lengths;
+      const shorter = pairwiseAccuracy(its.map((it) => (len[it.b] as number) - (len[it.a] as number)));
+      const revised = pairwiseAccuracy(its.map((it) => it.revision));
+      out.push({ kind: 'pair', name: 'pairwise_accuracy', value: pairwiseAccuracy(margins), n: pairs.length, baselines: [{ name: 'always_prefer_revised', value: revised }, { name: 'always_prefer_shorter', value: shorter }] });
+    }
+    const route = idxOf('route');
+    if (route.length) {
+      const maj = majority(of('route', fit).map((it) => it.target)) ?? 0;
+      const hits = route.filter((i) => this.predict(i).argmax === (items[i] as Item).target).length;
+      const majHits = route.filter((i) => (items[i] as Item).target === maj).length;
+      out.push({ kind: 'route', name: 'accuracy', value: hits / route.length, n: route.length, baselines: [{ name: 'majority_class', value: majHits / route.length }] });
+    }
+    const bin = idxOf('binary');
+    if (bin.length) {
+      const maj = majority(of('binary', fit).map((it) => it.target)) ?? 1;
+      const hits = bin.filter((i) => (this.predict(i).margin > 0 ? 1 : 0) === (items[i] as Item).target).length;
+      const majHits = bin.filter((i) => (items[i] as Item).target === maj).length;
+      out.push({ kind: 'binary', name: 'accuracy', value: hits / bin.length, n: bin.length, baselines: [{ name: 'majority_class', value: majHits / bin.length }] });
+    }
+    const graded = idxOf('graded');
+    if (graded.length) {
+      const fitTargets = of('graded', fit).map((it) => it.target);
+      const mean = fitTargets.length ? fitTargets.reduce((a, b) => a + b, 0) / fitTargets.length : 0.5;
+      let err = 0;
+      let base = 0;
+      for (const i of graded) {
+        const it = items[i] as Item;
+        err += Math.abs(sigmoid(this.predict(i).margin) - it.target);
+        base += Math.abs(mean - it.target);
+      }
+      out.push({ kind: 'graded', name: 'mean_abs_error', value: err / graded.length, n: graded.length, baselines: [{ name: 'mean_target', value: base / graded.length }] });
+    }
+    return out;
+  }
+}

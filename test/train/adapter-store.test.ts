@@ -1,0 +1,158 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/errors.js';
+import { mulberry32 } from '../../src/runtime/seeded-random.js';
+import { openStateDb } from '../../src/store/state-db.js';
+import { adapterLayout } from '../../src/train/adapter-layout.js';
+import { AdapterStore } from '../../src/train/adapter-store.js';
+import { embeddingsBaseSpec } from '../../src/train/base-spec.js';
+import { initLora, type LoraWeights } from '../../src/train/lora.js';
+import { readSafetensors } from '../../src/tensor/safetensors.js';
+import { removeDir, tempDir } from '../helpers/ctx.js';
+import { smallSpec } from './helpers.js';
+
+const spec = smallSpec(64, 8);
+const base = { spec, fingerprint: 'sha256:aaaa' };
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) removeDir(d);
+});
+
+function fresh(): { home: string; store: AdapterStore; close: () => void } {
+  const home = tempDir('kourai-adapters-');
+  dirs.push(home);
+  const db = openStateDb(home);
+  return { home, store: new AdapterStore(home, db, base), close: () => db.close() };
+}
+
+function lora(seed: number): LoraWeights {
+  const r = mulberry32(seed);
+  const w = initLora({ inDim: 64, hidden: 8, out: 1, rank: 2 }, r);
+  for (let i = 0; i < w.headB.length; i++) w.headB[i] = r() - 0.5;
+  for (let i = 0; i < w.denseB.length; i++) w.denseB[i] = r() - 0.5;
+  return w;
+}
+
+const save = (store: AdapterStore, seed: number) => store.save({ agent: 'techne', kind: 'bond', lora: lora(seed), alpha: 4, origin: 'trained', metrics: { seed }, dataWindow: { examples: 3 }, createdAt: '2026-11-22T10:00:00.000Z' });
+
+function thrown(fn: () => unknown): { exitCode: number; message: string } {
+  try {
+    fn();
+  } catch (err) {
+    return err as { exitCode: number; message: string };
+  }
+  throw new Error('expected an error');
+}
+
+describe('adapter storage', () => {
+  it('writes PEFT layout (names, shapes, config) and reads back the float32 values; versions count up; the newest is current', () => {
+    const { home, store, close } = fresh();
+    const v1 = save(store, 1);
+    const v2 = save(store, 2);
+    expect([v1.version, v2.version, v2.parentVersion]).toEqual([1, 2, 1]);
+    expect(v2.path).toBe(join('adapters', 'techne', 'bond', 'v2'));
+    const config = JSON.parse(readFileSync(join(home, v2.path, 'adapter_config.json'), 'utf8'));
+    expect(config).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['encoder.dense', 'head.score'], kourai: { agent: 'techne', kind: 'bond', version: 2, base_fingerprint: 'sha256:aaaa' } });
+    const st = readSafetensors(readFileSync(join(home, v2.path, 'adapter_model.safetensors')));
+    expect(st.tensors.map((t) => ({ name: t.name, shape: t.shape }))).toEqual(adapterLayout(spec, 'techne', 2));
+    expect(st.digest).toBe('verified');
+    const loaded = store.loadCurrent('techne', 'bond')!;
+    expect(loaded.row.version).toBe(2);
+    expect(Array.from(loaded.lora.all)).toEqual(Array.from(Float32Array.from(lora(2).all)));
+    close();
+  });
+
+  it('a version directory left on disk without a registry row (a crash before the commit) is never reused', () => {
+    const { home, store, close } = fresh();
+    save(store, 1);
+    mkdirSync(join(home, 'adapters', 'techne', 'bond', 'v2'));
+    expect(save(store, 2).version).toBe(3);
+    close();
+  });
+
+  const damage: [string, (file: string, dir: string) => void, RegExp][] = [
+    ['truncated', (f) => truncateSync(f, 200), /truncated/],
+    ['a flipped bit in the data', (f) => {
+      const b = readFileSync(f);
+      b[b.length - 3] = b[b.length - 3]! ^ 0x10;
+      writeFileSync(f, b);
+    }, /data section does not match the sha256/],
+    ['a missing config', (_f, d) => rmSync(join(d, 'adapter_config.json')), /adapter_config.json is missing/],
+    ['a config for another agent', (_f, d) => {
+      const p = join(d, 'adapter_config.json');
+      writeFileSync(p, readFileSync(p, 'utf8').replace('"agent": "techne"', '"agent": "metis"'));
+    }, /is for metis bond/],
+  ];
+  it('refuses a whole, valid file that is not the one registered (another version copied over it)', () => {
+    const { home, store, close } = fresh();
+    const v1 = save(store, 1);
+    const v2 = save(store, 2);
+    store.registry.setCurrent('techne', 'bond', 1, '2026-11-22T11:00:00.000Z');
+    writeFileSync(join(home, v1.path, 'adapter_model.safetensors'), readFileSync(join(home, v2.path, 'adapter_model.safetensors')));
+    const err = thrown(() => store.loadCurrent('techne', 'bond'));
+    expect(err.exitCode).toBe(ExitCode.integrity);
+    expect(err.message).toMatch(/is not the file that was written/);
+    close();
+  });
+
+  for (const [what, hurt, message] of damage) {
+    it(`refuses ${what}: exit 8, naming the adapter and the path`, () => {
+      const { home, store, close } = fresh();
+      const row = save(store, 1);
+      const dir = join(home, row.path);
+      hurt(join(dir, 'adapter_model.safetensors'), dir);
+      const err = thrown(() => store.loadCurrent('techne', 'bond'));
+      expect(err.exitCode).toBe(ExitCode.integrity);
+      expect(err.message).toMatch(message);
+      expect(err.message).toContain('techne bond adapter v1');
+      expect(err.message).toContain(dir);
+      close();
+    });
+  }
+
+  it('refuses an adapter over another base (exit 3), even when the file is whole', () => {
+    const { home, store, close } = fresh();
+    save(store, 1);
+    const other = new AdapterStore(home, openStateDb(home), { spec: embeddingsBaseSpec('nomic-embed-text', 64), fingerprint: 'sha256:bbbb' });
+    const err = thrown(() => other.loadCurrent('techne', 'bond'));
+    expect(err.exitCode).toBe(ExitCode.environment);
+    expect(err.message).toMatch(/trained over base aaaa, but the configured base is bbbb \(embeddings nomic-embed-text, 64 dimensions\)/);
+    close();
+  });
+});
+
+const canMount = process.platform === 'linux' && process.getuid?.() === 0 && spawnSync('sh', ['-c', 'mkdir -p /tmp/.kourai-mnt-probe && mount -t tmpfs -o size=64k tmpfs /tmp/.kourai-mnt-probe && umount /tmp/.kourai-mnt-probe']).status === 0;
+
+describe.skipIf(!canMount)('a full disk mid-write (a small tmpfs under adapters/)', () => {
+  it('fails with exit 3 naming the adapter; the previous version stays current and whole; no temporary directory is left', () => {
+    const { home, store, close } = fresh();
+    const mnt = join(home, 'adapters');
+    mkdirSync(mnt);
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=12k', 'tmpfs', mnt]).status).toBe(0);
+    try {
+      const v1 = store.save({ agent: 'techne', kind: 'bond', lora: lora(1), alpha: 4, origin: 'trained', metrics: {}, dataWindow: {}, createdAt: '2026-11-22T10:00:00.000Z' });
+      // nearly full: the next few versions run out of space part-way
+      writeFileSync(join(mnt, 'filler'), Buffer.alloc(1024));
+      let err: { exitCode: number; message: string } | null = null;
+      for (let i = 0; i < 8 && !err; i++) {
+        try {
+          store.save({ agent: 'techne', kind: 'bond', lora: lora(2 + i), alpha: 4, origin: 'trained', metrics: {}, dataWindow: {}, createdAt: '2026-11-22T10:00:00.000Z' });
+        } catch (e) {
+          err = e as { exitCode: number; message: string };
+        }
+      }
+      expect(err).not.toBeNull();
+      expect(err!.exitCode).toBe(ExitCode.environment);
+      expect(err!.message).toMatch(/no space left on device while writing techne bond adapter v\d+/);
+      const current = store.loadCurrent('techne', 'bond')!;
+      expect(current.row.version).toBeGreaterThanOrEqual(v1.version);
+      expect(readdirSync(join(mnt, 'techne', 'bond')).filter((n) => n.startsWith('.'))).toEqual([]);
+      expect(existsSync(join(home, current.row.path))).toBe(true);
+    } finally {
+      spawnSync('umount', [mnt]);
+      close();
+    }
+  });
+});
