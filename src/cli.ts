@@ -266,7 +266,8 @@ export function buildCli(
       .option('--agent <agent>', 'the agent that speaks')
       .option('--round <id>', 'the federation round id')
       .option('--file <path>', 'the delta: JSON {"tensors": [{"name", "shape", "dtype": "F32", "data": base64 | [numbers]}]}')
-      .option('--out <path>', 'write the release document (exactly what may leave) here')
+      .option('--out <path>', 'write the release (exactly what the council client sends) here: JSON, or a safetensors body when the name ends in .safetensors')
+      .option('--base-fingerprint <sha>', "the base model's fingerprint (default: the one recorded when the forge joined its council)")
       .option('--json', 'JSON output (includes the release document unless --out)'),
   ).action(act(() => import('./commands/privacy/release.js')));
 

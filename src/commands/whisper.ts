@@ -41,7 +41,7 @@ async function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: bool
 export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): Promise<WhisperReport> {
   const resolved = privacyConfigFor(ctx, opts);
   const { counts, note } = await shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
-  const gate = PrivacyGate.openReadOnly({ home: kouraiHome(ctx), config: resolved.config, random: ctx.secureRandom, now: ctx.now });
+  const gate = PrivacyGate.openReadOnly({ home: kouraiHome(ctx), config: resolved.config, now: ctx.now });
   try {
     const plan = gate.planRound({ round: opts.round ?? null, shareable: counts });
     const releases = gate.ledger.releases();

@@ -2,8 +2,10 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_VERSION, ROUTES, SubmissionSchema, type Health } from '../federation/protocol.js';
+import { PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health } from '../federation/protocol.js';
+import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
+import { TensorError } from '../tensor/errors.js';
 import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
@@ -37,6 +39,8 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
   // requestTimeout: a client that stops sending mid-body must not hold an in-flight slot forever.
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, return503OnClosing: true, forceCloseConnections: 'idle', requestTimeout: 300_000 });
   let inFlight = 0;
+  // Safetensors submission bodies (a release without base64); each route's bodyLimit applies.
+  app.addContentTypeParser(SAFETENSORS_BODY_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toHttpError(err, config);
@@ -80,7 +84,7 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
     async (req, reply) => {
       const forge = await auth(req);
       const round = roundParam(req.params.round);
-      const body = SubmissionSchema.parse(req.body);
+      const body = Buffer.isBuffer(req.body) ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent) : submissionFromBody(req.body, req.params.agent);
       const { created, receipt } = await council.submit(forge, round, req.params.agent, body);
       void reply.status(created ? 201 : 200);
       return receipt;
@@ -106,10 +110,11 @@ function toHttpError(err: unknown, config: CouncilConfig): CouncilHttpError {
     const where = issue?.path.length ? issue.path.join('.') : 'body';
     return new CouncilHttpError('invalid_body', `${where}: ${issue?.message ?? 'invalid'}`, { issues: err.issues.slice(0, 10).map((i) => ({ path: i.path.join('.'), message: i.message })) });
   }
+  if (err instanceof TensorError) return new CouncilHttpError('invalid_body', `safetensors body: ${err.message}`);
   const code = (err as { code?: string }).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new CouncilHttpError('payload_too_large', `request body exceeds the council's payload limit of ${config.payload_limit} bytes`, { limit: config.payload_limit });
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new CouncilHttpError('invalid_body', 'the body is not valid JSON');
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new CouncilHttpError('invalid_body', 'send the body as application/json');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new CouncilHttpError('invalid_body', `send the body as application/json (or a safetensors release as ${SAFETENSORS_BODY_TYPE})`);
   const status = (err as { statusCode?: number }).statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new CouncilHttpError('invalid_body', (err as Error).message);
   return new CouncilHttpError('internal', 'internal error (see the council log)');

@@ -96,6 +96,7 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
       used: a.used.length,
       yours_used: a.forges.includes(forge.name) ? a.used.includes(forge.name) : null,
     })),
+    exiles: (await storage.listForges()).filter((f) => f.exiledRound === r.round).map((f) => ({ forge: f.name, round: r.round })),
   };
 }
 

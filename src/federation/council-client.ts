@@ -9,6 +9,7 @@ import {
   ReceiptSchema,
   ROUTES,
   RoundStatusSchema,
+  SAFETENSORS_BODY_TYPE,
   SealReceiptSchema,
   TrustSchema,
   type Health,
@@ -19,6 +20,7 @@ import {
   type Submission,
   type Trust,
 } from './protocol.js';
+import { releaseJson, releaseToSafetensors, type CouncilRelease } from '../privacy/release.js';
 import { tensorFromJson, tensorToJson } from '../tensor/json.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 
@@ -142,6 +144,19 @@ export class CouncilClient {
     return this.request('PUT', path.submit(round, agent), ReceiptSchema, { body: JSON.stringify(body), retry: true });
   }
 
+  /**
+   * Sends a release document (src/privacy/release.ts) as it is: the JSON text `privacy release`
+   * writes, byte for byte, or the same release as a safetensors body (no base64 third).
+   */
+  submitRelease(round: number, release: CouncilRelease, opts: { encoding?: 'json' | 'safetensors' } = {}): Promise<Receipt> {
+    const safetensors = opts.encoding === 'safetensors';
+    return this.request('PUT', path.submit(round, release.agent), ReceiptSchema, {
+      body: safetensors ? releaseToSafetensors(release) : releaseJson(release),
+      contentType: safetensors ? SAFETENSORS_BODY_TYPE : 'application/json',
+      retry: true,
+    });
+  }
+
   /** Declares the forge's updates for the round complete (the round closes when enough forges have). */
   seal(round: number): Promise<SealReceipt> {
     return this.request('POST', path.seal(round), SealReceiptSchema, { body: '{}', retry: true });
@@ -161,7 +176,7 @@ export class CouncilClient {
     }
   }
 
-  private async request<S extends z.ZodType>(method: string, route: string, schema: S, o: { body?: string; auth?: boolean; retry?: boolean }): Promise<z.output<S>> {
+  private async request<S extends z.ZodType>(method: string, route: string, schema: S, o: { body?: string | Uint8Array; contentType?: string; auth?: boolean; retry?: boolean }): Promise<z.output<S>> {
     const doFetch = this.opts.fetch ?? fetch;
     let attempt = 0;
     for (;;) {
@@ -172,7 +187,7 @@ export class CouncilClient {
           method,
           headers: {
             accept: 'application/json',
-            ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...(o.body !== undefined ? { 'content-type': o.contentType ?? 'application/json' } : {}),
             ...(o.auth === false ? {} : { authorization: `Bearer ${this.opts.token}` }),
           },
           ...(o.body !== undefined ? { body: o.body } : {}),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { COUNCIL_RELEASE_FORMAT, CouncilReleaseSchema, type CouncilRelease } from '../privacy/release.js';
 import { TensorJsonSchema } from '../tensor/json.js';
 
 /**
@@ -97,6 +98,39 @@ export const SubmissionSchema = z.object({
 });
 export type Submission = z.infer<typeof SubmissionSchema>;
 
+/**
+ * A submission body may also be the forge's release document itself (src/privacy/release.ts,
+ * `kourai.council-release/3`: exactly what `kourai privacy release` writes), as JSON, or as a
+ * safetensors body (`Content-Type: application/octet-stream`) whose `__metadata__` carries the
+ * envelope under "kourai.release" — large adapters then skip base64's third. Every form becomes
+ * the same Submission (and so the same digest: a retry in another form is the same submission).
+ */
+export const SAFETENSORS_BODY_TYPE = 'application/octet-stream';
+
+/** The Submission a release stands for; its agent must be the route's. */
+export function submissionFromRelease(r: CouncilRelease, agent: string): Submission {
+  if (r.agent !== agent) {
+    throw new z.ZodError([{ code: 'custom', path: ['agent'], message: `the release is ${r.agent}'s but was sent to ${agent}'s route`, input: r.agent }]);
+  }
+  return SubmissionSchema.parse({
+    base_fingerprint: r.base_fingerprint,
+    privacy: { clip_norm: r.mechanism.clip_norm, noise_multiplier: r.mechanism.noise_multiplier },
+    tensors: r.tensors,
+  });
+}
+
+/** A parsed JSON body (a Submission or a release document) -> the Submission; ZodError when neither. */
+export function submissionFromBody(body: unknown, agent: string): Submission {
+  if (typeof body === 'object' && body !== null && 'format' in body) {
+    const format = (body as { format: unknown }).format;
+    if (format !== COUNCIL_RELEASE_FORMAT) {
+      throw new z.ZodError([{ code: 'custom', path: ['format'], message: `unsupported release format ${JSON.stringify(format)} (the council reads ${COUNCIL_RELEASE_FORMAT})`, input: format }]);
+    }
+    return submissionFromRelease(CouncilReleaseSchema.parse(body), agent);
+  }
+  return SubmissionSchema.parse(body);
+}
+
 export const ReceiptSchema = z.object({
   round: z.number().int(),
   forge: z.string(),
@@ -119,6 +153,17 @@ export const SealReceiptSchema = z.object({
 export type SealReceipt = z.infer<typeof SealReceiptSchema>;
 
 export const ROUND_STATES = ['open', 'closing', 'aggregated'] as const;
+
+/**
+ * The privacy policy the council sets for a round (clip norm S, noise multiplier σ). A forge uses
+ * it only when it is at least as private as its own settings (σ ≥ the forge's σ); otherwise the
+ * forge sends nothing and says why. Absent or null: the council sets none, forges use their own.
+ */
+export const PrivacyPolicySchema = z.object({
+  clip_norm: finite.pipe(z.number().positive()),
+  noise_multiplier: finite.pipe(z.number().min(0)),
+});
+export type PrivacyPolicy = z.infer<typeof PrivacyPolicySchema>;
 
 export const StrategyInfoSchema = z.object({
   strategy: z.string(),
@@ -154,6 +199,7 @@ export const RoundStatusSchema = z.object({
   /** Agents that federate (the only ones the council accepts). */
   agents: z.array(z.string()),
   accepted_base_fingerprints: z.array(z.string()),
+  privacy_policy: PrivacyPolicySchema.nullable().optional(),
   /** Globals a forge should start from this round: agent -> the round that produced it. */
   globals: z.record(z.string(), z.number().int()),
   you: z.object({
@@ -164,6 +210,8 @@ export const RoundStatusSchema = z.object({
     exiled: z.boolean(),
   }),
   outcomes: z.array(AgentOutcomeSchema),
+  /** Forges exiled when this round was aggregated (the Stoa Falls), this forge included. Absent from older councils. */
+  exiles: z.array(z.object({ forge: z.string(), round: z.number().int() })).optional(),
 });
 export type RoundStatus = z.infer<typeof RoundStatusSchema>;
 

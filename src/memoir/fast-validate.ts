@@ -80,6 +80,7 @@ function extensions(o: Obj): boolean {
   if (lk !== undefined && (!isInt(lk) || (lk as number) < 1 || (lk as number) > 5)) return false;
   if (o.comment !== undefined && typeof o.comment !== 'string') return false;
   if (o.episode !== undefined && !isObj(o.episode)) return false;
+  if (o.council !== undefined && !isObj(o.council)) return false;
   return true;
 }
 

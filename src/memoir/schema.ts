@@ -34,6 +34,7 @@ export const EXTENSION_KEYS = [
   'likert',
   'comment',
   'episode',
+  'council',
 ] as const;
 
 function closest(value: string, options: readonly string[]): string | undefined {
@@ -127,6 +128,8 @@ export const InterruptSchema = z.object({
 });
 
 export const EpisodeSchema = z.looseObject({});
+/** A council_event's details (src/memoir/council-event.ts reads them strictly). */
+export const CouncilDetailsSchema = z.looseObject({});
 
 export const RecordedAtSchema = z.iso.datetime({ offset: true, error: 'recorded_at must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-22T10:00:00.000Z' });
 
@@ -140,6 +143,7 @@ const extensionShape = {
   likert: z.number().int().min(1).max(5).optional(),
   comment: z.string().optional(),
   episode: EpisodeSchema.optional(),
+  council: CouncilDetailsSchema.optional(),
 };
 
 const standardShape = {

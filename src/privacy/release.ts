@@ -11,13 +11,20 @@
  */
 import { z } from 'zod';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
-import { TensorJsonSchema, tensorToJson } from '../tensor/json.js';
+import { SafetensorsError } from '../tensor/errors.js';
+import { tensorFromJson, TensorJsonSchema, tensorToJson } from '../tensor/json.js';
+import { readSafetensors, writeSafetensors } from '../tensor/safetensors.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 import { clipToNorm } from './clip.js';
 import type { GaussianSampler } from './gaussian-noise.js';
 
-/** Version 2: tensors in the one tensor JSON shape (src/tensor/json.ts); version 1 had `dtype: "float32", data_b64`. */
-export const COUNCIL_RELEASE_FORMAT = 'kourai.council-release/2';
+/**
+ * Version 3: the document is also the council submission body (it carries the base fingerprint;
+ * the council accepts it as it is). Version 2 had no `base_fingerprint`; version 1 also spelled
+ * tensors `dtype: "float32", data_b64`.
+ */
+export const COUNCIL_RELEASE_FORMAT = 'kourai.council-release/3';
+const FORMAT_V2 = 'kourai.council-release/2';
 const FORMAT_V1 = 'kourai.council-release/1';
 
 /** A released tensor: the shared tensor JSON shape `{name, shape, dtype: "F32", data}`. */
@@ -26,8 +33,9 @@ export const ReleasedTensorSchema = TensorJsonSchema;
 export const CouncilReleaseSchema = z
   .object({
     format: z.literal(COUNCIL_RELEASE_FORMAT),
-    round: z.string().min(1),
+    round: z.string().min(1).max(256),
     agent: z.enum(FEDERATING_AGENTS),
+    base_fingerprint: z.string().min(1).max(256),
     mechanism: z
       .object({
         name: z.literal('gaussian'),
@@ -46,8 +54,9 @@ export type CouncilRelease = z.infer<typeof CouncilReleaseSchema>;
 /** Every field that leaves, and why it may. */
 export const RELEASE_FIELDS: readonly { field: string; what: string; why: string }[] = [
   { field: 'format', what: 'the document format, a constant', why: 'public constant' },
-  { field: 'round', what: 'the round id the server assigned', why: 'chosen by the server' },
+  { field: 'round', what: 'the round key: the council and the round number it assigned', why: 'chosen by the server' },
   { field: 'agent', what: 'which agent speaks', why: 'participation is public (q = 1): the server sees who took part' },
+  { field: 'base_fingerprint', what: 'the fingerprint of the published base model the adapter is over', why: 'public: the same for every forge on that base' },
   { field: 'mechanism.name', what: '"gaussian"', why: 'public constant' },
   { field: 'mechanism.clip_norm', what: 'S, the L2 norm the whole delta was clipped to', why: 'public configuration' },
   { field: 'mechanism.noise_multiplier', what: 'σ; the noise has standard deviation σ·S', why: 'public configuration' },
@@ -72,6 +81,7 @@ export interface BuiltRelease {
 export function buildRelease(p: {
   round: string;
   agent: FederatingAgent;
+  baseFingerprint: string;
   delta: readonly NamedTensor[];
   clipNorm: number;
   noiseMultiplier: number;
@@ -94,6 +104,7 @@ export function buildRelease(p: {
       format: COUNCIL_RELEASE_FORMAT,
       round: p.round,
       agent: p.agent,
+      base_fingerprint: p.baseFingerprint,
       mechanism: { name: 'gaussian', clip_norm: p.clipNorm, noise_multiplier: p.noiseMultiplier, sample_rate: 1, accountant: 'rdp' },
       tensors,
     },
@@ -102,19 +113,67 @@ export function buildRelease(p: {
 }
 
 /**
- * Reads a release document stored by any kourai version (the privacy ledger keeps them): a
- * version-1 document is upgraded to the current shape — the same noised values, re-spelled.
+ * Reads a release document stored by any kourai version (the privacy ledger keeps them): older
+ * documents are upgraded to the current shape — the same noised values, re-spelled, with the
+ * base fingerprint the caller knows it was made for (version 2 and 1 did not record it).
  */
-export function parseStoredRelease(doc: unknown): CouncilRelease {
-  if (typeof doc === 'object' && doc !== null && (doc as { format?: unknown }).format === FORMAT_V1) {
-    const v1 = doc as { tensors?: unknown };
-    const tensors = Array.isArray(v1.tensors)
-      ? v1.tensors.map((t: { name?: unknown; shape?: unknown; dtype?: unknown; data_b64?: unknown }) => {
-          if (t.dtype !== 'float32') throw new RangeError('a version-1 release tensor must be float32');
-          return { name: t.name, shape: t.shape, dtype: 'F32', data: t.data_b64 };
-        })
-      : v1.tensors;
-    return CouncilReleaseSchema.parse({ ...doc, format: COUNCIL_RELEASE_FORMAT, tensors });
+export function parseStoredRelease(doc: unknown, opts: { baseFingerprint?: string } = {}): CouncilRelease {
+  if (typeof doc !== 'object' || doc === null) return CouncilReleaseSchema.parse(doc);
+  const d = doc as { format?: unknown; tensors?: unknown; base_fingerprint?: unknown };
+  if (d.format !== FORMAT_V1 && d.format !== FORMAT_V2) return CouncilReleaseSchema.parse(doc);
+  let tensors = d.tensors;
+  if (d.format === FORMAT_V1 && Array.isArray(d.tensors)) {
+    tensors = d.tensors.map((t: { name?: unknown; shape?: unknown; dtype?: unknown; data_b64?: unknown }) => {
+      if (t.dtype !== 'float32') throw new RangeError('a version-1 release tensor must be float32');
+      return { name: t.name, shape: t.shape, dtype: 'F32', data: t.data_b64 };
+    });
   }
-  return CouncilReleaseSchema.parse(doc);
+  const { format: _f, tensors: _t, ...rest } = doc as Record<string, unknown>;
+  return CouncilReleaseSchema.parse({ format: COUNCIL_RELEASE_FORMAT, ...rest, base_fingerprint: opts.baseFingerprint ?? d.base_fingerprint, tensors });
+}
+
+/** The release document as JSON text: exactly the bytes the council client sends as a JSON body. */
+export function releaseJson(r: CouncilRelease): string {
+  return JSON.stringify(r);
+}
+
+/**
+ * The release as a safetensors body (for large adapters: no base64 third). The envelope — every
+ * field but the tensors — travels as JSON under `__metadata__["kourai.release"]`; nothing else is
+ * in the metadata but the data section's sha256 the writer records. Decoding it gives back the
+ * same document.
+ */
+export const RELEASE_METADATA_KEY = 'kourai.release';
+
+export function releaseToSafetensors(r: CouncilRelease): Buffer {
+  const { tensors, ...envelope } = r;
+  return writeSafetensors(tensors.map(tensorFromJson), { [RELEASE_METADATA_KEY]: JSON.stringify(envelope) });
+}
+
+/** Parses a safetensors release body; SafetensorsError (exit 5) names what is wrong. */
+export function releaseFromSafetensors(bytes: Uint8Array): CouncilRelease {
+  const contents = readSafetensors(bytes);
+  const extra = Object.keys(contents.metadata).filter((k) => k !== RELEASE_METADATA_KEY);
+  if (extra.length > 0) throw new SafetensorsError(`a release carries nothing but "${RELEASE_METADATA_KEY}" in __metadata__; found ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
+  const raw = contents.metadata[RELEASE_METADATA_KEY];
+  if (raw === undefined) throw new SafetensorsError(`not a release: __metadata__ has no "${RELEASE_METADATA_KEY}" envelope`);
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(raw);
+  } catch {
+    throw new SafetensorsError(`the "${RELEASE_METADATA_KEY}" envelope is not valid JSON`);
+  }
+  if (typeof envelope !== 'object' || envelope === null || Array.isArray(envelope) || 'tensors' in envelope) {
+    throw new SafetensorsError(`the "${RELEASE_METADATA_KEY}" envelope must be a JSON object without tensors`);
+  }
+  const tensors = contents.tensors.map((t) => {
+    if (!(t.data instanceof Float32Array)) throw new SafetensorsError(`tensor "${t.name}": a release holds F32 tensors only`);
+    return tensorToJson(t as NamedTensor);
+  });
+  const parsed = CouncilReleaseSchema.safeParse({ ...envelope, tensors });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SafetensorsError(`not a valid release: ${issue?.path.join('.') || 'envelope'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
 }

@@ -4,7 +4,7 @@
  *   const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now });
  *   const plan = gate.planRound({ round, shareable });          // who speaks, who is silent and why
  *   for (const a of plan.agents.filter((p) => p.speaks)) {
- *     const out = gate.recordRelease({ round, agent: a.agent, delta });  // ledger row, THEN noise
+ *     const out = gate.recordRelease({ round, agent: a.agent, delta, baseFingerprint });  // ledger row, THEN noise
  *     send(out.release);                                         // exactly what may leave
  *     gate.recordOutcome(out.releaseId, 'submitted');            // or 'failed': never refunded
  *   }
@@ -24,8 +24,9 @@ import { checkRelease, planRound, ROUND_SAMPLE_RATE, type RoundPlan } from './bu
 import { checkTensors } from './clip.js';
 import { noConsent, type ConsentMap } from './consent.js';
 import { GaussianSampler, type SecureBytes } from './gaussian-noise.js';
+import { deltaDigest, forgeNoise, type NoiseStreams } from './noise-key.js';
 import type { PrivacyConfig } from './privacy-config.js';
-import { buildRelease, parseStoredRelease, type CouncilRelease } from './release.js';
+import { buildRelease, parseStoredRelease, releaseJson, type CouncilRelease } from './release.js';
 
 export interface ReleaseOutcome {
   releaseId: number;
@@ -45,26 +46,33 @@ export class PrivacyGate {
   readonly ledger: PrivacyLedger;
   readonly consent: ConsentStore;
   readonly config: PrivacyConfig;
-  private readonly random: SecureBytes;
+  private readonly noise: NoiseStreams;
   private readonly now: () => Date;
 
-  constructor(db: DB, opts: { config: PrivacyConfig; random: SecureBytes; now?: () => Date }) {
+  /** `noise`: where each release's noise bytes come from (keyed by the forge's secret: src/privacy/noise-key.ts). */
+  constructor(db: DB, opts: { config: PrivacyConfig; noise: NoiseStreams; now?: () => Date }) {
     this.db = db;
     this.ledger = new PrivacyLedger(db);
     this.consent = new ConsentStore(db);
     this.config = opts.config;
-    this.random = opts.random;
+    this.noise = opts.noise;
     this.now = opts.now ?? (() => new Date());
   }
 
-  /** Opens `$KOURAI_HOME/kourai.db`. The caller closes the gate. */
-  static open(opts: { home: string; config: PrivacyConfig; random: SecureBytes; now?: () => Date }): PrivacyGate {
-    return new PrivacyGate(openStateDb(opts.home), opts);
+  /**
+   * Opens `$KOURAI_HOME/kourai.db`. Noise is keyed by the forge's secret (`random` creates it on
+   * the first release) unless `noise` says otherwise (tests). The caller closes the gate.
+   */
+  static open(opts: { home: string; config: PrivacyConfig; random: SecureBytes; noise?: NoiseStreams; now?: () => Date }): PrivacyGate {
+    return new PrivacyGate(openStateDb(opts.home), { config: opts.config, noise: opts.noise ?? forgeNoise(opts.home, opts.random), ...(opts.now ? { now: opts.now } : {}) });
   }
 
   /** For planning only (`whisper`): creates nothing, works on a read-only home; recording a release fails. */
-  static openReadOnly(opts: { home: string; config: PrivacyConfig; random: SecureBytes; now?: () => Date }): PrivacyGate {
-    return new PrivacyGate(openStateDbReadOnly(opts.home), opts);
+  static openReadOnly(opts: { home: string; config: PrivacyConfig; now?: () => Date }): PrivacyGate {
+    const noise: NoiseStreams = () => {
+      throw new Error('a read-only privacy gate cannot draw noise');
+    };
+    return new PrivacyGate(openStateDbReadOnly(opts.home), { config: opts.config, noise, ...(opts.now ? { now: opts.now } : {}) });
   }
 
   close(): void {
@@ -85,16 +93,18 @@ export class PrivacyGate {
   /**
    * Spends budget for one agent's delta and returns the release. Order: validate the delta;
    * append and commit the ledger row (consent and budget checked inside the transaction); draw
-   * the noise; store the noised document. A crash after the commit leaves the budget spent.
+   * the noise (keyed: the same round and delta always get the same noise); store the noised
+   * document. A crash after the commit leaves the budget spent.
    */
-  recordRelease(p: { round: string; agent: string; delta: readonly NamedTensor[] }): ReleaseOutcome {
+  recordRelease(p: { round: string; agent: string; delta: readonly NamedTensor[]; baseFingerprint: string }): ReleaseOutcome {
     const agent = federatingAgent(p.agent);
     if (typeof p.round !== 'string' || p.round.trim() === '') throw new UsageError('round: a non-empty round id is required');
     checkTensors(p.delta);
     if (p.delta.length === 0) throw new InvalidDataError('delta: no tensors to release');
+    if (typeof p.baseFingerprint !== 'string' || p.baseFingerprint === '') throw new UsageError('base fingerprint: required (the base model the adapter is over)');
 
     const previous = this.ledger.find(agent, p.round);
-    if (previous) return this.reuse(previous);
+    if (previous) return this.reuse(previous, p.baseFingerprint);
 
     const { config } = this;
     let row: ReleaseRow;
@@ -123,17 +133,26 @@ export class PrivacyGate {
         this.now(),
       );
     } catch (err) {
-      if (err instanceof AlreadyReleased) return this.reuse(this.ledger.find(agent, p.round) as ReleaseRow);
+      if (err instanceof AlreadyReleased) return this.reuse(this.ledger.find(agent, p.round) as ReleaseRow, p.baseFingerprint);
       throw err;
     }
 
     // The row is committed: from here on the budget is spent, whatever happens.
-    const built = buildRelease({ round: p.round, agent, delta: p.delta, clipNorm: row.clipNorm, noiseMultiplier: row.noiseMultiplier, sampler: new GaussianSampler(this.random) });
+    const noise = this.noise({ round: p.round, agent, clipNorm: row.clipNorm, noiseMultiplier: row.noiseMultiplier, deltaDigest: deltaDigest(p.delta) });
+    const built = buildRelease({
+      round: p.round,
+      agent,
+      baseFingerprint: p.baseFingerprint,
+      delta: p.delta,
+      clipNorm: row.clipNorm,
+      noiseMultiplier: row.noiseMultiplier,
+      sampler: new GaussianSampler(noise),
+    });
     this.ledger.attachPayload({
       releaseId: row.id,
       clippedNorm: built.local.clippedNorm,
       releasedNorm: built.local.releasedNorm,
-      payload: JSON.stringify(built.release),
+      payload: releaseJson(built.release),
       createdAt: this.now().toISOString(),
     });
     return {
@@ -151,7 +170,7 @@ export class PrivacyGate {
     this.ledger.recordEvent(releaseId, event, detail ?? null, this.now());
   }
 
-  private reuse(row: ReleaseRow): ReleaseOutcome {
+  private reuse(row: ReleaseRow, baseFingerprint: string): ReleaseOutcome {
     const stored = this.ledger.payload(row.id);
     if (!stored) {
       throw new ConflictError(
@@ -161,7 +180,7 @@ export class PrivacyGate {
     }
     let release: CouncilRelease;
     try {
-      release = parseStoredRelease(JSON.parse(stored.payload));
+      release = parseStoredRelease(JSON.parse(stored.payload), { baseFingerprint });
     } catch {
       throw new IntegrityError(`privacy ledger is corrupt: the stored release ${row.id} (${row.agent}, round ${row.round}) is unreadable; nothing was released`);
     }

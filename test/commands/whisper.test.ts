@@ -59,7 +59,7 @@ describe('kourai whisper', () => {
     writeFileSync(file, JSON.stringify({ tensors: [{ name: 'w', shape: [2], data: [0.3, 0.4] }] }));
     await runCli(synthCmd, { json: true }, ctx);
     await runCli(consentCmd, { allow: ['techne'] }, ctx);
-    await runCli(releaseCmd, { agent: 'techne', round: 'r1', file, noiseMultiplier: '2' }, ctx);
+    await runCli(releaseCmd, { agent: 'techne', round: 'r1', file, noiseMultiplier: '2', baseFingerprint: 'sha256:test-base' }, ctx);
     const r = await whisper({ round: 'r1', noiseMultiplier: '2' });
     const techne = r.agents.find((a) => a.agent === 'techne');
     expect(techne).toMatchObject({ verdict: 'already_released', releases: 1, speaks: false });

@@ -81,10 +81,10 @@ describe('kourai privacy (real binary)', () => {
     writeFileSync(join(home, 'delta.json'), JSON.stringify({ tensors: [{ name: 'w', shape: [3], data: [1, 2, 2] }] }));
     kourai(['federate', 'consent', '--allow', 'techne']);
     const env = { KOURAI_PRIVACY_NOISE_MULTIPLIER: '1' };
-    expect(kourai(['privacy', 'release', '--agent', 'techne', '--round', '1', '--file', 'delta.json', '--out', 'r1.json'], { env }).code).toBe(0);
+    expect(kourai(['privacy', 'release', '--agent', 'techne', '--round', '1', '--file', 'delta.json', '--base-fingerprint', 'sha256:test-base', '--out', 'r1.json'], { env }).code).toBe(0);
     expect(JSON.parse(readFileSync(join(home, 'r1.json'), 'utf8')).mechanism).toEqual({ name: 'gaussian', clip_norm: 1, noise_multiplier: 1, sample_rate: 1, accountant: 'rdp' });
-    expect(kourai(['privacy', 'release', '--agent', 'techne', '--round', '2', '--file', 'delta.json'], { env }).code).toBe(0);
-    const third = kourai(['privacy', 'release', '--agent', 'techne', '--round', '3', '--file', 'delta.json', '--json'], { env });
+    expect(kourai(['privacy', 'release', '--agent', 'techne', '--round', '2', '--file', 'delta.json', '--base-fingerprint', 'sha256:test-base'], { env }).code).toBe(0);
+    const third = kourai(['privacy', 'release', '--agent', 'techne', '--round', '3', '--file', 'delta.json', '--base-fingerprint', 'sha256:test-base', '--json'], { env });
     expect(third.code).toBe(4);
     expect(JSON.parse(third.stdout).error.code).toBe('budget_exhausted');
     const w = JSON.parse(kourai(['whisper', '--json'], { env }).stdout);

@@ -17,7 +17,7 @@ function leafPaths(v: unknown, prefix = ''): string[] {
 }
 
 describe('the release document (exactly what may leave)', () => {
-  const built = buildRelease({ round: '7', agent: 'aidos', delta: delta(50_000, 0.01), clipNorm: 0.5, noiseMultiplier: 2, sampler: new GaussianSampler(randomBytes) });
+  const built = buildRelease({ round: '7', agent: 'aidos', baseFingerprint: 'sha256:test-base', delta: delta(50_000, 0.01), clipNorm: 0.5, noiseMultiplier: 2, sampler: new GaussianSampler(randomBytes) });
 
   // The README's table "What leaves the forge", written out by hand: the oracle is the documented
   // promise, not RELEASE_FIELDS from the module under test.
@@ -25,6 +25,7 @@ describe('the release document (exactly what may leave)', () => {
     'format',
     'round',
     'agent',
+    'base_fingerprint',
     'mechanism.name',
     'mechanism.clip_norm',
     'mechanism.noise_multiplier',
@@ -39,7 +40,8 @@ describe('the release document (exactly what may leave)', () => {
   it('validates against the strict schema and carries exactly the documented fields', () => {
     expect(CouncilReleaseSchema.parse(built.release)).toEqual(built.release);
     expect(leafPaths(built.release).sort()).toEqual([...DOCUMENTED].sort());
-    expect(built.release.format).toBe('kourai.council-release/2');
+    expect(built.release.format).toBe('kourai.council-release/3');
+    expect(built.release.base_fingerprint).toBe('sha256:test-base');
     expect(built.release.round).toBe('7');
     expect(built.release.agent).toBe('aidos');
   });

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
@@ -7,8 +7,10 @@ import { TensorError } from '../../tensor/errors.js';
 import { tensorFromJson, TensorJsonSchema } from '../../tensor/json.js';
 import type { NamedTensor } from '../../tensor/tensor.js';
 import { colors } from '../../output/color.js';
-import type { CouncilRelease } from '../../privacy/release.js';
+import { readMembership } from '../../federation/round/membership.js';
+import { releaseJson, releaseToSafetensors, type CouncilRelease } from '../../privacy/release.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
+import { writeFileAtomic } from '../../runtime/atomic-write.js';
 import { defineCommand } from '../types.js';
 import { budgetFlags } from '../options.js';
 import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
@@ -19,6 +21,7 @@ const options = z.object({
   round: z.string({ error: 'required: the round id' }).min(1),
   file: z.string({ error: 'required: the delta file (JSON {"tensors": [...]})' }).min(1),
   out: z.string().optional(),
+  baseFingerprint: z.string().min(1).optional(),
   ...budgetFlags,
   json: z.boolean().default(false),
 });
@@ -37,6 +40,8 @@ export interface ReleaseResult {
   delta: number;
   /** Where the release document was written, or null when it is in `release`. */
   out: string | null;
+  /** How it was written: the JSON document, or the same release as a safetensors body. */
+  out_format: 'json' | 'safetensors' | null;
   /** Exactly what may leave the forge (omitted when written to --out). */
   release: CouncilRelease | null;
 }
@@ -76,19 +81,21 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ReleaseResult> {
     const { config } = privacyConfigFor(ctx, opts);
+    const home = kouraiHome(ctx);
     const path = resolve(ctx.cwd, opts.file);
+    const outPath = opts.out ? resolve(ctx.cwd, opts.out) : null;
+    if (outPath === path) throw new UsageError('--out must not overwrite the delta file');
+    const baseFingerprint = opts.baseFingerprint ?? readMembership(home)?.base_fingerprint;
+    if (!baseFingerprint) throw new UsageError('--base-fingerprint: required: the fingerprint of the base model the delta is over', 'pass --base-fingerprint sha256:…, or join a council first (kourai federate join)');
     const delta = readDelta(path);
-    const gate = PrivacyGate.open({ home: kouraiHome(ctx), config, random: ctx.secureRandom, now: ctx.now });
+    const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now });
     try {
-      const out = gate.recordRelease({ round: opts.round, agent: opts.agent.toLowerCase(), delta });
-      let outPath: string | null = null;
-      if (opts.out) {
-        outPath = resolve(ctx.cwd, opts.out);
-        if (outPath === path) throw new UsageError('--out must not overwrite the delta file');
-        const tmp = `${outPath}.tmp-${process.pid}`;
+      const out = gate.recordRelease({ round: opts.round, agent: opts.agent.toLowerCase(), delta, baseFingerprint });
+      const outFormat = outPath === null ? null : outPath.endsWith('.safetensors') ? 'safetensors' : 'json';
+      if (outPath !== null) {
+        // Exactly the bytes the council client sends (JSON text, or the safetensors body).
         try {
-          writeFileSync(tmp, `${JSON.stringify(out.release)}\n`);
-          renameSync(tmp, outPath);
+          writeFileAtomic(outPath, outFormat === 'safetensors' ? releaseToSafetensors(out.release) : releaseJson(out.release));
         } catch (err) {
           throw fsError(err, 'release file', outPath);
         }
@@ -102,6 +109,7 @@ export default defineCommand({
         epsilon_forge: out.epsilonForge,
         delta: config.delta,
         out: outPath,
+        out_format: outFormat,
         release: outPath ? null : out.release,
       };
     } finally {

@@ -11,6 +11,7 @@ import { openStateDb } from '../../../src/store/state-db.js';
 import { runCli } from '../../helpers/run.js';
 import { testCtx, type TestCtx } from '../../helpers/ctx.js';
 
+const FP = 'sha256:test-base';
 const releaseCmd = () => import('../../../src/commands/privacy/release.js');
 const ledgerCmd = () => import('../../../src/commands/privacy/ledger.js');
 const consentCmd = () => import('../../../src/commands/federate/consent.js');
@@ -43,7 +44,7 @@ const rows = (): number => {
 describe('kourai privacy release', () => {
   it('writes exactly the release document to --out and records the spend', async () => {
     const out = join(ctx.home, 'release.json');
-    const { json } = await runCli(releaseCmd, { agent: 'aidos', round: '1', file, out, noiseMultiplier: '0.0001', agentEpsilon: '1e9', forgeEpsilon: '1e9', json: true }, ctx);
+    const { json } = await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, out, noiseMultiplier: '0.0001', agentEpsilon: '1e9', forgeEpsilon: '1e9', json: true }, ctx);
     const r = json as ReleaseResult;
     expect(r).toMatchObject({ release_id: 1, reused: false, agent: 'aidos', round: '1', out, release: null });
     const doc = CouncilReleaseSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
@@ -55,9 +56,9 @@ describe('kourai privacy release', () => {
 
   it('runs out of budget with exit 4 and releases nothing', async () => {
     const raw = { agent: 'aidos', file, noiseMultiplier: '1' };
-    await runCli(releaseCmd, { ...raw, round: '1' }, ctx);
-    await runCli(releaseCmd, { ...raw, round: '2' }, ctx);
-    const err = await failure(runCli(releaseCmd, { ...raw, round: '3', out: join(ctx.home, 'r3.json'), json: true }, ctx));
+    await runCli(releaseCmd, { baseFingerprint: FP, ...raw, round: '1' }, ctx);
+    await runCli(releaseCmd, { baseFingerprint: FP, ...raw, round: '2' }, ctx);
+    const err = await failure(runCli(releaseCmd, { baseFingerprint: FP, ...raw, round: '3', out: join(ctx.home, 'r3.json'), json: true }, ctx));
     expect(err.exitCode).toBe(ExitCode.budgetExhausted);
     expect(err.code).toBe('budget_exhausted');
     expect(err.message).toMatch(/aidos: one more release would bring its ε to 9\.01\d, over the budget of 8 \(δ = 1e-5\); nothing was released/);
@@ -66,26 +67,26 @@ describe('kourai privacy release', () => {
   });
 
   it('refuses without consent (exit 7), a bond-only agent (exit 2), a bad delta file (exit 5), bad σ (exit 2)', async () => {
-    expect((await failure(runCli(releaseCmd, { agent: 'metis', round: '1', file }, ctx))).exitCode).toBe(ExitCode.conflict);
-    expect((await failure(runCli(releaseCmd, { agent: 'puck', round: '1', file }, ctx))).exitCode).toBe(ExitCode.usage);
+    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'metis', round: '1', file }, ctx))).exitCode).toBe(ExitCode.conflict);
+    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'puck', round: '1', file }, ctx))).exitCode).toBe(ExitCode.usage);
     writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [3], data: [1, 2] }] }));
-    const bad = await failure(runCli(releaseCmd, { agent: 'aidos', round: '1', file }, ctx));
+    const bad = await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file }, ctx));
     expect(bad.exitCode).toBe(ExitCode.invalidData);
     expect(bad.message).toMatch(/tensor "a" has shape \[3\] \(3 values\) but 2 values/);
     writeFileSync(file, '{ not json');
-    expect((await failure(runCli(releaseCmd, { agent: 'aidos', round: '1', file }, ctx))).exitCode).toBe(ExitCode.invalidData);
-    const sigma = await failure(runCli(releaseCmd, { agent: 'aidos', round: '1', file, noiseMultiplier: '0' }, ctx));
+    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file }, ctx))).exitCode).toBe(ExitCode.invalidData);
+    const sigma = await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, noiseMultiplier: '0' }, ctx));
     expect(sigma.exitCode).toBe(ExitCode.usage);
     expect(sigma.message).toMatch(/--noise-multiplier 0: σ must be greater than 0/);
-    const clip = await failure(runCli(releaseCmd, { agent: 'aidos', round: '1', file, clipNorm: '-2' }, ctx));
+    const clip = await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, clipNorm: '-2' }, ctx));
     expect(clip.message).toMatch(/--clip-norm -2: the clip norm S must be greater than 0/);
-    expect((await failure(runCli(releaseCmd, { agent: 'aidos', round: '1', file, delta: '1.5' }, ctx))).message).toMatch(/--delta 1.5/);
+    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, delta: '1.5' }, ctx))).message).toMatch(/--delta 1.5/);
     expect(rows()).toBe(0);
   });
 
   it('a second run for the same round returns the same noised document, spending nothing', async () => {
-    const a = (await runCli(releaseCmd, { agent: 'aidos', round: '7', file, json: true }, ctx)).json as ReleaseResult;
-    const b = (await runCli(releaseCmd, { agent: 'aidos', round: '7', file, json: true }, ctx)).json as ReleaseResult;
+    const a = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '7', file, json: true }, ctx)).json as ReleaseResult;
+    const b = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '7', file, json: true }, ctx)).json as ReleaseResult;
     expect(b.reused).toBe(true);
     expect(b.release).toEqual(a.release);
     expect(rows()).toBe(1);
@@ -94,9 +95,9 @@ describe('kourai privacy release', () => {
   it('reads settings from the environment and the config file (flags win)', async () => {
     writeFileSync(join(ctx.home, 'config.json'), JSON.stringify({ privacy: { noise_multiplier: 3, clip_norm: 0.5 } }));
     ctx.env = { ...ctx.env, KOURAI_PRIVACY_CLIP_NORM: '0.25' };
-    const r = (await runCli(releaseCmd, { agent: 'aidos', round: '1', file, json: true }, ctx)).json as ReleaseResult;
+    const r = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, json: true }, ctx)).json as ReleaseResult;
     expect(r.release?.mechanism).toMatchObject({ noise_multiplier: 3, clip_norm: 0.25 });
-    const r2 = (await runCli(releaseCmd, { agent: 'aidos', round: '2', file, clipNorm: '2', json: true }, ctx)).json as ReleaseResult;
+    const r2 = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '2', file, clipNorm: '2', json: true }, ctx)).json as ReleaseResult;
     expect(r2.release?.mechanism).toMatchObject({ noise_multiplier: 3, clip_norm: 2 });
   });
 });
@@ -104,8 +105,8 @@ describe('kourai privacy release', () => {
 describe('kourai privacy ledger', () => {
   it('lists releases with cumulative ε and local magnitudes, filtered by agent', async () => {
     await runCli(consentCmd, { allow: ['metis'] }, ctx);
-    await runCli(releaseCmd, { agent: 'aidos', round: '1', file, noiseMultiplier: '2' }, ctx);
-    await runCli(releaseCmd, { agent: 'metis', round: '1', file, noiseMultiplier: '2' }, ctx);
+    await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, noiseMultiplier: '2' }, ctx);
+    await runCli(releaseCmd, { baseFingerprint: FP, agent: 'metis', round: '1', file, noiseMultiplier: '2' }, ctx);
     const { json } = await runCli(ledgerCmd, { agent: [], json: true }, ctx);
     const l = json as LedgerResult;
     expect(l.releases.map((r) => [r.id, r.agent, r.round, r.noise_multiplier, r.noise_drawn])).toEqual([
@@ -123,15 +124,15 @@ describe('kourai privacy ledger', () => {
   });
 
   it('a tampered ledger is an integrity error (exit 8)', async () => {
-    await runCli(releaseCmd, { agent: 'aidos', round: '1', file }, ctx);
-    await runCli(releaseCmd, { agent: 'aidos', round: '2', file }, ctx);
+    await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file }, ctx);
+    await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '2', file }, ctx);
     const db = openStateDb(ctx.home);
     db.exec('PRAGMA foreign_keys = OFF; DROP TRIGGER releases_no_delete; DELETE FROM releases WHERE id = 1');
     db.close();
     const err = await failure(runCli(ledgerCmd, { agent: [] }, ctx));
     expect(err.exitCode).toBe(ExitCode.integrity);
     expect(err.message).toMatch(/privacy ledger is corrupt: release 1 is missing/);
-    const rel = await failure(runCli(releaseCmd, { agent: 'aidos', round: '3', file }, ctx));
+    const rel = await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '3', file }, ctx));
     expect(rel.exitCode).toBe(ExitCode.integrity); // and nothing is released on a corrupt ledger
   });
 });

@@ -1,0 +1,118 @@
+/**
+ * The forge's membership of a council (`kourai federate join`): the council's URL, this forge's
+ * bearer token there, and what the join found. Kept in `$KOURAI_HOME/federation/membership.json`,
+ * a file only the user can read (0600 in a 0700 directory). The token is a secret: it is never
+ * printed, never logged, and removed from any error text (redactSecret) before it is shown.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { EnvironmentError, fsError, KouraiError, UsageError } from '../../errors.js';
+import { readPrivateFile, writePrivateFile } from '../../runtime/private-file.js';
+import { normalizeUrl } from './round-key.js';
+
+export const MEMBERSHIP_FORMAT = 'kourai.federation-membership/1';
+
+export const MembershipSchema = z
+  .object({
+    format: z.literal(MEMBERSHIP_FORMAT),
+    url: z.string().min(1),
+    token: z.string().min(1),
+    /** The forge's name at the council (GET /v1/me). */
+    forge: z.string(),
+    /** src/federation/round/round-key.ts: names this council in round keys. */
+    council_key: z.string(),
+    joined_at: z.string(),
+    protocol: z.number().int(),
+    council_version: z.string(),
+    /** The forge's base-model fingerprint when it joined (a round checks the current one again). */
+    base_fingerprint: z.string(),
+    /** Where council_event entries of rounds go. */
+    events_memoir: z.string(),
+  })
+  .strict();
+export type Membership = z.infer<typeof MembershipSchema>;
+
+export function membershipPath(home: string): string {
+  return join(home, 'federation', 'membership.json');
+}
+
+/** The membership, or null when the forge has not joined a council. */
+export function readMembership(home: string): Membership | null {
+  const path = membershipPath(home);
+  const bytes = readPrivateFile(path, 'the council membership file');
+  if (bytes === null) return null;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new EnvironmentError(`the council membership file ${path} is not valid JSON`, 'run `kourai federate join --server URL --token T` again');
+  }
+  const parsed = MembershipSchema.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new EnvironmentError(`the council membership file ${path} is damaged (${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'})`, 'run `kourai federate join --server URL --token T` again');
+  }
+  return parsed.data;
+}
+
+/** The membership, or an error (exit 3) saying how to join. */
+export function requireMembership(home: string): Membership {
+  const m = readMembership(home);
+  if (!m) throw new EnvironmentError('this forge has not joined a council: nothing was sent', 'kourai federate join --server URL --token TOKEN');
+  return m;
+}
+
+export function writeMembership(home: string, m: Membership): void {
+  writePrivateFile(membershipPath(home), `${JSON.stringify(MembershipSchema.parse(m), null, 2)}\n`, 'the council membership file');
+}
+
+/** Forgets the membership; returns whether there was one. */
+export function forgetMembership(home: string): boolean {
+  const path = membershipPath(home);
+  const had = readPrivateFile(path, 'the council membership file') !== null;
+  try {
+    rmSync(path, { force: true });
+  } catch (err) {
+    throw fsError(err, 'the council membership file', path);
+  }
+  return had;
+}
+
+/** Checks a council URL: http(s), no credentials, query or fragment. Returns it normalised. */
+export function checkCouncilUrl(raw: string, flag = '--server'): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UsageError(`${flag}: not a URL: ${JSON.stringify(redactUrl(raw))}`, 'e.g. --server https://council.example.org');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`${flag}: the council speaks HTTP(S), not ${u.protocol.replace(/:$/, '')}`);
+  if (u.username || u.password) throw new UsageError(`${flag}: credentials in the URL are not accepted (they would be stored and shown in clear)`, 'pass the token with --token or --token-file');
+  if (u.search || u.hash) throw new UsageError(`${flag}: the council URL takes no query or fragment`);
+  return normalizeUrl(u.toString());
+}
+
+/** A URL with any userinfo replaced (for messages about a URL that was refused). */
+function redactUrl(raw: string): string {
+  return raw.replace(/\/\/[^/@\s]*@/, '//[redacted]@');
+}
+
+/** Replaces every occurrence of the secret in a text. */
+export function redactSecret(text: string, secret: string | null | undefined): string {
+  if (!secret || secret.length < 4) return text;
+  return text.split(secret).join('[redacted]');
+}
+
+/**
+ * The error with the secret removed from its message, hint and stack, and its cause dropped (a
+ * cause could carry request details). The error keeps its class (and so its exit code).
+ */
+export function redactError<E>(err: E, secret: string | null | undefined): E {
+  if (!secret || !(err instanceof Error)) return err;
+  err.message = redactSecret(err.message, secret);
+  if (err.stack) err.stack = redactSecret(err.stack, secret);
+  if (err instanceof KouraiError && err.hint !== undefined) (err as { hint: string | undefined }).hint = redactSecret(err.hint, secret);
+  if ('cause' in err) delete (err as { cause?: unknown }).cause;
+  return err;
+}

@@ -1,0 +1,67 @@
+/**
+ * What a federation round needs from a council, as a small interface: the HTTP client
+ * (`httpTransport`, CouncilClient underneath) or a council in the same process
+ * (`in-process.ts`), so a simulation can drive many forges without sockets or timers.
+ */
+import type { CouncilRelease } from '../../privacy/release.js';
+import { CouncilClient, type DownloadedAdapter } from '../council-client.js';
+import type { Health, Me, Receipt, RoundStatus, SealReceipt, Trust } from '../protocol.js';
+import { redactError } from './membership.js';
+
+export interface CouncilTransport {
+  /** Where the council is, for messages (never carries the token). */
+  readonly where: string;
+  health(): Promise<Health>;
+  me(): Promise<Me>;
+  currentRound(): Promise<RoundStatus>;
+  round(round: number): Promise<RoundStatus>;
+  /** The newest global council adapter of an agent, or null before any round produced one. */
+  globalAdapter(agent: string): Promise<DownloadedAdapter | null>;
+  aggregate(round: number, agent: string): Promise<DownloadedAdapter>;
+  /** Sends a release document as it is. Idempotent on the council: a replay gets the same receipt. */
+  submitRelease(round: number, release: CouncilRelease): Promise<Receipt>;
+  seal(round: number): Promise<SealReceipt>;
+  trust(): Promise<Trust>;
+}
+
+export interface HttpTransportOptions {
+  timeoutMs?: number;
+  retries?: number;
+  backoffMs?: number;
+  /** How releases travel: the JSON document (default) or the same release as a safetensors body. */
+  encoding?: 'json' | 'safetensors';
+  signal?: AbortSignal;
+  fetch?: typeof fetch;
+}
+
+/** The council over HTTP. Every error leaves here with the token removed from its text. */
+export function httpTransport(url: string, token: string, opts: HttpTransportOptions = {}): CouncilTransport {
+  const client = new CouncilClient({
+    url,
+    token,
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.retries !== undefined ? { retries: opts.retries } : {}),
+    ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  const safe = async <T>(p: () => Promise<T>): Promise<T> => {
+    try {
+      return await p();
+    } catch (err) {
+      throw redactError(err, token);
+    }
+  };
+  return {
+    where: url,
+    health: () => safe(() => client.health()),
+    me: () => safe(() => client.me()),
+    currentRound: () => safe(() => client.currentRound()),
+    round: (n) => safe(() => client.round(n)),
+    globalAdapter: (agent) => safe(() => client.globalAdapter(agent)),
+    aggregate: (n, agent) => safe(() => client.aggregate(n, agent)),
+    submitRelease: (n, release) => safe(() => client.submitRelease(n, release, { encoding: opts.encoding ?? 'json' })),
+    seal: (n) => safe(() => client.seal(n)),
+    trust: () => safe(() => client.trust()),
+  };
+}
