@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AffinityAccumulator, TIERS, type AgentAffinity } from '../affinity/affinity.js';
 import type { Ctx } from '../context.js';
-import { fmtAffinity, signed } from '../replay/describe.js';
+import { affinity as fmtAffinity, signedAffinity as signed } from '../format.js';
 import { colors } from '../output/color.js';
 import { sparkline } from '../output/sparkline.js';
 import { renderTable } from '../output/table.js';

@@ -14,7 +14,7 @@ import { describeLocation, MEMOIR_FILE, resolveMemoirs } from '../memoir/discove
 import { loadEntryAt } from '../memoir/reader.js';
 import { RESPONSE_KINDS, type ResponseKind } from '../memoir/sources.js';
 import { colors } from '../output/color.js';
-import { fmtAffinity, signed } from '../replay/describe.js';
+import { affinity as fmtAffinity, signedAffinity } from '../format.js';
 import { FeedbackPrompts } from '../store/feedback-prompts.js';
 import { openStateDb } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
@@ -156,10 +156,6 @@ export default defineCommand({
     const target = targetMemoir(ctx, opts.memoir);
     const { proposed, revised } = proposalText(ctx, opts);
     if (opts.comment !== undefined && /[\u0000]/.test(opts.comment)) throw new UsageError('--comment contains a NUL character');
-    if (!ctx.interactive && !opts.check && (opts.rating === undefined || opts.kind === undefined)) {
-      const missing = [opts.rating === undefined ? '--rating 1-5' : null, opts.kind === undefined ? `--kind ${RESPONSE_KINDS.join('|')}` : null].filter(Boolean).join(' and ');
-      throw new UsageError(`this session cannot show the feedback prompt (no terminal, CI or --no-input): pass ${missing}`, `e.g. kourai feedback … ${ANSWER_FLAGS} --json`);
-    }
     const home = kouraiHome(ctx);
     const scope = scopeOf(target, home, ctx.cwd);
     const { index, fileIds } = await openIndexed(ctx, scope.paths.includes(target) ? scope.paths : [...scope.paths, target], { feedback: indexFeedback(ctx, true) });
@@ -198,12 +194,18 @@ export default defineCommand({
         entry: r.entry ?? null,
       });
       if (opts.check) return result({ asked: false, reason: 'check_only', message: gate.message.replace(/^asking/, 'would ask') });
-      if (!gate.ask) return result({ asked: false, reason: gate.reason, message: gate.message });
+      // The gate decides whether to *ask*; an answer the host already has (both flags) is recorded.
+      const byFlags = opts.rating !== undefined && opts.kind !== undefined;
+      if (!byFlags && !gate.ask) return result({ asked: false, reason: gate.reason, message: gate.message });
 
       let answer: FeedbackAnswer;
-      if (opts.rating !== undefined && opts.kind !== undefined) {
-        answer = { rating: opts.rating as Rating, kind: opts.kind, comment: opts.comment ?? null };
+      if (byFlags) {
+        answer = { rating: opts.rating as Rating, kind: opts.kind as ResponseKind, comment: opts.comment ?? null };
       } else {
+        if (!ctx.interactive) {
+          const missing = [opts.rating === undefined ? '--rating 1-5' : null, opts.kind === undefined ? `--kind ${RESPONSE_KINDS.join('|')}` : null].filter(Boolean).join(' and ');
+          throw new UsageError(`this session cannot show the feedback prompt (no terminal, CI or --no-input): pass ${missing}`, `e.g. kourai feedback … ${ANSWER_FLAGS} --json`);
+        }
         const size = assertTerminalFits(ctx, FEEDBACK_MIN_SIZE, 'feedback prompt', `answer with flags: ${ANSWER_FLAGS}`);
         const [{ showFeedbackPrompt }, { initialFeedbackState }] = await Promise.all([import('../ui/feedback/screen.js'), import('../ui/feedback/use-feedback-state.js')]);
         const initial = initialFeedbackState({ rating: opts.rating as Rating | undefined, kind: opts.kind as ResponseKind | undefined, comment: opts.comment, revised: revised !== null });
@@ -224,7 +226,7 @@ export default defineCommand({
         asked: true,
         answered: true,
         reason: gate.reason,
-        message: `recorded: ${opts.agent} rated ${answer.rating}/5 (${RATING_LABEL[answer.rating]}), ${answer.kind}; affinity ${signed(prepared.entry.affinity_delta)} → ${fmtAffinity(after)} ${tierOf(after)}`,
+        message: `recorded: ${opts.agent} rated ${answer.rating}/5 (${RATING_LABEL[answer.rating]}), ${answer.kind}; affinity ${signedAffinity(prepared.entry.affinity_delta)} → ${fmtAffinity(after)} ${tierOf(after)}${gate.ask ? '' : ` (given by flags; the gate would not have asked: ${gate.message.replace(/^not asking: /, '')})`}`,
         entry_id: prepared.entry.entry_id,
         entry: prepared.entry,
       });
@@ -249,6 +251,6 @@ export default defineCommand({
     }
     if (r.skipped) return c.dim(r.message);
     if (r.reason === 'check_only') return r.message;
-    return `${r.message}\n${c.dim('  nothing was written; pass --force to ask anyway')}`;
+    return `${r.message}\n${c.dim('  nothing was written; pass --force to ask anyway, or give the answer with --rating and --kind')}`;
   },
 });

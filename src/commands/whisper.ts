@@ -6,7 +6,7 @@ import { colors } from '../output/color.js';
 import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
 import { PrivacyGate } from '../privacy/round-gate.js';
 import { bar, buildWhisperReport, percent, type WhisperReport } from '../privacy/whisper-report.js';
-import { delta as fmtDelta, epsilon as fmtEps } from '../format.js';
+import { delta as fmtDelta, epsilon as fmtEps, ratio } from '../format.js';
 import { indexFeedback } from '../output/index-feedback.js';
 import { privacyConfigFor } from '../privacy/privacy-config.js';
 import { openIndexed } from '../store/indexed.js';
@@ -92,7 +92,7 @@ export function renderWhisperText(r: WhisperReport, colorLevel: 0 | 1 | 2 | 3): 
     const frac = a.remaining_fraction ?? 0;
     const verdict = a.speaks ? c.green('speaks') : c.yellow('silent');
     const cost = a.speaks ? `+${fmtEps(a.next_round_epsilon_cost ?? 0)} ε` : '';
-    const mags = a.contributions.slice(-5).map((x) => (x.clipped_fraction === null ? '·' : x.clipped_fraction.toFixed(2)));
+    const mags = a.contributions.slice(-5).map((x) => (x.clipped_fraction === null ? '·' : ratio(x.clipped_fraction)));
     lines.push(
       `${a.agent.padEnd(w)}  ${ac(bar(frac, 12))} ${ac(percent(frac).padStart(4))}  ${verdict.padEnd(6)} ${String(a.shareable_entries).padStart(5)} shareable  ${cost.padEnd(10)} ${c.dim(VERDICT_SHORT[a.verdict])}`,
     );

@@ -130,6 +130,10 @@ export interface StoryNav {
   find(entryId: string): BeatRef | null;
   /** The next/previous beat after/before `from` (or from an end when null) whose text matches every word. */
   search(query: string, from: BeatRef | null, dir: 1 | -1, filter: StoryFilter): BeatRef | null;
+  /** How many beats passing the filter match the query. */
+  searchCount(query: string, filter: StoryFilter): number;
+  /** Which match a beat is (1-based, in story order) among the beats passing the filter that match the query. */
+  searchRank(ref: BeatRef, query: string, filter: StoryFilter): number;
   /** Does the beat pass the filter? */
   matches(ref: BeatRef, filter: StoryFilter): boolean;
   /** 0-based position of the beat among the filtered beats. */

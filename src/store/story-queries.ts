@@ -155,6 +155,23 @@ export class StoryIndex {
     return { session: bySession.get(hit.file_id) as number, line: hit.line };
   }
 
+  /** Rows matching the query (and the agents), per session in story order. */
+  searchCounts(agents: readonly string[], query: string): number[] {
+    const ids = this.sessions.map((s) => s.fileId);
+    if (ids.length === 0) return [];
+    const sql = `SELECT e.file_id AS f, count(*) AS n FROM entries e WHERE e.file_id IN (SELECT value FROM json_each(?))${agentCond(agents)} AND ${LATEST}
+      AND e.seq IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?) GROUP BY e.file_id`;
+    const byFile = new Map((this.stmt(sql).all(JSON.stringify(ids), ...agents, ftsQuery(query)) as { f: number; n: number }[]).map((r) => [r.f, r.n]));
+    return ids.map((id) => byFile.get(id) ?? 0);
+  }
+
+  /** Rows of one session up to and including `line` that match the query (and the agents). */
+  searchCountUpTo(session: number, line: number, agents: readonly string[], query: string): number {
+    const sql = `SELECT count(*) AS n FROM entries e WHERE e.file_id = ? AND e.line <= ?${agentCond(agents)} AND ${LATEST}
+      AND e.seq IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?)`;
+    return (this.stmt(sql).get(this.fileId(session), line, ...agents, ftsQuery(query)) as { n: number }).n;
+  }
+
   /** The nearest row after/before `line` in the session whose searchable text matches every word. */
   search(session: number, line: number, dir: 1 | -1, agents: readonly string[], query: string): StoryRow | undefined {
     const sql = `SELECT ${COLS} FROM entries e WHERE e.file_id = ? AND e.line ${dir === 1 ? '>' : '<'} ?${agentCond(agents)} AND ${LATEST}

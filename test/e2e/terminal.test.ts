@@ -59,7 +59,7 @@ describe('kourai memoir replay in a terminal', () => {
     await tmux.waitFor('search: ');
     tmux.text('naming');
     tmux.keys('Enter');
-    screen = await tmux.waitFor('"naming": beat');
+    screen = await tmux.waitFor(/"naming": match \d+ of \d+/);
     expect(screen).toMatch(/naming/);
     tmux.keys('?');
     screen = await tmux.waitFor('jump to an entry id');

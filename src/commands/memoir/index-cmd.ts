@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt, openIndexed } from './shared.js';
+import { count, seconds } from '../../format.js';
 
 const options = z.object({ memoir: memoirOpt, rebuild: z.boolean().default(false), json: z.boolean().default(false) });
 
@@ -30,6 +31,6 @@ export default defineCommand({
   },
   render(r) {
     const n = r.files.reduce((s, f) => s + f.new_entries, 0);
-    return `indexed ${n} new entries from ${r.files.length} memoir${r.files.length === 1 ? '' : 's'} in ${r.seconds.toFixed(2)}s`;
+    return `indexed ${count(n, 'new entry', 'new entries')} from ${count(r.files.length, 'memoir')} in ${seconds(r.seconds)}`;
   },
 });

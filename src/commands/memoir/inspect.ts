@@ -6,6 +6,7 @@ import { oneLine, renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
 import { filterShape, toFilter } from '../options.js';
 import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
+import { plural } from '../../format.js';
 
 const options = z.object({
   memoir: memoirOpt,
@@ -63,7 +64,7 @@ export default defineCommand({
       { header: 'WHAT', get: (e) => oneLine((e.narrative_beat as string | null) ?? (e.agent_proposed as string | null) ?? '', width) },
     ]);
     const total = `${r.total}${r.total_capped ? '+' : ''}`;
-    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${total} entries shown (use --limit 0 for all)`) : c.dim(`\n${total} entries`);
+    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${total} entries shown (use --limit 0 for all)`) : c.dim(`\n${total} ${plural(r.total, 'entry', 'entries')}`);
     return table + more;
   },
 });

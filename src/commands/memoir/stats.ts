@@ -5,6 +5,7 @@ import { renderTable } from '../../output/table.js';
 import { MemoirQueries } from '../../store/memoir-queries.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt, openIndexed } from './shared.js';
+import { affinity as fmtAffinity, count } from '../../format.js';
 
 const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
 
@@ -47,15 +48,15 @@ export default defineCommand({
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
-    const head = `${r.entries} entries in ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'}, ${r.sessions} sessions: ${c.green(`${r.shared} shared`)}, ${r.private} private` +
-      (r.lenient_splits ? c.yellow(`, ${r.lenient_splits} lenient upstream splits (treated as private)`) : '') +
-      (r.invalid_lines ? c.red(`, ${r.invalid_lines} invalid lines`) : '');
+    const head = `${count(r.entries, 'entry', 'entries')} in ${count(r.memoirs, 'memoir')}, ${count(r.sessions, 'session')}: ${c.green(`${r.shared} shared`)}, ${r.private} private` +
+      (r.lenient_splits ? c.yellow(`, ${count(r.lenient_splits, 'lenient upstream split')} (treated as private)`) : '') +
+      (r.invalid_lines ? c.red(`, ${count(r.invalid_lines, 'invalid line')}`) : '');
     const agents = renderTable(r.by_agent, [
       { header: 'AGENT', get: (a) => a.agent },
       { header: 'ENTRIES', get: (a) => String(a.entries), align: 'right' },
       { header: 'SHARED', get: (a) => String(a.shared), align: 'right' },
       { header: 'PRIVATE', get: (a) => String(a.private), align: 'right' },
-      { header: 'AFFINITY', get: (a) => a.affinity.toFixed(3), align: 'right' },
+      { header: 'AFFINITY', get: (a) => fmtAffinity(a.affinity), align: 'right' },
     ]);
     const sources = renderTable(r.by_source, [
       { header: 'SOURCE', get: (s) => s.source },

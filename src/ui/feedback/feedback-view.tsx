@@ -3,7 +3,7 @@ import type { TierName } from '../../affinity/affinity.js';
 import { affinityFor, feltFor, KIND_HELP, RATING_LABEL, RATINGS, type Rating } from '../../feedback/entry.js';
 import type { Agent } from '../../memoir/agents.js';
 import { RESPONSE_KINDS } from '../../memoir/sources.js';
-import { fmtAffinity, signed } from '../../replay/describe.js';
+import { affinity as fmtAffinity, signedAffinity as signed } from '../../format.js';
 import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useFeedback } from './use-feedback.js';

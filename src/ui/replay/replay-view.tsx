@@ -2,7 +2,8 @@ import { Box, Text } from 'ink';
 import { useMemo } from 'react';
 import { tierOf } from '../../affinity/affinity.js';
 import { AGENTS } from '../../memoir/agents.js';
-import { beatTitle, fmtAffinity, signed, visibilityNote } from '../../replay/describe.js';
+import { affinity as fmtAffinity, count, signedAffinity as signed } from '../../format.js';
+import { beatTitle, visibilityNote } from '../../replay/describe.js';
 import type { AffinityTotals, Beat, StoryNav } from '../../replay/story.js';
 import { keyLabel, REPLAY_KEYS } from '../keys.js';
 import { SYMBOL, type Palette } from '../../output/theme.js';
@@ -200,7 +201,7 @@ function StatusLine({ state, frame, p, ready }: { state: ReplayState; frame: Rep
     <Box flexDirection="column">
       {state.message ? <Text color={state.message.tone === 'warn' ? p.warn : p.accent}>{state.message.text}</Text> : <Text> </Text>}
       <Text color={p.muted} wrap="truncate-end">
-        {`${play} ${SPEEDS[state.speed]} beats/s ${SYMBOL.dot} ${filter} ${SYMBOL.dot} beat ${frame.total ? frame.position + 1 : 0}/${frame.total}${ready ? ` ${SYMBOL.dot} ? help ${SYMBOL.dot} q quit` : ''}`}
+        {`${play} ${count(SPEEDS[state.speed] ?? 1, 'beat')}/s ${SYMBOL.dot} ${filter} ${SYMBOL.dot} beat ${frame.total ? frame.position + 1 : 0}/${frame.total}${ready ? ` ${SYMBOL.dot} ? help ${SYMBOL.dot} q quit` : ''}`}
       </Text>
     </Box>
   );

@@ -2,11 +2,11 @@ import { Box, Text } from 'ink';
 import { VERDICT_SHORT, type GaugeLevel } from '../../privacy/budget.js';
 import { bar, percent, type WhisperAgent, type WhisperReport } from '../../privacy/whisper-report.js';
 import type { WhisperState } from './use-whisper-state.js';
+import { delta, epsilon, ratio } from '../../format.js';
 
 const LEVEL_COLOR: Record<GaugeLevel, string> = { ok: 'green', low: 'yellow', critical: 'red', exhausted: 'red' };
 
-const delta = (d: number): string => (d < 1e-3 ? d.toExponential() : String(d));
-const eps = (x: number | null): string => (x === null ? '—' : x >= 1000 ? x.toFixed(0) : String(Number(x.toPrecision(3))));
+const eps = (x: number | null): string => (x === null ? '—' : epsilon(x));
 
 function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): React.JSX.Element {
   const pointer = selected ? '›' : ' ';
@@ -69,7 +69,7 @@ function Details({ a, report }: { a: WhisperAgent; report: WhisperReport }): Rea
       <Text>{a.why}</Text>
       <Text dimColor>
         past contributions (|clip Δ| / S):{' '}
-        {a.contributions.length === 0 ? 'none yet' : a.contributions.slice(-12).map((c) => `${c.round}: ${c.clipped_fraction === null ? 'not drawn' : c.clipped_fraction.toFixed(2)}`).join('  ')}
+        {a.contributions.length === 0 ? 'none yet' : a.contributions.slice(-12).map((c) => `${c.round}: ${c.clipped_fraction === null ? 'not drawn' : ratio(c.clipped_fraction)}`).join('  ')}
       </Text>
     </Box>
   );
