@@ -117,7 +117,8 @@ export function buildCli(
     .command('synth')
     .description('write the sample forge: a realistic multi-session memoir with every agent')
     .option('--home <dir>', 'KOURAI_HOME to write into (default: $KOURAI_HOME)')
-    .option('--player <name>', 'player name', 'ariadne')
+    .option('--player <name>', 'player name; also picks the planted preferences (README: ariadne, daedalus, icarus, or seeded from the name)', 'ariadne')
+    .option('--preferences <list>', 'the player’s planted preferences instead, comma-separated (e.g. early-returns,typed-signatures), or none')
     .option('--project <name>', 'project name', 'sample-forge')
     .option('--sessions <n>', 'number of sessions', '4')
     .option('--turns <n>', 'pipeline turns per session', '12')
@@ -281,7 +282,27 @@ export function buildCli(
     ),
   ).action(act(() => import('./commands/whisper.js')));
 
-  const federate = program.command('federate').description('the federation: consent (the Sovereignty Moment)');
+  const federate = program.command('federate').description('the federation: join a council, consent (the Sovereignty Moment), rounds, status');
+  federate
+    .command('join')
+    .description("join a council: checks its protocol, the token and the base model, then stores the URL and token in a file only you can read")
+    .option('--server <url>', 'the council, e.g. https://council.example.org')
+    .option('--token <token>', 'this forge\'s token from the council operator (- reads it from stdin; or KOURAI_COUNCIL_TOKEN)')
+    .option('--token-file <file>', 'read the token from a file')
+    .option('--json', 'JSON output (never includes the token)')
+    .action(act(() => import('./commands/federate/join.js')));
+  federate
+    .command('leave')
+    .description("forget the council's URL and this forge's token (spent budget, consent and council events stay)")
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/federate/leave.js')));
+  withBudget(
+    federate
+      .command('status')
+      .description('the council, the current round, trust and exile, consent and whisper capacity per agent, the last rounds (exit 8 if the ledger lost its anchors)')
+      .option('--offline', 'do not ask the council; show what the forge knows')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/federate/status.js')));
   federate
     .command('consent')
     .description('the Sovereignty Moment: choose which agents may speak for the forge (Cupid and Puck never do)')

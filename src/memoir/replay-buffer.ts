@@ -79,7 +79,8 @@ function flagBits(c: BufferCandidate): number {
   return (c.has_preference ? 8 : 0) | (c.player_response?.kind === 'rejected' ? 4 : 0) | (c.player_response?.kind === 'modified' ? 2 : 0) | (c.entry_type === 'interrupt' ? 1 : 0);
 }
 
-interface Keyed {
+/** An entry's place in the fill order, computed once (the trainer's streaming selection sorts by it too). */
+export interface Keyed {
   c: BufferCandidate;
   bits: number;
   magnitude: number;
@@ -87,14 +88,14 @@ interface Keyed {
   time: number;
 }
 
-function compareKeyed(a: Keyed, b: Keyed): number {
+export function compareKeyed(a: Keyed, b: Keyed): number {
   if (a.bits !== b.bits) return b.bits - a.bits;
   if (a.magnitude !== b.magnitude) return b.magnitude - a.magnitude;
   if (a.time !== b.time) return a.time > b.time ? -1 : 1;
   return a.c.entry_id < b.c.entry_id ? -1 : a.c.entry_id > b.c.entry_id ? 1 : 0;
 }
 
-function keyed(c: BufferCandidate): Keyed {
+export function keyed(c: BufferCandidate): Keyed {
   const t = c.recorded_at === null ? Number.NEGATIVE_INFINITY : Date.parse(c.recorded_at);
   return { c, bits: flagBits(c), magnitude: Math.abs(c.affinity_delta), time: Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t };
 }

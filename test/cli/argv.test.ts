@@ -76,6 +76,7 @@ const table: [string[], unknown, Record<string, unknown>][] = [
   [['memoir', 'index', '--rebuild'], indexCmd, { rebuild: true }],
   [['memoir', 'synth', '--sessions', '2', '--seed', '3'], synth, { sessions: 2, seed: 3, turns: 12, player: 'ariadne', project: 'sample-forge', force: false }],
   [['memoir', 'synth', '--out', 'big.jsonl', '--entries', '1000'], synth, { out: 'big.jsonl', entries: 1000 }],
+  [['memoir', 'synth', '--player', 'daedalus', '--preferences', 'early-returns,why-comments'], synth, { player: 'daedalus', preferences: 'early-returns,why-comments' }],
   [['memoir', 'replay', '--agent', 'techne', '--agent', 'cupid', '--at', '01M3'], replay, { agent: ['techne', 'cupid'], at: '01M3', json: false, ndjson: false }],
   [['memoir', 'replay', '--ndjson'], replay, { ndjson: true }],
   [['memoir', 'replay', '--json'], replay, { json: true }],

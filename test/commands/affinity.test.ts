@@ -23,9 +23,9 @@ describe('kourai affinity', () => {
     expect(r.memoirs).toBe(4);
     for (const a of s.by_agent) expect(r.agents.find((x) => x.agent === a.agent)?.affinity).toBeCloseTo(a.affinity, 6);
     const techne = r.agents.find((a) => a.agent === 'techne');
-    expect(techne).toMatchObject({ affinity: 0.25, tier: 'familiar', next_tier: 'trusted', to_next_tier: 0.15, forge: 'ariadne/sample-forge' });
+    expect(techne).toMatchObject({ affinity: 0.34, tier: 'familiar', next_tier: 'trusted', to_next_tier: 0.06, forge: 'ariadne/sample-forge' });
     expect(techne?.last_change?.delta).not.toBe(0);
-    expect(techne?.trend[techne.trend.length - 1]).toBe(0.25);
+    expect(techne?.trend[techne.trend.length - 1]).toBe(0.34);
     expect(techne?.sparkline).toHaveLength(techne?.trend.length ?? -1);
     expect(r.tiers).toEqual([
       { name: 'stranger', min: null },
@@ -39,7 +39,7 @@ describe('kourai affinity', () => {
     await runCommand(() => import('../../src/commands/affinity.js') as never, { memoir: [], agent: [] }, ctx);
     const out = ctx.stdout.text;
     expect(out.split('\n')[0]).toMatch(/^AGENT\s+AFFINITY\s+TIER\s+NEXT\s+TREND\s+LAST CHANGE$/);
-    expect(out).toMatch(/^techne\s+0\.25\s+familiar\s+trusted in 0\.15\s+[▁▂▃▄▅▆▇█]+\s+[+-]0\.0\d+ session-/m);
+    expect(out).toMatch(/^techne\s+0\.34\s+familiar\s+trusted in 0\.06\s+[▁▂▃▄▅▆▇█]+\s+[+-]0\.0\d+ session-/m);
     expect(out).toContain('tiers: familiar ≥ 0.15 · trusted ≥ 0.4 · bonded ≥ 0.7 (below: stranger) · 4 memoirs');
   });
 
@@ -56,7 +56,7 @@ describe('kourai affinity', () => {
     const r = await affinity.run(affinity.options.parse({}), testCtx({ home: ctx.home }));
     expect(r.forges.sort()).toEqual(['ariadne/sample-forge', 'theseus/other-forge']);
     const techne = r.agents.filter((a) => a.agent === 'techne');
-    expect(techne.map((a) => a.affinity)).toEqual([0.25, 0.25]);
+    expect(techne.map((a) => a.affinity)).toEqual([0.34, 0.34]);
     expect(memoirs).toHaveLength(4);
   });
 });

@@ -15,7 +15,7 @@ let ctx: TestCtx;
 let memoirs: string[];
 let memoir: string;
 let techneScene: string;
-let metisScene: string;
+let kallosScene: string;
 
 beforeEach(async () => {
   ctx = testCtx();
@@ -24,7 +24,7 @@ beforeEach(async () => {
   memoir = memoirs[3] as string;
   const entries = readEntries(memoir);
   techneScene = entries.find((e) => e.agent === 'techne' && e.source === 'specialist_proposed')?.scene_id as string;
-  metisScene = entries.find((e) => e.agent === 'metis' && e.source === 'specialist_proposed')?.scene_id as string;
+  kallosScene = entries.find((e) => e.agent === 'kallos' && e.source === 'specialist_proposed')?.scene_id as string;
 });
 afterEach(() => removeDir(ctx.home));
 
@@ -66,7 +66,7 @@ describe('kourai feedback, from a script', () => {
 
   it('the text result names the entry and how to see it', async () => {
     await cli({ ...techne(), rating: '5', kind: 'accepted', comment: 'spot on' });
-    expect(ctx.stdout.text).toMatch(/✓ recorded: techne rated 5\/5 \(exactly right\), accepted; affinity \+0\.02 → 0\.27 familiar/);
+    expect(ctx.stdout.text).toMatch(/✓ recorded: techne rated 5\/5 \(exactly right\), accepted; affinity \+0\.02 → 0\.36 familiar/);
     expect(ctx.stdout.text).toMatch(/see it: kourai memoir show [0-9A-Z]{26}/);
     expect(readEntries(memoir).at(-1)).toMatchObject({ comment: 'spot on', split: { shared_eligible: false, private_only: true } });
   });
@@ -93,16 +93,16 @@ describe('the gate', () => {
   it('does not ask below the affinity tier: exit 0, says why, writes nothing', async () => {
     const before = lineCount(memoir);
     // No answer given and no terminal: the gate says no, so nothing is asked (exit 0, not 2).
-    expect(await cli({ agent: 'metis', scene: metisScene, proposed: 'Plan', json: true })).toBe(0);
+    expect(await cli({ agent: 'kallos', scene: kallosScene, proposed: 'Rename it', json: true })).toBe(0);
     const r = jsonOut();
     expect(r).toMatchObject({ asked: false, answered: false, reason: 'affinity_below_tier', entry_id: null, entry: null, would_ask: false });
-    expect(r.message).toBe('not asking: affinity with metis is 0.07 (stranger); feedback opens at familiar (0.15)');
-    expect(r.gate).toMatchObject({ affinity: 0.07, tier: 'stranger', min_tier: 'familiar', min_affinity: 0.15 });
+    expect(r.message).toBe('not asking: affinity with kallos is 0.04 (stranger); feedback opens at familiar (0.15)');
+    expect(r.gate).toMatchObject({ affinity: 0.044976, tier: 'stranger', min_tier: 'familiar', min_affinity: 0.15 });
     expect(lineCount(memoir)).toBe(before);
   });
 
   it('--force asks anyway', async () => {
-    await cli({ agent: 'metis', scene: metisScene, proposed: 'Plan', rating: '4', kind: 'accepted', force: true, json: true });
+    await cli({ agent: 'kallos', scene: kallosScene, proposed: 'Rename it', rating: '4', kind: 'accepted', force: true, json: true });
     expect(jsonOut()).toMatchObject({ asked: true, answered: true, reason: 'forced' });
   });
 
@@ -122,14 +122,14 @@ describe('the gate', () => {
   it('--check says whether it would ask and writes nothing', async () => {
     const before = lineCount(memoir);
     await cli({ ...techne(), check: true, json: true });
-    expect(jsonOut()).toMatchObject({ asked: false, reason: 'check_only', would_ask: true, message: 'would ask: affinity with techne is 0.25 (familiar)' });
+    expect(jsonOut()).toMatchObject({ asked: false, reason: 'check_only', would_ask: true, message: 'would ask: affinity with techne is 0.34 (familiar)' });
     expect(lineCount(memoir)).toBe(before);
   });
 
   it('the tier and cooldown come from KOURAI_FEEDBACK_* and flags (flags win)', async () => {
     const env = { ...ctx.env, KOURAI_FEEDBACK_MIN_TIER: 'stranger' };
     const a = testCtx({ home: ctx.home, env });
-    await cli({ agent: 'metis', scene: metisScene, proposed: 'Plan', check: true, json: true }, a);
+    await cli({ agent: 'kallos', scene: kallosScene, proposed: 'Rename it', check: true, json: true }, a);
     expect(jsonOut(a).would_ask).toBe(true);
     const b = testCtx({ home: ctx.home, env });
     await cli({ agent: 'techne', scene: techneScene, proposed: 'x', minTier: 'trusted', check: true, json: true }, b);

@@ -84,11 +84,11 @@ describe('kourai feedback from a script', () => {
 
   it('not asking is a success: exit 0 and the reason', () => {
     const memoir = memoirs[3] as string;
-    const scene = readEntries(memoir).find((e) => e.agent === 'metis')?.scene_id as string;
+    const scene = readEntries(memoir).find((e) => e.agent === 'kallos')?.scene_id as string;
     // Without an answer and without a terminal: the gate says no, so there is nothing to ask for.
-    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'metis', '--scene', scene, '--proposed', 'plan'], home);
+    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'kallos', '--scene', scene, '--proposed', 'rename it'], home);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('not asking: affinity with metis is 0.07 (stranger); feedback opens at familiar (0.15)');
+    expect(r.stdout).toContain('not asking: affinity with kallos is 0.04 (stranger); feedback opens at familiar (0.15)');
   });
 
   it.each([

@@ -54,7 +54,7 @@ describe('kourai memoir replay in a terminal', () => {
     screen = await tmux.waitFor(`3/${total}`);
     expect(screen).toContain('routes to');
     tmux.keys('j');
-    screen = await tmux.waitFor(/scene session-\w+\.turn-3/);
+    screen = await tmux.waitFor(/scene session-\w+\.turn-2/);
     tmux.keys('/');
     await tmux.waitFor('search: ');
     tmux.text('naming');
@@ -105,7 +105,7 @@ describe('kourai feedback in a terminal', () => {
     expect(screen).toContain('How right did it feel?');
     expect(screen).toContain('Feedback for techne');
     expect(screen).toContain('with open(path) as f:');
-    expect(screen).toContain('affinity 0.25 familiar');
+    expect(screen).toContain('affinity 0.34 familiar');
     tmux.keys('4');
     await tmux.waitFor('[4 right]');
     tmux.keys('Enter');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { AGENTS, type Agent } from '../../src/memoir/agents.js';
 import { ENTRY_TYPES, SOURCES, VISIBILITIES, type EntryType, type Source } from '../../src/memoir/sources.js';
+import { councilFields } from '../../src/memoir/council-fields.js';
 import { decideSplit, strictSplit } from '../../src/memoir/split-rule.js';
 
 /**
@@ -93,6 +94,40 @@ describe('the strict split rule', () => {
         const s = strictSplit(e);
         expect(s.shared_eligible && s.private_only).toBe(false);
         expect(s.shared_eligible).toBe(withLine.shareable);
+      }),
+    );
+  });
+});
+
+describe('the split rule and the council field rule agree', () => {
+  const ids = { entry_id: 'E1', recorded_at: '2026-10-01T09:00:00.000Z' };
+  const proposal = {
+    ...ids,
+    scene_id: 's',
+    agent: 'techne' as const,
+    source: 'specialist_proposed' as const,
+    context: { task_type: 'code', transcript_hash: 'sha256:00', preceding_agents: [] },
+    narrative_beat: 'techne_proposal_reworked',
+    agent_proposed: 'function f(x) {}',
+    player_response: { kind: 'modified' as const, delta: 'function f(x: number): void {}', felt: 'unsure' as const },
+    affinity_delta: 0.02,
+    training_label: { preference_pair: [{ text: 'function f(x) {}', score: 0 }, { text: 'function f(x: number): void {}', score: 1 }], weight: 1 },
+    split: { shared_eligible: true, private_only: false },
+  };
+
+  it('a shareable proposal the player revised: the split rule lets it leave, the field rule keeps the revision in', () => {
+    expect(decideSplit(proposal).shareable).toBe(true);
+    const f = councilFields(proposal);
+    expect(f).toMatchObject({ agent_text: 'function f(x) {}', outcome: { kind: 'modified', felt: 'unsure' }, agent_pair: null, task_type: 'code', weight: 1 });
+    expect(JSON.stringify(f)).not.toContain('x: number');
+  });
+
+  it('property: the field rule yields fields exactly for the entries the split rule marks shareable', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...AGENTS), fc.constantFrom(...SOURCES), fc.constantFrom(...ENTRY_TYPES), fc.boolean(), (agent, source, type, shared) => {
+        const entry_type: EntryType = source === 'agent_interrupt' ? 'interrupt' : type === 'interrupt' ? 'pipeline_turn' : type;
+        const e = { ...proposal, agent, source, entry_type, split: { shared_eligible: shared, private_only: !shared } };
+        expect(councilFields(e) !== null).toBe(decideSplit(e).shareable);
       }),
     );
   });

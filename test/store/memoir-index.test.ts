@@ -155,12 +155,15 @@ describe('memoir index', () => {
         return q.every((x) => w.includes(x)) && w.some((x) => x.startsWith(last));
       }).length;
     };
-    for (const query of ['naming', 'nam', 'naming style', 'bound', 'verify memory', 'proposal lands', 'review', 'warms', 'retry']) {
+    for (const query of ['naming', 'nam', 'naming style', 'style', 'bound', 'verify memory', 'proposal lands', 'review', 'warms', 'retry']) {
       expect(index.count({ text: query }), query).toBe(naive(query));
     }
     expect(naive('naming')).toBeGreaterThan(0);
     expect(naive('nam')).toBeGreaterThan(naive('naming')); // the last word is a prefix
-    expect(naive('naming style')).toBeLessThan(naive('naming')); // every word must match
+    // Every word must match: fewer than either word alone. (In the sample forge "naming" is only
+    // asked for in style reviews, so the narrowing shows against "style".)
+    expect(naive('naming style')).toBeLessThanOrEqual(naive('naming'));
+    expect(naive('naming style')).toBeLessThan(naive('style'));
     expect(naive('proposal lands')).toBeGreaterThan(0); // beats are searched as words
   });
 

@@ -5,6 +5,7 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { ConflictError, fsError } from '../../errors.js';
 import { appendLines } from '../../memoir/append.js';
 import { discoverMemoirs, memoirPathFor } from '../../memoir/discover.js';
+import { parsePreferences, profileFor, type PlayerProfile } from '../../memoir/planted/profiles.js';
 import { synthSessions } from '../../memoir/synth.js';
 import { colors } from '../../output/color.js';
 import { count } from '../../format.js';
@@ -16,6 +17,7 @@ const name = z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'use letters, digi
 const options = z.object({
   home: z.string().optional(),
   player: name.default('ariadne'),
+  preferences: z.string().optional(),
   project: name.default('sample-forge'),
   sessions: z.coerce.number().int().min(1).max(100_000).default(4),
   turns: z.coerce.number().int().min(1).max(10_000).default(12),
@@ -34,6 +36,8 @@ export interface SynthResult {
   existing: boolean;
   /** The command to run next (null with --out). */
   next: string | null;
+  /** The planted preferences of the player whose forge this is. */
+  profile: PlayerProfile;
 }
 
 const CANCELLED = 'synth cancelled: nothing was written';
@@ -42,7 +46,7 @@ const CANCELLED = 'synth cancelled: nothing was written';
  * `--out FILE`: one big memoir for benchmarks, written to a temporary file beside FILE and
  * renamed over it at the end, so Ctrl-C leaves neither a partial FILE nor the temporary file.
  */
-async function synthOut(out: string, opts: z.output<typeof options>, ctx: Ctx, cp: Checkpoint): Promise<SynthResult> {
+async function synthOut(out: string, opts: z.output<typeof options>, profile: PlayerProfile, ctx: Ctx, cp: Checkpoint): Promise<SynthResult> {
   if (existsSync(out) && !opts.force) throw new ConflictError(`--out ${out} already exists`, 'pass --force to replace it, or choose another file');
   const target = opts.entries ?? opts.sessions * opts.turns * 3;
   const bar = progress(ctx.stderr, { label: 'synth', total: target, unit: 'entries', quiet: opts.json || ctx.quiet === true });
@@ -61,7 +65,7 @@ async function synthOut(out: string, opts: z.output<typeof options>, ctx: Ctx, c
       if (batch.length > 0) writeSync(fd, `${batch.join('\n')}\n`);
       batch = [];
     };
-    outer: for (const s of synthSessions({ seed: opts.seed, sessions: Number.MAX_SAFE_INTEGER, turns: opts.turns })) {
+    outer: for (const s of synthSessions({ seed: opts.seed, sessions: Number.MAX_SAFE_INTEGER, turns: opts.turns, profile })) {
       for (const line of s.lines) {
         batch.push(line);
         if (++written >= target) break outer;
@@ -87,7 +91,7 @@ async function synthOut(out: string, opts: z.output<typeof options>, ctx: Ctx, c
     throw err;
   }
   bar.finish();
-  return { home: null, memoirs: [out], entries: written, existing: false, next: null };
+  return { home: null, memoirs: [out], entries: written, existing: false, next: null, profile };
 }
 
 /**
@@ -95,17 +99,17 @@ async function synthOut(out: string, opts: z.output<typeof options>, ctx: Ctx, c
  * moved into the project only when all of them are complete, so Ctrl-C leaves no session of
  * this run behind (and a reader never sees a half-made forge).
  */
-async function synthForge(home: string, opts: z.output<typeof options>, ctx: Ctx, cp: Checkpoint): Promise<SynthResult> {
+async function synthForge(home: string, opts: z.output<typeof options>, profile: PlayerProfile, ctx: Ctx, cp: Checkpoint): Promise<SynthResult> {
   const projectDir = join(home, 'projects', opts.player, opts.project);
   const already = discoverMemoirs(home).filter((p) => p.startsWith(projectDir));
   const next = home === kouraiHome(ctx) ? 'kourai memoir stats' : `KOURAI_HOME=${home} kourai memoir stats`;
-  if (already.length > 0 && !opts.force) return { home, memoirs: already, entries: 0, existing: true, next };
+  if (already.length > 0 && !opts.force) return { home, memoirs: already, entries: 0, existing: true, next, profile };
   const staging = join(home, 'cache', `synth-${ctx.secureRandom(6).toString('hex')}`);
   const bar = progress(ctx.stderr, { label: 'synth', total: opts.sessions, unit: 'sessions', quiet: opts.json || ctx.quiet === true });
   const staged: { from: string; to: string }[] = [];
   let entries = 0;
   try {
-    for (const s of synthSessions({ seed: opts.seed + already.length, sessions: opts.sessions, turns: opts.turns })) {
+    for (const s of synthSessions({ seed: opts.seed + already.length, sessions: opts.sessions, turns: opts.turns, profile })) {
       const to = memoirPathFor(home, opts.player, opts.project, s.sessionId);
       const from = join(staging, relative(home, to));
       appendLines(from, s.lines, { fsync: true });
@@ -127,15 +131,16 @@ async function synthForge(home: string, opts: z.output<typeof options>, ctx: Ctx
     rmSync(staging, { recursive: true, force: true });
   }
   bar.finish();
-  return { home, memoirs: staged.map((s) => s.to), entries, existing: false, next };
+  return { home, memoirs: staged.map((s) => s.to), entries, existing: false, next, profile };
 }
 
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<SynthResult> {
     const cp = checkpoint(ctx.signal, { what: CANCELLED });
-    if (opts.out) return synthOut(resolve(ctx.cwd, opts.out), opts, ctx, cp);
-    return synthForge(opts.home ? resolve(ctx.cwd, opts.home) : kouraiHome(ctx), opts, ctx, cp);
+    const profile = profileFor(opts.player, opts.preferences === undefined ? undefined : parsePreferences(opts.preferences));
+    if (opts.out) return synthOut(resolve(ctx.cwd, opts.out), opts, profile, ctx, cp);
+    return synthForge(opts.home ? resolve(ctx.cwd, opts.home) : kouraiHome(ctx), opts, profile, ctx, cp);
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
@@ -148,6 +153,13 @@ export default defineCommand({
       ].join('\n');
     }
     const where = r.home ? ` under ${r.home}` : '';
-    return `wrote ${count(r.entries, 'entry', 'entries')} in ${count(r.memoirs.length, 'memoir')}${where}\n${r.memoirs.join('\n')}${r.next ? `\n\nnext: ${r.next}` : ''}`;
+    const prefs = r.profile.preferences.length > 0 ? r.profile.preferences.join(', ') : 'none';
+    return [
+      `wrote ${count(r.entries, 'entry', 'entries')} in ${count(r.memoirs.length, 'memoir')}${where}`,
+      ...r.memoirs,
+      '',
+      `planted preferences of ${r.profile.player}: ${prefs} (craft: ${r.profile.craft.join(', ')})`,
+      ...(r.next ? [`next: ${r.next}`] : []),
+    ].join('\n');
   },
 });

@@ -24,12 +24,12 @@ describe('memoir buffer', () => {
     const memoirs = await sampleForge(ctx);
     const sizes = memoirs.map((p) => statSync(p).size);
     const total = memoirs.flatMap(lines).length;
-    const r = await runCmd(buffer, { max: '80', dryRun: true }, ctx);
+    const r = await runCmd(buffer, { max: '120', dryRun: true }, ctx);
     expect(r.dry_run).toBe(true);
     expect(r.manifest).toBeNull();
     expect(existsSync(defaultManifestPath(ctx.home))).toBe(false);
     expect(r.candidates).toBe(total);
-    expect(r.kept_count).toBe(80);
+    expect(r.kept_count).toBe(120);
     expect(r.kept_count + r.dropped_count).toBe(total);
     expect(r.over_bound).toBe(false);
     expect(r.kept.slice(0, r.load_bearing).every((d) => d.load_bearing && d.why.startsWith('load-bearing'))).toBe(true);
@@ -42,8 +42,8 @@ describe('memoir buffer', () => {
       if (typeof l.entry_id === 'string') expect(keptIds.has(l.entry_id)).toBe(true);
     }
     const text = buffer.render?.(r, ctx) ?? '';
-    expect(text).toContain(`keep 80 of ${total} entries`);
-    expect(text).toContain('KEPT (80)');
+    expect(text).toContain(`keep 120 of ${total} entries`);
+    expect(text).toContain('KEPT (120)');
     expect(text).toContain(`DROPPED (${r.dropped_count})`);
     expect(text).toContain('dry run: nothing written');
     expect(memoirs.map((p) => statSync(p).size)).toEqual(sizes);

@@ -106,8 +106,9 @@ describe('memoir episodes', () => {
     expect(updated?.entry_ids).not.toContain(target.entry_id);
     expect(updated?.lessons.some((l) => l.includes('proposal was rejected'))).toBe(true);
     expect(updated?.stored?.supersedes).toMatch(/^[0-9A-Z]{26}$/);
+    // --scene is a prefix (turn-1 also matches turn-10): keep this scene's episodes only.
     const listed = await runCmd(inspect, { type: ['episode'], scene: target.scene_id, limit: '0' }, ctx);
-    expect(listed.entries.map((e) => e.entry_id)).toEqual([updated?.stored?.entry_id]);
+    expect(listed.entries.filter((e) => e.scene_id === target.scene_id).map((e) => e.entry_id)).toEqual([updated?.stored?.entry_id]);
     expect((await runCmd(episodes, { write: true }, ctx)).updated).toBe(0);
   });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Agent } from '../../../src/memoir/agents.js';
 import { appendLines, prepareEntries } from '../../../src/memoir/append.js';
 import { ulidGenerator } from '../../../src/memoir/entry-id.js';
 import { StoryCursor } from '../../../src/replay/cursor.js';
@@ -130,7 +131,7 @@ describe('the cursor over the index agrees', () => {
   });
 
   it('a jump to the superseded id, with and without the agent filter, shows the newest revision', () => {
-    for (const agents of [[], ['kallos']]) {
+    for (const agents of [[], ['kallos']] as Agent[][]) {
       const s = run(cursor, initialReplayState(cursor, { agents }), ...jump(superseded));
       expect(s.ref && cursor.beat(s.ref).entry_id).toBe(head);
       expect(s.message?.text).toBe(`jumped to ${head}`);

@@ -1,0 +1,161 @@
+import { isBondOnly, type Agent } from '../../memoir/agents.js';
+import type { CouncilFields } from '../../memoir/council-fields.js';
+import type { MemoirEntry } from '../../memoir/schema.js';
+import type { EntryType, ResponseKind, Source } from '../../memoir/sources.js';
+import { entryTypeOf } from '../../memoir/split-rule.js';
+import { ROUTE_LABELS, routeTarget, routeText } from './route-text.js';
+import type { ChosenBy, Example } from './types.js';
+
+/**
+ * Memoir entry -> labelled examples, one table of rules for every agent (LEARNING-DESIGN.md §1).
+ * Both views go through `examplesOf`; the council view gives it only what the council field rule
+ * allows (`fromCouncilFields`), so the rules cannot reach text the council may not see.
+ *
+ *   agent                     kind     from
+ *   hephaestus                route    a `route:<specialist>` proposal the player did not step in
+ *                                      on (rejected or modified = intervened, skipped); text =
+ *                                      task description + task type (bond), task type (council)
+ *   metis, techne, mneme,     pair     a preference pair (proposed vs revised, or two candidates)
+ *   dokimasia, kallos, aidos, binary   a proposal's outcome: accepted 1; modified, rejected 0
+ *   aletheia                           an interrupt's outcome: taken (accepted, modified) 1,
+ *                                      dismissed (rejected) 0  (Aidos's slop calls, Aletheia's
+ *                                      corrections, Dokimasia's safety stops)
+ *                           graded   a Likert rating (r − 1) / 4, instead of the binary outcome
+ *   cupid, puck (bond only)   graded   scene acceptance (accepted 1, modified .75, deferred .5,
+ *                                      rejected 0), else affinity gain clamp(0.5 + 5·Δ, 0, 1)
+ * Deferred answers teach nothing and are skipped; `training_label.weight` is the weight (an
+ * entry whose weight is not > 0 is skipped).
+ */
+
+export interface ExampleFields {
+  entryId: string;
+  scene: string;
+  agent: Agent;
+  source: Source;
+  entryType: EntryType;
+  taskType: string | null;
+  weight: number | null;
+  /** Text the agent is judged on (agent_proposed). */
+  text: string | null;
+  outcome: { kind: ResponseKind } | null;
+  pair: { chosen: string; rejected: string; chosenBy: ChosenBy } | null;
+  likert: number | null;
+  affinityDelta: number;
+  beat: string | null;
+  /** The scene's task description (bond only). */
+  description: string | null;
+}
+
+const ACCEPTANCE: Readonly<Record<ResponseKind, number>> = { accepted: 1, modified: 0.75, deferred: 0.5, rejected: 0 };
+
+/** Every field, for the bond view (it never leaves the machine). */
+export function fromEntry(e: MemoirEntry, description: string | null): ExampleFields {
+  const pp = e.training_label?.preference_pair;
+  let pair: ExampleFields['pair'] = null;
+  if (pp && pp.length === 2) {
+    const chosen = pp.find((p) => p.score === 1)?.text;
+    const rejected = pp.find((p) => p.score === 0)?.text;
+    if (chosen !== undefined && rejected !== undefined && chosen !== rejected) {
+      const revised = e.source === 'player_revision' || e.player_response?.kind === 'modified' || (e.player_response?.delta ?? null) === chosen;
+      pair = { chosen, rejected, chosenBy: revised ? 'revision' : 'choice' };
+    }
+  }
+  return {
+    entryId: e.entry_id,
+    scene: e.scene_id,
+    agent: e.agent,
+    source: e.source,
+    entryType: entryTypeOf(e),
+    taskType: e.context?.task_type ?? null,
+    weight: e.training_label ? e.training_label.weight : null,
+    text: e.agent_proposed,
+    outcome: e.player_response ? { kind: e.player_response.kind } : null,
+    pair,
+    likert: typeof e.likert === 'number' ? e.likert : null,
+    affinityDelta: e.affinity_delta,
+    beat: e.narrative_beat,
+    description,
+  };
+}
+
+/** Only what the council field rule allows (src/memoir/council-fields.ts). */
+export function fromCouncilFields(f: CouncilFields): ExampleFields {
+  return {
+    entryId: f.entry_id,
+    scene: f.scene_id,
+    agent: f.agent,
+    source: f.source,
+    entryType: f.entry_type,
+    taskType: f.task_type,
+    weight: f.weight,
+    text: f.agent_text,
+    outcome: f.outcome ? { kind: f.outcome.kind } : null,
+    pair: f.agent_pair ? { ...f.agent_pair, chosenBy: 'choice' } : null,
+    likert: f.likert,
+    affinityDelta: 0,
+    beat: null,
+    description: null,
+  };
+}
+
+function clamp01(x: number): number {
+  return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/** The examples an entry gives its agent; `skip(reason)` when it gives none. */
+export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Example[] {
+  const weight = f.weight ?? 1;
+  if (!Number.isFinite(weight) || weight <= 0) {
+    skip('zero_weight');
+    return [];
+  }
+  const base = { agent: f.agent, entryId: f.entryId, scene: f.scene, weight, taskType: f.taskType };
+
+  if (f.agent === 'hephaestus') {
+    const target = f.source === 'specialist_proposed' ? routeTarget(f.text) : null;
+    if (target === null) {
+      skip('no_label');
+      return [];
+    }
+    const label = ROUTE_LABELS.find((a) => a === target);
+    if (!label) {
+      skip('unknown_route_target');
+      return [];
+    }
+    if (f.outcome?.kind === 'rejected' || f.outcome?.kind === 'modified') {
+      skip('route_intervened');
+      return [];
+    }
+    const text = routeText(f.description, f.taskType);
+    if (text === null) {
+      skip('no_task');
+      return [];
+    }
+    return [{ ...base, kind: 'route', text, label }];
+  }
+
+  if (isBondOnly(f.agent)) {
+    const text = [f.beat, f.text].filter((x): x is string => x !== null && x !== '').join('\n');
+    let target: number | null = null;
+    if (f.likert !== null) target = (f.likert - 1) / 4;
+    else if (f.outcome) target = ACCEPTANCE[f.outcome.kind];
+    else if (f.affinityDelta !== 0) target = clamp01(0.5 + 5 * f.affinityDelta);
+    if (text === '' || target === null) {
+      skip('no_label');
+      return [];
+    }
+    return [{ ...base, kind: 'graded', text, target }];
+  }
+
+  const out: Example[] = [];
+  if (f.pair) out.push({ ...base, kind: 'pair', chosen: f.pair.chosen, rejected: f.pair.rejected, chosenBy: f.pair.chosenBy });
+  const judged = f.text !== null && f.text !== '' && (f.source === 'specialist_proposed' || f.source === 'agent_interrupt');
+  if (judged && f.likert !== null) {
+    out.push({ ...base, kind: 'graded', text: f.text as string, target: (f.likert - 1) / 4 });
+  } else if (judged && f.outcome && f.outcome.kind !== 'deferred') {
+    const taken = f.source === 'agent_interrupt' ? f.outcome.kind !== 'rejected' : f.outcome.kind === 'accepted';
+    out.push({ ...base, kind: 'binary', text: f.text as string, label: taken ? 1 : 0 });
+  }
+  if (out.length === 0) skip(f.outcome?.kind === 'deferred' ? 'deferred' : 'no_label');
+  return out;
+}

@@ -1,0 +1,152 @@
+import { CancelledError } from '../../errors.js';
+import { IdSet } from '../../memoir/id-set.js';
+import { loadBearingVerdict } from '../../memoir/load-bearing.js';
+import { compareKeyed, keyed, type BufferCandidate, type Keyed } from '../../memoir/replay-buffer.js';
+import type { RevisionGraph } from '../../memoir/revisions.js';
+import { RowLoader } from '../../memoir/row-loader.js';
+import type { EntryType, ReasonClass, ResponseKind, Source } from '../../memoir/sources.js';
+import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-index.js';
+import { loadRevisionGraph, type IndexedRevisionNode } from '../../store/revision-queries.js';
+
+/**
+ * The replay buffer, selected while streaming the index: the same entries as
+ * `selectReplayBuffer` over `bufferCandidates` (superseded dropped, every load-bearing entry
+ * kept, the rest filled most-informative-first up to the bound), but holding only the
+ * load-bearing entries and the `bound` best of the rest at any time, never one object per
+ * entry of the memoir. Memory follows the buffer, not the memoir.
+ */
+
+export interface StreamedBuffer {
+  /** The kept rows, in memoir order (file, line). */
+  kept: EntryRow[];
+  /** Rows looked at (after the split filter). */
+  candidates: number;
+  superseded: number;
+  loadBearing: number;
+  /** Not superseded, but below the bound. */
+  belowBound: number;
+  /** Rows the split filter let through but whose chain is private (a revision of a private entry). */
+  chainPrivate: number;
+  overBound: boolean;
+  graph: RevisionGraph<IndexedRevisionNode>;
+}
+
+export interface StreamOptions {
+  signal?: AbortSignal | undefined;
+  /** Called every few thousand rows with the number looked at so far. */
+  onProgress?: ((rows: number) => void) | undefined;
+}
+
+interface Item {
+  row: EntryRow;
+  key: Keyed;
+}
+
+/** Keeps the `cap` smallest items by `cmp` (a max-heap: the worst kept item on top). */
+class BoundedHeap {
+  private readonly items: Item[] = [];
+  constructor(private readonly cap: number) {}
+
+  push(it: Item): void {
+    if (this.cap === 0) return;
+    const h = this.items;
+    if (h.length < this.cap) {
+      h.push(it);
+      let i = h.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (compareKeyed((h[p] as Item).key, (h[i] as Item).key) >= 0) break;
+        [h[p], h[i]] = [h[i] as Item, h[p] as Item];
+        i = p;
+      }
+      return;
+    }
+    if (compareKeyed(it.key, (h[0] as Item).key) >= 0) return;
+    h[0] = it;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && compareKeyed((h[l] as Item).key, (h[m] as Item).key) > 0) m = l;
+      if (r < h.length && compareKeyed((h[r] as Item).key, (h[m] as Item).key) > 0) m = r;
+      if (m === i) break;
+      [h[m], h[i]] = [h[i] as Item, h[m] as Item];
+      i = m;
+    }
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** Best first. */
+  sorted(): Item[] {
+    return [...this.items].sort((a, b) => compareKeyed(a.key, b.key));
+  }
+}
+
+/** Whether an earlier row (in iteration order) of these files has exactly this id. */
+function seenBefore(index: MemoirIndex, row: EntryRow, files: ReadonlySet<number>): boolean {
+  return index.byEntryId(row.entry_id).some((r) => files.has(r.file_id) && (r.file_id < row.file_id || (r.file_id === row.file_id && r.line < row.line)));
+}
+
+export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { files: readonly number[] }, bound: number, opts: StreamOptions = {}): StreamedBuffer {
+  if (!Number.isInteger(bound) || bound < 0) throw new RangeError(`replay buffer bound must be a non-negative integer, got ${bound}`);
+  const graph = loadRevisionGraph(index, filter.files);
+  const files = new Set(filter.files);
+  const ids = new IdSet(1 << 12);
+  const loader = new RowLoader();
+  const bearing: Item[] = [];
+  const rest = new BoundedHeap(bound);
+  let candidates = 0;
+  let superseded = 0;
+  let chainPrivate = 0;
+  let restSeen = 0;
+  let n = 0;
+  try {
+    for (const row of index.iterate({ ...filter, latestOnly: false })) {
+      if (++n % 4096 === 0) {
+        if (opts.signal?.aborted) throw new CancelledError();
+        opts.onProgress?.(n);
+      }
+      // A revision is never more shareable than what it replaces.
+      if (filter.split === 'shared' && graph.has(row.entry_id) && !graph.effectiveShareable(row.entry_id)) {
+        chainPrivate++;
+        continue;
+      }
+      if (ids.addOrGet(row.entry_id, row.seq) !== undefined && seenBefore(index, row, files)) continue; // duplicate ids: verify's problem
+      candidates++;
+      const chain = !graph.has(row.entry_id) ? 'none' : graph.isSuperseded(row.entry_id) ? 'superseded' : row.supersedes !== null ? 'head' : 'none';
+      if (chain === 'superseded') {
+        superseded++;
+        continue;
+      }
+      let interrupt: { reason_class: ReasonClass } | null = null;
+      if (row.entry_type === 'interrupt') interrupt = loader.load(row).interrupt ?? null;
+      const c: BufferCandidate = {
+        entry_id: row.entry_id,
+        source: row.source as Source,
+        entry_type: row.entry_type as EntryType,
+        player_response: row.response_kind ? { kind: row.response_kind as ResponseKind } : null,
+        interrupt,
+        chain,
+        has_preference: row.has_preference === 1,
+        affinity_delta: row.affinity_delta,
+        recorded_at: row.recorded_at,
+      };
+      const item = { row, key: keyed(c) };
+      if (loadBearingVerdict(c, c).load_bearing) bearing.push(item);
+      else {
+        restSeen++;
+        rest.push(item);
+      }
+    }
+  } finally {
+    loader.close();
+  }
+  const room = Math.max(0, bound - bearing.length);
+  const filled = rest.sorted().slice(0, room);
+  const kept = [...bearing, ...filled].map((it) => it.row).sort((a, b) => a.file_id - b.file_id || a.line - b.line);
+  return { kept, candidates, superseded, loadBearing: bearing.length, belowBound: restSeen - filled.length, chainPrivate, overBound: bearing.length > bound, graph };
+}

@@ -1,0 +1,106 @@
+import { statSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { JoinResult } from '../../../src/commands/federate/join.js';
+import type { LeaveResult } from '../../../src/commands/federate/leave.js';
+import { ExitCode, type KouraiError } from '../../../src/errors.js';
+import type { FederationStatus } from '../../../src/federation/round/status.js';
+import { membershipPath } from '../../../src/federation/round/membership.js';
+import { BUILTIN_FINGERPRINT } from '../../../src/train/fingerprint.js';
+import { runCli } from '../../helpers/run.js';
+import { testCtx, type TestCtx } from '../../helpers/ctx.js';
+import { startTestCouncil, type TestCouncil } from '../../council/helpers.js';
+
+const join = () => import('../../../src/commands/federate/join.js');
+const leave = () => import('../../../src/commands/federate/leave.js');
+const status = () => import('../../../src/commands/federate/status.js');
+const consent = () => import('../../../src/commands/federate/consent.js');
+
+let council: TestCouncil;
+let ctx: TestCtx;
+beforeEach(async () => {
+  council = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT] });
+  ctx = testCtx();
+});
+afterEach(async () => {
+  await council.close();
+  ctx.cleanup();
+});
+
+async function failure(p: Promise<unknown>): Promise<KouraiError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as KouraiError;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('kourai federate join / leave / status', () => {
+  it('join says what it found, never prints the token, and stores it 0600', async () => {
+    const token = await council.token('athens');
+    const { json, stdout } = await runCli(join, { server: `${council.url}/`, token, json: true }, ctx);
+    const r = json as JoinResult;
+    expect(r).toMatchObject({ joined: true, url: council.url, forge: 'athens', protocol: 1, base: { forge: BUILTIN_FINGERPRINT, match: true }, exiled: false, privacy_policy: null, forge_privacy: { clip_norm: 1, noise_multiplier: 8 } });
+    expect(stdout).not.toContain(token);
+    expect(ctx.stderr.text).not.toContain(token);
+    expect(statSync(membershipPath(ctx.home)).mode & 0o777).toBe(0o600);
+    const text = await runCli(join, { server: council.url, token }, ctx);
+    expect(text.stdout).toMatch(/joined the council at .* as forge "athens"/);
+    expect(text.stdout).toMatch(/base model sha256:\S+ accepted/);
+    expect(text.stdout).not.toContain(token);
+  });
+
+  it('join reads the token from stdin (--token -), a file, or KOURAI_COUNCIL_TOKEN; none is exit 2 naming the flags', async () => {
+    const token = await council.token('athens');
+    const piped = testCtx({ home: ctx.home, stdinText: `${token}\n` });
+    expect(((await runCli(join, { server: council.url, token: '-', json: true }, piped)).json as JoinResult).forge).toBe('athens');
+    const env = testCtx({ home: ctx.home, env: { KOURAI_COUNCIL_TOKEN: token } });
+    expect(((await runCli(join, { server: council.url, json: true }, env)).json as JoinResult).forge).toBe('athens');
+    const none = await failure(runCli(join, { server: council.url }, testCtx({ home: ctx.home })));
+    expect(none.exitCode).toBe(ExitCode.usage);
+    expect(none.hint).toMatch(/--token T, --token - .*--token-file FILE .*KOURAI_COUNCIL_TOKEN/);
+  });
+
+  it('a council with another base refuses the join (exit 3) and nothing is stored', async () => {
+    const other = await startTestCouncil({ base_fingerprints: ['sha256:another-base'] });
+    try {
+      const err = await failure(runCli(join, { server: other.url, token: await other.token('athens') }, ctx));
+      expect(err.exitCode).toBe(ExitCode.environment);
+      expect(err.message).toMatch(/accepts base model sha256:another-base; this forge runs sha256:/);
+      expect(() => statSync(membershipPath(ctx.home))).toThrow();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('an unreachable council (exit 9) and a bad URL (exit 2)', async () => {
+    const down = await failure(runCli(join, { server: 'http://127.0.0.1:9', token: 'kourai_1_' + 'a'.repeat(43) }, testCtx({ home: ctx.home, env: {} })));
+    expect(down.exitCode).toBe(ExitCode.network);
+    expect(down.message).not.toContain('a'.repeat(43));
+    expect((await failure(runCli(join, { server: 'https://user:pw@x.org', token: 't' }, ctx))).exitCode).toBe(ExitCode.usage);
+  });
+
+  it('status: endpoint, the round, trust, consent and capacity per agent; leave forgets', async () => {
+    const before = (await runCli(status, { json: true }, ctx)).json as FederationStatus;
+    expect(before).toMatchObject({ joined: false, council: null, reachable: null });
+    const token = await council.token('athens');
+    await runCli(join, { server: council.url, token }, ctx);
+    await runCli(consent, { allow: ['metis', 'aidos'] }, ctx);
+    const s = (await runCli(status, { json: true }, ctx)).json as FederationStatus;
+    expect(s).toMatchObject({ joined: true, reachable: true, council: { url: council.url, forge: 'athens' }, current_round: { round: 1, state: 'open', submitted: [], sealed: false }, trust: { trust: 1, exiled: false, source: 'council' }, unfinished_round: null, ledger: { ok: true } });
+    expect(s.agents.find((a) => a.agent === 'metis')).toMatchObject({ consent: true, releases: 0, remaining_fraction: 1, can_speak_next: true });
+    expect(s.agents.find((a) => a.agent === 'kallos')).toMatchObject({ consent: false, can_speak_next: false });
+    expect(s.agents.find((a) => a.agent === 'cupid')).toMatchObject({ consent: 'locked' });
+    const text = (await runCli(status, {}, ctx)).stdout;
+    expect(text).toMatch(/council {2}http:\/\/127\.0\.0\.1:\d+ as forge "athens"/);
+    expect(text).toMatch(/round 1 open, 0\/3 forges sealed/);
+    expect(text).not.toContain(token);
+    await council.server.close();
+    const offline = (await runCli(status, { json: true }, ctx)).json as FederationStatus;
+    expect(offline).toMatchObject({ reachable: false, ledger: { ok: true } });
+    expect(offline.error).toMatch(/cannot reach/);
+    const l = (await runCli(leave, { json: true }, ctx)).json as LeaveResult;
+    expect(l).toEqual({ left: true, url: council.url, forge: 'athens' });
+    expect(((await runCli(leave, { json: true }, ctx)).json as LeaveResult).left).toBe(false);
+  });
+});
