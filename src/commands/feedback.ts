@@ -19,13 +19,10 @@ import { FeedbackPrompts } from '../store/feedback-prompts.js';
 import { openStateDb } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
 import { StoryIndex } from '../store/story-queries.js';
-import { assertTerminalFits } from '../ui/terminal.js';
+import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { indexFeedback } from '../output/index-feedback.js';
 import { openIndexed } from '../store/indexed.js';
 import { defineCommand } from './types.js';
-
-/** The smallest terminal the Likert prompt is drawn in. */
-export const FEEDBACK_MIN_SIZE = { columns: 60, rows: 18 } as const;
 
 const ANSWER_FLAGS = `--rating 1-5 --kind ${RESPONSE_KINDS.join('|')}`;
 
@@ -206,7 +203,7 @@ export default defineCommand({
           const missing = [opts.rating === undefined ? '--rating 1-5' : null, opts.kind === undefined ? `--kind ${RESPONSE_KINDS.join('|')}` : null].filter(Boolean).join(' and ');
           throw new UsageError(`this session cannot show the feedback prompt (no terminal, CI or --no-input): pass ${missing}`, `e.g. kourai feedback … ${ANSWER_FLAGS} --json`);
         }
-        const size = assertTerminalFits(ctx, FEEDBACK_MIN_SIZE, 'feedback prompt', `answer with flags: ${ANSWER_FLAGS}`);
+        const size = assertTerminalFits(ctx, MIN_SIZE.feedback, 'feedback prompt', `answer with flags: ${ANSWER_FLAGS}`);
         const [{ showFeedbackPrompt }, { initialFeedbackState }] = await Promise.all([import('../ui/feedback/screen.js'), import('../ui/feedback/use-feedback-state.js')]);
         const initial = initialFeedbackState({ rating: opts.rating as Rating | undefined, kind: opts.kind as ResponseKind | undefined, comment: opts.comment, revised: revised !== null });
         const outcome = await showFeedbackPrompt(ctx, { agent: opts.agent, scene_id: opts.scene, proposed, revised, affinity: history.affinity, tier: tierOf(history.affinity) }, initial, size);

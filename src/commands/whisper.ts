@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
-import { NotFoundError } from '../errors.js';
+import { CancelledError, NotFoundError } from '../errors.js';
 import type { Agent } from '../memoir/agents.js';
 import { colors } from '../output/color.js';
 import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
@@ -13,6 +13,7 @@ import { openIndexed } from '../store/indexed.js';
 import { MemoirQueries } from '../store/memoir-queries.js';
 import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
+import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 
 const options = z.object({
   memoir: memoirOpt,
@@ -56,8 +57,9 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<WhisperReport> {
     const report = await whisperReport(ctx, opts);
     if (ctx.interactive && !opts.json) {
+      const size = assertTerminalFits(ctx, MIN_SIZE.whisper, 'Whisper Limit gauge', 'pass --no-input for the text gauge');
       const { showWhisper } = await import('../ui/whisper/show-whisper.js');
-      await showWhisper(ctx, report);
+      if ((await showWhisper(ctx, report, size)) === 'cancel') throw new CancelledError('whisper cancelled');
     }
     return report;
   },

@@ -7,6 +7,7 @@ import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, parseAgentList, S
 import { ConsentStore } from '../../store/consent-store.js';
 import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
+import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 
 const options = z.object({
   allow: z.array(z.string()).default([]),
@@ -34,6 +35,24 @@ function currentMap(store: ConsentStore): { map: ConsentMap; decidedAt: Map<stri
     decidedAt.set(c.agent, c.decidedAt);
   }
   return { map, decidedAt };
+}
+
+function resultOf(store: ConsentStore, decisionId: number | null, via: ConsentResult['via']): ConsentResult {
+  const { map, decidedAt } = currentMap(store);
+  return {
+    changed: decisionId !== null,
+    decision_id: decisionId,
+    via,
+    agents: STANCES.map((s) => ({
+      agent: s.agent,
+      role: s.role,
+      allowed: s.locked ? false : map[s.agent as FederatingAgent],
+      locked: s.locked,
+      decided_at: s.locked ? null : (decidedAt.get(s.agent) ?? null),
+    })),
+    applies_from: 'next_round',
+    never_leaves: [...NEVER_LEAVES],
+  };
 }
 
 /**
@@ -65,9 +84,11 @@ export default defineCommand({
         );
         via = 'flags';
       } else if (!opts.show) {
+        const size = assertTerminalFits(ctx, MIN_SIZE.consent, 'Sovereignty Moment', 'answer with flags: --allow a,b --deny c (or --show)');
         const { showConsent } = await import('../../ui/consent/show-consent.js');
-        const outcome = await showConsent(ctx, STANCES, currentMap(store).map);
-        if (!outcome.confirmed) throw new CancelledError('the Sovereignty Moment was cancelled: nothing was changed');
+        const outcome = await showConsent(ctx, STANCES, currentMap(store).map, size);
+        if (!outcome.confirmed && outcome.how === 'cancelled') throw new CancelledError('the Sovereignty Moment was cancelled: nothing was changed');
+        if (!outcome.confirmed) return resultOf(store, null, null);
         decisionId = store.record(
           outcome.decision.filter((d): d is { agent: FederatingAgent; allowed: boolean } => !isBondOnly(d.agent)),
           'scene',
@@ -75,21 +96,7 @@ export default defineCommand({
         );
         via = 'scene';
       }
-      const { map, decidedAt } = currentMap(store);
-      return {
-        changed: decisionId !== null,
-        decision_id: decisionId,
-        via,
-        agents: STANCES.map((s) => ({
-          agent: s.agent,
-          role: s.role,
-          allowed: s.locked ? false : map[s.agent as FederatingAgent],
-          locked: s.locked,
-          decided_at: s.locked ? null : (decidedAt.get(s.agent) ?? null),
-        })),
-        applies_from: 'next_round',
-        never_leaves: [...NEVER_LEAVES],
-      };
+      return resultOf(store, decisionId, via);
     } finally {
       db.close();
     }

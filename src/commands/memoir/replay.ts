@@ -11,13 +11,10 @@ import { storyRecord } from '../../replay/records.js';
 import type { StoryFilter } from '../../replay/story.js';
 import { walkStory } from '../../replay/walk.js';
 import { StoryIndex } from '../../store/story-queries.js';
-import { assertTerminalFits } from '../../ui/terminal.js';
+import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 import { defineCommand } from '../types.js';
 import { filterShape } from '../options.js';
 import { memoirOpt, openIndexed } from './shared.js';
-
-/** The smallest terminal the replay screen is drawn in. */
-export const REPLAY_MIN_SIZE = { columns: 60, rows: 20 } as const;
 
 const options = z.object({
   memoir: memoirOpt,
@@ -57,7 +54,7 @@ export default defineCommand({
       const filter: StoryFilter = { agents: opts.agent as Agent[] };
       const beats = nav.count(filter);
       if (screen) {
-        const size = assertTerminalFits(ctx, REPLAY_MIN_SIZE, 'replay screen', 'pass --no-input for the text replay');
+        const size = assertTerminalFits(ctx, MIN_SIZE.replay, 'replay screen', 'pass --no-input for the text replay');
         const [{ showReplay }, { initialReplayState }] = await Promise.all([import('../../ui/replay/screen.js'), import('../../ui/replay/use-replay-state.js')]);
         const initial = initialReplayState(nav, { agents: filter.agents, ...(opts.at ? { at: opts.at } : {}) });
         const { how, last } = await showReplay(ctx, nav, initial, size);

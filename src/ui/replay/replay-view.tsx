@@ -10,6 +10,8 @@ import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useReplay } from './use-replay.js';
 import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState } from './use-replay-state.js';
+import { ScreenFrame } from '../screen-frame.js';
+import { MIN_SIZE } from '../terminal.js';
 
 /**
  * The replay screen: a header (session, position), the current scene's beats around the current
@@ -257,5 +259,9 @@ export function ReplayApp({ nav, initial, palette: p, onDone, size }: ReplayAppP
   const { state, ready } = useReplay(nav, initial, onDone);
   const sceneRows = layoutFor(rows).sceneRows;
   const frame = useMemo(() => replayFrame(nav, state, sceneRows), [nav, state.ref, state.filter, sceneRows]);
-  return <ReplayView frame={frame} state={state} width={columns} height={rows} palette={p} ready={ready} />;
+  return (
+    <ScreenFrame size={{ columns, rows }} min={MIN_SIZE.replay} name="replay screen" palette={p}>
+      <ReplayView frame={frame} state={state} width={columns} height={rows} palette={p} ready={ready} />
+    </ScreenFrame>
+  );
 }
