@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 import { layerBlocks } from './eslint.layers.js';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.bench-tmp/**', 'coverage/**', 'bench/**', 'test/**/fixtures/**', 'bin/**', '*.config.*', 'eslint.layers.js'] },
+  { ignores: ['dist/**', 'node_modules/**', '.bench-tmp/**', 'coverage/**', 'bench/**', 'scripts/**', 'test/**/fixtures/**', 'bin/**', '*.config.*', 'eslint.layers.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

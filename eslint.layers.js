@@ -20,7 +20,7 @@ const FLOORS = [
   ['store', 'affinity'],
   ['memoir'],
   ['aggregation', 'tensor'],
-  ['errors.ts', 'context.ts', 'config.ts', 'format.ts', 'runtime'],
+  ['errors.ts', 'context.ts', 'config.ts', 'format.ts', 'runtime', 'types'], // types: ambient declarations (.d.ts)
 ];
 
 /** Where SQL may be written: the memoir index and state repositories, and the council's own storage. */

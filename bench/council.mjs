@@ -210,49 +210,10 @@ export async function run(report, { quick = false } = {}) {
       report(`council ${tag} peak RSS so far`, process.resourceUsage().maxRSS / 1024, 'MB', `bench process; the updates alone are ${(bytes / 1048576).toFixed(0)} MiB`);
     }
 
-    // A full round: 100 forges × 8 agents through the HTTP server (a child process).
-    {
-      const home = join(tmp, 'round');
-      mkdirSync(home, { recursive: true });
-      const dataDir = join(home, 'council');
-      const forges = quick ? 20 : 100;
-      const agents = ['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia'];
-      const tokens = [];
-      for (let i = 0; i < forges; i++) {
-        const r = spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', `forge-${i}`, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } });
-        tokens.push(JSON.parse(r.stdout).token);
-      }
-      const deadline = 600;
-      const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--min-forges', String(forges), '--strategy', 'lora-fair', '--byzantine', '4', '--round-deadline', `${deadline}s`]);
-      const specs = [{ name: 'q.lora_A.weight', shape: [8, 256] }, { name: 'q.lora_B.weight', shape: [256, 8] }];
-      const coords = 8 * 256 * 2;
-      const t0 = performance.now();
-      let submitted = 0;
-      await Promise.all(
-        tokens.map(async (token, i) => {
-          const client = new CouncilClient({ url: s.url, token });
-          for (const [a, agent] of agents.entries()) {
-            const rand = mulberry(i * 31 + a);
-            const tensors = specs.map((sp) => ({ name: sp.name, shape: sp.shape, data: Float32Array.from({ length: sp.shape[0] * sp.shape[1] }, () => 0.01 * (rand() - 0.5) + (i >= forges - 4 ? 0.2 : 0)) }));
-            await client.submit(1, agent, { tensors, baseFingerprint: 'bench', clipNorm: 100, noiseMultiplier: 0 });
-            submitted++;
-          }
-          await client.seal(1);
-        }),
-      );
-      const tSubmitted = performance.now();
-      const watcher = new CouncilClient({ url: s.url, token: tokens[0] });
-      const status = await watcher.waitForRound(1, { pollMs: 50 });
-      const tDone = performance.now();
-      const rss = vmHWM(s.proc.pid);
-      await stop(s.proc);
-      const total = (tDone - t0) / 1000;
-      report(`council round ${forges} forges × 8 agents: wall time`, total, 's', `deadline ${deadline}s; ${coords} params per agent update (LoRA r=8, 256×256); lora-fair after multikrum f=4`);
-      report(`council round ${forges}×8: submissions`, submitted / ((tSubmitted - t0) / 1000), 'updates/s', `${submitted} updates, ${forges} concurrent clients`);
-      report(`council round ${forges}×8: aggregation after close`, (tDone - tSubmitted) / 1000, 's', `${status.outcomes.filter((o) => o.aggregated).length} agents aggregated, ${status.outcomes[0]?.used} of ${forges} forges used each`);
-      report(`council round ${forges}×8: round time / deadline`, total / deadline, 'x', '< 1: completes within the deadline');
-      report(`council round ${forges}×8: server peak RSS`, rss, 'MB', 'VmHWM of the council process');
-    }
+    // Full rounds through the HTTP server (a child process): 50 forges × 8 agents (issue 12: latency
+    // percentiles, server RSS, /v1/health latency while the worker aggregates) and 100 × 8 (issue 6).
+    for (const forges of quick ? [20] : [50, 100]) await fullRound(report, { tmp, forges, CouncilClient });
+    await tokenTiming(report, tmp);
 
     // Streaming: 20 forges × 1M-parameter updates through the server; memory stays bounded.
     if (!quick) {
@@ -265,7 +226,7 @@ export async function run(report, { quick = false } = {}) {
         const r = spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', `f${i}`, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } });
         tokens.push(JSON.parse(r.stdout).token);
       }
-      const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--min-forges', String(forges), '--strategy', 'multikrum', '--byzantine', '4', '--payload-limit', '16MiB', '--max-in-flight', '4']);
+      const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--layouts', JSON.stringify({ '*': [{ name: 'w', shape: [1000, 1000] }] }), '--clip-norm', '0..1000', '--noise-multiplier', '0..10', '--min-forges', String(forges), '--strategy', 'multikrum', '--byzantine', '4', '--payload-limit', '16MiB', '--max-in-flight', '4']);
       const rows = makeUpdates(forges, 1_000_000, 4, 99);
       const t0 = performance.now();
       await Promise.all(
@@ -286,6 +247,114 @@ export async function run(report, { quick = false } = {}) {
     await pool?.close();
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * Issue 12, item 5: does answering a wrong token take longer when its forge id exists? Tokens are
+ * looked up by the hash of the whole token, so both cases should cost the same.
+ */
+async function tokenTiming(report, tmp) {
+  const { SqliteCouncilStorage } = await dist('council/sqlite-storage.js');
+  const { addForge } = await dist('council/forges.js');
+  const { authenticate } = await dist('council/auth.js');
+  const { randomBytes } = await import('node:crypto');
+  const storage = new SqliteCouncilStorage(join(tmp, 'tokens'));
+  try {
+    let token = '';
+    for (let i = 0; i < 50; i++) token = (await addForge(storage, `f${i}`, randomBytes, new Date())).token;
+    const existing = `Bearer ${token.slice(0, -4)}AAAA`;
+    const missing = `Bearer ${token.replace(/^kourai_\d+_/, 'kourai_9999_')}`;
+    const once = async (h) => {
+      const t = process.hrtime.bigint();
+      await authenticate(storage, h).catch(() => undefined);
+      return Number(process.hrtime.bigint() - t) / 1000;
+    };
+    const a = [];
+    const b = [];
+    for (let i = 0; i < 2000; i++) await once(i % 2 ? existing : missing); // warm-up
+    for (let i = 0; i < 20000; i++) (i % 2 ? a : b).push(await once(i % 2 ? existing : missing));
+    report('council auth: wrong token, existing id − missing id (median)', pct(a, 50) - pct(b, 50), 'µs', `medians ${pct(a, 50).toFixed(2)} vs ${pct(b, 50).toFixed(2)} µs (10,000 each, interleaved); was 8–18 µs when the id chose the row`);
+  } finally {
+    storage.close();
+  }
+}
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+/** Times one GET /v1/health (no token). */
+async function healthMs(url) {
+  const t0 = performance.now();
+  const r = await fetch(`${url}/v1/health`);
+  await r.text();
+  return performance.now() - t0;
+}
+
+/**
+ * One round of `forges` forges × 8 agents through a council process: every forge submits its 8
+ * updates one after the other (all forges at once), then seals; the round closes on the last seal
+ * and the worker aggregates (LoRA-FAIR after Multi-Krum, f = 4) while /v1/health is polled.
+ */
+async function fullRound(report, { tmp, forges, CouncilClient }) {
+  const home = join(tmp, `round-${forges}`);
+  mkdirSync(home, { recursive: true });
+  const dataDir = join(home, 'council');
+  const agents = ['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia'];
+  const tokens = [];
+  for (let i = 0; i < forges; i++) {
+    const r = spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', `forge-${i}`, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } });
+    tokens.push(JSON.parse(r.stdout).token);
+  }
+  const deadline = 600;
+  const specs = [{ name: 'q.lora_A.weight', shape: [8, 256] }, { name: 'q.lora_B.weight', shape: [256, 8] }];
+  const coords = 8 * 256 * 2;
+  const s = await serveProcess(dataDir, home, [
+    '--base-fingerprint', 'bench', '--layouts', JSON.stringify({ '*': specs }), '--clip-norm', '0..100', '--noise-multiplier', '0..10',
+    '--min-forges', String(forges), '--strategy', 'lora-fair', '--byzantine', '4', '--round-deadline', `${deadline}s`,
+  ]);
+  const idleHealth = [];
+  for (let i = 0; i < 30; i++) idleHealth.push(await healthMs(s.url));
+  const latencies = [];
+  const t0 = performance.now();
+  await Promise.all(
+    tokens.map(async (token, i) => {
+      const client = new CouncilClient({ url: s.url, token });
+      for (const [a, agent] of agents.entries()) {
+        const rand = mulberry(i * 31 + a);
+        const tensors = specs.map((sp) => ({ name: sp.name, shape: sp.shape, data: Float32Array.from({ length: sp.shape[0] * sp.shape[1] }, () => 0.01 * (rand() - 0.5) + (i >= forges - 4 ? 0.2 : 0)) }));
+        const t = performance.now();
+        await client.submit(1, agent, { tensors, baseFingerprint: 'bench', clipNorm: 100, noiseMultiplier: 0 });
+        latencies.push(performance.now() - t);
+      }
+      await client.seal(1);
+    }),
+  );
+  const tSubmitted = performance.now();
+  // While the round is aggregated: /v1/health, back to back, until the round is done.
+  const watcher = new CouncilClient({ url: s.url, token: tokens[0] });
+  let done = false;
+  const during = [];
+  const polling = (async () => {
+    while (!done) during.push(await healthMs(s.url));
+  })();
+  const status = await watcher.waitForRound(1, { pollMs: 50 });
+  done = true;
+  await polling;
+  const tDone = performance.now();
+  const rss = vmHWM(s.proc.pid);
+  await stop(s.proc);
+  const total = (tDone - t0) / 1000;
+  const tag = `council round ${forges}×8`;
+  report(`council round ${forges} forges × 8 agents: wall time`, total, 's', `deadline ${deadline}s; ${coords} params per agent update (LoRA r=8, 256×256); lora-fair after multikrum f=4`);
+  report(`${tag}: submissions`, latencies.length / ((tSubmitted - t0) / 1000), 'updates/s', `${latencies.length} updates, ${forges} concurrent clients`);
+  report(`${tag}: submission latency p50 / p95 / p99`, `${pct(latencies, 50).toFixed(0)} / ${pct(latencies, 95).toFixed(0)} / ${pct(latencies, 99).toFixed(0)}`, 'ms', `max ${Math.max(...latencies).toFixed(0)} ms; ${forges} clients at once, each sending its 8 agents in turn`);
+  report(`${tag}: aggregation after close`, (tDone - tSubmitted) / 1000, 's', `${status.outcomes.filter((o) => o.aggregated).length} agents aggregated (worker thread), ${status.outcomes[0]?.used} of ${forges} forges used each`);
+  report(`${tag}: /v1/health during aggregation p50 / p99 / max`, `${pct(during, 50).toFixed(1)} / ${pct(during, 99).toFixed(1)} / ${Math.max(...during).toFixed(1)}`, 'ms', `${during.length} requests back to back while aggregating; idle p50 ${pct(idleHealth, 50).toFixed(1)} ms`);
+  report(`${tag}: health p99 during aggregation / idle p99`, pct(during, 99) / pct(idleHealth, 99), 'x', 'same machine, same run');
+  report(`${tag}: round time / deadline`, total / deadline, 'x', '< 1: completes within the deadline');
+  report(`${tag}: server peak RSS`, rss, 'MB', 'VmHWM of the council process (event loop + aggregation worker)');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -225,6 +225,17 @@ export function buildCli(
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/buffer.js')));
 
+  withMemoir(
+    memoir
+      .command('export')
+      .description('write the preference pairs for training elsewhere, one file per agent (shareable pairs only unless --include-private)')
+      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL').choices(['trl-dpo']))
+      .option('--agent <agent>', 'only this agent (repeatable; default: every agent with pairs)', collect, [])
+      .option('--out <dir>', 'directory for the files (default ./trl-dpo)')
+      .option('--include-private', 'also private entries and the player’s own words: revisions, task descriptions (warns on stderr)')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/export.js')));
+
   // --- issue 5: privacy, whisper, federate consent ---
   const withBudget = (c: Command): Command =>
     c
@@ -335,6 +346,12 @@ export function buildCli(
       .option('--max-in-flight <n>', 'submissions read at once; more get 503 busy (default 8)')
       .addOption(new Option('--weights <mode>', 'weigh updates uniformly or by the (noised) counts forges send (default uniform)').choices(['uniform', 'counts']))
       .option('--tail-margin <t>', 'norm check: accept up to S(1 + sigma(sqrt(d) + t)) (default 10)')
+      .option('--clip-norm <range>', 'privacy policy: clip norms S forges may declare, e.g. 1 or 0.5..1 (default 0..1)')
+      .option('--noise-multiplier <range>', 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 0..10)')
+      .option('--layouts <file>', 'adapter layout per agent (JSON file: {"*": [{"name", "shape"}]} or per agent; required)')
+      .option('--max-uploads-per-forge <n>', 'uploads one forge may have in progress; more get 429 (default 2)')
+      .option('--upload-grace <duration>', 'every upload gets this long plus its size at --upload-rate (default 10s)')
+      .option('--upload-rate <size>', 'the slowest upload waited for, bytes per second, e.g. 128KiB (default 128KiB)')
       .option('--trust-alpha <a>', 'trust EMA rate (default 0.3)')
       .option('--trust-threshold <x>', 'exile below this trust (default 0.4)')
       .option('--trust-warmup <rounds>', 'scored rounds before a forge can be exiled (default 3)')
@@ -356,6 +373,41 @@ export function buildCli(
       .argument('<name>', 'forge name (letters, digits, . _ -)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/council/forge-add.js'), ['name']));
+  withLocation(forge.command('list').description('every forge: status (active, revoked, exiled), trust, accepted updates, last seen').option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/forge-list.js')),
+  );
+  withLocation(
+    forge
+      .command('revoke')
+      .description("stop accepting a forge's token at once (403 forge_revoked); its accepted updates stay")
+      .argument('<name>', 'forge name')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/forge-revoke.js'), ['name']));
+  withLocation(
+    forge
+      .command('rotate')
+      .description('issue a new token for a forge (printed once); the old one stops working, a revocation is lifted')
+      .argument('<name>', 'forge name')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/forge-rotate.js'), ['name']));
+
+  const layout = council.command('layout').description('the adapter layout (tensor names and shapes) the council accepts per agent');
+  withLocation(
+    layout
+      .command('show')
+      .description('the configured layout and the one in council.db, per agent, and whether they agree')
+      .argument('[agent]', 'one agent (default: all)')
+      .option('--layouts <file>', 'adapter layouts (JSON), as for council serve')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/layout-show.js'), ['agent']));
+  withLocation(
+    layout
+      .command('reset')
+      .description("adopt the configured layout of an agent from the open round on (retires its old globals; drops its updates not yet aggregated)")
+      .argument('<agent>', 'agent')
+      .option('--layouts <file>', 'adapter layouts (JSON), as for council serve')
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/council/layout-reset.js'), ['agent']));
 
   withLocation(
     council.command('rounds').description('the rounds, newest first: state, forges, what each agent aggregated').option('--limit <n>', 'at most n rounds (default 20)').option('--json', 'JSON output'),
@@ -372,19 +424,112 @@ export function buildCli(
     .addOption(new Option('--strategy <rule>', 'aggregation rule').choices(['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair']).makeOptionMandatory())
     .option('--byzantine <f>', 'Byzantine updates to tolerate (default 0)')
     .option('--trim <k>', 'trimmed-mean: values dropped at each end (default f)')
-    .option('--m <m>', 'multikrum: updates averaged (default n - f)')
+    .option('--multikrum-m <m>', 'multikrum: updates averaged (default n - f)')
     .addOption(new Option('--selection <rule>', 'lora-fair: robust selection first (default multikrum if f > 0)').choices(['none', 'multikrum', 'bulyan']))
-    .option('--weights <w1,w2,...>', 'per-update weights (fedavg, multikrum, lora-fair)')
+    .addOption(new Option('--weights <mode>', "weigh updates uniformly or by each file's __metadata__ \"weight\" (default uniform)").choices(['uniform', 'counts']))
+    .option('--weight-values <w1,w2,...>', 'explicit per-update weights, in file order (instead of --weights)')
     .option('--base <file>', 'lora-fair: the global adapter the updates are deltas from')
-    .option('--lambda <x>', 'lora-fair penalty (default 0.01)')
-    .option('--lr <x>', 'lora-fair step size (default 0.01)')
-    .option('--steps <n>', 'lora-fair gradient steps (default 1000)')
-    .addOption(new Option('--solver <s>', 'lora-fair solver (default gd)').choices(['gd', 'ridge']))
-    .requiredOption('-o, --out <file>', 'output safetensors file')
+    .option('--lora-fair-lambda <x>', 'LoRA-FAIR penalty (default 0.01)')
+    .option('--lora-fair-lr <x>', 'LoRA-FAIR step size (default 0.01)')
+    .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
+    .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
+    .requiredOption('-o, --out <file>', 'output safetensors file (never one of the inputs)')
+    .option('--force', 'replace the output file if it exists')
     .addOption(new Option('--dtype <dtype>', 'output dtype (default F32)').choices(['F32', 'F64']))
     .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/council/aggregate.js'), ['updates']));
+
+  // --- issue 9: local learning (bond adapters, adapters, score, route) ---
+  const useOpt = (): Option => new Option('--use <adapters>', 'adapters applied: both (mixed by the lean), bond or council').choices(['both', 'bond', 'council']);
+  const leanOpt = '0 personal (bond only) … 1 federated (council only); default 0.5 or learn.lean in config.json';
+  const agentOpt = (c: Command): Command => c.option('--agent <agent>', 'only this agent (repeatable)', collect, []);
+  const kindOpt = (): Option => new Option('--kind <kind>', 'bond or council (default bond)').choices(['bond', 'council']);
+
+  const trainCmd = program.command('train').description('train adapters from the memoir on this machine');
+  withMemoir(
+    agentOpt(
+      trainCmd
+        .command('bond')
+        .description('train every agent’s bond adapter (private entries included; it never leaves this machine) and make it current'),
+    )
+      .option('--epochs <n>', 'most epochs (early stopping may end sooner; default 40)')
+      .option('--rank <r>', 'LoRA rank (default 8)')
+      .option('--lr <x>', 'learning rate (default 0.01)')
+      .option('--seed <n>', 'seed: same data and seed, byte-identical adapters (default 7)')
+      .option('--buffer <n>', 'replay buffer per agent: load-bearing entries, then the most informative up to n (default 5000)')
+      .option('--json', 'print the final report as JSON'),
+  ).action(act(() => import('./commands/train/bond.js')));
+
+  const adapters = program.command('adapters').description('adapter versions: list, inspect, compare, export, roll back, prune');
+  agentOpt(adapters.command('list').description('every adapter version, the current ones marked, with validation metrics'))
+    .addOption(kindOpt())
+    .option('--all', 'include pruned versions')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/list.js')));
+  adapters
+    .command('show')
+    .description('one version in detail: PEFT config, tensors, metrics, data window (checked whole)')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--version <n>', 'the version (default: current)')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/show.js'), ['agent']));
+  adapters
+    .command('diff')
+    .description('how two versions differ: norms of their effective updates and of the difference, metrics')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--from <n>', 'the older version (default: the one --to was trained after)')
+    .option('--to <n>', 'the newer version (default: current)')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/diff.js'), ['agent']));
+  adapters
+    .command('export')
+    .description('copy a version to a directory PEFT loads (adapter_model.safetensors + adapter_config.json)')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--version <n>', 'the version (default: current)')
+    .requiredOption('--out <dir>', 'a new or empty directory')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/export.js'), ['agent']));
+  adapters
+    .command('rollback')
+    .description('make an earlier version current again (default: the one the current version was trained after)')
+    .argument('<agent>', 'the agent')
+    .addOption(kindOpt())
+    .option('--to <n>', 'the version to make current')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/rollback.js'), ['agent']));
+  agentOpt(adapters.command('prune').description('delete the files of old versions (the current one and --keep more stay; history stays)'))
+    .addOption(kindOpt())
+    .option('--keep <n>', 'versions kept besides the current one (default 3)')
+    .option('--dry-run', 'say what would be deleted')
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/adapters/prune.js')));
+
+  program
+    .command('score')
+    .description('rank candidate texts as an agent’s adapters prefer them (arguments, --file, or NDJSON on stdin)')
+    .argument('[candidates...]', 'the candidate texts')
+    .requiredOption('--agent <agent>', 'whose preference model')
+    .option('--file <path>', 'candidates as JSON: ["…", …] or {"candidates": [...], "task_type": "…"}')
+    .option('--stdin', 'stream: one {"id", "candidates", "task_type", "lean"} per line in, one ranking per line out (NDJSON)')
+    .option('--task-type <type>', 'the task type (selects its lean)')
+    .addOption(useOpt())
+    .option('--lean <x>', leanOpt)
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/score.js'), ['candidates']));
+
+  program
+    .command('route')
+    .description('Hephaestus’s routing head: which specialist should take the task (a distribution)')
+    .argument('[task]', 'the task description')
+    .option('--task-type <type>', 'the task type')
+    .addOption(useOpt())
+    .option('--lean <x>', leanOpt)
+    .option('--json', 'JSON output')
+    .action(act(() => import('./commands/route.js'), ['task']));
 
   program
     .command('doctor')

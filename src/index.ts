@@ -1,4 +1,7 @@
 /** Library API for Node hosts: `import { Memoir } from 'kourai'`. */
+import { kouraiHome } from './context.js';
+import { Scorer, type ScorerOptions } from './train/scorer.js';
+
 export { Memoir } from './memoir/memoir.js';
 export type { MemoirEntry, MemoirInput, MemoirLine } from './memoir/schema.js';
 export { AGENTS, FEDERATING_AGENTS, BOND_ONLY_AGENTS, type Agent } from './memoir/agents.js';
@@ -25,3 +28,23 @@ export { councilFields, type CouncilFields } from './memoir/council-fields.js';
 export { bondView, councilView, DEFAULT_VIEW_BOUND, type ExampleSource, type ViewOptions } from './train/examples/views.js';
 export { routeText, ROUTE_LABELS } from './train/examples/route-text.js';
 export type { Example, ExampleKind, DataView, ChosenBy } from './train/examples/types.js';
+export { Scorer, type ScorerOptions, type ScoreResult, type RouteResult, type RankedCandidate, type Use } from './train/scorer.js';
+export { adapterLayout, targetModules, headOf, loraToTensors, tensorsToLora } from './train/adapter-layout.js';
+export { builtinBaseSpec, embeddingsBaseSpec, SPECIALISTS, type BaseSpec } from './train/base-spec.js';
+export { BaseModel } from './train/base-model.js';
+export { BUILTIN_FINGERPRINT, fingerprintOf } from './train/fingerprint.js';
+export { train, DEFAULT_SETTINGS, type TrainSettings, type TrainJob, type TrainReport, type TrainOutcome } from './train/trainer.js';
+export { trainCouncil, type CouncilTrainingInput, type CouncilTrainingResult } from './train/council-training.js';
+export { TrainerWorker } from './train/train-in-worker.js';
+export { openTextEncoder, type TextEncoder } from './train/text-encoder.js';
+export { learnConfig, leanFor, mixing, type LearnConfig } from './train/learn-config.js';
+export { AdapterStore } from './train/adapter-store.js';
+
+/**
+ * The scorer of a forge (`$KOURAI_HOME`, or `home`) for one agent: `rank(candidates)` for best-of-n
+ * reranking, `route(task)` for Hephaestus. Opens the agent's current adapters once; close it.
+ */
+export function openScorer(o: Omit<ScorerOptions, 'home' | 'env' | 'signal'> & Partial<Pick<ScorerOptions, 'home' | 'env' | 'signal'>>): Promise<Scorer> {
+  const env = o.env ?? process.env;
+  return Scorer.open({ ...o, env, home: o.home ?? kouraiHome({ env, cwd: process.cwd() }), signal: o.signal ?? new AbortController().signal });
+}

@@ -256,6 +256,17 @@ export interface LayerResult {
   /** cos(W, B̄Ā) before and cos(W, (B̄+ΔB)Ā) after the refinement (NaN when W = 0). */
   cosBefore: number;
   cosAfter: number;
+  /**
+   * What ‖ΔB‖ can be at most, from the objective alone (Infinity when λ = 0): gradient descent is
+   * kept only if it lowered S, so λ‖ΔB‖² ≤ S(ΔB) ≤ S(0) = 1 − cos before (λ‖ΔB‖ for the norm
+   * penalty); the ridge solution minimises ‖W − (B̄+ΔB)Ā‖² + λ‖ΔB‖², so λ‖ΔB‖² ≤ ‖W − B̄Ā‖². The
+   * council refuses an aggregate beyond what its inputs and these bounds allow.
+   */
+  dBBound: number;
+}
+
+function frobenius(m: Matrix): number {
+  return Math.sqrt(dot(m.data, m.data));
 }
 
 /** One LoRA layer: Ā, B̄ + ΔB from the forges' factors. */
@@ -264,8 +275,22 @@ export function loraFairLayer(As: readonly Vec[], Bs: readonly Vec[], weights: F
   const { problem, Abar } = flatProblemFromFactors(As, Bs, weights, dims);
   const cosBefore = flatCosine(problem);
   const degenerate = !(problem.normW2 > 0) || !Number.isFinite(cosBefore);
-  const dB = degenerate ? matrix(dims.m, dims.r) : opts.solver === 'ridge' ? refineRidge(problem, opts.lambda) : refineFlat(problem, opts);
+  let dB = matrix(dims.m, dims.r);
+  let dBBound = 0;
+  if (!degenerate && opts.solver === 'ridge') {
+    dB = refineRidge(problem, opts.lambda);
+    // ‖W − B̄Ā‖² = ‖W‖² − 2⟨P, B̄⟩ + ⟨B̄G, B̄⟩
+    const e0 = Math.max(0, problem.normW2 - 2 * dot(problem.P.data, problem.Bbar.data) + dot(matmul(problem.Bbar, problem.G).data, problem.Bbar.data));
+    dBBound = opts.lambda > 0 ? Math.sqrt(e0 / opts.lambda) : Infinity;
+  } else if (!degenerate) {
+    const refined = refineFlat(problem, opts);
+    const s0 = 1 - cosBefore;
+    const penalty = opts.reg === 'sq' ? opts.lambda * dot(refined.data, refined.data) : opts.lambda * frobenius(refined);
+    // A refinement that does not lower the objective is no refinement (a too-large step size).
+    if (1 - flatCosine(problem, refined) + penalty <= s0) dB = refined;
+    dBBound = opts.lambda > 0 ? (opts.reg === 'sq' ? Math.sqrt(s0 / opts.lambda) : s0 / opts.lambda) : Infinity;
+  }
   const B = matrix(dims.m, dims.r, problem.Bbar.data);
   addScaled(B, dB, 1);
-  return { A: Abar, B, dB, cosBefore: degenerate ? NaN : cosBefore, cosAfter: degenerate ? NaN : flatCosine(problem, dB) };
+  return { A: Abar, B, dB, cosBefore: degenerate ? NaN : cosBefore, cosAfter: degenerate ? NaN : flatCosine(problem, dB), dBBound };
 }

@@ -129,6 +129,8 @@ export interface LayerReport {
   cos_before: number | null;
   cos_after: number | null;
   delta_b_norm: number;
+  /** The most ‖ΔB‖ may be (see LayerResult.dBBound); null when λ = 0 gives no bound. */
+  delta_b_bound: number | null;
 }
 
 export interface AggregateOutcome {
@@ -337,7 +339,7 @@ function combineLoraFair(source: UpdateSource, config: StrategyConfig, used: rea
     addDistances(dist2, rowsB, oB);
     let dbn = 0;
     for (const x of res.dB.data) dbn += x * x;
-    layers.push({ layer: p.layer, cos_before: Number.isFinite(res.cosBefore) ? res.cosBefore : null, cos_after: Number.isFinite(res.cosAfter) ? res.cosAfter : null, delta_b_norm: Math.sqrt(dbn) });
+    layers.push({ layer: p.layer, cos_before: Number.isFinite(res.cosBefore) ? res.cosBefore : null, cos_after: Number.isFinite(res.cosAfter) ? res.cosAfter : null, delta_b_norm: Math.sqrt(dbn), delta_b_bound: Number.isFinite(res.dBBound) ? res.dBBound : null });
   }
   for (const t of others) {
     for (let s = t.offset; s < t.offset + t.size; s += CHUNK_COORDS) {

@@ -1,28 +1,36 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
+import { refusalOf } from '../aggregation/guard.js';
 import { aggregateUpdates, chunkRanges, requirement, type AggregateOutcome } from '../aggregation/strategy.js';
 import { AggregationError } from '../aggregation/vec.js';
 import { FEDERATING_AGENTS } from '../memoir/agents.js';
-import { toLE } from '../tensor/float-codec.js';
+import { f32FromLE, toLE } from '../tensor/float-codec.js';
 import type { AgentOutcome } from './outcome.js';
-import { parseRoundSettings, type RoundSettings } from './round-settings.js';
-import type { AggregateRow, CouncilStorage, ScoreRow } from './storage.js';
+import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
+import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
 import { similarities } from './trust.js';
 
 /**
- * Aggregating a closed round: a function of what storage holds and the strategy the round froze,
- * nothing else — the server, the simulator and a worker thread all run this same code.
+ * Aggregating a closed round: a function of what storage holds and the settings the round froze,
+ * nothing else — the server (in a worker thread), the simulator and the tests run this same code.
  *
  * Each agent is computed (read-only: `computeAgentAggregate`) and then recorded in one storage
  * call, so a crash between agents resumes with the agents not yet recorded, and an agent is
- * never aggregated twice.
+ * never aggregated twice. Before an agent is aggregated its stored updates are checked against
+ * their digests (a damaged one is left out and reported); after, the result is checked against
+ * what its inputs allow (aggregation/guard.ts) and, as float32, for finiteness: a refused
+ * aggregate is recorded as a failed agent — loudly — and never stored or served.
  */
 export interface AgentAggregate {
   row: AggregateRow;
-  /** The new global adapter (float32 LE chunks), or null when the agent was skipped. */
+  /** The new global adapter (float32 LE chunks), or null when the agent produced none. */
   globalChunks: Buffer[] | null;
   scores: ScoreRow[];
   /** Lines for the operator's log. */
   log: string[];
+  /** Set when the aggregate was computed but refused (never stored). */
+  refused?: string;
+  /** Forges whose stored updates were damaged (left out). */
+  damaged?: string[];
 }
 
 export interface AggregateDeps {
@@ -36,41 +44,60 @@ export interface AggregateDeps {
 /** Computes one agent's aggregate for a closed round; reads storage, writes nothing. */
 export async function computeAgentAggregate(deps: AggregateDeps, round: number, agent: string, settings: RoundSettings): Promise<AgentAggregate> {
   const { storage } = deps;
-  const subs = await storage.submissionsFor(round, agent);
-  const forges = new Map((await storage.listForges()).map((f) => [f.id, f.name]));
-  const names = subs.map((s) => forges.get(s.forgeId) ?? `#${s.forgeId}`);
-  const layout = await storage.agentLayout(agent);
-  if (!layout) throw new Error(`council.db: no layout stored for ${agent}, which has updates in round ${round}`);
+  const all = await storage.submissionsFor(round, agent);
+  const forgeNames = new Map((await storage.listForges()).map((f) => [f.id, f.name]));
+  const nameOf = (forgeId: number): string => forgeNames.get(forgeId) ?? `#${forgeId}`;
+  const damagedIds = new Set((await storage.damagedSubmissions(all)).map((d) => d.id));
+  const subs = all.filter((s) => !damagedIds.has(s.id));
+  const damaged = all.filter((s) => damagedIds.has(s.id)).map((s) => nameOf(s.forgeId));
+  const names = subs.map((s) => nameOf(s.forgeId));
+  const log = damaged.map((f) => `council: round ${round}: ${agent}: the stored update of forge "${f}" does not match its digest (council.db damaged?): left out`);
+  const layout = await storage.agentLayout(agent, round);
+  if (!layout) throw new Error(`council.db: no layout for ${agent} in round ${round}, which has updates for it`);
   const row = { round, agent, recordedAt: deps.now().toISOString() };
-  const base: AgentOutcome = { strategy: settings.strategy, byzantine: settings.f, forges: names, used: [], non_finite: [], skipped_reason: null, details: {} };
-  const skipped = (reason: string): AgentAggregate => ({
+  const base: AgentOutcome = { strategy: settings.strategy, byzantine: settings.f, forges: names, used: [], non_finite: [], damaged, skipped_reason: null, details: {} };
+  const failed = (reason: string, refused: boolean): AgentAggregate => ({
     row: { ...row, updated: false, outcomeJson: JSON.stringify({ ...base, skipped_reason: reason }) },
     globalChunks: null,
     scores: [],
-    log: [`council: round ${round}: ${agent} skipped: ${reason} (its global is unchanged)`],
+    log: [
+      ...log,
+      refused
+        ? `council: round ${round}: ${agent}: AGGREGATE REFUSED — ${reason}; nothing stored, its global is unchanged (check the updates and the privacy policy)`
+        : `council: round ${round}: ${agent} skipped: ${reason} (its global is unchanged)`,
+    ],
+    ...(refused ? { refused: reason } : {}),
+    damaged,
   });
   const req = requirement(settings);
-  if (subs.length < req.min) return skipped(`${req.rule}; got ${subs.length}`);
-  const reader = await storage.chunkReader(subs, layout, agent, round);
+  if (subs.length < req.min) return failed(`${req.rule}; got ${subs.length}${damaged.length ? ` (${damaged.length} damaged left out)` : ''}`, false);
   let outcome: AggregateOutcome;
   let globalChunks: Buffer[];
   const t0 = performance.now();
   try {
-    const weights = settings.weights === 'counts' && subs.every((s) => s.weight !== null) ? subs.map((s) => s.weight as number) : undefined;
-    outcome = aggregateUpdates({ n: reader.n, layout, read: (start, end) => reader.read(start, end), weights, base: reader.base }, settings, { pool: deps.pool ?? null });
-    // The new global = previous global + aggregate update, stored as float32 chunks.
-    globalChunks = chunkRanges(layout).map(([s, e]) => {
-      const b = reader.base?.(s, e);
-      const g = new Float32Array(e - s);
-      for (let k = 0; k < g.length; k++) g[k] = (outcome.aggregate[s + k] as number) + (b ? (b[k] as number) : 0);
-      return toLE(g);
-    });
+    const reader = await storage.chunkReader(subs, layout, agent, round);
+    try {
+      const weights = settings.weights === 'counts' && subs.every((s) => s.weight !== null) ? subs.map((s) => s.weight as number) : undefined;
+      outcome = aggregateUpdates({ n: reader.n, layout, read: (start, end) => reader.read(start, end), weights, base: reader.base }, settings, { pool: deps.pool ?? null });
+      const refusal = refusalOf(outcome.aggregate, subs.map((s) => s.norm), outcome);
+      if (refusal) return failed(`aggregate refused: ${refusal}`, true);
+      // The new global = previous global + aggregate update, stored as float32 chunks.
+      globalChunks = chunkRanges(layout).map(([s, e]) => {
+        const b = reader.base?.(s, e);
+        const g = new Float32Array(e - s);
+        for (let k = 0; k < g.length; k++) g[k] = (outcome.aggregate[s + k] as number) + (b ? (b[k] as number) : 0);
+        return toLE(g);
+      });
+    } finally {
+      reader.close();
+    }
   } catch (err) {
-    if (err instanceof AggregationError) return skipped(err.message);
+    if (err instanceof AggregationError) return failed(err.message, false);
+    if (err instanceof DamagedStateError) return failed(`aggregate refused: ${err.message}`, true);
     throw err;
-  } finally {
-    reader.close();
   }
+  const notFinite = firstNonFiniteChunk(globalChunks);
+  if (notFinite !== null) return failed(`aggregate refused: the new global is not finite in float32 (chunk ${notFinite}): previous global + aggregate overflows`, true);
   const sims = similarities(outcome.distanceToAggregate, deps.trustTolerance);
   const used = new Set(outcome.used);
   const scores: ScoreRow[] = subs.map((s, i) => ({ round, forgeId: s.forgeId, agent, distance2: outcome.distanceToAggregate[i] as number, similarity: sims[i] as number, used: used.has(i) }));
@@ -83,8 +110,17 @@ export async function computeAgentAggregate(deps: AggregateDeps, round: number, 
     row: { ...row, updated: true, outcomeJson: JSON.stringify(json) },
     globalChunks,
     scores,
-    log: [`council: round ${round}: ${agent} aggregated by ${settings.strategy} from ${outcome.used.length}/${subs.length} updates in ${(performance.now() - t0).toFixed(0)} ms`],
+    log: [...log, `council: round ${round}: ${agent} aggregated by ${settings.strategy} from ${outcome.used.length}/${all.length} updates in ${(performance.now() - t0).toFixed(0)} ms`],
+    damaged,
   };
+}
+
+function firstNonFiniteChunk(chunks: readonly Buffer[]): number | null {
+  for (const [i, c] of chunks.entries()) {
+    const v = f32FromLE(c);
+    for (let k = 0; k < v.length; k++) if ((v[k] as number) - (v[k] as number) !== 0) return i;
+  }
+  return null;
 }
 
 /** Computes one agent of a round: in this thread, or (the server) in a worker thread. */
@@ -94,17 +130,30 @@ export type AgentAggregator = (round: number, agent: string, settings: RoundSett
  * Aggregates every agent of a closed round that is not recorded yet, recording each as it is
  * done. Returns false when the round is not closing (already aggregated, or still open).
  */
-export async function aggregateClosedRound(storage: CouncilStorage, round: number, compute: AgentAggregator, log: (line: string) => void, between?: () => Promise<void>): Promise<boolean> {
+export async function aggregateClosedRound(
+  storage: CouncilStorage,
+  round: number,
+  compute: AgentAggregator,
+  opts: { log: (line: string) => void; fallbackPolicy: PrivacyPolicy; now: () => Date; between?: () => Promise<void> },
+): Promise<boolean> {
   const r = await storage.round(round);
   if (r?.state !== 'closing') return false;
-  const settings = parseRoundSettings(r.strategyJson);
+  const settings = parseRoundSettings(r.strategyJson, opts.fallbackPolicy);
   const agents = await storage.agentsWithSubmissions(round);
   for (const agent of FEDERATING_AGENTS.filter((a) => agents.includes(a))) {
     if (await storage.aggregateOf(round, agent)) continue;
-    const result = await compute(round, agent, settings);
-    for (const line of result.log) log(line);
+    let result = await compute(round, agent, settings);
+    // Whoever computed it, a global that is not finite is never kept.
+    if (result.globalChunks && firstNonFiniteChunk(result.globalChunks) !== null) {
+      const reason = 'aggregate refused: the new global is not finite';
+      result = { ...result, row: { ...result.row, updated: false, outcomeJson: JSON.stringify({ ...JSON.parse(result.row.outcomeJson), skipped_reason: reason }) }, globalChunks: null, scores: [], refused: reason, log: [`council: round ${round}: ${agent}: AGGREGATE REFUSED — ${reason}`] };
+    }
+    for (const line of result.log) opts.log(line);
     await storage.recordAggregate(result.row, result.globalChunks, result.scores);
-    await between?.();
+    const at = opts.now().toISOString();
+    if (result.refused) await storage.recordEvent({ at, round, forgeId: null, kind: 'aggregate_refused', detailJson: JSON.stringify({ agent, reason: result.refused }) });
+    if (result.damaged?.length) await storage.recordEvent({ at, round, forgeId: null, kind: 'update_damaged', detailJson: JSON.stringify({ agent, forges: result.damaged }) });
+    await opts.between?.();
   }
   return true;
 }

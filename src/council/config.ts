@@ -1,9 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { SELECTIONS, STRATEGIES, requirement } from '../aggregation/strategy.js';
 import { kouraiHome, type Ctx } from '../context.js';
 import { EnvironmentError, UsageError } from '../errors.js';
+import { BUILTIN_FINGERPRINT } from '../train/fingerprint.js';
+import { configuredLayouts, derivationOf, LayoutsConfigSchema } from './layouts.js';
+import { normBound } from './norm-bound.js';
 import { roundSettingsOf } from './round-settings.js';
 
 /**
@@ -13,6 +16,12 @@ import { roundSettingsOf } from './round-settings.js';
  * Config file: `--config FILE`, else $KOURAI_COUNCIL_CONFIG, else `<KOURAI_HOME>/council/council.json`
  * if it exists. Its keys are the snake_case names below (e.g. `"min_forges": 5`).
  */
+/** A closed range of accepted values; an exact value is min = max. */
+export const RangeSchema = z
+  .object({ min: z.number().min(0), max: z.number() })
+  .strict()
+  .refine((r) => Number.isFinite(r.min) && Number.isFinite(r.max) && r.min <= r.max, 'must be finite with min ≤ max');
+
 export const CouncilConfigSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65535),
@@ -32,7 +41,19 @@ export const CouncilConfigSchema = z.object({
   base_fingerprints: z.array(z.string().min(1)),
   weights: z.enum(['uniform', 'counts']),
   /** t in the norm bound S·(1 + σ(√d + t)) (see ingest.ts). */
-  tail_margin: z.number().min(0),
+  tail_margin: z.number().min(0).max(1e6),
+  /** The clip norms S the council accepts (the privacy policy it publishes in every round's status). */
+  clip_norm: RangeSchema.refine((r) => r.max > 0, 'the largest accepted clip norm must be > 0'),
+  /** The noise multipliers σ the council accepts. */
+  noise_multiplier: RangeSchema,
+  /** The adapter layout of each agent (see layouts.ts); null: no agent is accepted. */
+  layouts: LayoutsConfigSchema.nullable(),
+  /** Uploads one forge may have in progress at once (more get 429). */
+  max_uploads_per_forge: z.number().int().min(1),
+  /** Every upload gets this many seconds, plus its size at upload_rate, to arrive in full. */
+  upload_grace: z.number().positive(),
+  /** The slowest upload the council waits for, bytes per second. */
+  upload_rate: z.number().int().min(1),
   trust_alpha: z.number().gt(0).max(1),
   trust_threshold: z.number().min(0).max(1),
   trust_warmup: z.number().int().min(0),
@@ -43,9 +64,10 @@ export const CouncilConfigSchema = z.object({
   lora_fair_solver: z.enum(['gd', 'ridge']),
 });
 export type CouncilConfig = z.infer<typeof CouncilConfigSchema>;
+export type Range = z.infer<typeof RangeSchema>;
 export type ConfigKey = keyof CouncilConfig;
 
-type Kind = 'string' | 'int' | 'number' | 'duration' | 'size' | 'list' | 'nullable-int';
+type Kind = 'string' | 'int' | 'number' | 'duration' | 'size' | 'list' | 'nullable-int' | 'range' | 'json-or-file';
 const KEYS: Record<ConfigKey, Kind> = {
   host: 'string',
   port: 'int',
@@ -62,6 +84,12 @@ const KEYS: Record<ConfigKey, Kind> = {
   base_fingerprints: 'list',
   weights: 'string',
   tail_margin: 'number',
+  clip_norm: 'range',
+  noise_multiplier: 'range',
+  layouts: 'json-or-file',
+  max_uploads_per_forge: 'int',
+  upload_grace: 'duration',
+  upload_rate: 'size',
   trust_alpha: 'number',
   trust_threshold: 'number',
   trust_warmup: 'int',
@@ -89,6 +117,12 @@ export function defaults(home: string): CouncilConfig {
     base_fingerprints: [],
     weights: 'uniform',
     tail_margin: 10,
+    clip_norm: { min: 0, max: 1 },
+    noise_multiplier: { min: 8, max: 8 },
+    layouts: null,
+    max_uploads_per_forge: 2,
+    upload_grace: 10,
+    upload_rate: 128 * 1024,
     trust_alpha: 0.3,
     trust_threshold: 0.4,
     trust_warmup: 3,
@@ -127,7 +161,37 @@ function text(raw: unknown): string {
   return typeof raw === 'string' ? raw : JSON.stringify(raw);
 }
 
-function coerce(key: ConfigKey, raw: unknown): unknown {
+/** "1" (exactly 1), "0.5..1", 2, or {"min": 0.5, "max": 1}. */
+export function parseRange(v: unknown): unknown {
+  if (typeof v === 'number') return { min: v, max: v };
+  if (typeof v === 'object' && v !== null) return v;
+  const s = String(v).trim();
+  const num = '[-+]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:e[-+]?\\d+)?';
+  const m = new RegExp(`^(${num})(?:\\s*\\.\\.\\s*(${num}))?$`, 'i').exec(s);
+  if (!m) throw new Error(`"${s}" is not a value or a range (e.g. 1, or 0.5..1)`);
+  return { min: Number(m[1]), max: Number(m[2] ?? m[1]) };
+}
+
+/** Inline JSON, or the path of a JSON file (relative to `base`). */
+function jsonOrFile(v: unknown, base: string): unknown {
+  if (typeof v !== 'string') return v;
+  const s = v.trim();
+  if (s.startsWith('{')) return JSON.parse(s) as unknown;
+  const file = resolve(base, s);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function coerce(key: ConfigKey, raw: unknown, base: string): unknown {
   const kind = KEYS[key];
   if (raw === null) return null;
   switch (kind) {
@@ -148,6 +212,10 @@ function coerce(key: ConfigKey, raw: unknown): unknown {
       return parseSize(raw as string | number);
     case 'list':
       return Array.isArray(raw) ? raw.map(text) : text(raw).split(',').map((s) => s.trim()).filter(Boolean);
+    case 'range':
+      return parseRange(raw);
+    case 'json-or-file':
+      return jsonOrFile(raw, base);
   }
 }
 
@@ -180,23 +248,23 @@ export function resolveCouncilConfig(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Parti
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new EnvironmentError(`council config file ${file} must hold a JSON object`);
     for (const [k, v] of Object.entries(parsed)) {
       if (!(k in KEYS)) throw new EnvironmentError(`council config file ${file}: unknown key "${k}" (known: ${Object.keys(KEYS).join(', ')})`);
-      set(k as ConfigKey, v, `file ${file}`);
+      set(k as ConfigKey, v, `file ${file}`, dirname(file));
     }
     usedFile = file;
   }
   for (const k of Object.keys(KEYS) as ConfigKey[]) {
     const v = ctx.env[envName(k)];
-    if (v !== undefined && v !== '') set(k, v, `env ${envName(k)}`);
+    if (v !== undefined && v !== '') set(k, v, `env ${envName(k)}`, ctx.cwd);
   }
   for (const k of Object.keys(KEYS) as ConfigKey[]) {
     const v = flags[k];
-    if (v !== undefined) set(k, v, `flag ${flagName(k)}`);
+    if (v !== undefined) set(k, v, `flag ${flagName(k)}`, ctx.cwd);
   }
   merged.data_dir = resolve(ctx.cwd, String(merged.data_dir));
 
-  function set(k: ConfigKey, v: unknown, source: string): void {
+  function set(k: ConfigKey, v: unknown, source: string, base: string): void {
     try {
-      merged[k] = coerce(k, v);
+      merged[k] = coerce(k, v, base);
     } catch (err) {
       throw configError(source, k, (err as Error).message);
     }
@@ -207,7 +275,8 @@ export function resolveCouncilConfig(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Parti
   if (!result.success) {
     const issue = result.error.issues[0];
     const key = String(issue?.path[0] ?? 'config') as ConfigKey;
-    throw configError(sources[key] ?? 'config', key, issue?.message ?? 'invalid value');
+    const where = issue && issue.path.length > 1 ? ` at ${issue.path.slice(1).join('.')}` : '';
+    throw configError(sources[key] ?? 'config', key, `${issue?.message ?? 'invalid value'}${where}`);
   }
   return { config: result.data, sources, file: usedFile };
 }
@@ -217,14 +286,34 @@ function configError(source: string, key: ConfigKey, message: string): Error {
   return source.startsWith('flag') ? new UsageError(text) : new EnvironmentError(text);
 }
 
-/** Checks what `serve` needs beyond the schema; throws a usage error naming the setting. */
+/**
+ * Checks what `serve` needs beyond the schema; throws a usage error naming the setting. Layouts
+ * derived from the built-in base also give the accepted fingerprint when none is configured.
+ */
 export function checkServeConfig(r: ResolvedConfig): void {
   const c = r.config;
-  if (c.base_fingerprints.length === 0) {
+  const derivesBuiltin = derivationOf(c.layouts)?.base === 'builtin';
+  if (c.base_fingerprints.length === 0 && !derivesBuiltin) {
     throw new UsageError('no accepted base-model fingerprint: the council must know which base model updates are for', `pass --base-fingerprint SHA (repeatable) or set ${envName('base_fingerprints')}`);
   }
   const req = requirement(roundSettingsOf(c));
   if (c.min_forges < req.min) {
     throw new UsageError(`min_forges is ${c.min_forges} (from ${r.sources.min_forges}) but ${req.rule}`, `raise --min-forges to ${req.min} or lower --byzantine`);
+  }
+  const layouts = configuredLayouts(c.layouts);
+  // Layouts derived from the built-in base only fit adapters over that base.
+  if (derivationOf(c.layouts)?.base === 'builtin') {
+    if (c.base_fingerprints.length === 0) c.base_fingerprints = [BUILTIN_FINGERPRINT];
+    else if (!c.base_fingerprints.includes(BUILTIN_FINGERPRINT)) {
+      throw new UsageError(`layouts are derived from the built-in base, but its fingerprint ${BUILTIN_FINGERPRINT} is not among the accepted ones (${c.base_fingerprints.join(', ')})`, `add --base-fingerprint ${BUILTIN_FINGERPRINT}, or give explicit layouts`);
+    }
+  }
+  if (layouts.size === 0) {
+    throw new UsageError('no adapter layouts: the council must know the tensors it accepts for each agent (no forge may decide them)', 'pass --layouts FILE (JSON: {"*": [{"name", "shape"}, …]} or per agent), or set "layouts" in the config file');
+  }
+  // The policy's widest bound must be a finite number for the largest layout.
+  const d = Math.max(...[...layouts.values()].map((l) => l.size));
+  if (!Number.isFinite(normBound(c.clip_norm.max, c.noise_multiplier.max, d, c.tail_margin))) {
+    throw new UsageError(`clip_norm ≤ ${c.clip_norm.max} with noise_multiplier ≤ ${c.noise_multiplier.max} over ${d} coordinates allows norms beyond the float64 range`, 'lower --clip-norm or --noise-multiplier');
   }
 }

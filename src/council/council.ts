@@ -1,14 +1,17 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
-import type { Adapter, Me, Receipt, RoundStatus, SealReceipt, Submission, Trust } from '../federation/protocol.js';
-import { FEDERATING_AGENTS, isAgent, isBondOnly } from '../memoir/agents.js';
+import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submission, Trust } from '../federation/protocol.js';
+import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/agents.js';
+import { ConflictError } from '../errors.js';
 import { systemClock, type Clock, type Timer } from '../runtime/clock.js';
+import { sameLayout, type Layout } from '../tensor/layout.js';
 import { aggregateClosedRound, computeAgentAggregate, type AgentAggregator } from './aggregate-round.js';
 import { authenticate } from './auth.js';
 import type { CouncilConfig } from './config.js';
 import { CouncilHttpError } from './http-error.js';
 import { digestOf, ingest } from './ingest.js';
 import { parseOutcome } from './outcome.js';
-import { roundSettingsOf } from './round-settings.js';
+import { configuredLayouts, describeLayout } from './layouts.js';
+import { parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
 import { LayoutChangedError, RoundNotOpenError, type CouncilStorage, type ForgeRow, type NewRound, type RoundRow } from './storage.js';
 import { roundTrustUpdates, type TrustSettings } from './trust.js';
 import { adapterView, meView, roundStatusView, trustView } from './views.js';
@@ -64,11 +67,17 @@ export class Council {
     return { alpha: c.trust_alpha, threshold: c.trust_threshold, warmup: c.trust_warmup, tolerance: c.trust_tolerance };
   }
 
-  /** Resumes interrupted aggregations, opens round 1 on a fresh database, arms the deadline timer. */
+  /**
+   * Adopts the configured layouts (refusing to start when council.db holds different ones: an
+   * operator decides, with `kourai council layout reset`), resumes interrupted aggregations, opens
+   * round 1 on a fresh database, arms the deadline timer.
+   */
   async start(): Promise<void> {
+    await this.adoptConfiguredLayouts();
+    // Resumed in the background, like any aggregation: the council answers meanwhile (idle() waits).
     for (const r of await this.storage.closingRounds()) {
       this.log(`council: round ${r.round} was closed but not aggregated when the council stopped: resuming`);
-      await this.aggregateRound(r.round);
+      this.enqueueAggregation(r.round);
     }
     const latest = await this.storage.latestRound();
     if (!latest || latest.state === 'aggregated') {
@@ -90,6 +99,33 @@ export class Council {
   /** Resolves when queued aggregation work is done (tests, the simulator, graceful shutdown). */
   idle(): Promise<void> {
     return this.work.catch(() => undefined);
+  }
+
+  private async adoptConfiguredLayouts(): Promise<void> {
+    const configured = configuredLayouts(this.config.layouts);
+    const latest = await this.storage.latestRound();
+    const from = !latest ? 1 : latest.state === 'open' ? latest.round : latest.round + 1;
+    const conflicts: string[] = [];
+    const adopt: [FederatingAgent, Layout][] = [];
+    for (const agent of FEDERATING_AGENTS) {
+      const want = configured.get(agent);
+      const have = await this.storage.agentLayout(agent);
+      if (want && !have) adopt.push([agent, want]);
+      else if (want && have && !sameLayout(want, have)) conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: ${describeLayout(want)})`);
+      else if (!want && have) conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: none)`);
+    }
+    // Refuse before changing anything.
+    if (conflicts.length) {
+      const agents = conflicts.map((c) => c.split(' ')[0]);
+      throw new ConflictError(
+        `the adapter layout in council.db differs from the configuration for ${conflicts.join('; ')}`,
+        `to adopt the configured layout (retiring the agent's globals and its updates not yet aggregated): ${agents.map((a) => `kourai council layout reset ${a}`).join(' && ')}`,
+      );
+    }
+    for (const [agent, layout] of adopt) {
+      await this.storage.adoptLayout(agent, layout, from, this.now().toISOString(), 'configuration');
+      this.log(`council: ${agent} layout from the configuration: ${describeLayout(layout)}`);
+    }
   }
 
   private newRound(round: number): NewRound {
@@ -142,9 +178,11 @@ export class Council {
     if (fresh.exiledAt) throw new CouncilHttpError('forge_exiled', `forge "${forge.name}" was exiled after round ${fresh.exiledRound} (trust ${fresh.trust.toFixed(3)} below ${this.config.trust_threshold}); the council no longer aggregates its updates`, { exiled_round: fresh.exiledRound, trust: fresh.trust });
     const r = await this.roundOrThrow(round);
     await this.refuseIfLate(r, forge);
-    let layout = await this.storage.agentLayout(agent);
+    const policy = parseRoundSettings(r.strategyJson, privacyPolicyOf(this.config)).privacy;
     for (let attempt = 0; ; attempt++) {
-      const ing = ingest(body, { agent, acceptedFingerprints: this.config.base_fingerprints, layout, tailMargin: this.config.tail_margin });
+      const layout = await this.storage.agentLayout(agent, round);
+      if (!layout) throw new CouncilHttpError('agent_not_configured', `this council has no adapter layout for ${agent}, so it accepts no ${agent} updates (the round status lists the agents it accepts)`, { agent });
+      const ing = ingest(body, { agent, acceptedFingerprints: this.config.base_fingerprints, layout, policy });
       const acceptedAt = this.now().toISOString();
       const receipt: Receipt = { round, forge: forge.name, agent, digest, accepted_at: acceptedAt, coords: ing.layout.size, norm: ing.norm, norm_bound: ing.normBound };
       try {
@@ -169,10 +207,7 @@ export class Council {
         return { created: true, receipt };
       } catch (err) {
         if (err instanceof RoundNotOpenError) throw this.lateError(round, (await this.storage.round(round)) ?? r);
-        if (err instanceof LayoutChangedError && attempt === 0) {
-          layout = await this.storage.agentLayout(agent);
-          continue;
-        }
+        if (err instanceof LayoutChangedError && attempt === 0) continue;
         throw err;
       }
     }
@@ -228,6 +263,10 @@ export class Council {
   private async close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
     if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
     this.log(`council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`);
+    this.enqueueAggregation(round);
+  }
+
+  private enqueueAggregation(round: number): void {
     this.work = this.work.then(() => this.aggregateRound(round)).catch((err: unknown) => this.log(`council: aggregation of round ${round} failed: ${(err as Error).stack ?? String(err)}`));
   }
 
@@ -272,7 +311,8 @@ export class Council {
   async aggregateRound(round: number): Promise<void> {
     // Between agents, let the HTTP server answer polls.
     const between = (): Promise<void> => new Promise((res) => setImmediate(res));
-    if (!(await aggregateClosedRound(this.storage, round, this.aggregator, this.log, between))) return;
+    const done = await aggregateClosedRound(this.storage, round, this.aggregator, { log: this.log, fallbackPolicy: privacyPolicyOf(this.config), now: () => this.now(), between });
+    if (!done) return;
     await this.finish(round);
   }
 
@@ -302,6 +342,16 @@ export class Council {
     const a = await this.storage.aggregateOf(round, agent);
     if (!a?.updated) throw new CouncilHttpError('no_aggregate', a ? `round ${round} did not update ${agent}: ${parseOutcome(a.outcomeJson).skipped_reason}` : `round ${round} has no ${agent} aggregate (yet)`);
     return adapterView(this.storage, agent, round, parseOutcome(a.outcomeJson).strategy);
+  }
+
+  /** The layouts in force now, per agent the council accepts. */
+  async layouts(): Promise<Layouts> {
+    const out: Layouts['layouts'] = {};
+    for (const agent of FEDERATING_AGENTS) {
+      const l = await this.storage.agentLayout(agent);
+      if (l) out[agent] = l.tensors.map((t) => ({ name: t.name, shape: [...t.shape] }));
+    }
+    return { layouts: out };
   }
 
   async trust(forge: ForgeRow): Promise<Trust> {

@@ -10,6 +10,9 @@ export interface AgentOutcome {
   forges: string[];
   used: string[];
   non_finite: string[];
+  /** Forges whose stored update no longer matched its digest: left out, and reported. */
+  damaged: string[];
+  /** Why no new global came out of the round (too few updates, a refused aggregate, …). */
   skipped_reason: string | null;
   details: Record<string, unknown>;
 }
@@ -22,6 +25,7 @@ export function parseOutcome(json: string): AgentOutcome {
     forges: o.forges ?? [],
     used: o.used ?? [],
     non_finite: o.non_finite ?? [],
+    damaged: o.damaged ?? [],
     skipped_reason: o.skipped_reason ?? null,
     details: o.details ?? {},
   };

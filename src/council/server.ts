@@ -1,8 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health } from '../federation/protocol.js';
+import { PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../federation/protocol.js';
 import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';
@@ -10,19 +11,33 @@ import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
 import { SqliteCouncilStorage } from './sqlite-storage.js';
-import type { CouncilStorage, ForgeRow } from './storage.js';
+import { DamagedStateError, type CouncilStorage, type ForgeRow } from './storage.js';
+import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
 
 /**
  * The council over HTTP (Fastify 5). Plain HTTP on the configured host and port: put TLS in a
  * reverse proxy in front of it (Caddy, nginx) — tokens are bearer secrets and must not cross a
  * network in clear.
  *
- * Memory: a request body is limited to `payload_limit` and at most `max_in_flight` submissions
- * are read at once (others get 503 busy with Retry-After), so request memory stays below about
- * max_in_flight × payload_limit × 3 (the JSON text, the decoded bytes, the float32 copy). Accepted
- * updates go to SQLite at once; aggregation reads them back chunk by chunk.
+ * What a client costs the council before it has proven anything:
+ * - every route but /v1/health authenticates from the headers alone, before a byte of the body is
+ *   read; a refused request is answered at once and its connection closed (`Connection: close`),
+ *   so an unauthenticated body is never read, buffered or parsed;
+ * - an upload must declare its size (Content-Length, at most `payload_limit`) and takes one of
+ *   `max_in_flight` slots (more: 503 busy) and one of its forge's `max_uploads_per_forge` (more:
+ *   429), so one forge cannot hold every slot;
+ * - its body must arrive within `upload_grace` + size / `upload_rate` (408, connection closed);
+ * - aggregation runs in a worker thread, so the event loop keeps answering during a round.
+ * Request memory stays below about max_in_flight × payload_limit × 3 (the JSON text, the decoded
+ * bytes, the float32 copy). Accepted updates go to SQLite at once.
+ *
+ * Every error body — from a route, the HTTP parser, the router or a timeout — is the protocol's
+ * `{"error": {status, code, message, details?}}`.
  */
 const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** Body limit of every route but uploads (seal bodies are `{}`). */
+export const SMALL_BODY_LIMIT = 1024 * 1024;
 
 export interface CouncilServer {
   app: FastifyInstance;
@@ -31,80 +46,185 @@ export interface CouncilServer {
   /** e.g. http://127.0.0.1:7470 */
   url: string;
   port: number;
+  /** Uploads being read now (each holds one of max_in_flight slots). */
+  uploadsInFlight(): number;
   /** Stops accepting, lets in-flight requests and aggregation finish, closes the database. */
   close(): Promise<void>;
 }
 
-export function buildApp(council: Council, config: CouncilConfig, log: (line: string) => void): FastifyInstance {
-  // requestTimeout: a client that stops sending mid-body must not hold an in-flight slot forever.
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, return503OnClosing: true, forceCloseConnections: 'idle', requestTimeout: 300_000 });
-  let inFlight = 0;
+declare module 'fastify' {
+  interface FastifyRequest {
+    forge?: ForgeRow;
+  }
+  interface FastifyContextConfig {
+    /** false: the route answers without a token (health). */
+    auth?: boolean;
+  }
+}
+
+function errorReplyText(e: CouncilHttpError, extraHeaders: Record<string, string> = {}): string {
+  const body = JSON.stringify(e.body());
+  const head = [`HTTP/1.1 ${e.status} ${httpReason(e.status)}`, 'content-type: application/json; charset=utf-8', `content-length: ${Buffer.byteLength(body)}`, 'connection: close', ...Object.entries(extraHeaders).map(([k, v]) => `${k}: ${v}`)];
+  return `${head.join('\r\n')}\r\n\r\n${body}`;
+}
+
+function httpReason(status: number): string {
+  return { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' }[status] ?? 'Error';
+}
+
+/** Errors Node's HTTP parser raises before any route runs: answered in the protocol's shape. */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new CouncilHttpError('headers_too_large', 'the request headers exceed the limit')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new CouncilHttpError('request_timeout', 'the request did not arrive in time')
+        : new CouncilHttpError('bad_request', 'the request is not valid HTTP');
+  if (socket.writable) socket.end(errorReplyText(e));
+  socket.destroy();
+}
+
+export function buildApp(council: Council, config: CouncilConfig, log: (line: string) => void, clock: Clock = systemClock): FastifyInstance & { uploadsInFlight(): number } {
+  const longestUpload = (config.upload_grace + config.payload_limit / config.upload_rate) * 1000;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: SMALL_BODY_LIMIT,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    // The outer bound; uploads have their own, size-proportional deadline (below).
+    requestTimeout: Math.ceil(longestUpload) + 10_000,
+    clientErrorHandler,
+    frameworkErrors: (err, _req, reply) => {
+      const e =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new CouncilHttpError('uri_too_long', 'a path segment is too long')
+          : new CouncilHttpError('bad_request', `the request URL cannot be read: ${err.message}`);
+      void (reply as FastifyReply).status(e.status).header('connection', 'close').send(e.body());
+    },
+  });
   // Safetensors submission bodies (a release without base64); each route's bodyLimit applies.
   app.addContentTypeParser(SAFETENSORS_BODY_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
-    const e = toHttpError(err, config);
-    if (e.status >= 500) log(`council: ${req.method} ${req.url} failed: ${(err as Error).stack ?? String(err)}`);
+    const e = toHttpError(err, req);
+    if (err instanceof DamagedStateError) log(`council: DAMAGED STATE — ${req.method} ${req.url}: ${err.message}; restore council.db from a backup`);
+    else if (e.status >= 500) log(`council: ${req.method} ${req.url} failed: ${(err as Error).stack ?? String(err)}`);
     else if (e.status !== 401 && req.method !== 'GET') log(`council: refused ${req.method} ${req.url}: ${e.code}: ${e.message}`);
     void reply.status(e.status).send(e.body());
   });
   app.setNotFoundHandler((req, reply) => {
     const e = new CouncilHttpError('not_found', `no route ${req.method} ${req.url.split('?')[0]} (the council speaks protocol v${PROTOCOL_VERSION} under /v1)`);
-    void reply.status(404).send(e.body());
+    void reply.status(404).header('connection', 'close').send(e.body());
   });
 
-  const auth = async (req: FastifyRequest): Promise<ForgeRow> => council.authenticate(req.headers.authorization);
+  // Authentication from the headers, before the body: a refused request never has its body read.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.routeOptions.config.auth === false || req.routeOptions.url === undefined) return;
+    try {
+      req.forge = await council.authenticate(req.headers.authorization);
+    } catch (err) {
+      if (!(err instanceof CouncilHttpError)) throw err;
+      void reply.status(err.status).header('connection', 'close').send(err.body());
+      return reply;
+    }
+  });
+
+  let inFlight = 0;
+  const perForge = new Map<number, number>();
+  const forgeOf = (req: FastifyRequest): ForgeRow => req.forge as ForgeRow;
   const roundParam = (raw: unknown): number => {
     const s = String(raw);
     if (!/^\d{1,12}$/.test(s) || Number(s) < 1) throw new CouncilHttpError('invalid_body', `round must be a positive whole number, got "${s}"`);
     return Number(s);
   };
 
-  app.get(ROUTES.health, async (): Promise<Health> => ({ ok: true, protocol: PROTOCOL_VERSION, version, round: (await council.currentRound().catch(() => null))?.round ?? null }));
-  app.get(ROUTES.me, async (req) => council.me(await auth(req)));
-  app.get(ROUTES.currentRound, async (req) => council.roundStatus(await auth(req), 'current'));
-  app.get<{ Params: { round: string } }>(ROUTES.round, async (req) => council.roundStatus(await auth(req), roundParam(req.params.round)));
+  app.get(ROUTES.health, { config: { auth: false } }, async (_req, reply): Promise<Health | undefined> => {
+    try {
+      return { ok: true, protocol: PROTOCOL_VERSION, version, round: (await council.currentRound()).round };
+    } catch (err) {
+      const e = err instanceof CouncilHttpError && err.code === 'round_not_found' ? null : new CouncilHttpError('unavailable', `the council cannot read its state: ${(err as Error).message}`);
+      if (!e) return { ok: true, protocol: PROTOCOL_VERSION, version, round: null };
+      void reply.status(e.status).send(e.body());
+      return undefined;
+    }
+  });
+  app.get(ROUTES.me, async (req) => council.me(forgeOf(req)));
+  app.get(ROUTES.layouts, async (): Promise<Layouts> => council.layouts());
+  app.get(ROUTES.currentRound, async (req) => council.roundStatus(forgeOf(req), 'current'));
+  app.get<{ Params: { round: string } }>(ROUTES.round, async (req) => council.roundStatus(forgeOf(req), roundParam(req.params.round)));
   app.put<{ Params: { round: string; agent: string } }>(
     ROUTES.submit,
     {
       bodyLimit: config.payload_limit,
+      // After authentication: the upload's size, its forge's uploads, the council's slots, its deadline.
       onRequest: (req, reply, done) => {
-        if (inFlight >= config.max_in_flight) {
-          void reply
-            .status(503)
-            .header('retry-after', '1')
-            .send(new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`).body());
-          return;
+        const refuse = (e: CouncilHttpError, headers: Record<string, string> = {}): void => {
+          void reply.status(e.status).headers({ connection: 'close', ...headers }).send(e.body());
+        };
+        const forge = forgeOf(req);
+        const declared = req.headers['content-length'];
+        if (declared === undefined || !/^\d+$/.test(declared)) return refuse(new CouncilHttpError('length_required', 'an update upload must declare its size (Content-Length)'));
+        const length = Number(declared);
+        if (length > config.payload_limit) return refuse(payloadTooLarge(config.payload_limit, 'update uploads'));
+        const mine = perForge.get(forge.id) ?? 0;
+        if (mine >= config.max_uploads_per_forge) {
+          return refuse(new CouncilHttpError('too_many_uploads', `forge "${forge.name}" already has ${mine} uploads in progress (at most ${config.max_uploads_per_forge} at once); retry when one has finished`), { 'retry-after': '1' });
         }
+        if (inFlight >= config.max_in_flight) return refuse(new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`), { 'retry-after': '1' });
         inFlight++;
-        reply.raw.once('close', () => inFlight--);
+        perForge.set(forge.id, mine + 1);
+        const seconds = config.upload_grace + length / config.upload_rate;
+        const timer = clock.setTimer(seconds * 1000, () => {
+          if (req.bodyRead) return;
+          const e = new CouncilHttpError('request_timeout', `the ${length}-byte body did not arrive within ${Number(seconds.toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`);
+          log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared)`);
+          const socket = req.raw.socket;
+          if (!reply.raw.headersSent && socket.writable) socket.end(errorReplyText(e));
+          socket.destroy();
+        });
+        reply.raw.once('close', () => {
+          timer.cancel();
+          inFlight--;
+          const n = (perForge.get(forge.id) ?? 1) - 1;
+          if (n > 0) perForge.set(forge.id, n);
+          else perForge.delete(forge.id);
+        });
+        done();
+      },
+      preValidation: (req, _reply, done) => {
+        req.bodyRead = true;
         done();
       },
     },
     async (req, reply) => {
-      const forge = await auth(req);
       const round = roundParam(req.params.round);
       const body = Buffer.isBuffer(req.body) ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent) : submissionFromBody(req.body, req.params.agent);
-      const { created, receipt } = await council.submit(forge, round, req.params.agent, body);
+      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body);
       void reply.status(created ? 201 : 200);
       return receipt;
     },
   );
-  app.post<{ Params: { round: string } }>(ROUTES.seal, async (req) => council.seal(await auth(req), roundParam(req.params.round)));
-  app.get<{ Params: { round: string; agent: string } }>(ROUTES.aggregate, async (req) => {
-    await auth(req);
-    return council.adapter(req.params.agent, roundParam(req.params.round));
-  });
-  app.get<{ Params: { agent: string } }>(ROUTES.global, async (req) => {
-    await auth(req);
-    return council.adapter(req.params.agent);
-  });
-  app.get(ROUTES.trust, async (req) => council.trust(await auth(req)));
-  return app;
+  app.post<{ Params: { round: string } }>(ROUTES.seal, async (req) => council.seal(forgeOf(req), roundParam(req.params.round)));
+  app.get<{ Params: { round: string; agent: string } }>(ROUTES.aggregate, async (req) => council.adapter(req.params.agent, roundParam(req.params.round)));
+  app.get<{ Params: { agent: string } }>(ROUTES.global, async (req) => council.adapter(req.params.agent));
+  app.get(ROUTES.trust, async (req) => council.trust(forgeOf(req)));
+  return Object.assign(app, { uploadsInFlight: () => inFlight });
 }
 
-function toHttpError(err: unknown, config: CouncilConfig): CouncilHttpError {
+declare module 'fastify' {
+  interface FastifyRequest {
+    bodyRead?: boolean;
+  }
+}
+
+function payloadTooLarge(limit: number, what: string): CouncilHttpError {
+  return new CouncilHttpError('payload_too_large', `request body exceeds this route's limit of ${limit} bytes (${what})`, { limit });
+}
+
+function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
   if (err instanceof CouncilHttpError) return err;
+  if (err instanceof DamagedStateError) return new CouncilHttpError('unavailable', `the council's stored state is damaged: ${err.message}; the operator must restore council.db`);
   if (err instanceof ZodError) {
     const issue = err.issues[0];
     const where = issue?.path.length ? issue.path.join('.') : 'body';
@@ -112,7 +232,10 @@ function toHttpError(err: unknown, config: CouncilConfig): CouncilHttpError {
   }
   if (err instanceof TensorError) return new CouncilHttpError('invalid_body', `safetensors body: ${err.message}`);
   const code = (err as { code?: string }).code;
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new CouncilHttpError('payload_too_large', `request body exceeds the council's payload limit of ${config.payload_limit} bytes`, { limit: config.payload_limit });
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = req.routeOptions.bodyLimit ?? SMALL_BODY_LIMIT;
+    return payloadTooLarge(limit, req.routeOptions.url === ROUTES.submit ? 'update uploads' : 'requests other than uploads');
+  }
   if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new CouncilHttpError('invalid_body', 'the body is not valid JSON');
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new CouncilHttpError('invalid_body', `send the body as application/json (or a safetensors release as ${SAFETENSORS_BODY_TYPE})`);
   const status = (err as { statusCode?: number }).statusCode;
@@ -120,19 +243,37 @@ function toHttpError(err: unknown, config: CouncilConfig): CouncilHttpError {
   return new CouncilHttpError('internal', 'internal error (see the council log)');
 }
 
-/** Opens the storage, starts the council (resuming interrupted work) and listens. */
-export async function startCouncilServer(opts: { config: CouncilConfig; log: (line: string) => void; clock?: Clock; storage?: CouncilStorage; pool?: GramPool | null }): Promise<CouncilServer> {
+/**
+ * Opens the storage, starts the council (resuming interrupted work) and listens. Aggregation runs
+ * in a worker thread when the storage is the built-in SQLite one and the worker is built;
+ * otherwise in this thread (with `pool` for pairwise distances).
+ */
+export async function startCouncilServer(opts: {
+  config: CouncilConfig;
+  log: (line: string) => void;
+  clock?: Clock;
+  storage?: CouncilStorage;
+  pool?: GramPool | null;
+  /** Threads of the aggregation worker's pairwise-distance pool (default 1). */
+  threads?: number;
+  /** 'thread': aggregate on the event loop (tests of the in-thread path). */
+  aggregation?: 'worker' | 'thread';
+}): Promise<CouncilServer> {
   const { config, log } = opts;
+  const clock = opts.clock ?? systemClock;
   const storage = opts.storage ?? new SqliteCouncilStorage(config.data_dir);
-  const council = new Council({ storage, config, clock: opts.clock ?? systemClock, log, pool: opts.pool ?? null });
-  let app: FastifyInstance | undefined;
+  const useWorker = (opts.aggregation ?? 'worker') === 'worker' && storage instanceof SqliteCouncilStorage && workerAvailable();
+  const worker = useWorker ? new WorkerAggregator({ dataDir: config.data_dir, threads: opts.threads ?? 1, trustTolerance: config.trust_tolerance }) : null;
+  const council = new Council({ storage, config, clock, log, pool: opts.pool ?? null, ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}) });
+  let app: (FastifyInstance & { uploadsInFlight(): number }) | undefined;
   try {
     await council.start();
-    app = buildApp(council, config, log);
+    app = buildApp(council, config, log, clock);
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await council.stop();
     await app?.close();
+    await worker?.close();
     storage.close();
     throw err;
   }
@@ -146,9 +287,11 @@ export async function startCouncilServer(opts: { config: CouncilConfig; log: (li
     storage,
     url: `http://${host}:${port}`,
     port,
+    uploadsInFlight: () => server.uploadsInFlight(),
     async close() {
       await server.close();
       await council.stop();
+      await worker?.close();
       storage.close();
     },
   };

@@ -1,12 +1,17 @@
+import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Layout } from '../tensor/layout.js';
+import { sameLayout, type Layout } from '../tensor/layout.js';
 import { chunkRanges } from '../aggregation/strategy.js';
 import type { Vec } from '../aggregation/vec.js';
-import { ConflictError } from '../errors.js';
+import { ConflictError, EnvironmentError, ExitCode, IntegrityError, KouraiError, NotFoundError } from '../errors.js';
 import { f32FromLE } from '../tensor/float-codec.js';
 import { openDb, type DB, type Migration } from '../store/db.js';
 import {
+  DamagedStateError,
   LayoutChangedError,
+  type LayoutRecord,
   RoundNotOpenError,
   type AggregateRow,
   type ChunkReader,
@@ -25,7 +30,11 @@ import {
  * The council's state in one SQLite file (`<data dir>/council.db`), WAL with synchronous=FULL:
  * when the council answers "accepted", the submission is on disk, and a kill -9 at any moment
  * loses nothing that was acknowledged. Updates are stored as float32 BLOB chunks (256 KiB), so
- * aggregation reads one chunk of every forge at a time instead of whole request bodies.
+ * aggregation reads one chunk of every forge at a time instead of whole request bodies; every
+ * chunk carries the sha256 of its bytes.
+ *
+ * The council's state cannot be rebuilt from anything else (unlike the memoir index), so a
+ * damaged file is refused, never repaired or replaced: see SqliteCouncilStorage.open.
  */
 export const COUNCIL_MIGRATIONS: Migration[] = [
   {
@@ -128,7 +137,41 @@ export const COUNCIL_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    // Layouts come from the configuration and have a history (a reset retires the globals before
+    // it); tokens are looked up by hash; forges can be revoked; chunks carry digests.
+    version: 2,
+    up: (db) => {
+      db.exec(`
+        CREATE TABLE layouts (
+          agent TEXT NOT NULL,
+          since_round INTEGER NOT NULL,
+          layout_json TEXT NOT NULL,
+          set_at TEXT NOT NULL,
+          source TEXT NOT NULL,
+          PRIMARY KEY (agent, since_round)
+        );
+        INSERT INTO layouts (agent, since_round, layout_json, set_at, source)
+          SELECT agent, 1, layout_json, fixed_at, 'first accepted update (before layouts were configured)' FROM agent_layouts;
+        DROP TABLE agent_layouts;
+        ALTER TABLE forges ADD COLUMN revoked_at TEXT;
+        CREATE INDEX forges_by_token ON forges (token_hash);
+        ALTER TABLE submission_chunks ADD COLUMN sha256 BLOB;
+        ALTER TABLE aggregate_chunks ADD COLUMN sha256 BLOB;
+      `);
+      const sub = db.prepare('UPDATE submission_chunks SET sha256 = ? WHERE submission_id = ? AND chunk = ?');
+      for (const r of db.prepare('SELECT submission_id, chunk, data FROM submission_chunks').iterate() as IterableIterator<{ submission_id: number; chunk: number; data: Buffer }>) sub.run(sha256(r.data), r.submission_id, r.chunk);
+      const agg = db.prepare('UPDATE aggregate_chunks SET sha256 = ? WHERE round = ? AND agent = ? AND chunk = ?');
+      for (const r of db.prepare('SELECT round, agent, chunk, data FROM aggregate_chunks').iterate() as IterableIterator<{ round: number; agent: string; chunk: number; data: Buffer }>) agg.run(sha256(r.data), r.round, r.agent, r.chunk);
+    },
+  },
 ];
+
+function sha256(data: Buffer): Buffer {
+  return createHash('sha256').update(data).digest();
+}
+
+const DAMAGED_HINT = 'the council state cannot be rebuilt from anything else: stop the council and restore council.db from a backup (`sqlite3 council.db .recover` may salvage rows into a new file)';
 
 interface ForgeDb {
   id: number;
@@ -139,6 +182,7 @@ interface ForgeDb {
   rounds_scored: number;
   exiled_at: string | null;
   exiled_round: number | null;
+  revoked_at: string | null;
 }
 const forgeRow = (r: ForgeDb): ForgeRow => ({
   id: r.id,
@@ -149,6 +193,7 @@ const forgeRow = (r: ForgeDb): ForgeRow => ({
   roundsScored: r.rounds_scored,
   exiledAt: r.exiled_at,
   exiledRound: r.exiled_round,
+  revokedAt: r.revoked_at,
 });
 
 interface RoundDb {
@@ -211,11 +256,26 @@ export class SqliteCouncilStorage implements CouncilStorage {
   readonly db: DB;
   private readonly s;
 
-  /** `readonly`: for the reporting commands (rounds, trust) while a council may be serving. */
+  /**
+   * Opens `<dataDir>/council.db`, creating it only where no file exists. An existing file must be a
+   * whole council database: an empty file, a file that is not SQLite, a database that is not a
+   * council's, or one that fails SQLite's integrity check (writers only: `quick_check` reads every
+   * page) is refused with IntegrityError (exit 8) and a hint fit for state that cannot be rebuilt.
+   * `readonly`: for the reporting commands (rounds, trust) while a council may be serving.
+   */
   constructor(dataDir: string, opts: { readonly?: boolean } = {}) {
-    this.db = openDb(councilDbPath(dataDir), COUNCIL_MIGRATIONS, { readonly: opts.readonly ?? false });
+    const path = councilDbPath(dataDir);
+    const readonly = opts.readonly ?? false;
+    if (existsSync(path)) preflight(path, readonly);
+    else if (readonly) throw new NotFoundError(`no council database at ${path}`);
+    try {
+      this.db = openDb(path, COUNCIL_MIGRATIONS, { readonly });
+    } catch (err) {
+      if (err instanceof KouraiError && err.exitCode === ExitCode.integrity) throw new IntegrityError(`council database ${path} is damaged: ${err.message}`, DAMAGED_HINT);
+      throw err;
+    }
     // An acknowledged submission must survive power loss, not only a crash of this process.
-    if (!opts.readonly) this.db.pragma('synchronous = FULL');
+    if (!readonly) this.db.pragma('synchronous = FULL');
     const db = this.db;
     this.s = {
       addForge: db.prepare('INSERT INTO forges (name, token_hash, created_at) VALUES (?, ?, ?) RETURNING *'),
@@ -223,6 +283,10 @@ export class SqliteCouncilStorage implements CouncilStorage {
       forgeById: db.prepare('SELECT * FROM forges WHERE id = ?'),
       forgeByName: db.prepare('SELECT * FROM forges WHERE name = ?'),
       listForges: db.prepare('SELECT * FROM forges ORDER BY id'),
+      forgeByToken: db.prepare('SELECT * FROM forges WHERE token_hash = ?'),
+      setToken: db.prepare('UPDATE forges SET token_hash = ?, revoked_at = NULL WHERE id = ?'),
+      revoke: db.prepare('UPDATE forges SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+      activity: db.prepare('SELECT forge_id, count(*) AS n, max(received_at) AS last FROM submissions GROUP BY forge_id'),
       latestRound: db.prepare('SELECT * FROM rounds ORDER BY round DESC LIMIT 1'),
       round: db.prepare('SELECT * FROM rounds WHERE round = ?'),
       listRounds: db.prepare('SELECT * FROM rounds ORDER BY round DESC LIMIT ?'),
@@ -230,14 +294,22 @@ export class SqliteCouncilStorage implements CouncilStorage {
       openRound: db.prepare("INSERT INTO rounds (round, state, opened_at, deadline, strategy_json) VALUES (?, 'open', ?, ?, ?)"),
       extend: db.prepare("UPDATE rounds SET deadline = ? WHERE round = ? AND state = 'open'"),
       close: db.prepare("UPDATE rounds SET state = 'closing', closed_at = ?, close_reason = ? WHERE round = ? AND state = 'open'"),
-      layout: db.prepare('SELECT layout_json FROM agent_layouts WHERE agent = ?'),
-      fixLayout: db.prepare('INSERT OR IGNORE INTO agent_layouts (agent, layout_json, fixed_at) VALUES (?, ?, ?)'),
+      layout: db.prepare('SELECT layout_json FROM layouts WHERE agent = ? AND since_round <= ? ORDER BY since_round DESC LIMIT 1'),
+      layoutHistory: db.prepare('SELECT agent, since_round, layout_json, set_at, source FROM layouts WHERE agent = ? ORDER BY since_round'),
+      putLayout: db.prepare('INSERT OR REPLACE INTO layouts (agent, since_round, layout_json, set_at, source) VALUES (?, ?, ?, ?, ?)'),
+      pendingSubmissions: db.prepare(
+        `SELECT s.id, s.round, s.forge_id FROM submissions s
+         WHERE s.agent = ? AND s.round >= ? AND NOT EXISTS (SELECT 1 FROM aggregates a WHERE a.round = s.round AND a.agent = s.agent)`,
+      ),
+      deleteChunks: db.prepare('DELETE FROM submission_chunks WHERE submission_id = ?'),
+      deleteSubmission: db.prepare('DELETE FROM submissions WHERE id = ?'),
+      chunkDigests: db.prepare('SELECT chunk, data, sha256 FROM submission_chunks WHERE submission_id = ? ORDER BY chunk'),
       submission: db.prepare('SELECT * FROM submissions WHERE round = ? AND forge_id = ? AND agent = ?'),
       insertSubmission: db.prepare(
         `INSERT INTO submissions (round, forge_id, agent, digest, base_fingerprint, clip_norm, noise_multiplier, weight, norm, coords, received_at, receipt_json)
          VALUES (@round, @forgeId, @agent, @digest, @baseFingerprint, @clipNorm, @noiseMultiplier, @weight, @norm, @coords, @receivedAt, @receiptJson) RETURNING *`,
       ),
-      insertChunk: db.prepare('INSERT INTO submission_chunks (submission_id, chunk, data) VALUES (?, ?, ?)'),
+      insertChunk: db.prepare('INSERT INTO submission_chunks (submission_id, chunk, data, sha256) VALUES (?, ?, ?, ?)'),
       submissionsFor: db.prepare('SELECT * FROM submissions WHERE round = ? AND agent = ? ORDER BY forge_id'),
       submittedAgents: db.prepare('SELECT agent FROM submissions WHERE round = ? AND forge_id = ? ORDER BY agent'),
       agentsWith: db.prepare('SELECT DISTINCT agent FROM submissions WHERE round = ? ORDER BY agent'),
@@ -250,11 +322,16 @@ export class SqliteCouncilStorage implements CouncilStorage {
       aggregateOf: db.prepare('SELECT * FROM aggregates WHERE round = ? AND agent = ?'),
       aggregatesOf: db.prepare('SELECT * FROM aggregates WHERE round = ? ORDER BY agent'),
       insertAggregate: db.prepare('INSERT OR IGNORE INTO aggregates (round, agent, updated, outcome_json, recorded_at) VALUES (?, ?, ?, ?, ?)'),
-      insertAggChunk: db.prepare('INSERT INTO aggregate_chunks (round, agent, chunk, data) VALUES (?, ?, ?, ?)'),
+      insertAggChunk: db.prepare('INSERT INTO aggregate_chunks (round, agent, chunk, data, sha256) VALUES (?, ?, ?, ?, ?)'),
       insertScore: db.prepare('INSERT INTO scores (round, forge_id, agent, distance2, similarity, used) VALUES (?, ?, ?, ?, ?, ?)'),
-      globalOf: db.prepare('SELECT round, outcome_json FROM aggregates WHERE agent = ? AND updated = 1 AND round < ? ORDER BY round DESC LIMIT 1'),
-      globalChunks: db.prepare('SELECT data FROM aggregate_chunks WHERE round = ? AND agent = ? ORDER BY chunk'),
-      globalChunk: db.prepare('SELECT data FROM aggregate_chunks WHERE round = ? AND agent = ? AND chunk = ?'),
+      globalOf: db.prepare(
+        `SELECT a.round, a.outcome_json FROM aggregates a
+         WHERE a.agent = @agent AND a.updated = 1 AND a.round < @before
+           AND a.round >= coalesce((SELECT max(since_round) FROM layouts l WHERE l.agent = @agent AND l.since_round <= @before), 0)
+         ORDER BY a.round DESC LIMIT 1`,
+      ),
+      globalChunks: db.prepare('SELECT chunk, data, sha256 FROM aggregate_chunks WHERE round = ? AND agent = ? ORDER BY chunk'),
+      globalChunk: db.prepare('SELECT data, sha256 FROM aggregate_chunks WHERE round = ? AND agent = ? AND chunk = ?'),
       scores: db.prepare('SELECT * FROM scores WHERE round = ? ORDER BY forge_id, agent'),
       finish: db.prepare("UPDATE rounds SET state = 'aggregated', aggregated_at = ? WHERE round = ? AND state = 'closing'"),
       setTrust: db.prepare('UPDATE forges SET trust = ?, rounds_scored = rounds_scored + 1 WHERE id = ?'),
@@ -295,6 +372,29 @@ export class SqliteCouncilStorage implements CouncilStorage {
     return (this.s.listForges.all() as ForgeDb[]).map(forgeRow);
   }
 
+  async forgeByTokenHash(hash: Buffer): Promise<ForgeRow | undefined> {
+    const r = this.s.forgeByToken.get(hash) as ForgeDb | undefined;
+    return r && forgeRow(r);
+  }
+
+  async setForgeToken(forgeId: number, tokenHash: Buffer, at: string): Promise<void> {
+    this.db.transaction(() => {
+      this.s.setToken.run(tokenHash, forgeId);
+      this.s.event.run(at, null, forgeId, 'token_rotated', '{}');
+    })();
+  }
+
+  async revokeForge(forgeId: number, at: string): Promise<void> {
+    this.db.transaction(() => {
+      if (this.s.revoke.run(at, forgeId).changes === 1) this.s.event.run(at, null, forgeId, 'forge_revoked', '{}');
+    })();
+  }
+
+  async forgeActivity(): Promise<Map<number, { submissions: number; lastAt: string | null }>> {
+    const rows = this.s.activity.all() as { forge_id: number; n: number; last: string | null }[];
+    return new Map(rows.map((r) => [r.forge_id, { submissions: r.n, lastAt: r.last }]));
+  }
+
   async latestRound(): Promise<RoundRow | undefined> {
     const r = this.s.latestRound.get() as RoundDb | undefined;
     return r && roundRow(r);
@@ -332,9 +432,29 @@ export class SqliteCouncilStorage implements CouncilStorage {
     })();
   }
 
-  async agentLayout(agent: string): Promise<Layout | undefined> {
-    const r = this.s.layout.get(agent) as { layout_json: string } | undefined;
-    return r ? (JSON.parse(r.layout_json) as Layout) : undefined;
+  async agentLayout(agent: string, round = Number.MAX_SAFE_INTEGER): Promise<Layout | undefined> {
+    const r = this.s.layout.get(agent, round) as { layout_json: string } | undefined;
+    if (!r || r.layout_json === 'null') return undefined;
+    return JSON.parse(r.layout_json) as Layout;
+  }
+
+  async layoutHistory(agent: string): Promise<LayoutRecord[]> {
+    return (this.s.layoutHistory.all(agent) as { agent: string; since_round: number; layout_json: string; set_at: string; source: string }[])
+      .filter((r) => r.layout_json !== 'null')
+      .map((r) => ({ agent: r.agent, sinceRound: r.since_round, layout: JSON.parse(r.layout_json) as Layout, setAt: r.set_at, source: r.source }));
+  }
+
+  async adoptLayout(agent: string, layout: Layout | null, sinceRound: number, at: string, source: string): Promise<{ removed: { round: number; forgeId: number }[] }> {
+    return this.db.transaction(() => {
+      const removed = (this.s.pendingSubmissions.all(agent, sinceRound) as { id: number; round: number; forge_id: number }[]).map((r) => {
+        this.s.deleteChunks.run(r.id);
+        this.s.deleteSubmission.run(r.id);
+        return { round: r.round, forgeId: r.forge_id };
+      });
+      this.s.putLayout.run(agent, sinceRound, JSON.stringify(layout), at, source);
+      this.s.event.run(at, sinceRound, null, 'layout_adopted', JSON.stringify({ agent, source, coords: layout?.size ?? null, removed }));
+      return { removed };
+    })();
   }
 
   async submission(round: number, forgeId: number, agent: string): Promise<SubmissionRow | undefined> {
@@ -348,12 +468,11 @@ export class SqliteCouncilStorage implements CouncilStorage {
       if (existing) return { inserted: false as const, row: submissionRow(existing) };
       const round = this.s.round.get(sub.round) as RoundDb | undefined;
       if (round?.state !== 'open') throw new RoundNotOpenError(sub.round);
-      const stored = this.s.layout.get(sub.agent) as { layout_json: string } | undefined;
-      if (!stored) this.s.fixLayout.run(sub.agent, JSON.stringify(sub.layout), sub.receivedAt);
-      else if (stored.layout_json !== JSON.stringify(sub.layout)) throw new LayoutChangedError(sub.agent);
+      const stored = this.s.layout.get(sub.agent, sub.round) as { layout_json: string } | undefined;
+      if (!stored || stored.layout_json === 'null' || !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout)) throw new LayoutChangedError(sub.agent);
       const { chunks: _c, layout: _l, ...fields } = sub;
       const row = this.s.insertSubmission.get(fields) as SubmissionDb;
-      sub.chunks.forEach((data, i) => this.s.insertChunk.run(row.id, i, data));
+      sub.chunks.forEach((data, i) => this.s.insertChunk.run(row.id, i, data, sha256(data)));
       return { inserted: true as const, row: submissionRow(row) };
     })();
   }
@@ -389,6 +508,19 @@ export class SqliteCouncilStorage implements CouncilStorage {
     return (this.s.sealOf.get(round, forgeId) as { sealed_at: string } | undefined)?.sealed_at;
   }
 
+  async damagedSubmissions(submissions: readonly SubmissionRow[]): Promise<{ id: number; chunk: number }[]> {
+    const out: { id: number; chunk: number }[] = [];
+    for (const s of submissions) {
+      for (const r of this.s.chunkDigests.iterate(s.id) as IterableIterator<{ chunk: number; data: Buffer; sha256: Buffer | null }>) {
+        if (!r.sha256 || !sha256(r.data).equals(r.sha256)) {
+          out.push({ id: s.id, chunk: r.chunk });
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   async chunkReader(submissions: readonly SubmissionRow[], layout: Layout, agent: string, round: number): Promise<ChunkReader> {
     const ranges = chunkRanges(layout);
     const ids = submissions.map((s) => s.id);
@@ -402,10 +534,11 @@ export class SqliteCouncilStorage implements CouncilStorage {
         return f32FromLE(data);
       });
     };
-    const global = this.s.globalOf.get(agent, round) as { round: number } | undefined;
+    const global = this.s.globalOf.get({ agent, before: round }) as { round: number } | undefined;
     const baseChunk = (c: number): Float32Array => {
-      const r = this.s.globalChunk.get(global?.round, agent, c) as { data: Buffer } | undefined;
-      if (!r) throw new Error(`council.db: chunk ${c} of the ${agent} global from round ${global?.round} is missing`);
+      const r = this.s.globalChunk.get(global?.round, agent, c) as { data: Buffer; sha256: Buffer | null } | undefined;
+      if (!r) throw new DamagedStateError(`council.db: chunk ${c} of the ${agent} global from round ${global?.round} is missing`);
+      if (!r.sha256 || !sha256(r.data).equals(r.sha256)) throw new DamagedStateError(`council.db: chunk ${c} of the ${agent} global from round ${global?.round} does not match its digest`);
       return f32FromLE(r.data);
     };
     const assemble = (start: number, end: number, get: (c: number) => Float32Array[], count: number): Float32Array[] => {
@@ -449,18 +582,21 @@ export class SqliteCouncilStorage implements CouncilStorage {
   async recordAggregate(row: AggregateRow, globalChunks: Buffer[] | null, scores: ScoreRow[]): Promise<void> {
     this.db.transaction(() => {
       if (this.s.insertAggregate.run(row.round, row.agent, row.updated ? 1 : 0, row.outcomeJson, row.recordedAt).changes === 0) return;
-      globalChunks?.forEach((data, i) => this.s.insertAggChunk.run(row.round, row.agent, i, data));
+      globalChunks?.forEach((data, i) => this.s.insertAggChunk.run(row.round, row.agent, i, data, sha256(data)));
       for (const s of scores) this.s.insertScore.run(s.round, s.forgeId, s.agent, s.distance2, s.similarity, s.used ? 1 : 0);
     })();
   }
 
   async globalOf(agent: string, beforeRound = Number.MAX_SAFE_INTEGER): Promise<{ round: number; strategy: string } | undefined> {
-    const r = this.s.globalOf.get(agent, beforeRound) as { round: number; outcome_json: string } | undefined;
+    const r = this.s.globalOf.get({ agent, before: beforeRound }) as { round: number; outcome_json: string } | undefined;
     return r && { round: r.round, strategy: (JSON.parse(r.outcome_json) as { strategy: string }).strategy };
   }
 
   async globalChunks(round: number, agent: string): Promise<Buffer[]> {
-    return (this.s.globalChunks.all(round, agent) as { data: Buffer }[]).map((r) => r.data);
+    return (this.s.globalChunks.all(round, agent) as { chunk: number; data: Buffer; sha256: Buffer | null }[]).map((r) => {
+      if (!r.sha256 || !sha256(r.data).equals(r.sha256)) throw new DamagedStateError(`council.db: chunk ${r.chunk} of the ${agent} global from round ${round} does not match its digest`);
+      return r.data;
+    });
   }
 
   async scoresFor(round: number): Promise<ScoreRow[]> {
@@ -517,4 +653,33 @@ function firstRange(ranges: readonly [number, number][], start: number): number 
     else hi = mid;
   }
   return lo;
+}
+
+/** Checks an existing file before anything is written to it (see the constructor). */
+function preflight(path: string, readonly: boolean): void {
+  const size = statSync(path).size;
+  if (size === 0) {
+    throw new IntegrityError(
+      `council database ${path} is an empty file: it is not a council, and kourai will not start a new council over it (every forge token would stop working)`,
+      'restore council.db from a backup; to start a new council on purpose, move the empty file aside first',
+    );
+  }
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const hasForges = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forges'").get() !== undefined;
+    if (version === 0 || !hasForges) throw new IntegrityError(`${path} is an SQLite database but not a council's (no council schema): refusing to use it`, 'point --data-dir at the council\'s own directory');
+    if (!readonly) {
+      const check = (db.pragma('quick_check(5)') as { quick_check: string }[]).map((r) => r.quick_check);
+      if (check[0] !== 'ok') throw new IntegrityError(`council database ${path} is damaged: ${check.join('; ')}`, DAMAGED_HINT);
+    } else if (version < (COUNCIL_MIGRATIONS.at(-1)?.version ?? 0)) {
+      throw new EnvironmentError(`council database ${path} has an older schema (version ${version})`, 'run `kourai council serve` (or any command that changes the council) once to upgrade it');
+    }
+  } catch (err) {
+    if (err instanceof KouraiError) throw err;
+    throw new IntegrityError(`council database ${path} is damaged: ${(err as Error).message}`, DAMAGED_HINT);
+  } finally {
+    db?.close();
+  }
 }

@@ -11,7 +11,13 @@ import type { Vec } from '../aggregation/vec.js';
  *   by returning the existing one (the caller compares digests: same → replay, else 409);
  * - `closeRound` changes only an open round (one closer wins);
  * - `recordAggregate` inserts the (round, agent) result once (a second writer is ignored);
- * - `finishRound` applies trust, exile and the next round only if the round is still closing.
+ * - `finishRound` applies trust, exile and the next round only if the round is still closing;
+ * - `adoptLayout` changes an agent's layout from a round on, dropping that agent's updates of the
+ *   rounds not yet aggregated (they are in the old layout), in one transaction.
+ *
+ * Stored update and global data carry per-chunk sha256 digests: `damagedSubmissions` finds
+ * updates whose bytes changed after they were accepted (they are left out of aggregation), and
+ * reading a damaged global throws DamagedStateError instead of returning wrong values.
  *
  * Methods are async for the sake of networked backends. The one exception is `chunkReader`:
  * aggregation pulls chunks synchronously (the driver in src/aggregation is synchronous and
@@ -28,6 +34,8 @@ export interface ForgeRow {
   roundsScored: number;
   exiledAt: string | null;
   exiledRound: number | null;
+  /** When the operator revoked the forge's token (`kourai council forge revoke`). */
+  revokedAt: string | null;
 }
 
 export type RoundState = 'open' | 'closing' | 'aggregated';
@@ -64,8 +72,18 @@ export interface SubmissionRow {
 export interface NewSubmission extends Omit<SubmissionRow, 'id'> {
   /** Float32 little-endian bytes of each storage chunk (see chunkRanges), in order. */
   chunks: Buffer[];
-  /** Fixes the agent's tensor layout if none is fixed yet (first accepted update). */
+  /** The layout the update was checked against: it must still be the agent's layout for the round. */
   layout: Layout;
+}
+
+/** One layout an agent has had: in force for rounds ≥ sinceRound (until a later one). */
+export interface LayoutRecord {
+  agent: string;
+  sinceRound: number;
+  layout: Layout;
+  setAt: string;
+  /** Why: 'configuration', 'reset by the operator', … */
+  source: string;
 }
 
 export interface AggregateRow {
@@ -129,6 +147,13 @@ export interface CouncilStorage {
   forgeById(id: number): Promise<ForgeRow | undefined>;
   forgeByName(name: string): Promise<ForgeRow | undefined>;
   listForges(): Promise<ForgeRow[]>;
+  /** The forge a token hash belongs to (lookup by the whole secret's hash: ids cannot be probed). */
+  forgeByTokenHash(hash: Buffer): Promise<ForgeRow | undefined>;
+  /** A new token hash for the forge (the old token stops working); also lifts a revocation. */
+  setForgeToken(forgeId: number, tokenHash: Buffer, at: string): Promise<void>;
+  revokeForge(forgeId: number, at: string): Promise<void>;
+  /** Accepted updates per forge and the time of the newest. */
+  forgeActivity(): Promise<Map<number, { submissions: number; lastAt: string | null }>>;
 
   // rounds
   latestRound(): Promise<RoundRow | undefined>;
@@ -142,7 +167,16 @@ export interface CouncilStorage {
   closeRound(round: number, at: string, reason: 'min_forges' | 'deadline'): Promise<boolean>;
 
   // layouts and submissions
-  agentLayout(agent: string): Promise<Layout | undefined>;
+  /** The agent's layout in force for `round` (default: the newest). */
+  agentLayout(agent: string, round?: number): Promise<Layout | undefined>;
+  /** Every layout the agent has had, oldest first. */
+  layoutHistory(agent: string): Promise<LayoutRecord[]>;
+  /**
+   * Makes `layout` the agent's layout from `sinceRound` on (null: the agent has none from then on).
+   * Updates of that agent in rounds ≥ sinceRound that are not aggregated yet are deleted (they
+   * are in the old layout); returns which.
+   */
+  adoptLayout(agent: string, layout: Layout | null, sinceRound: number, at: string, source: string): Promise<{ removed: { round: number; forgeId: number }[] }>;
   submission(round: number, forgeId: number, agent: string): Promise<SubmissionRow | undefined>;
   /** Inserts atomically; if the slot is taken returns the existing row instead. */
   insertSubmission(s: NewSubmission): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }>;
@@ -153,6 +187,8 @@ export interface CouncilStorage {
   forgeCounts(round: number): Promise<{ submitted: number; sealed: number }>;
   seal(round: number, forgeId: number, at: string): Promise<{ sealedAt: string }>;
   sealOf(round: number, forgeId: number): Promise<string | undefined>;
+  /** Submissions whose stored bytes no longer match their digests (with the first bad chunk). */
+  damagedSubmissions(submissions: readonly SubmissionRow[]): Promise<{ id: number; chunk: number }[]>;
   /** A reader over the given submissions (ordered as given) and the agent's global before `round`. */
   chunkReader(submissions: readonly SubmissionRow[], layout: Layout, agent: string, round: number): Promise<ChunkReader>;
 
@@ -161,7 +197,10 @@ export interface CouncilStorage {
   aggregatesOf(round: number): Promise<AggregateRow[]>;
   /** Inserts once (ignored if present); `globalChunks` = the new global adapter, float32 LE chunks. */
   recordAggregate(row: AggregateRow, globalChunks: Buffer[] | null, scores: ScoreRow[]): Promise<void>;
-  /** The newest global adapter of an agent produced by a round < `beforeRound` (default: any). */
+  /**
+   * The newest global adapter of an agent produced by a round < `beforeRound` (default: any) in the
+   * layout in force at `beforeRound` (a layout change retires the globals before it).
+   */
   globalOf(agent: string, beforeRound?: number): Promise<{ round: number; strategy: string } | undefined>;
   globalChunks(round: number, agent: string): Promise<Buffer[]>;
   scoresFor(round: number): Promise<ScoreRow[]>;
@@ -184,10 +223,18 @@ export class RoundNotOpenError extends Error {
   }
 }
 
-/** insertSubmission: two first updates raced with different layouts; the loser is refused. */
+/** insertSubmission: the agent's layout changed (an operator reset) between the check and the insert. */
 export class LayoutChangedError extends Error {
   constructor(readonly agent: string) {
-    super(`the ${agent} layout was fixed by another update meanwhile`);
+    super(`the ${agent} layout changed meanwhile`);
     this.name = 'LayoutChangedError';
+  }
+}
+
+/** Stored state whose bytes do not match their digest: never served, never aggregated. */
+export class DamagedStateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DamagedStateError';
   }
 }

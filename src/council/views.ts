@@ -5,7 +5,7 @@ import { f32FromLE } from '../tensor/float-codec.js';
 import { tensorToJson } from '../tensor/json.js';
 import type { CouncilConfig } from './config.js';
 import { parseOutcome } from './outcome.js';
-import { parseRoundSettings } from './round-settings.js';
+import { parseRoundSettings, privacyPolicyOf, type PrivacyPolicy } from './round-settings.js';
 import type { AggregateRow, CouncilStorage, ForgeRow, RoundRow } from './storage.js';
 
 /**
@@ -24,14 +24,15 @@ export interface RoundSummary {
   close_reason: RoundRow['closeReason'];
   aggregated_at: string | null;
   strategy: { strategy: string; byzantine: number; selection: string | null; min_updates: number };
+  privacy: PrivacyPolicy;
   forges_submitted: number;
   forges_sealed: number;
   /** Per aggregated (or skipped) agent: which forges sent updates and which were used. */
   agents: { agent: string; aggregated: boolean; skipped_reason: string | null; forges: string[]; used: string[] }[];
 }
 
-export async function roundSummary(storage: CouncilStorage, r: RoundRow): Promise<RoundSummary> {
-  const settings = parseRoundSettings(r.strategyJson);
+export async function roundSummary(storage: CouncilStorage, r: RoundRow, fallbackPolicy: PrivacyPolicy): Promise<RoundSummary> {
+  const settings = parseRoundSettings(r.strategyJson, fallbackPolicy);
   const counts = await storage.forgeCounts(r.round);
   const aggs: AggregateRow[] = await storage.aggregatesOf(r.round);
   return {
@@ -48,6 +49,7 @@ export async function roundSummary(storage: CouncilStorage, r: RoundRow): Promis
       selection: settings.strategy === 'lora-fair' ? selectionOf(settings) : null,
       min_updates: requirement(settings).min,
     },
+    privacy: settings.privacy,
     forges_submitted: counts.submitted,
     forges_sealed: counts.sealed,
     agents: aggs.map((a) => {
@@ -57,11 +59,23 @@ export async function roundSummary(storage: CouncilStorage, r: RoundRow): Promis
   };
 }
 
+/** A round's privacy policy as the protocol publishes it (protocol.ts, PrivacyPolicySchema). */
+export function policyView(p: PrivacyPolicy): RoundStatus['privacy_policy'] {
+  return {
+    clip_norm: p.clip_norm.max,
+    noise_multiplier: p.noise_multiplier.max,
+    accepted: { clip_norm: { ...p.clip_norm }, noise_multiplier: { ...p.noise_multiplier } },
+    tail_margin: p.tail_margin,
+  };
+}
+
 /** GET /v1/rounds/:round — the round as one forge sees it. */
 export async function roundStatusView(storage: CouncilStorage, config: CouncilConfig, r: RoundRow, forge: ForgeRow): Promise<RoundStatus> {
-  const s = await roundSummary(storage, r);
+  const s = await roundSummary(storage, r, privacyPolicyOf(config));
   const globals: Record<string, number> = {};
+  const agents: string[] = [];
   for (const agent of FEDERATING_AGENTS) {
+    if (await storage.agentLayout(agent, r.round)) agents.push(agent);
     const g = await storage.globalOf(agent, r.round);
     if (g) globals[agent] = g.round;
   }
@@ -78,7 +92,8 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
     min_forges: config.min_forges,
     forges_submitted: s.forges_submitted,
     forges_sealed: s.forges_sealed,
-    agents: [...FEDERATING_AGENTS],
+    agents,
+    privacy_policy: policyView(s.privacy),
     accepted_base_fingerprints: [...config.base_fingerprints],
     globals,
     you: {
@@ -116,10 +131,10 @@ export interface RoundListEntry {
   agents: { agent: string; updates: number; aggregated: boolean; used: number; skipped_reason: string | null }[];
 }
 
-export async function roundListView(storage: CouncilStorage, limit: number): Promise<RoundListEntry[]> {
+export async function roundListView(storage: CouncilStorage, limit: number, fallbackPolicy: PrivacyPolicy): Promise<RoundListEntry[]> {
   const out: RoundListEntry[] = [];
   for (const r of await storage.listRounds(limit)) {
-    const s = await roundSummary(storage, r);
+    const s = await roundSummary(storage, r, fallbackPolicy);
     out.push({
       round: s.round,
       state: s.state,
@@ -193,9 +208,9 @@ export async function trustListView(storage: CouncilStorage): Promise<TrustListV
   return { forges, stoa_falls };
 }
 
-/** An adapter document: the global an aggregation produced, decoded from its stored chunks. */
+/** An adapter document: the global an aggregation produced, decoded from its stored chunks (digests checked). */
 export async function adapterView(storage: CouncilStorage, agent: string, round: number, strategy: string): Promise<Adapter> {
-  const layout = await storage.agentLayout(agent);
+  const layout = await storage.agentLayout(agent, round);
   if (!layout) throw new Error(`council.db: no layout stored for ${agent}`);
   const chunks = await storage.globalChunks(round, agent);
   const flat = new Float32Array(layout.size);
@@ -206,4 +221,33 @@ export async function adapterView(storage: CouncilStorage, agent: string, round:
     strategy,
     tensors: layout.tensors.map((t) => tensorToJson({ name: t.name, shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) })),
   };
+}
+
+/** One row of `kourai council forge list`. */
+export interface ForgeListEntry {
+  id: number;
+  forge: string;
+  status: 'active' | 'revoked' | 'exiled';
+  created_at: string;
+  revoked_at: string | null;
+  exiled_round: number | null;
+  trust: number;
+  /** Accepted updates, all rounds. */
+  updates: number;
+  last_update: string | null;
+}
+
+export async function forgeListView(storage: CouncilStorage): Promise<ForgeListEntry[]> {
+  const activity = await storage.forgeActivity();
+  return (await storage.listForges()).map((f) => ({
+    id: f.id,
+    forge: f.name,
+    status: f.revokedAt ? 'revoked' : f.exiledAt ? 'exiled' : 'active',
+    created_at: f.createdAt,
+    revoked_at: f.revokedAt,
+    exiled_round: f.exiledRound,
+    trust: f.trust,
+    updates: activity.get(f.id)?.submissions ?? 0,
+    last_update: activity.get(f.id)?.lastAt ?? null,
+  }));
 }

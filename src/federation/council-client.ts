@@ -4,6 +4,7 @@ import {
   AdapterSchema,
   ErrorBodySchema,
   HealthSchema,
+  LayoutsSchema,
   MeSchema,
   path,
   ReceiptSchema,
@@ -22,14 +23,16 @@ import {
 } from './protocol.js';
 import { releaseJson, releaseToSafetensors, type CouncilRelease } from '../privacy/release.js';
 import { tensorFromJson, tensorToJson } from '../tensor/json.js';
-import type { NamedTensor } from '../tensor/tensor.js';
+import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
 
 /**
  * A small typed client for the council protocol (v1), for the forge side of a federation round:
  *
  *   const council = new CouncilClient({ url, token });
- *   await council.me();                                  // token valid? exiled?
- *   const round = await council.currentRound();          // number, deadline, globals to start from
+ *   await council.me();                                  // token valid? exiled? revoked (403)?
+ *   const round = await council.currentRound();          // number, deadline, globals to start from,
+ *                                                        // agents accepted, privacy policy (S, σ ranges)
+ *   const layouts = await council.layouts();             // tensor names/shapes per agent (must match)
  *   const global = await council.globalAdapter('metis'); // null before the first aggregation
  *   await council.submit(round.round, 'metis', { tensors, baseFingerprint, clipNorm, noiseMultiplier });
  *   await council.seal(round.round);                     // my updates for this round are complete
@@ -38,8 +41,11 @@ import type { NamedTensor } from '../tensor/tensor.js';
  *   const { trust, exiled } = await council.trust();
  *
  * Submissions are idempotent on the server, so `submit` and `seal` retry network failures and
- * 5xx/503 answers with the same body (exponential backoff); a retry after a timeout gets the
- * original answer. Refusals throw CouncilRequestError with the server's machine code.
+ * 5xx/503/429 answers with the same body (Retry-After, else exponential backoff); a retry after a
+ * timeout gets the original answer. Refusals throw CouncilRequestError with the server's machine
+ * code (ERROR_STATUS in protocol.ts). Before submitting, check the update against the round's
+ * `privacy` (clip_norm and noise_multiplier must lie in its ranges, else 422
+ * privacy_policy_violation) and `layouts()` (else 422 tensor_names_mismatch/tensor_shape_mismatch).
  */
 export interface CouncilClientOptions {
   /** Base URL, e.g. https://council.example.org (TLS is the reverse proxy's job). */
@@ -108,6 +114,11 @@ export class CouncilClient {
 
   me(): Promise<Me> {
     return this.request('GET', ROUTES.me, MeSchema, { retry: true });
+  }
+
+  /** The adapter layout (tensor names and shapes, in order) the council accepts, per agent. */
+  async layouts(): Promise<Record<string, TensorSpec[]>> {
+    return (await this.request('GET', ROUTES.layouts, LayoutsSchema, { retry: true })).layouts;
   }
 
   currentRound(): Promise<RoundStatus> {

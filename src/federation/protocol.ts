@@ -20,6 +20,7 @@ export const PROTOCOL_VERSION = 1;
 export const ROUTES = {
   health: '/v1/health',
   me: '/v1/me',
+  layouts: '/v1/layouts',
   currentRound: '/v1/rounds/current',
   round: '/v1/rounds/:round',
   submit: '/v1/rounds/:round/updates/:agent',
@@ -37,29 +38,53 @@ export const path = {
   global: (agent: string) => `/v1/global/${encodeURIComponent(agent)}`,
 };
 
-/** Machine-readable error codes and the HTTP status each one comes with. */
+/**
+ * Machine-readable error codes and the HTTP status each one comes with. Every error body the
+ * council sends — from a route, from the HTTP layer (malformed requests, oversized headers or
+ * URLs) or from a timeout — has this shape and one of these codes.
+ */
 export const ERROR_STATUS = {
+  /** The request could not be parsed as HTTP. */
+  bad_request: 400,
   invalid_body: 400,
   unauthorized: 401,
   forge_exiled: 403,
+  /** The operator revoked this forge's token (`kourai council forge revoke`). */
   forge_revoked: 403,
   not_found: 404,
   round_not_found: 404,
   unknown_agent: 404,
   no_aggregate: 404,
   no_global: 404,
+  /** The body did not arrive within its deadline (upload_grace + size / upload_rate). */
+  request_timeout: 408,
   duplicate_submission: 409,
   late_submission: 409,
+  /** An upload must declare its size (Content-Length). */
+  length_required: 411,
   payload_too_large: 413,
+  uri_too_long: 414,
   bond_only_agent: 422,
+  /** The council has no adapter layout configured for the agent. */
+  agent_not_configured: 422,
   base_fingerprint_mismatch: 422,
+  /** The declared clip_norm or noise_multiplier is outside the round's privacy policy. */
+  privacy_policy_violation: 422,
   tensor_names_mismatch: 422,
   tensor_shape_mismatch: 422,
   tensor_data_length: 422,
+  /** A tensor's data is not canonical base64. */
+  invalid_base64: 422,
   non_finite: 422,
   norm_exceeds_clip: 422,
-  busy: 503,
+  /** This forge already has max_uploads_per_forge uploads in progress (Retry-After). */
+  too_many_uploads: 429,
+  headers_too_large: 431,
   internal: 500,
+  /** The council is reading max_in_flight uploads already (Retry-After). */
+  busy: 503,
+  /** The council cannot read its state (health answers this too). */
+  unavailable: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -154,17 +179,6 @@ export type SealReceipt = z.infer<typeof SealReceiptSchema>;
 
 export const ROUND_STATES = ['open', 'closing', 'aggregated'] as const;
 
-/**
- * The privacy policy the council sets for a round (clip norm S, noise multiplier σ). A forge uses
- * it only when it is at least as private as its own settings (σ ≥ the forge's σ); otherwise the
- * forge sends nothing and says why. Absent or null: the council sets none, forges use their own.
- */
-export const PrivacyPolicySchema = z.object({
-  clip_norm: finite.pipe(z.number().positive()),
-  noise_multiplier: finite.pipe(z.number().min(0)),
-});
-export type PrivacyPolicy = z.infer<typeof PrivacyPolicySchema>;
-
 export const StrategyInfoSchema = z.object({
   strategy: z.string(),
   byzantine: z.number().int(),
@@ -184,6 +198,27 @@ export const AgentOutcomeSchema = z.object({
   yours_used: z.boolean().nullable(),
 });
 
+/** A closed range [min, max] (an exact value when min = max). */
+export const RangeSchema = z.object({ min: z.number(), max: z.number() });
+
+/**
+ * The privacy policy the council sets for a round — the council, never a forge: `clip_norm` (S)
+ * and `noise_multiplier` (σ) are what a forge that follows the council uses (clip the whole update
+ * to S, add N(0, σ²S²) to every coordinate, declare both); `accepted` are the ranges every
+ * update's declared S and σ must lie in (S and σ above are their largest values), else 422
+ * `privacy_policy_violation`. The council then refuses any update whose norm exceeds
+ * S·(1 + σ(√d + tail_margin))·(1 + 10⁻⁶) for its declared S and σ (422 `norm_exceeds_clip`).
+ * A forge uses the policy only when it is at least as private as its own settings (σ ≥ its σ);
+ * otherwise it sends nothing and says why (src/privacy/council-policy.ts).
+ */
+export const PrivacyPolicySchema = z.object({
+  clip_norm: finite.pipe(z.number().positive()),
+  noise_multiplier: finite.pipe(z.number().min(0)),
+  accepted: z.object({ clip_norm: RangeSchema, noise_multiplier: RangeSchema }),
+  tail_margin: z.number(),
+});
+export type PrivacyPolicy = z.infer<typeof PrivacyPolicySchema>;
+
 export const RoundStatusSchema = z.object({
   round: z.number().int(),
   state: z.enum(ROUND_STATES),
@@ -196,10 +231,11 @@ export const RoundStatusSchema = z.object({
   min_forges: z.number().int(),
   forges_submitted: z.number().int(),
   forges_sealed: z.number().int(),
-  /** Agents that federate (the only ones the council accepts). */
+  /** Agents the council accepts updates for (those it has an adapter layout for). */
   agents: z.array(z.string()),
   accepted_base_fingerprints: z.array(z.string()),
-  privacy_policy: PrivacyPolicySchema.nullable().optional(),
+  /** The round's privacy policy (frozen when the round opened): every update is checked against it. */
+  privacy_policy: PrivacyPolicySchema,
   /** Globals a forge should start from this round: agent -> the round that produced it. */
   globals: z.record(z.string(), z.number().int()),
   you: z.object({
@@ -244,6 +280,12 @@ export const MeSchema = z.object({
   protocol: z.number().int(),
 });
 export type Me = z.infer<typeof MeSchema>;
+
+/** GET /v1/layouts — the adapter layout the council accepts for each agent (configured by the operator). */
+export const LayoutsSchema = z.object({
+  layouts: z.record(z.string(), z.array(z.object({ name: z.string(), shape: z.array(z.number().int()) }))),
+});
+export type Layouts = z.infer<typeof LayoutsSchema>;
 
 export const HealthSchema = z.object({ ok: z.literal(true), protocol: z.number().int(), version: z.string(), round: z.number().int().nullable() });
 export type Health = z.infer<typeof HealthSchema>;

@@ -1,12 +1,17 @@
 import type { z } from 'zod';
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { fstatSync, fsyncSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fsError, InvalidDataError } from '../errors.js';
+import { fsError, InvalidDataError, KouraiError } from '../errors.js';
+import { fsyncDir, writeAll } from './durable.js';
 import { encodeEntry } from './encode.js';
 import type { IdSource } from './entry-id.js';
-import { acquireLock, sleepSync } from './lock.js';
-import { findTornTail, quarantineTornTail, type QuarantineRecord } from './quarantine.js';
 import { fastInput } from './fast-input.js';
+import { assertIsMemoir } from './identify.js';
+import { Journal } from './journal.js';
+import { checkOutgoingLine } from './limits.js';
+import { lockMemoir, type MemoirLock } from './lock.js';
+import type { Quarantined } from './quarantine.js';
+import { recoverJournal, settleTornTail, type Recovery } from './recover.js';
 import { describeIssue, EXTENSION_KEYS, MemoirInputSchema, type MemoirEntry } from './schema.js';
 
 type MemoirInputParsed = z.output<typeof MemoirInputSchema>;
@@ -59,7 +64,9 @@ export function prepareEntries(items: readonly InputItem[], ids: IdSource, now: 
       entry_type: entryType,
     };
     for (const k of LATER_EXTENSIONS) if (input[k] !== undefined) entry[k] = input[k];
-    const prepared: PreparedEntry = { entry: entry as MemoirEntry, line: encodeEntry(entry as MemoirEntry) };
+    const line = encodeEntry(entry as MemoirEntry);
+    checkOutgoingLine(line, item.where);
+    const prepared: PreparedEntry = { entry: entry as MemoirEntry, line };
     if (verdict.lenient) prepared.narrowed = `${item.where}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}`;
     out.push(prepared);
   }
@@ -67,12 +74,16 @@ export function prepareEntries(items: readonly InputItem[], ids: IdSource, now: 
 }
 
 export interface AppendOptions {
-  /** fsync the memoir after writing (default true). */
+  /** fsync the journal, the memoir and (when created) its directory (default true). */
   fsync?: boolean;
   lockWaitMs?: number;
-  /** How long a torn tail may still be completed by a live writer before it is quarantined. */
-  tornGraceMs?: number;
+  /**
+   * A torn tail that changed less than this long ago may be a live writer mid-line: it is left
+   * alone (the append waits, up to `lockWaitMs`) until it is finished or stale. Default 2 s.
+   */
+  staleMs?: number;
   now?: () => Date;
+  signal?: AbortSignal;
 }
 
 export interface AppendReport {
@@ -80,75 +91,70 @@ export interface AppendReport {
   offset: number;
   bytes: number;
   count: number;
-  quarantined?: QuarantineRecord;
+  /** A torn tail moved to the quarantine before writing. */
+  quarantined?: Quarantined;
+  /** Recovered from a kourai writer that died mid-batch (rolled back or kept whole). */
+  recovered?: Recovery;
 }
 
+export const DEFAULT_STALE_MS = 2000;
+
 /**
- * Appends whole lines in one O_APPEND write under the kourai lock, so concurrent writers
- * (including Python hosts writing one line per write) never interleave partial lines.
- * A torn tail left by a crashed writer is quarantined first, never glued to our first line.
+ * Appends whole lines in one O_APPEND write under the memoir's lock, so concurrent writers
+ * (including lock-free Python hosts writing one line per write) never interleave partial lines.
+ * In order, under the lock: refuse a file that is not a memoir (untouched); finish or roll back
+ * what a dead kourai writer left in the journal; quarantine a stale torn tail (keeping anything appended
+ * after it); journal the batch, write it, fsync, clear the journal. A crash mid-batch leaves the
+ * batch to be rolled back by the next writer: all or nothing.
  */
 export function appendLines(path: string, lines: readonly string[], opts: AppendOptions = {}): AppendReport {
   if (lines.length === 0) return { path, offset: 0, bytes: 0, count: 0 };
+  lines.forEach((l, i) => checkOutgoingLine(l, `entry ${i + 1}`));
+  const buf = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+  const durable = opts.fsync !== false;
+  const now = (opts.now ?? (() => new Date()))();
   try {
     mkdirSync(dirname(path), { recursive: true });
   } catch (err) {
     throw fsError(err, 'memoir directory', dirname(path));
   }
-  const lock = acquireLock(path, { waitMs: opts.lockWaitMs ?? 5000 });
-  let fd: number | undefined;
+  const waitMs = opts.lockWaitMs ?? 5000;
+  const deadline = Date.now() + waitMs;
+  const lock = lockMemoir(path, { waitMs, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const journal = new Journal(path, durable);
   try {
-    let created = false;
-    try {
-      fd = openSync(path, 'r+');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw fsError(err, 'memoir', path);
-      fd = openSync(path, 'wx+');
-      created = true;
-    }
-    let quarantined: QuarantineRecord | undefined;
-    let tail = findTornTail(fd);
-    // A live writer that splits a line over several writes finishes quickly: give it a moment.
-    for (let waited = 0; tail && waited < (opts.tornGraceMs ?? 200); waited += 20) {
-      sleepSync(20);
-      tail = findTornTail(fd);
-    }
-    if (tail) quarantined = quarantineTornTail(fd, path, tail, (opts.now ?? (() => new Date()))());
-    closeSync(fd);
-    fd = openSync(path, 'a');
-    const buf = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
-    const offset = fstatSync(fd).size;
-    let written = 0;
-    while (written < buf.length) written += writeSync(fd, buf, written, buf.length - written);
-    if (opts.fsync !== false) {
-      fsyncSync(fd);
-      if (created) fsyncDir(dirname(path));
-    }
-    return { path, offset, bytes: buf.length, count: lines.length, ...(quarantined ? { quarantined } : {}) };
+    const q = { now, durable, ...(opts.signal ? { signal: opts.signal } : {}) };
+    assertIsMemoir(lock.fd, path);
+    const recovered = recoverJournal(lock, journal, q);
+    const torn = settleTornTail(lock, journal, { ...q, staleMs: opts.staleMs ?? DEFAULT_STALE_MS, deadline });
+    const offset = writeBatch(lock, journal, buf, durable);
+    if (lock.created && durable) fsyncDir(path);
+    return {
+      path,
+      offset,
+      bytes: buf.length,
+      count: lines.length,
+      ...(torn ? { quarantined: torn.quarantined } : {}),
+      ...(recovered ? { recovered } : {}),
+    };
   } catch (err) {
-    if (err instanceof Error && 'exitCode' in err) throw err;
+    if (err instanceof KouraiError) throw err;
     throw fsError(err, 'memoir', path);
   } finally {
-    if (fd !== undefined) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
-    }
+    journal.close();
     lock.release();
   }
 }
 
-function fsyncDir(dir: string): void {
-  try {
-    const dfd = openSync(dir, 'r');
-    try {
-      fsyncSync(dfd);
-    } finally {
-      closeSync(dfd);
-    }
-  } catch {
-    // some filesystems refuse directory fsync; the file itself is synced
-  }
+/** Journal (fsynced), one O_APPEND write, fsync, clear: see journal.ts for why this is all or nothing. */
+function writeBatch(lock: MemoirLock, journal: Journal, buf: Buffer, durable: boolean): number {
+  const before = fstatSync(lock.fd).size;
+  journal.start();
+  journal.add(buf);
+  journal.seal({ op: 'batch', offset: before });
+  writeAll(lock.fd, buf);
+  const offset = fstatSync(lock.fd).size - buf.length;
+  if (durable) fsyncSync(lock.fd);
+  journal.clear();
+  return offset;
 }

@@ -68,6 +68,7 @@ function pairOf(e: MemoirEntry): { chosen: string; rejected: string } | null {
 }
 
 function samePair(a: MemoirEntry, b: MemoirEntry): boolean {
+  if (a === b) return true;
   return JSON.stringify(a.training_label?.preference_pair ?? null) === JSON.stringify(b.training_label?.preference_pair ?? null);
 }
 

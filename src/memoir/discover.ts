@@ -1,4 +1,4 @@
-import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { EnvironmentError, NotFoundError } from '../errors.js';
 
@@ -29,8 +29,21 @@ export function describeLocation(path: string): MemoirLocation {
   return { path, session: basename(dirname(path)) };
 }
 
-function walk(dir: string, out: string[], depth: number): void {
+/**
+ * Finds every memoir.jsonl under `dir`. Symlinks are followed, to memoirs and to directories, as
+ * reads may follow them (writes never do: see durable.ts); a directory reached twice (a link
+ * cycle, or a link to a directory already walked) is walked once.
+ */
+function walk(dir: string, out: string[], depth: number, seenDirs = new Set<string>()): void {
   if (depth > 12) return;
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return;
+  }
+  if (seenDirs.has(real)) return;
+  seenDirs.add(real);
   let names: Dirent[];
   try {
     names = readdirSync(dir, { withFileTypes: true });
@@ -38,20 +51,46 @@ function walk(dir: string, out: string[], depth: number): void {
     return; // unreadable directories are reported by `doctor`, not here
   }
   for (const d of names) {
-    if (d.isDirectory()) {
+    let isDir = d.isDirectory();
+    let isFile = d.isFile();
+    if (d.isSymbolicLink()) {
+      try {
+        const st = statSync(join(dir, d.name));
+        isDir = st.isDirectory();
+        isFile = st.isFile();
+      } catch {
+        continue; // a dangling link
+      }
+    }
+    if (isDir) {
       if (d.name === 'node_modules' || d.name === '.git') continue;
-      walk(join(dir, d.name), out, depth + 1);
-    } else if (d.isFile() && d.name === MEMOIR_FILE) {
+      walk(join(dir, d.name), out, depth + 1, seenDirs);
+    } else if (isFile && d.name === MEMOIR_FILE) {
       out.push(join(dir, d.name));
     }
   }
+}
+
+/** One path per file: a memoir reached through a symlink and directly is the same memoir (the first path wins). */
+function uniqueFiles(paths: readonly string[]): string[] {
+  const byReal = new Map<string, string>();
+  for (const p of paths) {
+    let real = p;
+    try {
+      real = realpathSync(p);
+    } catch {
+      // vanished: keep the path as given
+    }
+    if (!byReal.has(real)) byReal.set(real, p);
+  }
+  return [...byReal.values()];
 }
 
 /** Every memoir under KOURAI_HOME/projects, sorted by path. */
 export function discoverMemoirs(home: string): string[] {
   const out: string[] = [];
   walk(join(home, 'projects'), out, 0);
-  return out.sort();
+  return uniqueFiles(out.sort());
 }
 
 /** Resolves `--memoir` values (files or directories) or, when none, everything under home. */
@@ -80,5 +119,5 @@ export function resolveMemoirs(paths: readonly string[] | undefined, home: strin
       out.push(...found.sort());
     } else throw new EnvironmentError(`--memoir ${p}: not a regular file or directory`);
   }
-  return [...new Set(out)];
+  return uniqueFiles(out);
 }

@@ -46,6 +46,19 @@ export class IdSet {
     return undefined;
   }
 
+  /** Where the id's hash was first seen, or undefined. */
+  get(id: string): number | undefined {
+    const h = hash52(id);
+    const mask = this.keys.length - 1;
+    let i = (h % (mask + 1)) & mask;
+    for (;;) {
+      const k = this.keys[i] as number;
+      if (k === -1) return undefined;
+      if (k === h) return this.where[i];
+      i = (i + 1) & mask;
+    }
+  }
+
   private grow(): void {
     const oldK = this.keys;
     const oldW = this.where;

@@ -1,75 +1,85 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { ConflictError, fsError } from '../errors.js';
+import { closeSync, constants, fstatSync } from 'node:fs';
+import fsx from 'fs-native-extensions';
+import { CancelledError, ConflictError, EnvironmentError } from '../errors.js';
+import { openNoFollow } from './durable.js';
+import { describeHolder } from './lock-holder.js';
 
 /**
- * An advisory lock file beside the memoir (`memoir.jsonl.lock`) so kourai writers take turns.
- * Python hosts do not take it; they are safe because every writer appends whole lines with one
- * O_APPEND write. A lock left by a dead process on this host is taken over.
+ * The writer lock of a memoir is a kernel record lock on the memoir file itself (the whole file,
+ * `fcntl` open-file-description lock on Linux, `flock` on macOS), not a lock file beside it:
+ * - the kernel releases it when its holder dies, so there is never a stale lock to take over;
+ * - it is exclusive between processes and between two opens in one process;
+ * - nothing else on disk can block it (a leftover or garbage `memoir.jsonl.lock` is ignored);
+ * - a Python host takes the same lock with the standard library: `fcntl.lockf(f, fcntl.LOCK_EX)`
+ *   on the memoir opened for appending (README, "Sharing a memoir with Python hosts").
+ * Lock-free hosts stay safe as long as each of their lines is one O_APPEND write.
  */
+export interface MemoirLock {
+  /** Read-write, O_APPEND: writes land at the end, reads and truncation take explicit offsets. */
+  readonly fd: number;
+  readonly path: string;
+  /** True when this open created the memoir. */
+  readonly created: boolean;
+  release(): void;
+}
+
+export interface LockOptions {
+  /** How long to wait for another writer (default 5 s), then ConflictError (exit 7). */
+  waitMs?: number;
+  pollMs?: number;
+  /** Create the memoir when it does not exist (append); otherwise a missing file is not found. */
+  create?: boolean;
+  signal?: AbortSignal;
+}
+
 export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-export interface Lock {
-  release(): void;
+/**
+ * Opens the memoir for writing without following a symlink (O_NOFOLLOW) and takes its lock,
+ * waiting up to `waitMs`.
+ */
+export function lockMemoir(path: string, opts: LockOptions = {}): MemoirLock {
+  const { fd, created } = openNoFollow(path, constants.O_RDWR | constants.O_APPEND, 'memoir', opts.create ?? true);
+  try {
+    waitForLock(fd, path, opts);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  let released = false;
+  return {
+    fd,
+    path,
+    created,
+    release() {
+      if (released) return;
+      released = true;
+      try {
+        fsx.unlock(fd);
+      } finally {
+        closeSync(fd); // closing releases the lock in any case
+      }
+    },
+  };
 }
 
-export function acquireLock(target: string, opts: { waitMs?: number; pollMs?: number } = {}): Lock {
-  const path = `${target}.lock`;
+function waitForLock(fd: number, path: string, opts: LockOptions): void {
   const deadline = Date.now() + (opts.waitMs ?? 5000);
   for (;;) {
+    let got: boolean;
     try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
-      closeSync(fd);
-      let released = false;
-      return {
-        release() {
-          if (released) return;
-          released = true;
-          try {
-            unlinkSync(path);
-          } catch {
-            // already gone: nothing to release
-          }
-        },
-      };
+      got = fsx.tryLock(fd);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(err, 'memoir lock', path);
+      throw new EnvironmentError(`cannot lock ${path}: ${(err as Error).message}`, 'the filesystem must support fcntl/flock locks', err);
     }
-    const holder = readHolder(path);
-    if (holder && holder.host === hostname() && !isAlive(holder.pid)) {
-      try {
-        unlinkSync(path); // stale: its process is gone
-      } catch {
-        // someone else removed it first
-      }
-      continue;
-    }
+    if (got) return;
+    if (opts.signal?.aborted) throw new CancelledError(`cancelled while waiting for the memoir lock: ${path}`);
     if (Date.now() >= deadline) {
-      const who = holder ? `pid ${holder.pid} on ${holder.host} since ${holder.since}` : 'another process';
-      throw new ConflictError(`memoir is being written by ${who}: ${target}`, `retry, or remove ${path} if that process is gone`);
+      const holder = describeHolder(fstatSync(fd));
+      throw new ConflictError(`memoir is being written by ${holder ?? 'another process'}: ${path}`, 'retry when that writer is done (the lock is released when it exits)');
     }
-    sleepSync(opts.pollMs ?? 25);
-  }
-}
-
-function readHolder(path: string): { pid: number; host: string; since: string } | undefined {
-  try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; host?: unknown; since?: unknown };
-    if (typeof v.pid === 'number' && typeof v.host === 'string') return { pid: v.pid, host: v.host, since: String(v.since) };
-  } catch {
-    // being written right now, or garbage
-  }
-  return undefined;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    sleepSync(opts.pollMs ?? 10);
   }
 }

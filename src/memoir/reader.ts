@@ -1,25 +1,39 @@
+import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { fsError, IntegrityError } from '../errors.js';
+import { MAX_LINE_BYTES } from './limits.js';
 import { parseLine } from './parse.js';
 import type { MemoirEntry } from './schema.js';
+import { firstInvalidUtf8 } from './utf8.js';
 
 /** A raw line of a memoir file: 1-based line number and byte range (newline excluded). */
 export interface RawLine {
   line: number;
   offset: number;
   length: number;
+  /** The line's text; empty for a line longer than MAX_LINE_BYTES (never loaded whole). */
   text: string;
   /** False for a final fragment with no newline: a torn write, never a complete entry. */
   terminated: boolean;
+  /** Set when the bytes cannot be an entry whatever they say. */
+  flaw?: { kind: 'too_long' | 'utf8'; message: string };
 }
 
 const CHUNK = 1 << 20;
 
+export interface ReadRange {
+  fromOffset?: number;
+  fromLine?: number;
+  untilOffset?: number;
+}
+
 /**
- * Streams the lines of a file from `fromOffset` (which must be a line start), in bounded memory.
- * Blank lines are skipped, as Python readers skip them.
+ * Streams the lines of a file from `fromOffset` (which must be a line start), in bounded memory:
+ * one buffer of a read chunk plus the longest line read whole (MAX_LINE_BYTES); a longer line is
+ * skipped over and reported with `flaw.kind = 'too_long'`. Blank lines are skipped, as Python
+ * readers skip them. Reads follow a symlinked path.
  */
-export function* readRawLines(path: string, opts: { fromOffset?: number; fromLine?: number; untilOffset?: number } = {}): Generator<RawLine> {
+export function* readRawLines(path: string, opts: ReadRange = {}): Generator<RawLine> {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -27,42 +41,92 @@ export function* readRawLines(path: string, opts: { fromOffset?: number; fromLin
     throw fsError(err, 'memoir', path);
   }
   try {
-    const size = opts.untilOffset ?? fstatSync(fd).size;
-    let pos = opts.fromOffset ?? 0;
-    let line = (opts.fromLine ?? 1) - 1;
-    let carry: Buffer = Buffer.alloc(0);
-    let carryStart = pos;
-    const buf = Buffer.allocUnsafe(CHUNK);
-    while (pos < size) {
-      const n = readSync(fd, buf, 0, Math.min(CHUNK, size - pos), pos);
-      if (n <= 0) break;
-      const chunk = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
-      const base = carry.length ? carryStart : pos;
-      pos += n;
-      let start = 0;
-      for (;;) {
-        const nl = chunk.indexOf(10, start);
-        if (nl < 0) break;
-        line++;
-        let end = nl;
-        if (end > start && chunk[end - 1] === 13) end--; // tolerate CRLF
-        if (end > start && !isBlank(chunk, start, end)) {
-          yield { line, offset: base + start, length: end - start, text: chunk.toString('utf8', start, end), terminated: true };
-        }
-        start = nl + 1;
-      }
-      carry = Buffer.from(chunk.subarray(start));
-      carryStart = base + start;
-    }
-    if (carry.length && !isBlank(carry, 0, carry.length)) {
-      yield { line: line + 1, offset: carryStart, length: carry.length, text: carry.toString('utf8'), terminated: false };
-    }
+    yield* readRawLinesFd(fd, opts);
   } finally {
     closeSync(fd);
   }
 }
 
-function isBlank(b: Buffer, start: number, end: number): boolean {
+export function* readRawLinesFd(fd: number, opts: ReadRange = {}): Generator<RawLine> {
+  const size = opts.untilOffset ?? fstatSync(fd).size;
+  let pos = opts.fromOffset ?? 0;
+  let line = (opts.fromLine ?? 1) - 1;
+  const buf = Buffer.allocUnsafe(CHUNK + MAX_LINE_BYTES + 2);
+  let have = 0; // bytes held in buf
+  let bufStart = pos; // file offset of buf[0]
+  let skipFrom = -1; // file offset where an over-long line began, while skipping it
+  while (pos < size) {
+    const n = readSync(fd, buf, have, Math.min(buf.length - have, size - pos), pos);
+    if (n <= 0) break;
+    pos += n;
+    const view = buf.subarray(0, have + n);
+    let start = 0;
+    if (skipFrom >= 0) {
+      const nl = view.indexOf(10, have);
+      if (nl < 0) {
+        have = 0;
+        bufStart = pos;
+        continue;
+      }
+      line++;
+      yield tooLong(line, skipFrom, bufStart + nl - skipFrom, true);
+      skipFrom = -1;
+      start = nl + 1;
+    }
+    have += n;
+    const lastNl = view.lastIndexOf(10);
+    // One UTF-8 check for the whole block of complete lines; only a failing block is checked line by line.
+    const blockValid = lastNl < start || isUtf8(view.subarray(start, lastNl + 1));
+    while (start <= lastNl) {
+      const nl = view.indexOf(10, start);
+      line++;
+      let end = nl;
+      if (end > start && view[end - 1] === 13) end--; // tolerate CRLF
+      if (end > start && !isBlank(view, start, end)) {
+        const length = end - start;
+        if (length > MAX_LINE_BYTES) yield tooLong(line, bufStart + start, length, true);
+        else {
+          const raw: RawLine = { line, offset: bufStart + start, length, text: view.toString('utf8', start, end), terminated: true };
+          if (!blockValid) {
+            const bad = firstInvalidUtf8(view, start, end);
+            if (bad >= 0) raw.flaw = { kind: 'utf8', message: `invalid UTF-8 at byte ${bad} of the line (offset ${raw.offset + bad})` };
+          }
+          yield raw;
+        }
+      }
+      start = nl + 1;
+    }
+    const rest = have - start;
+    if (rest > MAX_LINE_BYTES) {
+      skipFrom = bufStart + start;
+      have = 0;
+      bufStart = pos;
+    } else {
+      buf.copyWithin(0, start, have);
+      have = rest;
+      bufStart += start;
+    }
+  }
+  if (skipFrom >= 0) {
+    yield tooLong(line + 1, skipFrom, pos - skipFrom, false);
+  } else if (have > 0 && !isBlank(buf, 0, have)) {
+    const raw: RawLine = { line: line + 1, offset: bufStart, length: have, text: buf.toString('utf8', 0, have), terminated: false };
+    yield raw;
+  }
+}
+
+function tooLong(line: number, offset: number, length: number, terminated: boolean): RawLine {
+  return {
+    line,
+    offset,
+    length,
+    text: '',
+    terminated,
+    flaw: { kind: 'too_long', message: `the line is ${length.toLocaleString('en-US')} bytes, over the ${MAX_LINE_BYTES.toLocaleString('en-US')}-byte maximum (not read)` },
+  };
+}
+
+function isBlank(b: Uint8Array, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const c = b[i];
     if (c !== 32 && c !== 9 && c !== 13) return false;
@@ -70,16 +134,33 @@ function isBlank(b: Buffer, start: number, end: number): boolean {
   return true;
 }
 
+export type InvalidProblem = 'json' | 'schema' | 'too_long' | 'utf8';
+
 export type MemoirRecord =
   | ({ kind: 'entry'; entry: MemoirEntry; derived: boolean } & RawLine)
-  | ({ kind: 'invalid'; problem: 'json' | 'schema'; message: string } & RawLine)
+  | ({ kind: 'invalid'; problem: InvalidProblem; message: string } & RawLine)
   | ({ kind: 'torn' } & RawLine);
 
+export interface ReadRecordsOptions extends ReadRange {
+  occurrenceOf?: (baseId: string) => number;
+}
+
 /** Streams parsed records. Identical Python lines get `~2`, `~3`… via `occurrenceOf`. */
-export function* readRecords(
-  path: string,
-  opts: { fromOffset?: number; fromLine?: number; occurrenceOf?: (baseId: string) => number } = {},
-): Generator<MemoirRecord> {
+export function* readRecords(path: string, opts: ReadRecordsOptions = {}): Generator<MemoirRecord> {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw fsError(err, 'memoir', path);
+  }
+  try {
+    yield* readRecordsFd(fd, opts);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function* readRecordsFd(fd: number, opts: ReadRecordsOptions = {}): Generator<MemoirRecord> {
   const counts = new Map<string, number>();
   const occurrenceOf =
     opts.occurrenceOf ??
@@ -88,15 +169,15 @@ export function* readRecords(
       counts.set(base, n);
       return n;
     });
-  for (const raw of readRawLines(path, opts)) {
-    if (!raw.terminated) {
-      yield { kind: 'torn', ...raw };
-      continue;
-    }
-    const parsed = parseLine(raw.text, occurrenceOf);
-    if (parsed.ok) yield { kind: 'entry', entry: parsed.entry, derived: parsed.derived, ...raw };
-    else yield { kind: 'invalid', problem: parsed.problem, message: parsed.message, ...raw };
-  }
+  for (const raw of readRawLinesFd(fd, opts)) yield toRecord(raw, occurrenceOf);
+}
+
+export function toRecord(raw: RawLine, occurrenceOf?: (baseId: string) => number): MemoirRecord {
+  if (!raw.terminated) return { kind: 'torn', ...raw };
+  if (raw.flaw) return { kind: 'invalid', problem: raw.flaw.kind, message: raw.flaw.message, ...raw };
+  const parsed = parseLine(raw.text, occurrenceOf);
+  if (parsed.ok) return { kind: 'entry', entry: parsed.entry, derived: parsed.derived, ...raw };
+  return { kind: 'invalid', problem: parsed.problem, message: parsed.message, ...raw };
 }
 
 /** The bytes of one line, read by offset (the index knows where every entry is). */

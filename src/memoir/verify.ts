@@ -1,12 +1,21 @@
+import { closeSync, openSync } from 'node:fs';
+import { fsError } from '../errors.js';
+import { derivedId } from './entry-id.js';
 import { IdSet } from './id-set.js';
-import { readRecords } from './reader.js';
+import { parseLine } from './parse.js';
+import { readBytes } from './quarantine.js';
+import { readRawLinesFd, toRecord } from './reader.js';
+import { RevisionGraph, type RevisionNode } from './revisions.js';
 import { decideSplit, entryTypeOf, SPLIT_REASON_TEXT } from './split-rule.js';
 
 export type ProblemKind =
   | 'json'
   | 'schema'
+  | 'too_long'
+  | 'utf8'
   | 'lenient_split'
   | 'torn_tail'
+  | 'uncommitted_batch'
   | 'duplicate_id'
   | 'not_append'
   | 'identical_line'
@@ -30,33 +39,104 @@ export interface FileVerification {
   problems: Problem[];
 }
 
+/** A typed column that grows: one number per entry, a few bytes each instead of an object. */
+class Column<T extends Float64Array | Uint32Array> {
+  length = 0;
+  constructor(private data: T) {}
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new (this.data.constructor as new (n: number) => T)(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = v;
+  }
+  get(i: number): number {
+    return this.data[i] as number;
+  }
+}
+
 /**
- * Streams one memoir and reports every problem a reader would trip over: malformed lines,
- * schema errors, lenient splits (claims shared, the strict rule says private), duplicate
- * explicit ids, identical repeated Python lines, and a torn final fragment.
- * `seen` is shared across files so duplicates between memoirs are caught too; it stores numbers,
- * not strings, to keep a million ids in bounded memory.
+ * What `verify` remembers across memoirs, in compact memory: every entry's id as a 52-bit hash
+ * (IdSet) with its ordinal, and per ordinal its file, line, byte range and (for an id derived from
+ * a Python line) its occurrence number. Duplicates and revision targets are then confirmed by
+ * reading only the lines involved.
  */
 export interface SeenIds {
   files: string[];
   ids: IdSet;
-  /** Locations (file number × 2^32 + line) whose id hash was seen before: to confirm. */
+  file: Column<Uint32Array>;
+  line: Column<Uint32Array>;
+  offset: Column<Float64Array>;
+  length: Column<Uint32Array>;
+  /** 0 for an id written in the line, n for the derived id `py_…~n`. */
+  occurrence: Column<Uint32Array>;
+  /** Ordinals whose id hash was seen before (at `first`): to confirm. */
   candidates: { at: number; first: number }[];
+  /** Entries that name another with `supersedes`. */
+  revisions: VerifyNode[];
+}
+
+export interface VerifyNode extends RevisionNode {
+  ordinal: number;
 }
 
 export function newSeenIds(): SeenIds {
-  return { files: [], ids: new IdSet(), candidates: [] };
+  const n = 1 << 12;
+  return {
+    files: [],
+    ids: new IdSet(),
+    file: new Column(new Uint32Array(n)),
+    line: new Column(new Uint32Array(n)),
+    offset: new Column(new Float64Array(n)),
+    length: new Column(new Uint32Array(n)),
+    occurrence: new Column(new Uint32Array(n)),
+    candidates: [],
+    revisions: [],
+  };
 }
 
-export function verifyFile(path: string, seen: SeenIds, onProgress?: (bytes: number) => void): FileVerification {
+export interface VerifyFileOptions {
+  onProgress?: (bytes: number) => void;
+  /** Awaited every few thousand lines: yields to the event loop, throws to cancel. */
+  checkpoint?: () => Promise<void>;
+}
+
+/**
+ * Streams one memoir and reports every problem a reader would trip over: malformed lines, schema
+ * errors, invalid UTF-8, lines over the size limit, lenient splits (claims shared, the strict
+ * rule says private), identical repeated Python lines and a torn final fragment. Duplicate ids
+ * (also across memoirs) and revision chains are checked once every file is read
+ * (`confirmDuplicates`, `revisionProblems`). Never needs the index.
+ */
+export async function verifyFile(path: string, seen: SeenIds, opts: VerifyFileOptions = {}): Promise<FileVerification> {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw fsError(err, 'memoir', path);
+  }
+  try {
+    return await verifyFd(fd, path, seen, opts);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFileOptions): Promise<FileVerification> {
   const fileNo = seen.files.push(path) - 1;
   const problems: Problem[] = [];
+  const occurrences = new OccurrenceCounter(fd);
   let entries = 0;
   let bytes = 0;
   let n = 0;
-  for (const rec of readRecords(path)) {
-    bytes = rec.offset + rec.length + 1;
-    if (++n % 25000 === 0) onProgress?.(bytes);
+  for (const raw of readRawLinesFd(fd)) {
+    const rec = toRecord(raw, (base) => occurrences.next(base, raw));
+    bytes = rec.offset + rec.length + (rec.terminated ? 1 : 0);
+    if (++n % 4096 === 0) {
+      opts.onProgress?.(bytes);
+      await opts.checkpoint?.();
+    }
     const at = { path, line: rec.line, offset: rec.offset };
     if (rec.kind === 'torn') {
       problems.push({ ...at, kind: 'torn_tail', severity: 'error', message: `torn final fragment of ${rec.length} bytes (a write that never finished)`, fix: `kourai memoir repair --memoir ${path}` });
@@ -68,54 +148,163 @@ export function verifyFile(path: string, seen: SeenIds, onProgress?: (bytes: num
     }
     entries++;
     const e = rec.entry;
-    const v = decideSplit({ ...e, entry_type: entryTypeOf(e) });
+    const type = entryTypeOf(e);
+    const v = decideSplit({ ...e, entry_type: type });
     if (v.lenient) {
       problems.push({ ...at, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[v.reason]}; kourai treats it as private` });
     }
-    const here = fileNo * 2 ** 32 + rec.line;
-    const first = seen.ids.addOrGet(e.entry_id, here);
-    if (first !== undefined) seen.candidates.push({ at: here, first });
+    const ordinal = seen.file.length;
+    seen.file.push(fileNo);
+    seen.line.push(rec.line);
+    seen.offset.push(rec.offset);
+    seen.length.push(rec.length);
+    seen.occurrence.push(rec.derived ? occurrenceIn(e.entry_id) : 0);
+    const first = seen.ids.addOrGet(e.entry_id, ordinal);
+    if (first !== undefined) seen.candidates.push({ at: ordinal, first });
     if (rec.derived && e.entry_id.includes('~')) {
       problems.push({ ...at, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${e.entry_id})` });
     }
+    if (typeof e.supersedes === 'string') {
+      seen.revisions.push({ entry_id: e.entry_id, supersedes: e.supersedes, recorded_at: normalTime(e.recorded_at), order: ordinal, entry_type: type, shareable: v.shareable, ordinal });
+    }
   }
+  opts.onProgress?.(bytes);
   return { path, entries, bytes, problems };
 }
 
+function occurrenceIn(id: string): number {
+  const i = id.indexOf('~');
+  return i < 0 ? 1 : Number(id.slice(i + 1));
+}
+
+function normalTime(t: unknown): string | null {
+  if (typeof t !== 'string') return null;
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
 /**
- * Confirms candidate duplicates with exact ids (a second pass that reads only the lines involved)
- * and returns the real ones as problems.
+ * Numbers identical Python lines within one file (`py_…`, `py_…~2`…) in compact memory: a table
+ * from the hash of the derived id to its count and the first line's byte range. A repeated hash is
+ * confirmed by comparing the two lines' bytes, so only truly identical lines are numbered.
+ */
+class OccurrenceCounter {
+  private readonly set = new IdSet();
+  private readonly counts: number[] = [];
+  private readonly firsts: { offset: number; length: number }[] = [];
+
+  constructor(private readonly fd: number) {}
+
+  next(base: string, here: { offset: number; length: number }): number {
+    const slot = this.set.addOrGet(base, this.counts.length);
+    if (slot === undefined) {
+      this.counts.push(1);
+      this.firsts.push(here);
+      return 1;
+    }
+    const first = this.firsts[slot] as { offset: number; length: number };
+    if (first.length !== here.length || !readBytes(this.fd, first.offset, first.length).equals(readBytes(this.fd, here.offset, here.length))) return 1; // a hash collision
+    const n = (this.counts[slot] as number) + 1;
+    this.counts[slot] = n;
+    return n;
+  }
+}
+
+/** The exact id of the entry at an ordinal (read back from its line). */
+function idAt(seen: SeenIds, ordinal: number): string | undefined {
+  const path = seen.files[seen.file.get(ordinal)] as string;
+  const text = readLine(path, seen.offset.get(ordinal), seen.length.get(ordinal));
+  const parsed = parseLine(text, () => 1);
+  if (!parsed.ok) return undefined;
+  const occ = seen.occurrence.get(ordinal);
+  return occ === 0 ? parsed.entry.entry_id : derivedId(text, occ);
+}
+
+function readLine(path: string, offset: number, length: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    return readBytes(fd, offset, length).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function where(seen: SeenIds, ordinal: number): string {
+  return `${seen.files[seen.file.get(ordinal)]}:${seen.line.get(ordinal)}`;
+}
+
+/**
+ * Confirms candidate duplicates with exact ids (reading only the lines involved) and returns the
+ * real ones as problems.
  */
 export function confirmDuplicates(seen: SeenIds): Problem[] {
-  if (seen.candidates.length === 0) return [];
-  const wanted = new Map<number, Set<number>>(); // file number -> lines to read
-  for (const c of seen.candidates) {
-    for (const loc of [c.at, c.first]) {
-      const f = Math.floor(loc / 2 ** 32);
-      let s = wanted.get(f);
-      if (!s) wanted.set(f, (s = new Set()));
-      s.add(loc % 2 ** 32);
-    }
-  }
-  const idAt = new Map<number, string>();
-  for (const [f, lines] of wanted) {
-    for (const rec of readRecords(seen.files[f] as string)) {
-      if (rec.kind === 'entry' && lines.has(rec.line)) idAt.set(f * 2 ** 32 + rec.line, rec.entry.entry_id);
-    }
-  }
   const out: Problem[] = [];
   for (const c of seen.candidates) {
-    const id = idAt.get(c.at);
-    if (id === undefined || id !== idAt.get(c.first)) continue; // a hash collision, not a duplicate
-    const path = seen.files[Math.floor(c.at / 2 ** 32)] as string;
+    const id = idAt(seen, c.at);
+    if (id === undefined || id !== idAt(seen, c.first)) continue; // a hash collision, not a duplicate
     out.push({
-      path,
-      line: c.at % 2 ** 32,
-      offset: null,
+      path: seen.files[seen.file.get(c.at)] as string,
+      line: seen.line.get(c.at),
+      offset: seen.offset.get(c.at),
       kind: 'duplicate_id',
       severity: 'error',
-      message: `entry id ${id} was already used at ${seen.files[Math.floor(c.first / 2 ** 32)]}:${c.first % 2 ** 32}`,
+      message: `entry id ${id} was already used at ${where(seen, c.first)}`,
     });
   }
   return out;
 }
+
+const LABEL = {
+  cycle: 'revision cycle',
+  dangling: 'dangling revision',
+  fork: 'forked revision',
+  type_change: 'revision changes the entry type',
+  widens_privacy: 'revision widens privacy',
+} as const;
+
+/**
+ * The revision pass: cycles, dangling `supersedes`, forks (two revisions of one entry), revisions
+ * that change the entry type or claim to be more shareable than what they replace. The graph is
+ * the revisions seen while streaming plus the entries they name, read back by offset.
+ */
+export function revisionProblems(seen: SeenIds): Problem[] {
+  if (seen.revisions.length === 0) return [];
+  const nodes = new Map<string, VerifyNode>();
+  for (const r of seen.revisions) if (!nodes.has(r.entry_id)) nodes.set(r.entry_id, r);
+  for (const r of seen.revisions) {
+    const target = r.supersedes as string;
+    if (nodes.has(target)) continue;
+    const ordinal = seen.ids.get(target);
+    if (ordinal === undefined || idAt(seen, ordinal) !== target) continue; // not in these memoirs: dangling
+    const path = seen.files[seen.file.get(ordinal)] as string;
+    const text = readLine(path, seen.offset.get(ordinal), seen.length.get(ordinal));
+    const parsed = parseLine(text, () => 1);
+    if (!parsed.ok) continue;
+    const e = parsed.entry;
+    const type = entryTypeOf(e);
+    nodes.set(target, {
+      entry_id: target,
+      supersedes: typeof e.supersedes === 'string' ? e.supersedes : null,
+      recorded_at: normalTime(e.recorded_at),
+      order: ordinal,
+      entry_type: type,
+      shareable: decideSplit({ ...e, entry_type: type }).shareable,
+      ordinal,
+    });
+  }
+  const graph = new RevisionGraph(nodes.values());
+  return graph.problems().map((p) => {
+    const node = graph.get(p.entry_id);
+    const ordinal = node?.ordinal;
+    return {
+      path: ordinal !== undefined ? (seen.files[seen.file.get(ordinal)] as string) : (seen.files[0] ?? ''),
+      line: ordinal !== undefined ? seen.line.get(ordinal) : null,
+      offset: ordinal !== undefined ? seen.offset.get(ordinal) : null,
+      kind: 'revision',
+      severity: 'error',
+      message: `${LABEL[p.kind]}: ${p.entry_id}: ${p.message}`,
+      fix: `kourai memoir show ${p.entry_id} --history`,
+    } satisfies Problem;
+  });
+}
+

@@ -1,7 +1,7 @@
 import type { Ctx } from '../context.js';
 import { count } from '../format.js';
 import type { IndexFeedback } from '../store/indexed.js';
-import { warn } from './notice.js';
+import { note, warn } from './notice.js';
 import { progress, type Progress } from './progress.js';
 
 /**
@@ -19,6 +19,9 @@ export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>,
     },
     finish() {
       bar?.finish();
+    },
+    note(text) {
+      if (!quiet) note(ctx, text);
     },
     integrity(u) {
       if (!quiet) warn(ctx, `${u.path}: ${u.integrity ?? 'changed'}; the index was rebuilt for it (see \`kourai memoir verify\`)`);

@@ -1,6 +1,22 @@
 import type { Migration } from './db.js';
 
 /**
+ * The secondary indexes of `entries`, by name. A bulk load (index-build.ts) drops them and
+ * builds them once at the end, which is several times faster than updating them row by row;
+ * `entries_base_id` stays (it numbers identical Python lines while loading).
+ */
+export const BULK_INDEXES: Readonly<Record<string, string>> = {
+  entries_file_line: 'CREATE INDEX entries_file_line ON entries(file_id, line)',
+  entries_entry_id: 'CREATE INDEX entries_entry_id ON entries(entry_id)',
+  entries_agent: 'CREATE INDEX entries_agent ON entries(agent, file_id, line)',
+  entries_source: 'CREATE INDEX entries_source ON entries(source, file_id, line)',
+  entries_type: 'CREATE INDEX entries_type ON entries(entry_type, file_id, line)',
+  entries_scene: 'CREATE INDEX entries_scene ON entries(scene_id)',
+  entries_recorded: 'CREATE INDEX entries_recorded ON entries(recorded_at)',
+  entries_supersedes: 'CREATE INDEX entries_supersedes ON entries(supersedes) WHERE supersedes IS NOT NULL',
+};
+
+/**
  * The memoir index (`$KOURAI_HOME/cache/index.db`): a cache, rebuilt from the JSONL whenever a
  * file changes in a way other than an append. Nothing here is the source of truth.
  */
@@ -76,6 +92,18 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
         detected_at TEXT NOT NULL,
         what TEXT NOT NULL
       );
+    `,
+  },
+  {
+    // Chunk hashes now cover the partial last chunk (verify checks every indexed byte): the cache
+    // is emptied and rebuilt from the memoirs on the next read.
+    version: 2,
+    up: `
+      DELETE FROM chunks;
+      DELETE FROM problems;
+      INSERT INTO entries_fts(entries_fts) VALUES ('delete-all');
+      DELETE FROM entries;
+      UPDATE files SET indexed_bytes = 0, indexed_lines = 0, head_hash = NULL, tail_start = 0, tail_hash = NULL;
     `,
   },
 ];

@@ -8,6 +8,7 @@ import type { MemoirEntry } from '../memoir/schema.js';
 import { checkpoint } from '../runtime/cancel.js';
 import { collector } from '../runtime/gc.js';
 import { openDb } from './db.js';
+import { assertIndexWritable } from './index-file.js';
 import { INDEX_MIGRATIONS } from './index-migrations.js';
 import { indexPath, MemoirIndex, openIndex, type EntryRow, type FileUpdate } from './memoir-index.js';
 import { MemoirQueries } from './memoir-queries.js';
@@ -27,6 +28,8 @@ export interface IndexFeedback {
   /** Bytes read so far of all the memoirs. */
   progress?(done: number, total: number): void;
   finish?(): void;
+  /** Something happened to the index file itself (moved aside, used read-only or in memory). */
+  note?(text: string): void;
   /** A file changed other than by an append: the index was rebuilt for it. */
   integrity?(update: FileUpdate): void;
   /** Some lines of these memoirs are not valid entries and are skipped. */
@@ -42,7 +45,7 @@ export interface IndexFeedback {
 export async function openIndexed(
   ctx: Pick<Ctx, 'env' | 'cwd' | 'now' | 'signal'>,
   memoirs: readonly string[],
-  opts: { rebuild?: boolean; feedback?: IndexFeedback; readOnly?: boolean } = {},
+  opts: { rebuild?: boolean; feedback?: IndexFeedback; readOnly?: boolean; mustWrite?: boolean } = {},
 ): Promise<IndexedMemoirs> {
   const home = kouraiHome(ctx);
   const paths = resolveMemoirs(memoirs, home, ctx.cwd);
@@ -54,25 +57,29 @@ export async function openIndexed(
     }
   });
   const total = sizes.reduce((a, b) => a + b, 0);
-  const cp = checkpoint(ctx.signal, { what: 'indexing cancelled: what was indexed so far is kept' });
+  const cp = checkpoint(ctx.signal, {
+    what: opts.rebuild ? 'index rebuild cancelled: the index is as it was' : 'indexing cancelled: what was indexed so far is kept',
+  });
   const feedback = opts.feedback ?? {};
-  const index = opts.readOnly && !canUseIndexFile(home) ? memoryIndex() : openIndex(home);
+  if (opts.mustWrite) assertIndexWritable(indexPath(home));
+  const index = opts.readOnly && !canUseIndexFile(home) ? memoryIndex() : openIndex(home, { now: ctx.now });
   try {
-    const updates: FileUpdate[] = [];
+    for (const n of index.notes) feedback.note?.(n);
+    const notesBefore = index.notes.length;
     const gc = collector();
-    let before = 0;
     let batches = 0;
-    for (const [i, f] of paths.entries()) {
-      const onProgress = (b: number): void => {
-        feedback.progress?.(before + b, total);
+    // Each checkpoint is a consistent point of the build: Ctrl-C there leaves the index usable.
+    const updates = await index.build(paths, {
+      now: ctx.now,
+      rebuild: opts.rebuild ?? false,
+      checkpoint: async (done) => {
+        feedback.progress?.(done, total);
         if (++batches % 10 === 0) gc(); // bounded memory on big index builds
-      };
-      const [u] = opts.rebuild ? index.rebuild([f], { now: ctx.now, onProgress }) : index.update([f], { now: ctx.now, onProgress });
-      if (u) updates.push(u);
-      before += sizes[i] ?? 0;
-      await cp();
-    }
+        await cp();
+      },
+    });
     feedback.finish?.();
+    for (const n of index.notes.slice(notesBefore)) feedback.note?.(n);
     for (const u of updates) if (u.integrity) feedback.integrity?.(u);
     const fileIds = updates.map((u) => u.fileId);
     const invalidLines = new MemoirQueries(index).invalidLines(fileIds);

@@ -136,8 +136,8 @@ export interface ExpectedAdapter {
   agent: Agent;
   kind: AdapterKindName;
   version: number;
-  /** The running base: the adapter must have been trained over it. */
-  spec: BaseSpec;
+  /** The running base: the adapter must have been trained over it ('own': check against the base it records, for inspecting). */
+  spec: BaseSpec | 'own';
   fingerprint: string;
   /** The registry's digest of the safetensors file (null: not checked, e.g. an export). */
   fileSha256: string | null;
@@ -171,9 +171,11 @@ export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapte
   const k = config?.kourai;
   if (config?.peft_type !== 'LORA' || !k || typeof k.base_fingerprint !== 'string' || !Number.isInteger(config.r) || typeof config.lora_alpha !== 'number') throw corrupt(`${CONFIG_FILE} is not a kourai LoRA adapter config`);
   if (k.agent !== want.agent || k.kind !== want.kind) throw corrupt(`${CONFIG_FILE} is for ${k.agent} ${k.kind}`);
+  if (want.spec === 'own' && (typeof k.base_spec !== 'object' || k.base_spec === null)) throw corrupt(`${CONFIG_FILE} does not record its base specification`);
+  const spec = want.spec === 'own' ? k.base_spec : want.spec;
   if (k.base_fingerprint !== want.fingerprint) {
     throw new BaseMismatchError(
-      `${label} was trained over base ${short(k.base_fingerprint)}, but the configured base is ${short(want.fingerprint)} (${describeEncoder(want.spec)})`,
+      `${label} was trained over base ${short(k.base_fingerprint)}, but the configured base is ${short(want.fingerprint)} (${describeEncoder(spec)})`,
       `adapters over different bases are never mixed: restore the encoder setting in config.json, or retrain with \`kourai train bond\``,
     );
   }
@@ -191,7 +193,7 @@ export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapte
   if (contents.metadata['kourai.base_fingerprint'] !== k.base_fingerprint) throw corrupt(`${MODEL_FILE} names base ${short(contents.metadata['kourai.base_fingerprint'] ?? 'none')}, the config ${short(k.base_fingerprint)}`);
   let lora: LoraWeights;
   try {
-    lora = tensorsToLora(want.spec, want.agent, config.r, contents.tensors);
+    lora = tensorsToLora(spec, want.agent, config.r, contents.tensors);
   } catch (err) {
     throw corrupt(`${MODEL_FILE}: ${(err as Error).message}`);
   }

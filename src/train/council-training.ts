@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js';
 import { isBondOnly, type Agent } from '../memoir/agents.js';
 import { headOf } from './adapter-layout.js';
 import type { BaseModel } from './base-model.js';
-import type { Example } from './example.js';
+import type { Example } from './examples/types.js';
 import { loraWeights, type LoraWeights } from './lora.js';
 import type { TrainerWorker } from './train-in-worker.js';
 import type { EpochProgress, TrainReport, TrainSettings } from './trainer.js';

@@ -1,4 +1,3 @@
-import { kouraiHome } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { isBondOnly, type Agent } from '../memoir/agents.js';
 import { openStateDb } from '../store/state-db.js';
@@ -8,6 +7,7 @@ import { AdapterStore } from './adapter-store.js';
 import { Inference, type AgentModel, type LoadedLora } from './inference.js';
 import { leanFor, learnConfig, type LearnConfig } from './learn-config.js';
 import { openTextEncoder, type TextEncoder } from './text-encoder.js';
+import { routeText } from './examples/route-text.js';
 
 /**
  * What hosts call: rank candidate texts for an agent (best-of-n reranking), or ask Hephaestus's
@@ -49,14 +49,6 @@ export interface RouteResult {
   adapters: { council: number | null; bond: number | null };
   text: string;
   distribution: { agent: Agent; p: number }[];
-}
-
-/** The text the routing head reads: the task description and the task type (as training builds it). */
-export function routeText(description: string | null, taskType: string | null): string | null {
-  const parts: string[] = [];
-  if (description !== null && description.trim() !== '') parts.push(description.trim());
-  if (taskType !== null && taskType.trim() !== '') parts.push(`task type: ${taskType.trim()}`);
-  return parts.length > 0 ? parts.join('\n') : null;
 }
 
 export class Scorer {
@@ -129,10 +121,4 @@ export class Scorer {
   close(): void {
     this.encoder.close();
   }
-}
-
-/** Library convenience: the scorer of `$KOURAI_HOME` (or `home`) for one agent. */
-export function openScorer(o: Partial<Pick<ScorerOptions, 'home' | 'env' | 'signal'>> & Omit<ScorerOptions, 'home' | 'env' | 'signal'>): Promise<Scorer> {
-  const env = o.env ?? process.env;
-  return Scorer.open({ ...o, env, home: o.home ?? kouraiHome({ env, cwd: process.cwd() }), signal: o.signal ?? new AbortController().signal });
 }

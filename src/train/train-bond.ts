@@ -1,7 +1,7 @@
 import { AGENTS, isBondOnly, type Agent } from '../memoir/agents.js';
 import type { AdapterRow } from '../store/adapter-registry.js';
 import type { AdapterStore } from './adapter-store.js';
-import type { Example } from './example.js';
+import type { Example } from './examples/types.js';
 import type { Metric } from './metrics.js';
 import type { TextEncoder } from './text-encoder.js';
 import type { TrainerWorker } from './train-in-worker.js';

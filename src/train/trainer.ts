@@ -4,7 +4,7 @@ import { AdamW } from './adamw.js';
 import { headOf } from './adapter-layout.js';
 import type { BaseModel, HeadName } from './base-model.js';
 import { hashString } from './encoder/hashed-ngrams.js';
-import type { Example } from './example.js';
+import type { Example } from './examples/types.js';
 import type { Features } from './features.js';
 import { cloneLora, initLora, loraWeights, type LoraDims, type LoraWeights } from './lora.js';
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';

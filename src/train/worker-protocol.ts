@@ -1,5 +1,5 @@
 import type { BaseSpec } from './base-spec.js';
-import type { Example } from './example.js';
+import type { Example } from './examples/types.js';
 import type { EpochProgress, TrainReport, TrainSettings } from './trainer.js';
 
 /** Messages between the main thread and the training worker (structured clone; buffers transferred). */

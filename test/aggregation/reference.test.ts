@@ -164,3 +164,15 @@ describe('LoRA-FAIR agrees with the float64 NumPy reference (lora-fair-drift.jso
     }
   }
 });
+
+describe('weighted FedAvg against a naive sum (NumPy fixture)', () => {
+  it('fedavg(rows, weights) is Σwᵢxᵢ/Σwᵢ', () => {
+    const fx = JSON.parse(readFileSync(new URL('../fixtures/council/client-round.json', import.meta.url), 'utf8')) as { weighted_updates: { A: number[]; B: number[] }[]; weights: number[]; weighted_fedavg: { A: number[]; B: number[] } };
+    const rows = fx.weighted_updates.map((u) => Float32Array.from([...u.A, ...u.B]));
+    const want = [...fx.weighted_fedavg.A, ...fx.weighted_fedavg.B];
+    for (const opts of [{}, { kernel: null }]) {
+      const got = fedavg(rows, fx.weights, opts).aggregate;
+      got.forEach((x, k) => expect(Math.abs(x - want[k]!)).toBeLessThanOrEqual(1e-7 * Math.max(1e-3, Math.abs(want[k]!))));
+    }
+  });
+});

@@ -3,6 +3,11 @@ import { buildCli } from '../../src/cli.js';
 import affinity from '../../src/commands/affinity.js';
 import aggregate from '../../src/commands/council/aggregate.js';
 import forgeAdd from '../../src/commands/council/forge-add.js';
+import forgeList from '../../src/commands/council/forge-list.js';
+import forgeRevoke from '../../src/commands/council/forge-revoke.js';
+import forgeRotate from '../../src/commands/council/forge-rotate.js';
+import layoutReset from '../../src/commands/council/layout-reset.js';
+import layoutShow from '../../src/commands/council/layout-show.js';
 import rounds from '../../src/commands/council/rounds.js';
 import serve from '../../src/commands/council/serve.js';
 import trust from '../../src/commands/council/trust.js';
@@ -113,11 +118,27 @@ const table: [string[], unknown, Record<string, unknown>][] = [
   [['council', 'rounds', '--limit', '5'], rounds, { limit: 5, json: false }],
   [['council', 'trust', '--json', '--config', 'c.json'], trust, { json: true, config: 'c.json' }],
   [
-    ['council', 'aggregate', '--strategy', 'multikrum', '--byzantine', '4', 'a.safetensors', 'b.safetensors', '-o', 'out.safetensors', '--m', '3'],
+    ['council', 'aggregate', '--strategy', 'multikrum', '--byzantine', '4', 'a.safetensors', 'b.safetensors', '-o', 'out.safetensors', '--multikrum-m', '3'],
     aggregate,
-    { strategy: 'multikrum', byzantine: 4, updates: ['a.safetensors', 'b.safetensors'], out: 'out.safetensors', m: 3, dtype: 'F32' },
+    { strategy: 'multikrum', byzantine: 4, updates: ['a.safetensors', 'b.safetensors'], out: 'out.safetensors', multikrumM: 3, dtype: 'F32', force: false, weights: 'uniform' },
   ],
-  [['council', 'aggregate', '--strategy', 'lora-fair', 'a', '-o', 'o', '--weights', '1,2.5', '--solver', 'ridge'], aggregate, { weights: [1, 2.5], solver: 'ridge' }],
+  [
+    ['council', 'aggregate', '--strategy', 'lora-fair', 'a', '-o', 'o', '--weight-values', '1,2.5', '--lora-fair-solver', 'ridge', '--lora-fair-lambda', '0.1', '--lora-fair-lr', '0.2', '--lora-fair-steps', '7', '--force'],
+    aggregate,
+    { weightValues: [1, 2.5], loraFairSolver: 'ridge', loraFairLambda: 0.1, loraFairLr: 0.2, loraFairSteps: 7, force: true },
+  ],
+  [['council', 'aggregate', '--strategy', 'fedavg', 'a', '-o', 'o', '--weights', 'counts'], aggregate, { weights: 'counts' }],
+  [
+    ['council', 'serve', '--clip-norm', '0.5..1', '--noise-multiplier', '8', '--layouts', 'l.json', '--max-uploads-per-forge', '3', '--upload-grace', '5s', '--upload-rate', '64KiB'],
+    serve,
+    { clipNorm: '0.5..1', noiseMultiplier: '8', layouts: 'l.json', maxUploadsPerForge: '3', uploadGrace: '5s', uploadRate: '64KiB' },
+  ],
+  [['council', 'forge', 'list', '--json'], forgeList, { json: true }],
+  [['council', 'forge', 'revoke', 'athens'], forgeRevoke, { name: 'athens', json: false }],
+  [['council', 'forge', 'rotate', 'athens', '--data-dir', 'd'], forgeRotate, { name: 'athens', dataDir: 'd' }],
+  [['council', 'layout', 'show'], layoutShow, { json: false }],
+  [['council', 'layout', 'show', 'metis', '--layouts', 'l.json', '--json'], layoutShow, { agent: 'metis', layouts: 'l.json', json: true }],
+  [['council', 'layout', 'reset', 'aidos', '--config', 'c.json'], layoutReset, { agent: 'aidos', config: 'c.json' }],
   [['doctor', '--json'], doctor, { json: true }],
 ];
 
@@ -134,6 +155,12 @@ describe('argv -> command and options', () => {
     expect((await parse(['affinity', '--no-color', '-q'])).globals).toEqual({ noInput: false, noColor: true, quiet: true });
     expect((await parse(['--quiet', 'memoir', 'synth'])).globals.quiet).toBe(true);
   });
+});
+
+it('council aggregate: the old offline-only names are gone (the same flags as `council serve`)', async () => {
+  for (const old of [['--m', '3'], ['--lambda', '0.1'], ['--lr', '0.1'], ['--steps', '3'], ['--solver', 'gd'], ['--weights', '1,2']]) {
+    await expect(parse(['council', 'aggregate', '--strategy', 'krum', 'a', '-o', 'x', ...old])).rejects.toThrow();
+  }
 });
 
 describe('refused argv: one plain line naming the flag (usage error, exit 2)', () => {
@@ -163,7 +190,7 @@ describe('refused argv: one plain line naming the flag (usage error, exit 2)', (
     [['privacy', 'epsilon', '--sigma', '1e400'], /^--sigma: "1e400" is out of range \(give a finite number\)$/],
     [['privacy', 'epsilon', '--sigma', '1', '--sample-rate', '0'], /^--sample-rate: the sample rate must be in \(0, 1\]/],
     [['privacy', 'release', '--agent', 'aidos', '--round', '1'], /^--file: required/],
-    [['council', 'aggregate', '--strategy', 'krum', 'a', '-o', 'x', '--weights', '1,-1'], /^--weights: weights must be positive numbers/],
+    [['council', 'aggregate', '--strategy', 'krum', 'a', '-o', 'x', '--weight-values', '1,-1'], /^--weight-values: .*must be positive numbers/],
   ])('kourai %j', async (argv, message) => {
     const err = await parse(argv).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);

@@ -11,7 +11,9 @@ import { ExitCode } from '../../src/errors.js';
 import { readSafetensors, writeSafetensors } from '../../src/tensor/safetensors.js';
 import { dtypeOf } from '../../src/tensor/tensor.js';
 import { parseOptions } from '../../src/run-command.js';
-import { body, call, FINGERPRINT, update } from '../council/helpers.js';
+import { body, call, FINGERPRINT, SPECS, update } from '../council/helpers.js';
+
+const LAYOUTS = JSON.stringify({ '*': SPECS });
 import { honestRows } from '../aggregation/helpers.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 import { fedavg } from '../../src/aggregation/fedavg.js';
@@ -31,8 +33,8 @@ describe('council commands (in-process)', () => {
   it('serve runs until the signal, with forge add / rounds / trust working beside it', async () => {
     const controller = new AbortController();
     const c = testCtx({ home: ctx.home, signal: controller.signal });
-    const serving = run(serve as never, { port: '0', baseFingerprint: [FINGERPRINT], minForges: '2', strategy: 'median', byzantine: '0', json: true }, c);
-    for (let i = 0; i < 100 && !c.stdout.text.includes('listening'); i++) await new Promise((r) => setTimeout(r, 20));
+    const serving = run(serve as never, { port: '0', baseFingerprint: [FINGERPRINT], layouts: LAYOUTS, noiseMultiplier: '0..10', minForges: '2', strategy: 'median', byzantine: '0', json: true }, c);
+    while (!c.stdout.text.includes('listening')) await new Promise((r) => setTimeout(r, 10)); // until it says so (the test timeout bounds it)
     const { url } = JSON.parse(c.stdout.text.split('\n')[0] as string) as { url: string };
     const a = (await run(forgeAdd as never, { name: 'athens' })) as { token: string; forge: string };
     const b = (await run(forgeAdd as never, { name: 'sparta' })) as { token: string };
@@ -41,10 +43,7 @@ describe('council commands (in-process)', () => {
       expect((await call(url, 'PUT', '/v1/rounds/1/updates/mneme', t, body(update(i)))).status).toBe(201);
       await call(url, 'POST', '/v1/rounds/1/seal', t, {});
     }
-    for (let i = 0; i < 100; i++) {
-      if ((await call(url, 'GET', '/v1/rounds/1', a.token)).json.state === 'aggregated') break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    while ((await call(url, 'GET', '/v1/rounds/1', a.token)).json.state !== 'aggregated') await new Promise((r) => setTimeout(r, 10));
     const r = (await run(rounds as never, {})) as Awaited<ReturnType<typeof rounds.run>>;
     expect(r.rounds.map((x) => [x.round, x.state, x.strategy, x.forges_sealed])).toEqual([
       [2, 'open', 'median', 0],
@@ -68,10 +67,10 @@ describe('council commands (in-process)', () => {
     await expect(run(serve as never, { port: '0' })).rejects.toMatchObject({ exitCode: ExitCode.usage });
     const controller = new AbortController();
     const c = testCtx({ home: ctx.home, signal: controller.signal });
-    const first = run(serve as never, { port: '0', baseFingerprint: ['x'], json: true }, c);
-    for (let i = 0; i < 100 && !c.stdout.text.includes('listening'); i++) await new Promise((r) => setTimeout(r, 20));
+    const first = run(serve as never, { port: '0', baseFingerprint: ['x'], layouts: LAYOUTS, noiseMultiplier: '0..10', json: true }, c);
+    while (!c.stdout.text.includes('listening')) await new Promise((r) => setTimeout(r, 10)); // until it says so (the test timeout bounds it)
     const { port } = JSON.parse(c.stdout.text.split('\n')[0] as string) as { port: number };
-    await expect(run(serve as never, { port: String(port), baseFingerprint: ['x'], dataDir: join(ctx.home, 'other') })).rejects.toMatchObject({ exitCode: ExitCode.environment, message: expect.stringMatching(new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`)) });
+    await expect(run(serve as never, { port: String(port), baseFingerprint: ['x'], layouts: LAYOUTS, noiseMultiplier: '0..10', dataDir: join(ctx.home, 'other') })).rejects.toMatchObject({ exitCode: ExitCode.environment, message: expect.stringMatching(new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`)) });
     controller.abort();
     await first;
   });
@@ -93,14 +92,14 @@ describe('council commands (in-process)', () => {
     const expected = fedavg(rows).aggregate;
     expect(written.map((t) => dtypeOf(t.data))).toEqual(['F32', 'F32']);
     written[0]?.data.forEach((x, k) => expect(x).toBeCloseTo(expected[k]!, 6));
-    const lf = (await run(aggregate as never, { updates: files, strategy: 'lora-fair', out: join(ctx.home, 'lf.safetensors'), steps: '50', lr: '0.05' })) as Awaited<ReturnType<typeof aggregate.run>>;
+    const lf = (await run(aggregate as never, { updates: files, strategy: 'lora-fair', out: join(ctx.home, 'lf.safetensors'), loraFairSteps: '50', loraFairLr: '0.05' })) as Awaited<ReturnType<typeof aggregate.run>>;
     expect(lf.layers?.[0]?.layer).toBe('q.lora_*.weight');
     const layer = loraFairLayer(rows.map((r) => r.subarray(0, 10)), rows.map((r) => r.subarray(10)), new Float64Array(4).fill(0.25), { m: 6, r: 2, n: 5 }, { lambda: 0.01, lr: 0.05, steps: 50, reg: 'sq', cosine: 'flat', solver: 'gd' });
     expect(lf.layers?.[0]?.cos_after).toBeCloseTo(layer.cosAfter, 12);
     expect(aggregate.render?.(lf as never, ctx)).toMatch(/lora-fair: 4 of 4 updates used, 22 coordinates in 2 tensors[\s\S]*q\.lora_\*\.weight: cos 0\.\d+ → 0\.\d+/);
     const mismatch = join(ctx.home, 'm.safetensors');
     writeFileSync(mismatch, writeSafetensors([{ name: 'q.lora_A.weight', shape: [10], data: new Float32Array(10) }, { name: 'q.lora_B.weight', shape: [6, 2], data: new Float32Array(12) }]));
-    await expect(run(aggregate as never, { updates: [files[0], mismatch], strategy: 'fedavg', out })).rejects.toMatchObject({ exitCode: ExitCode.invalidData, message: expect.stringMatching(/tensor "q\.lora_A\.weight" has shape \[10\]/) });
-    await expect(run(aggregate as never, { updates: files, strategy: 'fedavg', out, weights: '1,2' })).rejects.toMatchObject({ exitCode: ExitCode.usage });
+    await expect(run(aggregate as never, { updates: [files[0], mismatch], strategy: 'fedavg', out, force: true })).rejects.toMatchObject({ exitCode: ExitCode.invalidData, message: expect.stringMatching(/tensor "q\.lora_A\.weight" has shape \[10\]/) });
+    await expect(run(aggregate as never, { updates: files, strategy: 'fedavg', out, force: true, weightValues: '1,2' })).rejects.toMatchObject({ exitCode: ExitCode.usage });
   });
 });

@@ -27,7 +27,7 @@ export interface TestCouncil {
 }
 
 export async function startTestCouncil(over: Partial<CouncilConfig> = {}, dir = tempDir('kourai-council-'), clock?: Clock): Promise<TestCouncil> {
-  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), port: 0, base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, ...over };
+  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), port: 0, base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 }, ...over };
   const logs: string[] = [];
   const server = await startCouncilServer({ config, log: (l) => logs.push(l), ...(clock ? { clock } : {}) });
   return {
@@ -56,7 +56,7 @@ export function update(seed: number, opts: { centre?: number; spread?: number; s
 export function body(tensors: { name: string; shape: number[]; data: Float32Array }[], over: Partial<Submission> = {}): Submission {
   return {
     base_fingerprint: FINGERPRINT,
-    privacy: { clip_norm: 10, noise_multiplier: 0 },
+    privacy: { clip_norm: 1, noise_multiplier: 0 },
     tensors: tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: 'F32', data: f32ToBase64(t.data) })),
     ...over,
   };

@@ -6,15 +6,16 @@ import { Council } from '../../src/council/council.js';
 import { addForge } from '../../src/council/forges.js';
 import { SqliteCouncilStorage } from '../../src/council/sqlite-storage.js';
 import type { ForgeRow } from '../../src/council/storage.js';
+import { privacyPolicyOf } from '../../src/council/round-settings.js';
 import { roundListView } from '../../src/council/views.js';
 import { VirtualClock } from '../../src/runtime/clock.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
-import { body, FINGERPRINT, update } from './helpers.js';
+import { body, FINGERPRINT, SPECS, update } from './helpers.js';
 
 /** A council driven directly (no HTTP, no real timers), as the simulator drives it. */
-async function council(over: Partial<CouncilConfig> = {}): Promise<{ council: Council; storage: SqliteCouncilStorage; clock: VirtualClock; forges: ForgeRow[]; logs: string[]; dir: string }> {
+async function council(over: Partial<CouncilConfig> = {}): Promise<{ council: Council; storage: SqliteCouncilStorage; clock: VirtualClock; forges: ForgeRow[]; logs: string[]; dir: string; config: CouncilConfig }> {
   const dir = tempDir('kourai-lifecycle-');
-  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, round_deadline: 3600, ...over };
+  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, round_deadline: 3600, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 }, ...over };
   const storage = new SqliteCouncilStorage(config.data_dir);
   const clock = new VirtualClock(Date.UTC(2026, 0, 1));
   const logs: string[] = [];
@@ -22,7 +23,7 @@ async function council(over: Partial<CouncilConfig> = {}): Promise<{ council: Co
   await c.start();
   const forges = [];
   for (const name of ['athens', 'sparta', 'thebes']) forges.push((await addForge(storage, name, randomBytes, clock.now())).forge);
-  return { council: c, storage, clock, forges, logs, dir };
+  return { council: c, storage, clock, forges, logs, dir, config };
 }
 
 let open: { council: Council; storage: SqliteCouncilStorage; dir: string } | undefined;
@@ -55,7 +56,7 @@ describe('the round lifecycle on a virtual clock', () => {
     await t.council.submit(t.forges[0]!, 1, 'metis', body(update(1)));
     t.clock.advance(3600_000);
     await settle(t.council);
-    const [round2, round1] = await roundListView(t.storage, 5);
+    const [round2, round1] = await roundListView(t.storage, 5, privacyPolicyOf(t.config));
     expect(round1).toMatchObject({ round: 1, state: 'aggregated', close_reason: 'deadline', closed_at: '2026-01-01T02:00:00.000Z', agents: [{ agent: 'metis', aggregated: true, used: 1 }] });
     expect(round2).toMatchObject({ round: 2, state: 'open', opened_at: '2026-01-01T02:00:00.000Z', deadline: '2026-01-01T03:00:00.000Z' });
     // Late for round 1 now, in virtual time.
@@ -69,7 +70,7 @@ describe('the round lifecycle on a virtual clock', () => {
       await t.council.seal(f, 1);
     }
     await settle(t.council);
-    expect(await roundListView(t.storage, 1)).toMatchObject([{ round: 2, state: 'open', opened_at: '2026-01-01T00:00:00.000Z' }]);
+    expect(await roundListView(t.storage, 1, privacyPolicyOf(t.config))).toMatchObject([{ round: 2, state: 'open', opened_at: '2026-01-01T00:00:00.000Z' }]);
     const status = await t.council.roundStatus(t.forges[0]!, 1);
     expect(status).toMatchObject({ state: 'aggregated', close_reason: 'min_forges', outcomes: [{ agent: 'kallos', updates: 3, used: 3, yours_used: true }] });
   });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkServeConfig, defaults, parseDuration, parseSize, resolveCouncilConfig } from '../../src/council/config.js';
-import { normBound } from '../../src/council/ingest.js';
+import { normBound } from '../../src/council/norm-bound.js';
 import { bearer, hashToken, newToken, tokenForgeId, tokenMatches } from '../../src/council/tokens.js';
 import { nextTrust, shouldExile, similarities } from '../../src/council/trust.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
@@ -100,5 +100,44 @@ describe('council configuration: defaults < file < env < flags', () => {
     expect([parseDuration('90s'), parseDuration('15m'), parseDuration('24h'), parseDuration('2d'), parseDuration('250ms'), parseDuration(5)]).toEqual([90, 900, 86400, 172800, 0.25, 5]);
     expect([parseSize('64MiB'), parseSize('1GB'), parseSize('512k'), parseSize('1000'), parseSize('2kb')]).toEqual([67108864, 1e9, 524288, 1000, 2000]);
     expect(() => parseSize('lots')).toThrow(/not a size/);
+  });
+});
+
+describe('privacy policy ranges in the council configuration', () => {
+  it('"1", "0.5..1", 8 and {min, max} all read as ranges; junk is refused', async () => {
+    const { parseRange } = await import('../../src/council/config.js');
+    expect(parseRange('1')).toEqual({ min: 1, max: 1 });
+    expect(parseRange('0..10')).toEqual({ min: 0, max: 10 });
+    expect(parseRange(' 0.5 .. 1 ')).toEqual({ min: 0.5, max: 1 });
+    expect(parseRange('1e-3..2.5e2')).toEqual({ min: 0.001, max: 250 });
+    expect(parseRange(8)).toEqual({ min: 8, max: 8 });
+    expect(parseRange({ min: 1, max: 2 })).toEqual({ min: 1, max: 2 });
+    for (const bad of ['8..', '..8', 'a..b', '1..2..3', '']) expect(() => parseRange(bad)).toThrow(/is not a value or a range/);
+  });
+});
+
+describe('layouts derived from the base model (the trainer\'s adapterLayout)', () => {
+  it('the council accepts exactly the tensors the trainer produces for each agent', async () => {
+    const { configuredLayouts } = await import('../../src/council/layouts.js');
+    const { adapterLayout } = await import('../../src/train/adapter-layout.js');
+    const { builtinBaseSpec } = await import('../../src/train/base-spec.js');
+    const layouts = configuredLayouts({ derive: { base: 'builtin', rank: 4 } });
+    expect([...layouts.keys()]).toEqual(['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia']);
+    for (const [agent, l] of layouts) expect(l.tensors.map((t) => ({ name: t.name, shape: t.shape }))).toEqual(adapterLayout(builtinBaseSpec(), agent, 4));
+    expect(layouts.get('metis')?.tensors[0]).toMatchObject({ name: 'base_model.model.encoder.dense.lora_A.weight', shape: [4, 16384] });
+  });
+
+  it('serve: a built-in derivation supplies the built-in fingerprint, and refuses a council that accepts only other bases', async () => {
+    const { BUILTIN_FINGERPRINT } = await import('../../src/train/fingerprint.js');
+    const dir = tempDir('kourai-derive-');
+    const ctx = { env: { KOURAI_HOME: dir }, cwd: dir };
+    const r = resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 8}}' });
+    checkServeConfig(r);
+    expect(r.config.base_fingerprints).toEqual([BUILTIN_FINGERPRINT]);
+    const other = resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 8}}', base_fingerprints: ['sha256:other'] });
+    expect(() => checkServeConfig(other)).toThrow(/layouts are derived from the built-in base, but its fingerprint sha256:8cbe/);
+    expect(() => resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 0}}' })).toThrow(/layouts \(from flag --layouts\)/);
+    expect(() => resolveCouncilConfig(ctx, { layouts: '{"hermes": [{"name": "a", "shape": [1]}]}' })).toThrow(/keys must be federating agents/);
+    expect(() => checkServeConfig(resolveCouncilConfig(ctx, { base_fingerprints: ['x'] }))).toThrow(/no adapter layouts/);
   });
 });

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSafetensors, writeSafetensors } from '../../src/tensor/safetensors.js';
-import { body, call, FINGERPRINT, update } from '../council/helpers.js';
+import { body, call, FINGERPRINT, SPECS, update } from '../council/helpers.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BIN, kourai } from './run-bin.js';
 
@@ -22,7 +22,7 @@ interface Serving {
 
 /** Starts `kourai council serve` and resolves once it is listening. */
 function serve(dataDir: string, args: string[] = []): Promise<Serving> {
-  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', FINGERPRINT, '--json', ...args], {
+  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', FINGERPRINT, '--layouts', JSON.stringify({ '*': SPECS }), '--noise-multiplier', '0..10', '--json', ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -98,25 +98,61 @@ describe('kourai council (the real binary)', () => {
     expect(kourai(['council', 'aggregate', files[0]!, '-o', join(dir, 'z.safetensors')], { home }).code).toBe(2);
   });
 
+  it('aggregate -o never replaces a file without --force, and never an input even with it', () => {
+    const dir = join(home, 'agg-out');
+    mkdirSync(dir, { recursive: true });
+    const files = [0, 1, 2].map((i) => {
+      const p = join(dir, `u${i}.safetensors`);
+      writeFileSync(p, writeSafetensors([{ name: 'w', shape: [3], data: Float32Array.of(i, i + 1, i + 2) }]));
+      return p;
+    });
+    const inputBytes = files.map((f) => readFileSync(f));
+    const out = join(dir, 'mean.safetensors');
+    writeFileSync(out, 'precious');
+    const refused = kourai(['council', 'aggregate', '--strategy', 'fedavg', ...files, '-o', out], { home });
+    expect(refused.code).toBe(7);
+    expect(refused.stderr).toMatch(/^kourai: output file already exists: .*mean\.safetensors\n {2}hint: pass --force to replace it/);
+    expect(readFileSync(out, 'utf8')).toBe('precious');
+    const forced = kourai(['council', 'aggregate', '--strategy', 'fedavg', ...files, '-o', out, '--force', '--json'], { home });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(Array.from(readSafetensors(readFileSync(out)).tensors[0]!.data)).toEqual([1, 2, 3]);
+    for (const args of [['-o', files[1]!], ['-o', files[1]!, '--force'], ['--base', files[2]!, '--strategy', 'lora-fair', '-o', files[2]!, '--force']]) {
+      const r = kourai(['council', 'aggregate', '--strategy', 'fedavg', ...files, ...args], { home });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/is one of the inputs/);
+    }
+    files.forEach((f, i) => expect(readFileSync(f).equals(inputBytes[i]!)).toBe(true));
+    expect(readdirSync(dir).sort()).toEqual(['mean.safetensors', 'u0.safetensors', 'u1.safetensors', 'u2.safetensors']);
+  });
+
   it('kill -9 at any moment loses no accepted submission; a restart resumes; retries get the same answer; one aggregation', { timeout: 90_000 }, async () => {
     const dir = join(home, 'c-crash');
     const names = ['athens', 'sparta', 'thebes'];
     const tokens = names.map((n) => addForge(dir, n));
-    let s = await serve(dir, ['--min-forges', '3', '--strategy', 'lora-fair', '--lora-fair-steps', '20000']);
+    let s = await serve(dir, ['--min-forges', '3', '--strategy', 'lora-fair', '--lora-fair-steps', '100000']);
     const accepted = new Map<string, unknown>();
     const agents = ['metis', 'techne', 'kallos', 'aidos'];
-    // Fire submissions and kill the server in the middle of them.
+    // Fire submissions and kill the server in the middle of them: as soon as one is acknowledged
+    // (the kill must land after acknowledged work, or the test proves nothing).
+    let killed = false;
+    const kill = (): void => {
+      if (!killed) s.proc.kill('SIGKILL');
+      killed = true;
+    };
     const pending = names.flatMap((_, i) =>
       agents.map(async (agent, a) => {
         const r = await call(s.url, 'PUT', `/v1/rounds/1/updates/${agent}`, tokens[i]!, body(update(i * 10 + a))).catch(() => null);
-        if (r && (r.status === 201 || r.status === 200)) accepted.set(`${i}/${agent}`, r.json);
+        if (r && (r.status === 201 || r.status === 200)) {
+          accepted.set(`${i}/${agent}`, r.json);
+          kill();
+        }
       }),
     );
-    await new Promise((r) => setTimeout(r, 30));
-    s.proc.kill('SIGKILL');
     await Promise.all(pending);
+    kill();
     await exited(s.proc);
-    s = await serve(dir, ['--min-forges', '3', '--strategy', 'lora-fair', '--lora-fair-steps', '20000']);
+    expect(accepted.size, 'at least one submission was acknowledged before the kill').toBeGreaterThan(0);
+    s = await serve(dir, ['--min-forges', '3', '--strategy', 'lora-fair', '--lora-fair-steps', '100000']);
     // Every acknowledged submission survived; retrying any submission now gets 200 (same receipt) or 201 (it never arrived).
     for (let i = 0; i < 3; i++) {
       for (const [a, agent] of agents.entries()) {
@@ -130,12 +166,16 @@ describe('kourai council (the real binary)', () => {
     }
     // Seal everything (closing the round starts a long aggregation), kill -9 again mid-way, restart.
     for (const t of tokens) expect((await call(s.url, 'POST', '/v1/rounds/1/seal', t, {})).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 150));
+    // Kill while the round is being aggregated: the precondition is observed, not assumed.
+    let before = (await call(s.url, 'GET', '/v1/rounds/1', tokens[0]!)).json as { state: string; outcomes: unknown[] };
+    while (before.state === 'open') before = (await call(s.url, 'GET', '/v1/rounds/1', tokens[0]!)).json;
     s.proc.kill('SIGKILL');
+    expect(before.state, 'the round was closing (aggregating) when the council was killed').toBe('closing');
     await exited(s.proc);
-    s = await serve(dir, ['--min-forges', '3', '--strategy', 'lora-fair', '--lora-fair-steps', '20000']);
+    s = await serve(dir, ['--min-forges', '3', '--strategy', 'lora-fair', '--lora-fair-steps', '100000']);
     let status: { state: string; outcomes: { agent: string; aggregated: boolean; used: number }[] } = { state: 'closing', outcomes: [] };
-    for (let tries = 0; tries < 600 && status.state !== 'aggregated'; tries++) {
+    // Until the resumed aggregation is done (the test timeout bounds the wait).
+    while (status.state !== 'aggregated') {
       status = (await call(s.url, 'GET', '/v1/rounds/1', tokens[0]!)).json;
       if (status.state !== 'aggregated') await new Promise((r) => setTimeout(r, 100));
     }

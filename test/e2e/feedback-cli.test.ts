@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { acquireLock } from '../../src/memoir/lock.js';
+import { lockMemoir } from '../../src/memoir/lock.js';
 import { assertBuilt, copyHome, kourai, ROOT, sampleHome } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
 import { lineCount, readEntries } from '../helpers/forge.js';
@@ -54,12 +54,12 @@ describe('kourai feedback from a script', () => {
     const memoir = memoirs[3] as string;
     const scene = techneScene(memoir);
     const before = readFileSync(memoir);
-    // This test process holds the lock, as another kourai writer would (it is alive, so the lock is
-    // not stale); the binary waits for it, then gives up.
-    const lock = acquireLock(memoir);
+    // This test process holds the lock (a kernel lock on the memoir itself), as another kourai
+    // writer would; the binary waits for it, then gives up.
+    const lock = lockMemoir(memoir);
     let r;
     try {
-      expect(existsSync(`${memoir}.lock`)).toBe(true);
+      expect(existsSync(`${memoir}.lock`)).toBe(false); // no lock file: nothing can go stale
       r = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed', 'x', '--rating', '4', '--kind', 'accepted', '--json'], home);
     } finally {
       lock.release();

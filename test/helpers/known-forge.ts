@@ -39,9 +39,9 @@ export function knownLines(): KnownLine[] {
     // metis: 3 of 8 lines count
     L(base('metis', 'specialist_proposed', 1), true), // a Python line: claims shared, and may
     L({ ...base('metis', 'specialist_proposed', 2), split: PRIVATE }, false), // narrowed by its writer
-    L({ ...base('metis', 'player_revision', 3) }, false), // lenient: the player's own words
+    L(base('metis', 'player_revision', 3), false), // lenient: the player's own words
     L({ ...base('metis', 'agent_interrupt', 4), entry_id: 'K-METIS-INT', ...interrupt('metis', 'techne', 'private') }, false),
-    L({ ...base('metis', 'disagreement_resolution', 5) }, true),
+    L(base('metis', 'disagreement_resolution', 5), true),
     L({ ...base('metis', 'specialist_proposed', 6), entry_id: 'K-METIS-CE', entry_type: 'council_event' }, false),
     L({ ...base('metis', 'specialist_proposed', 7), entry_id: 'K-METIS-ORIG' }, true, false), // replaced below
     L({ ...base('metis', 'specialist_proposed', 8), entry_id: 'K-METIS-REV', supersedes: 'K-METIS-ORIG', revision_reason: 'typo' }, true),
@@ -51,18 +51,18 @@ export function knownLines(): KnownLine[] {
     L(base('techne', 'specialist_proposed', 11), true),
     L({ ...base('techne', 'agent_interrupt', 12), entry_id: 'K-TECHNE-CUPID', ...interrupt('techne', 'cupid', 'public') }, false),
     L({ ...base('techne', 'agent_interrupt', 13), entry_id: 'K-TECHNE-INT', ...interrupt('techne', 'metis', 'public') }, true),
-    L({ ...base('techne', 'raw_transcript', 14), split: PRIVATE }, false),
+    L(base('techne', 'raw_transcript', 14), false), // claims shared: the source alone keeps it home
     // bond-only agents never count, whatever the line claims
-    L({ ...base('cupid', 'specialist_proposed', 15) }, false),
-    L({ ...base('puck', 'disagreement_resolution', 16) }, false),
-    L({ ...base('cupid', 'cupid_scene', 17) }, false),
-    // kallos: private sources only
-    L({ ...base('kallos', 'affinity_change', 18) }, false),
-    L({ ...base('kallos', 'task_description', 19), split: PRIVATE }, false),
-    L({ ...base('kallos', 'player_profile', 20), split: PRIVATE }, false),
+    L(base('cupid', 'specialist_proposed', 15), false),
+    L(base('puck', 'disagreement_resolution', 16), false),
+    L(base('cupid', 'cupid_scene', 17), false),
+    // kallos: private sources only, each claiming shared (as a lenient upstream writer would)
+    L(base('kallos', 'affinity_change', 18), false),
+    L(base('kallos', 'task_description', 19), false),
+    L(base('kallos', 'player_profile', 20), false),
     // aidos: 2 of 2
     L(base('aidos', 'specialist_proposed', 21), true),
-    L({ ...base('aidos', 'specialist_proposed', 22) }, true),
+    L(base('aidos', 'specialist_proposed', 22), true),
   ];
   return lines;
 }

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { appendFileSync, existsSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { appendLines, prepareEntries } from '../../src/memoir/append.js';
 import { ulidGenerator } from '../../src/memoir/entry-id.js';
-import { acquireLock } from '../../src/memoir/lock.js';
+import { lockMemoir } from '../../src/memoir/lock.js';
 import { Memoir } from '../../src/memoir/memoir.js';
 import { quarantinePath } from '../../src/memoir/quarantine.js';
 import { readRecords } from '../../src/memoir/reader.js';
@@ -65,7 +64,7 @@ describe('durable appends', () => {
     const m = new Memoir(path);
     m.append([entry(0), entry(1)]);
     appendFileSync(path, '{"scene_id":"session-00000000.turn-2","agent":"tec');
-    m.append([entry(3)]);
+    m.append([entry(3)], { staleMs: 0 });
     const recs = [...readRecords(path)];
     expect(recs.map((r) => r.kind)).toEqual(['entry', 'entry', 'entry']);
     const q = readFileSync(quarantinePath(path), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -74,24 +73,16 @@ describe('durable appends', () => {
     expect(Buffer.from(q[0].base64, 'base64').toString()).toBe(q[0].text);
   });
 
-  it('refuses to write while another writer holds the lock, naming it', () => {
+  it('refuses to write while another writer holds the lock', () => {
     const path = memoirFile();
     new Memoir(path).append([entry(0)]);
-    const lock = acquireLock(path);
+    const lock = lockMemoir(path);
     try {
       expect(() => appendLines(path, ['{}'], { lockWaitMs: 50 })).toThrow(ConflictError);
-      expect(() => appendLines(path, ['{}'], { lockWaitMs: 50 })).toThrow(/memoir is being written by pid \d+/);
+      expect(() => appendLines(path, ['{}'], { lockWaitMs: 50 })).toThrow(/memoir is being written by/);
     } finally {
       lock.release();
     }
-  });
-
-  it('takes over a lock left by a process that no longer exists', () => {
-    const path = memoirFile();
-    new Memoir(path).append([entry(0)]);
-    writeFileSync(`${path}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'then' }));
-    expect(appendLines(path, [readFileSync(path, 'utf8').trim()], { lockWaitMs: 100 }).count).toBe(1);
-    expect(existsSync(`${path}.lock`)).toBe(false);
   });
 
   it('several processes appending at once never interleave partial lines', async () => {
@@ -136,7 +127,7 @@ describe('crash at any byte (property)', () => {
         expect(recs.filter((r) => r.kind === 'invalid')).toEqual([]);
         expect(readFileSync(path).subarray(0, acknowledged.length)).toEqual(acknowledged);
         const torn = recs.filter((r) => r.kind === 'torn').length;
-        m.append([entry(n++)], { fsync: false, tornGraceMs: 0 });
+        m.append([entry(n++)], { fsync: false, staleMs: 0 });
         const after = [...readRecords(path)];
         expect(after.every((r) => r.kind === 'entry')).toBe(true);
         expect(after.length).toBe(complete.length + 1);

@@ -33,7 +33,7 @@ describe('IdSet', () => {
 });
 
 describe('duplicate ids', () => {
-  it('are found within and across memoirs, with both locations', () => {
+  it('are found within and across memoirs, with both locations', async () => {
     const d = tempDir();
     dirs.push(d);
     const a = join(d, 'a.jsonl');
@@ -42,23 +42,23 @@ describe('duplicate ids', () => {
     new Memoir(a).append([e('01AAAAAAAAAAAAAAAAAAAAAAAA'), e('01BBBBBBBBBBBBBBBBBBBBBBBB'), e('01AAAAAAAAAAAAAAAAAAAAAAAA')], { fsync: false });
     new Memoir(b).append([e('01BBBBBBBBBBBBBBBBBBBBBBBB')], { fsync: false });
     const seen = newSeenIds();
-    verifyFile(a, seen);
-    verifyFile(b, seen);
+    await verifyFile(a, seen);
+    await verifyFile(b, seen);
     expect(confirmDuplicates(seen).map((p) => [p.path, p.line, p.message])).toEqual([
       [a, 3, `entry id 01AAAAAAAAAAAAAAAAAAAAAAAA was already used at ${a}:1`],
       [b, 1, `entry id 01BBBBBBBBBBBBBBBBBBBBBBBB was already used at ${a}:2`],
     ]);
   });
 
-  it('a hash collision between different ids is not reported', () => {
+  it('a hash collision between different ids is not reported', async () => {
     const d = tempDir();
     dirs.push(d);
     const a = join(d, 'a.jsonl');
     writeFileSync(a, '');
     new Memoir(a).append([{ scene_id: 'x', agent: 'metis', source: 'specialist_proposed' }, { scene_id: 'y', agent: 'metis', source: 'specialist_proposed' }], { fsync: false });
     const seen = newSeenIds();
-    verifyFile(a, seen);
-    seen.candidates.push({ at: 2, first: 1 }); // pretend lines 1 and 2 hashed alike
+    await verifyFile(a, seen);
+    seen.candidates.push({ at: 1, first: 0 }); // pretend the two entries hashed alike
     expect(confirmDuplicates(seen)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import type { HeadName } from '../../src/train/base-model.js';
-import type { Example } from '../../src/train/example.js';
+import type { Example } from '../../src/train/examples/types.js';
 import { loraWeights, type LoraWeights } from '../../src/train/lora.js';
 import { Network, type Applied } from '../../src/train/network.js';
 import { prepare, Run } from '../../src/train/trainer.js';

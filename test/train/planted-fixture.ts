@@ -1,5 +1,5 @@
 import { mulberry32 } from '../../src/runtime/seeded-random.js';
-import type { Example } from '../../src/train/example.js';
+import type { Example } from '../../src/train/examples/types.js';
 
 /**
  * A small planted-preference fixture for the trainer's own tests (the sample generator's

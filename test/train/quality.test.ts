@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 import { HashedEncoder } from '../../src/train/encoder/hashed-ngrams.js';
-import type { Example } from '../../src/train/example.js';
+import type { Example } from '../../src/train/examples/types.js';
 import { applied, Network } from '../../src/train/network.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
 import { plantedExamples, plantedPairs, PREFERENCES, vocabularies } from './planted-fixture.js';
@@ -33,7 +33,7 @@ function heldOutAccuracy(lora: Parameters<Network['forward']>[2][number]['lora']
 
 describe('planted preferences, unseen words', () => {
   for (const pref of Object.keys(PREFERENCES)) {
-    it(`${pref}: ≥ 90% held-out pairwise accuracy`, () => {
+    it(`${pref}: ≥ 90% held-out pairwise accuracy`, { timeout: 120_000 }, () => {
       const examples = plantedExamples(pref, { seed: 3, n: 40, vocab: v.train });
       const out = train(base, encode, { agent: 'techne', kind: 'bond', examples, frozen: [], settings: DEFAULT_SETTINGS });
       if (out.status !== 'trained') throw new Error(out.reason);
@@ -50,8 +50,9 @@ describe('no leakage between training and validation', () => {
   function pooledValidation(make: (seed: number) => Example[]): number {
     let hits = 0;
     let n = 0;
-    for (const seed of [11, 12, 13, 14, 15, 16, 17, 18]) {
-      const out = train(base, encode, { agent: 'techne', kind: 'bond', examples: make(seed), frozen: [], settings: { ...DEFAULT_SETTINGS, seed } });
+    for (const seed of [11, 12, 13, 14, 15, 16]) {
+      // At most 12 epochs: with labels that carry nothing, the epoch kept comes early anyway.
+      const out = train(base, encode, { agent: 'techne', kind: 'bond', examples: make(seed), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 12, seed } });
       if (out.status !== 'trained') throw new Error(out.reason);
       const m = out.report.metrics.find((x) => x.kind === 'pair')!;
       hits += m.value * m.n;
@@ -61,14 +62,15 @@ describe('no leakage between training and validation', () => {
     return hits / n;
   }
 
-  it('shuffled labels: validation accuracy stays at chance (0.5 ± 0.07)', () => {
-    const acc = pooledValidation((seed) => plantedExamples(seed % 2 ? 'early_returns' : 'type_annotations', { seed, n: 200, vocab: v.train, shuffle: true }));
+  // CPU-bound (a dozen training runs): generous limits for a shared, loaded machine.
+  it('shuffled labels: validation accuracy stays at chance (0.5 ± 0.07)', { timeout: 180_000 }, () => {
+    const acc = pooledValidation((seed) => plantedExamples(seed % 2 ? 'early_returns' : 'type_annotations', { seed, n: 260, vocab: v.train, shuffle: true }));
     expect(Math.abs(acc - 0.5)).toBeLessThanOrEqual(0.07);
   });
 
-  it('the check has teeth: the same shuffled pairs in training and validation scenes score far above chance', () => {
+  it('the check has teeth: the same shuffled pairs in training and validation scenes score far above chance', { timeout: 180_000 }, () => {
     const leaky = (seed: number): Example[] => {
-      const ex = plantedExamples(seed % 2 ? 'early_returns' : 'type_annotations', { seed, n: 200, vocab: v.train, shuffle: true });
+      const ex = plantedExamples(seed % 2 ? 'early_returns' : 'type_annotations', { seed, n: 260, vocab: v.train, shuffle: true });
       // Every pair also appears in a scene of its own: duplicates straddle training and validation.
       return [...ex, ...ex.map((e, i) => ({ ...e, entryId: `${e.entryId}-dup`, scene: `dup-${i}` }))];
     };

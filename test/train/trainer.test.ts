@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BaseModel } from '../../src/train/base-model.js';
-import type { Example } from '../../src/train/example.js';
+import type { Example } from '../../src/train/examples/types.js';
 import { sceneRoles } from '../../src/train/scene-split.js';
 import { DEFAULT_SETTINGS, train, type TrainOutcome } from '../../src/train/trainer.js';
 import { smallBase } from './helpers.js';

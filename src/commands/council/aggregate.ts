@@ -1,43 +1,48 @@
 import { availableParallelism } from 'node:os';
+import { existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { z } from 'zod';
 import { GramPool } from '../../aggregation/gram-pool.js';
 import { aggregateUpdates, inMemorySource, SELECTIONS, STRATEGIES, type AggregateOutcome, type StrategyConfig } from '../../aggregation/strategy.js';
 import { AggregationError, type Vec } from '../../aggregation/vec.js';
 import type { Ctx } from '../../context.js';
-import { InvalidDataError, UsageError } from '../../errors.js';
+import { refusalOf } from '../../aggregation/guard.js';
+import { ConflictError, InvalidDataError, UsageError } from '../../errors.js';
 import { layoutOf } from '../../tensor/layout.js';
 import { readSafetensorsFile, writeSafetensorsFile } from '../../tensor/safetensors-file.js';
-import type { NamedTensor, TensorData } from '../../tensor/tensor.js';
+import { l2Norm, type NamedTensor, type TensorData } from '../../tensor/tensor.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 
 const num = z.coerce.number();
+/** The same names as `kourai council serve` (and its config keys), where the two share a setting. */
 const options = z.object({
   updates: z.array(z.string()).min(1, 'give at least one UPDATE.safetensors'),
   strategy: z.enum(STRATEGIES),
   byzantine: z.coerce.number().int().min(0).default(0),
   trim: z.coerce.number().int().min(0).optional(),
-  m: z.coerce.number().int().min(1).optional(),
+  multikrumM: z.coerce.number().int().min(1).optional(),
   selection: z.enum(SELECTIONS).optional(),
-  weights: z
+  weights: z.enum(['uniform', 'counts']).default('uniform'),
+  weightValues: z
     .string()
     .optional()
     .transform((s, c) => {
       if (s === undefined) return undefined;
       const w = s.split(',').map(Number);
       if (w.some((x) => !(Number.isFinite(x) && x > 0))) {
-        c.addIssue({ code: 'custom', message: `weights must be positive numbers separated by commas, got "${s}"` });
+        c.addIssue({ code: 'custom', message: `--weight-values must be positive numbers separated by commas, got "${s}"` });
         return z.NEVER;
       }
       return w;
     }),
   base: z.string().optional(),
-  lambda: num.min(0).optional(),
-  lr: num.positive().optional(),
-  steps: z.coerce.number().int().min(0).optional(),
-  solver: z.enum(['gd', 'ridge']).optional(),
+  loraFairLambda: num.min(0).optional(),
+  loraFairLr: num.positive().optional(),
+  loraFairSteps: z.coerce.number().int().min(0).optional(),
+  loraFairSolver: z.enum(['gd', 'ridge']).optional(),
   out: z.string({ error: 'give the output file with -o OUT.safetensors' }),
+  force: z.boolean().default(false),
   dtype: z.enum(['F32', 'F64']).default('F32'),
   threads: z.coerce.number().int().min(1).optional(),
   json: z.boolean().default(false),
@@ -66,19 +71,42 @@ export interface AggregateResult {
 
 type FileTensor = NamedTensor<TensorData>;
 
-function load(path: string, what: string): FileTensor[] {
-  return readSafetensorsFile(path, what).tensors;
+/** Whether two paths name the same file (also through links), when the second exists. */
+function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/** `--weights counts`: the (noised) sample count a file records as `__metadata__.weight`. */
+function countWeight(metadata: Record<string, string>, path: string): number {
+  const w = Number(metadata.weight);
+  if (metadata.weight === undefined || !(Number.isFinite(w) && w > 0)) throw new InvalidDataError(`${path}: --weights counts needs a positive "weight" in the file's __metadata__ (found ${JSON.stringify(metadata.weight ?? null)})`);
+  return w;
 }
 
 /**
  * `kourai council aggregate`: the council's aggregation, offline, on safetensors files (one file
- * per forge update, same tensor names and shapes). For research and benchmarks.
+ * per forge update, same tensor names and shapes). For research and benchmarks. The output is
+ * written atomically, never over an input, and over an existing file only with --force.
  */
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<AggregateResult> {
     const paths = opts.updates.map((p) => resolve(ctx.cwd, p));
-    const files = paths.map((p) => load(p, 'update'));
+    const out = resolve(ctx.cwd, opts.out);
+    const basePath = opts.base === undefined ? undefined : resolve(ctx.cwd, opts.base);
+    const input = [...paths, ...(basePath ? [basePath] : [])].find((p) => sameFile(out, p));
+    if (input) throw new UsageError(`-o ${opts.out} is one of the inputs (${input}); write the aggregate to another file`);
+    if (!opts.force && existsSync(out)) throw new ConflictError(`output file already exists: ${out}`, 'pass --force to replace it, or choose another -o');
+    if (opts.weightValues && opts.weights === 'counts') throw new UsageError('give either --weights counts or --weight-values, not both');
+    const contents = paths.map((p) => readSafetensorsFile(p, 'update'));
+    const files = contents.map((c) => c.tensors);
     const first = files[0] as FileTensor[];
     const layout = layoutOf(first.map((t) => ({ name: t.name, shape: t.shape })));
     const f64 = files.some((f) => f.some((t) => t.data instanceof Float64Array));
@@ -98,19 +126,20 @@ export default defineCommand({
       return out;
     };
     const rows = files.map((f, i) => flatten(f, paths[i] as string));
-    if (opts.weights && opts.weights.length !== rows.length) throw new UsageError(`--weights has ${opts.weights.length} values for ${rows.length} updates`);
-    const base = opts.base ? flatten(load(resolve(ctx.cwd, opts.base), 'base adapter'), resolve(ctx.cwd, opts.base)) : undefined;
+    if (opts.weightValues && opts.weightValues.length !== rows.length) throw new UsageError(`--weight-values has ${opts.weightValues.length} values for ${rows.length} updates`);
+    const weights = opts.weightValues ?? (opts.weights === 'counts' ? contents.map((c, i) => countWeight(c.metadata, paths[i] as string)) : undefined);
+    const base = basePath ? flatten(readSafetensorsFile(basePath, 'base adapter').tensors, basePath) : undefined;
     const config: StrategyConfig = {
       strategy: opts.strategy,
       f: opts.byzantine,
       ...(opts.trim !== undefined ? { trim: opts.trim } : {}),
-      ...(opts.m !== undefined ? { m: opts.m } : {}),
+      ...(opts.multikrumM !== undefined ? { m: opts.multikrumM } : {}),
       ...(opts.selection !== undefined ? { selection: opts.selection } : {}),
       loraFair: {
-        ...(opts.lambda !== undefined ? { lambda: opts.lambda } : {}),
-        ...(opts.lr !== undefined ? { lr: opts.lr } : {}),
-        ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
-        ...(opts.solver !== undefined ? { solver: opts.solver } : {}),
+        ...(opts.loraFairLambda !== undefined ? { lambda: opts.loraFairLambda } : {}),
+        ...(opts.loraFairLr !== undefined ? { lr: opts.loraFairLr } : {}),
+        ...(opts.loraFairSteps !== undefined ? { steps: opts.loraFairSteps } : {}),
+        ...(opts.loraFairSolver !== undefined ? { solver: opts.loraFairSolver } : {}),
       },
     };
     const selecting = ['krum', 'multikrum', 'bulyan'].includes(opts.strategy) || (opts.strategy === 'lora-fair' && (opts.selection ?? (opts.byzantine > 0 ? 'multikrum' : 'none')) !== 'none');
@@ -119,7 +148,7 @@ export default defineCommand({
     const t0 = performance.now();
     let outcome: AggregateOutcome;
     try {
-      outcome = aggregateUpdates(inMemorySource(rows, layout, { ...(opts.weights ? { weights: opts.weights } : {}), ...(base ? { base } : {}) }), config, { pool });
+      outcome = aggregateUpdates(inMemorySource(rows, layout, { ...(weights ? { weights } : {}), ...(base ? { base } : {}) }), config, { pool });
     } catch (err) {
       if (err instanceof AggregationError) {
         if (err.code === 'precondition' || err.code === 'bad_parameter') throw new UsageError(err.message, opts.byzantine > 0 ? 'lower --byzantine, or give more updates' : undefined);
@@ -130,6 +159,9 @@ export default defineCommand({
       await pool?.close();
     }
     const seconds = (performance.now() - t0) / 1000;
+    // The council's own guard: nothing its inputs do not justify is written.
+    const refusal = refusalOf(outcome.aggregate, rows.map((r) => l2Norm([r])), outcome);
+    if (refusal) throw new InvalidDataError(`aggregate refused: ${refusal}; nothing was written`);
     // The result: base + aggregate when the inputs are deltas from a base (LoRA-FAIR), else the aggregate.
     const result = new Float64Array(layout.size);
     for (let k = 0; k < result.length; k++) result[k] = (outcome.aggregate[k] as number) + (base ? (base[k] as number) : 0);
@@ -137,8 +169,13 @@ export default defineCommand({
       const v = result.subarray(t.offset, t.offset + t.size);
       return { name: t.name, shape: t.shape, data: opts.dtype === 'F32' ? Float32Array.from(v) : Float64Array.from(v) };
     });
-    const out = resolve(ctx.cwd, opts.out);
-    writeSafetensorsFile(out, tensors, { what: 'output file', metadata: { kourai: 'council aggregate', strategy: opts.strategy, byzantine: String(opts.byzantine), inputs: String(rows.length) } });
+    if (opts.dtype === 'F32' && tensors.some((t) => !t.data.every(Number.isFinite))) throw new InvalidDataError('aggregate refused: the result is not finite in float32 (use --dtype F64); nothing was written');
+    writeSafetensorsFile(out, tensors, {
+      what: 'output file',
+      overwrite: opts.force,
+      existsHint: 'pass --force to replace it, or choose another -o',
+      metadata: { kourai: 'council aggregate', strategy: opts.strategy, byzantine: String(opts.byzantine), inputs: String(rows.length) },
+    });
     const name = (i: number): string => paths[i] as string;
     const fin = (x: number | undefined): number | null => (x !== undefined && Number.isFinite(x) ? x : null);
     return {

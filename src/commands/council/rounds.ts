@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
+import { privacyPolicyOf } from '../../council/round-settings.js';
 import { roundListView, type RoundListEntry } from '../../council/views.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
@@ -20,7 +21,7 @@ export default defineCommand({
     const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
     const storage = openExisting(config.data_dir);
     try {
-      return { data_dir: config.data_dir, rounds: await roundListView(storage, opts.limit) };
+      return { data_dir: config.data_dir, rounds: await roundListView(storage, opts.limit, privacyPolicyOf(config)) };
     } finally {
       storage.close();
     }

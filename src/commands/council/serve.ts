@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { GramPool } from '../../aggregation/gram-pool.js';
 import { checkServeConfig, resolveCouncilConfig, type ConfigKey } from '../../council/config.js';
 import { startCouncilServer } from '../../council/server.js';
 import type { Ctx } from '../../context.js';
@@ -28,6 +27,12 @@ const options = z.object({
   baseFingerprint: z.array(z.string()).default([]),
   weights: str,
   tailMargin: str,
+  clipNorm: str,
+  noiseMultiplier: str,
+  layouts: str,
+  maxUploadsPerForge: str,
+  uploadGrace: str,
+  uploadRate: str,
   trustAlpha: str,
   trustThreshold: str,
   trustWarmup: str,
@@ -44,7 +49,7 @@ const options = z.object({
 
 const KEYS: ConfigKey[] = [
   'host', 'port', 'data_dir', 'strategy', 'byzantine', 'trim', 'multikrum_m', 'selection', 'min_forges', 'round_deadline', 'payload_limit',
-  'max_in_flight', 'weights', 'tail_margin', 'trust_alpha', 'trust_threshold', 'trust_warmup', 'trust_tolerance', 'lora_fair_lambda',
+  'max_in_flight', 'weights', 'tail_margin', 'clip_norm', 'noise_multiplier', 'layouts', 'max_uploads_per_forge', 'upload_grace', 'upload_rate', 'trust_alpha', 'trust_threshold', 'trust_warmup', 'trust_tolerance', 'lora_fair_lambda',
   'lora_fair_lr', 'lora_fair_steps', 'lora_fair_solver',
 ];
 
@@ -70,12 +75,11 @@ export default defineCommand({
       logLine(ctx, `${ctx.now().toISOString()} ${line}`);
     };
     const threads = opts.threads ?? Math.min(availableParallelism(), 8);
-    const pool = threads > 1 ? await GramPool.create(threads) : null;
     let server;
     try {
-      server = await startCouncilServer({ config, log, pool, clock: clockFrom(ctx.now) });
+      // Aggregation runs in a worker thread, which keeps its own pairwise-distance pool of `threads`.
+      server = await startCouncilServer({ config, log, threads, clock: clockFrom(ctx.now) });
     } catch (err) {
-      await pool?.close();
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE') throw new EnvironmentError(`port ${config.port} on ${config.host} is already in use (from ${resolved.sources.port})`, 'pick another with --port, or stop the other council');
       if (code === 'EACCES') throw new EnvironmentError(`not allowed to listen on ${config.host}:${config.port}`, 'use a port above 1023, or put a reverse proxy in front');
@@ -93,7 +97,6 @@ export default defineCommand({
     });
     log('council: stopping — finishing in-flight requests and the aggregation step in progress');
     await server.close();
-    await pool?.close();
     const stopped = { url: server.url, stopped_at: ctx.now().toISOString() };
     if (opts.ndjson || opts.json) writeNdjson(ctx.stdout, { event: 'stopped', ...stopped });
     log('council: stopped');

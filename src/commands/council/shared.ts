@@ -22,6 +22,13 @@ export function configFlags(opts: Record<string, unknown>, keys: readonly Config
   return out;
 }
 
+/** Opens an existing council database to change it (forge and layout management): never creates one. */
+export function openForWriting(dataDir: string): SqliteCouncilStorage {
+  const path = councilDbPath(dataDir);
+  if (!existsSync(path)) throw new NotFoundError(`no council database at ${path}`, `\`kourai council forge add NAME --data-dir ${dataDir}\` creates it`);
+  return new SqliteCouncilStorage(dataDir);
+}
+
 /** Opens an existing council database read-only (reporting commands). */
 export function openExisting(dataDir: string): SqliteCouncilStorage {
   const path = councilDbPath(dataDir);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -6,6 +7,7 @@ import { InvalidDataError, UsageError, fsError } from '../../errors.js';
 import { appendLines, prepareEntries, type InputItem } from '../../memoir/append.js';
 import { MEMOIR_FILE } from '../../memoir/discover.js';
 import { ulidGenerator } from '../../memoir/entry-id.js';
+import { firstInvalidUtf8 } from '../../memoir/utf8.js';
 import { defineCommand } from '../types.js';
 import { note, warn } from '../../output/notice.js';
 
@@ -58,10 +60,23 @@ export function parseInputText(text: string, origin: string): InputItem[] {
   }
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c));
-  return Buffer.concat(chunks).toString('utf8');
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Input bytes as text, refusing invalid UTF-8 (decoding would silently turn it into U+FFFD):
+ * the error names the line and the byte within it.
+ */
+export function decodeInput(bytes: Buffer, origin: string): string {
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  const bad = firstInvalidUtf8(bytes);
+  const lineStart = bad > 0 ? bytes.lastIndexOf(10, bad - 1) + 1 : 0;
+  let line = 1;
+  for (let i = bytes.indexOf(10); i >= 0 && i < bad; i = bytes.indexOf(10, i + 1)) line++;
+  throw new InvalidDataError(`${origin} line ${line}: invalid UTF-8 at byte ${bad - lineStart} of the line`, 'nothing was written; entries must be UTF-8 text');
 }
 
 /** The memoir file an append goes to: `--memoir FILE`, or `--memoir DIR` meaning DIR/memoir.jsonl. */
@@ -89,18 +104,18 @@ export default defineCommand({
     if (opts.entry !== undefined && opts.file !== undefined) throw new UsageError('give one entry argument or --file, not both');
     if (opts.entry !== undefined) items = parseInputText(opts.entry, 'argument');
     else if (opts.file !== undefined && opts.file !== '-') {
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = readFileSync(resolve(ctx.cwd, opts.file), 'utf8');
+        bytes = readFileSync(resolve(ctx.cwd, opts.file));
       } catch (err) {
         throw fsError(err, '--file', opts.file);
       }
-      items = parseInputText(text, opts.file);
+      items = parseInputText(decodeInput(bytes, opts.file), opts.file);
     } else {
       if (opts.file === undefined && ctx.stdin.isTTY) {
         throw new UsageError('no entries given', 'pass an entry as a JSON argument, --file F, or pipe NDJSON on stdin');
       }
-      items = parseInputText(await readAll(ctx.stdin), 'stdin');
+      items = parseInputText(decodeInput(await readAll(ctx.stdin), 'stdin'), 'stdin');
     }
     if (items.length === 0) throw new UsageError('no entries given (the input was empty)');
     const ids = ulidGenerator(() => ctx.now().getTime(), ctx.secureRandom);

@@ -15,7 +15,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<IndexResult> {
     const t0 = performance.now();
-    const { index, updates } = await openIndexed(ctx, opts.memoir, { quiet: opts.json, rebuild: opts.rebuild });
+    const { index, updates } = await openIndexed(ctx, opts.memoir, { quiet: opts.json, rebuild: opts.rebuild, mustWrite: true });
     index.close();
     return {
       files: updates.map((u) => ({

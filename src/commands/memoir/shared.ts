@@ -12,8 +12,8 @@ export { loadRow } from '../../store/indexed.js';
  * index brought up to date with progress and warnings on stderr (no progress with `quiet`).
  * The caller closes `index`.
  */
-export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean } = {}): Promise<IndexedMemoirs> {
-  return openIndexedStore(ctx, memoirs, { rebuild: opts.rebuild ?? false, feedback: indexFeedback(ctx, opts.quiet ?? false) });
+export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean; mustWrite?: boolean } = {}): Promise<IndexedMemoirs> {
+  return openIndexedStore(ctx, memoirs, { rebuild: opts.rebuild ?? false, mustWrite: opts.mustWrite ?? false, feedback: indexFeedback(ctx, opts.quiet ?? false) });
 }
 
 /** The JSON shape of an entry in command output: the entry plus where it lives and its split verdict. */

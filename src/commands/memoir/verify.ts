@@ -1,16 +1,17 @@
-import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
+import { CancelledError } from '../../errors.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
-import { confirmDuplicates, newSeenIds, verifyFile, type Problem } from '../../memoir/verify.js';
+import { unfinishedWrite } from '../../memoir/journal-status.js';
+import { confirmDuplicates, newSeenIds, revisionProblems, verifyFile, type Problem } from '../../memoir/verify.js';
 import { colors } from '../../output/color.js';
-import { collector } from '../../runtime/gc.js';
 import { progress } from '../../output/progress.js';
-import { CHUNK_BYTES, openIndex, type MemoirIndex } from '../../store/memoir-index.js';
+import { collector } from '../../runtime/gc.js';
+import { openIndex, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from './shared.js';
-import { revisionProblems } from './verify-revisions.js';
+import { note } from '../../output/notice.js';
 
 const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
 
@@ -23,29 +24,19 @@ export interface VerifyResult {
   problems: Problem[];
 }
 
-/** Append-only check against what the index saw: every recorded chunk hash, head and tail. */
-function appendOnlyProblems(index: MemoirIndex, path: string): Problem[] {
-  const row = index.file(path);
-  if (!row || row.indexed_bytes === 0) return [];
+const acknowledge = (path: string): string => `kourai memoir index --rebuild --memoir ${path}`;
+
+/**
+ * What the index says about a file it has seen: a change that is not an append (every indexed
+ * byte re-hashed), and earlier such changes not acknowledged yet. Both are cleared by rebuilding
+ * the file's index once the change has been checked.
+ */
+async function indexedProblems(index: MemoirIndex, path: string, pause: (done: number) => Promise<void>): Promise<Problem[]> {
   const out: Problem[] = [];
-  const st = statSync(path, { bigint: true });
-  const fd = openSync(path, 'r');
-  try {
-    const why = index.appendOnlyViolation(fd, row, Number(st.size), String(st.dev), String(st.ino));
-    if (why) out.push({ path, line: null, offset: null, kind: 'not_append', severity: 'error', message: why, fix: `kourai memoir index --rebuild --memoir ${path}` });
-    const buf = Buffer.alloc(CHUNK_BYTES);
-    for (const { chunk, hash } of index.chunks(row.id)) {
-      const n = readSync(fd, buf, 0, CHUNK_BYTES, chunk * CHUNK_BYTES);
-      if (createHash('sha256').update(buf.subarray(0, n)).digest('hex') !== hash) {
-        out.push({ path, line: null, offset: chunk * CHUNK_BYTES, kind: 'not_append', severity: 'error', message: `bytes ${chunk * CHUNK_BYTES}–${(chunk + 1) * CHUNK_BYTES} changed after they were indexed: not an append` });
-        break;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
+  const now = await index.checkIndexedBytes(path, pause);
+  if (now) out.push({ path, line: null, offset: now.offset, kind: 'not_append', severity: 'error', message: now.message, fix: acknowledge(path) });
   for (const ev of index.integrityEvents([path])) {
-    out.push({ path, line: null, offset: null, kind: 'not_append', severity: 'error', message: `${ev.what} (detected ${ev.detected_at})` });
+    out.push({ path, line: null, offset: null, kind: 'not_append', severity: 'error', message: `${ev.what} (detected ${ev.detected_at}; re-indexed as it is now)`, fix: acknowledge(path) });
   }
   return out;
 }
@@ -55,31 +46,40 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<VerifyResult> {
     const home = kouraiHome(ctx);
     const paths = resolveMemoirs(opts.memoir, home, ctx.cwd);
-    const index = openIndex(home);
+    const index = openIndex(home, { now: ctx.now });
+    for (const text of index.notes) if (!opts.json) note(ctx, text);
     const problems: Problem[] = [];
     let entries = 0;
+    const gc = collector();
+    let ticks = 0;
+    const pause = async (): Promise<void> => {
+      await new Promise((r) => setImmediate(r));
+      if (ctx.signal.aborted) throw new CancelledError('verify cancelled');
+      if (++ticks % 12 === 0) gc(); // every ~50k entries: keeps a 1M-entry verify well under 200 MB
+    };
     try {
       const seen = newSeenIds();
-      const total = paths.reduce((s, p) => s + statSync(p).size, 0);
+      const sizes = paths.map((p) => statSync(p).size);
+      const indexed = paths.map((p) => index.file(p)?.indexed_bytes ?? 0);
+      const total = sizes.reduce((a, b) => a + b, 0) + indexed.reduce((a, b) => a + b, 0);
       const bar = progress(ctx.stderr, { label: 'verifying', total, unit: 'B', quiet: opts.json });
       let done = 0;
-      const gc = collector();
-      let ticks = 0;
-      for (const p of paths) {
-        problems.push(...appendOnlyProblems(index, p));
-        const v = verifyFile(p, seen, (b) => {
+      for (const [i, p] of paths.entries()) {
+        problems.push(...(await indexedProblems(index, p, async (b) => {
           bar.update(done + b);
-          if (++ticks % 2 === 0) gc(); // every 50k entries: keeps a 1M-entry verify well under 200 MB
-        });
-        done += v.bytes;
+          await pause();
+        })));
+        done += indexed[i] ?? 0;
+        const pending = unfinishedWrite(p);
+        if (pending) problems.push({ path: p, line: null, offset: pending.offset, kind: 'uncommitted_batch', severity: 'error', message: pending.message, fix: `kourai memoir repair --memoir ${p}` });
+        const v = await verifyFile(p, seen, { onProgress: (b) => bar.update(done + b), checkpoint: pause });
+        done += sizes[i] ?? 0;
         entries += v.entries;
         problems.push(...v.problems);
       }
       problems.push(...confirmDuplicates(seen));
+      problems.push(...revisionProblems(seen));
       bar.finish();
-      problems.push(...revisionProblems(index, paths, () => {
-        if (++ticks % 10 === 0) gc(); // the index update parses every new entry too
-      }));
     } finally {
       index.close();
     }

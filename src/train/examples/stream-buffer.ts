@@ -16,9 +16,12 @@ import { loadRevisionGraph, type IndexedRevisionNode } from '../../store/revisio
  * entry of the memoir. Memory follows the buffer, not the memoir.
  */
 
+/** What the views need of a kept row: where it lives and what it is (one small object each). */
+export type KeptRow = Pick<EntryRow, 'file_id' | 'line' | 'path' | 'offset' | 'length' | 'entry_id' | 'scene_id' | 'has_preference'>;
+
 export interface StreamedBuffer {
   /** The kept rows, in memoir order (file, line). */
-  kept: EntryRow[];
+  kept: KeptRow[];
   /** Rows looked at (after the split filter). */
   candidates: number;
   superseded: number;
@@ -38,7 +41,7 @@ export interface StreamOptions {
 }
 
 interface Item {
-  row: EntryRow;
+  row: KeptRow;
   key: Keyed;
 }
 
@@ -93,12 +96,19 @@ function seenBefore(index: MemoirIndex, row: EntryRow, files: ReadonlySet<number
 
 export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { files: readonly number[] }, bound: number, opts: StreamOptions = {}): StreamedBuffer {
   if (!Number.isInteger(bound) || bound < 0) throw new RangeError(`replay buffer bound must be a non-negative integer, got ${bound}`);
+  if (opts.signal?.aborted) throw new CancelledError();
   const graph = loadRevisionGraph(index, filter.files);
   const files = new Set(filter.files);
   const ids = new IdSet(1 << 12);
   const loader = new RowLoader();
   const bearing: Item[] = [];
   const rest = new BoundedHeap(bound);
+  const paths = new Map<string, string>();
+  const compact = (r: EntryRow): KeptRow => {
+    let path = paths.get(r.path);
+    if (path === undefined) paths.set(r.path, (path = r.path));
+    return { file_id: r.file_id, line: r.line, path, offset: r.offset, length: r.length, entry_id: r.entry_id, scene_id: r.scene_id, has_preference: r.has_preference };
+  };
   let candidates = 0;
   let superseded = 0;
   let chainPrivate = 0;
@@ -135,7 +145,7 @@ export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { f
         affinity_delta: row.affinity_delta,
         recorded_at: row.recorded_at,
       };
-      const item = { row, key: keyed(c) };
+      const item = { row: compact(row), key: keyed(c) };
       if (loadBearingVerdict(c, c).load_bearing) bearing.push(item);
       else {
         restSeen++;

@@ -1,11 +1,14 @@
+import { createHash } from 'node:crypto';
 import { UsageError } from '../../errors.js';
 import { isBondOnly, type Agent } from '../../memoir/agents.js';
 import { AGENT_AUTHORED_SOURCES, councilFields } from '../../memoir/council-fields.js';
 import type { RevisionGraph } from '../../memoir/revisions.js';
 import { RowLoader } from '../../memoir/row-loader.js';
 import type { MemoirEntry } from '../../memoir/schema.js';
-import type { EntryRow, MemoirIndex } from '../../store/memoir-index.js';
-import type { IndexedRevisionNode } from '../../store/revision-queries.js';
+import { SOURCES, type Source } from '../../memoir/sources.js';
+import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-index.js';
+import { loadRevisionGraph, type IndexedRevisionNode } from '../../store/revision-queries.js';
+import { rowsInScenes } from '../../store/scene-queries.js';
 import { examplesOf, fromCouncilFields, fromEntry } from './build.js';
 import { routeTarget } from './route-text.js';
 import { streamReplayBuffer, type StreamOptions } from './stream-buffer.js';
@@ -55,7 +58,7 @@ class Collector {
   add(list: readonly Example[]): void {
     for (const ex of list) {
       if (ex.kind === 'pair') {
-        const key = `${ex.scene}\u0000${ex.chosen}\u0000${ex.rejected}`;
+        const key = createHash('sha256').update(ex.scene).update('\u0000').update(ex.chosen).update('\u0000').update(ex.rejected).digest('base64');
         const at = this.pairs.get(key);
         if (at !== undefined) {
           const prev = this.examples[at] as Example & { kind: 'pair' };
@@ -70,28 +73,67 @@ class Collector {
   }
 }
 
-/** The newest task description of a scene (bond only: it is the player's words); cached per scene. */
-function describer(source: ExampleSource, loader: RowLoader): (scene: string) => string | null {
+/**
+ * The newest revisions of these scenes' rows, in one pass over the index (a query per scene would
+ * make the views quadratic in the memoir), grouped by scene in memoir order.
+ */
+function rowsOfScenes(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, scenes: ReadonlySet<string>, filter: Parameters<typeof rowsInScenes>[3]): Map<string, EntryRow[]> {
+  const out = new Map<string, EntryRow[]>();
+  const all = [...scenes].sort();
+  // Scenes by the hundred, through the scene index: the cost follows the scenes asked for.
+  for (let i = 0; i < all.length; i += 100) {
+    for (const row of rowsInScenes(source.index, source.files, all.slice(i, i + 100), filter)) {
+      if (graph.isSuperseded(row.entry_id)) continue;
+      const list = out.get(row.scene_id);
+      if (list) list.push(row);
+      else out.set(row.scene_id, [row]);
+    }
+  }
+  // Each scene's rows in memoir order, whatever batch they came in.
+  for (const list of out.values()) list.sort((a, b) => a.file_id - b.file_id || a.line - b.line);
+  return out;
+}
+
+/** The newest task description of each of these scenes (bond only: it is the player's words). */
+function describer(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, loader: RowLoader, scenes: ReadonlySet<string>): (scene: string) => string | null {
+  const rows = rowsOfScenes(source, graph, scenes, { sources: ['task_description'] });
   const cache = new Map<string, string | null>();
   return (scene) => {
     const hit = cache.get(scene);
     if (hit !== undefined) return hit;
     let text: string | null = null;
-    for (const row of source.index.iterate({ files: source.files, scenePrefix: scene, sources: ['task_description'], latestOnly: true })) {
-      if (row.scene_id !== scene) continue;
+    for (const row of rows.get(scene) ?? []) {
       const e = loader.load(row);
       if (e.agent_proposed !== null && e.agent_proposed.trim() !== '') text = e.agent_proposed;
     }
-    if (cache.size > 256) cache.clear();
     cache.set(scene, text);
     return text;
   };
 }
 
-/** The task description of each scene, for prompts (`memoir export --include-private`). */
-export function sceneDescriptions(source: ExampleSource): { describe: (scene: string) => string | null; close: () => void } {
+/** The task description of each of these scenes, for prompts (`memoir export --include-private`). */
+export function sceneDescriptions(source: ExampleSource, scenes: Iterable<string>): { describe: (scene: string) => string | null; close: () => void } {
   const loader = new RowLoader();
-  return { describe: describer(source, loader), close: () => loader.close() };
+  return { describe: describer(source, loadRevisionGraph(source.index, source.files), loader, new Set(scenes)), close: () => loader.close() };
+}
+
+/**
+ * The sources an agent's examples can come from (build.ts): the buffer's room goes to entries
+ * that can teach the adapter, not to task descriptions, transcripts or affinity moves of a
+ * federating agent. Cupid and Puck learn from any entry with a beat and an outcome or affinity.
+ */
+export function labelledSources(agent: Agent): readonly Source[] | null {
+  if (isBondOnly(agent)) return null;
+  if (agent === 'hephaestus') return ['specialist_proposed'];
+  return ['specialist_proposed', 'agent_interrupt', 'disagreement_resolution', 'player_revision'];
+}
+
+/** The buffer's filter for an agent, and how many of its entries that leaves out. */
+function candidatesOf(source: ExampleSource, agent: Agent, split?: 'shared'): { filter: EntryFilter & { files: readonly number[] }; unlabelled: number } {
+  const sources = labelledSources(agent);
+  const filter = { files: source.files, agents: [agent], ...(sources ? { sources } : {}), ...(split ? { split } : {}) };
+  const others = sources ? SOURCES.filter((x) => !sources.includes(x)) : [];
+  return { filter, unlabelled: others.length > 0 ? source.index.count({ files: source.files, agents: [agent], sources: others, ...(split ? { split } : {}) }) : 0 };
 }
 
 function bound(opts: ViewOptions): number {
@@ -101,13 +143,15 @@ function bound(opts: ViewOptions): number {
 }
 
 export function bondView(source: ExampleSource, agent: Agent, opts: ViewOptions = {}): DataView {
-  const buf = streamReplayBuffer(source.index, { files: source.files, agents: [agent] }, bound(opts), opts);
+  const { filter, unlabelled } = candidatesOf(source, agent);
+  const buf = streamReplayBuffer(source.index, filter, bound(opts), opts);
   const out = new Collector();
+  out.skip('unlabelled_source', unlabelled);
   out.skip('superseded', buf.superseded);
   out.skip('below_bound', buf.belowBound);
   const loader = new RowLoader();
   try {
-    const describe = describer(source, loader);
+    const describe = describer(source, buf.graph, loader, agent === 'hephaestus' ? new Set(buf.kept.map((r) => r.scene_id)) : new Set());
     for (const row of buf.kept) {
       const e = loader.load(row);
       const description = agent === 'hephaestus' && routeTarget(e.agent_proposed) !== null ? describe(row.scene_id) : null;
@@ -135,38 +179,38 @@ function ancestorsOf(graph: RevisionGraph<IndexedRevisionNode>, loader: RowLoade
   return out;
 }
 
-/** The agent-authored texts of a scene's shareable entries, as the council field rule sees them; cached for the last scene. */
-function sceneAgentTexts(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, loader: RowLoader): (scene: string) => ReadonlySet<string> {
-  let lastScene: string | null = null;
-  let last: Set<string> = new Set();
+/** The agent-authored texts of these scenes' shareable entries, as the council field rule sees them (one pass over the index). */
+function sceneAgentTexts(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, loader: RowLoader, scenes: ReadonlySet<string>): (scene: string) => ReadonlySet<string> {
+  const rows = rowsOfScenes(source, graph, scenes, { split: 'shared', sources: [...AGENT_AUTHORED_SOURCES] });
+  const cache = new Map<string, Set<string>>();
   return (scene) => {
-    if (scene === lastScene) return last;
+    const hit = cache.get(scene);
+    if (hit) return hit;
     const texts = new Set<string>();
-    const rows: EntryRow[] = [];
-    for (const row of source.index.iterate({ files: source.files, scenePrefix: scene, split: 'shared', sources: [...AGENT_AUTHORED_SOURCES], latestOnly: true })) {
-      if (row.scene_id === scene && (!graph.has(row.entry_id) || graph.effectiveShareable(row.entry_id))) rows.push(row);
-    }
-    for (const row of rows) {
+    for (const row of rows.get(scene) ?? []) {
+      if (graph.has(row.entry_id) && !graph.effectiveShareable(row.entry_id)) continue;
       const e = loader.load(row);
       const f = councilFields(e, { ancestors: ancestorsOf(graph, loader, e) });
       if (f?.agent_text) texts.add(f.agent_text);
     }
-    lastScene = scene;
-    last = texts;
+    cache.set(scene, texts);
     return texts;
   };
 }
 
 export function councilView(source: ExampleSource, agent: Agent, opts: ViewOptions = {}): DataView {
   if (isBondOnly(agent)) throw new UsageError(`${agent} is bond-only: Cupid and Puck have no council adapter, so there is no council view of ${agent}`);
-  const buf = streamReplayBuffer(source.index, { files: source.files, agents: [agent], split: 'shared' }, bound(opts), opts);
+  const { filter, unlabelled } = candidatesOf(source, agent, 'shared');
+  const buf = streamReplayBuffer(source.index, filter, bound(opts), opts);
   const out = new Collector();
+  out.skip('unlabelled_source', unlabelled);
   out.skip('private', source.index.count({ files: source.files, agents: [agent], split: 'private' }) + buf.chainPrivate);
   out.skip('superseded', buf.superseded);
   out.skip('below_bound', buf.belowBound);
   const loader = new RowLoader();
   try {
-    const agentTexts = sceneAgentTexts(source, buf.graph, loader);
+    // Only a pair can need the scene's other proposals (to show both its sides are an agent's).
+    const agentTexts = sceneAgentTexts(source, buf.graph, loader, new Set(buf.kept.filter((r) => r.has_preference === 1).map((r) => r.scene_id)));
     for (const row of buf.kept) {
       const e = loader.load(row);
       const fields = councilFields(e, {

@@ -67,7 +67,7 @@ describe('bondView: the example kinds of every agent (LEARNING-DESIGN.md §1)', 
   it('Hephaestus: a route example per routing decision the player did not override; text = task description + task type', () => {
     const v = bondView(source(story()), 'hephaestus');
     expect(v.examples).toEqual([{ kind: 'route', agent: 'hephaestus', entryId: expect.any(String), scene: 's-test', weight: 1, taskType: 'test', text: 'write tests for the kabo parser\ntask type: test', label: 'dokimasia' }]);
-    expect(v.skipped).toMatchObject({ route_intervened: 1, no_label: 1 });
+    expect(v.skipped).toEqual({ route_intervened: 1, unlabelled_source: 1 }); // the task description teaches through the route
   });
 
   it('Dokimasia: binary proposal outcomes, weighted by training_label.weight', () => {

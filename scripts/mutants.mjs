@@ -1,0 +1,67 @@
+// Planted bugs in the modules the README's guarantees rest on: the split rule, the accountant (and
+// the budget that uses it), the Krum family, append and ingest. `npm run mutants` applies each one
+// alone, in a copy of the tree, and expects the tests to fail. `find` must occur exactly once in
+// `file`: when a change elsewhere makes it disappear, the mutant is reported STALE (and the check
+// fails) instead of being skipped. `tests` are the tests expected to catch it (with --whole-suite,
+// a mutant they miss also faces the whole suite).
+// The issue-15 review's planted bugs are marked `planted`.
+
+const SPLIT_TESTS = ['test/memoir', 'test/store/memoir-index.test.ts', 'test/commands', 'test/privacy', 'test/train/examples'];
+const ACCOUNTANT_TESTS = ['test/privacy'];
+const KRUM_TESTS = ['test/aggregation'];
+const APPEND_TESTS = ['test/memoir', 'test/store/memoir-index.test.ts', 'test/commands/memoir.test.ts', 'test/commands/memoir'];
+const INGEST_TESTS = ['test/council', 'test/commands/federate'];
+
+export const MUTANTS = [
+  // the split rule
+  { id: 'split-bond-only-agent', file: 'src/memoir/split-rule.ts', find: "if (isBondOnly(e.agent)) return 'bond_only_agent';", replace: '', bug: 'Cupid and Puck entries are judged like any other agent', tests: SPLIT_TESTS },
+  { id: 'split-player-revision', file: 'src/memoir/split-rule.ts', find: "  player_revision: 'instance',", replace: "  player_revision: 'pattern',", bug: "the player's own revisions may leave the forge", tests: SPLIT_TESTS },
+  { id: 'split-council-event', file: 'src/memoir/split-rule.ts', find: "  council_event: 'instance',", replace: "  council_event: 'pattern',", bug: 'council events (the forge’s own choices) may leave', tests: SPLIT_TESTS },
+  { id: 'split-interrupt-target', file: 'src/memoir/split-rule.ts', find: 'if (isBondOnly(e.interrupt.interrupting_agent) || isBondOnly(e.interrupt.target_agent))', replace: 'if (isBondOnly(e.interrupt.interrupting_agent))', bug: 'an interrupt aimed at Cupid or Puck may leave', tests: SPLIT_TESTS },
+  { id: 'split-private-interrupt', file: 'src/memoir/split-rule.ts', find: "if (e.interrupt.visibility === 'private') return 'private_interrupt';", replace: "if (e.interrupt.visibility === 'silent') return 'private_interrupt';", bug: 'private interrupts may leave (silent ones may not)', tests: SPLIT_TESTS },
+  // (ignoring private_only alone is an equivalent mutant: the schema refuses a split with both flags set)
+  { id: 'split-task-description', file: 'src/memoir/split-rule.ts', find: "  task_description: 'instance',", replace: "  task_description: 'pattern',", bug: "the player's task descriptions (free text) may leave", tests: SPLIT_TESTS },
+  { id: 'split-line-narrowing-ignored', file: 'src/memoir/split-rule.ts', find: "if (!claimsShared) return { shareable: false, reason: 'marked_private', lenient: false };", replace: '', bug: 'a line that says private is shared anyway', tests: SPLIT_TESTS },
+  { id: 'split-revision-widens', file: 'src/store/memoir-index.ts', find: 'if (original && original.shareable === 0)', replace: 'if (original && original.shareable === 2)', bug: 'a revision of a private entry becomes shareable', tests: SPLIT_TESTS },
+
+  // the accountant
+  { id: 'rdp-sigma-for-sigma2-int', planted: true, file: 'src/privacy/rdp-accountant.ts', find: 'const s = logCoef + (i * i - i) / (2 * sigma * sigma);', replace: 'const s = logCoef + (i * i - i) / (2 * sigma);', bug: 'σ where σ² belongs (subsampled, integer orders)', tests: ACCOUNTANT_TESTS },
+  { id: 'rdp-sigma-for-sigma2-frac', planted: true, file: 'src/privacy/rdp-accountant.ts', find: 'const s2 = 2 * sigma * sigma;', replace: 'const s2 = 2 * sigma;', bug: 'σ where σ² belongs (subsampled, fractional orders)', tests: ACCOUNTANT_TESTS },
+  { id: 'rdp-z0', file: 'src/privacy/rdp-accountant.ts', find: 'const z0 = sigma * sigma * Math.log(1 / q - 1) + 0.5;', replace: 'const z0 = sigma * Math.log(1 / q - 1) + 0.5;', bug: 'the series split point uses σ for σ²', tests: ACCOUNTANT_TESTS },
+  { id: 'rdp-full-batch', file: 'src/privacy/rdp-accountant.ts', find: 'if (q === 1) return alpha / (2 * sigma * sigma);', replace: 'if (q === 1) return alpha / (2 * sigma);', bug: 'q = 1 (every federation round) uses σ for σ²', tests: ACCOUNTANT_TESTS },
+  { id: 'rdp-composition', file: 'src/privacy/rdp-accountant.ts', find: 'rdpOfStep(p.sampleRate, p.noiseMultiplier, a) * p.steps', replace: 'rdpOfStep(p.sampleRate, p.noiseMultiplier, a) * Math.sqrt(p.steps)', bug: 'rounds compose as √steps instead of adding up', tests: ACCOUNTANT_TESTS },
+  { id: 'rdp-conversion', file: 'src/privacy/rdp-accountant.ts', find: ' + Math.log((a - 1) / a);', replace: ';', bug: 'the RDP → (ε, δ) conversion drops its last term', tests: ACCOUNTANT_TESTS },
+  { id: 'rdp-series-truncated', file: 'src/privacy/rdp-accountant.ts', find: 'if (Math.max(logS0, logS1) < -30) break;', replace: 'if (Math.max(logS0, logS1) < -3) break;', bug: 'the fractional-order series stops early', tests: ACCOUNTANT_TESTS },
+  { id: 'budget-most-spoken-first', file: 'src/privacy/budget.ts', find: 'sort((a, b) => accOf(a).steps - accOf(b).steps', replace: 'sort((a, b) => accOf(b).steps - accOf(a).steps', bug: 'agents that spoke most go first', tests: ACCOUNTANT_TESTS },
+  { id: 'budget-forge-check-before', file: 'src/privacy/budget.ts', find: 'const forgeFits = forgeAfter <= config.forgeEpsilon;', replace: 'const forgeFits = forgeBefore <= config.forgeEpsilon;', bug: 'the plan checks the forge budget before the release, not after', tests: ACCOUNTANT_TESTS },
+  { id: 'budget-agent-check', file: 'src/privacy/budget.ts', find: 'if (epsilonAgent > config.agentEpsilon) return', replace: 'if (epsilonAgent > 2 * config.agentEpsilon) return', bug: "the ledger's hard check lets an agent spend twice its budget", tests: ACCOUNTANT_TESTS },
+
+  // the Krum family
+  { id: 'krum-tie-last', planted: true, file: 'src/aggregation/krum.ts', find: 'if (best === -1 || (s[a] as number) < (scores[best] as number)) best = i;', replace: 'if (best === -1 || (s[a] as number) <= (scores[best] as number)) best = i;', bug: 'Krum takes the last of tied updates, not the first (Flower)', tests: KRUM_TESTS },
+  { id: 'krum-neighbours', file: 'src/aggregation/krum.ts', find: 'return Math.max(1, n - f - 2);', replace: 'return Math.max(1, n - f - 1);', bug: 'scores sum n − f − 1 neighbours', tests: KRUM_TESTS },
+  { id: 'krum-sum-one-more', file: 'src/aggregation/krum.ts', find: 'for (let t = 0; t < Math.min(k, c); t++) s += row[t] as number;', replace: 'for (let t = 0; t < Math.min(k + 1, c); t++) s += row[t] as number;', bug: 'each score sums one neighbour too many', tests: KRUM_TESTS },
+  { id: 'multikrum-tie-order', file: 'src/aggregation/krum.ts', find: '(scores[a] as number) - (scores[b] as number) || a - b', replace: '(scores[a] as number) - (scores[b] as number) || b - a', bug: "Multi-Krum's tied cut prefers the higher index", tests: KRUM_TESTS },
+  { id: 'krum-nonfinite-not-counted', file: 'src/aggregation/krum.ts', find: 'fEffective: Math.max(0, f - (dist.n - cand.length))', replace: 'fEffective: f', bug: 'non-finite updates do not count against f', tests: KRUM_TESTS },
+  { id: 'krum-precondition', file: 'src/aggregation/krum.ts', find: 'if (n <= 2 * f + 2) {', replace: 'if (n < 2 * f + 2) {', bug: 'Krum runs with n = 2f + 2 (too few to tolerate f)', tests: KRUM_TESTS },
+  // (a NaN score is unreachable: distances are recomputed directly when the Gram form cancels, so
+  //  scores are sums of finite values or +Infinity; dropping the NaN guard is an equivalent mutant)
+  { id: 'multikrum-default-m', file: 'src/aggregation/krum.ts', find: 'const keep = m ?? cand.length - fEffective;', replace: 'const keep = m ?? cand.length - fEffective - 1;', bug: 'Multi-Krum averages one update fewer than n − f by default', tests: KRUM_TESTS },
+  { id: 'bulyan-theta', file: 'src/aggregation/bulyan.ts', find: 'const theta = remaining.length - 2 * fe;', replace: 'const theta = remaining.length - 2 * fe - 1;', bug: 'Bulyan selects θ − 1 updates', tests: KRUM_TESTS },
+  { id: 'bulyan-beta', file: 'src/aggregation/bulyan.ts', find: 'const beta = theta - 2 * fe;', replace: 'const beta = theta - fe;', bug: 'Bulyan averages β = θ − f coordinates', tests: KRUM_TESTS },
+  { id: 'bulyan-precondition', file: 'src/aggregation/bulyan.ts', find: 'if (n < 4 * f + 3) {', replace: 'if (n < 4 * f + 2) {', bug: 'Bulyan runs with n = 4f + 2', tests: KRUM_TESTS },
+
+  // append
+  { id: 'append-no-fsync-by-default', planted: true, file: 'src/memoir/append.ts', find: 'if (opts.fsync !== false) {', replace: 'if (opts.fsync === true) {', bug: 'appends are not fsynced unless asked', tests: APPEND_TESTS },
+  { id: 'append-no-dir-fsync', file: 'src/memoir/append.ts', find: 'if (created) fsyncDir(dirname(path));', replace: '', bug: "a new memoir's directory is not fsynced", tests: APPEND_TESTS },
+  { id: 'append-glues-torn-tail', file: 'src/memoir/append.ts', find: 'if (tail) quarantined = quarantineTornTail(', replace: 'if (tail && !tail) quarantined = quarantineTornTail(', bug: 'a torn tail is not quarantined: the next line is glued to it', tests: APPEND_TESTS },
+  { id: 'append-no-final-newline', file: 'src/memoir/append.ts', find: "Buffer.from(`${lines.join('\\n')}\\n`, 'utf8')", replace: "Buffer.from(lines.join('\\n'), 'utf8')", bug: 'the last line has no newline', tests: APPEND_TESTS },
+  { id: 'append-no-lock', file: 'src/memoir/append.ts', find: 'const lock = acquireLock(path, { waitMs: opts.lockWaitMs ?? 5000 });', replace: 'const lock = { release: () => undefined };', bug: 'appends do not take the writer lock', tests: APPEND_TESTS },
+
+  // ingest (the council's checks before anything is stored)
+  { id: 'ingest-digest-content-only', planted: true, file: 'src/council/ingest.ts', find: 'h.update(JSON.stringify([sub.base_fingerprint, sub.privacy.clip_norm, sub.privacy.noise_multiplier, sub.weight ?? null]));', replace: 'h.update(JSON.stringify([sub.base_fingerprint]));', bug: 'the submission digest ignores privacy and weight', tests: INGEST_TESTS },
+  { id: 'ingest-infinity-accepted', file: 'src/council/ingest.ts', find: 'if (x - x !== 0) {', replace: 'if (Number.isNaN(x)) {', bug: '±Infinity passes the finiteness check', tests: INGEST_TESTS },
+  { id: 'ingest-norm-unchecked', file: 'src/council/ingest.ts', find: 'if (norm > bound) {', replace: 'if (norm > 10 * bound) {', bug: 'updates ten times over the norm bound are accepted', tests: INGEST_TESTS },
+  { id: 'ingest-fingerprint-unchecked', file: 'src/council/ingest.ts', find: 'if (!opts.acceptedFingerprints.includes(sub.base_fingerprint)) {', replace: 'if (opts.acceptedFingerprints.length === 0) {', bug: 'updates for another base model are accepted', tests: INGEST_TESTS },
+  { id: 'ingest-duplicate-names', file: 'src/council/ingest.ts', find: 'if (seen.has(t.name)) throw', replace: 'if (seen.has(t.name) && seen.size < 0) throw', bug: 'a tensor may appear twice', tests: INGEST_TESTS },
+  { id: 'ingest-short-data', file: 'src/council/ingest.ts', find: 'if (bytes.byteLength !== spec.size * 4) {', replace: 'if (bytes.byteLength > spec.size * 4) {', bug: 'a tensor with too few bytes is accepted', tests: INGEST_TESTS },
+];

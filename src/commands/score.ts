@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+import { kouraiHome, type Ctx } from '../context.js';
+import { CancelledError, fsError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
+import { AgentSchema } from '../memoir/schema.js';
+import { colors } from '../output/color.js';
+import { writeNdjson } from '../output/json.js';
+import { oneLine, renderTable } from '../output/table.js';
+import { Scorer, type ScoreResult } from '../train/scorer.js';
+import { defineCommand } from './types.js';
+
+const lean = z.coerce.number({ error: 'must be a number from 0 (personal) to 1 (federated)' }).min(0, { error: 'must be ≥ 0 (personal)' }).max(1, { error: 'must be ≤ 1 (federated)' });
+
+const options = z.object({
+  agent: AgentSchema,
+  candidates: z.array(z.string()).default([]),
+  file: z.string().optional(),
+  stdin: z.boolean().default(false),
+  taskType: z.string().optional(),
+  use: z.enum(['both', 'bond', 'council'], { error: 'must be both, bond or council' }).default('both'),
+  lean: lean.optional(),
+  json: z.boolean().default(false),
+});
+
+type Options = z.output<typeof options>;
+
+export interface ScoreStreamSummary {
+  lines: number;
+  errors: number;
+}
+
+/** A JSON file of candidates: ["…", "…"] or {"candidates": [...], "task_type": "…"}. */
+function readCandidateFile(path: string, cwd: string): { candidates: string[]; taskType: string | null } {
+  let text: string;
+  try {
+    text = readFileSync(path === '-' ? 0 : resolve(cwd, path), 'utf8');
+  } catch (err) {
+    throw fsError(err, 'candidates file', path);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new InvalidDataError(`candidates file ${path} is not JSON: expected ["…", "…"] or {"candidates": [...]}`);
+  }
+  return parseRequest(doc, `candidates file ${path}`);
+}
+
+function parseRequest(doc: unknown, where: string): { candidates: string[]; taskType: string | null; lean?: number; id?: unknown } {
+  const o = Array.isArray(doc) ? { candidates: doc } : (doc as { candidates?: unknown; task_type?: unknown; lean?: unknown; id?: unknown } | null);
+  if (!o || typeof o !== 'object' || !Array.isArray(o.candidates) || !o.candidates.every((c) => typeof c === 'string')) throw new InvalidDataError(`${where}: expected {"candidates": ["…", …]} (strings)`);
+  if (o.candidates.length === 0) throw new InvalidDataError(`${where}: no candidates`);
+  if (o.task_type !== undefined && o.task_type !== null && typeof o.task_type !== 'string') throw new InvalidDataError(`${where}: task_type must be a string`);
+  let l: number | undefined;
+  if (o.lean !== undefined) {
+    const p = lean.safeParse(o.lean);
+    if (!p.success) throw new InvalidDataError(`${where}: lean must be a number from 0 (personal) to 1 (federated)`);
+    l = p.data;
+  }
+  return { candidates: o.candidates as string[], taskType: (o.task_type as string | undefined) ?? null, ...(l !== undefined ? { lean: l } : {}), ...(o.id !== undefined ? { id: o.id } : {}) };
+}
+
+/**
+ * NDJSON in, NDJSON out: one ranking per input line, written as soon as it is computed, for hosts
+ * that keep the process open. A bad line answers with {"id", "error"} and the stream goes on.
+ */
+async function stream(scorer: Scorer, ctx: Ctx): Promise<ScoreStreamSummary> {
+  const rl = createInterface({ input: ctx.stdin, crlfDelay: Infinity });
+  const onAbort = (): void => rl.close();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  let lines = 0;
+  let errors = 0;
+  try {
+    for await (const line of rl) {
+      if (line.trim() === '') continue;
+      lines++;
+      let id: unknown = null;
+      try {
+        let doc: unknown;
+        try {
+          doc = JSON.parse(line);
+        } catch {
+          throw new InvalidDataError(`line ${lines}: not JSON`);
+        }
+        const req = parseRequest(doc, `line ${lines}`);
+        id = req.id ?? null;
+        const r = await scorer.rank(req.candidates, { taskType: req.taskType, ...(req.lean !== undefined ? { lean: req.lean } : {}) });
+        writeNdjson(ctx.stdout, { id, ...r });
+      } catch (err) {
+        if (!(err instanceof KouraiError)) throw err;
+        errors++;
+        writeNdjson(ctx.stdout, { id, error: { code: err.code, message: err.message, exit_code: err.exitCode } });
+      }
+    }
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+  if (ctx.signal.aborted) throw new CancelledError();
+  return { lines, errors };
+}
+
+export default defineCommand({
+  options,
+  streams: (o: Options) => o.stdin,
+  async run(opts, ctx): Promise<ScoreResult | ScoreStreamSummary> {
+    const sources = [opts.candidates.length > 0, opts.file !== undefined, opts.stdin].filter(Boolean).length;
+    if (sources === 0) throw new UsageError('no candidates: give them as arguments, --file FILE, or NDJSON lines with --stdin');
+    if (sources > 1) throw new UsageError('give candidates one way: as arguments, --file or --stdin');
+    const scorer = await Scorer.open({ home: kouraiHome(ctx), env: ctx.env, signal: ctx.signal, agent: opts.agent, use: opts.use, ...(opts.lean !== undefined ? { lean: opts.lean } : {}) });
+    try {
+      if (opts.stdin) return await stream(scorer, ctx);
+      const req = opts.file !== undefined ? readCandidateFile(opts.file, ctx.cwd) : { candidates: opts.candidates, taskType: null };
+      return await scorer.rank(req.candidates, { taskType: opts.taskType ?? req.taskType });
+    } finally {
+      scorer.close();
+    }
+  },
+  render(r, ctx) {
+    if (!('ranking' in r)) return '';
+    const c = colors(ctx.colorLevel);
+    const width = Math.max(20, (ctx.stdout.columns ?? 100) - 30);
+    const table = renderTable(r.ranking, [
+      { header: 'RANK', get: (x) => String(r.ranking.indexOf(x) + 1), align: 'right' },
+      { header: 'SCORE', get: (x) => x.score.toFixed(3), align: 'right' },
+      { header: 'P', get: (x) => x.p.toFixed(2), align: 'right' },
+      { header: 'CANDIDATE', get: (x) => `${c.dim(`#${x.index + 1}`)} ${oneLine(x.text, width)}` },
+    ]);
+    const used = [r.adapters.bond !== null && r.lean < 1 ? `bond v${r.adapters.bond}` : null, r.adapters.council !== null && r.lean > 0 ? `council v${r.adapters.council}` : null].filter(Boolean).join(' + ');
+    return `${table}${c.dim(`${r.agent}: base + ${used || 'no adapter'} · lean ${r.lean.toFixed(2)} (0 personal … 1 federated)`)}`;
+  },
+});

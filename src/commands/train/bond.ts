@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { kouraiHome, type Ctx } from '../../context.js';
+import { NotFoundError } from '../../errors.js';
+import { AGENTS, type Agent } from '../../memoir/agents.js';
+import { colors } from '../../output/color.js';
+import { renderTable } from '../../output/table.js';
+import { openStateDb } from '../../store/state-db.js';
+import { AdapterStore } from '../../train/adapter-store.js';
+import { describeEncoder } from '../../train/adapter-files.js';
+import { openBondSource } from '../../train/bond-source.js';
+import { learnConfig } from '../../train/learn-config.js';
+import type { Metric } from '../../train/metrics.js';
+import { openTextEncoder } from '../../train/text-encoder.js';
+import { TrainerWorker } from '../../train/train-in-worker.js';
+import { trainBonds, type AgentResult, type TrainEvent } from '../../train/train-bond.js';
+import { DEFAULT_SETTINGS, type TrainSettings } from '../../train/trainer.js';
+import { initialTrainState, progressLine, trainReducer, type TrainState } from '../../ui/train/use-train-state.js';
+import { defineCommand } from '../types.js';
+import { logLine } from '../../output/notice.js';
+
+/**
+ * Replay buffer bound per agent for a bond run: every load-bearing entry, then the most
+ * informative up to this many. Memory follows it, not the memoir; a bond retrains after every
+ * session, so a few thousand of the agent's entries are plenty.
+ */
+export const DEFAULT_BOND_BUFFER = 5000;
+
+const int = (what: string, min: number, max: number) =>
+  z.coerce
+    .number({ error: `must be ${what}` })
+    .int({ error: `must be ${what}` })
+    .min(min, { error: `must be ${what}` })
+    .max(max, { error: `must be ${what}` });
+
+const options = z.object({
+  memoir: z.array(z.string()).default([]),
+  agent: z.array(z.enum(AGENTS as unknown as [Agent, ...Agent[]], { error: (i) => `unknown agent "${String(i.input)}"; expected one of: ${AGENTS.join(', ')}` })).default([]),
+  epochs: int('a whole number of epochs 1–10000', 1, 10_000).optional(),
+  rank: int('a whole number 1–64', 1, 64).optional(),
+  lr: z.coerce.number({ error: 'must be a number' }).gt(0, { error: 'must be > 0' }).max(1, { error: 'must be ≤ 1' }).optional(),
+  seed: int('a whole number 0–4294967295', 0, 4_294_967_295).optional(),
+  buffer: int('a whole number of entries 1–1000000', 1, 1_000_000).default(DEFAULT_BOND_BUFFER),
+  json: z.boolean().default(false),
+});
+
+
+export interface TrainBondResult {
+  base_fingerprint: string;
+  encoder: string;
+  settings: TrainSettings;
+  memoirs: number;
+  agents: AgentResult[];
+}
+
+/** Progress on stderr: the live Ink table on a terminal, else a line per agent every few seconds and at each agent's end. */
+async function progressSink(ctx: Ctx, json: boolean): Promise<{ push: (e: TrainEvent) => void; close: () => Promise<void> }> {
+  const live = !json && ctx.interactive && ctx.stderr.isTTY === true;
+  if (live) {
+    const { showTrain } = await import('../../ui/train/show-train.js');
+    return showTrain(ctx);
+  }
+  let state: TrainState = initialTrainState;
+  const last = new Map<string, number>();
+  return {
+    push: (e) => {
+      state = trainReducer(state, e);
+      if (e.type === 'plan' || e.type === 'start') return;
+      const agent = e.type === 'progress' ? e.progress.agent : e.agent;
+      const t = Date.now();
+      if (e.type === 'progress' && t - (last.get(agent) ?? 0) < 5000) return;
+      last.set(agent, t);
+      const row = state.rows.find((r) => r.agent === agent);
+      if (row) logLine(ctx, progressLine(row));
+    },
+    close: async () => undefined,
+  };
+}
+
+export default defineCommand({
+  options,
+  async run(opts, ctx): Promise<TrainBondResult> {
+    const home = kouraiHome(ctx);
+    const settings: TrainSettings = { ...DEFAULT_SETTINGS, ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}), ...(opts.rank !== undefined ? { rank: opts.rank } : {}), ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.seed !== undefined ? { seed: opts.seed } : {}) };
+    const cfg = learnConfig(home, ctx.env);
+    const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal, bound: opts.buffer });
+    const closers: (() => unknown)[] = [() => source.close()];
+    try {
+      const encoder = await openTextEncoder(cfg.encoder, { home, env: ctx.env, signal: ctx.signal });
+      closers.push(() => encoder.close());
+      const db = openStateDb(home);
+      closers.push(() => db.close());
+      const store = new AdapterStore(home, db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
+      const worker = new TrainerWorker(ctx.signal);
+      closers.push(() => worker.close());
+      const sink = await progressSink(ctx, opts.json);
+      let agents: AgentResult[];
+      try {
+        agents = await trainBonds({ agents: opts.agent.length ? opts.agent : [...AGENTS], settings, data: (a) => source.data(a), encoder, store, worker, now: ctx.now, onEvent: sink.push });
+      } finally {
+        await sink.close();
+      }
+      if (agents.every((a) => a.status === 'skipped' && a.examples === 0)) {
+        throw new NotFoundError(`no labelled entries to train on in ${source.memoirs.length} memoir${source.memoirs.length === 1 ? '' : 's'} under ${home}`, 'labels come from player responses, revisions and `kourai feedback`; see `kourai memoir stats`');
+      }
+      return { base_fingerprint: encoder.fingerprint, encoder: describeEncoder(encoder.spec), settings, memoirs: source.memoirs.length, agents };
+    } finally {
+      for (const c of closers.reverse()) await c();
+    }
+  },
+  render(r, ctx) {
+    const c = colors(ctx.colorLevel);
+    const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
+    const fmtValue = (m: Metric, v: number): string => (m.name === 'mean_abs_error' ? v.toFixed(3) : pct(v));
+    const label: Record<Metric['kind'], string> = { pair: 'pairwise', binary: 'accuracy', graded: 'MAE', route: 'routing' };
+    // One row per validation metric (an agent may have pairs and outcomes); agent columns on its first row.
+    const rows = r.agents.flatMap((a) => (a.status === 'trained' && a.metrics.length > 1 ? a.metrics.map((m, i) => ({ a, m, first: i === 0 })) : [{ a, m: a.status === 'trained' ? a.metric : null, first: true }]));
+    const table = renderTable(rows, [
+      { header: 'AGENT', get: ({ a, first }) => (first ? a.agent : '') },
+      { header: 'EXAMPLES', get: ({ a, first }) => (!first ? '' : a.status === 'trained' ? `${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})` : String(a.examples)), align: 'right' },
+      { header: 'TRAIN LOSS', get: ({ a, first }) => (first && a.status === 'trained' ? a.train_loss.toFixed(4) : ''), align: 'right' },
+      { header: 'VAL LOSS', get: ({ a, first }) => (first && a.status === 'trained' && Number.isFinite(a.validation_loss) ? a.validation_loss.toFixed(4) : ''), align: 'right' },
+      { header: 'VALIDATION', get: ({ m }) => (m ? `${label[m.kind]} ${fmtValue(m, m.value)} ${c.dim(`(n=${m.n})`)}` : '') },
+      { header: 'TRIVIAL BASELINES', get: ({ a, m, first }) => (a.status === 'skipped' ? (first ? c.dim(`skipped: ${a.reason}`) : '') : m ? m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${fmtValue(m, b.value)}`).join(', ') : '') },
+      { header: 'ADAPTER', get: ({ a, first }) => (!first ? '' : a.status === 'trained' ? c.green(`bond v${a.version}`) : c.dim('unchanged')) },
+    ]);
+    const trained = r.agents.filter((a) => a.status === 'trained').length;
+    return `${table}${c.dim(`examples: used (train/stop/validation), validation on scenes neither training nor early stopping saw · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`)}`;
+  },
+});

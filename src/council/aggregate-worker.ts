@@ -1,0 +1,46 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { GramPool } from '../aggregation/gram-pool.js';
+import { computeAgentAggregate, type AgentAggregate } from './aggregate-round.js';
+import type { RoundSettings } from './round-settings.js';
+import { SqliteCouncilStorage } from './sqlite-storage.js';
+
+/**
+ * The aggregation worker thread (see worker-aggregator.ts): computes one agent's aggregate at a
+ * time from its own read-only connection to council.db, so the event loop that answers forges
+ * never waits for LoRA-FAIR or Krum. It writes nothing: the main thread records the result.
+ */
+export interface AggregateJob {
+  id: number;
+  round: number;
+  agent: string;
+  settings: RoundSettings;
+  /** The main thread's clock (recorded_at). */
+  now: string;
+}
+
+export type AggregateReply = { id: number; ok: true; result: AgentAggregate } | { id: number; ok: false; message: string; stack?: string };
+
+interface Init {
+  dataDir: string;
+  threads: number;
+  trustTolerance: number;
+}
+
+const init = workerData as Init;
+const storage = new SqliteCouncilStorage(init.dataDir, { readonly: true });
+let pool: Promise<GramPool | null> | null = null;
+
+parentPort?.on('message', (job: AggregateJob) => {
+  void run(job);
+});
+
+async function run(job: AggregateJob): Promise<void> {
+  try {
+    pool ??= init.threads > 1 ? GramPool.create(init.threads) : Promise.resolve(null);
+    const result = await computeAgentAggregate({ storage, now: () => new Date(job.now), pool: await pool, trustTolerance: init.trustTolerance }, job.round, job.agent, job.settings);
+    const transfer = (result.globalChunks ?? []).map((b) => b.buffer as ArrayBuffer);
+    parentPort?.postMessage({ id: job.id, ok: true, result } satisfies AggregateReply, transfer);
+  } catch (err) {
+    parentPort?.postMessage({ id: job.id, ok: false, message: (err as Error).message, ...((err as Error).stack ? { stack: (err as Error).stack } : {}) } satisfies AggregateReply);
+  }
+}

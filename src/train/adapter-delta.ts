@@ -1,0 +1,50 @@
+import type { LoraWeights } from './lora.js';
+
+/**
+ * Frobenius norms of effective LoRA updates without forming them: for X = Σ_k c_k B_k A_k,
+ * ||X||² = Σ_ij (B̃ᵀB̃)_ij (ÃÃᵀ)_ij with B̃ = [c_1 B_1 …], Ã = [A_1; …] — Gram matrices of size
+ * (Σ r_k)², never the out × in product.
+ */
+export interface Term {
+  lora: LoraWeights;
+  /** c_k: α/r times any sign or mixing weight. */
+  coef: number;
+}
+
+type Module = 'dense' | 'head';
+
+/** Column i of B (out values) and row i of A (in values) of one module. */
+function factors(l: LoraWeights, m: Module): { out: number; inDim: number; b: (o: number, i: number) => number; a: (i: number, j: number) => number } {
+  const r = l.rank;
+  if (m === 'dense') return { out: l.hidden, inDim: l.inDim, b: (o, i) => l.denseB[o * r + i] as number, a: (i, j) => l.denseAt[j * r + i] as number };
+  return { out: l.out, inDim: l.hidden, b: (o, i) => l.headB[o * r + i] as number, a: (i, j) => l.headA[i * l.hidden + j] as number };
+}
+
+export function effectiveNorm(terms: readonly Term[], m: Module): number {
+  const cols: { b: Float64Array; a: Float64Array }[] = [];
+  for (const t of terms) {
+    const f = factors(t.lora, m);
+    for (let i = 0; i < t.lora.rank; i++) {
+      const b = new Float64Array(f.out);
+      for (let o = 0; o < f.out; o++) b[o] = t.coef * f.b(o, i);
+      const a = new Float64Array(f.inDim);
+      for (let j = 0; j < f.inDim; j++) a[j] = f.a(i, j);
+      cols.push({ b, a });
+    }
+  }
+  const dot = (x: Float64Array, y: Float64Array): number => {
+    let s = 0;
+    for (let k = 0; k < x.length; k++) s += (x[k] as number) * (y[k] as number);
+    return s;
+  };
+  let s = 0;
+  for (let i = 0; i < cols.length; i++) {
+    for (let j = i; j < cols.length; j++) {
+      const ci = cols[i] as { b: Float64Array; a: Float64Array };
+      const cj = cols[j] as { b: Float64Array; a: Float64Array };
+      const v = dot(ci.b, cj.b) * dot(ci.a, cj.a);
+      s += i === j ? v : 2 * v;
+    }
+  }
+  return Math.sqrt(Math.max(0, s));
+}

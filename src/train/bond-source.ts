@@ -1,0 +1,48 @@
+import { statSync } from 'node:fs';
+import { relative } from 'node:path';
+import type { Agent } from '../memoir/agents.js';
+import { resolveMemoirs } from '../memoir/discover.js';
+import { openIndex } from '../store/memoir-index.js';
+import { bondView } from './examples/views.js';
+import type { BondData } from './train-bond.js';
+
+/**
+ * The bond data of a forge: the memoirs (`--memoir` or every memoir under the home), the index
+ * brought up to date, and per agent the bond view (learndata's `bondView`: newest revisions,
+ * private entries included, the replay buffer bounding memory). The data window recorded with a
+ * version is the memoirs and their sizes at training time.
+ */
+export interface BondSource {
+  memoirs: string[];
+  data(agent: Agent): BondData;
+  close(): void;
+}
+
+export function openBondSource(o: { home: string; cwd: string; memoirs: readonly string[]; now: () => Date; signal: AbortSignal; bound?: number; onIndexProgress?: (bytes: number, total: number) => void }): BondSource {
+  const paths = resolveMemoirs(o.memoirs, o.home, o.cwd);
+  const index = openIndex(o.home);
+  try {
+    const sizes = paths.map((p) => statSync(p).size);
+    const total = sizes.reduce((a, b) => a + b, 0);
+    let before = 0;
+    const files: number[] = [];
+    paths.forEach((p, i) => {
+      const [u] = index.update([p], { now: o.now, onProgress: (b) => o.onIndexProgress?.(before + b, total) });
+      if (u) files.push(u.fileId);
+      before += sizes[i] ?? 0;
+    });
+    const window = { memoirs: paths.map((p, i) => ({ path: relative(o.home, p), bytes: sizes[i] ?? 0 })) };
+    return {
+      memoirs: paths,
+      data: (agent) => {
+        const view = bondView({ index, files }, agent, { signal: o.signal, ...(o.bound !== undefined ? { bound: o.bound } : {}) });
+        const scenes = new Set(view.examples.map((e) => e.scene)).size;
+        return { examples: view.examples, skipped: view.skipped, window: { ...window, examples: view.examples.length, scenes } };
+      },
+      close: () => index.close(),
+    };
+  } catch (err) {
+    index.close();
+    throw err;
+  }
+}

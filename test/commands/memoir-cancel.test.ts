@@ -1,0 +1,69 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import indexCmd from '../../src/commands/memoir/index-cmd.js';
+import stats from '../../src/commands/memoir/stats.js';
+import verify from '../../src/commands/memoir/verify.js';
+import type { Command } from '../../src/commands/types.js';
+import { ExitCode } from '../../src/errors.js';
+import { synthSessions } from '../../src/memoir/synth.js';
+import { parseOptions } from '../../src/run-command.js';
+import { openIndex } from '../../src/store/memoir-index.js';
+import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
+
+/**
+ * Long memoir work stops on Ctrl-C (ctx.signal) at its next checkpoint with exit 130, leaving
+ * nothing half-written. The signal fires on the first turn of the event loop the work gives
+ * back, i.e. right after its first batch: no timing involved.
+ */
+let ctx: TestCtx;
+let controller: AbortController;
+let file: string;
+let count: number;
+beforeEach(() => {
+  controller = new AbortController();
+  ctx = testCtx({ signal: controller.signal });
+  file = join(ctx.home, 'memoir.jsonl');
+  const lines: string[] = [];
+  for (const s of synthSessions({ seed: 5, sessions: 1e9, turns: 12 })) {
+    lines.push(...s.lines);
+    if (lines.length >= 25_000) break; // more than the 8 MiB that makes a first build a bulk load
+  }
+  count = lines.length;
+  writeFileSync(file, `${lines.join('\n')}\n`);
+});
+afterEach(() => removeDir(ctx.home));
+
+type AnyCommand = Command<any, any>;
+async function cancelled(cmd: AnyCommand, raw: Record<string, unknown>): Promise<{ exitCode: number; message: string }> {
+  setImmediate(() => controller.abort());
+  try {
+    await cmd.run(parseOptions(cmd, raw), ctx);
+  } catch (err) {
+    return err as { exitCode: number; message: string };
+  }
+  throw new Error('expected the command to be cancelled');
+}
+
+describe('Ctrl-C on long memoir work', () => {
+  it('memoir index: exit 130 after the first batch; the bulk build is rolled back whole, and the next run builds it all', async () => {
+    const err = await cancelled(indexCmd, { memoir: [file] });
+    expect(err.exitCode).toBe(ExitCode.cancelled);
+    expect(err.message).toMatch(/^indexing cancelled/);
+    const index = openIndex(ctx.home);
+    try {
+      expect((index.db.prepare('SELECT count(*) AS n FROM entries').get() as { n: number }).n).toBe(0);
+      expect(index.file(file)?.indexed_bytes ?? 0).toBe(0);
+    } finally {
+      index.close();
+    }
+    const again = testCtx({ home: ctx.home });
+    expect((await stats.run(parseOptions(stats, { memoir: [file] }), again)).entries).toBe(count);
+  });
+
+  it('memoir verify: exit 130 after the first lines', async () => {
+    const err = await cancelled(verify, { memoir: [file] });
+    expect(err.exitCode).toBe(ExitCode.cancelled);
+    expect(err.message).toBe('verify cancelled');
+  });
+});
