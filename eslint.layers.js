@@ -11,7 +11,7 @@ import { join } from 'node:path';
  */
 const FLOORS = [
   ['main.ts', 'index.ts'],
-  ['cli.ts', 'run-command.ts'],
+  ['cli.ts', 'run-command.ts', 'help.ts'],
   ['commands'],
   ['output', 'ui'], // presentation; output never imports ui
   ['federation', 'council'],

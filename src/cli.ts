@@ -1,8 +1,10 @@
-import { Command, Option, type CommanderError } from 'commander';
+import { Argument, Command, Help, Option, type CommanderError } from 'commander';
 import { createRequire } from 'node:module';
 import type { Command as KouraiCommand } from './commands/types.js';
 import type { Ctx } from './context.js';
 import { UsageError } from './errors.js';
+import { helpFooter } from './help.js';
+import type { CompletionNode } from './output/completion.js';
 import { runCommand } from './run-command.js';
 
 /**
@@ -537,8 +539,76 @@ export function buildCli(
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/doctor.js')));
 
+  program
+    .command('completion')
+    .description('print a shell completion script (commands, options and their choices)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+    .option('--json', 'JSON output: {"shell", "script"}')
+    .action(async (shell: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<Record<string, unknown>>();
+      const ctx = makeCtx({ noInput: opts.input === false, noColor: opts.color === false, quiet: opts.quiet === true });
+      setExitCode(await runner((() => import('./commands/completion.js')) as never, { ...opts, shell, tree: describeTree(program) }, ctx, onCommand as never));
+    });
+
+  // `kourai help council serve` is the help of `council serve` (commander's own help command
+  // only looks one level down).
+  program.helpCommand(false);
+  program
+    .command('help')
+    .description('help for a command, e.g. kourai help council serve')
+    .argument('[command...]', 'the command')
+    .action((names: string[]) => {
+      let target: Command = program;
+      for (const n of names) {
+        const next = target.commands.find((c) => c.name() === n || c.aliases().includes(n));
+        if (!next) throw new UsageError(`unknown command "${names.join(' ')}"`, 'see `kourai --help`');
+        target = next;
+      }
+      target.outputHelp();
+    });
+
+  helpText(program);
   usageErrors(program);
   return program;
+}
+
+/**
+ * Every help ends with examples, exit codes and (for a screen) its keys (src/help.ts); a default
+ * is shown once, as typed (`(default: 4)`), and never as an empty list.
+ */
+function helpText(root: Command): void {
+  const visit = (c: Command): void => {
+    const path = commandPath(c).replace(/^kourai ?/, '');
+    c.configureHelp({ optionDescription: optionDescription, sortSubcommands: false });
+    c.addHelpText('after', () => `${helpFooter(path, c.commands.map((x) => x.name()).filter((n) => n !== 'help'))}\n`);
+    c.commands.forEach(visit);
+  };
+  visit(root);
+}
+
+function optionDescription(option: Option): string {
+  const base = new Help().optionDescription(Object.assign(Object.create(Object.getPrototypeOf(option) as object) as Option, option, { defaultValue: undefined }));
+  const d: unknown = option.defaultValue;
+  const shown = (typeof d === 'string' || typeof d === 'number') && !/\(default\b|default:/.test(option.description) ? String(d) : undefined;
+  return shown === undefined ? base : `${base} (default: ${shown})`;
+}
+
+/** The tree as the completion scripts see it (src/output/completion.ts). */
+function describeTree(c: Command): CompletionNode {
+  return {
+    name: c.name(),
+    description: c.description(),
+    options: [
+      ...c.options.map((o) => ({
+        flags: [o.short, o.long].filter((f): f is string => typeof f === 'string'),
+        description: o.description,
+        takesValue: o.required || o.optional,
+        ...(o.argChoices ? { choices: o.argChoices } : {}),
+      })),
+      { flags: ['-h', '--help'], description: 'display help', takesValue: false },
+    ],
+    commands: c.commands.filter((x) => x.name() !== 'help').map(describeTree),
+  };
 }
 
 /**
