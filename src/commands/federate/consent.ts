@@ -3,7 +3,7 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, UsageError } from '../../errors.js';
 import { isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
 import { colors } from '../../output/color.js';
-import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, parseAgentList, STANCES, type ConsentMap } from '../../privacy/consent.js';
+import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, allowAndDeny, STANCES, type ConsentMap } from '../../privacy/consent.js';
 import { ConsentStore } from '../../store/consent-store.js';
 import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
@@ -62,8 +62,7 @@ function resultOf(store: ConsentStore, decisionId: number | null, via: ConsentRe
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ConsentResult> {
-    const allow = parseAgentList(opts.allow, '--allow');
-    const deny = parseAgentList(opts.deny, '--deny');
+    const { allow, deny } = allowAndDeny(opts.allow, opts.deny);
     const withFlags = allow.length > 0 || deny.length > 0;
     if (withFlags && opts.show) throw new UsageError('--show cannot be combined with --allow or --deny');
     if (!withFlags && !opts.show && !ctx.interactive) {

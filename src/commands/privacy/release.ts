@@ -27,7 +27,10 @@ const options = z.object({
 });
 
 /** The tensor JSON shape (base64 data), or, for hand-written files, the values as a plain array. */
-const TensorIn = z.union([TensorJsonSchema, z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), data: z.array(z.number()) }).strict()]);
+const TensorIn = z.union([
+  TensorJsonSchema,
+  z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), dtype: z.literal('F32').optional(), data: z.array(z.number()) }).strict(),
+]);
 const DeltaFile = z.object({ tensors: z.array(TensorIn).min(1) });
 
 export interface ReleaseResult {
