@@ -119,6 +119,23 @@ describe('the gate', () => {
     expect(jsonOut(third)).toMatchObject({ would_ask: true, reason: 'check_only' });
   });
 
+  it('an answer given by flags is recorded whatever the gate says (the gate decides whether to ask)', async () => {
+    await cli({ ...techne(), rating: '4', kind: 'accepted' });
+    const before = lineCount(memoir);
+    const during = testCtx({ home: ctx.home });
+    // In the cooldown, and for an agent below the tier: the host's answer is still written.
+    expect(await cli({ ...techne(), rating: '2', kind: 'rejected', json: true }, during)).toBe(0);
+    expect(jsonOut(during)).toMatchObject({ answered: true, reason: 'cooldown', entry: { likert: 2 } });
+    const below = testCtx({ home: ctx.home });
+    expect(await cli({ agent: 'kallos', scene: kallosScene, proposed: 'Rename it', rating: '5', kind: 'accepted', json: true }, below)).toBe(0);
+    expect(jsonOut(below)).toMatchObject({ answered: true, reason: 'affinity_below_tier' });
+    expect(lineCount(memoir)).toBe(before + 2);
+    expect(readEntries(memoir).slice(-2).map((e) => [e.agent, e.likert])).toEqual([
+      ['techne', 2],
+      ['kallos', 5],
+    ]);
+  });
+
   it('--check says whether it would ask and writes nothing', async () => {
     const before = lineCount(memoir);
     await cli({ ...techne(), check: true, json: true });

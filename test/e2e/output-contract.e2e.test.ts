@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorDocumentSchema } from '../../src/output/error-schema.js';
 import { assertBuilt, kourai, sampleHome } from '../helpers/bin.js';
@@ -110,5 +110,24 @@ describe('escape sequences in memoir text never reach the terminal', () => {
       expect(r.stdout, args.join(' ')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     }
     expect(readFileSync(file)).toEqual(before);
+  });
+});
+
+describe('a memoir whose lines are all invalid is never silently "0 entries"', () => {
+  it('inspect, affinity, search and replay --no-input say how many lines were skipped and point to verify', () => {
+    const dir = `${sample.home}/broken`;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(`${dir}/memoir.jsonl`, '{"not":"an entry"}\nnot json at all\n{"agent":"techne"}\n');
+    for (const args of [
+      ['memoir', 'inspect', '--memoir', dir],
+      ['affinity', '--memoir', dir],
+      ['memoir', 'search', 'anything', '--memoir', dir],
+      ['memoir', 'replay', '--no-input', '--memoir', dir],
+      ['memoir', 'inspect', '--memoir', dir, '--json'],
+    ]) {
+      const r = run(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stderr, args.join(' ')).toMatch(/^warning: 3 lines of 1 memoir are not a valid entry and were skipped; see `kourai memoir verify`$/m);
+    }
   });
 });
