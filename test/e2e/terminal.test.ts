@@ -152,7 +152,8 @@ describe('kourai feedback in a terminal', () => {
     const screen = await tmux.waitFor('[exit 0]');
     expect(screen).toContain('skipped: nothing was written');
     expect(readFileSync(memoir).equals(before)).toBe(true);
-    const again = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal, '--rating', '4', '--kind', 'accepted', '--json'], home);
+    // Asked again (no answer by flags): the gate backs off.
+    const again = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal, '--json'], home);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ asked: false, reason: 'cooldown', gate: { skips: 1, cooldown: 10 } });
   });
