@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -119,7 +120,7 @@ async function stop(proc) {
   await done;
 }
 
-export async function run(report, { quick = false } = {}) {
+export async function run(report, { quick = false, serverOnly = false } = {}) {
   const agg = await dist('aggregation/index.js');
   const { layoutOf } = await dist('tensor/layout.js');
   const { CouncilClient } = await dist('federation/council-client.js');
@@ -128,7 +129,7 @@ export async function run(report, { quick = false } = {}) {
   const np = numpyAvailable();
   const tmp = mkdtempSync(join(tmpdir(), 'kourai-bench-council-'));
   try {
-    const cases = quick ? [[100, 100_000, 4]] : [[20, 1_000_000, 4], [100, 100_000, 4]];
+    const cases = serverOnly ? [] : quick ? [[100, 100_000, 4]] : [[20, 1_000_000, 4], [100, 100_000, 4]];
     for (const [n, d, f] of cases) {
       const tag = `n=${n}×${d >= 1e6 ? `${d / 1e6}M` : `${d / 1e3}k`}`;
       const reps = 5;
@@ -212,11 +213,12 @@ export async function run(report, { quick = false } = {}) {
 
     // Full rounds through the HTTP server (a child process): 50 forges × 8 agents (issue 12: latency
     // percentiles, server RSS, /v1/health latency while the worker aggregates) and 100 × 8 (issue 6).
-    for (const forges of quick ? [20] : [50, 100]) await fullRound(report, { tmp, forges, CouncilClient });
+    for (const forges of serverOnly ? [50] : quick ? [20] : [50, 100]) await fullRound(report, { tmp, forges, CouncilClient });
     await tokenTiming(report, tmp);
+    await starvation(report, tmp, CouncilClient);
 
     // Streaming: 20 forges × 1M-parameter updates through the server; memory stays bounded.
-    if (!quick) {
+    if (!quick && !serverOnly) {
       const home = join(tmp, 'stream');
       mkdirSync(home, { recursive: true });
       const dataDir = join(home, 'council');
@@ -276,6 +278,94 @@ async function tokenTiming(report, tmp) {
     report('council auth: wrong token, existing id − missing id (median)', pct(a, 50) - pct(b, 50), 'µs', `medians ${pct(a, 50).toFixed(2)} vs ${pct(b, 50).toFixed(2)} µs (10,000 each, interleaved); was 8–18 µs when the id chose the row`);
   } finally {
     storage.close();
+  }
+}
+
+function vmRSS(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * A raw PUT of a `bytes`-long body: streams it all, or (stall) sends one byte and waits. Resolves
+ * `{ status, socket }` with the response's status line once the server answers or closes.
+ */
+function rawUpload(url, { bytes, token, stall, agent = 'metis' }) {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    let got = '';
+    const sock = net.connect(Number(u.port), u.hostname, () => {
+      sock.write(`PUT /v1/rounds/1/updates/${agent} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n${token ? `authorization: Bearer ${token}\r\n` : ''}\r\n`);
+      if (stall) return void sock.write('{');
+      const chunk = Buffer.alloc(1 << 20, 0x41);
+      let sent = 0;
+      const pump = () => {
+        while (sent < bytes && !sock.destroyed) {
+          sent += chunk.length;
+          if (!sock.write(chunk)) return void sock.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    const settle = () => resolve({ status: got.split('\r\n')[0] || 'closed without an answer', socket: sock });
+    sock.on('data', (d) => {
+      got += d;
+      if (got.includes('\r\n')) settle();
+    });
+    sock.on('error', settle);
+    sock.on('close', settle);
+  });
+}
+
+/**
+ * Issue 12, item 3, as load: 8 unauthenticated 64 MiB uploads at once (the server's memory), then a
+ * real submission while 8 unauthenticated uploads and 8 of another forge's uploads stall after one
+ * byte (its latency and status; it was 503 busy for up to 300 s).
+ */
+async function starvation(report, tmp, CouncilClient) {
+  const home = join(tmp, 'starve');
+  mkdirSync(home, { recursive: true });
+  const dataDir = join(home, 'council');
+  const add = (name) => JSON.parse(spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', name, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } }).stdout).token;
+  const token = add('athens');
+  const mallory = add('mallory');
+  const specs = [{ name: 'q.lora_A.weight', shape: [8, 256] }, { name: 'q.lora_B.weight', shape: [256, 8] }];
+  const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--layouts', JSON.stringify({ '*': specs }), '--noise-multiplier', '0..10', '--max-in-flight', '8']);
+  const held = [];
+  try {
+    const before = vmRSS(s.proc.pid);
+    const t0 = performance.now();
+    const big = await Promise.all(Array.from({ length: 8 }, () => rawUpload(s.url, { bytes: 64 * 1024 * 1024 })));
+    const answered = performance.now() - t0;
+    for (const b of big) b.socket.destroy();
+    const peak = vmHWM(s.proc.pid);
+    report('council 8 unauthenticated 64 MiB uploads: all answered in', answered, 'ms', `${big.filter((x) => / 401 /.test(x.status)).length}/8 got 401 before their bodies were read`);
+    report('council 8 unauthenticated 64 MiB uploads: RSS before / peak', `${before.toFixed(0)} / ${peak.toFixed(0)}`, 'MB', 'was 143 → 839 MB when bodies were read and parsed before the token');
+    // Stalled uploads: 8 without a token (refused at once), 8 from mallory (2 hold slots, 6 get 429).
+    const anon = await Promise.all(Array.from({ length: 8 }, () => rawUpload(s.url, { bytes: 1_000_000, stall: true })));
+    for (const a of anon) a.socket.destroy();
+    const pending = Array.from({ length: 8 }, (_, i) => rawUpload(s.url, { bytes: 1_000_000, stall: true, token: mallory, agent: ['metis', 'techne', 'kallos', 'mneme', 'aidos', 'aletheia', 'hephaestus', 'dokimasia'][i] }));
+    // Two hold their slots and get no answer while they stall; wait for the other six to be refused.
+    const settled = [];
+    for (const p of pending) void p.then((x) => settled.push(x.status));
+    for (let i = 0; i < 200 && settled.length < 6; i++) await new Promise((r) => setTimeout(r, 10));
+    const rand = mulberry(5);
+    const tensors = specs.map((sp) => ({ name: sp.name, shape: sp.shape, data: Float32Array.from({ length: sp.shape[0] * sp.shape[1] }, () => 0.001 * (rand() - 0.5)) }));
+    const t1 = performance.now();
+    const receipt = await new CouncilClient({ url: s.url, token, retries: 0 })
+      .submit(1, 'metis', { tensors, baseFingerprint: 'bench', clipNorm: 1, noiseMultiplier: 0 })
+      .then(() => 'accepted', (e) => `refused: ${e.message}`);
+    const ms = performance.now() - t1;
+    for (const p of pending) void p.then((x) => x.socket.destroy());
+    held.push(...pending);
+    report('council submission while 16 uploads stall (8 unauthenticated, 8 of one forge)', ms, 'ms', `${receipt}; unauthenticated: ${anon.filter((x) => / 401 /.test(x.status)).length}/8 got 401 at once; the stalling forge: ${settled.filter((x) => / 429 /.test(x)).length}/8 got 429, ${8 - settled.length} held a slot (was: every real submission 503 busy for up to 300 s)`);
+  } finally {
+    await stop(s.proc);
+    await Promise.all(held);
   }
 }
 
@@ -358,9 +448,12 @@ async function fullRound(report, { tmp, forges, CouncilClient }) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  // node bench/council.mjs [--quick] [--server]: --server runs only the council process figures
+  // (the 50 × 8 round, token timing, starvation), a few minutes less than the whole suite.
   const quick = process.argv.includes('--quick');
+  const serverOnly = process.argv.includes('--server');
   await run((name, value, unit, note = '') => {
     const v = typeof value === 'number' ? (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toPrecision(3)) : String(value);
     console.log(`${name.padEnd(66)} ${v.padStart(12)} ${unit.padEnd(9)} ${note}`);
-  }, { quick });
+  }, { quick, serverOnly });
 }

@@ -22,7 +22,7 @@ export const MUTANTS = [
   // (ignoring private_only alone is an equivalent mutant: the schema refuses a split with both flags set)
   { id: 'split-task-description', file: 'src/memoir/split-rule.ts', find: "  task_description: 'instance',", replace: "  task_description: 'pattern',", bug: "the player's task descriptions (free text) may leave", tests: SPLIT_TESTS },
   { id: 'split-line-narrowing-ignored', file: 'src/memoir/split-rule.ts', find: "if (!claimsShared) return { shareable: false, reason: 'marked_private', lenient: false };", replace: '', bug: 'a line that says private is shared anyway', tests: SPLIT_TESTS },
-  { id: 'split-revision-widens', file: 'src/store/memoir-index.ts', find: 'if (original && original.shareable === 0)', replace: 'if (original && original.shareable === 2)', bug: 'a revision of a private entry becomes shareable', tests: SPLIT_TESTS },
+  { id: 'split-revision-widens', file: 'src/store/index-build.ts', find: 'ORDER BY o.seq LIMIT 1) = 0`', replace: 'ORDER BY o.seq LIMIT 1) = 2`', bug: 'a revision of a private entry becomes shareable', tests: SPLIT_TESTS },
 
   // the accountant
   { id: 'rdp-sigma-for-sigma2-int', planted: true, file: 'src/privacy/rdp-accountant.ts', find: 'const s = logCoef + (i * i - i) / (2 * sigma * sigma);', replace: 'const s = logCoef + (i * i - i) / (2 * sigma);', bug: 'σ where σ² belongs (subsampled, integer orders)', tests: ACCOUNTANT_TESTS },
@@ -51,11 +51,11 @@ export const MUTANTS = [
   { id: 'bulyan-precondition', file: 'src/aggregation/bulyan.ts', find: 'if (n < 4 * f + 3) {', replace: 'if (n < 4 * f + 2) {', bug: 'Bulyan runs with n = 4f + 2', tests: KRUM_TESTS },
 
   // append
-  { id: 'append-no-fsync-by-default', planted: true, file: 'src/memoir/append.ts', find: 'if (opts.fsync !== false) {', replace: 'if (opts.fsync === true) {', bug: 'appends are not fsynced unless asked', tests: APPEND_TESTS },
-  { id: 'append-no-dir-fsync', file: 'src/memoir/append.ts', find: 'if (created) fsyncDir(dirname(path));', replace: '', bug: "a new memoir's directory is not fsynced", tests: APPEND_TESTS },
-  { id: 'append-glues-torn-tail', file: 'src/memoir/append.ts', find: 'if (tail) quarantined = quarantineTornTail(', replace: 'if (tail && !tail) quarantined = quarantineTornTail(', bug: 'a torn tail is not quarantined: the next line is glued to it', tests: APPEND_TESTS },
+  { id: 'append-no-fsync-by-default', planted: true, file: 'src/memoir/append.ts', find: 'const durable = opts.fsync !== false;', replace: 'const durable = opts.fsync === true;', bug: 'appends are not fsynced unless asked', tests: APPEND_TESTS },
+  { id: 'append-no-dir-fsync', file: 'src/memoir/append.ts', find: 'if (lock.created && durable) fsyncDir(path);', replace: '', bug: "a new memoir's directory is not fsynced", tests: APPEND_TESTS },
+  { id: 'append-glues-torn-tail', file: 'src/memoir/append.ts', find: 'const torn = settleTornTail(lock, journal, { ...q, staleMs: opts.staleMs ?? DEFAULT_STALE_MS, deadline });', replace: 'const torn = deadline < 0 ? settleTornTail(lock, journal, { ...q, staleMs: 0, deadline }) : undefined;', bug: 'a torn tail is not quarantined: the next line is glued to it', tests: APPEND_TESTS },
   { id: 'append-no-final-newline', file: 'src/memoir/append.ts', find: "Buffer.from(`${lines.join('\\n')}\\n`, 'utf8')", replace: "Buffer.from(lines.join('\\n'), 'utf8')", bug: 'the last line has no newline', tests: APPEND_TESTS },
-  { id: 'append-no-lock', file: 'src/memoir/append.ts', find: 'const lock = acquireLock(path, { waitMs: opts.lockWaitMs ?? 5000 });', replace: 'const lock = { release: () => undefined };', bug: 'appends do not take the writer lock', tests: APPEND_TESTS },
+  { id: 'append-no-lock', file: 'src/memoir/lock.ts', find: 'got = fsx.tryLock(fd);', replace: 'got = true;', bug: 'appends do not take the writer lock', tests: APPEND_TESTS },
 
   // ingest (the council's checks before anything is stored)
   { id: 'ingest-digest-content-only', planted: true, file: 'src/council/ingest.ts', find: 'h.update(JSON.stringify([sub.base_fingerprint, sub.privacy.clip_norm, sub.privacy.noise_multiplier, sub.weight ?? null]));', replace: 'h.update(JSON.stringify([sub.base_fingerprint]));', bug: 'the submission digest ignores privacy and weight', tests: INGEST_TESTS },

@@ -115,6 +115,15 @@ export function buildCli(
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/index-cmd.js')));
 
+  // --- issue 11: player metrics ---
+  withMemoir(
+    memoir
+      .command('players')
+      .description('player metrics of real forges: affinity gain per session (federated or not), Sovereignty Moment choices, Council of Sisters attendance, bonded relationships, the Stoa Falls')
+      .option('--player <name>', 'only this player (repeatable)', collect, [])
+      .option('--json', 'JSON output'),
+  ).action(act(() => import('./commands/memoir/players.js')));
+
   memoir
     .command('synth')
     .description('write the sample forge: a realistic multi-session memoir with every agent')
@@ -295,7 +304,7 @@ export function buildCli(
     ),
   ).action(act(() => import('./commands/whisper.js')));
 
-  const federate = program.command('federate').description('the federation: join a council, consent (the Sovereignty Moment), rounds, status');
+  const federate = program.command('federate').description('the federation: join a council, consent (the Sovereignty Moment), rounds, status, simulation');
   federate
     .command('join')
     .description("join a council: checks its protocol, the token and the base model, then stores the URL and token in a file only you can read")
@@ -324,6 +333,30 @@ export function buildCli(
     .option('--show', 'show the current consent, change nothing')
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/federate/consent.js')));
+  // --- issue 11: the evaluation harness ---
+  federate
+    .command('simulate')
+    .description('simulate a federation with the real trainer, privacy and council: Byzantine robustness, personalization, split, privacy/utility')
+    .option('--forges <n>', 'forges in the federation (default 11)')
+    .option('--byzantine <f>', 'how many of them attack (default 2; with --forges alone: 20%, rounded down)')
+    .option('--rounds <n>', 'federation rounds per run (default 4)')
+    .option('--agents <list>', 'agents to federate and measure, comma-separated (default techne)')
+    .option('--sessions <n>', 'sample-forge sessions per forge (default 4)')
+    .option('--turns <n>', 'pipeline turns per session (default 12)')
+    .option('--strategies <list>', 'aggregation strategies to compare (default fedavg,multikrum+lora-fair,bulyan+lora-fair)')
+    .option('--attacks <list>', 'attacks to compare (default: none and all six)')
+    .option('--epsilon <e>', 'ε of the Byzantine grid and the split comparison (default inf: clipping, no noise)')
+    .option('--epsilons <list>', 'ε values of the privacy/utility sweep (default 0.5,1,4,8,inf)')
+    .option('--reference <strategy>', 'strategy of the privacy, split and personalization runs (default multikrum+lora-fair)')
+    .option('--seeds <list>', 'seeds, comma-separated (default 1,2,3)')
+    .option('--local-epochs <n>', 'council training epochs per round (default 3)')
+    .option('--clip-norm <s>', 'S: every release is clipped to this L2 norm (default 1)')
+    .option('--held-out <n>', 'held-out evaluation pairs per preference (default 200)')
+    .option('--out <dir>', 'write report.html (self-contained) and results.json here')
+    .option('--http', 'run every council as a real `kourai council serve` process on 127.0.0.1 (fidelity check)')
+    .option('--fresh', 'ignore finished cells of an earlier run of the same experiment')
+    .option('--json', 'one JSON document: summary, targets, every cell')
+    .action(act(() => import('./commands/federate/simulate.js')));
 
   // --- issue 6: council ---
   const council = program.command('council').description('the council: the aggregation server federation rounds talk to, its forges, rounds and trust');

@@ -29,7 +29,9 @@ export function progress(
     const eta = rate > 0 && opts.total > 0 ? Math.max(0, (opts.total - done) / rate) : 0;
     const width = 24;
     const bar = tty ? `[${'█'.repeat(Math.round(frac * width)).padEnd(width, '░')}] ` : '';
-    return `${opts.label} ${bar}${(frac * 100).toFixed(0)}% ${fmt(done)}/${fmt(opts.total)} ${fmt(rate)}/s eta ${eta.toFixed(0)}s`;
+    // A slow unit (a simulated forge-round takes seconds) keeps a decimal rather than showing 0/s.
+    const rateText = unit !== 'B' && rate < 10 ? `${rate.toFixed(2)}${unit ? ` ${unit}` : ''}` : fmt(rate);
+    return `${opts.label} ${bar}${(frac * 100).toFixed(0)}% ${fmt(done)}/${fmt(opts.total)} ${rateText}/s eta ${eta.toFixed(0)}s`;
   };
   return {
     update(done) {

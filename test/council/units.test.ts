@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkServeConfig, defaults, parseDuration, parseSize, resolveCouncilConfig } from '../../src/council/config.js';
 import { normBound } from '../../src/council/norm-bound.js';
-import { bearer, hashToken, newToken, tokenForgeId, tokenMatches } from '../../src/council/tokens.js';
+import { bearer, hashToken, newToken } from '../../src/council/tokens.js';
 import { nextTrust, shouldExile, similarities } from '../../src/council/trust.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
 import { tempDir } from '../helpers/ctx.js';
@@ -28,15 +28,31 @@ describe('the norm bound S(1 + σ(√d + t))', () => {
   it('is S (plus float32 slack) without noise', () => {
     expect(normBound(2, 0, 1000, 10)).toBeCloseTo(2 * (1 + 1e-6), 12);
   });
+
+  it('never overflows into a number: a bound beyond float64 is Infinity, and serve refuses a policy whose widest bound is one (issue 12, item 1)', () => {
+    // σ = 1e308 (the poisoner's declaration): σ(√d + t) overflows; so does S = 1e308 with any noise.
+    expect(normBound(1, 1e308, 4096, 10)).toBe(Infinity);
+    expect(normBound(1e308, 8, 4096, 10)).toBe(Infinity);
+    expect(normBound(Infinity, 0, 1, 10)).toBe(Infinity);
+    expect(normBound(1, Number.NaN, 1, 10)).toBe(Infinity);
+    // The largest finite bound stays a finite number (no false refusal near the edge).
+    expect(normBound(1e300, 1, 1e6, 10)).toBeCloseTo(1e300 * (1 + 1010) * (1 + 1e-6), -290);
+    const dir = tempDir('kourai-policy-');
+    const ctx = { env: { KOURAI_HOME: dir }, cwd: dir };
+    const layouts = JSON.stringify({ '*': [{ name: 'w', shape: [4096] }] });
+    const wide = resolveCouncilConfig(ctx, { layouts, base_fingerprints: ['sha256:x'], clip_norm: '0..1e300', noise_multiplier: '0..1e10' });
+    expect(() => checkServeConfig(wide)).toThrow(/clip_norm ≤ 1e\+300 with noise_multiplier ≤ 10000000000 over 4096 coordinates allows norms beyond the float64 range/);
+    checkServeConfig(resolveCouncilConfig(ctx, { layouts, base_fingerprints: ['sha256:x'], clip_norm: '0..1e300', noise_multiplier: '0..10' }));
+  });
 });
 
 describe('tokens', () => {
-  it('embed the forge id, verify in constant time, and only the right token matches', () => {
+  it('carry the forge id and 256 random bits; the council keeps only their sha256', () => {
     const t = newToken(42, Buffer.alloc(32, 7));
-    expect(tokenForgeId(t)).toBe(42);
-    expect(tokenMatches(t, hashToken(t))).toBe(true);
-    expect(tokenMatches(`${t.slice(0, -1)}x`, hashToken(t))).toBe(false);
-    expect(tokenForgeId('kourai_x_abc')).toBeNull();
+    expect(t).toMatch(/^kourai_42_[A-Za-z0-9_-]{43}$/);
+    expect(hashToken(t)).toHaveLength(32);
+    expect(hashToken(t).equals(hashToken(`${t.slice(0, -1)}x`))).toBe(false);
+    expect(() => newToken(1, Buffer.alloc(16))).toThrow(/32 random bytes/);
     expect(bearer('Bearer abc')).toBe('abc');
     expect(bearer('Basic abc')).toBeNull();
     expect(bearer(undefined)).toBeNull();
@@ -139,5 +155,40 @@ describe('layouts derived from the base model (the trainer\'s adapterLayout)', (
     expect(() => resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 0}}' })).toThrow(/layouts \(from flag --layouts\)/);
     expect(() => resolveCouncilConfig(ctx, { layouts: '{"hermes": [{"name": "a", "shape": [1]}]}' })).toThrow(/keys must be federating agents/);
     expect(() => checkServeConfig(resolveCouncilConfig(ctx, { base_fingerprints: ['x'] }))).toThrow(/no adapter layouts/);
+  });
+});
+
+describe('authentication does the same work whether or not the forge id in a token exists (issue 12, item 5)', () => {
+  it('a wrong token is looked up once, by the hash of the whole token, never by the id it carries', async () => {
+    const { SqliteCouncilStorage } = await import('../../src/council/sqlite-storage.js');
+    const { addForge } = await import('../../src/council/forges.js');
+    const { authenticate } = await import('../../src/council/auth.js');
+    const { randomBytes } = await import('node:crypto');
+    const storage = new SqliteCouncilStorage(tempDir('kourai-auth-'));
+    try {
+      const { token } = await addForge(storage, 'athens', randomBytes, new Date());
+      // Every storage call authenticate makes, with its arguments.
+      const calls: string[] = [];
+      const spied = new Proxy(storage, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== 'function') return v;
+          return (...a: unknown[]) => {
+            calls.push(`${String(prop)}(${a.map((x) => (Buffer.isBuffer(x) ? `sha256:${x.toString('hex')}` : JSON.stringify(x))).join(', ')})`);
+            return (v as (...b: unknown[]) => unknown).apply(target, a);
+          };
+        },
+      });
+      const existingId = `${token.slice(0, -4)}${token.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`; // the id of athens, a wrong secret
+      const missingId = token.replace(/^kourai_\d+_/, 'kourai_9999_');
+      for (const t of [existingId, missingId]) {
+        calls.length = 0;
+        await expect(authenticate(spied, `Bearer ${t}`)).rejects.toMatchObject({ code: 'unauthorized' });
+        expect(calls).toEqual([`forgeByTokenHash(sha256:${hashToken(t).toString('hex')})`]);
+      }
+      expect((await authenticate(spied, `Bearer ${token}`)).name).toBe('athens');
+    } finally {
+      storage.close();
+    }
   });
 });

@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
+import type { StrategyConfig } from '../aggregation/strategy.js';
+
+/**
+ * What a simulated federation experiment compares, and the grid of cells it expands into.
+ *
+ * One cell = one council run: N forges (f of them Byzantine) × R rounds under one aggregation
+ * strategy, one attack, one privacy level ε and one split rule, for one seed. The grid:
+ *   - Byzantine: every strategy × every attack (`none` is the clean run) at the experiment's ε;
+ *   - privacy/utility: the reference strategy, no attack, every ε of `epsilons`;
+ *   - split: the reference strategy, no attack, the semantic (gameplay-rule) split and a random
+ *     split of the same entries.
+ * Cells that coincide are run once. Every cell runs for every seed.
+ */
+
+export const ATTACKS = ['none', 'sign-flip', 'scale', 'noise', 'label-flip', 'collude', 'ipm'] as const;
+export type Attack = (typeof ATTACKS)[number];
+
+export const ATTACK_TEXT: Readonly<Record<Attack, string>> = {
+  none: 'no attack (the clean run)',
+  'sign-flip': 'sends the negation of its honest update',
+  scale: 'model replacement: its update from label-flipped data, boosted ×N up to the council’s norm bound',
+  noise: 'sends Gaussian noise as large as the council’s norm bound allows',
+  'label-flip': 'style poisoning: trains honestly on data whose every label prefers the wrong side',
+  collude: 'every attacker sends the same vector: the negated mean of the honest updates',
+  ipm: 'inner-product manipulation: −ε × the honest mean, ε tuned so the plain mean turns against the honest direction',
+};
+
+/** The aggregation strategies a simulation compares, by the name the table shows. */
+export const SIM_STRATEGIES = ['fedavg', 'multikrum+lora-fair', 'bulyan+lora-fair', 'lora-fair', 'multikrum', 'bulyan', 'krum', 'median', 'trimmed-mean'] as const;
+export type SimStrategy = (typeof SIM_STRATEGIES)[number];
+
+/** The council settings of a strategy with Byzantine bound f. */
+export function strategyConfig(s: SimStrategy, f: number): StrategyConfig & { selection?: 'none' | 'multikrum' | 'bulyan' } {
+  switch (s) {
+    case 'multikrum+lora-fair':
+      return { strategy: 'lora-fair', f, selection: 'multikrum' };
+    case 'bulyan+lora-fair':
+      return { strategy: 'lora-fair', f, selection: 'bulyan' };
+    case 'lora-fair':
+      return { strategy: 'lora-fair', f: 0, selection: 'none' };
+    case 'fedavg':
+      return { strategy: 'fedavg', f: 0 };
+    default:
+      return { strategy: s, f };
+  }
+}
+
+export const SPLITS = ['semantic', 'random'] as const;
+export type Split = (typeof SPLITS)[number];
+
+export interface Experiment {
+  /** Forges in the federation. */
+  forges: number;
+  /** How many of them are Byzantine (they attack in every cell whose attack is not `none`). */
+  byzantine: number;
+  rounds: number;
+  /** Agents whose council adapters are federated (and measured). */
+  agents: FederatingAgent[];
+  /** Sample-forge size per forge. */
+  sessions: number;
+  turns: number;
+  strategies: SimStrategy[];
+  attacks: Attack[];
+  /** ε of the Byzantine grid and the split comparison (Infinity: clipping, no noise). */
+  epsilon: number;
+  /** ε values of the privacy/utility sweep. */
+  epsilons: number[];
+  /** The strategy of the privacy and split comparisons (and the robust reference of the targets). */
+  reference: SimStrategy;
+  seeds: number[];
+  /** Local epochs of council training per round. */
+  localEpochs: number;
+  /** S: the L2 norm every released update is clipped to. */
+  clipNorm: number;
+  /** δ of the (ε, δ) guarantee over the whole experiment. */
+  delta: number;
+  /** Held-out evaluation pairs per preference (words never seen in training). */
+  heldOut: number;
+}
+
+/**
+ * The documented default experiment (README "Evaluation"): 11 forges, 2 Byzantine (18%: 11 is the
+ * smallest federation Bulyan accepts with f = 2; exactly 20% with Bulyan needs 15 forges and
+ * f = 3, `--forges 15 --byzantine 3`, about twice the time), 4 rounds, Techne (the agent whose
+ * outputs show the shared craft preference and four personal axes), 3 seeds.
+ */
+export const DEFAULT_EXPERIMENT: Experiment = {
+  forges: 11,
+  byzantine: 2,
+  rounds: 4,
+  agents: ['techne'],
+  sessions: 4,
+  turns: 12,
+  strategies: ['fedavg', 'multikrum+lora-fair', 'bulyan+lora-fair'],
+  attacks: [...ATTACKS],
+  epsilon: Infinity,
+  epsilons: [0.5, 1, 4, 8, Infinity],
+  reference: 'multikrum+lora-fair',
+  seeds: [1, 2, 3],
+  localEpochs: 3,
+  clipNorm: 1,
+  delta: 1e-5,
+  heldOut: 200,
+};
+
+export interface Cell {
+  strategy: SimStrategy;
+  attack: Attack;
+  epsilon: number;
+  split: Split;
+  seed: number;
+}
+
+export function cellKey(c: Omit<Cell, 'seed'> & { seed?: number }): string {
+  return `${c.strategy}|${c.attack}|${epsText(c.epsilon)}|${c.split}${c.seed === undefined ? '' : `|${c.seed}`}`;
+}
+
+export function epsText(e: number): string {
+  return e === Infinity ? '∞' : String(e);
+}
+
+/** The cells of an experiment, seeds innermost last (every configuration for seed 1 first). */
+export function cellsOf(x: Experiment): Cell[] {
+  const configs = new Map<string, Omit<Cell, 'seed'>>();
+  const add = (c: Omit<Cell, 'seed'>): void => {
+    if (!configs.has(cellKey(c))) configs.set(cellKey(c), c);
+  };
+  for (const strategy of x.strategies) for (const attack of x.attacks) add({ strategy, attack, epsilon: x.epsilon, split: 'semantic' });
+  for (const epsilon of x.epsilons) add({ strategy: x.reference, attack: 'none', epsilon, split: 'semantic' });
+  add({ strategy: x.reference, attack: 'none', epsilon: x.epsilon, split: 'random' });
+  const out: Cell[] = [];
+  for (const seed of x.seeds) for (const c of configs.values()) out.push({ ...c, seed });
+  return out;
+}
+
+/** Whether a cell measures personal quality (bond training is the expensive part: clean reference cells only). */
+export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
+  return c.attack === 'none' && c.strategy === x.reference;
+}
+
+/**
+ * A stable id of everything that shapes a cell's numbers (finished cells are reused only under the
+ * same id). Not the grid's lists (seeds, strategies, attacks, ε values): a cell's key names its own
+ * strategy, attack, ε, split and seed, so runs that differ only in which cells they ask for share
+ * finished cells — e.g. seeds run in parallel as separate processes, then the full command.
+ */
+export function experimentId(x: Experiment): string {
+  const { seeds: _s, strategies: _t, attacks: _a, epsilons: _e, ...shaping } = x;
+  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), version: 2 });
+  return createHash('sha256').update(canon).digest('hex').slice(0, 16);
+}
+
+/** Checks what the schema cannot: the strategies' needs against N and f. Returns the first problem. */
+export function problemWith(x: Experiment): string | null {
+  if (x.byzantine >= x.forges) return `--byzantine ${x.byzantine} leaves no honest forge among ${x.forges}`;
+  for (const s of x.strategies.includes(x.reference) ? x.strategies : [...x.strategies, x.reference]) {
+    const c = strategyConfig(s, x.byzantine);
+    const sel = c.strategy === 'lora-fair' ? c.selection : c.strategy;
+    const f = c.f;
+    if ((sel === 'bulyan' || c.strategy === 'bulyan') && x.forges < 4 * f + 3) return `${s} with f=${f} needs at least ${4 * f + 3} forges (n ≥ 4f+3); got --forges ${x.forges}`;
+    if ((sel === 'multikrum' || c.strategy === 'multikrum' || c.strategy === 'krum') && x.forges < 2 * f + 3) return `${s} with f=${f} needs at least ${2 * f + 3} forges (n > 2f+2); got --forges ${x.forges}`;
+    if (c.strategy === 'trimmed-mean' && x.forges < 2 * f + 1) return `${s} with f=${f} needs at least ${2 * f + 1} forges; got --forges ${x.forges}`;
+  }
+  for (const a of x.agents) if (!(FEDERATING_AGENTS as readonly string[]).includes(a)) return `--agents: ${a} has no council adapter`;
+  if (x.attacks.some((a) => a !== 'none') && x.byzantine === 0) return 'attacks need Byzantine forges: pass --byzantine N (N ≥ 1)';
+  return null;
+}
+
+/** The command that reproduces an experiment: the flags that differ from the default experiment. */
+export function reproduceCommand(x: Experiment): string {
+  const d = DEFAULT_EXPERIMENT;
+  const eps = (e: number): string => (e === Infinity ? 'inf' : String(e));
+  const same = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+  const flags: string[] = [];
+  const num = (flag: string, v: number, dv: number): void => void (v !== dv && flags.push(`${flag} ${v}`));
+  const lst = (flag: string, v: readonly (string | number)[], dv: readonly (string | number)[], f: (s: string | number) => string = String): void => void (!same(v, dv) && flags.push(`${flag} ${v.map(f).join(',')}`));
+  num('--forges', x.forges, d.forges);
+  // --forges alone implies 20% Byzantine: state f whenever it is not the default.
+  if (x.byzantine !== d.byzantine || x.forges !== d.forges) flags.push(`--byzantine ${x.byzantine}`);
+  num('--rounds', x.rounds, d.rounds);
+  lst('--agents', x.agents, d.agents);
+  num('--sessions', x.sessions, d.sessions);
+  num('--turns', x.turns, d.turns);
+  lst('--strategies', x.strategies, d.strategies);
+  lst('--attacks', x.attacks, d.attacks);
+  if (x.epsilon !== d.epsilon) flags.push(`--epsilon ${eps(x.epsilon)}`);
+  lst('--epsilons', x.epsilons, d.epsilons, (e) => eps(e as number));
+  if (x.reference !== d.reference) flags.push(`--reference ${x.reference}`);
+  lst('--seeds', x.seeds, d.seeds);
+  num('--local-epochs', x.localEpochs, d.localEpochs);
+  num('--clip-norm', x.clipNorm, d.clipNorm);
+  num('--held-out', x.heldOut, d.heldOut);
+  return ['kourai federate simulate', ...flags].join(' ');
+}

@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import { appendLines } from '../memoir/append.js';
+import { memoirPathFor } from '../memoir/discover.js';
+import { AXIS_INFO, axisOf, CRAFT_PREFERENCES, type PersonalPreference, type PreferenceId } from '../memoir/planted/catalogue.js';
+import { profileFor, type PlayerProfile } from '../memoir/planted/profiles.js';
+import { synthSessions } from '../memoir/synth.js';
+import type { FederatingAgent } from '../memoir/agents.js';
+import { mulberry32 } from '../runtime/seeded-random.js';
+import { openIndex } from '../store/memoir-index.js';
+import type { Example } from '../train/examples/types.js';
+import { bondView, councilView } from '../train/examples/views.js';
+import { flipLabels } from './attacks.js';
+import type { Experiment } from './experiment.js';
+
+/**
+ * The simulated forges of one seed, built the way a real forge's data is built: each forge is a
+ * sample forge (`kourai memoir synth`) of its own player — the shared craft preference plus the
+ * player's planted personal preferences — written as memoir files, indexed, and read through the
+ * real data views (`councilView`: shareable entries, council fields only; `bondView`: everything).
+ *
+ * Per forge and agent it also holds the two controls the experiment needs, as pure functions of
+ * those views: a label-flipped council view (what a poisoning forge trains on) and a random split
+ * (the same number of council examples drawn at random from all of the agent's examples, instead
+ * of the ones the gameplay rule shares).
+ */
+export interface SimForge {
+  index: number;
+  /** The forge's name at the council. */
+  name: string;
+  profile: PlayerProfile;
+  byzantine: boolean;
+  council: Map<FederatingAgent, Example[]>;
+  bond: Map<FederatingAgent, Example[]>;
+  randomCouncil: Map<FederatingAgent, Example[]>;
+  flipped: Map<FederatingAgent, Example[]>;
+}
+
+const NAMED = ['ariadne', 'daedalus', 'icarus'];
+
+/** Player k of a simulation: the three documented profiles first, then seeded ones by name. */
+export function playerName(k: number): string {
+  return NAMED[k] ?? `player-${String(k + 1).padStart(2, '0')}`;
+}
+
+/** Which forges are Byzantine: f of them, chosen by the seed. */
+export function byzantineSet(forges: number, f: number, seed: number): Set<number> {
+  const rand = mulberry32((seed * 7919) ^ 0x5eed);
+  const idx = Array.from({ length: forges }, (_, i) => i);
+  for (let i = idx.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [idx[i], idx[j]] = [idx[j] as number, idx[i] as number];
+  }
+  return new Set(idx.slice(0, f));
+}
+
+function sample<T>(xs: readonly T[], n: number, rand: () => number): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j] as T, a[i] as T];
+  }
+  return a.slice(0, Math.min(n, a.length));
+}
+
+export function buildForges(x: Experiment, seed: number, home: string, specialists: readonly string[], signal?: AbortSignal): SimForge[] {
+  const bad = byzantineSet(x.forges, x.byzantine, seed);
+  const index = openIndex(home);
+  try {
+    const out: SimForge[] = [];
+    for (let k = 0; k < x.forges; k++) {
+      if (signal?.aborted) break;
+      const player = playerName(k);
+      const profile = profileFor(player);
+      const paths: string[] = [];
+      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: x.sessions, turns: x.turns, profile })) {
+        const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
+        appendLines(p, s.lines, { fsync: false });
+        paths.push(p);
+      }
+      const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
+      const source = { index, files };
+      const rand = mulberry32((seed * 31 + k) >>> 0);
+      const council = new Map<FederatingAgent, Example[]>();
+      const bond = new Map<FederatingAgent, Example[]>();
+      const randomCouncil = new Map<FederatingAgent, Example[]>();
+      const flipped = new Map<FederatingAgent, Example[]>();
+      for (const agent of x.agents) {
+        const c = councilView(source, agent).examples as Example[];
+        const b = bondView(source, agent).examples as Example[];
+        council.set(agent, c);
+        bond.set(agent, b);
+        randomCouncil.set(agent, sample(b, c.length, rand));
+        flipped.set(agent, flipLabels(c, specialists));
+      }
+      out.push({ index: k, name: `forge-${String(k + 1).padStart(2, '0')}`, profile, byzantine: bad.has(k), council, bond, randomCouncil, flipped });
+    }
+    return out;
+  } finally {
+    index.close();
+  }
+}
+
+/** The craft preferences an agent's outputs show (what its council adapter should learn). */
+export function craftFor(agent: FederatingAgent): PreferenceId[] {
+  return CRAFT_PREFERENCES.filter((p) => AXIS_INFO[axisOf(p).axis].agents.includes(agent));
+}
+
+/** A player's personal preferences an agent's outputs show (what its bond adapter should learn). */
+export function personalFor(profile: PlayerProfile, agent: FederatingAgent): PersonalPreference[] {
+  return profile.preferences.filter((p) => AXIS_INFO[axisOf(p).axis].agents.includes(agent));
+}

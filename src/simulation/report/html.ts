@@ -1,0 +1,109 @@
+import { ATTACK_TEXT, type Experiment } from '../experiment.js';
+import type { Stat, Summary } from '../summary.js';
+import { barChart, esc, lineChart, type Series } from './svg.js';
+
+/**
+ * The self-contained HTML report (`kourai federate simulate --out DIR` → DIR/report.html): one
+ * file, inline CSS and SVG, no script and no external asset, so it reads the same offline, in a
+ * mail attachment or with JavaScript off.
+ */
+const CSS = `
+body{font:15px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1180px;padding:0 1rem;color:#1d1d1f;background:#fff}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+.sub{color:#555}.charts{display:flex;flex-wrap:wrap;gap:1rem}
+table{border-collapse:collapse;margin:.6rem 0}th,td{padding:.3rem .6rem;border:1px solid #ddd;text-align:right}th{background:#f4f4f6}td.l,th.l{text-align:left}
+td.worst{outline:2px solid #d1495b;font-weight:700}.met{color:#2e7d32;font-weight:700}.missed{color:#c62828;font-weight:700}
+svg.chart{background:#fafafa;border:1px solid #e4e4e4;border-radius:6px}
+svg .title{font-weight:600;font-size:13px}svg .tick{font-size:11px;fill:#555}svg .axis{font-size:12px;fill:#333}svg .legend{font-size:12px}
+svg .grid{stroke:#e6e6e6}svg .axisline{stroke:#888}svg .whisker{stroke-width:1.5}
+code{background:#f2f2f2;padding:0 .25rem;border-radius:3px}
+`;
+
+const pct = (v: number): string => (Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : '—');
+const ms = (s: Stat): string => (Number.isFinite(s.mean) ? `${(s.mean * 100).toFixed(1)} ± ${(s.sd * 100).toFixed(1)}` : '—');
+
+/** Background from red (chance or worse) to green (perfect) for an accuracy. */
+function heat(v: number): string {
+  if (!Number.isFinite(v)) return '#fff';
+  const t = Math.max(0, Math.min(1, (v - 0.4) / 0.6));
+  return `hsl(${Math.round(t * 120)},55%,88%)`;
+}
+
+export function renderHtml(x: Experiment, s: Summary, meta: { id: string; generatedAt: string; command?: string }): string {
+  const eps = (e: number | null): string => (e === null ? '∞' : String(e));
+  const parts: string[] = [];
+  parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>kourai federate simulate — ${esc(meta.id)}</title><style>${CSS}</style></head><body>`);
+  parts.push(`<h1>Federated council: simulated evaluation</h1>`);
+  parts.push(`<p class="sub">${x.forges} forges (${x.byzantine} Byzantine), ${x.rounds} rounds, agents ${esc(x.agents.join(', '))}, seeds ${esc(x.seeds.join(', '))}, ${x.sessions} sessions × ${x.turns} turns per forge, ${x.localEpochs} local epochs, clip S = ${x.clipNorm}. Cells ${s.cells.done}/${s.cells.total}. Experiment <code>${esc(meta.id)}</code>, ${esc(meta.generatedAt)}.${meta.command ? ` Reproduce: <code>${esc(meta.command)}</code>` : ''}</p>`);
+
+  parts.push('<h2 id="targets">Targets</h2><table><tr><th class="l">claim</th><th class="l">goal</th><th>value</th><th class="l">result</th></tr>');
+  for (const t of s.targets) parts.push(`<tr><td class="l">${esc(t.name)}</td><td class="l">${esc(t.goal)}</td><td>${t.name.startsWith('false exiles') ? t.value : `${(t.value * 100).toFixed(1)}%`}</td><td class="l"><span class="${t.met ? 'met">met' : 'missed">MISSED'}</span> — ${esc(t.detail)}</td></tr>`);
+  parts.push('</table>');
+
+  const attacks = [...new Set(s.byzantine.map((r) => r.attack))];
+  parts.push(`<h2 id="byzantine">Byzantine robustness</h2><p>Council quality: held-out pairwise accuracy of the global council adapter on the shared craft preference (words never seen in training), mean ± sd over seeds, at ε ${x.epsilon === Infinity ? '∞' : x.epsilon}. The worst attack of each strategy is outlined.</p>`);
+  parts.push(`<table class="byzantine"><tr><th class="l">strategy</th>${attacks.map((a) => `<th title="${esc(ATTACK_TEXT[a])}">${esc(a)}</th>`).join('')}<th>worst drop</th><th>Byzantine exiled</th><th>false exiles</th></tr>`);
+  for (const strategy of x.strategies) {
+    const rows = s.byzantine.filter((r) => r.strategy === strategy);
+    if (rows.length === 0) continue;
+    const worst = s.worst.find((w) => w.strategy === strategy);
+    parts.push(`<tr><td class="l">${esc(strategy)}</td>${attacks
+      .map((a) => {
+        const r = rows.find((y) => y.attack === a);
+        return r ? `<td style="background:${heat(r.council.mean)}"${worst?.attack === a ? ' class="worst"' : ''}>${ms(r.council)}</td>` : '<td></td>';
+      })
+      .join('')}<td>${worst ? pct(worst.drop) : '—'}</td><td>${rows.reduce((a, r) => a + (r.attack === 'none' ? 0 : r.exiled), 0).toFixed(1)}</td><td>${rows.reduce((a, r) => a + r.falseExiles, 0)}</td></tr>`);
+  }
+  parts.push('</table><ul>');
+  for (const a of attacks) parts.push(`<li><b>${esc(a)}</b>: ${esc(ATTACK_TEXT[a])}</li>`);
+  parts.push('</ul><div class="charts">');
+  const rounds = Array.from({ length: x.rounds }, (_, i) => String(i + 1));
+  for (const strategy of x.strategies) {
+    const rows = s.byzantine.filter((r) => r.strategy === strategy);
+    if (rows.length === 0) continue;
+    parts.push(lineChart(`rounds-${strategy}`, `${strategy}: council quality by round`, rounds, rows.map((r) => ({ name: r.attack, values: r.curve, dashed: r.attack === 'none' })), 'round'));
+  }
+  parts.push('</div>');
+
+  if (s.privacy.length) {
+    parts.push(`<h2 id="privacy">Privacy / utility</h2><p>${esc(x.reference)}, no attack. ε per agent over the ${x.rounds} rounds at δ = ${x.delta} (RDP accountant, one release per round, q = 1); σ is the noise multiplier it implies; ∞ = clipping without noise.</p>`);
+    parts.push('<table><tr><th>ε</th><th>σ</th><th>council quality</th><th>bond + council (all preferences)</th></tr>');
+    for (const p of s.privacy) parts.push(`<tr><td>${eps(p.epsilon)}</td><td>${p.sigma.toFixed(2)}</td><td>${ms(p.council)}</td><td>${p.bondCouncil ? ms(p.bondCouncil) : '—'}</td></tr>`);
+    parts.push('</table><div class="charts">');
+    const labels = s.privacy.map((p) => eps(p.epsilon));
+    const series: Series[] = [{ name: 'council', values: s.privacy.map((p) => p.council.mean), spread: s.privacy.map((p) => p.council.sd) }];
+    if (s.privacy.some((p) => p.bondCouncil)) series.push({ name: 'bond + council', values: s.privacy.map((p) => p.bondCouncil?.mean ?? NaN), spread: s.privacy.map((p) => p.bondCouncil?.sd ?? 0) });
+    parts.push(lineChart('privacy', 'quality against ε', labels, series, 'ε'));
+    parts.push(lineChart('privacy-rounds', 'council quality by round, per ε', rounds, s.privacy.map((p) => ({ name: `ε ${eps(p.epsilon)}`, values: p.curve })), 'round'));
+    parts.push('</div>');
+  }
+
+  if (s.personalization) {
+    const q = s.personalization;
+    parts.push(`<h2 id="personalization">Personalization</h2><p>Each honest forge's bond adapter trained over the council adapter, the council adapter alone, and a bond adapter trained alone, measured on that player's held-out preferences (${q.forges} forges with personal preferences for the measured agents).</p>`);
+    const groups = ['personal', 'craft', 'all'] as const;
+    const sets = [['bond + council', q.bondCouncil], ['council only', q.councilOnly], ['bond only', q.bondOnly]] as const;
+    parts.push('<table><tr><th class="l">adapters</th><th>personal</th><th>craft</th><th>all</th></tr>');
+    for (const [name, v] of sets) parts.push(`<tr><td class="l">${name}</td>${groups.map((g) => `<td>${ms(v[g])}</td>`).join('')}</tr>`);
+    parts.push('</table><div class="charts">');
+    parts.push(barChart('personalization', 'held-out accuracy by adapter set', [...groups], sets.map(([name, v]) => ({ name, values: groups.map((g) => v[g].mean), spread: groups.map((g) => v[g].sd) }))));
+    if (s.split.length) parts.push(barChart('split', 'semantic vs random split', s.split.map((r) => r.split), [{ name: 'council quality', values: s.split.map((r) => r.council.mean), spread: s.split.map((r) => r.council.sd) }, { name: 'bond + council (all)', values: s.split.map((r) => r.bondCouncil?.mean ?? NaN), spread: s.split.map((r) => r.bondCouncil?.sd ?? 0) }]));
+    parts.push('</div>');
+  }
+
+  if (x.agents.length > 1) {
+    parts.push(`<h2 id="agents">Per agent</h2><p>Every configuration, each measured agent apart (the tables above average the agents). Personal: held-out accuracy on the players' own preferences with bond + council / council only / bond only.</p>`);
+    parts.push('<table><tr><th class="l">agent</th><th class="l">strategy</th><th class="l">attack</th><th>ε</th><th class="l">split</th><th>council quality</th><th>personal</th></tr>');
+    for (const r of s.perAgent) parts.push(`<tr><td class="l">${esc(r.agent)}</td><td class="l">${esc(r.strategy)}</td><td class="l">${esc(r.attack)}</td><td>${eps(r.epsilon)}</td><td class="l">${esc(r.split)}</td><td>${ms(r.council)}</td><td>${r.personal ? `${ms(r.personal.bondCouncil)} / ${ms(r.personal.councilOnly)} / ${ms(r.personal.bondOnly)}` : '—'}</td></tr>`);
+    parts.push('</table>');
+  }
+  parts.push(`<h2 id="exiles">Exiles (the Stoa Falls)</h2>`);
+  if (s.exiles.length === 0) parts.push('<p>No forge was exiled.</p>');
+  else {
+    parts.push('<table><tr><th>seed</th><th class="l">strategy</th><th class="l">attack</th><th class="l">forge</th><th>after round</th><th class="l">was</th></tr>');
+    for (const e of s.exiles) parts.push(`<tr><td>${e.seed}</td><td class="l">${esc(e.strategy)}</td><td class="l">${esc(e.attack)}</td><td class="l">${esc(e.forge)}</td><td>${e.round}</td><td class="l">${e.byzantine ? 'Byzantine' : '<span class="missed">honest (false exile)</span>'}</td></tr>`);
+    parts.push('</table>');
+  }
+  parts.push('</body></html>\n');
+  return parts.join('\n');
+}

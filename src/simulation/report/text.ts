@@ -1,0 +1,98 @@
+import { ATTACKS, type Experiment } from '../experiment.js';
+import type { Stat, Summary } from '../summary.js';
+
+/**
+ * The results as terminal text: the strategies × attacks table (worst case per strategy marked),
+ * round-by-round curves as sparklines, the privacy sweep, the split and personalization
+ * comparisons, the exiles and the targets. Pure: the caller passes how to emphasise (colour or
+ * not) so this module stays free of terminal concerns.
+ */
+export interface Emphasis {
+  worst(s: string): string;
+  good(s: string): string;
+  bad(s: string): string;
+  dim(s: string): string;
+}
+
+export const PLAIN: Emphasis = { worst: (s) => `${s}*`, good: (s) => s, bad: (s) => s, dim: (s) => s };
+
+const BARS = '▁▂▃▄▅▆▇█';
+
+/** A sparkline on a fixed [0, 1] scale (accuracies), so curves of different rows compare. */
+export function unitSparkline(values: readonly number[]): string {
+  return values.map((v) => (Number.isFinite(v) ? (BARS[Math.max(0, Math.min(7, Math.round(v * 7)))] as string) : ' ')).join('');
+}
+
+export const pct = (v: number): string => (Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : '—');
+const ms = (s: Stat): string => (Number.isFinite(s.mean) ? `${(s.mean * 100).toFixed(1)}±${(s.sd * 100).toFixed(1)}` : '—');
+
+function pad(s: string, n: number, right = false): string {
+  const len = [...s.replace(/\u001b\[[0-9;]*m/g, '')].length;
+  return right ? ' '.repeat(Math.max(0, n - len)) + s : s + ' '.repeat(Math.max(0, n - len));
+}
+
+export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): string {
+  const out: string[] = [];
+  out.push(`${x.forges} forges (${x.byzantine} Byzantine), ${x.rounds} rounds, agents ${x.agents.join(', ')}, seeds ${x.seeds.join(', ')}; cells ${s.cells.done}/${s.cells.total}`);
+  out.push('');
+  out.push(`Council quality (held-out craft pairwise accuracy, %, mean±sd over seeds) at ε ${x.epsilon === Infinity ? '∞' : x.epsilon}; * = worst attack per strategy`);
+  const attacks = ATTACKS.filter((a) => s.byzantine.some((r) => r.attack === a));
+  const w0 = Math.max(10, ...x.strategies.map((t) => t.length));
+  out.push([pad('strategy', w0), ...attacks.map((a) => pad(a, 12, true)), pad('worst drop', 12, true)].join(' '));
+  for (const strategy of x.strategies) {
+    const rows = s.byzantine.filter((r) => r.strategy === strategy);
+    if (rows.length === 0) continue;
+    const worst = s.worst.find((w) => w.strategy === strategy);
+    const cells = attacks.map((a) => {
+      const r = rows.find((y) => y.attack === a);
+      if (!r) return pad('', 12);
+      const t = ms(r.council);
+      return pad(worst?.attack === a ? e.worst(t) : t, 12, true);
+    });
+    out.push([pad(strategy, w0), ...cells, pad(worst ? pct(worst.drop) : '—', 12, true)].join(' '));
+  }
+  out.push('');
+  out.push('Rounds (council quality after each round, ▁ = 0%, █ = 100%)');
+  for (const r of s.byzantine) out.push(`  ${pad(`${r.strategy} / ${r.attack}`, w0 + 14)} ${unitSparkline(r.curve)}  ${r.curve.map((v) => pct(v)).join(' → ')}`);
+  if (s.privacy.length) {
+    out.push('');
+    out.push(`Privacy/utility (${x.reference}, no attack; ε per agent over ${x.rounds} rounds, δ ${x.delta})`);
+    out.push(`  ${pad('ε', 6)} ${pad('σ', 8, true)} ${pad('council', 12, true)} ${pad('bond+council', 14, true)}  rounds`);
+    for (const p of s.privacy) out.push(`  ${pad(p.epsilon === null ? '∞' : String(p.epsilon), 6)} ${pad(p.sigma.toFixed(2), 8, true)} ${pad(ms(p.council), 12, true)} ${pad(p.bondCouncil ? ms(p.bondCouncil) : '—', 14, true)}  ${unitSparkline(p.curve)}`);
+  }
+  if (s.personalization) {
+    const q = s.personalization;
+    out.push('');
+    out.push(`Personalization (${x.reference}, no attack; ${q.forges} honest forges with personal preferences; held-out accuracy %)`);
+    out.push(`  ${pad('adapters', 14)} ${pad('personal', 12, true)} ${pad('craft', 12, true)} ${pad('all', 12, true)}`);
+    for (const [name, v] of [['bond+council', q.bondCouncil], ['council only', q.councilOnly], ['bond only', q.bondOnly]] as const) out.push(`  ${pad(name, 14)} ${pad(ms(v.personal), 12, true)} ${pad(ms(v.craft), 12, true)} ${pad(ms(v.all), 12, true)}`);
+  }
+  if (s.split.length) {
+    out.push('');
+    out.push('Split (same entries; council quality, and bond+council on all of a player’s preferences)');
+    for (const r of s.split) out.push(`  ${pad(r.split, 10)} council ${pad(ms(r.council), 10, true)}   bond+council ${pad(r.bondCouncil ? ms(r.bondCouncil) : '—', 10, true)}`);
+  }
+  if (x.agents.length > 1) {
+    out.push('');
+    out.push(`Per agent (council quality at ε ${x.epsilon === Infinity ? '∞' : x.epsilon}, %, mean±sd; personal: bond+council / council only / bond only on the players' own preferences)`);
+    const eps = x.epsilon === Infinity ? null : x.epsilon;
+    for (const agent of x.agents) {
+      out.push(`  ${agent}`);
+      for (const strategy of x.strategies) {
+        const rows = s.perAgent.filter((r) => r.agent === agent && r.strategy === strategy && r.epsilon === eps && r.split === 'semantic');
+        if (rows.length === 0) continue;
+        out.push(`    ${pad(strategy, w0)} ${attacks.map((a) => pad(rows.find((r) => r.attack === a) ? ms((rows.find((r) => r.attack === a) as (typeof rows)[number]).council) : '', 12, true)).join(' ')}`);
+      }
+      const p = s.perAgent.find((r) => r.agent === agent && r.strategy === x.reference && r.attack === 'none' && r.epsilon === eps && r.split === 'semantic')?.personal;
+      if (p) out.push(`    personal: ${ms(p.bondCouncil)} / ${ms(p.councilOnly)} / ${ms(p.bondOnly)}`);
+    }
+  }
+  out.push('');
+  const byzEx = s.exiles.filter((x) => x.byzantine).length;
+  const falseEx = s.exiles.filter((x) => !x.byzantine);
+  out.push(`Exiles (the Stoa Falls): ${byzEx} Byzantine, ${falseEx.length} honest (false exiles)${falseEx.length ? `: ${falseEx.map((f) => `${f.forge} after round ${f.round} (${f.strategy}/${f.attack}, seed ${f.seed})`).join('; ')}` : ''}`);
+  out.push('');
+  out.push('Targets');
+  for (const t of s.targets) out.push(`  ${t.met ? e.good('met    ') : e.bad('MISSED ')} ${t.name}: ${t.detail}`);
+  return out.join('\n');
+}

@@ -1,0 +1,100 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import simulate, { experimentFrom } from '../../src/commands/federate/simulate.js';
+import { parseOptions } from '../../src/run-command.js';
+import { inProcessCouncil } from '../../src/simulation/council-port.js';
+import { DEFAULT_EXPERIMENT, type Experiment } from '../../src/simulation/experiment.js';
+import { runExperiment } from '../../src/simulation/run.js';
+import { testCtx } from '../helpers/ctx.js';
+
+// A tiny federation (5 forges, 1 Byzantine, 2 rounds, small sample forges): the whole pipeline —
+// sample forges, data views, real trainer, real privacy code, the council in-process — in seconds.
+const TINY = { forges: '5', byzantine: '1', rounds: '2', seeds: '1', strategies: 'multikrum+lora-fair', attacks: 'none,collude', epsilons: 'inf', heldOut: '20', sessions: '3', turns: '8' };
+
+describe('kourai federate simulate (in-process council)', () => {
+  const ctx = testCtx();
+  afterAll(() => ctx.cleanup());
+
+  it('runs every cell, reports the targets, writes a self-contained report, and a second run reuses the finished cells', async () => {
+    const out = join(ctx.home, 'report');
+    const opts = parseOptions(simulate, { ...TINY, out, json: true });
+    const r = await simulate.run(opts, ctx);
+    expect(r.complete).toBe(true);
+    expect(r.summary.cells).toEqual({ done: 3, total: 3 });
+    const names = r.targets.map((t) => t.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'byzantine robustness: multikrum+lora-fair within 5% of clean',
+        'false exiles: honest forges never exiled in the clean run',
+        'personalization: bond + council beats council-only',
+        'personalization: bond + council beats bond-only',
+        'semantic split beats random split',
+      ]),
+    );
+    for (const t of r.targets) {
+      expect(typeof t.met).toBe('boolean');
+      expect(Number.isFinite(t.value)).toBe(true);
+    }
+    // Every honest forge-round trained and sent something; held-out accuracies are accuracies.
+    for (const c of r.cell_results) {
+      expect(c.forgeRounds).toBe(10);
+      expect(c.curve).toHaveLength(2);
+      for (const v of c.curve) {
+        expect(v).toBeGreaterThanOrEqual(0);
+        expect(v).toBeLessThanOrEqual(1);
+      }
+    }
+    const clean = r.cell_results.find((c) => c.cell.attack === 'none' && c.cell.split === 'semantic');
+    expect(clean?.personal?.forges).toBeGreaterThan(0);
+    // --json is one document; ε = ∞ is null in it
+    const doc = JSON.parse(JSON.stringify(r)) as { experiment: { epsilon: unknown } };
+    expect(doc.experiment.epsilon).toBeNull();
+    // the report: one file, charts inline, nothing fetched
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html).toMatch(/<svg class="chart" data-chart="rounds-multikrum\+lora-fair"/);
+    expect(html).not.toMatch(/<script|src=|href="http|url\(/);
+    // the report names the command that reproduces it, and that command parses to the same experiment
+    const cmd = /Reproduce: <code>kourai federate simulate ([^<]*) --out [^<]*<\/code>/.exec(html)?.[1] ?? '';
+    expect(cmd).toBe('--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20');
+    const again0 = Object.fromEntries(cmd.split(' --').map((s) => s.replace(/^--/, '').split(' ')).map(([k, v]) => [(k as string).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()), v]));
+    expect(experimentFrom(parseOptions(simulate, again0))).toEqual(experimentFrom(opts));
+    expect(existsSync(join(out, 'results.json'))).toBe(true);
+    expect(readFileSync(r.cells_file, 'utf8').trim().split('\n')).toHaveLength(3);
+
+    const again = await simulate.run(opts, ctx);
+    expect(again.bench.reused_cells).toBe(3);
+    expect(again.bench.forge_rounds).toBe(0);
+    expect(again.summary).toEqual(r.summary);
+  }, 240_000);
+
+  it('bad flags: one line naming the flag (exit 2)', async () => {
+    await expect(simulate.run(parseOptions(simulate, { ...TINY, strategies: 'bulyan+lora-fair' }), ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/bulyan\+lora-fair with f=1 needs at least 7 forges/) });
+    await expect(simulate.run(parseOptions(simulate, { ...TINY, attacks: 'none,nope' }), ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/--attacks: unknown value "nope"/) });
+    await expect(simulate.run(parseOptions(simulate, { ...TINY, epsilon: '-1' }), ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/--epsilon/) });
+  });
+});
+
+describe('Ctrl-C keeps the finished cells', () => {
+  it('stops after the cell in progress; what finished is handed out, the rest is not run', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'kourai-sim-'));
+    const x: Experiment = { ...DEFAULT_EXPERIMENT, forges: 5, byzantine: 1, rounds: 1, seeds: [1], strategies: ['multikrum+lora-fair'], attacks: ['none', 'collude'], epsilons: [Infinity], sessions: 3, turns: 8, heldOut: 10 };
+    const ac = new AbortController();
+    const kept: string[] = [];
+    try {
+      const ticks: [number, number][] = [];
+      const out = await runExperiment({ x, scratch, port: inProcessCouncil, signal: ac.signal, onCell: (r) => (kept.push(r.key), ac.abort()), onProgress: (done, total) => ticks.push([done, total]) });
+      // Progress (what the ETA is computed from): forge-rounds of the whole grid, never going back.
+      expect(new Set(ticks.map(([, total]) => total))).toEqual(new Set([15]));
+      expect(ticks.map(([d]) => d)).toEqual([...ticks.map(([d]) => d)].sort((a, b) => a - b));
+      expect(ticks.at(-1)?.[0]).toBe(5);
+      expect(out.cancelled).toBe(true);
+      expect(out.cells.map((c) => c.key)).toEqual(kept);
+      expect(kept).toHaveLength(1);
+      expect(out.total).toBe(3);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
