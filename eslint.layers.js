@@ -14,11 +14,14 @@ const FLOORS = [
   ['cli.ts', 'run-command.ts', 'help.ts'],
   ['commands'],
   ['output', 'ui'], // presentation; output never imports ui
-  ['federation', 'council'],
+  // simulation drives the council and federation code (without HTTP), so it sits above them
+  // (HOUSE_STYLE.md draws it below; the code it drives decides).
   ['simulation'],
+  ['federation', 'council'],
   ['train', 'privacy', 'replay', 'feedback'],
-  ['store', 'affinity'],
-  ['memoir'],
+  ['store'],
+  // affinity is computed from memoir entries alone (memoir's player metrics use it), so it shares memoir's floor.
+  ['memoir', 'affinity'],
   ['aggregation', 'tensor'],
   ['errors.ts', 'context.ts', 'config.ts', 'format.ts', 'runtime', 'types'], // types: ambient declarations (.d.ts)
 ];

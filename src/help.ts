@@ -78,6 +78,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   'memoir search': { examples: [['memoir search naming style --agent kallos --limit 10', 'ranked matches']], exits: READS },
   'memoir episodes': { examples: [['memoir episodes', 'one episode per scene'], ['memoir episodes --by session --write', 'store them']], exits: [...READS, conflict] },
   'memoir buffer': { examples: [['memoir buffer --max 500 --dry-run', 'what a trainer would replay, and why']], exits: READS },
+  'memoir players': { examples: [['memoir players', 'every memoir, grouped by player'], ['memoir players --player ariadne --json', 'one player']], exits: READS },
   'memoir export': { examples: [['memoir export --format trl-dpo --agent techne --out dpo --json', 'pairs for TRL']], exits: [...READS, conflict] },
   feedback: {
     examples: [
@@ -108,6 +109,13 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     ],
     exits: [env],
     keys: CONSENT_KEYS,
+  },
+  'federate simulate': {
+    examples: [
+      ['federate simulate --out report', 'the default experiment; report.html and results.json'],
+      ['federate simulate --forges 5 --byzantine 1 --rounds 2 --seeds 1', 'a small run'],
+    ],
+    exits: [env, conflict],
   },
   'council serve': {
     examples: [['council serve --base-fingerprint sha256:9f2c --layouts layouts.json --strategy lora-fair --byzantine 2', 'serve until Ctrl-C']],

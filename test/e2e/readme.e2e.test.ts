@@ -3,8 +3,11 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli } from '../../src/cli.js';
+import { parseOptions } from '../../src/run-command.js';
 import { writeSafetensors } from '../../src/tensor/safetensors.js';
 import { assertBuilt, BIN, ROOT } from '../helpers/bin.js';
+import { testCtx } from '../helpers/ctx.js';
 
 /**
  * Every `kourai` command in the README's shell blocks, run as a new user would: in document
@@ -40,7 +43,12 @@ export function readmeCommands(text: string): ReadmeCommand[] {
 }
 
 /** How a command is run, when not simply "exit 0". Keyed by a unique part of the README line. */
-const SPECIAL: { match: string; exit?: number; stderr?: RegExp; service?: true; shell?: string; why: string }[] = [
+const SPECIAL: { match: string; exit?: number; stderr?: RegExp; service?: true; shell?: string; slow?: true; why: string }[] = [
+  {
+    match: 'kourai federate simulate',
+    slow: true,
+    why: 'an experiment of many trained federations (minutes): run with KOURAI_SLOW=1 (npm run test:slow); the default run checks that each line parses to the command (its own tests: test/simulation/)',
+  },
   { match: 'source <(kourai completion zsh)', shell: 'zsh', why: 'a zsh script: sourced by zsh after compinit (skipped where zsh is not installed)' },
   {
     match: 'kourai federate consent      ',
@@ -165,6 +173,20 @@ describe('the README, run as shown on the sample forge', () => {
     let run = command.replace(/\s+#.*$/, '');
     for (const [re, value] of PLACEHOLDERS) run = run.replace(re, value(vars));
     const special = SPECIAL.find((s) => command.includes(s.match));
+    if (special?.slow && !process.env.KOURAI_SLOW) {
+      const argv = run.split('|')[0]!.trim().split(/\s+/).slice(1);
+      let reached = '';
+      const program = buildCli(() => testCtx(), () => undefined, async (load, raw) => {
+        parseOptions((await load()).default as never, raw);
+        return 0;
+      });
+      program.hook('preAction', (_root, action) => {
+        reached = action.name();
+      });
+      await program.parseAsync(argv, { from: 'user' });
+      expect(reached).toBe(argv[1]);
+      return;
+    }
     if (special?.service) {
       const r = await serve(run);
       expect(r.code, r.stderr).toBe(0);
