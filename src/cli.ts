@@ -300,6 +300,7 @@ export function buildCli(
         .command('whisper')
         .description('the Whisper Limit: privacy capacity left, who speaks next round and why, past contributions')
         .option('--round <id>', 'the round about to run (agents that already spoke in it are shown silent)')
+        .option('--next-round', "ask the joined council and show exactly what its next round would send (the plan `federate round --dry-run` prints)")
         .option('--json', 'JSON output'),
     ),
   ).action(act(() => import('./commands/whisper.js')));
@@ -318,6 +319,27 @@ export function buildCli(
     .description("forget the council's URL and this forge's token (spent budget, consent and council events stay)")
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/federate/leave.js')));
+  withMemoir(
+    withBudget(
+      federate
+        .command('round')
+        .description("one federation round: each consenting agent trains her council adapter on shareable entries, clipped and noised within the Whisper Limit, is sent, and the aggregate comes home")
+        .option('--dry-run', 'print exactly what would be sent (per agent: tensors, clip, σ, ε, the envelope) and send nothing')
+        .option('--no-wait', 'send and seal, then return: the next run brings the round home')
+        .option('--wait-for <duration>', 'how long to wait for the council to aggregate, e.g. 30m, 2h (default 30m)')
+        .option('--retry-for <duration>', 'how long to keep retrying a council that is down or failing (default 10m)')
+        .addOption(new Option('--encoding <form>', 'how updates travel (default json)').choices(['json', 'safetensors']))
+        .option('--json', 'JSON output'),
+    ),
+    'memoirs to learn from (repeatable; default: every memoir under $KOURAI_HOME)',
+  ).action(act(() => import('./commands/federate/round.js')));
+  federate
+    .command('scene')
+    .description("a round's Council of Sisters (and the Stoa Falls when a forge fell), from the memoir: a scene in a terminal, text elsewhere")
+    .option('--round <n>', 'which round (default: the latest)')
+    .option('--memoir <path>', "read council events from this memoir (default: the joined council's)")
+    .option('--json', 'the scene as JSON')
+    .action(act(() => import('./commands/federate/scene.js')));
   withBudget(
     federate
       .command('status')

@@ -1,5 +1,5 @@
 import { ExitCode } from './errors.js';
-import { CONSENT_KEYS, FEEDBACK_KEYS, keyLabel, REPLAY_KEYS, WHISPER_KEYS, type Binding } from './ui/keys.js';
+import { CONSENT_KEYS, COUNCIL_SCENE_KEYS, FEEDBACK_KEYS, keyLabel, REPLAY_KEYS, WHISPER_KEYS, type Binding } from './ui/keys.js';
 
 /**
  * What every `--help` ends with: examples (each one parses: test/cli/help.test.ts), the exit
@@ -109,6 +109,19 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     ],
     exits: [env],
     keys: CONSENT_KEYS,
+  },
+  'federate round': {
+    examples: [
+      ['federate round --dry-run', 'exactly what would leave, per agent; sends nothing'],
+      ['federate round', 'train, noise, send, wait, bring the round home'],
+      ['federate round --no-wait --json', 'send and seal, return'],
+    ],
+    exits: [env, budget, invalid, notFound, conflict, integrity, network],
+  },
+  'federate scene': {
+    examples: [['federate scene', 'the latest round’s Council of Sisters'], ['federate scene --round 3 --json', 'one round, as JSON']],
+    exits: [env, notFound, integrity],
+    keys: COUNCIL_SCENE_KEYS,
   },
   'federate simulate': {
     examples: [

@@ -14,10 +14,13 @@ import { MemoirQueries } from '../store/memoir-queries.js';
 import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
+import type { FederationPlan } from '../federation/round/plan.js';
+import { renderPlan } from '../output/round-text.js';
 
 const options = z.object({
   memoir: memoirOpt,
   round: z.string().min(1).optional(),
+  nextRound: z.boolean().default(false),
   ...budgetFlags,
   json: z.boolean().default(false),
 });
@@ -52,10 +55,32 @@ export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): P
   }
 }
 
+/** The report, and with --next-round what the joined council's next round would send. */
+export type WhisperResult = WhisperReport & { next_round?: FederationPlan };
+
+/**
+ * The plan `kourai federate round --dry-run` prints (the same function builds it): it asks the
+ * joined council for its round and policy, counts the council view, trains and sends nothing.
+ */
+async function nextRoundPlan(ctx: Ctx, opts: z.output<typeof options>): Promise<FederationPlan> {
+  const [{ requireMembership }, { runForgeRound }] = await Promise.all([import('../federation/round/membership.js'), import('./federate/session.js')]);
+  const r = await runForgeRound(ctx, {
+    membership: requireMembership(kouraiHome(ctx)),
+    config: privacyConfigFor(ctx, opts).config,
+    memoirs: opts.memoir,
+    quietIndex: true,
+    transport: { timeoutMs: 15_000, retries: 1 },
+    options: { dryRun: true, wait: false, waitForMs: 0, pollMs: 1000, retryForMs: 0, encoding: 'json' },
+  });
+  if (r.outcome !== 'dry_run') throw new Error('a dry run came back with a sent round');
+  return r.plan;
+}
+
 export default defineCommand({
   options,
-  async run(opts, ctx: Ctx): Promise<WhisperReport> {
-    const report = await whisperReport(ctx, opts);
+  async run(opts, ctx: Ctx): Promise<WhisperResult> {
+    const report: WhisperResult = await whisperReport(ctx, opts);
+    if (opts.nextRound) report.next_round = await nextRoundPlan(ctx, opts);
     if (ctx.interactive && !opts.json) {
       const size = assertTerminalFits(ctx, MIN_SIZE.whisper, 'Whisper Limit gauge', 'pass --no-input for the text gauge');
       const { showWhisper } = await import('../ui/whisper/show-whisper.js');
@@ -64,8 +89,9 @@ export default defineCommand({
     return report;
   },
   render(r, ctx) {
-    if (ctx.interactive) return ''; // the gauge was shown
-    return renderWhisperText(r, ctx.colorLevel);
+    const next = r.next_round ? `\n\n${renderPlan(r.next_round, ctx.colorLevel)}` : '';
+    if (ctx.interactive) return next.trimStart(); // the gauge was shown
+    return `${renderWhisperText(r, ctx.colorLevel)}${next}`;
   },
 });
 

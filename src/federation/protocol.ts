@@ -208,8 +208,8 @@ export const RangeSchema = z.object({ min: z.number(), max: z.number() });
  * update's declared S and σ must lie in (S and σ above are their largest values), else 422
  * `privacy_policy_violation`. The council then refuses any update whose norm exceeds
  * S·(1 + σ(√d + tail_margin))·(1 + 10⁻⁶) for its declared S and σ (422 `norm_exceeds_clip`).
- * A forge uses the policy only when it is at least as private as its own settings (σ ≥ its σ);
- * otherwise it sends nothing and says why (src/privacy/council-policy.ts).
+ * A forge clips and noises as published and charges each release to its Whisper Limit at that σ;
+ * a σ its budget cannot afford means it sends nothing and says why (src/privacy/council-policy.ts).
  */
 export const PrivacyPolicySchema = z.object({
   clip_norm: finite.pipe(z.number().positive()),

@@ -66,6 +66,14 @@ export const CouncilEventDetailsSchema = z.object({
       skipped_reason: z.string().nullable(),
       /** The council adapter version stored on the forge (null: nothing new). */
       version: z.number().int().nullable(),
+      /** ‖new − previous‖ of the adapter's factors (null: nothing new). */
+      update_norm: z.number().nullable().default(null),
+      /**
+       * The norm the privacy noise alone gives the aggregate, estimated as σ·S·√(d/k) (k updates
+       * averaged, every forge at this forge's σ and S): when it is near update_norm, what came
+       * back is mostly noise — the federation needs more forges or less noise to carry a signal.
+       */
+      noise_norm: z.number().nullable().default(null),
     }),
   ),
   /** Per agent that came home with a new adapter: what moved on held-out probes. */
@@ -76,7 +84,7 @@ export const CouncilEventDetailsSchema = z.object({
   /** The privacy ledger's head after the round: a later rollback of the ledger is noticed here. */
   ledger_head: z.object({ releases: z.number().int().min(0), hash: z.string() }),
 });
-export type CouncilEventDetails = z.infer<typeof CouncilEventDetailsSchema>;
+export type CouncilEventDetails = z.output<typeof CouncilEventDetailsSchema>;
 
 export interface CouncilEvent {
   entryId: string;
@@ -138,6 +146,23 @@ export function readCouncilEvents(path: string): CouncilEvent[] {
     if (r.kind !== 'entry') continue;
     const d = councilDetailsOf(r.entry);
     if (d) out.push({ entryId: r.entry.entry_id, recordedAt: r.entry.recorded_at ?? null, sceneId: r.entry.scene_id, details: d });
+  }
+  return out;
+}
+
+const LedgerHeadSchema = z.object({ ledger_head: z.object({ releases: z.number().int().min(0), hash: z.string() }), round: z.number().int().optional() });
+
+/**
+ * Every ledger head recorded by council_event entries, read leniently (only `ledger_head`), so
+ * that an entry whose other details a newer kourai wrote still anchors the ledger.
+ */
+export function readLedgerHeads(path: string): { entryId: string; round: number | null; releases: number; hash: string }[] {
+  if (!existsSync(path)) return [];
+  const out: { entryId: string; round: number | null; releases: number; hash: string }[] = [];
+  for (const r of readRecords(path)) {
+    if (r.kind !== 'entry' || r.entry.entry_type !== 'council_event') continue;
+    const h = LedgerHeadSchema.safeParse((r.entry as { council?: unknown }).council);
+    if (h.success) out.push({ entryId: r.entry.entry_id, round: h.data.round ?? null, ...h.data.ledger_head });
   }
   return out;
 }

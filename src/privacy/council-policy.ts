@@ -1,11 +1,15 @@
 /**
  * The council sets each round's privacy policy (clip norm S, noise multiplier σ) and publishes it
- * in the round status. The forge follows it only when it is at least as private as its own
- * settings: σ_council ≥ σ_forge (ε depends on σ alone; S only scales the noise with the clip).
- * A less private policy means nothing is sent, with the reason; the player can lower their own σ
- * (a flag, the environment or config.json) if they accept it.
+ * in the round status; a forge that federates clips and noises exactly as published — an update
+ * with any other S or σ would be refused (422 privacy_policy_violation). What protects the player
+ * is the Whisper Limit (the ε budgets), not σ: each release is charged at the council's σ, and an
+ * agent whose budget cannot afford one more release at that σ stays silent (budget.ts). A policy
+ * no budget can afford (σ = 0: no noise) or that makes no sense is refused outright, with the
+ * reason. The forge's own σ and S apply where no council decides: `kourai privacy release` by hand.
  */
+import { epsilonFor } from './rdp-accountant.js';
 import type { PrivacyConfig } from './privacy-config.js';
+import { ROUND_SAMPLE_RATE } from './budget.js';
 
 export interface CouncilPolicy {
   clipNorm: number;
@@ -14,21 +18,27 @@ export interface CouncilPolicy {
 
 export type PolicyDecision =
   | { ok: true; source: 'forge' | 'council'; config: PrivacyConfig }
-  | { ok: false; reason: 'less_private' | 'invalid'; message: string; hint: string };
+  | { ok: false; reason: 'unaffordable' | 'invalid'; message: string; hint: string };
 
 export function applyCouncilPolicy(forge: PrivacyConfig, policy: CouncilPolicy | null | undefined): PolicyDecision {
   if (!policy) return { ok: true, source: 'forge', config: { ...forge } };
   const { clipNorm: s, noiseMultiplier: sigma } = policy;
-  if (!(Number.isFinite(s) && s > 0 && Number.isFinite(sigma) && sigma > 0)) {
+  if (!(Number.isFinite(s) && s > 0 && Number.isFinite(sigma) && sigma >= 0)) {
     return { ok: false, reason: 'invalid', message: `the council published an unusable privacy policy (S = ${s}, σ = ${sigma}): nothing was sent`, hint: 'tell the council operator' };
   }
-  if (sigma < forge.noiseMultiplier) {
+  const perRound = sigma > 0 ? roundCost(sigma, forge.delta) : Infinity;
+  if (!(perRound <= Math.min(forge.agentEpsilon, forge.forgeEpsilon))) {
     return {
       ok: false,
-      reason: 'less_private',
-      message: `the council asks for noise σ = ${sigma}, less private than this forge's σ = ${forge.noiseMultiplier}: nothing was sent`,
-      hint: `keep it so, or accept the council's noise with --noise-multiplier ${sigma} (or KOURAI_PRIVACY_NOISE_MULTIPLIER / config.json)`,
+      reason: 'unaffordable',
+      message: `the council asks for noise σ = ${sigma}: one release costs ε ${Number.isFinite(perRound) ? perRound.toFixed(3) : '∞'} at δ = ${forge.delta.toExponential()}, more than the Whisper Limit allows (ε ${Math.min(forge.agentEpsilon, forge.forgeEpsilon)}): nothing was sent`,
+      hint: 'kourai whisper shows the budgets; ask the council operator for a larger σ',
     };
   }
   return { ok: true, source: 'council', config: { ...forge, clipNorm: s, noiseMultiplier: sigma } };
+}
+
+/** ε of a single release at σ (q = 1), from a fresh budget. */
+export function roundCost(sigma: number, delta: number): number {
+  return epsilonFor({ noiseMultiplier: sigma, sampleRate: ROUND_SAMPLE_RATE, steps: 1, delta }).epsilon;
 }

@@ -60,6 +60,14 @@ export class PrivacyGate {
   }
 
   /**
+   * The same ledger and consent under other mechanism settings (the council's published S and σ
+   * for a round). Shares the database: close only the gate that opened it.
+   */
+  withConfig(config: PrivacyConfig): PrivacyGate {
+    return new PrivacyGate(this.db, { config, noise: this.noise, now: this.now });
+  }
+
+  /**
    * Opens `$KOURAI_HOME/kourai.db`. Noise is keyed by the forge's secret (`random` creates it on
    * the first release) unless `noise` says otherwise (tests). The caller closes the gate.
    */
@@ -163,6 +171,15 @@ export class PrivacyGate {
       epsilonForge: row.epsilonForge,
       local: { clippedNorm: built.local.clippedNorm, releasedNorm: built.local.releasedNorm },
     };
+  }
+
+  /**
+   * The release an agent already drew for a round (the same document, nothing spent), or null when
+   * it has none. A round resumed after an interruption resends this instead of training again.
+   */
+  released(agent: string, round: string, baseFingerprint: string): ReleaseOutcome | null {
+    const row = this.ledger.find(federatingAgent(agent), round);
+    return row ? this.reuse(row, baseFingerprint) : null;
   }
 
   /** Records what happened to a release (submitted, failed, acknowledged). Spent budget stays spent. */

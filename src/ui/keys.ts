@@ -202,3 +202,13 @@ export function expandPress(k: KeyPress): KeyPress[] {
   if (text) out.push({ input: text, name: null });
   return out;
 }
+
+export type CouncilSceneKeyAction = 'next' | 'prev' | 'skip' | 'cancel';
+
+/** The Council of Sisters and the Stoa Falls: step through line by line, or skip. */
+export const COUNCIL_SCENE_KEYS: readonly Binding<CouncilSceneKeyAction>[] = [
+  { keys: ['right', 'l', 'enter', 'space'], action: 'next', help: 'next line (after the last: the next scene, then done)' },
+  { keys: ['left', 'h'], action: 'prev', help: 'previous line' },
+  { keys: ['s', 'q', 'escape'], action: 'skip', help: 'skip the rest' },
+  { keys: ['ctrl-c'], action: 'cancel', help: 'stop (exit code 130)' },
+];

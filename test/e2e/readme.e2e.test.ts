@@ -62,6 +62,14 @@ const SPECIAL: { match: string; exit?: number; stderr?: RegExp; service?: true; 
     stderr: /^kourai: this session cannot show the feedback prompt \(no terminal, CI or --no-input\): pass --rating 1-5 and --kind/,
     why: 'the Likert prompt: without a terminal it names the flags that answer it (the prompt itself: test/e2e/terminal.test.ts)',
   },
+  {
+    match: 'kourai federate round',
+    exit: 3,
+    stderr: /^kourai: this forge has not joined a council: nothing was sent\n/,
+    why: 'this run joins no council (the README’s is a placeholder): a round refuses, naming `federate join`; rounds against a real council: test/e2e/federation-round.e2e.test.ts',
+  },
+  { match: 'kourai whisper --next-round', exit: 3, stderr: /^kourai: this forge has not joined a council/, why: 'as `federate round --dry-run` (the same function)' },
+  { match: 'kourai federate scene --round 1', exit: 2, stderr: /^kourai: this forge has not joined a council: pass --memoir PATH/, why: 'the joined council’s events memoir is the default; none here' },
   { match: 'kourai council serve', service: true, why: 'runs until Ctrl-C: started, waited for until it listens, then sent SIGINT (exit 0)' },
   {
     match: 'kourai federate join',

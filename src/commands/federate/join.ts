@@ -5,6 +5,7 @@ import { joinCouncil, type JoinFindings } from '../../federation/round/join.js';
 import { checkCouncilUrl, membershipPath } from '../../federation/round/membership.js';
 import { colors } from '../../output/color.js';
 import { resolvePrivacyConfig } from '../../privacy/privacy-config.js';
+import { applyCouncilPolicy, roundCost } from '../../privacy/council-policy.js';
 import { defineCommand } from '../types.js';
 import { councilTransport, forgeBase, readToken } from './shared.js';
 
@@ -20,8 +21,10 @@ export interface JoinResult extends JoinFindings {
   /** Where the membership (with the token) is stored: a file only you can read. */
   credentials: string;
   events_memoir: string;
-  /** The forge's own σ and S (the council's policy is followed only when at least as private). */
+  /** The forge's own σ and S (they apply to `privacy release`; a round uses the council's policy). */
   forge_privacy: { clip_norm: number; noise_multiplier: number };
+  /** Whether rounds can follow the council's policy: ε of one release at its σ, or why not (the Whisper Limit cannot afford it). */
+  council_policy: { followed: boolean; epsilon_per_release: number | null; reason: string | null } | null;
 }
 
 /**
@@ -43,17 +46,21 @@ export default defineCommand({
       base.close();
     }
     const { findings, membership } = await joinCouncil({ home, url, token, forgeFingerprint: fingerprint, transport: councilTransport(ctx, { url, token }), eventsMemoir: defaultEventsMemoir(home), now: ctx.now() });
-    return { joined: true, ...findings, credentials: membershipPath(home), events_memoir: membership.events_memoir, forge_privacy: { clip_norm: privacy.clipNorm, noise_multiplier: privacy.noiseMultiplier } };
+    const p = findings.privacy_policy;
+    const decision = p && applyCouncilPolicy(privacy, { clipNorm: p.clip_norm, noiseMultiplier: p.noise_multiplier });
+    const council_policy = !p || !decision ? null : decision.ok ? { followed: true, epsilon_per_release: roundCost(p.noise_multiplier, privacy.delta), reason: null } : { followed: false, epsilon_per_release: null, reason: decision.message };
+    return { joined: true, ...findings, credentials: membershipPath(home), events_memoir: membership.events_memoir, forge_privacy: { clip_norm: privacy.clipNorm, noise_multiplier: privacy.noiseMultiplier }, council_policy };
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
     const p = r.privacy_policy;
     const mine = r.forge_privacy;
-    const policy = !p
+    const d = r.council_policy;
+    const policy = !p || !d
       ? c.dim(`the council sets no privacy policy: this forge's σ = ${mine.noise_multiplier}, S = ${mine.clip_norm} apply`)
-      : p.noise_multiplier >= mine.noise_multiplier
-        ? `σ = ${p.noise_multiplier}, S = ${p.clip_norm} — at least as private as this forge's σ = ${mine.noise_multiplier}: followed`
-        : c.yellow(`σ = ${p.noise_multiplier}, S = ${p.clip_norm} — less private than this forge's σ = ${mine.noise_multiplier}: nothing will be sent unless you lower yours`);
+      : d.followed
+        ? `σ = ${p.noise_multiplier}, S = ${p.clip_norm} (the council's): each release costs an agent ε ${(d.epsilon_per_release ?? 0).toFixed(3)} of her Whisper Limit`
+        : c.yellow(`σ = ${p.noise_multiplier}, S = ${p.clip_norm}: ${d.reason ?? 'not followed'}`);
     return [
       c.green(`joined the council at ${r.url} as forge "${r.forge}"`) + (r.replaced ? c.dim(` (instead of ${r.replaced})`) : ''),
       `  protocol   v${r.protocol} (council kourai ${r.council_version}), current round ${r.current_round ?? 'none'}`,

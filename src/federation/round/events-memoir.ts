@@ -4,7 +4,8 @@
  * `memoir replay`) like any session, and holds nothing but the federation's story.
  */
 import { describeLocation, discoverMemoirs, memoirPathFor } from '../../memoir/discover.js';
-import { readCouncilEvents, type CouncilEvent } from '../../memoir/council-event.js';
+import { councilEventEntry, readCouncilEvents, readLedgerHeads, type CouncilEvent, type CouncilEventDetails } from '../../memoir/council-event.js';
+import { Memoir } from '../../memoir/memoir.js';
 import type { LedgerHead } from '../../privacy/ledger-anchor.js';
 
 export const COUNCIL_SESSION = 'council';
@@ -26,9 +27,19 @@ export function councilEvents(path: string, councilKey: string): CouncilEvent[] 
 /** The newest ledger head any council_event in the memoir recorded (any council: the ledger is the forge's). */
 export function memoirAnchor(path: string): { head: LedgerHead; where: string } | null {
   let best: { head: LedgerHead; where: string } | null = null;
-  for (const e of readCouncilEvents(path)) {
-    const h = e.details.ledger_head;
-    if (!best || h.releases >= best.head.releases) best = { head: h, where: `the memoir's council_event of round ${e.details.round} (${e.entryId})` };
+  for (const h of readLedgerHeads(path)) {
+    if (!best || h.releases >= best.head.releases) best = { head: { releases: h.releases, hash: h.hash }, where: `the memoir's council_event${h.round !== null ? ` of round ${h.round}` : ''} (${h.entryId})` };
   }
   return best;
+}
+
+/** Appends council_event entries to the federation memoir (durably: one fsynced write each). */
+export function memoirEventsWriter(path: string, now: () => Date): { path: string; append(d: CouncilEventDetails): string } {
+  return {
+    path,
+    append(d) {
+      const [e] = new Memoir(path, { now }).append([councilEventEntry(d)]);
+      return (e as { entry_id: string }).entry_id;
+    },
+  };
 }

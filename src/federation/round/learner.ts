@@ -1,0 +1,147 @@
+/**
+ * The local step of a round, over the real trainer: an agent's council view (shareable entries,
+ * council fields only), council training from the current global adapter (base + council, never
+ * the bond), and held-out probes that say what an adapter prefers. The round (run-round.ts) sees
+ * only this interface, so a simulation can share one trainer between many forges.
+ */
+import { hashString } from '../../train/encoder/hashed-ngrams.js';
+import type { FederatingAgent } from '../../memoir/agents.js';
+import { AXIS_INFO, AXES, type PreferenceId } from '../../memoir/planted/catalogue.js';
+import { heldOutPairs } from '../../memoir/planted/held-out.js';
+import { mulberry32 } from '../../runtime/seeded-random.js';
+import type { NamedTensor, TensorSpec } from '../../tensor/tensor.js';
+import { adapterLayout, headOf, loraToTensors, tensorsToLora } from '../../train/adapter-layout.js';
+import { trainCouncil } from '../../train/council-training.js';
+import { councilView, type ExampleSource } from '../../train/examples/views.js';
+import type { Example } from '../../train/examples/types.js';
+import type { Features } from '../../train/features.js';
+import { Inference } from '../../train/inference.js';
+import { initLora, type LoraWeights } from '../../train/lora.js';
+import type { TextEncoder } from '../../train/text-encoder.js';
+import type { TrainerWorker } from '../../train/train-in-worker.js';
+import type { EpochProgress, TrainSettings } from '../../train/trainer.js';
+
+export interface ExampleCount {
+  examples: number;
+  scenes: number;
+  /** Why the trainer would skip this agent (too few examples or scenes), or null. */
+  tooLittle: string | null;
+}
+
+export type TrainedCouncil = { status: 'trained'; tensors: NamedTensor[]; examples: number } | { status: 'skipped'; reason: string; examples: number };
+
+/**
+ * What an adapter prefers on held-out data: for a planted axis, the mean score margin of its
+ * first pole over the second on fresh pairs (`heldOutPairs`, words never seen in training; on
+ * craft axes the first pole is the craft); for Hephaestus, routing accuracy on the forge's own
+ * council routes.
+ */
+export interface Probe {
+  preference: string;
+  value: number;
+}
+
+export interface CouncilLearner {
+  /** The base model's fingerprint (what the council must accept). */
+  readonly fingerprint: string;
+  readonly rank: number;
+  readonly alpha: number;
+  /** The agent's adapter tensors, names and shapes (PEFT layout). */
+  layout(agent: FederatingAgent): TensorSpec[];
+  /** What the agent's council view holds (no training). */
+  count(agent: FederatingAgent): ExampleCount;
+  /**
+   * The starting adapter before any global exists: PEFT's initialisation from a public seed,
+   * so every forge starts round one from the same factors.
+   */
+  publicInit(agent: FederatingAgent): NamedTensor[];
+  /** Trains the agent's council adapter on its council view from `start`; returns the trained adapter. */
+  train(agent: FederatingAgent, start: readonly NamedTensor[], onProgress?: (p: EpochProgress) => void): Promise<TrainedCouncil>;
+  /** What an adapter prefers on held-out probes (higher is better for every probe). */
+  probe(agent: FederatingAgent, adapter: readonly NamedTensor[]): Promise<Probe[]>;
+}
+
+/** The seed of the round-one starting factors: public, the same on every forge. */
+export const COUNCIL_INIT_SEED = 0x636f756e; // "coun"
+const PROBE_SEED = 0x70726f62; // "prob"
+const PROBE_PAIRS = 24;
+
+/** `worker` is asked for on the first training only (a dry run starts no thread). */
+export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerWorker; source: ExampleSource; settings: TrainSettings }): CouncilLearner {
+  const { encoder, settings } = p;
+  const spec = encoder.spec;
+  const views = new Map<FederatingAgent, Example[]>();
+  const examplesOf = (agent: FederatingAgent): Example[] => {
+    let v = views.get(agent);
+    if (!v) {
+      v = councilView(p.source, agent).examples;
+      views.set(agent, v);
+    }
+    return v;
+  };
+  const toLora = (agent: FederatingAgent, tensors: readonly NamedTensor[]): LoraWeights => tensorsToLora(spec, agent, settings.rank, tensors);
+
+  return {
+    fingerprint: encoder.fingerprint,
+    rank: settings.rank,
+    alpha: settings.alpha,
+    layout: (agent) => adapterLayout(spec, agent, settings.rank),
+    count(agent) {
+      const ex = examplesOf(agent);
+      const scenes = new Set(ex.map((e) => e.scene)).size;
+      const tooLittle =
+        ex.length < settings.minExamples ? `${ex.length} council example${ex.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})` : scenes < 3 ? `${ex.length} examples in ${scenes} scene${scenes === 1 ? '' : 's'} (needs three)` : null;
+      return { examples: ex.length, scenes, tooLittle };
+    },
+    publicInit(agent) {
+      const out = headOf(agent) === 'score' ? 1 : spec.specialists.length;
+      const lora = initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out, rank: settings.rank }, mulberry32((COUNCIL_INIT_SEED ^ hashString(agent)) >>> 0));
+      return loraToTensors(spec, agent, lora);
+    },
+    async train(agent, start, onProgress) {
+      const examples = examplesOf(agent);
+      const embedded = await encoder.embedded(textsOf(examples));
+      const r = await trainCouncil({ base: encoder.base, agent, examples, start: toLora(agent, start), settings, worker: p.worker(), embedded, ...(onProgress ? { onProgress } : {}) });
+      if (r.status === 'skipped') return { status: 'skipped', reason: r.reason, examples: r.examples };
+      return { status: 'trained', tensors: loraToTensors(spec, agent, r.lora), examples: examples.length };
+    },
+    async probe(agent, adapter) {
+      const inf = new Inference({ agent, head: headOf(agent), base: encoder.base, council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 }, bond: null });
+      const out: Probe[] = [];
+      if (headOf(agent) === 'route') {
+        const routes = examplesOf(agent).filter((e): e is Example & { kind: 'route' } => e.kind === 'route');
+        if (routes.length > 0) {
+          const feats = await encoder.encode(routes.map((r) => r.text));
+          let right = 0;
+          routes.forEach((r, i) => {
+            if (inf.route(feats[i] as Features, 1)[0]?.agent === r.label) right++;
+          });
+          out.push({ preference: 'routing', value: right / routes.length });
+        }
+        return out;
+      }
+      for (const axis of AXES) {
+        const info = AXIS_INFO[axis];
+        if (!info.agents.includes(agent)) continue;
+        // One probe per axis: the margin toward its first pole (the craft, on craft axes).
+        const pairs = heldOutPairs(info.poles[0] as PreferenceId, { seed: PROBE_SEED, n: PROBE_PAIRS }).filter((x) => x.agent === agent);
+        if (pairs.length === 0) continue;
+        const feats = await encoder.encode(pairs.flatMap((x) => [x.preferred, x.dispreferred]));
+        const y = inf.outputs(feats, 1);
+        let m = 0;
+        for (let i = 0; i < pairs.length; i++) m += ((y[2 * i] as Float64Array)[0] as number) - ((y[2 * i + 1] as Float64Array)[0] as number);
+        out.push({ preference: info.poles[0], value: m / pairs.length });
+      }
+      return out;
+    },
+  };
+}
+
+function textsOf(examples: readonly Example[]): string[] {
+  const out: string[] = [];
+  for (const e of examples) {
+    if (e.kind === 'pair') out.push(e.chosen, e.rejected);
+    else out.push(e.text);
+  }
+  return out;
+}
