@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { nextTier, tierOf, TIER_NAMES } from '../affinity/affinity.js';
 import { decideGate, requiredCooldown, type GateDecision } from '../affinity/gating.js';
@@ -10,7 +10,7 @@ import { isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswe
 import { feedbackHistory } from '../feedback/history.js';
 import { writeFeedback } from '../feedback/write.js';
 import { AgentSchema, type MemoirEntry } from '../memoir/schema.js';
-import { describeLocation, MEMOIR_FILE, resolveMemoirs } from '../memoir/discover.js';
+import { describeLocation, oneMemoir, resolveMemoirs } from '../memoir/discover.js';
 import { loadEntryAt } from '../memoir/reader.js';
 import { RESPONSE_KINDS, type ResponseKind } from '../memoir/sources.js';
 import { colors } from '../output/color.js';
@@ -111,29 +111,7 @@ function proposalText(ctx: Ctx, o: Options): { proposed: string; revised: string
 
 /** The memoir file feedback goes to: `--memoir FILE`, or a session directory holding memoir.jsonl. It must exist. */
 function targetMemoir(ctx: Ctx, memoir: readonly string[]): string {
-  if (memoir.length !== 1) {
-    throw new UsageError(
-      memoir.length === 0 ? 'feedback needs --memoir PATH: the memoir of the session the proposal belongs to' : 'feedback takes exactly one --memoir',
-      'e.g. --memoir ~/.kourai_khryseai/projects/<player>/<project>/.kourai/forges/<session>/memoir.jsonl',
-    );
-  }
-  const p = resolve(ctx.cwd, memoir[0] as string);
-  let st;
-  try {
-    st = statSync(p);
-  } catch {
-    throw new NotFoundError(`--memoir ${memoir[0]}: no such memoir (${p})`, 'create the sample forge with `kourai memoir synth`, or pass an existing memoir');
-  }
-  if (st.isDirectory()) {
-    const inner = join(p, MEMOIR_FILE);
-    try {
-      if (statSync(inner).isFile()) return inner;
-    } catch {
-      // fall through
-    }
-    throw new NotFoundError(`--memoir ${memoir[0]}: no ${MEMOIR_FILE} in this directory`, 'pass the session’s memoir.jsonl (one session, not a whole forge)');
-  }
-  return p;
+  return oneMemoir(memoir, ctx.cwd, { command: 'feedback', needs: ': the memoir of the session the proposal belongs to', mustExist: true });
 }
 
 /** The memoirs whose affinity counts: every session of the same forge, or the memoir alone. */
