@@ -153,7 +153,7 @@ describe('the gate', () => {
     expect(jsonOut(b)).toMatchObject({ would_ask: false, gate: { min_tier: 'trusted' } });
     await expect(cli({ ...techne(), check: true }, testCtx({ home: ctx.home, env: { ...ctx.env, KOURAI_FEEDBACK_MIN_TIER: 'bestie' } }))).rejects.toMatchObject({
       exitCode: 3,
-      message: expect.stringContaining('KOURAI_FEEDBACK_MIN_TIER="bestie" is not a tier'),
+      message: expect.stringContaining('KOURAI_FEEDBACK_MIN_TIER=bestie: not a tier'),
     });
   });
 });
