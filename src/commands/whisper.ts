@@ -14,6 +14,7 @@ import { MemoirQueries } from '../store/memoir-queries.js';
 import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
+import { readMembership } from '../federation/round/membership.js';
 import type { FederationPlan } from '../federation/round/plan.js';
 import { renderPlan } from '../output/round-text.js';
 
@@ -49,7 +50,10 @@ export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): P
   try {
     const plan = gate.planRound({ round: opts.round ?? null, shareable: counts });
     const releases = gate.ledger.releases();
-    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes: note ? [note] : [] });
+    const notes = note ? [note] : [];
+    // A joined forge's rounds are charged at the council's σ, which this local view does not know.
+    if (!opts.nextRound && readMembership(kouraiHome(ctx))) notes.push(`next-round costs here are at this forge's σ = ${resolved.config.noiseMultiplier}; a council round charges the council's σ (kourai whisper --next-round shows it)`);
+    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes });
   } finally {
     gate.close();
   }

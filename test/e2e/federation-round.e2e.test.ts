@@ -134,6 +134,17 @@ describe('two forges, a real council process, every byte on the wire kept', () =
       // kourai whisper --next-round shows the same plan (the same function builds it).
       const w = (await kouraiAsync(['whisper', '--next-round', '--json'], { home: f.home }).then((x) => ok(x, 'whisper --next-round'))) as WhisperReport & { next_round: FederationPlan };
       expect(w.next_round).toEqual(r.plan);
+      // The same plan as text: per agent the request, the tensors, S, σ and ε, the envelope.
+      if (f === forges[0]) {
+        const text = await kouraiAsync(['federate', 'round', '--dry-run'], { home: f.home });
+        expect(text.code, text.stderr).toBe(0);
+        const techne = r.plan.agents.find((a) => a.agent === 'techne');
+        expect(text.stdout).toContain(`PUT /v1/rounds/1/updates/techne  application/json  ${techne?.request?.bytes.toLocaleString('en-US')} bytes`);
+        expect(text.stdout).toContain('base_model.model.head.score.lora_A.weight  [8, 256]');
+        expect(text.stdout).toMatch(/clip S = 1, noise σ = 8, ε \+0\.4776 → 0\.4776/);
+        expect(text.stdout).toMatch(/cupid\s+silent\s+bond-only/);
+        expect(text.stdout.trimEnd().split('\n').at(-1)).toBe('dry run: nothing was sent');
+      }
       expect(puts(f)).toEqual([]);
     }
   }, 120_000);

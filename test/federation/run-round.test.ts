@@ -193,6 +193,34 @@ describe('a federation round against a real council (small learner)', () => {
     d2.gate.close();
   });
 
+  it('--no-wait returns `waiting`; a later run brings the round home, sending and spending nothing again', async () => {
+    const c = await council({ min_forges: 2 });
+    const a = await forge(c, 'athens', ['metis', 'techne']);
+    const b = await forge(c, 'sparta', ['metis', 'techne']);
+    const first = recording(httpTransport(c.url, a.membership.token));
+    const da = deps(a, { transport: first, learner: smallLearner(14), options: { wait: false } });
+    const w = await da.run();
+    expect(w).toMatchObject({ outcome: 'waiting', round: 1, state: 'open' });
+    const spent = da.gate.ledger.releases().length;
+    da.gate.close();
+    // The other forge completes the round.
+    const db = deps(b, { transport: httpTransport(c.url, b.membership.token), learner: smallLearner(15) });
+    expect((await db.run()).outcome).toBe('completed');
+    db.gate.close();
+    const later = recording(httpTransport(c.url, a.membership.token));
+    const learner = smallLearner(14);
+    const again = deps(a, { transport: later, learner });
+    const r = (await again.run()) as RoundResult & { outcome: 'completed' };
+    expect(r).toMatchObject({ outcome: 'completed', round: 1 });
+    expect(r.plan.resuming).toBe(true);
+    expect(learner.trained).toEqual([]);
+    expect(again.gate.ledger.releases()).toHaveLength(spent);
+    // The stored releases are offered again as they were (idempotent on the council): the same documents.
+    expect(later.releases.map((x) => JSON.stringify(x))).toEqual(first.releases.map((x) => JSON.stringify(x)));
+    expect(r.details.spoke.every((s) => s.resumed && s.epsilon_cost === 0)).toBe(true);
+    again.gate.close();
+  });
+
   it('a council that fails, then restarts mid-round: retried with backoff, the round completes', async () => {
     const c = await council();
     const f = await forge(c, 'athens');
@@ -298,6 +326,25 @@ describe('a federation round against a real council (small learner)', () => {
     const [event] = readCouncilEvents(f.membership.events_memoir);
     expect(event?.details.silent.map((s) => s.agent)).toEqual(['metis', 'techne', 'aidos']); // in the council's agent order
     expect(event?.details.spoke.map((s) => s.agent).sort()).toEqual([...learner.trained].sort());
+    d.gate.close();
+  });
+
+  it('consent withdrawn during the round (the Sovereignty Moment, re-decided): she stays silent, nothing of hers is spent or sent', async () => {
+    const c = await council();
+    const f = await forge(c, 'athens', ['metis', 'techne']);
+    const transport = recording(httpTransport(c.url, f.membership.token));
+    let d: ReturnType<typeof deps> | null = null;
+    d = deps(f, {
+      transport,
+      learner: smallLearner(13),
+      // While techne trains, the player takes her voice back.
+      onEvent: (e) => e.type === 'trained' && e.agent === 'techne' && d?.gate.consent.record([{ agent: 'techne', allowed: false }], 'flags', new Date()),
+    });
+    const r = (await d.run()) as RoundResult & { outcome: 'completed' };
+    expect(r.details.spoke.map((s) => s.agent)).toEqual(['metis']);
+    expect(r.details.silent.find((s) => s.agent === 'techne')).toMatchObject({ reason: 'no_consent', detail: expect.stringMatching(/withdrawn during the round \(nothing spent\)/) });
+    expect(transport.releases.map((x) => x.agent)).toEqual(['metis']);
+    expect(d.gate.ledger.releases().map((x) => x.agent)).toEqual(['metis']);
     d.gate.close();
   });
 

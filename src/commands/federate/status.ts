@@ -60,14 +60,14 @@ export default defineCommand({
     }
     lines.push(s.ledger.ok ? c.dim('  ledger matches its anchors (memoir, council receipts)') : c.red(`  ${s.ledger.problem ?? 'ledger problem'}`));
     lines.push('');
-    lines.push(`${c.bold('whisper capacity')}  forge ${bar(s.forge.remaining_fraction, 16)} ${percent(s.forge.remaining_fraction)} left, ε ${fmtEps(s.forge.epsilon_spent)} of ${s.forge.epsilon_budget} at δ = ${fmtDelta(s.forge.delta)}`);
+    lines.push(`${c.bold('whisper capacity')}  forge ${bar(s.forge.remaining_fraction, 16)} ${percent(s.forge.remaining_fraction)} left, ε ${fmtEps(s.forge.epsilon_spent)} of ${s.forge.epsilon_budget} at δ = ${fmtDelta(s.forge.delta)}; next round charged at σ = ${s.next_sigma.noise_multiplier} ${c.dim(s.next_sigma.source === 'council' ? "(the council's)" : "(this forge's; the council was not asked)")}`);
     for (const a of s.agents) {
       if (a.consent === 'locked') {
         lines.push(`  ${a.agent.padEnd(10)} ${c.dim('bond-only: never leaves the forge')}`);
         continue;
       }
       const consent = a.consent ? c.green('consents') : c.yellow('silent  ');
-      lines.push(`  ${a.agent.padEnd(10)} ${consent} ${bar(a.remaining_fraction ?? 0, 12)} ${percent(a.remaining_fraction ?? 0).padStart(4)} left  ${a.releases ?? 0} release${a.releases === 1 ? '' : 's'}${a.consent && !a.can_speak_next ? c.red('  capacity spent') : ''}`);
+      lines.push(`  ${a.agent.padEnd(10)} ${consent} ${bar(a.remaining_fraction ?? 0, 12)} ${percent(a.remaining_fraction ?? 0).padStart(4)} left  ${a.releases ?? 0} release${a.releases === 1 ? '' : 's'}${a.consent && !a.can_speak_next ? c.red('  cannot afford the next round') : ''}`);
     }
     if (s.last_rounds.length) {
       lines.push('');

@@ -48,6 +48,8 @@ export interface FederationStatus {
   trust: { trust: number; exiled: boolean; exiled_round: number | null; rounds_scored: number | null; threshold: number | null; source: 'council' | 'memoir' } | null;
   agents: AgentCapacity[];
   forge: { releases: number; epsilon_spent: number; epsilon_budget: number; remaining_fraction: number; delta: number };
+  /** The σ `can_speak_next` is judged at: the council's published policy when it was asked, else this forge's own. */
+  next_sigma: { noise_multiplier: number; source: 'council' | 'forge' };
   last_rounds: RoundSummaryLine[];
   /** A round this forge released updates for but never recorded in the memoir: `federate round` resumes it. */
   unfinished_round: { round: number; round_key: string; released: string[] } | null;
@@ -89,20 +91,34 @@ export async function federationStatus(p: {
   lastRounds?: number;
 }): Promise<FederationStatus> {
   const { config, rows, membership: m } = p;
+  let round: RoundStatus | null = null;
+  let trust: Trust | null = null;
+  let error: string | null = null;
+  if (m && p.transport) {
+    try {
+      round = await p.transport.currentRound();
+      trust = await p.transport.trust();
+    } catch (err) {
+      error = (err as Error).message;
+    }
+  }
+  // Who can speak next is judged at the σ the next round charges: the council's, when it was asked.
+  const sigma = round?.privacy_policy ? round.privacy_policy.noise_multiplier : config.noiseMultiplier;
   const state = budgetState(rows);
-  const forgeFits = state.forge.epsilonWith(config.noiseMultiplier, ROUND_SAMPLE_RATE, config.delta).epsilon <= config.forgeEpsilon;
+  const forgeFits = sigma > 0 && state.forge.epsilonWith(sigma, ROUND_SAMPLE_RATE, config.delta).epsilon <= config.forgeEpsilon;
   const agents: AgentCapacity[] = AGENTS.map((agent) => {
     if (isBondOnly(agent)) return { agent, consent: 'locked', releases: null, epsilon_spent: null, epsilon_budget: null, remaining_fraction: null, can_speak_next: false, level: null };
     const acc = state.agents.get(agent) ?? new RdpAccountant();
     const spent = acc.epsilon(config.delta).epsilon;
-    const fits = acc.epsilonWith(config.noiseMultiplier, ROUND_SAMPLE_RATE, config.delta).epsilon <= config.agentEpsilon;
+    const fits = sigma > 0 && acc.epsilonWith(sigma, ROUND_SAMPLE_RATE, config.delta).epsilon <= config.agentEpsilon;
     const remaining = Math.min(1, Math.max(0, 1 - spent / config.agentEpsilon));
     const consent = p.consent[agent] === true;
     return { agent, consent, releases: acc.steps, epsilon_spent: spent, epsilon_budget: config.agentEpsilon, remaining_fraction: remaining, can_speak_next: consent && fits && forgeFits, level: gaugeLevel(remaining, fits && forgeFits) };
   });
   const forgeSpent = state.forge.epsilon(config.delta).epsilon;
   const forge = { releases: state.forge.steps, epsilon_spent: forgeSpent, epsilon_budget: config.forgeEpsilon, remaining_fraction: Math.min(1, Math.max(0, 1 - forgeSpent / config.forgeEpsilon)), delta: config.delta };
-  const base: FederationStatus = { joined: m !== null, council: null, reachable: null, error: null, current_round: null, trust: null, agents, forge, last_rounds: [], unfinished_round: null, ledger: { ok: true, problem: null } };
+  const next_sigma = { noise_multiplier: sigma, source: round?.privacy_policy ? ('council' as const) : ('forge' as const) };
+  const base: FederationStatus = { joined: m !== null, council: null, reachable: null, error: null, current_round: null, trust: null, agents, forge, next_sigma, last_rounds: [], unfinished_round: null, ledger: { ok: true, problem: null } };
   if (!m) return base;
 
   const events = councilEvents(m.events_memoir, m.council_key);
@@ -111,18 +127,9 @@ export async function federationStatus(p: {
   base.unfinished_round = unfinishedRound(rows, events, m.council_key);
   const last = events[events.length - 1];
   if (last) base.trust = { trust: last.details.trust.after, exiled: last.details.trust.exiled, exiled_round: last.details.trust.exiled_round, rounds_scored: null, threshold: null, source: 'memoir' };
-
-  let round: RoundStatus | null = null;
-  let trust: Trust | null = null;
   if (p.transport) {
-    try {
-      round = await p.transport.currentRound();
-      trust = await p.transport.trust();
-      base.reachable = true;
-    } catch (err) {
-      base.reachable = false;
-      base.error = (err as Error).message;
-    }
+    base.reachable = error === null;
+    base.error = error;
   }
   if (round) {
     base.current_round = { round: round.round, state: round.state, deadline: round.deadline, forges_sealed: round.forges_sealed, min_forges: round.min_forges, privacy_policy: round.privacy_policy ?? null, submitted: round.you.submitted, sealed: round.you.sealed };

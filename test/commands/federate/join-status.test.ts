@@ -91,6 +91,13 @@ describe('kourai federate join / leave / status', () => {
     expect(s.agents.find((a) => a.agent === 'metis')).toMatchObject({ consent: true, releases: 0, remaining_fraction: 1, can_speak_next: true });
     expect(s.agents.find((a) => a.agent === 'kallos')).toMatchObject({ consent: false, can_speak_next: false });
     expect(s.agents.find((a) => a.agent === 'cupid')).toMatchObject({ consent: 'locked' });
+    expect(s.next_sigma).toEqual({ noise_multiplier: 10, source: 'council' });
+    // Who can speak next is judged at the council's σ = 10 (one release: ε 0.375), not this forge's σ = 8 (ε 0.478).
+    const tight = (await runCli(status, { json: true, agentEpsilon: '0.4' }, ctx)).json as FederationStatus;
+    expect(tight.agents.find((a) => a.agent === 'metis')).toMatchObject({ can_speak_next: true });
+    const tightOffline = (await runCli(status, { json: true, agentEpsilon: '0.4', offline: true }, ctx)).json as FederationStatus;
+    expect(tightOffline.next_sigma).toEqual({ noise_multiplier: 8, source: 'forge' });
+    expect(tightOffline.agents.find((a) => a.agent === 'metis')).toMatchObject({ can_speak_next: false });
     const text = (await runCli(status, {}, ctx)).stdout;
     expect(text).toMatch(/council {2}http:\/\/127\.0\.0\.1:\d+ as forge "athens"/);
     expect(text).toMatch(/round 1 open, 0\/3 forges sealed/);
