@@ -123,3 +123,12 @@ export function openIndexReadOnly(home: string): MemoirIndex | null {
 export function loadRow(row: EntryRow): MemoirEntry {
   return loadEntryAt(row.path, row.offset, row.length, row.entry_id);
 }
+
+/**
+ * Sets the index connection's page cache (in KiB). Readers that stream the index once (training
+ * views) use a small one: the 64 MB the index allows for building it would make memory follow
+ * the memoir rather than the buffer.
+ */
+export function limitPageCache(index: MemoirIndex, kib: number): void {
+  index.db.pragma(`cache_size = -${Math.max(0, Math.floor(kib))}`);
+}
