@@ -87,7 +87,7 @@ function exec(argv) {
     });
   });
 }
-for (const p of ['src', 'test', 'bin', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts']) cpSync(join(root, p), join(work, p), { recursive: true });
+for (const p of ['src', 'test', 'bin', 'README.md', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts']) cpSync(join(root, p), join(work, p), { recursive: true });
 symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
 
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');

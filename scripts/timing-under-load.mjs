@@ -32,7 +32,13 @@ const GROUPS = [
 
 const hogs = Array.from({ length: hogCount }, () => spawn(process.execPath, ['-e', 'for(;;);'], { stdio: 'ignore' }));
 const stopHogs = () => {
-  for (const h of hogs) if (h.exitCode === null && h.pid) process.kill(h.pid, 'SIGKILL');
+  for (const h of hogs.splice(0)) {
+    try {
+      if (h.pid) process.kill(h.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 };
 process.on('exit', stopHogs);
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));

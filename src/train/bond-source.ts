@@ -9,7 +9,7 @@ import type { BondData } from './train-bond.js';
 /**
  * The bond data of a forge: the memoirs (`--memoir` or every memoir under the home), the index
  * brought up to date, and per agent the bond view (learndata's `bondView`: newest revisions,
- * private entries included, the replay buffer bounding memory). The data window recorded with a
+ * private entries included, the replay buffer — a strict bound — bounding memory). The data window recorded with a
  * version is the memoirs and their sizes at training time.
  */
 export interface BondSource {
@@ -35,7 +35,7 @@ export function openBondSource(o: { home: string; cwd: string; memoirs: readonly
     return {
       memoirs: paths,
       data: (agent) => {
-        const view = bondView({ index, files }, agent, { signal: o.signal, ...(o.bound !== undefined ? { bound: o.bound } : {}) });
+        const view = bondView({ index, files }, agent, { signal: o.signal, strictBound: true, ...(o.bound !== undefined ? { bound: o.bound } : {}) });
         const scenes = new Set(view.examples.map((e) => e.scene)).size;
         return { examples: view.examples, skipped: view.skipped, window: { ...window, examples: view.examples.length, scenes } };
       },

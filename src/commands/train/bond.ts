@@ -18,9 +18,10 @@ import { initialTrainState, progressLine, trainReducer, type TrainState } from '
 import { defineCommand } from '../types.js';
 
 /**
- * Replay buffer bound per agent for a bond run: every load-bearing entry, then the most
- * informative up to this many. Memory follows it, not the memoir; a bond retrains after every
- * session, so a few thousand of the agent's entries are plenty.
+ * Replay buffer bound per agent for a bond run, a hard one: load-bearing entries first (best
+ * ranked), then the most informative, this many in all. Memory follows it, not the memoir (a long
+ * memoir holds more load-bearing entries than any bound); a bond retrains after every session, so
+ * a few thousand of the agent's entries are plenty.
  */
 export const DEFAULT_BOND_BUFFER = 5000;
 
