@@ -12,6 +12,9 @@ import type { BondData } from './train-bond.js';
  * private entries included, the replay buffer — a strict bound — bounding memory). The data window recorded with a
  * version is the memoirs and their sizes at training time.
  */
+/** SQLite page cache while the views read the index (KiB). */
+const TRAINING_CACHE_KB = 8192;
+
 export interface BondSource {
   memoirs: string[];
   data(agent: Agent): BondData;
@@ -31,6 +34,9 @@ export function openBondSource(o: { home: string; cwd: string; memoirs: readonly
       if (u) files.push(u.fileId);
       before += sizes[i] ?? 0;
     });
+    // The views stream the index once per agent: a page cache the size of the index (it allows
+    // 64 MB, for building it) would make memory follow the memoir, not the buffer.
+    index.db.pragma(`cache_size = -${TRAINING_CACHE_KB}`);
     const window = { memoirs: paths.map((p, i) => ({ path: relative(o.home, p), bytes: sizes[i] ?? 0 })) };
     return {
       memoirs: paths,
