@@ -16,24 +16,40 @@ export function tempDir(prefix = 'kourai-bench-') {
 }
 export const cleanup = (d) => rmSync(d, { recursive: true, force: true });
 
-/** Runs the real binary; returns wall seconds, exit code, stdout and peak RSS in MB. */
+/**
+ * Runs the real binary; returns wall seconds, CPU seconds (user + system: what the run cost,
+ * nearly independent of how loaded the machine is), exit code, stdout and peak RSS in MB.
+ */
 export function kourai(args, { home, input } = {}) {
   const rssFile = join(tmpdir(), `kourai-rss-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const cpuFile = `${rssFile}-cpu`;
   const t0 = performance.now();
   const r = spawnSync(process.execPath, ['--import', RSS_HOOK, BIN, ...args], {
     input: input ?? '',
     encoding: 'utf8',
     maxBuffer: 1 << 30,
-    env: { ...process.env, KOURAI_HOME: home ?? process.env.KOURAI_HOME, KOURAI_RSS_FILE: rssFile, CI: '1' },
+    env: { ...process.env, KOURAI_HOME: home ?? process.env.KOURAI_HOME, KOURAI_RSS_FILE: rssFile, KOURAI_CPU_FILE: cpuFile, CI: '1' },
   });
   const seconds = (performance.now() - t0) / 1000;
   let rssMB = NaN;
+  let cpuSeconds = NaN;
   try {
     rssMB = Number(readFileSync(rssFile, 'utf8')) / 1024;
+    cpuSeconds = Number(readFileSync(cpuFile, 'utf8')) / 1e6;
     rmSync(rssFile);
+    rmSync(cpuFile);
   } catch {}
   if (r.status !== 0 && r.status !== 1) throw new Error(`kourai ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return { seconds, code: r.status, stdout: r.stdout, stderr: r.stderr, rssMB };
+  return { seconds, cpuSeconds, code: r.status, stdout: r.stdout, stderr: r.stderr, rssMB };
+}
+
+/** CPU seconds (user + system) this process spent in fn, and the wall seconds. */
+export function cpuTimed(fn) {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const out = fn();
+  const c = process.cpuUsage(c0);
+  return { out, seconds: (performance.now() - t0) / 1000, cpuSeconds: (c.user + c.system) / 1e6 };
 }
 
 export function median(xs) {

@@ -9,7 +9,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
 const only = onlyArg ? new Set(onlyArg.split(',')) : undefined;
-const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation'];
+const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train'];
 
 const rows = [];
 function report(name, value, unit, note = '') {

@@ -1,4 +1,5 @@
 import { InvalidDataError } from '../errors.js';
+import { hasLoneSurrogate } from './utf8.js';
 
 /**
  * The largest memoir line kourai writes or reads whole: 1 MiB of UTF-8, newline excluded. An
@@ -8,12 +9,13 @@ import { InvalidDataError } from '../errors.js';
 export const MAX_LINE_BYTES = 1 << 20;
 
 /**
- * Checks a line kourai is about to write: well-formed Unicode (a lone surrogate would be stored
- * as U+FFFD, silently changing the text), no raw newline, at most MAX_LINE_BYTES. Returns its
- * UTF-8 length.
+ * Checks a line kourai is about to write: well-formed Unicode (a lone surrogate, raw or as the
+ * `\udXXX` escape JSON.stringify writes for it, is not text: stored raw it would become U+FFFD,
+ * escaped it makes Python readers refuse the line), no raw newline, at most MAX_LINE_BYTES.
+ * Returns its UTF-8 length.
  */
 export function checkOutgoingLine(line: string, where: string): number {
-  if (!line.isWellFormed()) throw new InvalidDataError(`${where}: the entry contains invalid Unicode (a lone surrogate), which cannot be written as UTF-8`, 'nothing was written; fix the text and retry');
+  if (!line.isWellFormed() || hasLoneSurrogate(line)) throw new InvalidDataError(`${where}: the entry contains invalid Unicode (a lone surrogate), which cannot be written as UTF-8`, 'nothing was written; fix the text and retry');
   if (line.includes('\n')) throw new InvalidDataError(`${where}: a memoir line cannot contain a raw newline`, 'nothing was written');
   const bytes = Buffer.byteLength(line, 'utf8');
   if (bytes > MAX_LINE_BYTES) {
@@ -21,3 +23,4 @@ export function checkOutgoingLine(line: string, where: string): number {
   }
   return bytes;
 }
+

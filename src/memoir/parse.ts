@@ -1,10 +1,11 @@
 import { derivedId } from './entry-id.js';
 import { isValidLine } from './fast-validate.js';
+import { hasLoneSurrogate } from './utf8.js';
 import { describeIssue, MemoirLineSchema, type MemoirEntry } from './schema.js';
 
 export type ParsedLine =
   | { ok: true; entry: MemoirEntry; derived: boolean }
-  | { ok: false; problem: 'json' | 'schema'; message: string };
+  | { ok: false; problem: 'json' | 'schema' | 'utf8'; message: string };
 
 /**
  * Parses one stored line (without its newline). `occurrence` numbers identical Python lines so
@@ -19,6 +20,9 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, problem: 'json', message: 'a memoir line must be a JSON object' };
+  }
+  if (hasLoneSurrogate(text, () => raw)) {
+    return { ok: false, problem: 'utf8', message: 'a string holds a lone surrogate (a \\udXXX escape without its pair): not Unicode text, and Python readers refuse the line' };
   }
   let entry: MemoirEntry;
   if (isValidLine(raw)) entry = raw as MemoirEntry;

@@ -80,6 +80,14 @@ export function decideSplit(e: SplitInput): SplitVerdict {
   return { shareable: true, reason: 'shareable', lenient: false };
 }
 
+/**
+ * The verdict for a stored entry, its type derived when the line has none. Copies only the five
+ * fields the rule reads: spreading the whole entry per line cost readers ~1 µs an entry.
+ */
+export function entryVerdict(e: SplitInput & { entry_type?: EntryType | undefined }): SplitVerdict {
+  return decideSplit({ agent: e.agent, source: e.source, entry_type: entryTypeOf(e), interrupt: e.interrupt, split: e.split });
+}
+
 export function isShareable(e: SplitInput): boolean {
   return decideSplit(e).shareable;
 }

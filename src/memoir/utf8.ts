@@ -34,3 +34,32 @@ export function firstInvalidUtf8(b: Uint8Array, start = 0, end = b.length): numb
   }
   return -1;
 }
+
+/**
+ * JSON text can name a lone surrogate with an escape (`"\ud800"`): JSON.parse accepts it, but it is
+ * not Unicode text, cannot be written as UTF-8, and Python readers refuse the whole line. Only text
+ * holding such an escape (a quick test, case-insensitive) is walked.
+ */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * True when the JSON `text` holds a string (key or value) with a lone surrogate. `parsed` gives its
+ * value (called only when the text holds a surrogate escape); text that is not JSON is false here.
+ */
+export function hasLoneSurrogate(text: string, parsed: () => unknown = () => JSON.parse(text)): boolean {
+  const at = text.indexOf('\\u'); // a plain search first: most lines hold no \u escape at all
+  if (at < 0 || !SURROGATE_ESCAPE.test(at === 0 ? text : text.slice(at))) return false;
+  try {
+    return !wellFormedValue(parsed());
+  } catch {
+    return false; // not JSON: whoever parses it reports that
+  }
+}
+
+function wellFormedValue(v: unknown): boolean {
+  if (typeof v === 'string') return v.isWellFormed();
+  if (typeof v !== 'object' || v === null) return true;
+  if (Array.isArray(v)) return v.every(wellFormedValue);
+  for (const [k, x] of Object.entries(v)) if (!k.isWellFormed() || !wellFormedValue(x)) return false;
+  return true;
+}

@@ -5,7 +5,7 @@ import { describeLocation } from '../memoir/discover.js';
 import { IdSet } from '../memoir/id-set.js';
 import { readRecordsFd } from '../memoir/reader.js';
 import type { MemoirEntry } from '../memoir/schema.js';
-import { decideSplit, entryTypeOf } from '../memoir/split-rule.js';
+import { entryTypeOf, entryVerdict } from '../memoir/split-rule.js';
 import type { DB } from './db.js';
 import { BULK_INDEXES } from './index-migrations.js';
 
@@ -313,7 +313,7 @@ export class IndexBuild {
       if (rec.kind === 'entry') {
         const e = rec.entry;
         const type = entryTypeOf(e);
-        const verdict = decideSplit({ ...e, entry_type: type });
+        const verdict = entryVerdict(e);
         const t = e.recorded_at;
         batch.push([
           row.id,

@@ -55,11 +55,22 @@ export class BaseModel {
     const w = this.dense;
     out.set(this.bias);
     const { idx, val } = x;
+    // Unrolled by four: the hot loop of scoring (a column is one contiguous run of H weights).
+    // Each out[h] still adds its terms in feature order, so results are bit for bit the same.
+    const H4 = H - (H % 4);
     for (let k = 0; k < idx.length; k++) {
       const j = idx[k] as number;
       if (this.filled[j] === 0) this.fill(j);
       const v = val[k] as number;
-      for (let h = 0, i = j * H; h < H; h++, i++) out[h] = (out[h] as number) + v * (w[i] as number);
+      let i = j * H;
+      let h = 0;
+      for (; h < H4; h += 4, i += 4) {
+        out[h] = (out[h] as number) + v * (w[i] as number);
+        out[h + 1] = (out[h + 1] as number) + v * (w[i + 1] as number);
+        out[h + 2] = (out[h + 2] as number) + v * (w[i + 2] as number);
+        out[h + 3] = (out[h + 3] as number) + v * (w[i + 3] as number);
+      }
+      for (; h < H; h++, i++) out[h] = (out[h] as number) + v * (w[i] as number);
     }
   }
 

@@ -5,13 +5,17 @@ import { resolveMemoirs } from '../memoir/discover.js';
 import { openIndex } from '../store/memoir-index.js';
 import { bondView } from './examples/views.js';
 import type { BondData } from './train-bond.js';
+import { limitPageCache } from '../store/indexed.js';
 
 /**
  * The bond data of a forge: the memoirs (`--memoir` or every memoir under the home), the index
  * brought up to date, and per agent the bond view (learndata's `bondView`: newest revisions,
- * private entries included, the replay buffer bounding memory). The data window recorded with a
+ * private entries included, the replay buffer — a strict bound — bounding memory). The data window recorded with a
  * version is the memoirs and their sizes at training time.
  */
+/** SQLite page cache while the views read the index (KiB). */
+const TRAINING_CACHE_KB = 8192;
+
 export interface BondSource {
   memoirs: string[];
   data(agent: Agent): BondData;
@@ -31,11 +35,14 @@ export function openBondSource(o: { home: string; cwd: string; memoirs: readonly
       if (u) files.push(u.fileId);
       before += sizes[i] ?? 0;
     });
+    // The views stream the index once per agent: a page cache the size of the index (it allows
+    // 64 MB, for building it) would make memory follow the memoir, not the buffer.
+    limitPageCache(index, TRAINING_CACHE_KB);
     const window = { memoirs: paths.map((p, i) => ({ path: relative(o.home, p), bytes: sizes[i] ?? 0 })) };
     return {
       memoirs: paths,
       data: (agent) => {
-        const view = bondView({ index, files }, agent, { signal: o.signal, ...(o.bound !== undefined ? { bound: o.bound } : {}) });
+        const view = bondView({ index, files }, agent, { signal: o.signal, strictBound: true, ...(o.bound !== undefined ? { bound: o.bound } : {}) });
         const scenes = new Set(view.examples.map((e) => e.scene)).size;
         return { examples: view.examples, skipped: view.skipped, window: { ...window, examples: view.examples.length, scenes } };
       },

@@ -155,6 +155,38 @@ describe('input that is not text, and lines that are too long (issue 13 item 6)'
     expect(v.entries).toBe(2);
   });
 
+  // A lone surrogate (`"\ud800"` in JSON input, or a JS string from a library caller) is not
+  // Unicode text: JSON.stringify writes it back as a `\ud800` escape, which Python readers refuse
+  // (pydantic: "Invalid JSON: unexpected end of hex escape"), so the line would be lost to them.
+  it('a lone surrogate escape in the input: exit 5 naming the line, nothing written', async () => {
+    const file = forge();
+    const input = join(ctx.home, 'in.ndjson');
+    writeFileSync(input, `${JSON.stringify(proposal)}\n${JSON.stringify(proposal).replace('def f(): pass', 'caf\\ud800e')}\n`);
+    const err = await failure(run(append, { file: input, memoir: [file] }));
+    expect(err.exitCode).toBe(ExitCode.invalidData);
+    expect(err.message).toMatch(new RegExp(`^${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} line 2: .*lone surrogate`));
+    expect(() => readFileSync(file)).toThrow();
+    // A proper pair written as escapes is text, and an escaped backslash before "ud800" is too.
+    writeFileSync(input, `${JSON.stringify(proposal).replace('def f(): pass', '\\ud83d\\ude00 \\\\ud800')}\n`);
+    await run(append, { file: input, memoir: [file] });
+    expect(readFileSync(file, 'utf8')).toContain('"agent_proposed":"😀 \\\\ud800"');
+  });
+
+  it('a lone surrogate from a library caller is refused, nothing written', () => {
+    const file = forge();
+    expect(() => new Memoir(file).append([{ ...proposal, agent_proposed: 'x\udc00y' } as never])).toThrow(/entry 1: .*lone surrogate/);
+    expect(() => readFileSync(file)).toThrow();
+  });
+
+  it('verify reports a lone surrogate escape already in a memoir, by line', async () => {
+    const file = forge();
+    new Memoir(file).append([proposal as never]);
+    appendFileSync(file, `${JSON.stringify({ ...proposal, context: null, narrative_beat: null, player_response: null, affinity_delta: 0, training_label: null, split: { shared_eligible: true, private_only: false } }).replace('def f(): pass', 'x\\udbffy')}\n`);
+    const v = await run(verify, { memoir: [file] });
+    expect(v.problems.map((p) => [p.kind, p.line])).toEqual([['utf8', 2]]);
+    expect(v.entries).toBe(1);
+  });
+
   it('a torn tail far longer than the line limit is quarantined in pieces', async () => {
     const file = forge();
     new Memoir(file).append([proposal as never]);

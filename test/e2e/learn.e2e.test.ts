@@ -1,11 +1,14 @@
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heldOutPairs } from '../../src/memoir/planted/held-out.js';
 import { assertBuilt } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BIN, kourai } from './run-bin.js';
+
+const READER = fileURLToPath(new URL('../fixtures/python/trl_dpo_reader.py', import.meta.url));
 
 /** The new user's walk-through of issue 9, on the real binary (README "Local learning"). */
 let home: string;
@@ -19,31 +22,53 @@ afterAll(() => removeDir(home));
 const run = (args: string[], input?: string) => kourai(args, { home, ...(input !== undefined ? { input } : {}) });
 
 describe('local learning, end to end', { timeout: 240_000 }, () => {
-  it('synth, train bond, adapters list, score ranks the planted style first, route, export', () => {
-    const t = run(['train', 'bond', '--epochs', '20', '--json']);
+  it('the README walk-through exactly as written: synth, train bond (progress), adapters list, score, route, export', () => {
+    // `kourai memoir synth --sessions 8` ran in beforeAll, in this fresh home
+    const t = run(['train', 'bond']);
     expect(t.code, t.stderr).toBe(0);
-    const report = JSON.parse(t.stdout) as { agents: { agent: string; status: string; version: number }[] };
-    expect(report.agents.filter((a) => a.status === 'trained').length).toBeGreaterThanOrEqual(8);
-    expect(t.stderr).toMatch(/techne: trained v1/);
+    // progress on stderr (not a terminal: plain lines), the final table on stdout
+    expect(t.stderr).toMatch(/^techne: epoch 1\/40 batch 1\/\d+ · train loss \d+\.\d+ .* ex\/s/m);
+    expect(t.stderr).toMatch(/^techne: trained v1 after \d+ epochs/m);
+    expect(t.stdout).toMatch(/^AGENT +EXAMPLES +TRAIN LOSS +VAL LOSS +VALIDATION +TRIVIAL BASELINES +ADAPTER$/m);
+    expect(t.stdout).toMatch(/^techne .* pairwise \d+% .* always prefer revised \d+%.* bond v1$/m);
+    expect(t.stdout).toMatch(/10 of 10 agents trained over 8 memoirs/);
 
-    const l = run(['adapters', 'list', '--json']);
-    expect(JSON.parse(l.stdout).adapters.map((a: { agent: string }) => a.agent)).toContain('techne');
+    const l = run(['adapters', 'list']);
+    expect(l.code, l.stderr).toBe(0);
+    for (const agent of ['hephaestus', 'techne', 'dokimasia', 'cupid', 'puck']) expect(l.stdout).toMatch(new RegExp(`^${agent} +bond +\\*v1 .* current$`, 'm'));
 
-    // ariadne (the sample player) prefers early returns: two fresh candidates in held-out words
-    const [pair] = heldOutPairs('early-returns', { seed: 99, n: 1 });
-    const s = run(['score', '--agent', 'techne', pair!.dispreferred, pair!.preferred, '--json']);
-    expect(s.code, s.stderr).toBe(0);
-    expect(JSON.parse(s.stdout).ranking[0].index).toBe(1);
-    expect(run(['score', '--agent', 'techne', pair!.dispreferred, pair!.preferred]).stdout).toMatch(/^RANK/);
+    // ariadne (the sample player) prefers early returns and typed signatures: two fresh candidates
+    // each, in words no memoir holds, the one in her style given second
+    for (const pref of ['early-returns', 'typed-signatures'] as const) {
+      const [pair] = heldOutPairs(pref, { seed: 99, n: 1 });
+      const s = run(['score', '--agent', 'techne', pair!.dispreferred, pair!.preferred]);
+      expect(s.code, s.stderr).toBe(0);
+      expect(s.stdout.split('\n')[0]).toMatch(/^RANK +SCORE +P +CANDIDATE$/);
+      expect(s.stdout.split('\n')[1], `${pref}:\n${s.stdout}`).toMatch(/^ +1 +-?\d+\.\d+ +\d\.\d+ +#2 /);
+      const j = run(['score', '--agent', 'techne', pair!.dispreferred, pair!.preferred, '--json']);
+      expect(JSON.parse(j.stdout).ranking[0].index).toBe(1);
+    }
 
-    const r = run(['route', 'write tests for the parser', '--json']);
+    const r = run(['route', 'write tests for the parser']);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).distribution[0].agent).toBe('dokimasia');
+    expect(r.stdout.split('\n')[1]).toMatch(/^dokimasia +\d\.\d+ /);
+    expect(JSON.parse(run(['route', 'write tests for the parser', '--json']).stdout).distribution[0].agent).toBe('dokimasia');
 
-    const out = join(home, 'peft-techne');
-    const e = run(['adapters', 'export', 'techne', '--out', out, '--json']);
+    // `kourai memoir export --format trl-dpo` into ./trl-dpo of the working directory; files TRL reads
+    const cwd = join(home, 'work');
+    mkdirSync(cwd);
+    const e = kourai(['memoir', 'export', '--format', 'trl-dpo'], { home, cwd });
     expect(e.code, e.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8'))).toMatchObject({ peft_type: 'LORA', r: 8, lora_alpha: 16 });
+    expect(e.stdout).toMatch(/^wrote \d+ shareable preference pairs in TRL's DPO format to /);
+    const files = readdirSync(join(cwd, 'trl-dpo')).map((f) => join(cwd, 'trl-dpo', f));
+    expect(files.map((f) => basename(f))).toContain('techne.jsonl');
+    const py = spawnSync('python3', [READER, ...files], { encoding: 'utf8' });
+    expect(py.stderr).toBe('');
+    expect(py.status).toBe(0);
+
+    const x = run(['adapters', 'export', 'techne', '--out', join(home, 'peft-techne'), '--json']);
+    expect(x.code, x.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(home, 'peft-techne', 'adapter_config.json'), 'utf8'))).toMatchObject({ peft_type: 'LORA', r: 8, lora_alpha: 16 });
   });
 
   it('score --stdin streams one ranking per NDJSON line', () => {

@@ -16,11 +16,13 @@ import { trainBonds, type AgentResult, type TrainEvent } from '../../train/train
 import { DEFAULT_SETTINGS, type TrainSettings } from '../../train/trainer.js';
 import { initialTrainState, progressLine, trainReducer, type TrainState } from '../../ui/train/use-train-state.js';
 import { defineCommand } from '../types.js';
+import { logLine } from '../../output/notice.js';
 
 /**
- * Replay buffer bound per agent for a bond run: every load-bearing entry, then the most
- * informative up to this many. Memory follows it, not the memoir; a bond retrains after every
- * session, so a few thousand of the agent's entries are plenty.
+ * Replay buffer bound per agent for a bond run, a hard one: load-bearing entries first (best
+ * ranked), then the most informative, this many in all. Memory follows it, not the memoir (a long
+ * memoir holds more load-bearing entries than any bound); a bond retrains after every session, so
+ * a few thousand of the agent's entries are plenty.
  */
 export const DEFAULT_BOND_BUFFER = 5000;
 
@@ -69,7 +71,7 @@ async function progressSink(ctx: Ctx, json: boolean): Promise<{ push: (e: TrainE
       if (e.type === 'progress' && t - (last.get(agent) ?? 0) < 5000) return;
       last.set(agent, t);
       const row = state.rows.find((r) => r.agent === agent);
-      if (row) ctx.stderr.write(`${progressLine(row)}\n`);
+      if (row) logLine(ctx, progressLine(row));
     },
     close: async () => undefined,
   };

@@ -57,6 +57,8 @@ function lengthClass(n: number): string {
   return n === 1 ? '1' : n <= 4 ? '2-4' : n <= 8 ? '5-8' : '9+';
 }
 
+/** Runs of ASCII white space: one space inside the text, none at its start (kept at the end). */
+const ASCII_SPACE_RUNS = /[ \t\n\r\v\f]+/g;
 const NON_ASCII_LETTER = /\p{L}/u;
 const NON_ASCII_UPPER = /\p{Lu}/u;
 const NON_ASCII_DIGIT = /\p{N}/u;
@@ -65,12 +67,14 @@ const NON_ASCII_DIGIT = /\p{N}/u;
 const C = { Space: 0, Newline: 1, Letter: 2, Digit: 3, Other: 4 } as const;
 type CharClass = (typeof C)[keyof typeof C];
 
-function classOf(code: number, ch: string): CharClass {
+/** The class of text[i] (whose code unit is `code`); only non-ASCII looks at the character itself. */
+function classOf(code: number, text: string, i: number): CharClass {
   if (code === 32 || code === 9 || code === 13 || code === 11 || code === 12) return C.Space;
   if (code === 10) return C.Newline;
   if ((code >= 97 && code <= 122) || (code >= 65 && code <= 90) || code === 95 || code === 36) return C.Letter;
   if (code >= 48 && code <= 57) return C.Digit;
   if (code < 128) return C.Other;
+  const ch = text[i] as string;
   if (NON_ASCII_LETTER.test(ch)) return C.Letter;
   if (NON_ASCII_DIGIT.test(ch)) return C.Digit;
   return /\s/u.test(ch) ? C.Space : C.Other;
@@ -102,7 +106,7 @@ export function normalisedTokens(text: string): string[] {
   let i = 0;
   while (i < n) {
     const code = text.charCodeAt(i);
-    const cls = classOf(code, text[i] as string);
+    const cls = classOf(code, text, i);
     if (cls === C.Space) {
       i++;
     } else if (cls === C.Newline) {
@@ -117,17 +121,17 @@ export function normalisedTokens(text: string): string[] {
       }
       out.push(`nl:${Math.min(8, indent >> 1)}`);
     } else if (cls === C.Digit) {
-      while (i < n && classOf(text.charCodeAt(i), text[i] as string) === C.Digit) i++;
-      if (i + 1 < n && text.charCodeAt(i) === 46 && classOf(text.charCodeAt(i + 1), text[i + 1] as string) === C.Digit) {
+      while (i < n && classOf(text.charCodeAt(i), text, i) === C.Digit) i++;
+      if (i + 1 < n && text.charCodeAt(i) === 46 && classOf(text.charCodeAt(i + 1), text, i + 1) === C.Digit) {
         i++;
-        while (i < n && classOf(text.charCodeAt(i), text[i] as string) === C.Digit) i++;
+        while (i < n && classOf(text.charCodeAt(i), text, i) === C.Digit) i++;
       }
       out.push('num');
     } else if (cls === C.Letter) {
       const start = i;
       i++;
       while (i < n) {
-        const c = classOf(text.charCodeAt(i), text[i] as string);
+        const c = classOf(text.charCodeAt(i), text, i);
         if (c !== C.Letter && c !== C.Digit) break;
         i++;
       }
@@ -184,19 +188,7 @@ export class HashedEncoder {
       }
       p1 = a;
     }
-    let raw = '';
-    let space = false;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 9 || c === 10 || c === 13 || c === 11 || c === 12) space = true;
-      else {
-        if (space && raw.length) raw += ' ';
-        space = false;
-        raw += text[i];
-      }
-    }
-    if (space && raw.length) raw += ' ';
-    raw = raw.toLowerCase();
+    const raw = text.replace(ASCII_SPACE_RUNS, (_m: string, at: number) => (at === 0 ? '' : ' ')).toLowerCase();
     for (let i = 0; i + 3 <= raw.length; i++) {
       let h = F_CHAR3;
       h = Math.imul(h ^ raw.charCodeAt(i), FNV);

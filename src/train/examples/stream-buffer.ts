@@ -28,6 +28,8 @@ export interface StreamedBuffer {
   loadBearing: number;
   /** Not superseded, but below the bound. */
   belowBound: number;
+  /** Load-bearing entries left out by a strict bound. */
+  bearingOverBound: number;
   /** Rows the split filter let through but whose chain is private (a revision of a private entry). */
   chainPrivate: number;
   overBound: boolean;
@@ -36,6 +38,12 @@ export interface StreamedBuffer {
 
 export interface StreamOptions {
   signal?: AbortSignal | undefined;
+  /**
+   * A hard bound: at most `bound` entries in all, load-bearing ones first (best ranked, as
+   * `selectReplayBuffer` ranks them), so memory follows the bound even when a long memoir holds
+   * more load-bearing entries than that. Without it every load-bearing entry is kept.
+   */
+  strictBound?: boolean | undefined;
   /** Called every few thousand rows with the number looked at so far. */
   onProgress?: ((rows: number) => void) | undefined;
 }
@@ -101,7 +109,10 @@ export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { f
   const files = new Set(filter.files);
   const ids = new IdSet(1 << 12);
   const loader = new RowLoader();
+  const strict = opts.strictBound === true;
   const bearing: Item[] = [];
+  const strictBearing = new BoundedHeap(bound);
+  let bearingSeen = 0;
   const rest = new BoundedHeap(bound);
   const paths = new Map<string, string>();
   const compact = (r: EntryRow): KeptRow => {
@@ -146,8 +157,11 @@ export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { f
         recorded_at: row.recorded_at,
       };
       const item = { row: compact(row), key: keyed(c) };
-      if (loadBearingVerdict(c, c).load_bearing) bearing.push(item);
-      else {
+      if (loadBearingVerdict(c, c).load_bearing) {
+        bearingSeen++;
+        if (strict) strictBearing.push(item);
+        else bearing.push(item);
+      } else {
         restSeen++;
         rest.push(item);
       }
@@ -155,8 +169,19 @@ export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { f
   } finally {
     loader.close();
   }
-  const room = Math.max(0, bound - bearing.length);
+  const kBearing = strict ? strictBearing.sorted() : bearing;
+  const room = Math.max(0, bound - kBearing.length);
   const filled = rest.sorted().slice(0, room);
-  const kept = [...bearing, ...filled].map((it) => it.row).sort((a, b) => a.file_id - b.file_id || a.line - b.line);
-  return { kept, candidates, superseded, loadBearing: bearing.length, belowBound: restSeen - filled.length, chainPrivate, overBound: bearing.length > bound, graph };
+  const kept = [...kBearing, ...filled].map((it) => it.row).sort((a, b) => a.file_id - b.file_id || a.line - b.line);
+  return {
+    kept,
+    candidates,
+    superseded,
+    loadBearing: bearingSeen,
+    belowBound: restSeen - filled.length,
+    bearingOverBound: bearingSeen - kBearing.length,
+    chainPrivate,
+    overBound: bearingSeen > bound,
+    graph,
+  };
 }

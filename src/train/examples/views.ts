@@ -40,7 +40,7 @@ export interface ExampleSource {
 }
 
 export interface ViewOptions extends StreamOptions {
-  /** Replay buffer bound: entries kept per agent beyond the load-bearing ones. */
+  /** Replay buffer bound: entries kept per agent beyond the load-bearing ones (with `strictBound`, in all). */
   bound?: number;
 }
 
@@ -149,6 +149,7 @@ export function bondView(source: ExampleSource, agent: Agent, opts: ViewOptions 
   out.skip('unlabelled_source', unlabelled);
   out.skip('superseded', buf.superseded);
   out.skip('below_bound', buf.belowBound);
+  out.skip('load_bearing_over_bound', buf.bearingOverBound);
   const loader = new RowLoader();
   try {
     const describe = describer(source, buf.graph, loader, agent === 'hephaestus' ? new Set(buf.kept.map((r) => r.scene_id)) : new Set());

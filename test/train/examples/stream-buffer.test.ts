@@ -71,4 +71,26 @@ describe('streamReplayBuffer', () => {
       { numRuns: 60 },
     );
   });
+
+  it('a strict bound keeps at most `bound` entries: the best-ranked of what selectReplayBuffer keeps, load-bearing first', () => {
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 0, maxLength: 60 }), fc.nat(30), fc.constantFrom(undefined, 'shared' as const), (rows, bound, split) => {
+        const entries = build(rows);
+        const s = indexed(entries.slice(0, entries.length >> 1), entries.slice(entries.length >> 1));
+        try {
+          const filter = { files: s.files, ...(split ? { split } : {}) };
+          const want = replayBufferFromIndex(s.index, filter, bound).buffer;
+          const byRank = [...want.kept].sort((a, b) => (a.rank as number) - (b.rank as number));
+          const got = streamReplayBuffer(s.index, filter, bound, { strictBound: true });
+          expect(got.kept.length).toBeLessThanOrEqual(bound);
+          expect(got.kept.map((r) => r.entry_id).sort()).toEqual(byRank.slice(0, bound).map((d) => d.entry_id).sort());
+          expect(got.loadBearing).toBe(want.load_bearing);
+          expect(got.bearingOverBound).toBe(Math.max(0, want.load_bearing - bound));
+        } finally {
+          s.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
 });

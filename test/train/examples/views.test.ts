@@ -126,6 +126,10 @@ describe('bondView: newest revisions only, and the replay buffer', () => {
     expect(v.skipped.below_bound).toBe(190);
     const tight = bondView(s, 'techne', { bound: 5 });
     expect(tight.examples.map((e) => (e.kind === 'binary' ? e.text : ''))).toEqual(lessons.map((e) => e.agent_proposed));
+    // strictBound (train bond): the bound holds for load-bearing entries too; the newest lessons stay
+    const strict = bondView(s, 'techne', { bound: 5, strictBound: true });
+    expect(strict.examples.map((e) => (e.kind === 'binary' ? e.text : ''))).toEqual(lessons.slice(5).map((e) => e.agent_proposed));
+    expect(strict.skipped).toMatchObject({ load_bearing_over_bound: 5, below_bound: 200 });
   });
 
   it('rejects a bound that is not a whole number', () => {
