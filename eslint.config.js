@@ -1,10 +1,12 @@
 // ESLint with type-checked rules (house style): floating promises, type-only imports, no console
-// outside src/output.
+// outside src/output — and the layers of the tree (HOUSE_STYLE.md, "The floors"), enforced with
+// no-restricted-imports: a module imports only from its own floor or below.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layerBlocks } from './eslint.layers.js';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.bench-tmp/**', 'coverage/**', 'bench/**', 'scripts/**', 'test/**/fixtures/**', 'bin/**', '*.config.*'] },
+  { ignores: ['dist/**', 'node_modules/**', '.bench-tmp/**', 'coverage/**', 'bench/**', 'scripts/**', 'test/**/fixtures/**', 'bin/**', '*.config.*', 'eslint.layers.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -21,6 +23,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unnecessary-type-assertion': 'off',
     },
   },
+  ...layerBlocks(import.meta.dirname),
   {
     files: ['test/**'],
     rules: {

@@ -1,6 +1,10 @@
-import { Command, Option } from 'commander';
+import { Argument, Command, Help, Option, type CommanderError } from 'commander';
 import { createRequire } from 'node:module';
+import type { Command as KouraiCommand } from './commands/types.js';
 import type { Ctx } from './context.js';
+import { UsageError } from './errors.js';
+import { helpFooter } from './help.js';
+import type { CompletionNode } from './output/completion.js';
 import { runCommand } from './run-command.js';
 
 /**
@@ -9,19 +13,24 @@ import { runCommand } from './run-command.js';
  */
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 
-type MakeCtx = (globals: { noInput: boolean; noColor: boolean }) => Ctx;
+type MakeCtx = (globals: { noInput: boolean; noColor: boolean; quiet: boolean }) => Ctx;
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, runner: typeof runCommand = runCommand): Command {
+export function buildCli(
+  makeCtx: MakeCtx,
+  setExitCode: (code: number) => void,
+  runner: typeof runCommand = runCommand,
+  onCommand?: (cmd: KouraiCommand<never, unknown>) => void,
+): Command {
   const program = new Command('kourai')
     .description('Operate a Kourai forge: the Forge Memoir, feedback, privacy (the Whisper Limit) and the council.')
     .version(pkg.version, '-V, --version')
     .option('--no-color', 'disable colour (also NO_COLOR=1)')
     .option('--no-input', 'never prompt; fail and name the flags to pass instead')
-    .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
-  program.configureOutput({ outputError: (str, write) => write(str) });
+    .option('-q, --quiet', 'no progress or notes on stderr (warnings and errors still print)');
+  // Commander's own errors are reported by main.ts like every other error (see usageErrors).
+  program.configureOutput({ outputError: () => undefined });
 
   const act =
     (load: () => Promise<{ default: unknown }>, argNames: readonly string[] = []) =>
@@ -32,8 +41,8 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       argNames.forEach((name, i) => {
         if (args[i] !== undefined) positional[name] = args[i];
       });
-      const ctx = makeCtx({ noInput: opts.input === false, noColor: opts.color === false });
-      const code = await runner(load as never, { ...opts, ...positional }, ctx);
+      const ctx = makeCtx({ noInput: opts.input === false, noColor: opts.color === false, quiet: opts.quiet === true });
+      const code = await runner(load as never, { ...opts, ...positional }, ctx, onCommand as never);
       setExitCode(code);
     };
 
@@ -138,7 +147,8 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .description('play the memoir as a story: an interactive screen in a terminal, text (or NDJSON with --json) otherwise')
       .option('--agent <agent>', 'only this agent’s beats (repeatable)', collect, [])
       .option('--at <entry-id>', 'start the screen at this entry (id or unique prefix)')
-      .option('--json', 'NDJSON: session, scene, beat and session_end records (never interactive)'),
+      .option('--ndjson', 'session, scene, beat and session_end records, one a line (never interactive)')
+      .option('--json', 'the same as --ndjson (replay only streams)'),
   ).action(act(() => import('./commands/memoir/replay.js')));
 
   program
@@ -408,7 +418,8 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
       .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
       .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
       .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
-      .option('--json', 'NDJSON events on stdout (listening, stopped)'),
+      .option('--ndjson', 'events on stdout, one a line (listening, stopped)')
+      .option('--json', 'the same as --ndjson (serve only streams)'),
   ).action(act(() => import('./commands/council/serve.js')));
 
   const forge = council.command('forge').description('forges the council accepts updates from');
@@ -583,5 +594,96 @@ export function buildCli(makeCtx: MakeCtx, setExitCode: (code: number) => void, 
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/doctor.js')));
 
+  program
+    .command('completion')
+    .description('print a shell completion script (commands, options and their choices)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+    .option('--json', 'JSON output: {"shell", "script"}')
+    .action(async (shell: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<Record<string, unknown>>();
+      const ctx = makeCtx({ noInput: opts.input === false, noColor: opts.color === false, quiet: opts.quiet === true });
+      setExitCode(await runner((() => import('./commands/completion.js')) as never, { ...opts, shell, tree: describeTree(program) }, ctx, onCommand as never));
+    });
+
+  // `kourai help council serve` is the help of `council serve` (commander's own help command
+  // only looks one level down).
+  program.helpCommand(false);
+  program
+    .command('help')
+    .description('help for a command, e.g. kourai help council serve')
+    .argument('[command...]', 'the command')
+    .action((names: string[]) => {
+      let target: Command = program;
+      for (const n of names) {
+        const next = target.commands.find((c) => c.name() === n || c.aliases().includes(n));
+        if (!next) throw new UsageError(`unknown command "${names.join(' ')}"`, 'see `kourai --help`');
+        target = next;
+      }
+      target.outputHelp();
+    });
+
+  helpText(program);
+  usageErrors(program);
   return program;
+}
+
+/**
+ * Every help ends with examples, exit codes and (for a screen) its keys (src/help.ts); a default
+ * is shown once, as typed (`(default: 4)`), and never as an empty list.
+ */
+function helpText(root: Command): void {
+  const visit = (c: Command): void => {
+    const path = commandPath(c).replace(/^kourai ?/, '');
+    c.configureHelp({ optionDescription: optionDescription, sortSubcommands: false });
+    c.addHelpText('after', () => `${helpFooter(path, c.commands.map((x) => x.name()).filter((n) => n !== 'help'))}\n`);
+    c.commands.forEach(visit);
+  };
+  visit(root);
+}
+
+function optionDescription(option: Option): string {
+  const base = new Help().optionDescription(Object.assign(Object.create(Object.getPrototypeOf(option) as object) as Option, option, { defaultValue: undefined }));
+  const d: unknown = option.defaultValue;
+  const shown = (typeof d === 'string' || typeof d === 'number') && !/\(default\b|default:/.test(option.description) ? String(d) : undefined;
+  return shown === undefined ? base : `${base} (default: ${shown})`;
+}
+
+/** The tree as the completion scripts see it (src/output/completion.ts). */
+function describeTree(c: Command): CompletionNode {
+  return {
+    name: c.name(),
+    description: c.description(),
+    options: [
+      ...c.options.map((o) => ({
+        flags: [o.short, o.long].filter((f): f is string => typeof f === 'string'),
+        description: o.description,
+        takesValue: o.required || o.optional,
+        ...(o.argChoices ? { choices: o.argChoices } : {}),
+      })),
+      { flags: ['-h', '--help'], description: 'display help', takesValue: false },
+    ],
+    commands: c.commands.filter((x) => x.name() !== 'help').map(describeTree),
+  };
+}
+
+/**
+ * Commander's errors (unknown option, missing argument, bad choice…) become kourai usage errors
+ * (exit 2): one line on stderr after `kourai: `, the JSON error document under --json, and a
+ * hint naming the help of the command that refused the input.
+ */
+function usageErrors(root: Command): void {
+  const visit = (c: Command): void => {
+    c.exitOverride((err: CommanderError) => {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' || err.exitCode === 0) throw err;
+      throw new UsageError(err.message.replace(/^error: /, ''), `see \`${commandPath(c)} --help\``);
+    });
+    c.commands.forEach(visit);
+  };
+  visit(root);
+}
+
+function commandPath(c: Command): string {
+  const names: string[] = [];
+  for (let x: Command | null = c; x; x = x.parent) names.unshift(x.name());
+  return names.join(' ');
 }

@@ -27,8 +27,13 @@ export interface Ctx {
   now: () => Date;
   /** Cryptographically secure bytes: ids, tokens and noise use this, never Math.random. */
   secureRandom: (n: number) => Buffer;
-  /** An AbortSignal fired on SIGINT, so long work can stop cleanly. */
+  /**
+   * Fired on Ctrl-C (SIGINT) or SIGTERM. Long work honours it within a second: loops yield with
+   * `checkpoint(ctx.signal)` (runtime/cancel.ts) and stop with CancelledError (exit 130).
+   */
   signal: AbortSignal;
+  /** --quiet: no progress and no notes on stderr (warnings and errors still print). */
+  quiet?: boolean;
 }
 
 export function kouraiHome(ctx: Pick<Ctx, 'env' | 'cwd'>): string {
@@ -54,7 +59,7 @@ export function detectColorLevel(env: Ctx['env'], stdoutIsTTY: boolean, noColorF
 }
 
 /** The context of a real process. Only main.ts calls this. */
-export function processContext(opts: { noInput: boolean; noColor: boolean; signal: AbortSignal }): Ctx {
+export function processContext(opts: { noInput: boolean; noColor: boolean; quiet?: boolean; signal: AbortSignal }): Ctx {
   const stdout = process.stdout as unknown as OutStream;
   const interactive = !opts.noInput && !isCI(process.env) && Boolean(process.stdin.isTTY) && Boolean(process.stdout.isTTY);
   return {
@@ -68,5 +73,6 @@ export function processContext(opts: { noInput: boolean; noColor: boolean; signa
     now: () => new Date(),
     secureRandom: (n) => randomBytes(n),
     signal: opts.signal,
+    quiet: opts.quiet ?? false,
   };
 }

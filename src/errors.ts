@@ -96,13 +96,6 @@ export class CancelledError extends KouraiError {
   }
 }
 
-/** A failed check (e.g. `memoir verify` found problems): the result is still printed. */
-export class ProblemsFoundError extends KouraiError {
-  constructor(message: string, hint?: string) {
-    super(message, { exitCode: ExitCode.failure, code: 'problems_found', ...(hint ? { hint } : {}) });
-  }
-}
-
 /** Maps a Node filesystem error to a one-line, actionable KouraiError. */
 export function fsError(err: unknown, what: string, path: string): KouraiError {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;

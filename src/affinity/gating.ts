@@ -1,4 +1,5 @@
 import { tierMin, tierOf, tierRank, type TierName } from './affinity.js';
+import { affinity as fmtAffinity } from '../format.js';
 
 /**
  * Whether `kourai feedback` may ask the player to rate an agent's proposal. Kourai does not nag:
@@ -65,13 +66,13 @@ export function decideGate(agent: string, policy: GatingPolicy, h: FeedbackHisto
     entries_since: h.entriesSince,
     skips: h.skips,
   };
-  const aff = `${h.affinity.toFixed(2)} (${tier})`;
+  const aff = `${fmtAffinity(h.affinity)} (${tier})`;
   if (force) return { ask: true, reason: 'forced', message: `asking (forced); affinity with ${agent} is ${aff}`, ...base };
   if (tierRank(tier) < tierRank(policy.minTier)) {
     return {
       ask: false,
       reason: 'affinity_below_tier',
-      message: `not asking: affinity with ${agent} is ${aff}; feedback opens at ${policy.minTier} (${tierMin(policy.minTier).toFixed(2)})`,
+      message: `not asking: affinity with ${agent} is ${aff}; feedback opens at ${policy.minTier} (${fmtAffinity(tierMin(policy.minTier))})`,
       ...base,
     };
   }

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { AffinityAccumulator, TIERS, type AgentAffinity } from '../affinity/affinity.js';
 import type { Ctx } from '../context.js';
-import { fmtAffinity, signed } from '../replay/describe.js';
+import { affinity as fmtAffinity, signedAffinity as signed } from '../format.js';
 import { colors } from '../output/color.js';
 import { sparkline } from '../output/sparkline.js';
 import { renderTable } from '../output/table.js';
 import { StoryIndex } from '../store/story-queries.js';
-import { AGENT_COLOR, TIER_COLOR } from '../ui/theme.js';
-import { filterShape } from './memoir/filters.js';
-import { memoirOpt, openIndexed } from './memoir/shared.js';
+import { AGENT_COLOR, TIER_COLOR } from '../output/theme.js';
+import { indexFeedback } from '../output/index-feedback.js';
+import { openIndexed } from '../store/indexed.js';
+import { filterShape, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 
 const options = z.object({ memoir: memoirOpt, agent: filterShape.agent, json: z.boolean().default(false) });
@@ -29,7 +30,7 @@ export interface AffinityResult {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<AffinityResult> {
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { feedback: indexFeedback(ctx, opts.json) });
     try {
       const all = new StoryIndex(index, fileIds);
       // Affinity is a relationship within one forge: memoirs of different forges are not summed.

@@ -5,8 +5,11 @@ import { kouraiHome, type Ctx } from '../context.js';
 import { discoverMemoirs } from '../memoir/discover.js';
 import { findTornTail } from '../memoir/quarantine.js';
 import { colors } from '../output/color.js';
-import { indexPath, openIndex } from '../store/memoir-index.js';
-import { openStateDb, statePath } from '../store/state-db.js';
+import { count } from '../format.js';
+import { openIndexReadOnly } from '../store/indexed.js';
+import { indexPath } from '../store/memoir-index.js';
+import { MemoirQueries } from '../store/memoir-queries.js';
+import { openStateDbReadOnly, statePath } from '../store/state-db.js';
 import { defineCommand } from './types.js';
 
 const options = z.object({ json: z.boolean().default(false) });
@@ -67,32 +70,38 @@ export default defineCommand({
     }
     add('torn tails', torn ? 'fail' : 'ok', torn ? `${torn} memoir${torn === 1 ? '' : 's'} end with a torn fragment` : 'every memoir ends with a complete line', torn ? 'kourai memoir repair' : null);
     if (locks) add('locks', 'warn', `${locks} memoir lock file${locks === 1 ? '' : 's'} present (a writer is running, or crashed)`, 'wait for the writer; a lock of a dead process is taken over automatically');
-    try {
-      const idx = openIndex(home);
+    const index = indexPath(home);
+    if (!existsSync(index)) {
+      add('index', memoirs.length ? 'warn' : 'ok', `${index} not built yet`, memoirs.length ? 'kourai memoir index' : null);
+    } else {
       try {
-        const files = idx.db.prepare('SELECT path, indexed_bytes FROM files').all() as { path: string; indexed_bytes: number }[];
-        const known = new Map(files.map((f) => [f.path, f.indexed_bytes]));
-        let stale = 0;
-        let missing = 0;
-        for (const m of memoirs) {
-          const b = known.get(m);
-          if (b === undefined) missing++;
-          else if (statSync(m).size > b) stale++;
+        const idx = openIndexReadOnly(home);
+        try {
+          const q = idx ? new MemoirQueries(idx) : null;
+          const files = q?.indexedFiles() ?? [];
+          const known = new Map(files.map((f) => [f.path, f.indexed_bytes]));
+          let stale = 0;
+          let missing = 0;
+          for (const m of memoirs) {
+            const b = known.get(m);
+            if (b === undefined) missing++;
+            else if (statSync(m).size > b) stale++;
+          }
+          const events = q?.integrityEventCount() ?? 0;
+          const gone = files.filter((f) => !existsSync(f.path)).length;
+          add('index', missing || stale ? 'warn' : 'ok', `${index}: ${count(files.length, 'file')} indexed, ${missing} not yet, ${stale} with new appends${gone ? `, ${gone} indexed files no longer exist` : ''}`, missing || stale ? 'kourai memoir index' : null);
+          add('integrity', events ? 'fail' : 'ok', events ? `${count(events, 'non-append change')} recorded` : 'no non-append changes seen', events ? 'kourai memoir verify' : null);
+        } finally {
+          idx?.close();
         }
-        const events = (idx.db.prepare('SELECT count(*) AS n FROM integrity_events').get() as { n: number }).n;
-        const gone = files.filter((f) => !existsSync(f.path)).length;
-        add('index', missing || stale ? 'warn' : 'ok', `${indexPath(home)}: ${files.length} files indexed, ${missing} not yet, ${stale} with new appends${gone ? `, ${gone} indexed files no longer exist` : ''}`, missing || stale ? 'kourai memoir index' : null);
-        add('integrity', events ? 'fail' : 'ok', events ? `${events} non-append change${events === 1 ? '' : 's'} recorded` : 'no non-append changes seen', events ? 'kourai memoir verify' : null);
-      } finally {
-        idx.close();
+      } catch (err) {
+        add('index', 'fail', `cannot read ${index}: ${(err as Error).message}`, `mv ${index} ${index}.broken && kourai memoir index`);
       }
-    } catch (err) {
-      add('index', 'fail', `cannot open ${indexPath(home)}: ${(err as Error).message}`, `mv ${indexPath(home)} ${indexPath(home)}.broken && kourai memoir index`);
     }
     const state = statePath(home);
     if (existsSync(state)) {
       try {
-        openStateDb(home).close();
+        openStateDbReadOnly(home).close();
         add('state', 'ok', `${state} (privacy ledger and consent) opens`);
       } catch (err) {
         add('state', 'fail', `${state}: ${(err as Error).message}`, 'restore it from a backup: it records spent privacy budget and consent and cannot be rebuilt');

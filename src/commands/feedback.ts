@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { nextTier, tierOf, TIER_NAMES } from '../affinity/affinity.js';
 import { decideGate, requiredCooldown, type GateDecision } from '../affinity/gating.js';
@@ -10,21 +10,19 @@ import { isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswe
 import { feedbackHistory } from '../feedback/history.js';
 import { writeFeedback } from '../feedback/write.js';
 import { AgentSchema, type MemoirEntry } from '../memoir/schema.js';
-import { describeLocation, MEMOIR_FILE, resolveMemoirs } from '../memoir/discover.js';
+import { describeLocation, oneMemoir, resolveMemoirs } from '../memoir/discover.js';
 import { loadEntryAt } from '../memoir/reader.js';
 import { RESPONSE_KINDS, type ResponseKind } from '../memoir/sources.js';
 import { colors } from '../output/color.js';
-import { fmtAffinity, signed } from '../replay/describe.js';
+import { affinity as fmtAffinity, signedAffinity } from '../format.js';
 import { FeedbackPrompts } from '../store/feedback-prompts.js';
 import { openStateDb } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
 import { StoryIndex } from '../store/story-queries.js';
-import { assertTerminalFits } from '../ui/terminal.js';
-import { openIndexed } from './memoir/shared.js';
+import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
+import { indexFeedback } from '../output/index-feedback.js';
+import { openIndexed } from '../store/indexed.js';
 import { defineCommand } from './types.js';
-
-/** The smallest terminal the Likert prompt is drawn in. */
-export const FEEDBACK_MIN_SIZE = { columns: 60, rows: 18 } as const;
 
 const ANSWER_FLAGS = `--rating 1-5 --kind ${RESPONSE_KINDS.join('|')}`;
 
@@ -113,29 +111,7 @@ function proposalText(ctx: Ctx, o: Options): { proposed: string; revised: string
 
 /** The memoir file feedback goes to: `--memoir FILE`, or a session directory holding memoir.jsonl. It must exist. */
 function targetMemoir(ctx: Ctx, memoir: readonly string[]): string {
-  if (memoir.length !== 1) {
-    throw new UsageError(
-      memoir.length === 0 ? 'feedback needs --memoir PATH: the memoir of the session the proposal belongs to' : 'feedback takes exactly one --memoir',
-      'e.g. --memoir ~/.kourai_khryseai/projects/<player>/<project>/.kourai/forges/<session>/memoir.jsonl',
-    );
-  }
-  const p = resolve(ctx.cwd, memoir[0] as string);
-  let st;
-  try {
-    st = statSync(p);
-  } catch {
-    throw new NotFoundError(`--memoir ${memoir[0]}: no such memoir (${p})`, 'create the sample forge with `kourai memoir synth`, or pass an existing memoir');
-  }
-  if (st.isDirectory()) {
-    const inner = join(p, MEMOIR_FILE);
-    try {
-      if (statSync(inner).isFile()) return inner;
-    } catch {
-      // fall through
-    }
-    throw new NotFoundError(`--memoir ${memoir[0]}: no ${MEMOIR_FILE} in this directory`, 'pass the session’s memoir.jsonl (one session, not a whole forge)');
-  }
-  return p;
+  return oneMemoir(memoir, ctx.cwd, { command: 'feedback', needs: ': the memoir of the session the proposal belongs to', mustExist: true });
 }
 
 /** The memoirs whose affinity counts: every session of the same forge, or the memoir alone. */
@@ -155,13 +131,9 @@ export default defineCommand({
     const target = targetMemoir(ctx, opts.memoir);
     const { proposed, revised } = proposalText(ctx, opts);
     if (opts.comment !== undefined && /[\u0000]/.test(opts.comment)) throw new UsageError('--comment contains a NUL character');
-    if (!ctx.interactive && !opts.check && (opts.rating === undefined || opts.kind === undefined)) {
-      const missing = [opts.rating === undefined ? '--rating 1-5' : null, opts.kind === undefined ? `--kind ${RESPONSE_KINDS.join('|')}` : null].filter(Boolean).join(' and ');
-      throw new UsageError(`this session cannot show the feedback prompt (no terminal, CI or --no-input): pass ${missing}`, `e.g. kourai feedback … ${ANSWER_FLAGS} --json`);
-    }
     const home = kouraiHome(ctx);
     const scope = scopeOf(target, home, ctx.cwd);
-    const { index, fileIds } = openIndexed(ctx, scope.paths.includes(target) ? scope.paths : [...scope.paths, target], { quiet: true });
+    const { index, fileIds } = await openIndexed(ctx, scope.paths.includes(target) ? scope.paths : [...scope.paths, target], { feedback: indexFeedback(ctx, true) });
     let stateDb: DB | undefined;
     try {
       const q = new StoryIndex(index, fileIds);
@@ -197,13 +169,19 @@ export default defineCommand({
         entry: r.entry ?? null,
       });
       if (opts.check) return result({ asked: false, reason: 'check_only', message: gate.message.replace(/^asking/, 'would ask') });
-      if (!gate.ask) return result({ asked: false, reason: gate.reason, message: gate.message });
+      // The gate decides whether to *ask*; an answer the host already has (both flags) is recorded.
+      const byFlags = opts.rating !== undefined && opts.kind !== undefined;
+      if (!byFlags && !gate.ask) return result({ asked: false, reason: gate.reason, message: gate.message });
 
       let answer: FeedbackAnswer;
-      if (opts.rating !== undefined && opts.kind !== undefined) {
-        answer = { rating: opts.rating as Rating, kind: opts.kind, comment: opts.comment ?? null };
+      if (byFlags) {
+        answer = { rating: opts.rating as Rating, kind: opts.kind as ResponseKind, comment: opts.comment ?? null };
       } else {
-        const size = assertTerminalFits(ctx, FEEDBACK_MIN_SIZE, 'feedback prompt', `answer with flags: ${ANSWER_FLAGS}`);
+        if (!ctx.interactive) {
+          const missing = [opts.rating === undefined ? '--rating 1-5' : null, opts.kind === undefined ? `--kind ${RESPONSE_KINDS.join('|')}` : null].filter(Boolean).join(' and ');
+          throw new UsageError(`this session cannot show the feedback prompt (no terminal, CI or --no-input): pass ${missing}`, `e.g. kourai feedback … ${ANSWER_FLAGS} --json`);
+        }
+        const size = assertTerminalFits(ctx, MIN_SIZE.feedback, 'feedback prompt', `answer with flags: ${ANSWER_FLAGS}`);
         const [{ showFeedbackPrompt }, { initialFeedbackState }] = await Promise.all([import('../ui/feedback/screen.js'), import('../ui/feedback/use-feedback-state.js')]);
         const initial = initialFeedbackState({ rating: opts.rating as Rating | undefined, kind: opts.kind as ResponseKind | undefined, comment: opts.comment, revised: revised !== null });
         const outcome = await showFeedbackPrompt(ctx, { agent: opts.agent, scene_id: opts.scene, proposed, revised, affinity: history.affinity, tier: tierOf(history.affinity) }, initial, size);
@@ -223,7 +201,7 @@ export default defineCommand({
         asked: true,
         answered: true,
         reason: gate.reason,
-        message: `recorded: ${opts.agent} rated ${answer.rating}/5 (${RATING_LABEL[answer.rating]}), ${answer.kind}; affinity ${signed(prepared.entry.affinity_delta)} → ${fmtAffinity(after)} ${tierOf(after)}`,
+        message: `recorded: ${opts.agent} rated ${answer.rating}/5 (${RATING_LABEL[answer.rating]}), ${answer.kind}; affinity ${signedAffinity(prepared.entry.affinity_delta)} → ${fmtAffinity(after)} ${tierOf(after)}${gate.ask ? '' : ` (given by flags; the gate would not have asked: ${gate.message.replace(/^not asking: /, '')})`}`,
         entry_id: prepared.entry.entry_id,
         entry: prepared.entry,
       });
@@ -248,6 +226,6 @@ export default defineCommand({
     }
     if (r.skipped) return c.dim(r.message);
     if (r.reason === 'check_only') return r.message;
-    return `${r.message}\n${c.dim('  nothing was written; pass --force to ask anyway')}`;
+    return `${r.message}\n${c.dim('  nothing was written; pass --force to ask anyway, or give the answer with --rating and --kind')}`;
   },
 });

@@ -1,17 +1,22 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
-import { NotFoundError } from '../errors.js';
-import { AGENTS, type Agent } from '../memoir/agents.js';
+import { CancelledError, NotFoundError } from '../errors.js';
+import type { Agent } from '../memoir/agents.js';
 import { colors } from '../output/color.js';
 import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
 import { PrivacyGate } from '../privacy/round-gate.js';
 import { bar, buildWhisperReport, percent, type WhisperReport } from '../privacy/whisper-report.js';
-import { memoirOpt, openIndexed } from './memoir/shared.js';
-import { budgetFlags, configFrom, fmtDelta, fmtEps } from './privacy/shared.js';
+import { delta as fmtDelta, epsilon as fmtEps, ratio } from '../format.js';
+import { indexFeedback } from '../output/index-feedback.js';
+import { privacyConfigFor } from '../privacy/privacy-config.js';
+import { openIndexed } from '../store/indexed.js';
+import { MemoirQueries } from '../store/memoir-queries.js';
+import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
+import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { readMembership } from '../federation/round/membership.js';
 import type { FederationPlan } from '../federation/round/plan.js';
-import { renderPlan } from './federate/round-text.js';
+import { renderPlan } from '../output/round-text.js';
 
 const options = z.object({
   memoir: memoirOpt,
@@ -22,28 +27,26 @@ const options = z.object({
 });
 
 /** Shareable entries per agent (newest revisions only), from the memoir index. Local only. */
-export function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: boolean): { counts: Partial<Record<Agent, number>>; note: string | null } {
+async function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: boolean): Promise<{ counts: Partial<Record<Agent, number>>; note: string | null }> {
   let indexed;
   try {
-    indexed = openIndexed(ctx, memoirs, { quiet });
+    indexed = await openIndexed(ctx, memoirs, { feedback: indexFeedback(ctx, quiet), readOnly: true });
   } catch (err) {
     if (err instanceof NotFoundError && memoirs.length === 0) return { counts: {}, note: 'no memoirs found: every agent has 0 shareable entries (kourai memoir synth creates a sample forge)' };
     throw err;
   }
   const { index, fileIds } = indexed;
   try {
-    const counts: Partial<Record<Agent, number>> = {};
-    for (const agent of AGENTS) counts[agent] = index.count({ files: fileIds, agents: [agent], split: 'shared', latestOnly: true });
-    return { counts, note: null };
+    return { counts: new MemoirQueries(index).shareableByAgent(fileIds), note: null };
   } finally {
     index.close();
   }
 }
 
-export function whisperReport(ctx: Ctx, opts: z.output<typeof options>): WhisperReport {
-  const resolved = configFrom(ctx, opts);
-  const { counts, note } = shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
-  const gate = PrivacyGate.open({ home: kouraiHome(ctx), config: resolved.config, random: ctx.secureRandom, now: ctx.now });
+export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): Promise<WhisperReport> {
+  const resolved = privacyConfigFor(ctx, opts);
+  const { counts, note } = await shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
+  const gate = PrivacyGate.openReadOnly({ home: kouraiHome(ctx), config: resolved.config, now: ctx.now });
   try {
     const plan = gate.planRound({ round: opts.round ?? null, shareable: counts });
     const releases = gate.ledger.releases();
@@ -67,7 +70,7 @@ async function nextRoundPlan(ctx: Ctx, opts: z.output<typeof options>): Promise<
   const [{ requireMembership }, { runForgeRound }] = await Promise.all([import('../federation/round/membership.js'), import('./federate/session.js')]);
   const r = await runForgeRound(ctx, {
     membership: requireMembership(kouraiHome(ctx)),
-    config: configFrom(ctx, opts).config,
+    config: privacyConfigFor(ctx, opts).config,
     memoirs: opts.memoir,
     quietIndex: true,
     transport: { timeoutMs: 15_000, retries: 1 },
@@ -80,11 +83,12 @@ async function nextRoundPlan(ctx: Ctx, opts: z.output<typeof options>): Promise<
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<WhisperResult> {
-    const report: WhisperResult = whisperReport(ctx, opts);
+    const report: WhisperResult = await whisperReport(ctx, opts);
     if (opts.nextRound) report.next_round = await nextRoundPlan(ctx, opts);
     if (ctx.interactive && !opts.json) {
+      const size = assertTerminalFits(ctx, MIN_SIZE.whisper, 'Whisper Limit gauge', 'pass --no-input for the text gauge');
       const { showWhisper } = await import('../ui/whisper/show-whisper.js');
-      await showWhisper(ctx, report);
+      if ((await showWhisper(ctx, report, size)) === 'cancel') throw new CancelledError('whisper cancelled');
     }
     return report;
   },
@@ -120,7 +124,7 @@ export function renderWhisperText(r: WhisperReport, colorLevel: 0 | 1 | 2 | 3): 
     const frac = a.remaining_fraction ?? 0;
     const verdict = a.speaks ? c.green('speaks') : c.yellow('silent');
     const cost = a.speaks ? `+${fmtEps(a.next_round_epsilon_cost ?? 0)} ε` : '';
-    const mags = a.contributions.slice(-5).map((x) => (x.clipped_fraction === null ? '·' : x.clipped_fraction.toFixed(2)));
+    const mags = a.contributions.slice(-5).map((x) => (x.clipped_fraction === null ? '·' : ratio(x.clipped_fraction)));
     lines.push(
       `${a.agent.padEnd(w)}  ${ac(bar(frac, 12))} ${ac(percent(frac).padStart(4))}  ${verdict.padEnd(6)} ${String(a.shareable_entries).padStart(5)} shareable  ${cost.padEnd(10)} ${c.dim(VERDICT_SHORT[a.verdict])}`,
     );

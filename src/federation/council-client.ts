@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ExitCode, KouraiError, type ExitCodeValue } from '../errors.js';
+import { ExitCode, KouraiError, NetworkError, type ExitCodeValue } from '../errors.js';
 import {
   AdapterSchema,
   ErrorBodySchema,
@@ -210,7 +210,7 @@ export class CouncilClient {
           await sleep(this.opts.backoffMs * 2 ** attempt++, this.opts.signal);
           continue;
         }
-        throw new KouraiError(`council: cannot reach ${this.base}: ${(err as Error).message}`, { exitCode: ExitCode.network, code: 'network', hint: 'check the council URL and that the council is running', cause: err });
+        throw new NetworkError(`council: cannot reach ${this.base}: ${(err as Error).message}`, 'check the council URL and that the council is running', err);
       }
       const text = await res.text();
       if (res.ok) {

@@ -1,6 +1,6 @@
 import { readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { EnvironmentError, NotFoundError } from '../errors.js';
+import { EnvironmentError, NotFoundError, UsageError } from '../errors.js';
 
 /**
  * Memoir discovery. A forge's memoirs live at
@@ -8,6 +8,42 @@ import { EnvironmentError, NotFoundError } from '../errors.js';
  * `--memoir PATH` takes a file, or a directory searched recursively for `memoir.jsonl`.
  */
 export const MEMOIR_FILE = 'memoir.jsonl';
+
+/**
+ * The one memoir a writing command acts on — the one rule for "a memoir file or its directory":
+ * `--memoir FILE`, or `--memoir DIR` meaning DIR/memoir.jsonl. Exactly one `--memoir` (the usage
+ * errors name the command and what the memoir is for). With `mustExist` the memoir must already be
+ * there (feedback answers a scene in it); otherwise a missing file is created by the writer.
+ */
+export function oneMemoir(memoir: readonly string[], cwd: string, opts: { command: string; needs: string; mustExist: boolean }): string {
+  if (memoir.length !== 1) {
+    throw new UsageError(
+      memoir.length === 0 ? `${opts.command} needs --memoir PATH${opts.needs}` : `${opts.command} takes exactly one --memoir`,
+      'e.g. --memoir ~/.kourai_khryseai/projects/<player>/<project>/.kourai/forges/<session>/memoir.jsonl',
+    );
+  }
+  const given = memoir[0] as string;
+  const p = resolve(cwd, given);
+  let isDir = false;
+  try {
+    isDir = statSync(p).isDirectory();
+  } catch {
+    if (opts.mustExist) throw new NotFoundError(`--memoir ${given}: no such memoir (${p})`, 'create the sample forge with `kourai memoir synth`, or pass an existing memoir');
+    return p; // does not exist yet: the writer creates it
+  }
+  if (!isDir) return p;
+  const inner = join(p, MEMOIR_FILE);
+  if (opts.mustExist) {
+    let ok = false;
+    try {
+      ok = statSync(inner).isFile();
+    } catch {
+      // reported below
+    }
+    if (!ok) throw new NotFoundError(`--memoir ${given}: no ${MEMOIR_FILE} in this directory`, 'pass the session’s memoir.jsonl (one session, not a whole forge)');
+  }
+  return inner;
+}
 
 export interface MemoirLocation {
   path: string;

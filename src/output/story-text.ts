@@ -1,10 +1,11 @@
 import type { ChalkInstance } from 'chalk';
 import { tierOf } from '../affinity/affinity.js';
 import { AGENTS } from '../memoir/agents.js';
-import { beatTitle, fmtAffinity, signed, visibilityNote } from '../replay/describe.js';
+import { affinity as fmtAffinity, signedAffinity as signed } from '../format.js';
+import { beatTitle, visibilityNote } from '../replay/describe.js';
 import type { AffinityTotals, Beat } from '../replay/story.js';
 import type { StoryEvent } from '../replay/walk.js';
-import { AGENT_COLOR, FELT_COLOR, TIER_COLOR } from '../ui/theme.js';
+import { AGENT_COLOR, FELT_COLOR, TIER_COLOR } from './theme.js';
 import { oneLine } from './table.js';
 
 /**

@@ -67,6 +67,19 @@ export function parseAgentList(values: readonly string[] | string | undefined, f
 }
 
 /**
+ * The agents `--allow` and `--deny` name. `--allow all --deny techne` means every federating agent
+ * except Techne (the README's example); naming one agent in both lists otherwise is refused.
+ */
+export function allowAndDeny(allowRaw: readonly string[], denyRaw: readonly string[]): { allow: Agent[]; deny: Agent[] } {
+  const allow = parseAgentList(allowRaw, '--allow');
+  const deny = parseAgentList(denyRaw, '--deny');
+  const all = allowRaw.some((v) => v.split(/[\s,]+/).some((n) => n.trim().toLowerCase() === 'all'));
+  const explicit = all ? new Set(allowRaw.flatMap((v) => v.split(/[\s,]+/)).map((n) => n.trim().toLowerCase())) : null;
+  // With "all", an agent only --deny names is left out of "all"; one named in both by name is still a contradiction.
+  return { allow: explicit ? allow.filter((a) => !deny.includes(a) || explicit.has(a)) : allow, deny };
+}
+
+/**
  * Applies `--allow` / `--deny` to the current consent. Agents not named keep their stance.
  * Cupid or Puck in --allow is an error (they are locked out); in --deny it is accepted (it is true).
  */

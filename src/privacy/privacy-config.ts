@@ -2,8 +2,8 @@
  * Privacy settings: the budgets (whisper capacity) and the mechanism (σ, S), resolved in one
  * place with the house precedence: defaults < config file < KOURAI_PRIVACY_* environment < flags.
  */
-import { configFilePath, readConfigSection } from '../config.js';
-import { EnvironmentError, UsageError } from '../errors.js';
+import { configFilePath, resolveLayered, type Setting } from '../config.js';
+import { kouraiHome, type Ctx } from '../context.js';
 
 export interface PrivacyConfig {
   /** ε the forge may spend over its lifetime, all agents' releases composed. */
@@ -78,55 +78,38 @@ export interface ResolvedPrivacyConfig {
   file: string | null;
 }
 
-function readFileSection(home: string): Partial<PrivacyConfig> | null {
-  const { path, section } = readConfigSection(home, 'privacy');
-  if (section === null) return null;
-  const out: Partial<PrivacyConfig> = {};
-  const byFileKey = new Map(PRIVACY_KEYS.map((k) => [PRIVACY_FILE_KEYS[k], k]));
-  for (const [fk, value] of Object.entries(section)) {
-    const key = byFileKey.get(fk);
-    if (!key) throw new EnvironmentError(`config file ${path}: unknown key privacy.${fk} (known: ${[...byFileKey.keys()].join(', ')})`);
-    if (typeof value !== 'number') throw new EnvironmentError(`config file ${path}: privacy.${fk} must be a number`);
-    const why = invalidReason(key, value);
-    if (why) throw new EnvironmentError(`config file ${path}: privacy.${fk} = ${value}: ${why}`);
-    out[key] = value;
-  }
-  return out;
-}
+/** Each setting: its names in the file, the environment and on the command line, and its check. */
+const SETTINGS = Object.fromEntries(
+  PRIVACY_KEYS.map((k) => [
+    k,
+    {
+      file: PRIVACY_FILE_KEYS[k],
+      env: PRIVACY_ENV[k],
+      flag: PRIVACY_FLAGS[k],
+      parse(raw: unknown, from: 'file' | 'env' | 'flag'): number | { invalid: string } {
+        const v = from === 'env' ? Number(raw) : raw;
+        if (typeof v !== 'number') return { invalid: 'must be a number' };
+        if (Number.isNaN(v)) return { invalid: 'not a number' };
+        const why = invalidReason(k, v);
+        return why ? { invalid: why } : v;
+      },
+    } satisfies Setting<number>,
+  ]),
+) as Record<PrivacyKey, Setting<number>>;
 
 /**
  * Resolves the privacy settings: defaults < `$KOURAI_HOME/config.json` ("privacy" section)
- * < KOURAI_PRIVACY_* environment < flags. Bad file or environment values are environment
- * errors (exit 3) naming the file key or variable; bad flags are usage errors (exit 2).
+ * < KOURAI_PRIVACY_* environment < flags (`resolveLayered`, src/config.ts). Bad file or
+ * environment values are environment errors (exit 3) naming the file key or variable; bad flags
+ * are usage errors (exit 2).
  */
 export function resolvePrivacyConfig(p: { home: string; env: Readonly<Record<string, string | undefined>>; flags?: Partial<Record<PrivacyKey, number | undefined>> }): ResolvedPrivacyConfig {
-  const config: PrivacyConfig = { ...DEFAULT_PRIVACY_CONFIG };
-  const origin = Object.fromEntries(PRIVACY_KEYS.map((k) => [k, 'default'])) as Record<PrivacyKey, ConfigOrigin>;
-  const path = configFilePath(p.home);
-  const fromFile = readFileSection(p.home);
-  for (const k of PRIVACY_KEYS) {
-    const v = fromFile?.[k];
-    if (v !== undefined) {
-      config[k] = v;
-      origin[k] = 'file';
-    }
-  }
-  for (const k of PRIVACY_KEYS) {
-    const raw = p.env[PRIVACY_ENV[k]];
-    if (raw === undefined || raw.trim() === '') continue;
-    const v = Number(raw);
-    const why = Number.isNaN(v) ? 'not a number' : invalidReason(k, v);
-    if (why) throw new EnvironmentError(`${PRIVACY_ENV[k]}=${raw}: ${why}`);
-    config[k] = v;
-    origin[k] = 'env';
-  }
-  for (const k of PRIVACY_KEYS) {
-    const v = p.flags?.[k];
-    if (v === undefined) continue;
-    const why = invalidReason(k, v);
-    if (why) throw new UsageError(`${PRIVACY_FLAGS[k]} ${v}: ${why}`);
-    config[k] = v;
-    origin[k] = 'flag';
-  }
-  return { config, origin, file: fromFile === null ? null : path };
+  const flags = Object.fromEntries(Object.entries(p.flags ?? {}).filter(([, v]) => v !== undefined)) as Partial<PrivacyConfig>;
+  const r = resolveLayered({ home: p.home, env: p.env, section: 'privacy', settings: SETTINGS, defaults: { ...DEFAULT_PRIVACY_CONFIG }, flags });
+  return { config: r.values, origin: r.origin, file: r.file };
+}
+
+/** The settings as a command sees them: its home and environment, and the flags it was given. */
+export function privacyConfigFor(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Partial<Record<PrivacyKey, number | undefined>>): ResolvedPrivacyConfig {
+  return resolvePrivacyConfig({ home: kouraiHome(ctx), env: ctx.env, flags });
 }

@@ -16,7 +16,7 @@
 import { BudgetExhaustedError, ConflictError, ExitCode, IntegrityError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 import { isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/agents.js';
-import { openStateDb } from '../store/state-db.js';
+import { openStateDb, openStateDbReadOnly } from '../store/state-db.js';
 import { ConsentStore } from '../store/consent-store.js';
 import { PrivacyLedger, type ReleaseEvent, type ReleaseRow } from '../store/privacy-ledger.js';
 import type { DB } from '../store/db.js';
@@ -73,6 +73,14 @@ export class PrivacyGate {
    */
   static open(opts: { home: string; config: PrivacyConfig; random: SecureBytes; noise?: NoiseStreams; now?: () => Date }): PrivacyGate {
     return new PrivacyGate(openStateDb(opts.home), { config: opts.config, noise: opts.noise ?? forgeNoise(opts.home, opts.random), ...(opts.now ? { now: opts.now } : {}) });
+  }
+
+  /** For planning only (`whisper`): creates nothing, works on a read-only home; recording a release fails. */
+  static openReadOnly(opts: { home: string; config: PrivacyConfig; now?: () => Date }): PrivacyGate {
+    const noise: NoiseStreams = () => {
+      throw new Error('a read-only privacy gate cannot draw noise');
+    };
+    return new PrivacyGate(openStateDbReadOnly(opts.home), { config: opts.config, noise, ...(opts.now ? { now: opts.now } : {}) });
   }
 
   close(): void {

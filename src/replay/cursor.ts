@@ -36,6 +36,8 @@ export class StoryCursor implements StoryNav {
   private readonly positionMemo = new Map<string, { ref: BeatRef; pos: number }>();
   private readonly maxLines = new Map<number, number>();
   private agentList: Agent[] | undefined;
+  /** Matches per session of the last search (keyed by filter and query). */
+  private lastSearch: { key: string; counts: number[] } | undefined;
 
   constructor(q: StoryIndex, opts: { pageSize?: number } = {}) {
     this.q = q;
@@ -178,6 +180,23 @@ export class StoryCursor implements StoryNav {
       if (session < 0 || session >= this.sessions.length) return null;
       line = dir === 1 ? 0 : Number.MAX_SAFE_INTEGER;
     }
+  }
+
+  searchCount(query: string, filter: StoryFilter): number {
+    return this.searchCountsFor(query, filter).reduce((a, b) => a + b, 0);
+  }
+
+  searchRank(ref: BeatRef, query: string, filter: StoryFilter): number {
+    const counts = this.searchCountsFor(query, filter);
+    let before = 0;
+    for (let s = 0; s < ref.session; s++) before += counts[s] ?? 0;
+    return before + this.q.searchCountUpTo(ref.session, ref.line, filter.agents, query);
+  }
+
+  private searchCountsFor(query: string, filter: StoryFilter): number[] {
+    const key = `${filterKey(filter)}\u0000${query.trim()}`;
+    if (this.lastSearch?.key !== key) this.lastSearch = { key, counts: this.q.searchCounts(filter.agents, query) };
+    return this.lastSearch.counts;
   }
 
   private maxLine(session: number): number {

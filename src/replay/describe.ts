@@ -15,19 +15,6 @@ export function beatTitle(b: Pick<Beat, 'agent' | 'narrative_beat' | 'source' | 
   return b.source.replace(/_/g, ' ');
 }
 
-/** `+0.02`, `-0.05`, `0` (at most 6 decimals, no float noise). */
-export function signed(d: number): string {
-  if (d === 0) return '0';
-  const s = String(Math.round(Math.abs(d) * 1e6) / 1e6);
-  return `${d > 0 ? '+' : '-'}${s}`;
-}
-
-/** Affinity as shown everywhere: two decimals, three when that is needed to see a change. */
-export function fmtAffinity(a: number): string {
-  const two = a.toFixed(2);
-  return Math.abs(a - Number(two)) > 1e-9 ? a.toFixed(3) : two;
-}
-
 /** What the player saw of an interrupt. */
 export function visibilityNote(v: 'public' | 'private' | 'silent'): string {
   if (v === 'silent') return 'silent: not shown to the player';

@@ -14,6 +14,9 @@ export class MemoryStory implements StoryNav {
   readonly sessions: SessionInfo[];
   private readonly all: Beat[];
   private readonly text = new Map<string, string>();
+  /** Every entry id, superseded ones included, and the newest revision that replaces each. */
+  private readonly ids = new Set<string>();
+  private readonly revisedBy = new Map<string, string>();
 
   constructor(sessions: readonly { session: string; entries: readonly MemoirEntry[]; path?: string }[]) {
     this.sessions = sessions.map((s, rank) => ({
@@ -28,7 +31,11 @@ export class MemoryStory implements StoryNav {
     const superseded = new Set<string>();
     for (const s of sessions) {
       for (const e of s.entries) {
-        if (typeof e.supersedes === 'string') superseded.add(e.supersedes);
+        this.ids.add(e.entry_id);
+        if (typeof e.supersedes === 'string') {
+          superseded.add(e.supersedes);
+          this.revisedBy.set(e.supersedes, e.entry_id);
+        }
         // The same fields the index's full-text search covers.
         const parts = [e.scene_id, e.agent, e.source, e.narrative_beat?.replace(/_/g, ' '), e.agent_proposed, e.player_response?.delta, e.context?.task_type];
         for (const p of e.training_label?.preference_pair ?? []) parts.push(p.text);
@@ -99,22 +106,38 @@ export class MemoryStory implements StoryNav {
   }
 
   find(entryId: string): BeatRef | null {
-    const id = entryId.trim();
-    let hit = this.all.find((b) => b.entry_id === id);
-    if (!hit && id.length >= 6) {
-      const hits = this.all.filter((b) => b.entry_id.startsWith(id));
-      if (hits.length === 1) hit = hits[0];
+    let id = entryId.trim();
+    if (!this.ids.has(id) && id.length >= 6) {
+      const hits = [...this.ids].filter((x) => x.startsWith(id));
+      if (hits.length === 1) id = hits[0] as string;
     }
-    return hit?.ref ?? null;
+    // A superseded entry is found as its newest revision.
+    for (let hops = 0; hops < 1000 && this.revisedBy.has(id); hops++) id = this.revisedBy.get(id) as string;
+    return this.all.find((b) => b.entry_id === id)?.ref ?? null;
   }
 
-  search(query: string, from: BeatRef | null, dir: 1 | -1, filter: StoryFilter): BeatRef | null {
+  private matcher(query: string): ((b: Beat) => boolean) | null {
     const words = query.toLowerCase().split(/\s+/).filter(Boolean);
     if (words.length === 0) return null;
-    const hit = (b: Beat): boolean => {
+    return (b: Beat): boolean => {
       const t = this.text.get(b.entry_id) ?? '';
       return words.every((w) => t.includes(w));
     };
+  }
+
+  searchCount(query: string, filter: StoryFilter): number {
+    const hit = this.matcher(query);
+    return hit ? this.list(filter).filter(hit).length : 0;
+  }
+
+  searchRank(ref: BeatRef, query: string, filter: StoryFilter): number {
+    const hit = this.matcher(query);
+    return hit ? this.list(filter).filter((b) => compareRefs(b.ref, ref) <= 0 && hit(b)).length : 0;
+  }
+
+  search(query: string, from: BeatRef | null, dir: 1 | -1, filter: StoryFilter): BeatRef | null {
+    const hit = this.matcher(query);
+    if (!hit) return null;
     const l = this.list(filter);
     if (dir === 1) return l.find((b) => (!from || compareRefs(b.ref, from) > 0) && hit(b))?.ref ?? null;
     let out: BeatRef | null = null;

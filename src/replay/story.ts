@@ -11,17 +11,8 @@ import type { EntryType, Felt, ReasonClass, ResponseKind, Source, Visibility } f
  * (lines written by Python hosts) follow, by path. Within a memoir, line order is the truth.
  * Superseded entries are left out; their newest revision appears where it was appended.
  */
-export interface SessionInfo {
-  /** Position in story order (0-based): the `session` of a BeatRef. */
-  rank: number;
-  fileId: number;
-  path: string;
-  session: string;
-  player: string | null;
-  project: string | null;
-  /** Earliest recorded_at in the memoir, or null when none is stamped. */
-  startedAt: string | null;
-}
+import type { SessionInfo } from '../store/story-queries.js';
+export type { SessionInfo };
 
 /** Where a beat is: its session's rank and its line in that memoir. Ordered by (session, line). */
 export interface BeatRef {
@@ -139,6 +130,10 @@ export interface StoryNav {
   find(entryId: string): BeatRef | null;
   /** The next/previous beat after/before `from` (or from an end when null) whose text matches every word. */
   search(query: string, from: BeatRef | null, dir: 1 | -1, filter: StoryFilter): BeatRef | null;
+  /** How many beats passing the filter match the query. */
+  searchCount(query: string, filter: StoryFilter): number;
+  /** Which match a beat is (1-based, in story order) among the beats passing the filter that match the query. */
+  searchRank(ref: BeatRef, query: string, filter: StoryFilter): number;
   /** Does the beat pass the filter? */
   matches(ref: BeatRef, filter: StoryFilter): boolean;
   /** 0-based position of the beat among the filtered beats. */

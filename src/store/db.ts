@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { EnvironmentError, IntegrityError } from '../errors.js';
 
@@ -17,8 +17,9 @@ export interface Migration {
 export function openDb(path: string, migrations: readonly Migration[], opts: { readonly?: boolean } = {}): DB {
   let db: DB;
   try {
-    mkdirSync(dirname(path), { recursive: true });
-    db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+    // Read-only opens create nothing: not the directory, not the file (read-only commands on a fresh home).
+    if (!opts.readonly) mkdirSync(dirname(path), { recursive: true });
+    db = opts.readonly ? openReadOnly(path) : new Database(path);
   } catch (err) {
     throw new EnvironmentError(`cannot open database ${path}: ${(err as Error).message}`, 'check that the directory exists and is writable (see `kourai doctor`)', err);
   }
@@ -28,7 +29,8 @@ export function openDb(path: string, migrations: readonly Migration[], opts: { r
     if (!opts.readonly) db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
-    migrate(db, migrations);
+    if (opts.readonly) checkNotNewer(db, migrations.reduce((m, x) => Math.max(m, x.version), 0));
+    else migrate(db, migrations);
   } catch (err) {
     db.close();
     if (err instanceof Error && 'exitCode' in err) throw err;
@@ -59,5 +61,29 @@ function applyMigrations(db: DB, migrations: readonly Migration[], latest: numbe
     if (typeof m.up === 'string') db.exec(m.up);
     else m.up(db);
     db.pragma(`user_version = ${m.version}`);
+  }
+}
+
+/**
+ * A database opened for reading only. SQLite must create the `-shm` file to read a WAL database;
+ * in a directory it may not write to (a read-only home) and with no `-wal` file left (every
+ * commit already in the main file), the file is read into memory instead: the same content,
+ * and nothing written anywhere.
+ */
+function openReadOnly(path: string): DB {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return db;
+  } catch (err) {
+    db.close();
+    const code = (err as { code?: string }).code ?? '';
+    const wal = `${path}-wal`;
+    if (!code.startsWith('SQLITE_READONLY') && !code.startsWith('SQLITE_CANTOPEN')) throw err;
+    if (existsSync(wal) && statSync(wal).size > 0) throw err;
+    const image = readFileSync(path);
+    // Bytes 18 and 19 say "WAL" (2); an in-memory image must say "rollback journal" (1).
+    if (image.length > 19 && image[18] === 2 && image[19] === 2) image[18] = image[19] = 1;
+    return new Database(image);
   }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { IntegrityError, KouraiError } from '../errors.js';
 import { openDb, type DB } from './db.js';
@@ -29,4 +30,22 @@ export function openStateDb(home: string): DB {
   }
   db.pragma('synchronous = FULL');
   return db;
+}
+
+/**
+ * The state database for commands that only read it (`whisper`, `federate consent --show`,
+ * `doctor`): opened read-only when it exists; otherwise an empty state in memory (nothing
+ * consented, nothing released) — so a read creates no file, and works on a read-only home.
+ */
+export function openStateDbReadOnly(home: string): DB {
+  const path = statePath(home);
+  if (!existsSync(path)) return openDb(':memory:', STATE_MIGRATIONS);
+  try {
+    return openDb(path, STATE_MIGRATIONS, { readonly: true });
+  } catch (err) {
+    if (err instanceof IntegrityError) {
+      throw new IntegrityError(`the state database ${path} is unreadable (${err.message.replace(/^database .*? is unreadable: /, '')})`, 'do not delete it: it records spent privacy budget and consent; restore it from a backup');
+    }
+    throw err;
+  }
 }

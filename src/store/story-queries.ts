@@ -1,6 +1,5 @@
 import type { Statement } from 'better-sqlite3';
 import { AGENTS, type Agent } from '../memoir/agents.js';
-import type { SessionInfo } from '../replay/story.js';
 import { ftsQuery, type MemoirIndex } from './memoir-index.js';
 
 /**
@@ -8,6 +7,19 @@ import { ftsQuery, type MemoirIndex } from './memoir-index.js';
  * by (memoir, line) so no query ever reads more rows than it returns (no OFFSET). Superseded
  * entries are left out everywhere (the newest revision of each chain stands for it).
  */
+
+/** A memoir as a session of the story, in the order sessions began. */
+export interface SessionInfo {
+  /** Position in story order (0-based): the `session` of a BeatRef. */
+  rank: number;
+  fileId: number;
+  path: string;
+  session: string;
+  player: string | null;
+  project: string | null;
+  /** Earliest recorded_at in the memoir, or null when none is stamped. */
+  startedAt: string | null;
+}
 
 /** The columns a story needs to navigate; the entry itself is read from its file on demand. */
 export interface StoryRow {
@@ -141,6 +153,23 @@ export class StoryIndex {
       hit = next;
     }
     return { session: bySession.get(hit.file_id) as number, line: hit.line };
+  }
+
+  /** Rows matching the query (and the agents), per session in story order. */
+  searchCounts(agents: readonly string[], query: string): number[] {
+    const ids = this.sessions.map((s) => s.fileId);
+    if (ids.length === 0) return [];
+    const sql = `SELECT e.file_id AS f, count(*) AS n FROM entries e WHERE e.file_id IN (SELECT value FROM json_each(?))${agentCond(agents)} AND ${LATEST}
+      AND e.seq IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?) GROUP BY e.file_id`;
+    const byFile = new Map((this.stmt(sql).all(JSON.stringify(ids), ...agents, ftsQuery(query)) as { f: number; n: number }[]).map((r) => [r.f, r.n]));
+    return ids.map((id) => byFile.get(id) ?? 0);
+  }
+
+  /** Rows of one session up to and including `line` that match the query (and the agents). */
+  searchCountUpTo(session: number, line: number, agents: readonly string[], query: string): number {
+    const sql = `SELECT count(*) AS n FROM entries e WHERE e.file_id = ? AND e.line <= ?${agentCond(agents)} AND ${LATEST}
+      AND e.seq IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?)`;
+    return (this.stmt(sql).get(this.fileId(session), line, ...agents, ftsQuery(query)) as { n: number }).n;
   }
 
   /** The nearest row after/before `line` in the session whose searchable text matches every word. */

@@ -5,6 +5,7 @@ import { resolveMemoirs } from '../memoir/discover.js';
 import { openIndex } from '../store/memoir-index.js';
 import { bondView } from './examples/views.js';
 import type { BondData } from './train-bond.js';
+import { limitPageCache } from '../store/indexed.js';
 
 /**
  * The bond data of a forge: the memoirs (`--memoir` or every memoir under the home), the index
@@ -36,7 +37,7 @@ export function openBondSource(o: { home: string; cwd: string; memoirs: readonly
     });
     // The views stream the index once per agent: a page cache the size of the index (it allows
     // 64 MB, for building it) would make memory follow the memoir, not the buffer.
-    index.db.pragma(`cache_size = -${TRAINING_CACHE_KB}`);
+    limitPageCache(index, TRAINING_CACHE_KB);
     const window = { memoirs: paths.map((p, i) => ({ path: relative(o.home, p), bytes: sizes[i] ?? 0 })) };
     return {
       memoirs: paths,

@@ -122,8 +122,8 @@ export const REPLAY_KEYS: readonly Binding<ReplayKeyAction>[] = [
   { keys: ['N'], action: 'searchPrev', help: 'previous match' },
   { keys: [':', '#'], action: 'openJump', help: 'jump to an entry id (or a unique prefix)' },
   { keys: ['?'], action: 'toggleHelp', help: 'help' },
-  { keys: ['q', 'escape'], action: 'quit', help: 'quit' },
-  { keys: ['ctrl-c'], action: 'cancel', help: 'quit (exit code 130)' },
+  { keys: ['q', 'escape'], action: 'quit', help: 'quit (Esc first closes help, search or jump)' },
+  { keys: ['ctrl-c'], action: 'cancel', help: 'cancel (exit code 130)' },
 ];
 
 export type FeedbackKeyAction = 'select' | 'left' | 'right' | 'up' | 'down' | 'confirm' | 'back' | 'skip' | 'cancel';
@@ -133,9 +133,41 @@ export const FEEDBACK_KEYS: readonly Binding<FeedbackKeyAction>[] = [
   { keys: ['left', 'right', 'up', 'down'], action: 'select', help: 'move the choice' },
   { keys: ['enter'], action: 'confirm', help: 'confirm and go on (the comment may be empty)' },
   { keys: ['backspace'], action: 'back', help: 'back to the previous question (on an empty comment)' },
-  { keys: ['escape'], action: 'skip', help: 'skip: write nothing (the next prompt waits longer)' },
-  { keys: ['ctrl-c'], action: 'cancel', help: 'cancel: write nothing, exit 130' },
+  { keys: ['escape'], action: 'skip', help: 'leave: skip, write nothing (the next prompt waits longer)' },
+  { keys: ['ctrl-c', 'ctrl-d'], action: 'cancel', help: 'cancel: write nothing (exit code 130)' },
 ];
+
+export type WhisperKeyAction = 'up' | 'down' | 'toggleDetails' | 'quit' | 'cancel';
+
+export const WHISPER_KEYS: readonly Binding<WhisperKeyAction>[] = [
+  { keys: ['up', 'k'], action: 'up', help: 'previous agent' },
+  { keys: ['down', 'j'], action: 'down', help: 'next agent' },
+  { keys: ['enter', 'space'], action: 'toggleDetails', help: "open or close the agent's details" },
+  { keys: ['q', 'escape'], action: 'quit', help: 'quit (Esc first closes the details)' },
+  { keys: ['ctrl-c'], action: 'cancel', help: 'cancel (exit code 130)' },
+];
+
+export type ConsentKeyAction = 'up' | 'down' | 'toggle' | 'allowAll' | 'allowNone' | 'enter' | 'confirm' | 'back' | 'leave' | 'cancel';
+
+export const CONSENT_KEYS: readonly Binding<ConsentKeyAction>[] = [
+  { keys: ['up', 'k'], action: 'up', help: 'previous agent' },
+  { keys: ['down', 'j'], action: 'down', help: 'next agent' },
+  { keys: ['space', 'x'], action: 'toggle', help: 'allow or silence the agent (Cupid and Puck are locked)' },
+  { keys: ['a'], action: 'allowAll', help: 'allow every federating agent' },
+  { keys: ['n'], action: 'allowNone', help: 'allow nobody' },
+  { keys: ['enter'], action: 'enter', help: 'go on to the summary; on the summary, confirm' },
+  { keys: ['y'], action: 'confirm', help: 'confirm (on the summary)' },
+  { keys: ['b'], action: 'back', help: 'back from the summary' },
+  { keys: ['q', 'escape'], action: 'leave', help: 'leave without changing anything (Esc on the summary goes back)' },
+  { keys: ['ctrl-c'], action: 'cancel', help: 'cancel: change nothing (exit code 130)' },
+];
+
+/** The key table as text lines, for `--help` and the README (the same table the screen uses). */
+export function keyHelp(bindings: readonly Binding<string>[]): string[] {
+  const rows = bindings.map((b) => [b.keys.map(keyLabel).join(' '), b.help] as const);
+  const w = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, h]) => `  ${k.padEnd(w)}  ${h}`);
+}
 
 const CONTROL: Readonly<Record<string, KeyName>> = {
   '\r': 'enter',

@@ -10,6 +10,14 @@ export interface ScreenSize {
   rows: number;
 }
 
+/** The smallest terminal each screen is drawn in (checked at start, and by the screen on resize). */
+export const MIN_SIZE = {
+  replay: { columns: 60, rows: 20 },
+  feedback: { columns: 60, rows: 18 },
+  whisper: { columns: 80, rows: 24 },
+  consent: { columns: 70, rows: 24 },
+} as const satisfies Record<string, ScreenSize>;
+
 export function assertTerminalFits(ctx: Pick<Ctx, 'stdout'>, min: ScreenSize, screen: string, instead: string): ScreenSize {
   const columns = ctx.stdout.columns ?? 0;
   const rows = ctx.stdout.rows ?? 0;

@@ -92,7 +92,8 @@ describe('kourai feedback, from a script', () => {
 describe('the gate', () => {
   it('does not ask below the affinity tier: exit 0, says why, writes nothing', async () => {
     const before = lineCount(memoir);
-    expect(await cli({ agent: 'kallos', scene: kallosScene, proposed: 'Rename it', rating: '4', kind: 'accepted', json: true })).toBe(0);
+    // No answer given and no terminal: the gate says no, so nothing is asked (exit 0, not 2).
+    expect(await cli({ agent: 'kallos', scene: kallosScene, proposed: 'Rename it', json: true })).toBe(0);
     const r = jsonOut();
     expect(r).toMatchObject({ asked: false, answered: false, reason: 'affinity_below_tier', entry_id: null, entry: null, would_ask: false });
     expect(r.message).toBe('not asking: affinity with kallos is 0.04 (stranger); feedback opens at familiar (0.15)');
@@ -108,14 +109,31 @@ describe('the gate', () => {
   it('respects the cooldown after a feedback, counting the agent’s entries since', async () => {
     await cli({ ...techne(), rating: '4', kind: 'accepted' });
     const second = testCtx({ home: ctx.home });
-    await cli({ ...techne(), rating: '4', kind: 'accepted', json: true }, second);
+    await cli({ ...techne(), json: true }, second);
     expect(jsonOut(second)).toMatchObject({ asked: false, reason: 'cooldown', gate: { entries_since: 0, cooldown: 5 } });
     expect(jsonOut(second).message).toBe('not asking: 0 techne entries since its last feedback; the cooldown is 5');
     // Five more techne entries later, it asks again.
     appendTechne(5);
     const third = testCtx({ home: ctx.home });
-    await cli({ ...techne(), rating: '4', kind: 'accepted', json: true }, third);
-    expect(jsonOut(third)).toMatchObject({ asked: true, answered: true });
+    await cli({ ...techne(), check: true, json: true }, third);
+    expect(jsonOut(third)).toMatchObject({ would_ask: true, reason: 'check_only' });
+  });
+
+  it('an answer given by flags is recorded whatever the gate says (the gate decides whether to ask)', async () => {
+    await cli({ ...techne(), rating: '4', kind: 'accepted' });
+    const before = lineCount(memoir);
+    const during = testCtx({ home: ctx.home });
+    // In the cooldown, and for an agent below the tier: the host's answer is still written.
+    expect(await cli({ ...techne(), rating: '2', kind: 'rejected', json: true }, during)).toBe(0);
+    expect(jsonOut(during)).toMatchObject({ answered: true, reason: 'cooldown', entry: { likert: 2 } });
+    const below = testCtx({ home: ctx.home });
+    expect(await cli({ agent: 'kallos', scene: kallosScene, proposed: 'Rename it', rating: '5', kind: 'accepted', json: true }, below)).toBe(0);
+    expect(jsonOut(below)).toMatchObject({ answered: true, reason: 'affinity_below_tier' });
+    expect(lineCount(memoir)).toBe(before + 2);
+    expect(readEntries(memoir).slice(-2).map((e) => [e.agent, e.likert])).toEqual([
+      ['techne', 2],
+      ['kallos', 5],
+    ]);
   });
 
   it('--check says whether it would ask and writes nothing', async () => {
@@ -135,7 +153,7 @@ describe('the gate', () => {
     expect(jsonOut(b)).toMatchObject({ would_ask: false, gate: { min_tier: 'trusted' } });
     await expect(cli({ ...techne(), check: true }, testCtx({ home: ctx.home, env: { ...ctx.env, KOURAI_FEEDBACK_MIN_TIER: 'bestie' } }))).rejects.toMatchObject({
       exitCode: 3,
-      message: expect.stringContaining('KOURAI_FEEDBACK_MIN_TIER="bestie" is not a tier'),
+      message: expect.stringContaining('KOURAI_FEEDBACK_MIN_TIER=bestie: not a tier'),
     });
   });
 });
@@ -248,12 +266,12 @@ describe('kourai feedback, interactive (a pretend terminal)', () => {
     expect(r.message).toBe('skipped: nothing was written; the next prompt for techne waits for 10 more of its entries');
     expect(lineCount(memoir)).toBe(before);
     const next = testCtx({ home: ctx.home });
-    await cli({ ...techne(), rating: '4', kind: 'accepted', json: true }, next);
+    await cli({ ...techne(), json: true }, next);
     expect(jsonOut(next)).toMatchObject({ asked: false, reason: 'cooldown', gate: { skips: 1, cooldown: 10, entries_since: 0 } });
     expect(jsonOut(next).message).toMatch(/since the player skipped a prompt for it; the cooldown is 10 \(backed off after 1 skip\)/);
     appendTechne(9);
     const still = testCtx({ home: ctx.home });
-    await cli({ ...techne(), rating: '4', kind: 'accepted', json: true }, still);
+    await cli({ ...techne(), json: true }, still);
     expect(jsonOut(still)).toMatchObject({ asked: false, gate: { entries_since: 9 } });
     appendTechne(1);
     const now = testCtx({ home: ctx.home });

@@ -85,6 +85,7 @@ describe('submissions', () => {
       ['metis', body(bad((t) => (t[1]!.data[0] = -Infinity))), 422, 'non_finite', /-Infinity at flat index 0/],
       ['metis', body(bad((t) => t[0]!.data.fill(100))), 422, 'norm_exceeds_clip', /exceeds .* the most clip_norm=1 with noise_multiplier=0 allows over 28 coordinates/],
       ['metis', { ...body(good), tensors: body(good).tensors.map((t) => ({ ...t, data: t.data.slice(0, 8) })) }, 422, 'tensor_data_length', /carries 6 bytes; shape \[2, 8\] of float32 needs 64/],
+      ['metis', { ...body(good), tensors: [...body(good).tensors, body(good).tensors[0]] }, 422, 'tensor_names_mismatch', /tensor "layers\.0\.q_proj\.lora_A\.weight" appears twice/],
       ['metis', { ...body(good), privacy: { clip_norm: -1, noise_multiplier: 0 } }, 400, 'invalid_body', /privacy\.clip_norm/],
       ['metis', { tensors: [] }, 400, 'invalid_body', /base_fingerprint/],
       ['metis', '{"not json', 400, 'invalid_body', /not valid JSON/],

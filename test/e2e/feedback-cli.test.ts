@@ -85,7 +85,8 @@ describe('kourai feedback from a script', () => {
   it('not asking is a success: exit 0 and the reason', () => {
     const memoir = memoirs[3] as string;
     const scene = readEntries(memoir).find((e) => e.agent === 'kallos')?.scene_id as string;
-    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'kallos', '--scene', scene, '--proposed', 'rename it', '--rating', '4', '--kind', 'accepted'], home);
+    // Without an answer and without a terminal: the gate says no, so there is nothing to ask for.
+    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'kallos', '--scene', scene, '--proposed', 'rename it'], home);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('not asking: affinity with kallos is 0.04 (stranger); feedback opens at familiar (0.15)');
   });

@@ -43,7 +43,7 @@ function storedConsent(): Record<string, boolean> {
 describe('interactive privacy screens (tmux)', () => {
   it('kourai federate consent: the Sovereignty Moment, played with keys, stores the choice', async () => {
     tmux.start(['federate', 'consent'], home);
-    const first = await tmux.waitFor('esc cancel');
+    const first = await tmux.waitFor('q/Esc leave');
     expect(first).toMatch(/Hephaestus opens[\s\S]*Aidos advocates[\s\S]*Cupid withdraws · bond-only, locked[\s\S]*Techne defers[\s\S]*Puck stays/);
     tmux.keys('Down');
     await tmux.waitFor(/› \[ \] Aidos/);
@@ -64,12 +64,20 @@ describe('interactive privacy screens (tmux)', () => {
     expect(storedConsent()).toMatchObject({ aidos: true, metis: true, hephaestus: false, techne: false });
   });
 
-  it('kourai federate consent: escape cancels with exit 130 and stores nothing', async () => {
+  it('kourai federate consent: Esc leaves with exit 0, Ctrl-C cancels with 130; neither stores anything', async () => {
     tmux.start(['federate', 'consent'], home);
-    await tmux.waitFor('esc cancel');
+    await tmux.waitFor('q/Esc leave');
     tmux.keys('Space');
     await tmux.waitFor(/› \[x\] Hephaestus/);
     tmux.keys('Escape');
+    expect(await tmux.waitFor(/\[exit \d+\]/)).toContain('[exit 0]');
+    tmux.kill();
+    tmux = new TmuxSession();
+    tmux.start(['federate', 'consent'], home);
+    await tmux.waitFor('q/Esc leave');
+    tmux.keys('Space');
+    await tmux.waitFor(/› \[x\] Hephaestus/);
+    tmux.keys('C-c');
     const s = await tmux.waitFor(/\[exit \d+\]/);
     expect(s).toContain('[exit 130]');
     expect(s).toMatch(/cancelled: nothing was changed/);
@@ -85,7 +93,7 @@ describe('interactive privacy screens (tmux)', () => {
     expect(setUp.code).toBe(0);
     expect(storedConsent()).toMatchObject({ metis: true });
     tmux.start(['whisper'], home);
-    const s = await tmux.waitFor('q quit');
+    const s = await tmux.waitFor('q/Esc quit');
     expect(s).toMatch(/Whisper Limit/);
     expect(s).toMatch(/forge\s+█{24} 100% left/);
     expect(s).toMatch(/cupid\s+bond-only: never leaves the forge/);
@@ -97,5 +105,12 @@ describe('interactive privacy screens (tmux)', () => {
     expect(d).toMatch(/noise σ = 4/);
     tmux.keys('q');
     expect(await tmux.waitFor(/\[exit \d+\]/)).toContain('[exit 0]');
+  });
+
+  it('kourai whisper: Ctrl-C is exit 130', async () => {
+    tmux.start(['whisper'], home);
+    await tmux.waitFor('q/Esc quit');
+    tmux.keys('C-c');
+    expect(await tmux.waitFor(/\[exit \d+\]/)).toContain('[exit 130]');
   });
 });

@@ -28,9 +28,9 @@ describe('feedback gate settings: defaults < config.json < environment < flags',
   });
 
   it.each([
-    [{ feedback: { min_tier: 'bestie' } }, /feedback\.min_tier must be one of: stranger, familiar, trusted, bonded/],
-    [{ feedback: { cooldown: -1 } }, /feedback\.cooldown must be a whole number/],
-    [{ feedback: { cooldown: 2.5 } }, /feedback\.cooldown must be a whole number/],
+    [{ feedback: { min_tier: 'bestie' } }, /feedback\.min_tier = "bestie": not a tier; expected one of: stranger, familiar, trusted, bonded/],
+    [{ feedback: { cooldown: -1 } }, /feedback\.cooldown = -1: must be a whole number/],
+    [{ feedback: { cooldown: 2.5 } }, /feedback\.cooldown = 2\.5: must be a whole number/],
     [{ feedback: { nag: true } }, /unknown key feedback\.nag/],
     [{ feedback: [] }, /"feedback" must be an object/],
   ])('a bad config file value is exit 3, naming the key: %j', (doc, message) => {
@@ -39,7 +39,7 @@ describe('feedback gate settings: defaults < config.json < environment < flags',
   });
 
   it('bad environment values are exit 3, naming the variable', () => {
-    expect(() => gatingPolicy(home, { KOURAI_FEEDBACK_COOLDOWN: 'soon' }, {})).toThrow(expect.objectContaining({ exitCode: 3, message: expect.stringContaining('KOURAI_FEEDBACK_COOLDOWN="soon"') }));
+    expect(() => gatingPolicy(home, { KOURAI_FEEDBACK_COOLDOWN: 'soon' }, {})).toThrow(expect.objectContaining({ exitCode: 3, message: expect.stringContaining('KOURAI_FEEDBACK_COOLDOWN=soon: must be a whole number of entries') }));
     expect(() => gatingPolicy(home, { KOURAI_FEEDBACK_MIN_TIER: 'x' }, {})).toThrow(expect.objectContaining({ exitCode: 3 }));
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { AGENTS } from '../../src/memoir/agents.js';
-import { applyFlags, noConsent, parseAgentList, STANCES } from '../../src/privacy/consent.js';
+import { allowAndDeny, applyFlags, noConsent, parseAgentList, STANCES } from '../../src/privacy/consent.js';
 
 describe('the Sovereignty Moment (domain)', () => {
   it('has one stance per agent in the scene order: Hephaestus opens, Aidos advocates, Cupid withdraws, ...', () => {
@@ -27,6 +27,20 @@ describe('the Sovereignty Moment (domain)', () => {
     expect(() => applyFlags(noConsent(), ['aidos', 'puck', 'cupid'], [])).toThrow(/puck and cupid are bond-only/);
     expect(applyFlags(noConsent(), [], ['cupid']).aidos).toBe(false);
     expect(() => applyFlags(noConsent(), ['aidos'], ['aidos'])).toThrow(/both name aidos/);
+  });
+
+  it('--allow all --deny techne: every federating agent except Techne; one agent named in both is still refused', () => {
+    const { allow, deny } = allowAndDeny(['all'], ['techne']);
+    expect(allow).not.toContain('techne');
+    expect(applyFlags(noConsent(), allow, deny)).toEqual({ ...Object.fromEntries(Object.keys(noConsent()).map((a) => [a, true])), techne: false });
+    expect(() => {
+      const r = allowAndDeny(['all,techne'], ['techne']);
+      applyFlags(noConsent(), r.allow, r.deny);
+    }).toThrow(/both name techne/);
+    expect(() => {
+      const r = allowAndDeny(['aidos'], ['aidos']);
+      applyFlags(noConsent(), r.allow, r.deny);
+    }).toThrow(/both name aidos/);
   });
 
   it('changes only the agents named', () => {

@@ -6,6 +6,7 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { configFlags, locationOptions } from './shared.js';
+import { note } from '../../output/notice.js';
 
 const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
 
@@ -25,7 +26,7 @@ export default defineCommand({
     const storage = new SqliteCouncilStorage(config.data_dir);
     try {
       const { forge, token } = await addForge(storage, opts.name, ctx.secureRandom, ctx.now());
-      ctx.stderr.write(`kourai: the token is shown only now: give it to the operator of forge "${forge.name}" over a private channel (the council keeps only its hash)\n`);
+      note(ctx, `the token is shown only now: give it to the operator of forge "${forge.name}" over a private channel (the council keeps only its hash)`);
       return { forge: forge.name, id: forge.id, token, created_at: forge.createdAt, data_dir: config.data_dir };
     } finally {
       storage.close();

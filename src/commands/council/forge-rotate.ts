@@ -5,6 +5,7 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { configFlags, locationOptions, openForWriting } from './shared.js';
+import { warn } from '../../output/notice.js';
 
 const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
 
@@ -24,7 +25,7 @@ export default defineCommand({
     const storage = openForWriting(config.data_dir);
     try {
       const { forge, token } = await rotateForgeToken(storage, opts.name, ctx.secureRandom, ctx.now());
-      ctx.stderr.write(`kourai: the new token is shown only now: give it to the operator of forge "${forge.name}" over a private channel; the old token no longer works\n`);
+      warn(ctx, `the new token is shown only now: give it to the operator of forge "${forge.name}" over a private channel; the old token no longer works`);
       return { forge: forge.name, id: forge.id, token, data_dir: config.data_dir };
     } finally {
       storage.close();

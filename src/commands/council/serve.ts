@@ -6,6 +6,7 @@ import type { Ctx } from '../../context.js';
 import { EnvironmentError } from '../../errors.js';
 import { clockFrom } from '../../runtime/clock.js';
 import { writeNdjson } from '../../output/json.js';
+import { logLine } from '../../output/notice.js';
 import { defineCommand } from '../types.js';
 import { configFlags, locationOptions } from './shared.js';
 
@@ -41,6 +42,8 @@ const options = z.object({
   loraFairSteps: str,
   loraFairSolver: str,
   threads: z.coerce.number().int().min(1).optional(),
+  ndjson: z.boolean().default(false),
+  /** An alias of --ndjson: serve only streams. */
   json: z.boolean().default(false),
 });
 
@@ -69,7 +72,7 @@ export default defineCommand({
     checkServeConfig(resolved);
     const { config } = resolved;
     const log = (line: string): void => {
-      ctx.stderr.write(`${ctx.now().toISOString()} ${line}\n`);
+      logLine(ctx, `${ctx.now().toISOString()} ${line}`);
     };
     const threads = opts.threads ?? Math.min(availableParallelism(), 8);
     let server;
@@ -87,7 +90,7 @@ export default defineCommand({
         `min ${config.min_forges} forges, deadline ${config.round_deadline}s, data ${config.data_dir}${resolved.file ? `, config ${resolved.file}` : ''}`,
     );
     if (config.host !== '127.0.0.1' && config.host !== 'localhost' && config.host !== '::1') log('council: plain HTTP on a non-loopback address: terminate TLS in a reverse proxy in front of the council');
-    if (opts.json) writeNdjson(ctx.stdout, { event: 'listening', url: server.url, port: server.port, data_dir: config.data_dir });
+    if (opts.ndjson || opts.json) writeNdjson(ctx.stdout, { event: 'listening', url: server.url, port: server.port, data_dir: config.data_dir });
     await new Promise<void>((resolve) => {
       if (ctx.signal.aborted) resolve();
       else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
@@ -95,10 +98,11 @@ export default defineCommand({
     log('council: stopping — finishing in-flight requests and the aggregation step in progress');
     await server.close();
     const stopped = { url: server.url, stopped_at: ctx.now().toISOString() };
-    if (opts.json) writeNdjson(ctx.stdout, { event: 'stopped', ...stopped });
+    if (opts.ndjson || opts.json) writeNdjson(ctx.stdout, { event: 'stopped', ...stopped });
     log('council: stopped');
     return stopped;
   },
   streams: () => true,
+  service: true,
   render: () => '',
 });

@@ -3,10 +3,11 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, UsageError } from '../../errors.js';
 import { isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
 import { colors } from '../../output/color.js';
-import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, parseAgentList, STANCES, type ConsentMap } from '../../privacy/consent.js';
+import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, allowAndDeny, STANCES, type ConsentMap } from '../../privacy/consent.js';
 import { ConsentStore } from '../../store/consent-store.js';
-import { openStateDb } from '../../store/state-db.js';
+import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
+import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 
 const options = z.object({
   allow: z.array(z.string()).default([]),
@@ -36,6 +37,24 @@ function currentMap(store: ConsentStore): { map: ConsentMap; decidedAt: Map<stri
   return { map, decidedAt };
 }
 
+function resultOf(store: ConsentStore, decisionId: number | null, via: ConsentResult['via']): ConsentResult {
+  const { map, decidedAt } = currentMap(store);
+  return {
+    changed: decisionId !== null,
+    decision_id: decisionId,
+    via,
+    agents: STANCES.map((s) => ({
+      agent: s.agent,
+      role: s.role,
+      allowed: s.locked ? false : map[s.agent as FederatingAgent],
+      locked: s.locked,
+      decided_at: s.locked ? null : (decidedAt.get(s.agent) ?? null),
+    })),
+    applies_from: 'next_round',
+    never_leaves: [...NEVER_LEAVES],
+  };
+}
+
 /**
  * The Sovereignty Moment: the scene in a terminal, `--allow/--deny` anywhere. Every decision is
  * stored with its time in kourai.db and applies from the next federation round.
@@ -43,14 +62,13 @@ function currentMap(store: ConsentStore): { map: ConsentMap; decidedAt: Map<stri
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ConsentResult> {
-    const allow = parseAgentList(opts.allow, '--allow');
-    const deny = parseAgentList(opts.deny, '--deny');
+    const { allow, deny } = allowAndDeny(opts.allow, opts.deny);
     const withFlags = allow.length > 0 || deny.length > 0;
     if (withFlags && opts.show) throw new UsageError('--show cannot be combined with --allow or --deny');
     if (!withFlags && !opts.show && !ctx.interactive) {
       throw new UsageError('the Sovereignty Moment needs an interactive terminal', 'pass --allow a,b --deny c (e.g. --allow aidos,metis --deny kallos), or --show to see the current consent');
     }
-    const db = openStateDb(kouraiHome(ctx));
+    const db = opts.show ? openStateDbReadOnly(kouraiHome(ctx)) : openStateDb(kouraiHome(ctx));
     try {
       const store = new ConsentStore(db);
       let decisionId: number | null = null;
@@ -65,9 +83,11 @@ export default defineCommand({
         );
         via = 'flags';
       } else if (!opts.show) {
+        const size = assertTerminalFits(ctx, MIN_SIZE.consent, 'Sovereignty Moment', 'answer with flags: --allow a,b --deny c (or --show)');
         const { showConsent } = await import('../../ui/consent/show-consent.js');
-        const outcome = await showConsent(ctx, STANCES, currentMap(store).map);
-        if (!outcome.confirmed) throw new CancelledError('the Sovereignty Moment was cancelled: nothing was changed');
+        const outcome = await showConsent(ctx, STANCES, currentMap(store).map, size);
+        if (!outcome.confirmed && outcome.how === 'cancelled') throw new CancelledError('the Sovereignty Moment was cancelled: nothing was changed');
+        if (!outcome.confirmed) return resultOf(store, null, null);
         decisionId = store.record(
           outcome.decision.filter((d): d is { agent: FederatingAgent; allowed: boolean } => !isBondOnly(d.agent)),
           'scene',
@@ -75,21 +95,7 @@ export default defineCommand({
         );
         via = 'scene';
       }
-      const { map, decidedAt } = currentMap(store);
-      return {
-        changed: decisionId !== null,
-        decision_id: decisionId,
-        via,
-        agents: STANCES.map((s) => ({
-          agent: s.agent,
-          role: s.role,
-          allowed: s.locked ? false : map[s.agent as FederatingAgent],
-          locked: s.locked,
-          decided_at: s.locked ? null : (decidedAt.get(s.agent) ?? null),
-        })),
-        applies_from: 'next_round',
-        never_leaves: [...NEVER_LEAVES],
-      };
+      return resultOf(store, decisionId, via);
     } finally {
       db.close();
     }

@@ -5,10 +5,10 @@ import { parseDuration } from '../../council/config.js';
 import { requireMembership } from '../../federation/round/membership.js';
 import type { RoundResult } from '../../federation/round/run-round.js';
 import { sceneOf } from '../../federation/round/scenes.js';
-import { memoirOpt } from '../memoir/shared.js';
-import { budgetFlags, configFrom } from '../privacy/shared.js';
+import { privacyConfigFor } from '../../privacy/privacy-config.js';
+import { budgetFlags, memoirOpt } from '../options.js';
 import { defineCommand } from '../types.js';
-import { renderRoundResult, roundProgress } from './round-text.js';
+import { renderRoundResult, roundProgress } from '../../output/round-text.js';
 import { playScenes } from './scene.js';
 import { runForgeRound } from './session.js';
 
@@ -49,7 +49,7 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     if (opts.waitFor === 0 && opts.wait) throw new UsageError('--wait-for 0: pass --no-wait to return right after sending');
     const membership = requireMembership(home);
-    const { config } = configFrom(ctx, opts);
+    const { config } = privacyConfigFor(ctx, opts);
     const result = await runForgeRound(ctx, {
       membership,
       config,

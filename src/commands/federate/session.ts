@@ -11,7 +11,8 @@ import { PrivacyGate } from '../../privacy/round-gate.js';
 import { AdapterStore } from '../../train/adapter-store.js';
 import { TrainerWorker } from '../../train/train-in-worker.js';
 import { DEFAULT_SETTINGS } from '../../train/trainer.js';
-import { openIndexed } from '../memoir/shared.js';
+import { indexFeedback } from '../../output/index-feedback.js';
+import { openIndexed } from '../../store/indexed.js';
 import { councilTransport, forgeBase } from './shared.js';
 
 /**
@@ -30,7 +31,7 @@ export async function runForgeRound(
   try {
     const encoder = await forgeBase(ctx, home);
     cleanup.unshift(() => encoder.close());
-    const indexed = openIndexed(ctx, p.memoirs, { quiet: p.quietIndex });
+    const indexed = await openIndexed(ctx, p.memoirs, { feedback: indexFeedback(ctx, p.quietIndex) });
     cleanup.unshift(() => indexed.index.close());
     let worker: TrainerWorker | null = null;
     cleanup.unshift(async () => worker?.close());

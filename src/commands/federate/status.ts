@@ -5,7 +5,9 @@ import { readMembership } from '../../federation/round/membership.js';
 import { colors } from '../../output/color.js';
 import { bar, percent } from '../../privacy/whisper-report.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
-import { budgetFlags, configFrom, fmtDelta, fmtEps } from '../privacy/shared.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
+import { privacyConfigFor } from '../../privacy/privacy-config.js';
+import { budgetFlags } from '../options.js';
 import { defineCommand } from '../types.js';
 import { councilTransport } from './shared.js';
 
@@ -24,7 +26,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<FederationStatus> {
     const home = kouraiHome(ctx);
-    const { config } = configFrom(ctx, opts);
+    const { config } = privacyConfigFor(ctx, opts);
     const membership = readMembership(home);
     const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now });
     try {

@@ -1,15 +1,15 @@
 import { isUtf8 } from 'node:buffer';
-import { readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { InvalidDataError, UsageError, fsError } from '../../errors.js';
 import { appendLines, prepareEntries, type InputItem } from '../../memoir/append.js';
-import { MEMOIR_FILE } from '../../memoir/discover.js';
+import { oneMemoir } from '../../memoir/discover.js';
 import { ulidGenerator } from '../../memoir/entry-id.js';
 import { firstInvalidUtf8 } from '../../memoir/utf8.js';
-import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
+import { note, warn } from '../../output/notice.js';
 
 const options = z.object({
   entry: z.string().optional(),
@@ -79,21 +79,9 @@ export function decodeInput(bytes: Buffer, origin: string): string {
   throw new InvalidDataError(`${origin} line ${line}: invalid UTF-8 at byte ${bad - lineStart} of the line`, 'nothing was written; entries must be UTF-8 text');
 }
 
-/** The memoir file an append goes to: `--memoir FILE`, or `--memoir DIR` meaning DIR/memoir.jsonl. */
+/** The memoir file an append goes to: `--memoir FILE`, or `--memoir DIR` meaning DIR/memoir.jsonl (created if missing). */
 export function appendTarget(memoir: readonly string[], cwd: string): string {
-  if (memoir.length !== 1) {
-    throw new UsageError(
-      memoir.length === 0 ? 'memoir append needs --memoir PATH (the memoir file, or its forge directory)' : 'memoir append takes exactly one --memoir',
-      'e.g. --memoir ~/.kourai_khryseai/projects/<player>/<project>/.kourai/forges/<session>/memoir.jsonl',
-    );
-  }
-  const p = resolve(cwd, memoir[0] as string);
-  try {
-    if (statSync(p).isDirectory()) return join(p, MEMOIR_FILE);
-  } catch {
-    // does not exist yet: it will be created
-  }
-  return p;
+  return oneMemoir(memoir, cwd, { command: 'memoir append', needs: ' (the memoir file, or its forge directory)', mustExist: false });
 }
 
 export default defineCommand({
@@ -125,10 +113,9 @@ export default defineCommand({
       prepared.map((p) => p.line),
       { fsync: opts.fsync, now: ctx.now },
     );
-    const c = colors(ctx.colorLevel);
-    for (const p of prepared) if (p.narrowed) ctx.stderr.write(`${c.yellow('note')}: ${p.narrowed}\n`);
+    for (const p of prepared) if (p.narrowed) note(ctx, p.narrowed);
     if (report.quarantined) {
-      ctx.stderr.write(`${c.yellow('warning')}: a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending\n`);
+      warn(ctx, `a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending`);
     }
     return {
       memoir: target,

@@ -9,15 +9,16 @@ import { oneLine, renderTable } from '../../output/table.js';
 import type { EntryRow } from '../../store/memoir-index.js';
 import { replayBufferFromIndex } from '../../store/replay-candidates.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from './filters.js';
+import { filterShape, toFilter } from '../options.js';
 import { memoirOpt, openIndexed } from './shared.js';
+import { warn } from '../../output/notice.js';
 
 const { text: _text, ...filters } = filterShape;
 
 const options = z.object({
   memoir: memoirOpt,
   ...filters,
-  max: z.coerce.number({ error: 'is required: the bound, a whole number of entries' }).int().min(0),
+  max: z.coerce.number({ error: (iss) => (iss.input === undefined ? 'is required: the bound, a whole number of entries' : undefined) }).int().min(0),
   dryRun: z.boolean().default(false),
   out: z.string().optional(),
   json: z.boolean().default(false),
@@ -82,7 +83,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<BufferResult> {
     const filter = toFilter({ ...opts, text: undefined });
-    const { index, fileIds, paths } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds, paths } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     let buffer: ReplayBuffer;
     let rows: Map<string, EntryRow>;
     try {
@@ -94,8 +95,7 @@ export default defineCommand({
       const r = rows.get(d.entry_id) as EntryRow;
       return { entry_id: d.entry_id, kept: d.kept, load_bearing: d.load_bearing, rank: d.rank, reasons: d.reasons, why: d.why, scene_id: r.scene_id, agent: r.agent, source: r.source, entry_type: r.entry_type, path: r.path, line: r.line };
     };
-    const c = colors(ctx.colorLevel);
-    for (const w of buffer.warnings) ctx.stderr.write(`${c.yellow('warning')}: ${w}\n`);
+    for (const w of buffer.warnings) warn(ctx, w);
     let manifest: string | null = null;
     if (!opts.dryRun) {
       manifest = opts.out ? resolve(ctx.cwd, opts.out) : defaultManifestPath(kouraiHome(ctx));

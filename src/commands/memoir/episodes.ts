@@ -7,7 +7,8 @@ import { buildEpisode, episodeEntry, episodeKey, renderEpisode, sessionOf, store
 import type { MemoirEntry } from '../../memoir/schema.js';
 import { ENTRY_TYPES } from '../../memoir/sources.js';
 import { colors } from '../../output/color.js';
-import { whereClause, type EntryFilter, type EntryRow, type MemoirIndex } from '../../store/memoir-index.js';
+import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-index.js';
+import { MemoirQueries } from '../../store/memoir-queries.js';
 import { loadRevisionGraph } from '../../store/revision-queries.js';
 import { defineCommand } from '../types.js';
 import { loadRow, memoirOpt, openIndexed } from './shared.js';
@@ -45,9 +46,7 @@ const NOT_EPISODES = ENTRY_TYPES.filter((t) => t !== 'episode');
  * contiguous: one group in memory at a time, whatever the memoir's size.
  */
 function* groups(index: MemoirIndex, filter: EntryFilter, by: EpisodeGrouping): Generator<{ key: string; rows: EntryRow[] }> {
-  const { where, params } = whereClause(filter);
-  const keyExpr = by === 'scene' ? 'e.scene_id' : "substr(e.scene_id, 1, instr(e.scene_id || '.', '.') - 1)";
-  const it = index.db.prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY ${keyExpr}, e.seq`).iterate(...params) as IterableIterator<EntryRow>;
+  const it = new MemoirQueries(index).groupedRows(filter, by);
   let key: string | undefined;
   let rows: EntryRow[] = [];
   for (const row of it) {
@@ -87,7 +86,7 @@ function storedEpisodes(index: MemoirIndex, fileIds: readonly number[]): Map<str
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<EpisodesResult> {
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     const found: { ep: Episode; path: string; seq: number }[] = [];
     let stored = new Map<string, { entry_id: string; hash: string }>();
     const loader = new RowLoader();

@@ -13,6 +13,7 @@ import type { PairExample } from '../../train/examples/types.js';
 import { bondView, councilView, sceneDescriptions, type ExampleSource } from '../../train/examples/views.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt, openIndexed } from './shared.js';
+import { warn } from '../../output/notice.js';
 
 const options = z.object({
   memoir: memoirOpt,
@@ -80,14 +81,11 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ExportResult> {
     const agents = agentsToExport(opts.agent, opts.includePrivate);
-    const c = colors(ctx.colorLevel);
     if (opts.includePrivate) {
-      ctx.stderr.write(
-        `${c.yellow('warning')}: --include-private: the files hold private entries and the player’s own words (revisions, task descriptions); keep them on this machine\n`,
-      );
+      warn(ctx, '--include-private: the files hold private entries and the player’s own words (revisions, task descriptions); keep them on this machine');
     }
     const out = resolve(ctx.cwd, opts.out ?? DEFAULT_EXPORT_DIR);
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     const source: ExampleSource = { index, files: fileIds };
     const bar = progress(ctx.stderr, { label: 'export', total: agents.length, unit: 'agents', quiet: opts.json });
     // Each agent's file is written and fsynced beside its target, and all are renamed over their

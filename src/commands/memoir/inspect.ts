@@ -4,8 +4,9 @@ import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
 import { oneLine, renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from './filters.js';
+import { filterShape, toFilter } from '../options.js';
 import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
+import { plural } from '../../format.js';
 
 const options = z.object({
   memoir: memoirOpt,
@@ -30,7 +31,7 @@ export default defineCommand({
   options,
   streams: (o) => o.ndjson,
   async run(opts, ctx: Ctx): Promise<InspectResult> {
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson });
     try {
       const filter = { ...toFilter(opts), files: fileIds, latestOnly: !opts.allRevisions };
       const counted = index.count(filter, COUNT_CAP + 1);
@@ -63,7 +64,7 @@ export default defineCommand({
       { header: 'WHAT', get: (e) => oneLine((e.narrative_beat as string | null) ?? (e.agent_proposed as string | null) ?? '', width) },
     ]);
     const total = `${r.total}${r.total_capped ? '+' : ''}`;
-    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${total} entries shown (use --limit 0 for all)`) : c.dim(`\n${total} entries`);
+    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${total} entries shown (use --limit 0 for all)`) : c.dim(`\n${total} ${plural(r.total, 'entry', 'entries')}`);
     return table + more;
   },
 });

@@ -1,23 +1,21 @@
 import { NotFoundError, UsageError } from '../../errors.js';
 import type { EntryRow, MemoirIndex } from '../../store/memoir-index.js';
+import { MemoirQueries } from '../../store/memoir-queries.js';
 
 /**
  * The one indexed entry an id names in these files: an exact id (ULID or derived `py_…`), or
  * an unambiguous prefix of at least 6 characters. The same id in two memoirs (identical
  * Python lines copied between sessions) is ambiguous: `--memoir` chooses.
  */
-export function findEntryRow(index: MemoirIndex, fileIds: readonly number[], id: string): EntryRow {
+export function findEntryRow(index: MemoirIndex, fileIds: readonly number[], id: string, opts: { firstOfSeveral?: boolean } = {}): EntryRow {
   const files = new Set(fileIds);
   let rows = index.byEntryId(id).filter((r) => files.has(r.file_id));
   if (rows.length === 0 && id.length >= 6) {
-    const like = index.db
-      .prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.entry_id >= ? AND e.entry_id < ? ORDER BY e.seq LIMIT 50`)
-      .all(id, `${id}\uffff`) as EntryRow[];
-    rows = like.filter((r) => files.has(r.file_id));
+    rows = new MemoirQueries(index).byIdPrefix(id, 50).filter((r) => files.has(r.file_id));
     const distinct = [...new Set(rows.map((r) => r.entry_id))];
     if (distinct.length > 1) throw new UsageError(`entry id prefix "${id}" is ambiguous (${distinct.slice(0, 3).join(', ')}…)`, 'give more characters of the id');
   }
-  if (rows.length > 1) {
+  if (rows.length > 1 && !opts.firstOfSeveral) {
     throw new UsageError(`entry id "${id}" is in ${rows.length} memoirs (${rows.map((r) => r.path).join(', ')})`, 'choose one with --memoir PATH');
   }
   const row = rows[0];

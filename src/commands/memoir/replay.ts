@@ -4,24 +4,24 @@ import { CancelledError, NotFoundError } from '../../errors.js';
 import type { Agent } from '../../memoir/agents.js';
 import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
+import { writeText } from '../../output/notice.js';
 import { storyEventText } from '../../output/story-text.js';
 import { StoryCursor } from '../../replay/cursor.js';
 import { storyRecord } from '../../replay/records.js';
 import type { StoryFilter } from '../../replay/story.js';
 import { walkStory } from '../../replay/walk.js';
 import { StoryIndex } from '../../store/story-queries.js';
-import { assertTerminalFits } from '../../ui/terminal.js';
+import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 import { defineCommand } from '../types.js';
-import { filterShape } from './filters.js';
+import { filterShape } from '../options.js';
 import { memoirOpt, openIndexed } from './shared.js';
-
-/** The smallest terminal the replay screen is drawn in. */
-export const REPLAY_MIN_SIZE = { columns: 60, rows: 20 } as const;
 
 const options = z.object({
   memoir: memoirOpt,
   agent: filterShape.agent,
   at: z.string().min(1).optional(),
+  ndjson: z.boolean().default(false),
+  /** An alias of --ndjson: replay only streams. */
   json: z.boolean().default(false),
 });
 
@@ -36,10 +36,11 @@ export interface ReplayResult {
 
 export default defineCommand({
   options,
-  streams: (o) => o.json,
+  streams: (o) => o.json || o.ndjson,
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
-    const screen = ctx.interactive && !opts.json;
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json || screen });
+    const ndjson = opts.json || opts.ndjson;
+    const screen = ctx.interactive && !ndjson;
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
     try {
       const nav = new StoryCursor(new StoryIndex(index, fileIds));
       const present = nav.agents();
@@ -53,7 +54,7 @@ export default defineCommand({
       const filter: StoryFilter = { agents: opts.agent as Agent[] };
       const beats = nav.count(filter);
       if (screen) {
-        const size = assertTerminalFits(ctx, REPLAY_MIN_SIZE, 'replay screen', 'pass --no-input for the text replay');
+        const size = assertTerminalFits(ctx, MIN_SIZE.replay, 'replay screen', 'pass --no-input for the text replay');
         const [{ showReplay }, { initialReplayState }] = await Promise.all([import('../../ui/replay/screen.js'), import('../../ui/replay/use-replay-state.js')]);
         const initial = initialReplayState(nav, { agents: filter.agents, ...(opts.at ? { at: opts.at } : {}) });
         const { how, last } = await showReplay(ctx, nav, initial, size);
@@ -63,11 +64,11 @@ export default defineCommand({
       const c = colors(ctx.colorLevel);
       const width = ctx.stdout.columns ?? 120;
       for (const ev of walkStory(nav, filter, ctx.signal)) {
-        if (opts.json) writeNdjson(ctx.stdout, storyRecord(ev));
-        else ctx.stdout.write(storyEventText(ev, c, width));
+        if (ndjson) writeNdjson(ctx.stdout, storyRecord(ev));
+        else writeText(ctx, storyEventText(ev, c, width));
       }
       if (ctx.signal.aborted) throw new CancelledError('replay cancelled');
-      return { mode: opts.json ? 'ndjson' : 'text', sessions: nav.sessions.length, beats, last_entry_id: null };
+      return { mode: ndjson ? 'ndjson' : 'text', sessions: nav.sessions.length, beats, last_entry_id: null };
     } finally {
       index.close();
     }

@@ -6,8 +6,9 @@ import { renderTable } from '../../output/table.js';
 import { searchText } from '../../store/memoir-index.js';
 import { excerpt, queryWords, SEARCH_MAX_LIMIT, searchEntries } from '../../store/search.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from './filters.js';
+import { filterShape, toFilter } from '../options.js';
 import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
+import { note } from '../../output/notice.js';
 
 const { text: _text, ...filters } = filterShape;
 
@@ -47,8 +48,8 @@ export default defineCommand({
     if (words.length === 0) throw new UsageError('search needs at least one word', 'e.g. kourai memoir search naming');
     const capped = opts.limit > SEARCH_MAX_LIMIT;
     const limit = Math.min(opts.limit, SEARCH_MAX_LIMIT);
-    if (capped && !opts.json) ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: --limit ${opts.limit} is above the cap; showing at most ${SEARCH_MAX_LIMIT}\n`);
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    if (capped && !opts.json) note(ctx, `--limit ${opts.limit} is above the cap; showing at most ${SEARCH_MAX_LIMIT}`);
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     try {
       const filter = { ...toFilter({ ...opts, text: undefined }), files: fileIds, latestOnly: !opts.allRevisions };
       const res = searchEntries(index, opts.query, filter, limit);

@@ -1,64 +1,19 @@
-import { statSync } from 'node:fs';
-import { z } from 'zod';
-import { kouraiHome, type Ctx } from '../../context.js';
-import { colors } from '../../output/color.js';
-import { progress } from '../../output/progress.js';
-import { collector } from '../../runtime/gc.js';
-import { resolveMemoirs } from '../../memoir/discover.js';
-import { loadEntryAt } from '../../memoir/reader.js';
+import type { Ctx } from '../../context.js';
 import type { MemoirEntry } from '../../memoir/schema.js';
-import { openIndex, type EntryRow, type FileUpdate, type MemoirIndex } from '../../store/memoir-index.js';
+import { indexFeedback } from '../../output/index-feedback.js';
+import { openIndexed as openIndexedStore, type IndexedMemoirs } from '../../store/indexed.js';
+import type { EntryRow } from '../../store/memoir-index.js';
 
-export const memoirOpt = z.array(z.string()).default([]);
-
-export interface Indexed {
-  index: MemoirIndex;
-  paths: string[];
-  updates: FileUpdate[];
-  fileIds: number[];
-}
+export { memoirOpt } from '../options.js';
+export { loadRow } from '../../store/indexed.js';
 
 /**
- * Resolves `--memoir` (or discovers every memoir), brings the index up to date and reports on
- * stderr what changed other than by appends. The caller closes `index`.
+ * The memoir commands' way to open the index: `--memoir` resolved (or every memoir found), the
+ * index brought up to date with progress and warnings on stderr (no progress with `quiet`).
+ * The caller closes `index`.
  */
-export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean } = {}): Indexed {
-  const home = kouraiHome(ctx);
-  const paths = resolveMemoirs(memoirs, home, ctx.cwd);
-  const index = openIndex(home, { now: ctx.now });
-  try {
-    for (const note of index.notes) if (!opts.quiet) ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${note}\n`);
-    const sizes = paths.map((f) => statSync(f).size);
-    const p = progress(ctx.stderr, { label: 'indexing', total: sizes.reduce((a, b) => a + b, 0), unit: 'B', quiet: opts.quiet ?? false });
-    const updates: FileUpdate[] = [];
-    const notesBefore = index.notes.length;
-    let before = 0;
-    let batches = 0;
-    const gc = collector();
-    paths.forEach((f, i) => {
-      const onProgress = (b: number): void => {
-        p.update(before + b);
-        if (++batches % 10 === 0) gc(); // bounded memory on big index builds
-      };
-      const [u] = opts.rebuild ? index.rebuild([f], { now: ctx.now, onProgress }) : index.update([f], { now: ctx.now, onProgress });
-      if (u) updates.push(u);
-      before += sizes[i] ?? 0;
-    });
-    p.finish();
-    const c = colors(ctx.colorLevel);
-    for (const note of index.notes.slice(notesBefore)) if (!opts.quiet) ctx.stderr.write(`${c.yellow('note')}: ${note}\n`);
-    for (const u of updates) {
-      if (u.integrity && !opts.quiet) ctx.stderr.write(`${c.yellow('warning')}: ${u.path}: ${u.integrity}; the index was rebuilt for it (see \`kourai memoir verify\`)\n`);
-    }
-    return { index, paths, updates, fileIds: updates.map((u) => u.fileId) };
-  } catch (err) {
-    index.close();
-    throw err;
-  }
-}
-
-export function loadRow(row: EntryRow): MemoirEntry {
-  return loadEntryAt(row.path, row.offset, row.length, row.entry_id);
+export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean; mustWrite?: boolean } = {}): Promise<IndexedMemoirs> {
+  return openIndexedStore(ctx, memoirs, { rebuild: opts.rebuild ?? false, mustWrite: opts.mustWrite ?? false, feedback: indexFeedback(ctx, opts.quiet ?? false) });
 }
 
 /** The JSON shape of an entry in command output: the entry plus where it lives and its split verdict. */

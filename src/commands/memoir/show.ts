@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
-import { NotFoundError, UsageError } from '../../errors.js';
 import { encodeEntry } from '../../memoir/encode.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { renderHistory, resolveRevisions, type HistoryEntry } from './history.js';
+import { findEntryRow } from './lookup.js';
 import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
 
 const options = z.object({
@@ -28,19 +28,10 @@ export interface ShowResult {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ShowResult> {
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     try {
-      const files = new Set(fileIds);
-      let rows = index.byEntryId(opts.id).filter((r) => files.has(r.file_id));
-      if (rows.length === 0 && opts.id.length >= 6) {
-        const like = index.db
-          .prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.entry_id >= ? AND e.entry_id < ? LIMIT 3`)
-          .all(opts.id, `${opts.id}\uffff`) as typeof rows;
-        rows = like.filter((r) => files.has(r.file_id));
-        if (rows.length > 1) throw new UsageError(`entry id prefix "${opts.id}" is ambiguous (${rows.map((r) => r.entry_id).join(', ')}…)`);
-      }
-      const found = rows[0];
-      if (!found) throw new NotFoundError(`no entry with id "${opts.id}" in ${fileIds.length} memoir${fileIds.length === 1 ? '' : 's'}`, 'list ids with `kourai memoir inspect`');
+      // An id in several memoirs (identical Python lines copied between sessions): the first.
+      const found = findEntryRow(index, fileIds, opts.id, { firstOfSeveral: true });
       // Reads resolve to the newest revision (issue 4: src/commands/memoir/history.ts).
       const { row, resolvedFrom, warning, history } = resolveRevisions(index, fileIds, found, opts.history);
       const entry = loadRow(row);

@@ -12,6 +12,7 @@ import { loadRevisionGraph } from '../../store/revision-queries.js';
 import { defineCommand } from '../types.js';
 import { findEntryRow, rowOf } from './lookup.js';
 import { loadRow, memoirOpt, openIndexed } from './shared.js';
+import { note } from '../../output/notice.js';
 
 const options = z.object({
   id: z.string().min(1),
@@ -76,7 +77,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<SupersedeResult> {
     const patch = await readPatch(opts, ctx);
-    const { index, fileIds } = openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     let built;
     let target;
     let originalShareable: boolean;
@@ -90,7 +91,7 @@ export default defineCommand({
       target = res.head === row.entry_id ? row : rowOf(index, fileIds, res.head);
       if (!target) throw new IntegrityError(`the newest revision of ${row.entry_id}, ${res.head}, is no longer in the index`, 'run `kourai memoir index --rebuild`');
       if (res.head !== row.entry_id && !opts.json) {
-        ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${row.entry_id} was already corrected; the correction applies to its newest revision, ${res.head}\n`);
+        note(ctx, `${row.entry_id} was already corrected; the correction applies to its newest revision, ${res.head}`);
       }
       const original = loadRow(target);
       originalShareable = graph.has(target.entry_id) ? graph.effectiveShareable(target.entry_id) : target.shareable === 1;
@@ -104,7 +105,7 @@ export default defineCommand({
     const entry = { ...prepared.entry, ...built.carried };
     appendLines(target.path, [encodeEntry(entry)], { fsync: opts.fsync, now: ctx.now });
     const narrowed = built.narrowed ?? prepared.narrowed?.replace(/^the correction: /, '') ?? null;
-    if (narrowed && !opts.json) ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${narrowed}\n`);
+    if (narrowed && !opts.json) note(ctx, narrowed);
     return {
       requested: opts.id,
       supersedes: target.entry_id,

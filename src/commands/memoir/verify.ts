@@ -11,6 +11,8 @@ import { collector } from '../../runtime/gc.js';
 import { openIndex, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from './shared.js';
+import { note } from '../../output/notice.js';
+import { plural } from '../../format.js';
 
 const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
 
@@ -46,7 +48,7 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const paths = resolveMemoirs(opts.memoir, home, ctx.cwd);
     const index = openIndex(home, { now: ctx.now });
-    for (const note of index.notes) if (!opts.json) ctx.stderr.write(`${colors(ctx.colorLevel).yellow('note')}: ${note}\n`);
+    for (const text of index.notes) if (!opts.json) note(ctx, text);
     const problems: Problem[] = [];
     let entries = 0;
     const gc = collector();
@@ -94,8 +96,8 @@ export default defineCommand({
       return `${where}: ${tag}: ${p.message}${p.fix ? c.dim(`  (fix: ${p.fix})`) : ''}`;
     });
     const summary = r.ok
-      ? c.green(`ok: ${r.entries} entries in ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'}${r.warnings ? `, ${r.warnings} warnings` : ''}`)
-      : c.red(`${r.errors} problem${r.errors === 1 ? '' : 's'} in ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} (${r.entries} valid entries)`);
+      ? c.green(`ok: ${r.entries} ${plural(r.entries, 'entry', 'entries')} in ${r.memoirs} ${plural(r.memoirs, 'memoir')}${r.warnings ? `, ${r.warnings} ${plural(r.warnings, 'warning')}` : ''}`)
+      : c.red(`${r.errors} ${plural(r.errors, 'problem')} in ${r.memoirs} ${plural(r.memoirs, 'memoir')} (${r.entries} valid ${plural(r.entries, 'entry', 'entries')})`);
     return [...lines, summary].join('\n');
   },
 });

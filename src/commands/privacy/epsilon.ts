@@ -3,7 +3,9 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { DEFAULT_ORDERS, epsilonFor, exactGaussianEpsilon } from '../../privacy/rdp-accountant.js';
 import { defineCommand } from '../types.js';
-import { deltaFlag, fmtDelta, fmtEps, sampleRateFlag, sigmaFlag, stepsFlag } from './shared.js';
+import { deltaFlag, sampleRateFlag, sigmaFlag, stepsFlag } from '../options.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
+import { warn } from '../../output/notice.js';
 
 const options = z.object({
   sigma: sigmaFlag,
@@ -51,7 +53,7 @@ export default defineCommand({
       `ε = ${c.bold(fmtEps(r.epsilon))} at δ = ${fmtDelta(r.delta)} after ${r.steps} step${r.steps === 1 ? '' : 's'} of σ = ${r.sigma}, q = ${r.sample_rate} (RDP, best order α = ${r.order})`,
     ];
     if (r.epsilon_exact !== null) lines.push(c.dim(`exact ε for this Gaussian composition: ${fmtEps(r.epsilon_exact)} (budgets are charged the RDP figure)`));
-    if (r.order_at_boundary) ctx.stderr.write(`${c.yellow('warning')}: the best order is at the edge of the ${r.orders} orders; the true ε may be a little lower\n`);
+    if (r.order_at_boundary) warn(ctx, `the best order is at the edge of the ${r.orders} orders; the true ε may be a little lower`);
     return lines.join('\n');
   },
 });

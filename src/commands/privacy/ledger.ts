@@ -7,7 +7,9 @@ import { budgetState } from '../../privacy/budget.js';
 import { PrivacyLedger } from '../../store/privacy-ledger.js';
 import { openStateDb, statePath } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
-import { budgetFlags, configFrom, fmtDelta, fmtEps } from './shared.js';
+import { budgetFlags } from '../options.js';
+import { delta as fmtDelta, epsilon as fmtEps, ratio } from '../../format.js';
+import { privacyConfigFor } from '../../privacy/privacy-config.js';
 
 const options = z.object({
   agent: z.array(z.string()).default([]),
@@ -47,7 +49,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<LedgerResult> {
     const agents = parseAgentList(opts.agent, '--agent');
-    const { config } = configFrom(ctx, opts);
+    const { config } = privacyConfigFor(ctx, opts);
     const home = kouraiHome(ctx);
     const db = openStateDb(home);
     try {
@@ -96,7 +98,7 @@ export default defineCommand({
       { header: 'S', get: (e) => String(e.clip_norm), align: 'right' },
       { header: 'ε AGENT', get: (e) => fmtEps(e.epsilon_agent), align: 'right' },
       { header: 'ε FORGE', get: (e) => fmtEps(e.epsilon_forge), align: 'right' },
-      { header: '|clip Δ|/S', get: (e) => (e.clipped_norm === null ? c.yellow('not drawn') : (e.clipped_norm / e.clip_norm).toFixed(2)), align: 'right' },
+      { header: '|clip Δ|/S', get: (e) => (e.clipped_norm === null ? c.yellow('not drawn') : ratio(e.clipped_norm / e.clip_norm)), align: 'right' },
       { header: 'OUTCOME', get: (e) => e.events.at(-1)?.event ?? c.dim('—') },
       { header: 'AT', get: (e) => e.created_at },
     ]);

@@ -12,7 +12,9 @@ import { releaseJson, releaseToSafetensors, type CouncilRelease } from '../../pr
 import { PrivacyGate } from '../../privacy/round-gate.js';
 import { writeFileAtomic } from '../../runtime/atomic-write.js';
 import { defineCommand } from '../types.js';
-import { budgetFlags, configFrom, fmtDelta, fmtEps } from './shared.js';
+import { budgetFlags } from '../options.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
+import { privacyConfigFor } from '../../privacy/privacy-config.js';
 
 const options = z.object({
   agent: z.string({ error: 'required: the agent that speaks' }).min(1),
@@ -25,7 +27,10 @@ const options = z.object({
 });
 
 /** The tensor JSON shape (base64 data), or, for hand-written files, the values as a plain array. */
-const TensorIn = z.union([TensorJsonSchema, z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), data: z.array(z.number()) }).strict()]);
+const TensorIn = z.union([
+  TensorJsonSchema,
+  z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), dtype: z.literal('F32').optional(), data: z.array(z.number()) }).strict(),
+]);
 const DeltaFile = z.object({ tensors: z.array(TensorIn).min(1) });
 
 export interface ReleaseResult {
@@ -78,7 +83,7 @@ function readDelta(path: string): NamedTensor[] {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ReleaseResult> {
-    const { config } = configFrom(ctx, opts);
+    const { config } = privacyConfigFor(ctx, opts);
     const home = kouraiHome(ctx);
     const path = resolve(ctx.cwd, opts.file);
     const outPath = opts.out ? resolve(ctx.cwd, opts.out) : null;

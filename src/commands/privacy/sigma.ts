@@ -4,7 +4,8 @@ import { UsageError } from '../../errors.js';
 import { colors } from '../../output/color.js';
 import { epsilonFloor, exactGaussianEpsilon, sigmaForEpsilon } from '../../privacy/rdp-accountant.js';
 import { defineCommand } from '../types.js';
-import { deltaFlag, epsilonFlag, fmtDelta, fmtEps, sampleRateFlag, stepsFlag } from './shared.js';
+import { deltaFlag, epsilonFlag, sampleRateFlag, stepsFlag } from '../options.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
 
 const options = z.object({
   epsilon: epsilonFlag,

@@ -16,6 +16,7 @@ import { trainBonds, type AgentResult, type TrainEvent } from '../../train/train
 import { DEFAULT_SETTINGS, type TrainSettings } from '../../train/trainer.js';
 import { initialTrainState, progressLine, trainReducer, type TrainState } from '../../ui/train/use-train-state.js';
 import { defineCommand } from '../types.js';
+import { logLine } from '../../output/notice.js';
 
 /**
  * Replay buffer bound per agent for a bond run, a hard one: load-bearing entries first (best
@@ -70,7 +71,7 @@ async function progressSink(ctx: Ctx, json: boolean): Promise<{ push: (e: TrainE
       if (e.type === 'progress' && t - (last.get(agent) ?? 0) < 5000) return;
       last.set(agent, t);
       const row = state.rows.find((r) => r.agent === agent);
-      if (row) ctx.stderr.write(`${progressLine(row)}\n`);
+      if (row) logLine(ctx, progressLine(row));
     },
     close: async () => undefined,
   };

@@ -4,6 +4,7 @@
  */
 import type { Agent } from '../../memoir/agents.js';
 import type { Stance } from '../../privacy/consent.js';
+import { bound, CONSENT_KEYS, type KeyPress } from '../keys.js';
 
 export interface ConsentRow {
   agent: Agent;
@@ -13,7 +14,8 @@ export interface ConsentRow {
   allowed: boolean;
 }
 
-export type ConsentStep = 'choose' | 'confirm' | 'confirmed' | 'cancelled';
+/** `left`: the player left without confirming (q, Esc): nothing changes. `cancelled`: Ctrl-C (exit 130). */
+export type ConsentStep = 'choose' | 'confirm' | 'confirmed' | 'left' | 'cancelled';
 
 export interface ConsentState {
   rows: ConsentRow[];
@@ -32,10 +34,14 @@ export type ConsentAction =
   | { type: 'back' }
   | { type: 'confirm' }
   | { type: 'cancel' }
+  /** Leave without confirming: nothing changes. */
+  | { type: 'leave' }
   /** Enter: on to the summary, or confirm on the summary. */
   | { type: 'enter' }
-  /** Escape: cancel while choosing, back from the summary. */
-  | { type: 'escape' };
+  /** Escape closes what is open: back from the summary; while choosing, leave. */
+  | { type: 'escape' }
+  /** A key press, mapped by CONSENT_KEYS against the state at the moment it is applied. */
+  | { type: 'key'; press: KeyPress };
 
 export function initialConsentState(stances: readonly Stance[], current: Readonly<Partial<Record<Agent, boolean>>>): ConsentState {
   return {
@@ -49,9 +55,17 @@ export function initialConsentState(stances: readonly Stance[], current: Readonl
 const name = (a: string): string => a.charAt(0).toUpperCase() + a.slice(1);
 
 export function consentReducer(s: ConsentState, a: ConsentAction): ConsentState {
-  if (s.step === 'confirmed' || s.step === 'cancelled') return s;
+  if (s.step === 'confirmed' || s.step === 'cancelled' || s.step === 'left') return s;
   const n = s.rows.length;
   switch (a.type) {
+    case 'key': {
+      if (a.press.name === 'escape') return consentReducer(s, { type: 'escape' });
+      const b = CONSENT_KEYS.find((x) => bound(x.keys, a.press));
+      if (!b) return s;
+      const action: ConsentAction =
+        b.action === 'allowAll' ? { type: 'all', allowed: true } : b.action === 'allowNone' ? { type: 'all', allowed: false } : { type: b.action };
+      return consentReducer(s, action);
+    }
     case 'up':
       return s.step === 'choose' ? { ...s, cursor: (s.cursor - 1 + n) % n, notice: null } : s;
     case 'down':
@@ -73,10 +87,12 @@ export function consentReducer(s: ConsentState, a: ConsentAction): ConsentState 
       return s.step === 'confirm' ? { ...s, step: 'confirmed' } : s;
     case 'cancel':
       return { ...s, step: 'cancelled' };
+    case 'leave':
+      return { ...s, step: 'left' };
     case 'enter':
       return consentReducer(s, { type: s.step === 'choose' ? 'next' : 'confirm' });
     case 'escape':
-      return consentReducer(s, { type: s.step === 'choose' ? 'cancel' : 'back' });
+      return consentReducer(s, { type: s.step === 'choose' ? 'leave' : 'back' });
   }
 }
 

@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import type { CouncilScene, SceneLine } from '../../federation/round/scenes.js';
 import { keyLabel, COUNCIL_SCENE_KEYS } from '../keys.js';
-import type { Palette } from '../theme.js';
+import type { Palette } from '../../output/theme.js';
 import { useCouncilScene } from './use-council-scene.js';
 import type { CouncilSceneState, SceneOutcome } from './use-council-scene-state.js';
 

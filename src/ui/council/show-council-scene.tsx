@@ -1,7 +1,7 @@
 import type { Ctx } from '../../context.js';
 import type { CouncilScene } from '../../federation/round/scenes.js';
 import { runScreen } from '../mount.js';
-import { palette } from '../theme.js';
+import { palette } from '../../output/theme.js';
 import { CouncilSceneApp } from './council-scene-view.js';
 import type { SceneOutcome } from './use-council-scene-state.js';
 

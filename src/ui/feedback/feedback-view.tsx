@@ -3,11 +3,13 @@ import type { TierName } from '../../affinity/affinity.js';
 import { affinityFor, feltFor, KIND_HELP, RATING_LABEL, RATINGS, type Rating } from '../../feedback/entry.js';
 import type { Agent } from '../../memoir/agents.js';
 import { RESPONSE_KINDS } from '../../memoir/sources.js';
-import { fmtAffinity, signed } from '../../replay/describe.js';
-import { SYMBOL, type Palette } from '../theme.js';
+import { affinity as fmtAffinity, signedAffinity as signed } from '../../format.js';
+import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useFeedback } from './use-feedback.js';
 import type { FeedbackOutcome, FeedbackState } from './use-feedback-state.js';
+import { ScreenFrame } from '../screen-frame.js';
+import { MIN_SIZE } from '../terminal.js';
 
 /**
  * The Likert prompt: the proposal (and the player's revision), then one question at a time:
@@ -169,5 +171,9 @@ export interface FeedbackAppProps {
 export function FeedbackApp({ subject, initial, palette, onDone, size }: FeedbackAppProps) {
   const { columns, rows } = useTerminalSize(size ?? { columns: 100, rows: 30 });
   const { state, ready } = useFeedback(initial, onDone);
-  return <FeedbackView subject={subject} state={state} width={columns} height={rows} palette={palette} ready={ready} />;
+  return (
+    <ScreenFrame size={{ columns, rows }} min={MIN_SIZE.feedback} name="feedback prompt" palette={palette}>
+      <FeedbackView subject={subject} state={state} width={columns} height={rows} palette={palette} ready={ready} />
+    </ScreenFrame>
+  );
 }

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../context.js';
 import { runScreen } from '../mount.js';
-import { palette } from '../theme.js';
+import { palette } from '../../output/theme.js';
 import type { ScreenSize } from '../terminal.js';
 import { FeedbackApp, type FeedbackSubjectView } from './feedback-view.js';
 import type { FeedbackOutcome, FeedbackState } from './use-feedback-state.js';

@@ -2,13 +2,16 @@ import { Box, Text } from 'ink';
 import { useMemo } from 'react';
 import { tierOf } from '../../affinity/affinity.js';
 import { AGENTS } from '../../memoir/agents.js';
-import { beatTitle, fmtAffinity, signed, visibilityNote } from '../../replay/describe.js';
+import { affinity as fmtAffinity, count, signedAffinity as signed } from '../../format.js';
+import { beatTitle, visibilityNote } from '../../replay/describe.js';
 import type { AffinityTotals, Beat, StoryNav } from '../../replay/story.js';
 import { keyLabel, REPLAY_KEYS } from '../keys.js';
-import { SYMBOL, type Palette } from '../theme.js';
+import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useReplay } from './use-replay.js';
 import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState } from './use-replay-state.js';
+import { ScreenFrame } from '../screen-frame.js';
+import { MIN_SIZE } from '../terminal.js';
 
 /**
  * The replay screen: a header (session, position), the current scene's beats around the current
@@ -200,7 +203,7 @@ function StatusLine({ state, frame, p, ready }: { state: ReplayState; frame: Rep
     <Box flexDirection="column">
       {state.message ? <Text color={state.message.tone === 'warn' ? p.warn : p.accent}>{state.message.text}</Text> : <Text> </Text>}
       <Text color={p.muted} wrap="truncate-end">
-        {`${play} ${SPEEDS[state.speed]} beats/s ${SYMBOL.dot} ${filter} ${SYMBOL.dot} beat ${frame.total ? frame.position + 1 : 0}/${frame.total}${ready ? ` ${SYMBOL.dot} ? help ${SYMBOL.dot} q quit` : ''}`}
+        {`${play} ${count(SPEEDS[state.speed] ?? 1, 'beat')}/s ${SYMBOL.dot} ${filter} ${SYMBOL.dot} beat ${frame.total ? frame.position + 1 : 0}/${frame.total}${ready ? ` ${SYMBOL.dot} ? help ${SYMBOL.dot} q quit` : ''}`}
       </Text>
     </Box>
   );
@@ -256,5 +259,9 @@ export function ReplayApp({ nav, initial, palette: p, onDone, size }: ReplayAppP
   const { state, ready } = useReplay(nav, initial, onDone);
   const sceneRows = layoutFor(rows).sceneRows;
   const frame = useMemo(() => replayFrame(nav, state, sceneRows), [nav, state.ref, state.filter, sceneRows]);
-  return <ReplayView frame={frame} state={state} width={columns} height={rows} palette={p} ready={ready} />;
+  return (
+    <ScreenFrame size={{ columns, rows }} min={MIN_SIZE.replay} name="replay screen" palette={p}>
+      <ReplayView frame={frame} state={state} width={columns} height={rows} palette={p} ready={ready} />
+    </ScreenFrame>
+  );
 }

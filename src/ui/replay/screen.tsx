@@ -1,7 +1,7 @@
 import type { Ctx } from '../../context.js';
 import type { StoryNav } from '../../replay/story.js';
 import { runScreen } from '../mount.js';
-import { palette } from '../theme.js';
+import { palette } from '../../output/theme.js';
 import type { ScreenSize } from '../terminal.js';
 import { ReplayApp } from './replay-view.js';
 import type { ReplayState } from './use-replay-state.js';

@@ -1,6 +1,7 @@
 import type { Agent } from '../../memoir/agents.js';
 import { nearest, NO_FILTER, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from '../../replay/story.js';
 import { bound, REPLAY_KEYS, type KeyPress, type ReplayKeyAction } from '../keys.js';
+import { count } from '../../format.js';
 
 /**
  * The replay screen's state and its reducer. Pure apart from reading the story through
@@ -53,6 +54,8 @@ export function initialReplayState(nav: StoryNav, opts: { agents?: readonly Agen
 }
 
 const info = (text: string): ReplayState['message'] => ({ text, tone: 'info' });
+/** `1 beat/s`, `2 beats/s`. */
+const speedText = (i: number): string => `${count(SPEEDS[i] ?? 1, 'beat')}/s`;
 const warn = (text: string): ReplayState['message'] => ({ text, tone: 'warn' });
 
 function moveTo(s: ReplayState, ref: BeatRef | null, edgeText: string): ReplayState {
@@ -69,9 +72,17 @@ function search(s: ReplayState, nav: StoryNav, query: string, dir: 1 | -1): Repl
     hit = nav.search(q, null, dir, s.filter);
     wrapped = hit !== null;
   }
-  if (!hit) return { ...s, lastSearch: q, message: warn(`no match for "${q}"`) };
-  const where = `beat ${nav.position(hit, s.filter) + 1} of ${nav.count(s.filter)}`;
-  return { ...s, ref: hit, lastSearch: q, message: info(wrapped ? `search wrapped: ${where}` : `"${q}": ${where}`) };
+  if (!hit) return { ...s, lastSearch: q, message: warn(noMatch(nav, q, s.filter)) };
+  const which = `match ${nav.searchRank(hit, q, s.filter)} of ${nav.searchCount(q, s.filter)}`;
+  return { ...s, ref: hit, lastSearch: q, message: info(`"${q}": ${which}${wrapped ? ' (wrapped)' : ''}`) };
+}
+
+/** No match: with an agent filter, say so, and how many matches every agent has. */
+function noMatch(nav: StoryNav, q: string, filter: StoryFilter): string {
+  if (filter.agents.length === 0) return `no match for "${q}"`;
+  const all = nav.searchCount(q, NO_FILTER);
+  const among = `among ${filter.agents.join(', ')}'s beats`;
+  return all > 0 ? `no match for "${q}" ${among}; ${count(all, 'match', 'matches')} with every agent (a changes the filter)` : `no match for "${q}" (the filter shows ${filter.agents.join(', ')} only)`;
 }
 
 function setFilter(s: ReplayState, nav: StoryNav, agent: Agent | null): ReplayState {
@@ -79,7 +90,7 @@ function setFilter(s: ReplayState, nav: StoryNav, agent: Agent | null): ReplaySt
   const ref = nearest(nav, s.ref, filter);
   if (!ref) return { ...s, message: warn(`no beats for ${agent}`) };
   const n = nav.count(filter);
-  return { ...s, filter, ref, message: info(agent ? `showing ${agent} only (${n} beat${n === 1 ? '' : 's'})` : `showing every agent (${n} beats)`) };
+  return { ...s, filter, ref, message: info(agent ? `showing ${agent} only (${count(n, 'beat')})` : `showing every agent (${count(n, 'beat')})`) };
 }
 
 function cycleAgent(s: ReplayState, nav: StoryNav, dir: 1 | -1): ReplayState {
@@ -124,9 +135,9 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
       if (!s.playing && !nav.step(s.ref, 1, s.filter)) return { ...s, message: info('the end of the story: press g to start again') };
       return { ...s, playing: !s.playing, message: null };
     case 'faster':
-      return { ...s, speed: Math.min(SPEEDS.length - 1, s.speed + 1), message: info(`speed ${SPEEDS[Math.min(SPEEDS.length - 1, s.speed + 1)]} beats/s`) };
+      return { ...s, speed: Math.min(SPEEDS.length - 1, s.speed + 1), message: info(`speed ${speedText(Math.min(SPEEDS.length - 1, s.speed + 1))}`) };
     case 'slower':
-      return { ...s, speed: Math.max(0, s.speed - 1), message: info(`speed ${SPEEDS[Math.max(0, s.speed - 1)]} beats/s`) };
+      return { ...s, speed: Math.max(0, s.speed - 1), message: info(`speed ${speedText(Math.max(0, s.speed - 1))}`) };
     case 'nextAgent':
       return cycleAgent(s, nav, 1);
     case 'prevAgent':

@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { AGENT_COLOR } from '../theme.js';
+import { AGENT_COLOR } from '../../output/theme.js';
 import { fmt, type TrainState } from './use-train-state.js';
 
 const STATUS_COLOR = { waiting: 'gray', training: 'yellow', trained: 'green', skipped: 'gray' } as const;

@@ -1,16 +1,11 @@
-import { render } from 'ink';
 import type { Ctx } from '../../context.js';
+import { palette } from '../../output/theme.js';
 import type { WhisperReport } from '../../privacy/whisper-report.js';
+import { runScreen } from '../mount.js';
+import type { ScreenSize } from '../terminal.js';
 import { WhisperApp } from './whisper-app.js';
 
-/** Mounts the gauge on the command's terminal and waits until the player closes it. */
-export async function showWhisper(ctx: Ctx, report: WhisperReport): Promise<void> {
-  const app = render(<WhisperApp report={report} />, {
-    stdin: ctx.stdin as NodeJS.ReadStream,
-    stdout: ctx.stdout as unknown as NodeJS.WriteStream,
-    stderr: ctx.stderr as unknown as NodeJS.WriteStream,
-    exitOnCtrlC: false,
-    patchConsole: false,
-  });
-  await app.waitUntilExit();
+/** Shows the gauge until the player closes it; resolves with how: quit (q, Esc, a closed input) or cancel (Ctrl-C). */
+export async function showWhisper(ctx: Ctx, report: WhisperReport, size: ScreenSize): Promise<'quit' | 'cancel'> {
+  return runScreen<'quit' | 'cancel'>(ctx, (finish) => <WhisperApp report={report} palette={palette(ctx.colorLevel)} size={size} onDone={finish} />, { onStdinEnd: 'quit', onAbort: 'cancel' });
 }

@@ -1,16 +1,14 @@
 import { useInput } from 'ink';
 import { useReducer } from 'react';
+import { expandPress, keyPress } from '../keys.js';
 import { initialWhisperState, whisperReducer, type WhisperState } from './use-whisper-state.js';
 
-/** Keys: ↑/k and ↓/j select an agent, enter/space toggles its details, q/esc/ctrl-c closes. */
+/** The gauge's input: keys (WHISPER_KEYS) go to the reducer. */
 export function useWhisper(count: number, opts: { isActive?: boolean } = {}): WhisperState {
   const [state, dispatch] = useReducer(whisperReducer(count), undefined, initialWhisperState);
   useInput(
     (input, key) => {
-      if (key.upArrow || input === 'k') dispatch({ type: 'up' });
-      else if (key.downArrow || input === 'j') dispatch({ type: 'down' });
-      else if (key.return || input === ' ') dispatch({ type: 'toggleDetails' });
-      else if (input === 'q' || key.escape || (key.ctrl && input === 'c')) dispatch({ type: 'quit' });
+      for (const press of expandPress(keyPress(input, key))) dispatch({ type: 'key', press });
     },
     { isActive: opts.isActive ?? true },
   );

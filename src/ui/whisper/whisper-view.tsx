@@ -1,14 +1,20 @@
 import { Box, Text } from 'ink';
+import { count, delta, epsilon, ratio } from '../../format.js';
+import type { Palette } from '../../output/theme.js';
 import { VERDICT_SHORT, type GaugeLevel } from '../../privacy/budget.js';
 import { bar, percent, type WhisperAgent, type WhisperReport } from '../../privacy/whisper-report.js';
+import { keyLabel, WHISPER_KEYS } from '../keys.js';
 import type { WhisperState } from './use-whisper-state.js';
 
-const LEVEL_COLOR: Record<GaugeLevel, string> = { ok: 'green', low: 'yellow', critical: 'red', exhausted: 'red' };
+const levelColor = (p: Palette, level: GaugeLevel | null): string | undefined => (level === 'ok' ? p.ok : level === 'low' ? p.warn : level ? p.error : p.muted);
+const eps = (x: number | null): string => (x === null ? '—' : epsilon(x));
+const SHORT: Record<string, string> = { up: 'up', down: 'down', toggleDetails: 'details', quit: 'quit' };
+/** The key hints, from the same table the keys are handled by. */
+const hints = WHISPER_KEYS.filter((b) => b.action !== 'cancel')
+  .map((b) => `${b.keys.map(keyLabel).join('/')} ${SHORT[b.action] ?? b.action}`)
+  .join(' · ');
 
-const delta = (d: number): string => (d < 1e-3 ? d.toExponential() : String(d));
-const eps = (x: number | null): string => (x === null ? '—' : x >= 1000 ? x.toFixed(0) : String(Number(x.toPrecision(3))));
-
-function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): React.JSX.Element {
+function AgentRow({ a, selected, p }: { a: WhisperAgent; selected: boolean; p: Palette }): React.JSX.Element {
   const pointer = selected ? '›' : ' ';
   if (a.consent === 'locked') {
     return (
@@ -17,13 +23,13 @@ function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): Reac
           <Text>{pointer}</Text>
         </Box>
         <Box width={11} flexShrink={0}>
-          <Text dimColor>{a.agent}</Text>
+          <Text color={p.muted}>{a.agent}</Text>
         </Box>
-        <Text dimColor>bond-only: never leaves the forge</Text>
+        <Text color={p.muted}>bond-only: never leaves the forge</Text>
       </Box>
     );
   }
-  const color = a.level ? LEVEL_COLOR[a.level] : 'gray';
+  const color = levelColor(p, a.level);
   const frac = a.remaining_fraction ?? 0;
   return (
     <Box>
@@ -40,7 +46,7 @@ function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): Reac
         <Text color={color}>{percent(frac)}</Text>
       </Box>
       <Box width={8} marginLeft={1} flexShrink={0}>
-        <Text color={a.speaks ? 'green' : 'yellow'}>{a.speaks ? 'speaks' : 'silent'}</Text>
+        <Text color={a.speaks ? p.ok : p.warn}>{a.speaks ? 'speaks' : 'silent'}</Text>
       </Box>
       <Box width={14} flexShrink={0}>
         <Text>{a.shareable_entries} shareable</Text>
@@ -48,37 +54,39 @@ function AgentRow({ a, selected }: { a: WhisperAgent; selected: boolean }): Reac
       <Box width={10} flexShrink={0}>
         <Text>{a.speaks ? `+${eps(a.next_round_epsilon_cost)} ε` : ''}</Text>
       </Box>
-      <Text dimColor>{VERDICT_SHORT[a.verdict]}</Text>
+      <Text color={p.muted} wrap="truncate-end">
+        {VERDICT_SHORT[a.verdict]}
+      </Text>
     </Box>
   );
 }
 
-function Details({ a, report }: { a: WhisperAgent; report: WhisperReport }): React.JSX.Element {
+function Details({ a, report, p }: { a: WhisperAgent; report: WhisperReport; p: Palette }): React.JSX.Element {
   if (a.consent === 'locked') {
-    return <Text dimColor>{a.agent} is bond-only: no council head exists, nothing of theirs ever leaves the forge.</Text>;
+    return <Text color={p.muted}>{a.agent} is bond-only: no council head exists, nothing of theirs ever leaves the forge.</Text>;
   }
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>{a.agent}</Text>
       <Text>
-        consent: {a.consent ? 'given' : 'not given'} · ε spent {eps(a.epsilon_spent)} of {a.epsilon_budget} (δ = {delta(report.config.delta)}) · {a.releases} release{a.releases === 1 ? '' : 's'}
+        consent: {a.consent ? 'given' : 'not given'} · ε spent {eps(a.epsilon_spent)} of {a.epsilon_budget} (δ = {delta(report.config.delta)}) · {count(a.releases, 'release')}
       </Text>
       <Text>
-        next round: {a.shareable_entries} shareable entries, clip norm S = {a.clip_norm}, noise σ = {a.noise_multiplier}; its ε → {eps(a.epsilon_after_next)} (+{eps(a.next_round_epsilon_cost)}), the forge's +{eps(a.next_round_forge_cost)}
+        next round: {count(a.shareable_entries, 'shareable entry', 'shareable entries')}, clip norm S = {a.clip_norm}, noise σ = {a.noise_multiplier}; its ε → {eps(a.epsilon_after_next)} (+{eps(a.next_round_epsilon_cost)}), the forge's +{eps(a.next_round_forge_cost)}
       </Text>
       <Text>{a.why}</Text>
-      <Text dimColor>
+      <Text color={p.muted}>
         past contributions (|clip Δ| / S):{' '}
-        {a.contributions.length === 0 ? 'none yet' : a.contributions.slice(-12).map((c) => `${c.round}: ${c.clipped_fraction === null ? 'not drawn' : c.clipped_fraction.toFixed(2)}`).join('  ')}
+        {a.contributions.length === 0 ? 'none yet' : a.contributions.slice(-12).map((c) => `${c.round}: ${c.clipped_fraction === null ? 'not drawn' : ratio(c.clipped_fraction)}`).join('  ')}
       </Text>
     </Box>
   );
 }
 
 /** The Whisper Limit gauge. Data by props only; never opens the database. */
-export function WhisperView({ report, state }: { report: WhisperReport; state: WhisperState }): React.JSX.Element {
+export function WhisperView({ report, state, palette: p }: { report: WhisperReport; state: WhisperState; palette: Palette }): React.JSX.Element {
   const f = report.forge;
-  const color = LEVEL_COLOR[f.level];
+  const color = levelColor(p, f.level);
   const selected = report.agents[state.cursor];
   return (
     <Box flexDirection="column">
@@ -90,24 +98,24 @@ export function WhisperView({ report, state }: { report: WhisperReport; state: W
         <Text color={color}>{bar(f.remaining_fraction, 24)}</Text>
         <Text color={color}> {percent(f.remaining_fraction)} left</Text>
         <Text>
-          {'  '}ε {eps(f.epsilon_spent)} of {report.config.forge_epsilon} spent · {f.releases} release{f.releases === 1 ? '' : 's'}
+          {'  '}ε {eps(f.epsilon_spent)} of {report.config.forge_epsilon} spent · {count(f.releases, 'release')}
         </Text>
       </Box>
-      <Text dimColor>
+      <Text color={p.muted} wrap="truncate-end">
         next round{report.round ? ` (${report.round})` : ''}: {f.speakers_next_round} speak, forge ε → {eps(f.epsilon_after_next_round)}; clip S = {report.config.clip_norm}, σ = {report.config.noise_multiplier}, δ = {delta(report.config.delta)}
       </Text>
       <Box flexDirection="column" marginTop={1}>
         {report.agents.map((a, i) => (
-          <AgentRow key={a.agent} a={a} selected={i === state.cursor} />
+          <AgentRow key={a.agent} a={a} selected={i === state.cursor} p={p} />
         ))}
       </Box>
-      {state.details && selected ? <Details a={selected} report={report} /> : null}
+      {state.details && selected ? <Details a={selected} report={report} p={p} /> : null}
       {report.notes.map((n) => (
-        <Text key={n} color="yellow">
+        <Text key={n} color={p.warn}>
           note: {n}
         </Text>
       ))}
-      <Text dimColor>↑/↓ select · enter details · q quit</Text>
+      <Text color={p.muted}>{hints}</Text>
     </Box>
   );
 }

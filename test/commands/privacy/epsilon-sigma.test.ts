@@ -55,7 +55,7 @@ describe('kourai privacy epsilon', () => {
     [{ sigma: '0' }, /--sigma: σ must be greater than 0/],
     [{ sigma: '-1' }, /--sigma: σ must be greater than 0/],
     [{}, /--sigma: required/],
-    [{ sigma: 'abc' }, /--sigma: not a number/],
+    [{ sigma: 'abc' }, /--sigma: "abc" is not a number/],
     [{ sigma: '1', delta: '0' }, /--delta: δ must be strictly between 0 and 1/],
     [{ sigma: '1', delta: '1' }, /--delta: δ must be strictly between 0 and 1/],
     [{ sigma: '1', sampleRate: '1.5' }, /--sample-rate: the sample rate must be in \(0, 1\]/],

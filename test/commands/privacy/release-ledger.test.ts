@@ -66,6 +66,14 @@ describe('kourai privacy release', () => {
     expect(() => readFileSync(join(ctx.home, 'r3.json'))).toThrow();
   });
 
+  it('a hand-written delta may say "dtype": "F32" with its values as numbers (as the help and the README show)', async () => {
+    writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [2], dtype: 'F32', data: [0.5, -0.25] }] }));
+    await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '9', file, json: true }, ctx);
+    expect(rows()).toBe(1);
+    writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [2], dtype: 'F16', data: [0.5, -0.25] }] }));
+    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '10', file }, ctx))).exitCode).toBe(ExitCode.invalidData);
+  });
+
   it('refuses without consent (exit 7), a bond-only agent (exit 2), a bad delta file (exit 5), bad σ (exit 2)', async () => {
     expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'metis', round: '1', file }, ctx))).exitCode).toBe(ExitCode.conflict);
     expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'puck', round: '1', file }, ctx))).exitCode).toBe(ExitCode.usage);

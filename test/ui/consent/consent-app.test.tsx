@@ -9,7 +9,10 @@ import { ConsentStore } from '../../../src/store/consent-store.js';
 import { openStateDb } from '../../../src/store/state-db.js';
 import type { DB } from '../../../src/store/db.js';
 import { ConsentApp, type ConsentOutcome } from '../../../src/ui/consent/consent-app.js';
+import { palette } from '../../../src/output/theme.js';
 import { KEY, press, waitFor } from '../../helpers/ink-wait.js';
+
+const SIZE = { columns: 100, rows: 30 };
 
 let home: string;
 let db: DB;
@@ -41,6 +44,8 @@ describe('the Sovereignty Moment (Ink)', () => {
       <ConsentApp
         stances={STANCES}
         current={{}}
+        palette={palette(0)}
+        size={SIZE}
         onDone={(o) => {
           outcome = o;
           storeOutcome(o);
@@ -85,12 +90,12 @@ describe('the Sovereignty Moment (Ink)', () => {
     store.record([{ agent: 'techne', allowed: true }], 'flags', new Date());
     let outcome: ConsentOutcome | undefined;
     const current = Object.fromEntries(store.current().map((c) => [c.agent, c.allowed]));
-    const app = render(<ConsentApp stances={STANCES} current={current} onDone={(o) => ((outcome = o), storeOutcome(o))} />);
+    const app = render(<ConsentApp stances={STANCES} current={current} palette={palette(0)} size={SIZE} onDone={(o) => ((outcome = o), storeOutcome(o))} />);
     await waitFor(() => /\[x\] Techne/.test(app.lastFrame() ?? ''), app.lastFrame);
     await press(app.stdin, KEY.enter);
     await waitFor(() => (app.lastFrame() ?? '').includes('May speak for the forge: Techne'), app.lastFrame);
     await press(app.stdin, KEY.escape);
-    await waitFor(() => (app.lastFrame() ?? '').includes('space toggle'), app.lastFrame);
+    await waitFor(() => (app.lastFrame() ?? '').includes('Space/x toggle'), app.lastFrame);
     await press(app.stdin, 'n');
     await waitFor(() => !/\[x\]/.test(app.lastFrame() ?? ''), app.lastFrame);
     await press(app.stdin, 'a', KEY.enter, KEY.enter);
@@ -99,15 +104,29 @@ describe('the Sovereignty Moment (Ink)', () => {
     app.unmount();
   });
 
-  it('escape cancels: nothing is stored', async () => {
-    let outcome: ConsentOutcome | undefined;
-    const app = render(<ConsentApp stances={STANCES} current={{}} onDone={(o) => ((outcome = o), storeOutcome(o))} />);
+  it('Esc leaves without changing anything (as q does); Ctrl-C cancels', async () => {
+    for (const [key, how] of [[KEY.escape, 'left'], ['q', 'left'], ['\u0003', 'cancelled']] as const) {
+      let outcome: ConsentOutcome | undefined;
+      const app = render(<ConsentApp stances={STANCES} current={{}} palette={palette(0)} size={SIZE} onDone={(o) => ((outcome = o), storeOutcome(o))} />);
+      await waitFor(() => (app.lastFrame() ?? '').includes('Sovereignty Moment'), app.lastFrame);
+      await press(app.stdin, KEY.down, KEY.space, key);
+      await waitFor(() => outcome !== undefined, app.lastFrame);
+      expect(outcome).toEqual({ confirmed: false, how });
+      expect(app.lastFrame()).toMatch(/Nothing was changed/);
+      expect(store.history()).toEqual([]);
+      app.unmount();
+    }
+  });
+
+  it('fits 24 rows: the selected stance is quoted under the list', async () => {
+    const app = render(<ConsentApp stances={STANCES} current={{}} palette={palette(0)} size={{ columns: 80, rows: 24 }} onDone={() => undefined} />);
     await waitFor(() => (app.lastFrame() ?? '').includes('Sovereignty Moment'), app.lastFrame);
-    await press(app.stdin, KEY.down, KEY.space, KEY.escape);
-    await waitFor(() => outcome !== undefined, app.lastFrame);
-    expect(outcome).toEqual({ confirmed: false });
-    expect(app.lastFrame()).toMatch(/nothing was changed/);
-    expect(store.history()).toEqual([]);
+    await press(app.stdin, KEY.down);
+    await waitFor(() => (app.lastFrame() ?? '').includes('Aidos: “I have seen patterns'), app.lastFrame);
+    const f = app.lastFrame() ?? '';
+    expect(f.split('\n').length).toBeLessThanOrEqual(23);
+    expect(f).toContain('The Sovereignty Moment');
+    expect(f).toMatch(/Enter summary/);
     app.unmount();
   });
 });

@@ -40,7 +40,9 @@ describe('consent reducer', () => {
     expect(run({ type: 'enter' }).step).toBe('confirm');
     expect(run({ type: 'enter' }, { type: 'enter' }).step).toBe('confirmed');
     expect(run({ type: 'enter' }, { type: 'escape' }).step).toBe('choose');
-    expect(run({ type: 'escape' }).step).toBe('cancelled');
+    expect(run({ type: 'escape' }).step).toBe('left');
+    expect(run({ type: 'key', press: { input: 'q', name: null } }).step).toBe('left');
+    expect(run({ type: 'key', press: { input: '', name: 'ctrl-c' } }).step).toBe('cancelled');
     expect(run({ type: 'enter' }, { type: 'all', allowed: true }).rows.some((r) => r.allowed && r.agent !== 'metis')).toBe(false);
   });
 });

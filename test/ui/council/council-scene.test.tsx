@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sceneOf } from '../../../src/federation/round/scenes.js';
 import { CouncilSceneApp } from '../../../src/ui/council/council-scene-view.js';
 import { councilSceneReducer, initialCouncilSceneState, type SceneOutcome } from '../../../src/ui/council/use-council-scene-state.js';
-import { palette } from '../../../src/ui/theme.js';
+import { palette } from '../../../src/output/theme.js';
 import { details } from '../../federation/council-event-fixture.js';
 import { KEY, listening, press, waitFor } from '../../helpers/ink-wait.js';
 

@@ -5,7 +5,7 @@ import type { FeedbackSubject } from '../../../src/feedback/entry.js';
 import { writeFeedback } from '../../../src/feedback/write.js';
 import { FeedbackApp } from '../../../src/ui/feedback/feedback-view.js';
 import { initialFeedbackState, type FeedbackOutcome } from '../../../src/ui/feedback/use-feedback-state.js';
-import { palette } from '../../../src/ui/theme.js';
+import { palette } from '../../../src/output/theme.js';
 import { removeDir, tempDir } from '../../helpers/ctx.js';
 import { lineCount, readEntries } from '../../helpers/forge.js';
 import { frameWith, waitFor } from '../../helpers/ink-wait.js';

@@ -1,6 +1,6 @@
 import { cleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { palette } from '../../../src/ui/theme.js';
+import { palette } from '../../../src/output/theme.js';
 import { ReplayApp } from '../../../src/ui/replay/replay-view.js';
 import { initialReplayState, type ReplayState } from '../../../src/ui/replay/use-replay-state.js';
 import { smallStory } from '../../helpers/story.js';
@@ -30,7 +30,7 @@ describe('ReplayApp (ink-testing-library)', () => {
     expect(f).toContain('▸ hephaestus');
     expect(f).toContain('routes to metis');
     expect(f).toContain('1/8');
-    expect(f).toContain('paused 1 beats/s');
+    expect(f).toContain('paused 1 beat/s');
   });
 
   it('steps with → and l, and shows the response and the affinity change', async () => {
@@ -63,7 +63,7 @@ describe('ReplayApp (ink-testing-library)', () => {
     stdin.write('naming');
     await frameWith(lastFrame, 'search: naming');
     stdin.write(KEY.enter);
-    const f = await frameWith(lastFrame, '"naming": beat 4 of 8');
+    const f = await frameWith(lastFrame, '"naming": match 1 of 1');
     expect(f).toContain('techne · proposal refused');
   });
 

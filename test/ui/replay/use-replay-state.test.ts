@@ -94,10 +94,10 @@ describe('replay reducer', () => {
     s = run(nav, s, { type: 'submit' });
     expect(s.overlay).toBe('none');
     expect(id(nav, s)).toBe('E004');
-    expect(s.message?.text).toBe('"naming": beat 4 of 8');
+    expect(s.message?.text).toBe('"naming": match 1 of 1');
     s = run(nav, s, 'n');
     expect(id(nav, s)).toBe('E004');
-    expect(s.message?.text).toMatch(/^search wrapped/);
+    expect(s.message?.text).toBe('"naming": match 1 of 1 (wrapped)');
     s = run(nav, s, { type: 'openSearch' }, { type: 'typeText', text: 'proposal' }, { type: 'submit' });
     expect(id(nav, s)).toBe('E006');
     s = run(nav, s, 'N');

@@ -5,9 +5,12 @@ import { planRound } from '../../../src/privacy/budget.js';
 import { noConsent } from '../../../src/privacy/consent.js';
 import { DEFAULT_PRIVACY_CONFIG } from '../../../src/privacy/privacy-config.js';
 import { buildWhisperReport, type WhisperReport } from '../../../src/privacy/whisper-report.js';
+import { palette } from '../../../src/output/theme.js';
 import { WhisperApp } from '../../../src/ui/whisper/whisper-app.js';
 import { initialWhisperState, whisperReducer } from '../../../src/ui/whisper/use-whisper-state.js';
-import { KEY, press, waitFor } from '../../helpers/ink-wait.js';
+import { frameWith, KEY, press, waitFor } from '../../helpers/ink-wait.js';
+
+const SIZE = { columns: 100, rows: 30 };
 
 /** A forge where Hephaestus and Metis consented; Metis has spoken twice (σ = 1) and is nearly out of capacity. */
 function report(): WhisperReport {
@@ -23,11 +26,11 @@ function report(): WhisperReport {
 
 describe('the Whisper Limit gauge (Ink)', () => {
   it('shows capacity bars, who speaks and why, and Cupid/Puck as bond-only', async () => {
-    const app = render(<WhisperApp report={report()} />);
+    const app = render(<WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={() => undefined} />);
     await waitFor(() => (app.lastFrame() ?? '').includes('Whisper Limit'), app.lastFrame);
     const f = app.lastFrame() ?? '';
     expect(f).toMatch(/forge\s+█+░*\s+\d+% left/);
-    expect(f).toMatch(/hephaestus\s+████████████\s+100%\s+speaks\s+48 shareable\s+\+4\.73 ε/);
+    expect(f).toMatch(/hephaestus\s+████████████\s+100%\s+speaks\s+48 shareable\s+\+4\.7\d* ε/);
     expect(f).toMatch(/metis\s+█*░+\s+\d+%\s+silent\s+12 shareable\s+its capacity would run out/);
     expect(f).toMatch(/techne.*silent.*no consent/);
     expect(f).toMatch(/cupid\s+bond-only: never leaves the forge/);
@@ -37,18 +40,45 @@ describe('the Whisper Limit gauge (Ink)', () => {
   });
 
   it('selects an agent and opens its details with past contribution magnitudes; q closes', async () => {
-    let closed = false;
-    const app = render(<WhisperApp report={report()} onExit={() => (closed = true)} />);
+    let closed: string | null = null;
+    const app = render(<WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (closed = how)} />);
     await waitFor(() => (app.lastFrame() ?? '').includes('Whisper Limit'), app.lastFrame);
     await press(app.stdin, KEY.down, KEY.enter);
     await waitFor(() => (app.lastFrame() ?? '').includes('past contributions'), app.lastFrame);
     const f = app.lastFrame() ?? '';
     expect(f).toMatch(/› metis/);
-    expect(f).toMatch(/consent: given · ε spent 7\.08 of 8/);
+    expect(f).toMatch(/consent: given · ε spent 7\.077 of 8/);
     expect(f).toMatch(/r1: 0\.42\s+r2: not drawn/);
     expect(f).toMatch(/12 shareable entries, clip norm S = 1, noise σ = 1/);
     await press(app.stdin, 'q');
-    await waitFor(() => closed, app.lastFrame);
+    await waitFor(() => closed === 'quit', app.lastFrame);
+    app.unmount();
+  });
+
+  it('Esc closes the details first, then the screen; Ctrl-C cancels', async () => {
+    let closed: string | null = null;
+    const app = render(<WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (closed = how)} />);
+    await press(app.stdin, KEY.enter);
+    await waitFor(() => (app.lastFrame() ?? '').includes('past contributions'), app.lastFrame);
+    await press(app.stdin, KEY.escape);
+    await waitFor(() => !(app.lastFrame() ?? '').includes('past contributions'), app.lastFrame);
+    expect(closed).toBeNull();
+    await press(app.stdin, KEY.escape);
+    await waitFor(() => closed === 'quit', app.lastFrame);
+    app.unmount();
+    let cancelled: string | null = null;
+    const again = render(<WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (cancelled = how)} />);
+    await press(again.stdin, '\u0003');
+    await waitFor(() => cancelled === 'cancel', again.lastFrame);
+    again.unmount();
+  });
+
+  it('a terminal too small says what the gauge needs instead of drawing it one letter a line', async () => {
+    // ink-testing-library's output is 100 columns wide and reports no height: the height is ours.
+    const app = render(<WhisperApp report={report()} palette={palette(0)} size={{ columns: 40, rows: 10 }} onDone={() => undefined} />);
+    const f = await frameWith(app.lastFrame, 'needs at least 80×24');
+    expect(f).toContain('The terminal is 100×10');
+    expect(f.split('\n').length).toBeLessThanOrEqual(4);
     app.unmount();
   });
 
@@ -59,6 +89,8 @@ describe('the Whisper Limit gauge (Ink)', () => {
     expect(r(r(s0, { type: 'down' }), { type: 'down' }).cursor).toBe(2);
     expect(r(s0, { type: 'toggleDetails' }).details).toBe(true);
     const done = r(s0, { type: 'quit' });
+    expect(done.done).toBe('quit');
+    expect(r(s0, { type: 'cancel' }).done).toBe('cancel');
     expect(r(done, { type: 'down' })).toBe(done);
     expect(FEDERATING_AGENTS).toHaveLength(8);
   });

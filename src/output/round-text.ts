@@ -1,8 +1,8 @@
-import type { OutStream } from '../../context.js';
-import type { FederationPlan } from '../../federation/round/plan.js';
-import type { RoundEvent, RoundResult } from '../../federation/round/run-round.js';
-import { colors } from '../../output/color.js';
-import { fmtDelta, fmtEps } from '../privacy/shared.js';
+import type { OutStream } from '../context.js';
+import type { FederationPlan } from '../federation/round/plan.js';
+import type { RoundEvent, RoundResult } from '../federation/round/run-round.js';
+import { colors } from './color.js';
+import { delta as fmtDelta, epsilon as fmtEps } from '../format.js';
 
 /**
  * Progress of a round on stderr: one line per step (training per agent, upload, the round's

@@ -1,0 +1,118 @@
+// The layers of the tree (HOUSE_STYLE.md, "The floors"), enforced with no-restricted-imports and
+// no-restricted-syntax. Imported by eslint.config.js, and by test/lint/layers.test.ts, which
+// checks on sample code that each rule fires.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The floors, top first. A directory (or a file at the top of src/) may import from its own floor
+ * and the floors below it, never from a floor above. A type two floors share moves down; it is
+ * not imported up. A new directory under src/ must be placed here (lint fails until it is).
+ */
+const FLOORS = [
+  ['main.ts', 'index.ts'],
+  ['cli.ts', 'run-command.ts', 'help.ts'],
+  ['commands'],
+  ['output', 'ui'], // presentation; output never imports ui
+  // simulation drives the council and federation code (without HTTP), so it sits above them
+  // (HOUSE_STYLE.md draws it below; the code it drives decides).
+  ['simulation'],
+  ['federation', 'council'],
+  ['train', 'privacy', 'replay', 'feedback'],
+  ['store'],
+  // affinity is computed from memoir entries alone (memoir's player metrics use it), so it shares memoir's floor.
+  ['memoir', 'affinity'],
+  ['aggregation', 'tensor'],
+  ['errors.ts', 'context.ts', 'config.ts', 'format.ts', 'runtime', 'types'], // types: ambient declarations (.d.ts)
+];
+
+/** Where SQL may be written: the memoir index and state repositories, and the council's own storage. */
+const SQL_HOMES = ['src/store/**', 'src/council/storage.ts', 'src/council/sqlite-storage.ts'];
+/** Packages that belong to one layer. */
+const PACKAGE_HOMES = [
+  { name: 'commander', home: ['src/cli.ts'], why: 'argv parsing is the job of src/cli.ts alone' },
+  { name: 'ink', home: ['src/ui/**'], why: 'Ink screens live in src/ui/' },
+  { name: 'react', home: ['src/ui/**'], why: 'React components live in src/ui/' },
+  { name: 'chalk', home: ['src/output/**'], why: 'colour comes from the one Chalk instance in src/output/color.ts', typesFrom: ['src/commands/**', 'src/ui/**'] },
+  { name: 'better-sqlite3', home: SQL_HOMES, why: 'SQL lives in src/store/ (and the council storage)' },
+];
+
+const level = new Map(FLOORS.flatMap((names, i) => names.map((n) => [n, FLOORS.length - 1 - i])));
+const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const target = (name) => (name.endsWith('.ts') ? `${esc(name.slice(0, -3))}\\.js$` : `${esc(name)}/`);
+
+/** Patterns forbidding imports of `names` from a file at the top of src/ (./x) or inside a directory (../x, ../../x). */
+function forbidden(names, atRoot, message) {
+  if (names.length === 0) return [];
+  const prefix = atRoot ? '^\\./' : '^(\\.\\./)+';
+  return [{ regex: `${prefix}(${names.map(target).join('|')})`, message }];
+}
+
+const matches = (globs, files) => globs.some((g) => files.some((f) => f === g || (g.endsWith('/**') && f.startsWith(g.slice(0, -2)))));
+
+function packagePaths(files) {
+  return PACKAGE_HOMES.filter((p) => !matches(p.home, files)).map((p) => ({
+    name: p.name,
+    message: `${p.why}.`,
+    allowTypeImports: matches(p.typesFrom ?? [], files),
+  }));
+}
+
+const WRITE = {
+  selector: "CallExpression[callee.property.name='write'][callee.object.property.name=/^(stdout|stderr)$/]",
+  message: 'Human output goes through src/output (writeText, note, warn: sanitised for the terminal); only main.ts writes errors.',
+};
+const SQL = [
+  { selector: "CallExpression[callee.property.name=/^(prepare|pragma|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]", message: 'SQL lives in src/store/ (a prepared-statement repository), not here.' },
+  { selector: 'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/, not here.' },
+  { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/, not here.' },
+];
+
+/** One config block per unit of the tree (a directory, a command group, a file at the top of src/). */
+function layerBlock(files, name, atRoot, extraPatterns = []) {
+  const lvl = level.get(name);
+  const above = [...level].filter(([, l]) => l > lvl).map(([n]) => n);
+  const patterns = [
+    ...forbidden(above, atRoot, `src/${name} may not import from a higher floor (HOUSE_STYLE.md, "The floors"): move the shared piece down instead.`),
+    ...(name === 'output' ? forbidden(['ui'], false, 'output never imports ui: move the shared piece (e.g. the palette) into src/output.') : []),
+    ...(name === 'ui' ? forbidden(['store'], false, 'Screens take data by props; they never open the database (type imports are fine).').map((p) => ({ ...p, allowTypeImports: true })) : []),
+    ...extraPatterns,
+  ];
+  const sqlHome = matches(SQL_HOMES, files);
+  const writeHome = name === 'output' || name === 'main.ts';
+  return {
+    files,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: packagePaths(files), patterns }],
+      'no-restricted-syntax': ['error', ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
+    },
+  };
+}
+
+/** Modules at the top of src/commands that every group may import: the shared base, no group's helpers. */
+const SHARED_COMMAND_MODULES = ['types', 'options', 'option-errors'];
+const GROUP_MESSAGE = "A command group never imports another group's helpers: move the shared piece to src/commands/options.ts or down into the domain.";
+
+/** The config blocks for the repository at `root`. Throws when a directory under src/ is on no floor. */
+export function layerBlocks(root) {
+  const src = join(root, 'src');
+  const entries = readdirSync(src, { withFileTypes: true }).map((d) => (d.isDirectory() ? d.name : d.name.replace(/\.tsx?$/, '.ts')));
+  const unplaced = entries.filter((n) => !level.has(n));
+  if (unplaced.length > 0) throw new Error(`src/${unplaced.join(', src/')} is on no floor: add it to FLOORS in eslint.layers.js (see HOUSE_STYLE.md, "The floors")`);
+  // Every floor gets its rules, planned ones too (a new src/train/ is checked from its first file).
+  const units = [...level.keys()];
+  const groups = readdirSync(join(src, 'commands'), { withFileTypes: true }).filter((d) => d.isDirectory());
+  return [
+    ...units.filter((n) => n.endsWith('.ts')).map((n) => layerBlock([`src/${n}`, `src/${n.replace(/\.ts$/, '.tsx')}`], n, true)),
+    ...units.filter((n) => !n.endsWith('.ts') && n !== 'commands').map((n) => layerBlock([`src/${n}/**`], n, false)),
+    // Commands: each file at the top of src/commands is a group of its own.
+    layerBlock(['src/commands/*.ts'], 'commands', false, [{ regex: '^\\./[^/]+/', message: GROUP_MESSAGE }]),
+    ...groups.map((d) =>
+      layerBlock([`src/commands/${d.name}/**`], 'commands', false, [
+        { regex: `^\\.\\./(?!\\.\\./|(${SHARED_COMMAND_MODULES.join('|')})\\.js$)`, message: GROUP_MESSAGE },
+      ]),
+    ),
+    // The council's storage may hold SQL; the rest of src/council may not.
+    layerBlock(['src/council/storage.ts', 'src/council/sqlite-storage.ts'], 'council', false),
+  ];
+}

@@ -1,0 +1,33 @@
+import type { Ctx } from '../context.js';
+import { count } from '../format.js';
+import type { IndexFeedback } from '../store/indexed.js';
+import { note, warn } from './notice.js';
+import { progress, type Progress } from './progress.js';
+
+/**
+ * What the operator sees on stderr while a command brings the memoir index up to date: a
+ * progress bar (not with `quiet`: --json runs and screens), a warning per file that changed
+ * other than by an append, and how many lines were skipped because they are not valid entries
+ * (always: a reader must never mistake "0 entries" for an empty memoir).
+ */
+export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>, quiet: boolean): IndexFeedback {
+  let bar: Progress | undefined;
+  return {
+    progress(done, total) {
+      bar ??= progress(ctx.stderr, { label: 'indexing', total, unit: 'B', quiet: quiet || ctx.quiet === true });
+      bar.update(done);
+    },
+    finish() {
+      bar?.finish();
+    },
+    note(text) {
+      if (!quiet) note(ctx, text);
+    },
+    integrity(u) {
+      if (!quiet) warn(ctx, `${u.path}: ${u.integrity ?? 'changed'}; the index was rebuilt for it (see \`kourai memoir verify\`)`);
+    },
+    skipped(invalid, memoirs) {
+      warn(ctx, `${count(invalid, 'line')} of ${count(memoirs, 'memoir')} ${invalid === 1 ? 'is' : 'are'} not a valid entry and ${invalid === 1 ? 'was' : 'were'} skipped; see \`kourai memoir verify\``);
+    },
+  };
+}
