@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { capNorm, craftUpdate, flipLabels, mean, norm, type CraftInput } from '../../src/simulation/attacks.js';
+import { craftUpdate, flipLabels, type CraftInput } from '../../src/simulation/attacks.js';
 import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import type { Example } from '../../src/train/examples/types.js';
 
@@ -12,6 +12,17 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
   return s;
+};
+// Independent of the module under test: a wrong norm/mean there must not pass its own checks.
+const norm = (v: ArrayLike<number>): number => Math.sqrt(dot(v, v));
+const capNorm = (v: Float64Array, s: number): Float64Array => {
+  const n = norm(v);
+  return n <= s ? Float64Array.from(v) : v.map((x) => (x * s) / n);
+};
+const mean = (vs: readonly ArrayLike<number>[], d: number): Float64Array => {
+  const m = new Float64Array(d);
+  for (const v of vs) for (let i = 0; i < d; i++) m[i] = (m[i] as number) + (v[i] as number) / vs.length;
+  return m;
 };
 function input(over: Partial<CraftInput>): CraftInput {
   const honest = [1, 2, 3, 4].map((s) => capNorm(vec(s), 1));
