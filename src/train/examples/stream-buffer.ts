@@ -1,11 +1,11 @@
 import { CancelledError } from '../../errors.js';
 import { IdSet } from '../../memoir/id-set.js';
 import { loadBearingVerdict } from '../../memoir/load-bearing.js';
-import { compareKeyed, keyed, type BufferCandidate, type Keyed } from '../../memoir/replay-buffer.js';
+import { compareKeyed, keyed, type Keyed } from '../../memoir/replay-buffer.js';
 import type { RevisionGraph } from '../../memoir/revisions.js';
 import { RowLoader } from '../../memoir/row-loader.js';
-import type { EntryType, ReasonClass, ResponseKind, Source } from '../../memoir/sources.js';
 import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-index.js';
+import { candidateOf, chainOf } from '../../store/replay-candidates.js';
 import { loadRevisionGraph, type IndexedRevisionNode } from '../../store/revision-queries.js';
 
 /**
@@ -138,24 +138,12 @@ export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { f
       }
       if (ids.addOrGet(row.entry_id, row.seq) !== undefined && seenBefore(index, row, files)) continue; // duplicate ids: verify's problem
       candidates++;
-      const chain = !graph.has(row.entry_id) ? 'none' : graph.isSuperseded(row.entry_id) ? 'superseded' : row.supersedes !== null ? 'head' : 'none';
+      const chain = chainOf(graph, row);
       if (chain === 'superseded') {
         superseded++;
         continue;
       }
-      let interrupt: { reason_class: ReasonClass } | null = null;
-      if (row.entry_type === 'interrupt') interrupt = loader.load(row).interrupt ?? null;
-      const c: BufferCandidate = {
-        entry_id: row.entry_id,
-        source: row.source as Source,
-        entry_type: row.entry_type as EntryType,
-        player_response: row.response_kind ? { kind: row.response_kind as ResponseKind } : null,
-        interrupt,
-        chain,
-        has_preference: row.has_preference === 1,
-        affinity_delta: row.affinity_delta,
-        recorded_at: row.recorded_at,
-      };
+      const c = candidateOf(row, chain, loader);
       const item = { row: compact(row), key: keyed(c) };
       if (loadBearingVerdict(c, c).load_bearing) {
         bearingSeen++;
