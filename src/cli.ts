@@ -12,6 +12,13 @@ import { runCommand } from './run-command.js';
  * `--version` load neither Ink, React, SQLite nor the server.
  */
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+export const KOURAI_VERSION = pkg.version;
+/**
+ * `-V, --version` is answered by main.ts only as the first argument: a root option would be
+ * recognised after a command too and swallow that command's own `--version <n>`.
+ */
+export const isVersionRequest = (args: readonly string[]): boolean => args[0] === '--version' || args[0] === '-V';
+const versionOption = new Option('-V, --version', 'output the version number');
 
 type MakeCtx = (globals: { noInput: boolean; noColor: boolean; quiet: boolean }) => Ctx;
 
@@ -25,7 +32,6 @@ export function buildCli(
 ): Command {
   const program = new Command('kourai')
     .description('Operate a Kourai forge: the Forge Memoir, feedback, privacy (the Whisper Limit) and the council.')
-    .version(pkg.version, '-V, --version')
     .option('--no-color', 'disable colour (also NO_COLOR=1)')
     .option('--no-input', 'never prompt; fail and name the flags to pass instead')
     .option('-q, --quiet', 'no progress or notes on stderr (warnings and errors still print)');
@@ -634,7 +640,11 @@ export function buildCli(
 function helpText(root: Command): void {
   const visit = (c: Command): void => {
     const path = commandPath(c).replace(/^kourai ?/, '');
-    c.configureHelp({ optionDescription: optionDescription, sortSubcommands: false });
+    c.configureHelp({
+      optionDescription: optionDescription,
+      sortSubcommands: false,
+      visibleOptions: (cmd: Command) => (cmd === root ? [versionOption, ...new Help().visibleOptions(cmd)] : new Help().visibleOptions(cmd)),
+    });
     c.addHelpText('after', () => `${helpFooter(path, c.commands.map((x) => x.name()).filter((n) => n !== 'help'))}\n`);
     c.commands.forEach(visit);
   };

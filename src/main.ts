@@ -1,4 +1,4 @@
-import { buildCli } from './cli.js';
+import { buildCli, isVersionRequest, KOURAI_VERSION } from './cli.js';
 import type { Command } from './commands/types.js';
 import { processContext } from './context.js';
 import { CancelledError, ExitCode, KouraiError } from './errors.js';
@@ -18,6 +18,10 @@ const CANCEL_GRACE_MS = 1000;
  * a KouraiError prints one line (and its hint); anything else prints the stack and how to report it.
  */
 export async function main(argv: readonly string[]): Promise<void> {
+  if (isVersionRequest(argv.slice(2))) {
+    process.stdout.write(`${KOURAI_VERSION}\n`);
+    return;
+  }
   const wantsJson = argv.includes('--json') || argv.includes('--ndjson');
   const controller = new AbortController();
   // A service (`council serve`) ends on a signal by design, and takes the time it needs to.

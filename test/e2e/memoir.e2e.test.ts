@@ -26,6 +26,15 @@ describe('the kourai binary', () => {
     expect(kourai(['--version'], { home }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
+  it('--version is the program version only before a command: a command option named --version is that command\'s', () => {
+    expect(kourai(['-V'], { home }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const r = kourai(['adapters', 'show', 'techne', '--version', '3', '--json'], { home });
+    expect(r.stdout).not.toMatch(/^\d+\.\d+\.\d+\s*$/);
+    expect(r.code).toBe(6); // no adapter version 3 in an empty home
+    expect(JSON.parse(r.stdout).error.exit_code).toBe(6);
+    expect(kourai(['--help'], { home }).stdout).toContain('-V, --version');
+  });
+
   it('synth, stats --json, append from stdin, show, verify: the README walk-through', () => {
     expect(kourai(['memoir', 'synth'], { home }).code).toBe(0);
     const stats = kourai(['memoir', 'stats', '--json'], { home });
