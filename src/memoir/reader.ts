@@ -34,12 +34,7 @@ export interface ReadRange {
  * readers skip them. Reads follow a symlinked path.
  */
 export function* readRawLines(path: string, opts: ReadRange = {}): Generator<RawLine> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw fsError(err, 'memoir', path);
-  }
+  const fd = openForReading(path);
   try {
     yield* readRawLinesFd(fd, opts);
   } finally {
@@ -147,12 +142,7 @@ export interface ReadRecordsOptions extends ReadRange {
 
 /** Streams parsed records. Identical Python lines get `~2`, `~3`… via `occurrenceOf`. */
 export function* readRecords(path: string, opts: ReadRecordsOptions = {}): Generator<MemoirRecord> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw fsError(err, 'memoir', path);
-  }
+  const fd = openForReading(path);
   try {
     yield* readRecordsFd(fd, opts);
   } finally {
@@ -180,14 +170,18 @@ export function toRecord(raw: RawLine, occurrenceOf?: (baseId: string) => number
   return { kind: 'invalid', problem: parsed.problem, message: parsed.message, ...raw };
 }
 
-/** The bytes of one line, read by offset (the index knows where every entry is). */
-export function readLineAt(path: string, offset: number, length: number): string {
-  let fd: number;
+/** Opens a memoir for reading (following symlinks); a failure is the usual one-line fs error naming it. */
+export function openForReading(path: string): number {
   try {
-    fd = openSync(path, 'r');
+    return openSync(path, 'r');
   } catch (err) {
     throw fsError(err, 'memoir', path);
   }
+}
+
+/** The bytes of one line, read by offset (the index knows where every entry is). */
+export function readLineAt(path: string, offset: number, length: number): string {
+  const fd = openForReading(path);
   try {
     const b = Buffer.alloc(length);
     let got = 0;

@@ -1,5 +1,5 @@
+import { openForReading } from './reader.js';
 import { closeSync, openSync } from 'node:fs';
-import { fsError } from '../errors.js';
 import { derivedId } from './entry-id.js';
 import { IdSet } from './id-set.js';
 import { parseLine } from './parse.js';
@@ -113,12 +113,7 @@ export interface VerifyFileOptions {
  * (`confirmDuplicates`, `revisionProblems`). Never needs the index.
  */
 export async function verifyFile(path: string, seen: SeenIds, opts: VerifyFileOptions = {}): Promise<FileVerification> {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw fsError(err, 'memoir', path);
-  }
+  const fd = openForReading(path);
   try {
     return await verifyFd(fd, path, seen, opts);
   } finally {

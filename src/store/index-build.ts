@@ -1,6 +1,6 @@
+import { openForReading } from '../memoir/reader.js';
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { fsError } from '../errors.js';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { describeLocation } from '../memoir/discover.js';
 import { IdSet } from '../memoir/id-set.js';
 import { readRecordsFd } from '../memoir/reader.js';
@@ -201,12 +201,7 @@ export class IndexBuild {
 
   /** Opens a file, finds (or creates) its row, and decides whether it must be indexed from 0. */
   private plan(path: string): Plan {
-    let fd: number;
-    try {
-      fd = openSync(path, 'r');
-    } catch (err) {
-      throw fsError(err, 'memoir', path);
-    }
+    const fd = openForReading(path);
     try {
       const st = fstatSync(fd, { bigint: true });
       const size = Number(st.size);

@@ -1,6 +1,6 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { openForReading } from '../memoir/reader.js';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { fsError } from '../errors.js';
 import type { DB } from './db.js';
 import { CHUNK_BYTES, IndexBuild, sha, type BuildOptions, type FileRow, type FileUpdate } from './index-build.js';
 import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, type IndexSource } from './index-file.js';
@@ -231,12 +231,7 @@ export class MemoirIndex {
   async checkIndexedBytes(path: string, checkpoint?: (bytesDone: number) => Promise<void>): Promise<{ message: string; offset: number | null } | undefined> {
     const row = this.file(path);
     if (!row || row.indexed_bytes === 0) return undefined;
-    let fd: number;
-    try {
-      fd = openSync(path, 'r');
-    } catch (err) {
-      throw fsError(err, 'memoir', path);
-    }
+    const fd = openForReading(path);
     try {
       const st = fstatSync(fd, { bigint: true });
       if (String(st.ino) !== row.ino || String(st.dev) !== row.dev) return { message: 'the file was replaced (different inode): not an append', offset: null };

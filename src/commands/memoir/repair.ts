@@ -1,7 +1,7 @@
-import { closeSync, openSync } from 'node:fs';
+import { openForReading } from '../../memoir/reader.js';
+import { closeSync } from 'node:fs';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
-import { fsError } from '../../errors.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
 import { repairMemoir, type RepairOutcome } from '../../memoir/repair.js';
 import { findTornTail, quarantinePath, readBytes } from '../../memoir/quarantine.js';
@@ -56,12 +56,7 @@ function survey(path: string): RepairOutcome {
   } finally {
     journal.close();
   }
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw fsError(err, 'memoir', path);
-  }
+  const fd = openForReading(path);
   try {
     const tail = findTornTail(fd);
     if (tail) {
