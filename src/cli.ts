@@ -685,7 +685,10 @@ function usageErrors(root: Command): void {
   const visit = (c: Command): void => {
     c.exitOverride((err: CommanderError) => {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' || err.exitCode === 0) throw err;
-      throw new UsageError(err.message.replace(/^error: /, ''), `see \`${commandPath(c)} --help\``);
+      // The root's -V/--version is listed in its help only (see isVersionRequest): never suggest it below the root.
+      const message = err.message.replace(/^error: /, '').replace(/\s*\(Did you mean --version\?\)/, '');
+      const versionAsked = c !== root && err.code === 'commander.unknownOption' && /'(--version|-V)'/.test(message);
+      throw new UsageError(message, versionAsked ? 'the program version is `kourai --version` (first on the line)' : `see \`${commandPath(c)} --help\``);
     });
     c.commands.forEach(visit);
   };

@@ -33,6 +33,10 @@ describe('the kourai binary', () => {
     expect(r.code).toBe(6); // no adapter version 3 in an empty home
     expect(JSON.parse(r.stdout).error.exit_code).toBe(6);
     expect(kourai(['--help'], { home }).stdout).toContain('-V, --version');
+    const below = kourai(['memoir', '--version'], { home });
+    expect(below.code).toBe(2);
+    expect(below.stderr).not.toContain('Did you mean --version');
+    expect(below.stderr).toContain('kourai --version');
   });
 
   it('synth, stats --json, append from stdin, show, verify: the README walk-through', () => {
