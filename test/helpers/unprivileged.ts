@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN } from './bin.js';
+import { BIN, ROOT } from './bin.js';
 import { tempDir } from './ctx.js';
 
 /**
@@ -23,6 +23,32 @@ export interface Unprivileged {
 
 const asRoot = process.getuid?.() === 0;
 
+/** What the built binary needs at run time, relative to the checkout. */
+const RUNTIME = ['package.json', 'bin', 'dist', 'node_modules'];
+let mirror: string | undefined;
+
+/**
+ * A copy of the built runtime that `nobody` can reach, for a checkout it cannot (one inside a
+ * 0700 directory, such as `mktemp -d` makes): hard links where the file system allows (fast,
+ * and the files' own modes already let others read them), a plain copy otherwise. Made once per
+ * test process and removed when it exits.
+ */
+function reachableBin(): string {
+  if (!mirror) {
+    const dir = tempDir('kourai-runtime-');
+    chmodSync(join(dir, '..'), 0o711);
+    chmodSync(dir, 0o755);
+    for (const part of RUNTIME) {
+      const from = join(ROOT, part);
+      const linked = spawnSync('cp', ['-al', from, join(dir, part)]);
+      if (linked.status !== 0 && spawnSync('cp', ['-a', from, join(dir, part)]).status !== 0) throw new Error(`cannot set up an unprivileged run: copying ${from} to ${dir} failed`);
+    }
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    mirror = dir;
+  }
+  return join(mirror, 'bin', 'kourai.js');
+}
+
 function idOf(flag: '-u' | '-g', user: string): number {
   const r = spawnSync('id', [flag, user], { encoding: 'utf8' });
   const n = Number(r.stdout.trim());
@@ -43,6 +69,7 @@ export function unprivileged(): Unprivileged {
     chmodSync(base, 0o755);
     chownSync(home, uid, gid);
   }
+  let bin = BIN;
   const spawn = (argv: readonly string[], input: string) => {
     const cmd = asRoot ? 'setpriv' : (argv[0] as string);
     const args = asRoot ? ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', ...argv] : argv.slice(1);
@@ -54,10 +81,12 @@ export function unprivileged(): Unprivileged {
     gid,
     base,
     home,
-    run: (args, input = '') => spawn([process.execPath, BIN, ...args], input),
+    run: (args, input = '') => spawn([process.execPath, bin, ...args], input),
     probe: (script) => spawn([process.execPath, '-e', script], ''),
   };
+  // A checkout nobody can reach (under a 0700 directory) is run from a reachable copy instead.
+  if (asRoot && u.run(['--version']).code !== 0) bin = reachableBin();
   const version = u.run(['--version']);
-  if (version.code !== 0) throw new Error(`cannot set up an unprivileged run: uid ${uid} cannot run ${BIN} (${version.stderr.trim()}); the checkout must be readable by others`);
+  if (version.code !== 0) throw new Error(`cannot set up an unprivileged run: uid ${uid} cannot run ${bin} (${version.stderr.trim()})`);
   return u;
 }
