@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CouncilConfig } from '../../src/council/config.js';
 import type { CouncilAdapters } from '../../src/federation/round/council-adapters.js';
@@ -13,6 +14,9 @@ import { PrivacyGate } from '../../src/privacy/round-gate.js';
 import { f32FromBase64 } from '../../src/tensor/float-codec.js';
 import type { NamedTensor } from '../../src/tensor/tensor.js';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
+import { ExitCode } from '../../src/errors.js';
+import { joinCouncil } from '../../src/federation/round/join.js';
+import { decodeAdapter } from '../../src/federation/council-client.js';
 import { body, call, SPECS, startTestCouncil, type TestCouncil } from '../council/helpers.js';
 import { testCtx, type TestCtx } from '../helpers/ctx.js';
 import { runCli } from '../helpers/run.js';
@@ -123,25 +127,26 @@ describe('protocol v2: the public initialisation is every agent’s round-0 glob
   });
 });
 
-describe('the forge’s round 1 sends trained − the global it trained from', () => {
-  function learner(step: number, starts: Map<FederatingAgent, NamedTensor[]>): CouncilLearner {
-    // What the real trainer does in spirit: start from `start`, learn a small change.
-    return {
-      fingerprint: BUILTIN_FINGERPRINT,
-      rank: 2,
-      alpha: 2,
-      layout: () => SPECS.map((s) => ({ name: s.name, shape: [...s.shape] })),
-      count: () => ({ examples: 20, scenes: 4, tooLittle: null }),
-      async train(agent, start) {
-        starts.set(agent, start.map((t) => ({ ...t, data: Float32Array.from(t.data) })));
-        return { status: 'trained', examples: 20, tensors: start.map((t) => ({ name: t.name, shape: [...t.shape], data: Float32Array.from(t.data, (v, j) => v + step * Math.cos(j)) })) };
-      },
-      probe: async () => [],
-      // v1 forges started round 1 from their own copy of the PEFT initialisation (kept here for the v1 path).
-      ...{ publicInit: (agent: FederatingAgent) => SPECS.map((s, k) => ({ name: s.name, shape: [...s.shape], data: Float32Array.from(oracleInit(agent)[k]!) })) },
-    } as CouncilLearner;
-  }
+function learnerOf(step: number, starts: Map<FederatingAgent, NamedTensor[]>): CouncilLearner {
+  // What the real trainer does in spirit: start from `start`, learn a small change.
+  return {
+    fingerprint: BUILTIN_FINGERPRINT,
+    rank: 2,
+    alpha: 2,
+    layout: () => SPECS.map((s) => ({ name: s.name, shape: [...s.shape] })),
+    count: () => ({ examples: 20, scenes: 4, tooLittle: null }),
+    async train(agent, start) {
+      starts.set(agent, start.map((t) => ({ ...t, data: Float32Array.from(t.data) })));
+      return { status: 'trained', examples: 20, tensors: start.map((t) => ({ name: t.name, shape: [...t.shape], data: Float32Array.from(t.data, (v, j) => v + step * Math.cos(j)) })) };
+    },
+    probe: async () => [],
+    // v1 forges started round 1 from their own copy of the PEFT initialisation (kept here for the v1 path).
+    ...{ publicInit: (agent: FederatingAgent) => SPECS.map((s, k) => ({ name: s.name, shape: [...s.shape], data: Float32Array.from(oracleInit(agent)[k]!) })) },
+  } as CouncilLearner;
+}
 
+
+describe('the forge’s round 1 sends trained − the global it trained from', () => {
   const adapters = (): CouncilAdapters => {
     let v = 0;
     return { current: () => null, storedFor: () => null, save: () => ++v };
@@ -162,7 +167,7 @@ describe('the forge’s round 1 sends trained − the global it trained from', (
         transport: httpTransport(c.url, membership.token),
         membership,
         gate,
-        learner: learner(step, starts),
+        learner: learnerOf(step, starts),
         adapters: adapters(),
         events: memoirEventsWriter(membership.events_memoir, () => new Date()),
         now: () => new Date(),
@@ -184,6 +189,105 @@ describe('the forge’s round 1 sends trained − the global it trained from', (
         // she trained from exactly what the council published as round 0
         expect(starts.get(row.agent as FederatingAgent)?.map((t) => Array.from(t.data))).toEqual(oracleInit(row.agent).map((x) => Array.from(x)));
       }
+    } finally {
+      gate.close();
+    }
+  });
+});
+
+describe('the protocol version is honest: a v2 forge refuses a v1 council (which would treat round-1 deltas as factors)', () => {
+  /** A council as v1 answered: health says protocol 1. */
+  async function v1Council(): Promise<{ url: string; close: () => Promise<void> }> {
+    const server: Server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/v1/health') res.end(JSON.stringify({ ok: true, protocol: 1, version: '0.1.0', round: 1 }));
+      else res.end(JSON.stringify({ error: { status: 500, code: 'internal', message: 'not expected in this test' } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+  }
+
+  it('join: exit 9 protocol_mismatch naming both versions, nothing stored; round: the same, nothing trained or spent', async () => {
+    const old = await v1Council();
+    const ctx = testCtx();
+    homes.push(ctx);
+    try {
+      const transport = httpTransport(old.url, 'kourai_1_token', { retries: 0 });
+      const err = await joinCouncil({ home: ctx.home, url: old.url, token: 'kourai_1_token', forgeFingerprint: BUILTIN_FINGERPRINT, transport, eventsMemoir: `${ctx.home}/federation.memoir.jsonl`, now: new Date() }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ exitCode: ExitCode.network, code: 'protocol_mismatch', message: expect.stringMatching(/speaks protocol v1; this kourai speaks v2: not joined/) });
+      // A forge that joined a v2 council whose address now answers as v1.
+      const c = await council({ base_fingerprints: [BUILTIN_FINGERPRINT] });
+      await runCli(() => import('../../src/commands/federate/join.js'), { server: c.url, token: await c.token('athens') }, ctx);
+      await runCli(() => import('../../src/commands/federate/consent.js'), { allow: ['techne'] }, ctx);
+      const membership = requireMembership(ctx.home);
+      const gate = PrivacyGate.open({ home: ctx.home, config: DEFAULT_PRIVACY_CONFIG, random: randomBytes });
+      let trained = 0;
+      try {
+        const r = runRound({
+          transport: httpTransport(old.url, membership.token, { retries: 0 }),
+          membership,
+          gate,
+          learner: { fingerprint: BUILTIN_FINGERPRINT, rank: 2, alpha: 2, layout: () => SPECS, count: () => ({ examples: 20, scenes: 4, tooLittle: null }), train: async () => (trained++, { status: 'skipped', reason: 'x', examples: 0 }), probe: async () => [] },
+          adapters: { current: () => null, storedFor: () => null, save: () => 1 },
+          events: memoirEventsWriter(membership.events_memoir, () => new Date()),
+          now: () => new Date(),
+          signal: new AbortController().signal,
+          sleep: async () => undefined,
+          options: { dryRun: false, wait: true, waitForMs: 1000, pollMs: 10, retryForMs: 0, encoding: 'json' },
+        });
+        await expect(r).rejects.toMatchObject({ exitCode: ExitCode.network, code: 'protocol_mismatch', message: expect.stringMatching(/protocol v1; this kourai speaks v2: nothing was sent/) });
+        expect(trained).toBe(0);
+        expect(gate.ledger.releases()).toEqual([]);
+      } finally {
+        gate.close();
+      }
+    } finally {
+      await old.close();
+    }
+  });
+});
+
+describe('downloads are checked against the published digest', () => {
+  it('a round-0 document whose numbers were changed in transit is refused (exit 5), not trained from', async () => {
+    const c = await council();
+    const doc = (await call(c.url, 'GET', '/v1/rounds/0/aggregate/techne', await c.token('athens'))).json;
+    expect(decodeAdapter(doc).round).toBe(0);
+    const data = f32FromBase64(doc.tensors[0].data);
+    data[3] = data[3]! + 1e-3;
+    const tampered = { ...doc, tensors: [{ ...doc.tensors[0], data: Buffer.from(data.buffer).toString('base64') }, doc.tensors[1]] };
+    expect(() => decodeAdapter(tampered)).toThrow(expect.objectContaining({ exitCode: ExitCode.invalidData, message: expect.stringMatching(/does not match its published digest/) }));
+  });
+});
+
+describe('an agent the council has no layout for', () => {
+  it('is planned silent (not_accepted) and nothing of hers is trained or spent', async () => {
+    const c = await council({ min_forges: 1, base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { techne: SPECS } });
+    const ctx = testCtx();
+    homes.push(ctx);
+    await runCli(() => import('../../src/commands/federate/join.js'), { server: c.url, token: await c.token('athens') }, ctx);
+    await runCli(() => import('../../src/commands/federate/consent.js'), { allow: ['techne', 'metis'] }, ctx);
+    const membership = requireMembership(ctx.home);
+    const gate = PrivacyGate.open({ home: ctx.home, config: DEFAULT_PRIVACY_CONFIG, random: randomBytes });
+    const starts = new Map<FederatingAgent, NamedTensor[]>();
+    try {
+      const r = (await runRound({
+        transport: httpTransport(c.url, membership.token),
+        membership,
+        gate,
+        learner: learnerOf(0.01, starts),
+        adapters: { current: () => null, storedFor: () => null, save: () => 1 },
+        events: memoirEventsWriter(membership.events_memoir, () => new Date()),
+        now: () => new Date(),
+        signal: new AbortController().signal,
+        sleep: () => new Promise((res) => setTimeout(res, 5)),
+        options: { dryRun: false, wait: true, waitForMs: 60_000, pollMs: 10, retryForMs: 60_000, encoding: 'json' },
+      })) as RoundResult & { outcome: 'completed' };
+      expect(r.plan.agents.find((a) => a.agent === 'metis')).toMatchObject({ verdict: 'not_accepted', speaks: false, tensors: null });
+      expect(r.plan.agents.find((a) => a.agent === 'techne')).toMatchObject({ verdict: 'speaks', starts_from: { kind: 'public_init' } });
+      expect([...starts.keys()]).toEqual(['techne']);
+      expect(gate.ledger.releases().map((x) => x.agent)).toEqual(['techne']);
+      expect(r.details.silent.find((x) => x.agent === 'metis')?.reason).toBe('not_accepted');
     } finally {
       gate.close();
     }
