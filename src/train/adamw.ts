@@ -37,8 +37,24 @@ export class AdamW {
 
   /** One step; returns the gradient norm before clipping. `grad` may be scaled in place. */
   step(theta: Float64Array, grad: Float64Array): number {
+    return this.update(theta, grad, 1, false);
+  }
+
+  /**
+   * One step from a gradient *sum* over a batch: the mean is `scale` × the sum (scale = 1 / batch
+   * size, applied exactly as a separate `*= scale` pass would be). Leaves `gradSum` zeroed for the
+   * next batch, saving the trainer two passes over every parameter per step.
+   */
+  stepAndClear(theta: Float64Array, gradSum: Float64Array, scale: number): number {
+    return this.update(theta, gradSum, scale, true);
+  }
+
+  private update(theta: Float64Array, grad: Float64Array, scale: number, clear: boolean): number {
     let sq = 0;
-    for (let i = 0; i < grad.length; i++) sq += (grad[i] as number) * (grad[i] as number);
+    for (let i = 0; i < grad.length; i++) {
+      const gi = (grad[i] as number) * scale;
+      sq += gi * gi;
+    }
     const norm = Math.sqrt(sq);
     const k = this.clip > 0 && norm > this.clip ? this.clip / norm : 1;
     this.t++;
@@ -47,7 +63,15 @@ export class AdamW {
     const c2 = 1 / (1 - b2 ** this.t);
     const decay = 1 - lr * this.wd;
     for (let i = 0; i < theta.length; i++) {
-      const g = (grad[i] as number) * k;
+      const g = (grad[i] as number) * scale * k;
+      if (clear) grad[i] = 0;
+      // A coordinate whose gradient has always been zero (a hashed feature no example used): the
+      // full update reduces exactly to the decay (0 / (√0 + ε) = 0), without the √ and the division.
+      // Most LoRA A columns are such coordinates, and they are most of the parameters.
+      if (g === 0 && m[i] === 0 && v[i] === 0) {
+        theta[i] = (theta[i] as number) * decay;
+        continue;
+      }
       const mi = b1 * (m[i] as number) + (1 - b1) * g;
       const vi = b2 * (v[i] as number) + (1 - b2) * g * g;
       m[i] = mi;

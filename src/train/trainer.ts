@@ -175,12 +175,9 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
     for (let b = 0; b < batches; b++) {
       if (hooks.shouldStop?.()) return { status: 'skipped', agent, reason: 'stopped', examples: items.length };
       const batch = order.slice(b * settings.batchSize, (b + 1) * settings.batchSize);
-      grad.all.fill(0);
       let loss = 0;
       for (const i of batch) loss += run.accumulate(i, grad);
-      const inv = 1 / batch.length;
-      for (let k = 0; k < grad.all.length; k++) grad.all[k] = (grad.all[k] as number) * inv;
-      opt.step(lora.all, grad.all);
+      opt.stepAndClear(lora.all, grad.all, 1 / batch.length);
       epochLoss += loss;
       seen += batch.length;
       processed += batch.length;

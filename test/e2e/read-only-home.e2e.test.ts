@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, BIN, cleanEnv, kourai, sampleHome } from '../helpers/bin.js';
+import { assertBuilt, cleanEnv, kourai, sampleHome } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { unprivilegedBin } from '../helpers/unprivileged.js';
 
 /**
  * Read-only commands (`whisper`, `doctor`, `federate consent --show`) create nothing on a fresh
@@ -41,7 +42,7 @@ function chmodTree(dir: string, writable: boolean): void {
 /** The built binary as a user who cannot write to `home`. */
 function asReader(args: string[], home: string): { code: number; stdout: string; stderr: string } {
   const asRoot = process.getuid?.() === 0;
-  const r = spawnSync(process.execPath, [BIN, ...args], {
+  const r = spawnSync(process.execPath, [unprivilegedBin(), ...args], {
     cwd: '/',
     env: cleanEnv(home),
     encoding: 'utf8',

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN } from './bin.js';
+import { BIN, ROOT } from './bin.js';
 import { tempDir } from './ctx.js';
 
 /**
@@ -23,6 +23,38 @@ export interface Unprivileged {
 
 const asRoot = process.getuid?.() === 0;
 
+/** What the built binary needs at run time, relative to the checkout. */
+const RUNTIME = ['package.json', 'bin', 'dist', 'node_modules'];
+let reachable: string | undefined;
+
+/**
+ * The binary as `nobody` can run it: the checkout's own, or, when `nobody` cannot reach the
+ * checkout (it sits in a 0700 directory, such as `mktemp -d` makes), a copy of the built runtime
+ * in the temporary directory: hard links where the file system allows (fast; the files' own modes
+ * already let others read them), a plain copy otherwise. Decided once per test process; the copy
+ * is removed when the process exits. Not running as root, the checkout's own.
+ */
+export function unprivilegedBin(): string {
+  if (!asRoot) return BIN;
+  if (reachable) return reachable;
+  const uid = idOf('-u', 'nobody');
+  const gid = idOf('-g', 'nobody');
+  const runs = (bin: string) => spawnSync(process.execPath, [bin, '--version'], { cwd: '/', uid, gid, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).status === 0;
+  if (runs(BIN)) return (reachable = BIN);
+  const dir = tempDir('kourai-runtime-');
+  chmodSync(join(dir, '..'), 0o711);
+  chmodSync(dir, 0o755);
+  for (const part of RUNTIME) {
+    const from = join(ROOT, part);
+    const linked = spawnSync('cp', ['-al', from, join(dir, part)]);
+    if (linked.status !== 0 && spawnSync('cp', ['-a', from, join(dir, part)]).status !== 0) throw new Error(`cannot set up an unprivileged run: copying ${from} to ${dir} failed`);
+  }
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  reachable = join(dir, 'bin', 'kourai.js');
+  if (!runs(reachable)) throw new Error(`cannot set up an unprivileged run: nobody cannot run ${BIN} nor its copy ${reachable}`);
+  return reachable;
+}
+
 function idOf(flag: '-u' | '-g', user: string): number {
   const r = spawnSync('id', [flag, user], { encoding: 'utf8' });
   const n = Number(r.stdout.trim());
@@ -43,6 +75,7 @@ export function unprivileged(): Unprivileged {
     chmodSync(base, 0o755);
     chownSync(home, uid, gid);
   }
+  const bin = unprivilegedBin();
   const spawn = (argv: readonly string[], input: string) => {
     const cmd = asRoot ? 'setpriv' : (argv[0] as string);
     const args = asRoot ? ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', ...argv] : argv.slice(1);
@@ -54,10 +87,10 @@ export function unprivileged(): Unprivileged {
     gid,
     base,
     home,
-    run: (args, input = '') => spawn([process.execPath, BIN, ...args], input),
+    run: (args, input = '') => spawn([process.execPath, bin, ...args], input),
     probe: (script) => spawn([process.execPath, '-e', script], ''),
   };
   const version = u.run(['--version']);
-  if (version.code !== 0) throw new Error(`cannot set up an unprivileged run: uid ${uid} cannot run ${BIN} (${version.stderr.trim()}); the checkout must be readable by others`);
+  if (version.code !== 0) throw new Error(`cannot set up an unprivileged run: uid ${uid} cannot run ${bin} (${version.stderr.trim()})`);
   return u;
 }
