@@ -10,9 +10,10 @@ import { entryTypeOf, entryVerdict } from '../memoir/split-rule.js';
  * The rows the memoir index stores for the lines of a file, in batches that cross threads cheaply:
  * a bulk build parses in a worker thread (index-worker.ts) while the main thread inserts, and a
  * batch of JS objects costs as much to copy between threads as to parse. So a batch is numbers in
- * one Float64Array (transferred, not copied), the variable strings of all its rows in one string
- * (copied in one go; the reader takes substrings of it), and enum values as codes of a dictionary
- * that grows batch by batch. No SQL here: the same batches feed the single-threaded path.
+ * one Float64Array, the variable strings of all its rows as UTF-8 in one byte array (both
+ * transferred, not copied; the reader decodes it once and takes substrings), and enum values as
+ * codes of a dictionary that grows batch by batch. No SQL here: the same batches feed the
+ * single-threaded path.
  */
 export const HASH_WINDOW = 64 * 1024;
 export const CHUNK_BYTES = 1 << 20;
@@ -40,7 +41,8 @@ const F_TEXT = 16;
 export interface RowBatch {
   entries: number;
   nums: Float64Array;
-  strs: string;
+  /** UTF-8 of the rows' strings, one after the other (lengths in `nums`, in UTF-16 units). */
+  strs: Uint8Array;
   /** Dictionary strings new since the previous batch (codes continue where they stopped). */
   dict: string[];
   /** [line, offset, length, kind, message] of lines that are not entries. */
@@ -52,6 +54,11 @@ export interface RowBatch {
 
 /** Searchable text of an entry (FTS5). */
 export function searchText(e: MemoirEntry): string {
+  return searchParts(e).join('\n');
+}
+
+/** The lines of `searchText`. */
+function searchParts(e: MemoirEntry): string[] {
   const parts: string[] = [e.scene_id, e.agent, e.source];
   if (e.narrative_beat) parts.push(e.narrative_beat.replace(/_/g, ' '));
   if (e.agent_proposed) parts.push(e.agent_proposed);
@@ -60,7 +67,7 @@ export function searchText(e: MemoirEntry): string {
   if (e.training_label?.preference_pair) for (const p of e.training_label.preference_pair) parts.push(p.text);
   if (typeof e.comment === 'string') parts.push(e.comment);
   if (typeof e.revision_reason === 'string') parts.push(e.revision_reason);
-  return parts.join('\n');
+  return parts;
 }
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -103,7 +110,8 @@ export function* encodeRows(fd: number, opts: EncodeOptions): Generator<RowBatch
 
 class RowEncoder {
   private nums: Float64Array;
-  private strs: string[] = [];
+  private strs = Buffer.allocUnsafe(8 << 20);
+  private at = 0;
   private problems: RowBatch['problems'] = [];
   private n = 0;
   private readonly codes = new Map<string, number>();
@@ -115,6 +123,17 @@ class RowEncoder {
 
   full(): boolean {
     return this.n + this.problems.length >= this.batchEntries;
+  }
+
+  /** Appends a string's UTF-8; returns its length in UTF-16 units. */
+  private put(s: string): number {
+    if (this.at + 3 * s.length + 1 > this.strs.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.strs.length * 2, this.at + 3 * s.length + 1));
+      this.strs.copy(grown, 0, 0, this.at);
+      this.strs = grown;
+    }
+    this.at += this.strs.write(s, this.at);
+    return s.length;
   }
 
   private code(s: string | null | undefined): number {
@@ -139,7 +158,6 @@ class RowEncoder {
     const t = e.recorded_at;
     const recorded = typeof t === 'string' ? (ISO_UTC.test(t) ? t : new Date(t).toISOString()) : null;
     const supersedes = typeof e.supersedes === 'string' ? e.supersedes : null;
-    const text = searchText(e);
     const o = this.n * S;
     const v = this.nums;
     v[o + F_LINE] = rec.line;
@@ -153,30 +171,29 @@ class RowEncoder {
     v[o + F_REASON] = this.code(verdict.reason);
     v[o + F_KIND] = this.code(e.player_response?.kind);
     v[o + F_FELT] = this.code(e.player_response?.felt);
-    v[o + F_ID] = e.entry_id.length;
+    v[o + F_ID] = this.put(e.entry_id);
     v[o + F_BASE] = rec.derived ? e.entry_id.replace(/~\d+$/, '').length : -1;
-    v[o + F_SCENE] = e.scene_id.length;
-    v[o + F_RECORDED] = recorded === null ? -1 : recorded.length;
-    v[o + F_SUPERSEDES] = supersedes === null ? -1 : supersedes.length;
-    v[o + F_TEXT] = text.length;
-    this.strs.push(e.entry_id, e.scene_id);
-    if (recorded !== null) this.strs.push(recorded);
-    if (supersedes !== null) this.strs.push(supersedes);
-    this.strs.push(text);
+    v[o + F_SCENE] = this.put(e.scene_id);
+    v[o + F_RECORDED] = recorded === null ? -1 : this.put(recorded);
+    v[o + F_SUPERSEDES] = supersedes === null ? -1 : this.put(supersedes);
+    const parts = searchParts(e);
+    let text = this.put(parts[0] as string);
+    for (let i = 1; i < parts.length; i++) text += this.put('\n') + this.put(parts[i] as string);
+    v[o + F_TEXT] = text;
     this.n++;
   }
 
   take(endBytes: number, endLines: number): RowBatch {
     const batch: RowBatch = {
       entries: this.n,
-      nums: this.nums.subarray(0, this.n * S).slice(),
-      strs: this.strs.join(''),
+      nums: this.nums.slice(0, this.n * S),
+      strs: new Uint8Array(this.strs.subarray(0, this.at)),
       dict: this.newDict,
       problems: this.problems,
       endBytes,
       endLines,
     };
-    this.strs = [];
+    this.at = 0;
     this.problems = [];
     this.newDict = [];
     this.n = 0;
@@ -218,7 +235,7 @@ export class RowDecoder {
     for (const s of batch.dict) this.dict.push(s);
     const d = this.dict;
     const v = batch.nums;
-    const strs = batch.strs;
+    const strs = Buffer.from(batch.strs.buffer, batch.strs.byteOffset, batch.strs.byteLength).toString('utf8');
     let p = 0;
     const take = (len: number): string | null => {
       if (len < 0) return null;
