@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendLines, prepareEntries, type AppendOptions } from './append.js';
+import { appendBatch, prepareBatch, type AppendOptions } from './append.js';
 import { ulidGenerator, type IdSource } from './entry-id.js';
 import { readRecords, type MemoirRecord } from './reader.js';
 import type { MemoirEntry, MemoirInput } from './schema.js';
@@ -25,9 +25,9 @@ export class Memoir {
 
   /** Validates and appends; throws InvalidDataError (nothing written) if any entry is invalid. */
   append(entries: readonly MemoirInput[], opts: AppendOptions = {}): MemoirEntry[] {
-    const prepared = prepareEntries(entries.map((value, i) => ({ value, where: `entry ${i + 1}` })), this.ids, this.now);
-    appendLines(this.path, prepared.map((p) => p.line), { ...opts, now: this.now });
-    return prepared.map((p) => p.entry);
+    const batch = prepareBatch(entries.map((value, i) => ({ value, where: `entry ${i + 1}` })), this.ids, this.now);
+    appendBatch(this.path, batch, { ...opts, now: this.now });
+    return batch.entries;
   }
 
   /** Valid entries in file order (invalid lines and a torn tail are skipped; see `records`). */

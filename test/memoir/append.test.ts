@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { appendLines, prepareEntries } from '../../src/memoir/append.js';
+import { appendLines, prepareBatch, prepareEntries } from '../../src/memoir/append.js';
 import { ulidGenerator } from '../../src/memoir/entry-id.js';
 import { lockMemoir } from '../../src/memoir/lock.js';
 import { Memoir } from '../../src/memoir/memoir.js';
@@ -46,6 +46,30 @@ describe('prepareEntries', () => {
     expect(() =>
       prepareEntries([{ value: entry(1), where: 'stdin line 1' }, { value: { ...entry(2), agent: 'hermes' }, where: 'stdin line 2' }], ids(), () => new Date()),
     ).toThrow('stdin line 2: agent: unknown agent "hermes"; expected one of: hephaestus, metis, techne, dokimasia, kallos, mneme, aidos, aletheia, cupid, puck');
+  });
+});
+
+describe('prepareBatch', () => {
+  it('holds the same entries, notes and lines as prepareEntries, also when lines outgrow its first buffer', () => {
+    const at = () => new Date('2026-11-22T10:00:00Z');
+    // 100 entries of ~3 KiB: more than the 64 KiB the batch buffer starts with.
+    const items = Array.from({ length: 100 }, (_, i) => ({
+      value: i % 7 === 3 ? { ...entry(i), agent: 'puck', source: 'puck_engagement', split: { shared_eligible: true, private_only: false } } : entry(i, { agent_proposed: `${'ž'.repeat(1500)} ${i}` }),
+      where: `item ${i}`,
+    }));
+    const one = prepareEntries(items, ids(), at);
+    const batch = prepareBatch(items, ids(), at);
+    expect(batch.entries).toEqual(one.map((p) => p.entry));
+    expect(batch.narrowed).toEqual(one.flatMap((p) => (p.narrowed ? [p.narrowed] : [])));
+    expect(batch.narrowed).toHaveLength(14); // i = 3, 10, …, 94
+    expect(batch.bytes.toString('utf8')).toBe(one.map((p) => `${p.line}\n`).join(''));
+    expect(one.every((p) => p.bytes === Buffer.byteLength(p.line))).toBe(true);
+  });
+
+  it('stamps entries with the clock of each entry (a new millisecond gets its own time)', () => {
+    let ms = Date.UTC(2026, 10, 22, 10);
+    const batch = prepareBatch([0, 1, 2].map((i) => ({ value: entry(i), where: `e${i}` })), ids(), () => new Date((ms += 500)));
+    expect(batch.entries.map((e) => e.recorded_at)).toEqual(['2026-11-22T10:00:00.500Z', '2026-11-22T10:00:01.000Z', '2026-11-22T10:00:01.500Z']);
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeEntry } from '../../src/memoir/encode.js';
 import { pyFloat, pyInt, pyString } from '../../src/memoir/python-json.js';
 import { EXTENSION_KEYS, STANDARD_KEYS } from '../../src/memoir/schema.js';
-import { kouraiEntry, text, upstreamEntry } from './arbitraries.js';
+import { float, kouraiEntry, text, upstreamEntry } from './arbitraries.js';
 
 /**
  * The field-by-field encoder encodeEntry replaced (for speed), kept here as the reference: the two
@@ -52,9 +52,23 @@ describe('encodeEntry writes the same bytes as the field-by-field reference (pro
       return v;
     });
 
+  // The usual label: the pair repeats the proposal and the correction (the encoder reuses them).
+  const repeatingPair = fc.tuple(fc.oneof(upstreamEntry, kouraiEntry), fc.constantFrom('proposed', 'delta', 'both', 'swapped'), float).map(([e, which, weight]) => {
+    const v: Obj = { ...(e as Obj) };
+    const delta = (v.player_response as Obj | null)?.delta ?? null;
+    const a = which === 'delta' ? 'x' : (v.agent_proposed ?? 'p');
+    const b = which === 'proposed' ? 'y' : (delta ?? 'd');
+    v.training_label = { preference_pair: which === 'swapped' ? [{ text: b, score: 1 }, { text: a, score: 0 }] : [{ text: a, score: 0 }, { text: b, score: 1 }], weight };
+    return v;
+  });
+
+  // Lone surrogates (JSON.stringify writes them as \udXXX; the append check then refuses the line).
+  const lone = fc.array(fc.oneof(fc.constantFrom('\ud800', '\udfff', '\ud83d\ude00', 'a', '"', '\\', '\n'), text), { maxLength: 6 }).map((xs) => xs.join(''));
+  const withLone = fc.tuple(fc.oneof(upstreamEntry, kouraiEntry), lone, lone).map(([e, a, b]) => ({ ...(e as Obj), agent_proposed: a, scene_id: `s${b}` }));
+
   it('for generated entries, with extra keys and arbitrary text', () => {
     fc.assert(
-      fc.property(fc.oneof(upstreamEntry, kouraiEntry, withExtras), (e) => {
+      fc.property(fc.oneof(upstreamEntry, kouraiEntry, withExtras, repeatingPair, withLone), (e) => {
         expect(encodeEntry(e as never)).toBe(referenceEncode(e as Obj));
       }),
       { numRuns: 3000 },

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { InvalidDataError, UsageError, fsError } from '../../errors.js';
-import { appendLines, prepareEntries, type InputItem } from '../../memoir/append.js';
+import { appendBatch, prepareBatch, type InputItem } from '../../memoir/append.js';
 import { oneMemoir } from '../../memoir/discover.js';
 import { ulidGenerator } from '../../memoir/entry-id.js';
 import { firstInvalidUtf8 } from '../../memoir/utf8.js';
@@ -107,28 +107,24 @@ export default defineCommand({
     }
     if (items.length === 0) throw new UsageError('no entries given (the input was empty)');
     const ids = ulidGenerator(() => ctx.now().getTime(), ctx.secureRandom);
-    const prepared = prepareEntries(items, ids, ctx.now);
-    const report = appendLines(
-      target,
-      prepared.map((p) => p.line),
-      { fsync: opts.fsync, now: ctx.now },
-    );
-    for (const p of prepared) if (p.narrowed) note(ctx, p.narrowed);
+    const batch = prepareBatch(items, ids, ctx.now);
+    const report = appendBatch(target, batch, { fsync: opts.fsync, now: ctx.now });
+    for (const n of batch.narrowed) note(ctx, n);
     if (report.quarantined) {
       warn(ctx, `a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending`);
     }
     return {
       memoir: target,
       written: report.count,
-      entries: prepared.map((p) => ({
-        entry_id: p.entry.entry_id,
-        scene_id: p.entry.scene_id,
-        agent: p.entry.agent,
-        source: p.entry.source,
-        entry_type: p.entry.entry_type ?? 'pipeline_turn',
-        shared: p.entry.split.shared_eligible,
+      entries: batch.entries.map((e) => ({
+        entry_id: e.entry_id,
+        scene_id: e.scene_id,
+        agent: e.agent,
+        source: e.source,
+        entry_type: e.entry_type ?? 'pipeline_turn',
+        shared: e.split.shared_eligible,
       })),
-      narrowed: prepared.flatMap((p) => (p.narrowed ? [p.narrowed] : [])),
+      narrowed: batch.narrowed,
       quarantined: report.quarantined ? { offset: report.quarantined.offset, length: report.quarantined.length, file: `${target}.quarantine.jsonl` } : null,
     };
   },
