@@ -11,6 +11,7 @@ const ACCOUNTANT_TESTS = ['test/privacy'];
 const KRUM_TESTS = ['test/aggregation'];
 const APPEND_TESTS = ['test/memoir', 'test/store/memoir-index.test.ts', 'test/commands/memoir.test.ts', 'test/commands/memoir'];
 const INGEST_TESTS = ['test/council', 'test/commands/federate'];
+const SCAN_TESTS = ['test/memoir/scan'];
 
 export const MUTANTS = [
   // the split rule
@@ -64,4 +65,13 @@ export const MUTANTS = [
   { id: 'ingest-fingerprint-unchecked', file: 'src/council/ingest.ts', find: 'if (!opts.acceptedFingerprints.includes(sub.base_fingerprint)) {', replace: 'if (opts.acceptedFingerprints.length === 0) {', bug: 'updates for another base model are accepted', tests: INGEST_TESTS },
   { id: 'ingest-duplicate-names', file: 'src/council/ingest.ts', find: 'if (seen.has(t.name)) throw', replace: 'if (seen.has(t.name) && seen.size < 0) throw', bug: 'a tensor may appear twice', tests: INGEST_TESTS },
   { id: 'ingest-short-data', file: 'src/council/ingest.ts', find: 'if (bytes.byteLength !== spec.size * 4) {', replace: 'if (bytes.byteLength > spec.size * 4) {', bug: 'a tensor with too few bytes is accepted', tests: INGEST_TESTS },
+  // the byte scanner (src/memoir/scan/): it may only ever accept what the slow path accepts
+  { id: 'scan-split-both-true', file: 'src/memoir/scan/canonical-line.ts', find: 'if (out.sharedEligible && out.privateOnly) return false;', replace: '', bug: 'a split with both flags true is taken as valid', tests: SCAN_TESTS },
+  { id: 'scan-lone-low-surrogate', file: 'src/memoir/scan/canonical-line.ts', find: 'if (u < 0 || (u >= 0xdc00 && u <= 0xdfff)) return -1;', replace: 'if (u < 0) return -1;', bug: 'a lone low-surrogate escape is taken as text', tests: SCAN_TESTS },
+  { id: 'scan-control-chars', file: 'src/memoir/scan/canonical-line.ts', find: '    if (c < 0x20) return -1;\n    p++;', replace: '    if (c < 0x0a) return -1;\n    p++;', bug: 'raw control characters inside strings are taken', tests: SCAN_TESTS },
+  { id: 'scan-number-digits', file: 'src/memoir/scan/canonical-line.ts', find: 'if (digits <= 15 && e10 >= -22 && e10 <= 22)', replace: 'if (digits <= 19 && e10 >= -22 && e10 <= 22)', bug: 'long decimals are computed inexactly (a value JSON.parse would round differently)', tests: SCAN_TESTS },
+  { id: 'scan-interrupt-type', file: 'src/memoir/scan/canonical-line.ts', find: "if (out.interrupt !== null && out.entryType !== null && out.entryType !== 'interrupt') return false;", replace: '', bug: 'interrupt details on an entry of another type are taken', tests: SCAN_TESTS },
+  { id: 'scan-entry-id-length', file: 'src/memoir/scan/canonical-line.ts', find: 'e - s > 64', replace: 'e - s > 65', bug: 'a 65-character entry_id is taken', tests: SCAN_TESTS },
+  { id: 'scan-recorded-at-hour', file: 'src/memoir/scan/canonical-line.ts', find: '(h0 === 0x32 && h1 >= 0x30 && h1 <= 0x33)', replace: '(h0 === 0x32 && h1 >= 0x30 && h1 <= 0x34)', bug: 'hour 24 is taken in recorded_at', tests: SCAN_TESTS },
+  { id: 'scan-verify-occurrence', file: 'src/memoir/verify.ts', find: 'id = occ > 1 ? `${base}~${occ}` : base;', replace: 'id = base;', bug: 'identical Python lines read by the scanner share one derived id', tests: SCAN_TESTS },
 ];

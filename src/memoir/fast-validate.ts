@@ -1,5 +1,5 @@
 import { AGENTS } from './agents.js';
-import { RecordedAtSchema } from './schema.js';
+import { isRecordedAt } from './scan/recorded-at.js';
 import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from './sources.js';
 
 /**
@@ -68,7 +68,7 @@ function extensions(o: Obj): boolean {
   const id = o.entry_id;
   if (id !== undefined && (typeof id !== 'string' || id.length < 1 || id.length > 64)) return false;
   const at = o.recorded_at;
-  if (at !== undefined && !RecordedAtSchema.safeParse(at).success) return false;
+  if (at !== undefined && !isRecordedAt(at)) return false; // RecordedAtSchema's own pattern, without zod
   const t = o.entry_type;
   if (t !== undefined && !types.has(t)) return false;
   if (!interrupt(o.interrupt)) return false;

@@ -33,7 +33,8 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
     entry = res.data as MemoirEntry;
   }
   if (typeof entry.entry_id === 'string') return { ok: true, entry, derived: false };
-  const base = derivedId(text);
-  entry.entry_id = derivedId(text, occurrenceOf ? occurrenceOf(base) : 1);
+  const base = derivedId(text); // hashed once: the occurrence only adds a suffix
+  const occurrence = occurrenceOf ? occurrenceOf(base) : 1;
+  entry.entry_id = occurrence > 1 ? `${base}~${occurrence}` : base;
   return { ok: true, entry, derived: true };
 }

@@ -43,10 +43,54 @@ export function* readRawLines(path: string, opts: ReadRange = {}): Generator<Raw
 }
 
 export function* readRawLinesFd(fd: number, opts: ReadRange = {}): Generator<RawLine> {
+  for (const v of readLineViewsFd(fd, opts)) yield rawLineOf(v);
+}
+
+/**
+ * A line as bytes in the reader's buffer: `buf[start, end)` (newline and a CR before it excluded).
+ * The same object is reused for every line and `buf` is overwritten as reading goes on: use it
+ * before asking for the next line. Lines flagged `too_long` have no bytes (`start === end`).
+ */
+export interface LineView {
+  line: number;
+  offset: number;
+  length: number;
+  terminated: boolean;
+  flaw: RawLine['flaw'] | undefined;
+  buf: Buffer;
+  start: number;
+  end: number;
+}
+
+/** The RawLine of a view (its text decoded). */
+export function rawLineOf(v: LineView): RawLine {
+  const raw: RawLine = { line: v.line, offset: v.offset, length: v.length, text: v.flaw?.kind === 'too_long' ? '' : v.buf.toString('utf8', v.start, v.end), terminated: v.terminated };
+  if (v.flaw) raw.flaw = v.flaw;
+  return raw;
+}
+
+/**
+ * Streams the lines of a file as views over one read buffer (no string per line): the fast
+ * readers scan bytes (src/memoir/scan/) and decode only what they need. Same lines, flaws and
+ * bounds as readRawLinesFd, which is built on it.
+ */
+export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<LineView> {
   const size = opts.untilOffset ?? fstatSync(fd).size;
   let pos = opts.fromOffset ?? 0;
   let line = (opts.fromLine ?? 1) - 1;
   const buf = Buffer.allocUnsafe(CHUNK + MAX_LINE_BYTES + 2);
+  const v: LineView = { line: 0, offset: 0, length: 0, terminated: true, flaw: undefined, buf, start: 0, end: 0 };
+  const tooLongView = (n: number, offset: number, length: number, terminated: boolean): LineView => {
+    const t = tooLong(n, offset, length, terminated);
+    v.line = t.line;
+    v.offset = t.offset;
+    v.length = t.length;
+    v.terminated = t.terminated;
+    v.flaw = t.flaw;
+    v.start = 0;
+    v.end = 0;
+    return v;
+  };
   let have = 0; // bytes held in buf
   let bufStart = pos; // file offset of buf[0]
   let skipFrom = -1; // file offset where an over-long line began, while skipping it
@@ -64,7 +108,7 @@ export function* readRawLinesFd(fd: number, opts: ReadRange = {}): Generator<Raw
         continue;
       }
       line++;
-      yield tooLong(line, skipFrom, bufStart + nl - skipFrom, true);
+      yield tooLongView(line, skipFrom, bufStart + nl - skipFrom, true);
       skipFrom = -1;
       start = nl + 1;
     }
@@ -79,14 +123,20 @@ export function* readRawLinesFd(fd: number, opts: ReadRange = {}): Generator<Raw
       if (end > start && view[end - 1] === 13) end--; // tolerate CRLF
       if (end > start && !isBlank(view, start, end)) {
         const length = end - start;
-        if (length > MAX_LINE_BYTES) yield tooLong(line, bufStart + start, length, true);
+        if (length > MAX_LINE_BYTES) yield tooLongView(line, bufStart + start, length, true);
         else {
-          const raw: RawLine = { line, offset: bufStart + start, length, text: view.toString('utf8', start, end), terminated: true };
+          v.line = line;
+          v.offset = bufStart + start;
+          v.length = length;
+          v.terminated = true;
+          v.flaw = undefined;
+          v.start = start;
+          v.end = end;
           if (!blockValid) {
             const bad = firstInvalidUtf8(view, start, end);
-            if (bad >= 0) raw.flaw = { kind: 'utf8', message: `invalid UTF-8 at byte ${bad} of the line (offset ${raw.offset + bad})` };
+            if (bad >= 0) v.flaw = { kind: 'utf8', message: `invalid UTF-8 at byte ${bad} of the line (offset ${v.offset + bad})` };
           }
-          yield raw;
+          yield v;
         }
       }
       start = nl + 1;
@@ -103,10 +153,16 @@ export function* readRawLinesFd(fd: number, opts: ReadRange = {}): Generator<Raw
     }
   }
   if (skipFrom >= 0) {
-    yield tooLong(line + 1, skipFrom, pos - skipFrom, false);
+    yield tooLongView(line + 1, skipFrom, pos - skipFrom, false);
   } else if (have > 0 && !isBlank(buf, 0, have)) {
-    const raw: RawLine = { line: line + 1, offset: bufStart, length: have, text: buf.toString('utf8', 0, have), terminated: false };
-    yield raw;
+    v.line = line + 1;
+    v.offset = bufStart;
+    v.length = have;
+    v.terminated = false;
+    v.flaw = undefined;
+    v.start = 0;
+    v.end = have;
+    yield v;
   }
 }
 

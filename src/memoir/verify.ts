@@ -4,9 +4,11 @@ import { derivedId } from './entry-id.js';
 import { IdSet } from './id-set.js';
 import { parseLine } from './parse.js';
 import { readBytes } from './quarantine.js';
-import { readRawLinesFd, toRecord } from './reader.js';
+import { rawLineOf, readLineViewsFd, toRecord } from './reader.js';
+import { ScannedLine, scanLine } from './scan/canonical-line.js';
+import type { EntryType } from './sources.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
-import { entryTypeOf, entryVerdict, SPLIT_REASON_TEXT } from './split-rule.js';
+import { entryTypeOf, entryVerdict, SPLIT_REASON_TEXT, type SplitVerdict } from './split-rule.js';
 
 export type ProblemKind =
   | 'json'
@@ -103,6 +105,8 @@ export interface VerifyFileOptions {
   onProgress?: (bytes: number) => void;
   /** Awaited every few thousand lines: yields to the event loop, throws to cancel. */
   checkpoint?: () => Promise<void>;
+  /** false: every line through parseLine (the slow path), to check the byte scanner against it. */
+  scan?: boolean;
 }
 
 /**
@@ -125,49 +129,77 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   const fileNo = seen.files.push(path) - 1;
   const problems: Problem[] = [];
   const occurrences = new OccurrenceCounter(fd);
+  const scanned = new ScannedLine();
+  const scan = opts.scan !== false;
   let entries = 0;
   let bytes = 0;
   let n = 0;
-  for (const raw of readRawLinesFd(fd)) {
-    const rec = toRecord(raw, (base) => occurrences.next(base, raw));
-    bytes = rec.offset + rec.length + (rec.terminated ? 1 : 0);
+  for (const v of readLineViewsFd(fd)) {
+    bytes = v.offset + v.length + (v.terminated ? 1 : 0);
     if (++n % 4096 === 0) {
       opts.onProgress?.(bytes);
       await opts.checkpoint?.();
     }
-    const at = { path, line: rec.line, offset: rec.offset };
-    if (rec.kind === 'torn') {
-      problems.push({ ...at, kind: 'torn_tail', severity: 'error', message: `torn final fragment of ${rec.length} bytes (a write that never finished)`, fix: `kourai memoir repair --memoir ${path}` });
-      continue;
-    }
-    if (rec.kind === 'invalid') {
-      problems.push({ ...at, kind: rec.problem, severity: 'error', message: rec.message });
-      continue;
+    let id: string;
+    let derived: boolean;
+    let facts: EntryFacts;
+    // Canonical lines go through the byte scanner; anything else (and every error) through parseLine.
+    if (scan && v.terminated && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
+      derived = !scanned.has('entry_id');
+      if (derived) {
+        const base = derivedId(v.buf.subarray(v.start, v.end));
+        const occ = occurrences.next(base, v);
+        id = occ > 1 ? `${base}~${occ}` : base;
+      } else id = scanned.string('entry_id') as string;
+      const supersedes = scanned.string('supersedes');
+      facts = { type: scanned.type(), verdict: scanned.verdict(), supersedes, recorded_at: supersedes === null ? null : scanned.string('recorded_at') };
+    } else {
+      const raw = rawLineOf(v);
+      const rec = toRecord(raw, (base) => occurrences.next(base, raw));
+      const at = { path, line: rec.line, offset: rec.offset };
+      if (rec.kind === 'torn') {
+        problems.push({ ...at, kind: 'torn_tail', severity: 'error', message: `torn final fragment of ${rec.length} bytes (a write that never finished)`, fix: `kourai memoir repair --memoir ${path}` });
+        continue;
+      }
+      if (rec.kind === 'invalid') {
+        problems.push({ ...at, kind: rec.problem, severity: 'error', message: rec.message });
+        continue;
+      }
+      const e = rec.entry;
+      id = e.entry_id;
+      derived = rec.derived;
+      facts = { type: entryTypeOf(e), verdict: entryVerdict(e), supersedes: typeof e.supersedes === 'string' ? e.supersedes : null, recorded_at: typeof e.recorded_at === 'string' ? e.recorded_at : null };
     }
     entries++;
-    const e = rec.entry;
-    const type = entryTypeOf(e);
-    const v = entryVerdict(e);
-    if (v.lenient) {
-      problems.push({ ...at, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[v.reason]}; kourai treats it as private` });
+    const at = { path, line: v.line, offset: v.offset };
+    if (facts.verdict.lenient) {
+      problems.push({ ...at, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[facts.verdict.reason]}; kourai treats it as private` });
     }
     const ordinal = seen.file.length;
     seen.file.push(fileNo);
-    seen.line.push(rec.line);
-    seen.offset.push(rec.offset);
-    seen.length.push(rec.length);
-    seen.occurrence.push(rec.derived ? occurrenceIn(e.entry_id) : 0);
-    const first = seen.ids.addOrGet(e.entry_id, ordinal);
+    seen.line.push(v.line);
+    seen.offset.push(v.offset);
+    seen.length.push(v.length);
+    seen.occurrence.push(derived ? occurrenceIn(id) : 0);
+    const first = seen.ids.addOrGet(id, ordinal);
     if (first !== undefined) seen.candidates.push({ at: ordinal, first });
-    if (rec.derived && e.entry_id.includes('~')) {
-      problems.push({ ...at, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${e.entry_id})` });
+    if (derived && id.includes('~')) {
+      problems.push({ ...at, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${id})` });
     }
-    if (typeof e.supersedes === 'string') {
-      seen.revisions.push({ entry_id: e.entry_id, supersedes: e.supersedes, recorded_at: normalTime(e.recorded_at), order: ordinal, entry_type: type, shareable: v.shareable, ordinal });
+    if (facts.supersedes !== null) {
+      seen.revisions.push({ entry_id: id, supersedes: facts.supersedes, recorded_at: normalTime(facts.recorded_at), order: ordinal, entry_type: facts.type, shareable: facts.verdict.shareable, ordinal });
     }
   }
   opts.onProgress?.(bytes);
   return { path, entries, bytes, problems };
+}
+
+/** What verify keeps of an entry, whichever path read it. */
+interface EntryFacts {
+  type: EntryType;
+  verdict: SplitVerdict;
+  supersedes: string | null;
+  recorded_at: string | null;
 }
 
 function occurrenceIn(id: string): number {
