@@ -28,7 +28,7 @@ if (port) {
       while (Atomics.load(credits, 0) <= 0) Atomics.wait(credits, 0, 0);
       Atomics.sub(credits, 0, 1);
       end = batch.endBytes;
-      port.postMessage({ type: 'batch', batch } satisfies WorkerMessage, [batch.nums.buffer as ArrayBuffer, batch.strs.buffer as ArrayBuffer]);
+      port.postMessage({ type: 'batch', batch } satisfies WorkerMessage, [batch.nums.buffer as ArrayBuffer, batch.ascii.buffer as ArrayBuffer, batch.utf8.buffer as ArrayBuffer]);
     }
     port.postMessage({ type: 'end', hashes: fileHashes(fd, end, 0) } satisfies WorkerMessage);
   } catch (err) {
