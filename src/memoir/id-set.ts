@@ -32,8 +32,12 @@ export class IdSet {
 
   /** Adds the id; returns where its hash was first seen if it was already present. */
   addOrGet(id: string, location: number): number | undefined {
+    return this.addOrGetHash(hash52(id), location);
+  }
+
+  /** The same, for a key already hashed to an integer in [0, 2^52). */
+  addOrGetHash(h: number, location: number): number | undefined {
     if (!(location >= 0 && location <= 0xffffffff && Number.isInteger(location))) throw new RangeError(`IdSet location ${location} is not an integer in [0, 2^32)`);
-    const h = hash52(id);
     const mask = this.keys.length - 1;
     let i = (h % (mask + 1)) & mask;
     for (;;) {

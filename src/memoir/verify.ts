@@ -4,7 +4,7 @@ import { derivedId } from './entry-id.js';
 import { IdSet } from './id-set.js';
 import { parseLine } from './parse.js';
 import { readBytes } from './quarantine.js';
-import { rawLineOf, readLineViewsFd, toRecord } from './reader.js';
+import { rawLineOf, readLineViewsFd, toRecord, type LineView } from './reader.js';
 import { ScannedLine, scanLine } from './scan/canonical-line.js';
 import type { EntryType } from './sources.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
@@ -80,15 +80,28 @@ export interface SeenIds {
   candidates: { at: number; first: number }[];
   /** Entries that name another with `supersedes`. */
   revisions: VerifyNode[];
+  /**
+   * Lazy: a Python line's id (SHA-256 of its bytes) is computed only when a message or a revision
+   * needs it, and such ids are not in `ids`. That is exact unless some written entry_id or
+   * supersedes names a derived id (`py_…`): then `needsDerivedIds` is set, and the caller verifies
+   * again with a fresh, eager SeenIds.
+   */
+  lazyDerivedIds: boolean;
+  needsDerivedIds: boolean;
+  /** Lazy mode: Python lines by a hash of their bytes, with their file (the same line in two memoirs has the same derived id). */
+  pythonLines: IdSet;
 }
 
 export interface VerifyNode extends RevisionNode {
   ordinal: number;
 }
 
-export function newSeenIds(): SeenIds {
+export function newSeenIds(opts: { lazyDerivedIds?: boolean } = {}): SeenIds {
   const n = 1 << 12;
   return {
+    lazyDerivedIds: opts.lazyDerivedIds === true,
+    needsDerivedIds: false,
+    pythonLines: new IdSet(16),
     files: [],
     ids: new IdSet(),
     file: new Column(new Uint32Array(n)),
@@ -134,72 +147,80 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   let entries = 0;
   let bytes = 0;
   let n = 0;
-  for (const v of readLineViewsFd(fd)) {
-    bytes = v.offset + v.length + (v.terminated ? 1 : 0);
-    if (++n % 4096 === 0) {
-      opts.onProgress?.(bytes);
-      await opts.checkpoint?.();
-    }
-    let id: string;
-    let derived: boolean;
-    let facts: EntryFacts;
-    // Canonical lines go through the byte scanner; anything else (and every error) through parseLine.
-    if (scan && v.terminated && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
-      derived = !scanned.has('entry_id');
-      if (derived) {
-        const base = derivedId(v.buf.subarray(v.start, v.end));
-        const occ = occurrences.next(base, v);
-        id = occ > 1 ? `${base}~${occ}` : base;
-      } else id = scanned.string('entry_id') as string;
-      const supersedes = scanned.string('supersedes');
-      facts = { type: scanned.type(), verdict: scanned.verdict(), supersedes, recorded_at: supersedes === null ? null : scanned.string('recorded_at') };
-    } else {
-      const raw = rawLineOf(v);
-      const rec = toRecord(raw, (base) => occurrences.next(base, raw));
-      const at = { path, line: rec.line, offset: rec.offset };
-      if (rec.kind === 'torn') {
-        problems.push({ ...at, kind: 'torn_tail', severity: 'error', message: `torn final fragment of ${rec.length} bytes (a write that never finished)`, fix: `kourai memoir repair --memoir ${path}` });
-        continue;
-      }
-      if (rec.kind === 'invalid') {
-        problems.push({ ...at, kind: rec.problem, severity: 'error', message: rec.message });
-        continue;
-      }
-      const e = rec.entry;
-      id = e.entry_id;
-      derived = rec.derived;
-      facts = { type: entryTypeOf(e), verdict: entryVerdict(e), supersedes: typeof e.supersedes === 'string' ? e.supersedes : null, recorded_at: typeof e.recorded_at === 'string' ? e.recorded_at : null };
-    }
+  const lazy = seen.lazyDerivedIds;
+  /** Bookkeeping shared by both paths (no object per entry: a million of them cost GC time). */
+  const record = (v: LineView, id: string | undefined, occurrence: number, verdict: SplitVerdict, type: EntryType, supersedes: string | null, recordedAt: () => string | null): void => {
     entries++;
-    const at = { path, line: v.line, offset: v.offset };
-    if (facts.verdict.lenient) {
-      problems.push({ ...at, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[facts.verdict.reason]}; kourai treats it as private` });
+    if (verdict.lenient) {
+      problems.push({ path, line: v.line, offset: v.offset, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private` });
     }
     const ordinal = seen.file.length;
     seen.file.push(fileNo);
     seen.line.push(v.line);
     seen.offset.push(v.offset);
     seen.length.push(v.length);
-    seen.occurrence.push(derived ? occurrenceIn(id) : 0);
-    const first = seen.ids.addOrGet(id, ordinal);
-    if (first !== undefined) seen.candidates.push({ at: ordinal, first });
-    if (derived && id.includes('~')) {
-      problems.push({ ...at, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${id})` });
+    seen.occurrence.push(occurrence);
+    if (id !== undefined && !(lazy && occurrence > 0)) {
+      const first = seen.ids.addOrGet(id, ordinal);
+      if (first !== undefined) seen.candidates.push({ at: ordinal, first });
     }
-    if (facts.supersedes !== null) {
-      seen.revisions.push({ entry_id: id, supersedes: facts.supersedes, recorded_at: normalTime(facts.recorded_at), order: ordinal, entry_type: facts.type, shareable: facts.verdict.shareable, ordinal });
+    if (occurrence > 1) {
+      problems.push({ path, line: v.line, offset: v.offset, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${id})` });
+    }
+    if (supersedes !== null) {
+      seen.revisions.push({ entry_id: id as string, supersedes, recorded_at: normalTime(recordedAt()), order: ordinal, entry_type: type, shareable: verdict.shareable, ordinal });
+    }
+    if (lazy && ((occurrence === 0 && id?.startsWith('py_') === true) || supersedes?.startsWith('py_') === true)) seen.needsDerivedIds = true;
+  };
+  const scannedAt = (): string | null => scanned.string('recorded_at');
+  for (const v of readLineViewsFd(fd)) {
+    bytes = v.offset + v.length + (v.terminated ? 1 : 0);
+    if (++n % 4096 === 0) {
+      opts.onProgress?.(bytes);
+      await opts.checkpoint?.();
+    }
+    const lineBytes = (): Uint8Array => v.buf.subarray(v.start, v.end);
+    // Canonical lines go through the byte scanner; anything else (and every error) through parseLine.
+    if (scan && v.terminated && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
+      const supersedes = scanned.string('supersedes');
+      if (scanned.has('entry_id')) {
+        record(v, scanned.string('entry_id') as string, 0, scanned.verdict(), scanned.type(), supersedes, scannedAt);
+      } else {
+        const h = sampleHash(v.buf, v.start, v.end);
+        const occ = occurrences.next(h, v, lineBytes);
+        if (lazy) {
+          const other = seen.pythonLines.addOrGetHash(h, fileNo);
+          if (other !== undefined && other !== fileNo) seen.needsDerivedIds = true; // perhaps the same line in another memoir
+        }
+        let id: string | undefined;
+        if (!lazy || occ > 1 || supersedes !== null) {
+          const base = derivedId(lineBytes());
+          id = occ > 1 ? `${base}~${occ}` : base;
+        }
+        record(v, id, occ, scanned.verdict(), scanned.type(), supersedes, scannedAt);
+      }
+      continue;
+    }
+    const raw = rawLineOf(v);
+    const rec = toRecord(raw, () => {
+      const h = sampleHash(v.buf, v.start, v.end);
+      if (lazy) {
+        const other = seen.pythonLines.addOrGetHash(h, fileNo);
+        if (other !== undefined && other !== fileNo) seen.needsDerivedIds = true;
+      }
+      return occurrences.next(h, raw, lineBytes);
+    });
+    if (rec.kind === 'torn') {
+      problems.push({ path, line: rec.line, offset: rec.offset, kind: 'torn_tail', severity: 'error', message: `torn final fragment of ${rec.length} bytes (a write that never finished)`, fix: `kourai memoir repair --memoir ${path}` });
+    } else if (rec.kind === 'invalid') {
+      problems.push({ path, line: rec.line, offset: rec.offset, kind: rec.problem, severity: 'error', message: rec.message });
+    } else {
+      const e = rec.entry;
+      record(v, e.entry_id, rec.derived ? occurrenceIn(e.entry_id) : 0, entryVerdict(e), entryTypeOf(e), typeof e.supersedes === 'string' ? e.supersedes : null, () => (typeof e.recorded_at === 'string' ? e.recorded_at : null));
     }
   }
   opts.onProgress?.(bytes);
   return { path, entries, bytes, problems };
-}
-
-/** What verify keeps of an entry, whichever path read it. */
-interface EntryFacts {
-  type: EntryType;
-  verdict: SplitVerdict;
-  supersedes: string | null;
-  recorded_at: string | null;
 }
 
 function occurrenceIn(id: string): number {
@@ -215,8 +236,8 @@ function normalTime(t: unknown): string | null {
 
 /**
  * Numbers identical Python lines within one file (`py_…`, `py_…~2`…) in compact memory: a table
- * from the hash of the derived id to its count and the first line's byte range. A repeated hash is
- * confirmed by comparing the two lines' bytes, so only truly identical lines are numbered.
+ * from a hash of the line to its first occurrence's count and byte range, lines with the same hash
+ * chained. A line is counted as a repeat only when its bytes equal the earlier line's.
  */
 class OccurrenceCounter {
   private readonly set = new IdSet();
@@ -225,24 +246,61 @@ class OccurrenceCounter {
   private readonly counts = new Column(new Uint32Array(1 << 12));
   private readonly offsets = new Column(new Float64Array(1 << 12));
   private readonly lengths = new Column(new Uint32Array(1 << 12));
+  /** The next slot with the same hash, or 0xffffffff. */
+  private readonly chain = new Column(new Uint32Array(1 << 12));
 
   constructor(private readonly fd: number) {}
 
-  next(base: string, here: { offset: number; length: number }): number {
-    const slot = this.set.addOrGet(base, this.counts.length);
-    if (slot === undefined) {
-      this.counts.push(1);
-      this.offsets.push(here.offset);
-      this.lengths.push(here.length);
-      return 1;
+  /** The occurrence number of the line `bytes` (its location `here`), keyed by `hash` (any hash of its bytes). */
+  next(hash: number, here: { offset: number; length: number }, bytes: () => Uint8Array): number {
+    const fresh = this.counts.length;
+    let slot = this.set.addOrGetHash(hash, fresh);
+    if (slot !== undefined) {
+      let current: Uint8Array | undefined;
+      for (;;) {
+        if (this.lengths.get(slot) === here.length) {
+          current ??= bytes();
+          if (readBytes(this.fd, this.offsets.get(slot), here.length).equals(current)) {
+            const n = this.counts.get(slot) + 1;
+            this.counts.set(slot, n);
+            return n;
+          }
+        }
+        const next = this.chain.get(slot);
+        if (next === 0xffffffff) break;
+        slot = next;
+      }
+      this.chain.set(slot, fresh); // a different line with the same hash: chained
     }
-    const offset = this.offsets.get(slot);
-    const length = this.lengths.get(slot);
-    if (length !== here.length || !readBytes(this.fd, offset, length).equals(readBytes(this.fd, here.offset, here.length))) return 1; // a hash collision
-    const n = this.counts.get(slot) + 1;
-    this.counts.set(slot, n);
-    return n;
+    this.counts.push(1);
+    this.offsets.push(here.offset);
+    this.lengths.push(here.length);
+    this.chain.push(0xffffffff);
+    return 1;
   }
+}
+
+/**
+ * A cheap 52-bit hash of a line's bytes for counting identical lines (the counter confirms matches
+ * byte for byte): its length, its first 64 bytes, then every 5th byte. SHA-256 (the derived id) is
+ * only computed when an id is needed.
+ */
+function sampleHash(b: Uint8Array, s: number, e: number): number {
+  let h1 = (0x811c9dc5 ^ (e - s)) & 0x3ffffff;
+  let h2 = 0x01000193;
+  const head = Math.min(e, s + 64);
+  let i = s;
+  for (; i < head; i++) {
+    const c = b[i] as number;
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 6;
+    h2 = Math.imul(h2 ^ (c + 0x9e37), 0x5bd1e995) >>> 6;
+  }
+  for (; i < e; i += 5) {
+    const c = b[i] as number;
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 6;
+    h2 = Math.imul(h2 ^ (c + 0x9e37), 0x5bd1e995) >>> 6;
+  }
+  return h1 * 67108864 + h2;
 }
 
 /** The exact id of the entry at an ordinal (read back from its line). */
@@ -343,3 +401,26 @@ export function revisionProblems(seen: SeenIds): Problem[] {
   });
 }
 
+
+export interface MemoirsVerification {
+  /** Per path, in order. */
+  files: FileVerification[];
+  /** Duplicate ids (also across memoirs) and revision-chain findings. */
+  crossFile: Problem[];
+}
+
+/**
+ * Verifies memoirs together (ids are unique across all of them). Python lines' ids are computed
+ * lazily; should a written id or `supersedes` name a derived id, the memoirs are read again with
+ * every derived id computed (exact either way; the second read only costs time, and only then).
+ */
+export async function verifyMemoirs(paths: readonly string[], opts: { onProgress?: (file: number, bytes: number) => void; checkpoint?: () => Promise<void>; scan?: boolean } = {}): Promise<MemoirsVerification> {
+  const pass = async (seen: SeenIds): Promise<MemoirsVerification> => {
+    const files: FileVerification[] = [];
+    for (const [i, p] of paths.entries()) files.push(await verifyFile(p, seen, { onProgress: (b) => opts.onProgress?.(i, b), ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}), ...(opts.scan === false ? { scan: false } : {}) }));
+    return { files, crossFile: seen.needsDerivedIds ? [] : [...confirmDuplicates(seen), ...revisionProblems(seen)] };
+  };
+  const lazy = newSeenIds({ lazyDerivedIds: true });
+  const first = await pass(lazy);
+  return lazy.needsDerivedIds ? pass(newSeenIds()) : first;
+}

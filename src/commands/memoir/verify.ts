@@ -4,7 +4,7 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError } from '../../errors.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
 import { unfinishedWrite } from '../../memoir/journal-status.js';
-import { confirmDuplicates, newSeenIds, revisionProblems, verifyFile, type Problem } from '../../memoir/verify.js';
+import { verifyMemoirs, type Problem } from '../../memoir/verify.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collector } from '../../runtime/gc.js';
@@ -59,27 +59,29 @@ export default defineCommand({
       if (++ticks % 12 === 0) gc(); // every ~50k entries: keeps a 1M-entry verify well under 200 MB
     };
     try {
-      const seen = newSeenIds();
       const sizes = paths.map((p) => statSync(p).size);
       const indexed = paths.map((p) => index.file(p)?.indexed_bytes ?? 0);
       const total = sizes.reduce((a, b) => a + b, 0) + indexed.reduce((a, b) => a + b, 0);
       const bar = progress(ctx.stderr, { label: 'verifying', total, unit: 'B', quiet: opts.json });
       let done = 0;
+      const before: Problem[][] = [];
       for (const [i, p] of paths.entries()) {
-        problems.push(...(await indexedProblems(index, p, async (b) => {
+        const here = await indexedProblems(index, p, async (b) => {
           bar.update(done + b);
           await pause();
-        })));
+        });
         done += indexed[i] ?? 0;
         const pending = unfinishedWrite(p);
-        if (pending) problems.push({ path: p, line: null, offset: pending.offset, kind: 'uncommitted_batch', severity: 'error', message: pending.message, fix: `kourai memoir repair --memoir ${p}` });
-        const v = await verifyFile(p, seen, { onProgress: (b) => bar.update(done + b), checkpoint: pause });
-        done += sizes[i] ?? 0;
-        entries += v.entries;
-        problems.push(...v.problems);
+        if (pending) here.push({ path: p, line: null, offset: pending.offset, kind: 'uncommitted_batch', severity: 'error', message: pending.message, fix: `kourai memoir repair --memoir ${p}` });
+        before.push(here);
       }
-      problems.push(...confirmDuplicates(seen));
-      problems.push(...revisionProblems(seen));
+      const starts = sizes.map((_, i) => done + sizes.slice(0, i).reduce((a, b) => a + b, 0));
+      const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause });
+      for (const [i, f] of v.files.entries()) {
+        problems.push(...(before[i] ?? []), ...f.problems);
+        entries += f.entries;
+      }
+      problems.push(...v.crossFile);
       bar.finish();
     } finally {
       index.close();

@@ -89,6 +89,12 @@ export class ScannedLine {
   /** The last `recorded_at` date (YYYY-MM-DD) found valid: most lines share it. */
   readonly lastDate = new Uint8Array(10);
   hasLastDate = false;
+  /** The enums' indexes (the verdict cache's key): entry type 7 = none. */
+  agentIx = 0;
+  sourceIx = 0;
+  typeIx = 7;
+  /** (interrupting agent * 16 + target agent) * 2 + private, when there is an interrupt. */
+  interruptKey = 0;
   /** Split verdicts by the rule's inputs (a handful of enum combinations). */
   private readonly verdicts = new Map<number, SplitVerdict>();
 
@@ -100,6 +106,7 @@ export class ScannedLine {
     this.present = 0;
     this.escapes = 0;
     this.entryType = null;
+    this.typeIx = 7;
     this.interrupt = null;
     this.responseKind = null;
     this.felt = null;
@@ -142,9 +149,9 @@ export class ScannedLine {
   /** The split rule's verdict (split-rule.ts `entryVerdict`), computed once per combination of its inputs. */
   verdict(): SplitVerdict {
     const i = this.interrupt;
-    let key = ((AGENT_IX.get(this.agent) as number) * 16 + (SOURCE_IX.get(this.source) as number)) * 8 + (this.entryType === null ? 7 : (TYPE_IX.get(this.entryType) as number));
+    let key = (this.agentIx * 16 + this.sourceIx) * 8 + this.typeIx;
     key = key * 4 + (this.sharedEligible ? 2 : 0) + (this.privateOnly ? 1 : 0);
-    key = key * 512 + (i === null ? 511 : ((AGENT_IX.get(i.interrupting_agent) as number) * 16 + (AGENT_IX.get(i.target_agent) as number)) * 2 + (i.visibility === 'private' ? 1 : 0));
+    key = key * 512 + (i === null ? 511 : this.interruptKey);
     let v = this.verdicts.get(key);
     if (v === undefined) {
       v = entryVerdict(this.splitInput());
@@ -220,11 +227,6 @@ const KIND_T = table(RESPONSE_KINDS);
 const FELT_T = table(FELT);
 const REASON_T = table(REASON_CLASSES);
 const VIS_T = table(VISIBILITIES);
-
-const indexOf = <T extends string>(values: readonly T[]): Map<string, number> => new Map(values.map((v, i) => [v, i]));
-const AGENT_IX = indexOf(AGENTS);
-const SOURCE_IX = indexOf(SOURCES);
-const TYPE_IX = indexOf(ENTRY_TYPES);
 
 const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
 
@@ -530,17 +532,21 @@ function interrupt(b: Uint8Array, p: number, end: number, out: ScannedLine): num
   if (isNull(b, p, end)) return p + 4;
   p = enumValue(b, lit(out, p, end, K.interrupting), end, AGENT_T, out);
   if (p < 0) return -1;
-  const by = AGENTS[out.num] as Agent;
+  const byIx = out.num;
+  const by = AGENTS[byIx] as Agent;
   p = enumValue(b, lit(out, p, end, K.target), end, AGENT_T, out);
   if (p < 0) return -1;
-  const target = AGENTS[out.num] as Agent;
+  const targetIx = out.num;
+  const target = AGENTS[targetIx] as Agent;
   p = field(b, lit(out, p, end, K.turn), end, out, F.target_turn);
   p = enumValue(b, lit(out, p, end, K.reason), end, REASON_T, out);
   if (p < 0) return -1;
   const reason = REASON_CLASSES[out.num] as ReasonClass;
   p = enumValue(b, lit(out, p, end, K.visibility), end, VIS_T, out);
   if (p < 0 || p >= end || b[p] !== 0x7d) return -1;
-  out.interrupt = { interrupting_agent: by, target_agent: target, reason_class: reason, visibility: VISIBILITIES[out.num] as Visibility };
+  const visibility = VISIBILITIES[out.num] as Visibility;
+  out.interruptKey = (byIx * 16 + targetIx) * 2 + (visibility === 'private' ? 1 : 0);
+  out.interrupt = { interrupting_agent: by, target_agent: target, reason_class: reason, visibility };
   return p + 1;
 }
 
@@ -603,9 +609,11 @@ export function scanLine(b: Buffer, start: number, end: number, out: ScannedLine
   if (p < 0 || out.spans[F.scene_id * 2] === out.spans[F.scene_id * 2 + 1]) return false; // scene_id min(1)
   p = enumValue(b, lit(out, p, end, K.agent), end, AGENT_T, out);
   if (p < 0) return false;
+  out.agentIx = out.num;
   out.agent = AGENTS[out.num] as Agent;
   p = enumValue(b, lit(out, p, end, K.source), end, SOURCE_T, out);
   if (p < 0) return false;
+  out.sourceIx = out.num;
   out.source = SOURCES[out.num] as Source;
   p = context(b, lit(out, p, end, K.context), end, out);
   if (p < 0) return false;
@@ -655,6 +663,7 @@ export function scanLine(b: Buffer, start: number, end: number, out: ScannedLine
       case 2:
         p = enumValue(b, p, end, TYPE_T, out);
         if (p < 0) return false;
+        out.typeIx = out.num;
         out.entryType = ENTRY_TYPES[out.num] as EntryType;
         break;
       case 3:
