@@ -1,13 +1,12 @@
-import { openForReading } from '../memoir/reader.js';
-import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, readSync } from 'node:fs';
+import { closeSync, fstatSync } from 'node:fs';
 import { describeLocation } from '../memoir/discover.js';
-import { IdSet } from '../memoir/id-set.js';
-import { readRecordsFd } from '../memoir/reader.js';
-import type { MemoirEntry } from '../memoir/schema.js';
-import { entryTypeOf, entryVerdict } from '../memoir/split-rule.js';
+import { openForReading } from '../memoir/reader.js';
 import type { DB } from './db.js';
-import { BULK_INDEXES } from './index-migrations.js';
+import { BASE_ID_INDEX, BULK_INDEXES } from './index-migrations.js';
+import { WorkerRows, workerAvailable } from './index-pipeline.js';
+import { encodeRows, fileHashes, HASH_WINDOW, readBytes, RowDecoder, sha, type FileHashes, type RowBatch } from './index-rows.js';
+
+export { CHUNK_BYTES, HASH_WINDOW, searchText, sha } from './index-rows.js';
 
 /**
  * Bringing the index up to date with memoir files: only the bytes appended since the last run
@@ -17,16 +16,19 @@ import { BULK_INDEXES } from './index-migrations.js';
  * Speed: rows are inserted with positional statements in batches of 10,000. A large load (more
  * new bytes than are already indexed, at least 8 MiB) is one transaction that drops the secondary
  * indexes first and builds each once at the end (sorting once instead of updating eight B-trees
- * row by row); revisions of private entries are narrowed after that, in file order.
+ * row by row); revisions of private entries are narrowed after that, in file order. In a large
+ * load, a file indexed from byte 0 is parsed in a worker thread while this thread inserts
+ * (index-pipeline.ts) when the caller can wait (`parallel`, the async `MemoirIndex.build`).
  *
- * The work runs in steps (a generator): each yield is a consistent point. Cancelled there, an
- * incremental run keeps the batches committed so far (the progress row is part of each batch's
- * transaction); a bulk load is rolled back whole.
+ * The work runs in steps (a generator): each number yielded is a consistent point; a promise
+ * yielded is the worker's next batch, to await before the next step. Cancelled at a consistent
+ * point, an incremental run keeps the batches committed so far (the progress row is part of each
+ * batch's transaction); a bulk load is rolled back whole.
  */
-export const HASH_WINDOW = 64 * 1024;
-export const CHUNK_BYTES = 1 << 20;
 const BATCH = 10_000;
 const BULK_MIN_BYTES = 8 << 20;
+/** A smaller file is parsed on this thread: starting a worker costs more than it saves. */
+const PARALLEL_MIN_BYTES = 4 << 20;
 
 export interface FileRow {
   id: number;
@@ -53,28 +55,17 @@ export interface FileUpdate {
   integrity?: string;
   /** Bytes after the last newline: a torn write (see `memoir repair`). */
   tornTailBytes: number;
+  /** Parsed in a worker thread while this one inserted (a bulk load of a file from byte 0). */
+  parallel?: true;
 }
 
 export interface BuildOptions {
   now: () => Date;
   rebuild?: boolean;
+  /** The caller awaits the promises `steps()` yields: a bulk load may parse in a worker thread. */
+  parallel?: boolean;
   /** Bytes of the current file indexed so far. */
   onProgress?: (bytes: number) => void;
-}
-
-export function sha(buf: Uint8Array): string {
-  return createHash('sha256').update(buf).digest('hex');
-}
-
-export function readRange(fd: number, start: number, end: number): Buffer {
-  const b = Buffer.allocUnsafe(Math.max(0, end - start));
-  let got = 0;
-  while (got < b.length) {
-    const n = readSync(fd, b, got, b.length - got, start + got);
-    if (n <= 0) break;
-    got += n;
-  }
-  return b.subarray(0, got);
 }
 
 /** Why the file is no longer an extension of what was indexed, or undefined. */
@@ -82,25 +73,10 @@ export function appendOnlyViolation(fd: number, row: FileRow, size: number, dev:
   if (row.indexed_bytes === 0) return undefined;
   if (row.ino !== ino || row.dev !== dev) return 'the file was replaced (different inode): not an append';
   if (size < row.indexed_bytes) return `the file shrank from ${row.indexed_bytes} to ${size} bytes: not an append`;
-  if (row.head_hash !== sha(readRange(fd, 0, Math.min(HASH_WINDOW, row.indexed_bytes)))) return 'bytes near the start of the file changed: not an append';
-  if (row.tail_hash !== sha(readRange(fd, row.tail_start, row.indexed_bytes))) return 'bytes near the end of the indexed part changed: not an append';
+  if (row.head_hash !== sha(readBytes(fd, 0, Math.min(HASH_WINDOW, row.indexed_bytes)))) return 'bytes near the start of the file changed: not an append';
+  if (row.tail_hash !== sha(readBytes(fd, row.tail_start, row.indexed_bytes))) return 'bytes near the end of the indexed part changed: not an append';
   return undefined;
 }
-
-/** Searchable text of an entry (FTS5). */
-export function searchText(e: MemoirEntry): string {
-  const parts: string[] = [e.scene_id, e.agent, e.source];
-  if (e.narrative_beat) parts.push(e.narrative_beat.replace(/_/g, ' '));
-  if (e.agent_proposed) parts.push(e.agent_proposed);
-  if (e.player_response?.delta) parts.push(e.player_response.delta);
-  if (e.context) parts.push(e.context.task_type);
-  if (e.training_label?.preference_pair) for (const p of e.training_label.preference_pair) parts.push(p.text);
-  if (typeof e.comment === 'string') parts.push(e.comment);
-  if (typeof e.revision_reason === 'string') parts.push(e.revision_reason);
-  return parts.join('\n');
-}
-
-const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 interface Plan {
   path: string;
@@ -153,13 +129,13 @@ export class IndexBuild {
   /** Runs to the end without stopping (a synchronous caller). */
   runAll(): FileUpdate[] {
     for (const _ of this.steps()) {
-      // every step is consistent; nothing to do between them
+      // every step is consistent (and never a promise: not `parallel`); nothing to do between them
     }
     return this.results;
   }
 
   /** Each yield is a consistent point; the value is the bytes indexed so far in this run. */
-  *steps(): Generator<number> {
+  *steps(): Generator<number | Promise<void>> {
     const plans: Plan[] = [];
     let committed = false;
     try {
@@ -167,10 +143,13 @@ export class IndexBuild {
       const newBytes = plans.reduce((s, p) => s + p.size - (p.clear ? 0 : p.row.indexed_bytes), 0);
       const keptBytes = (this.stmts.indexedTotal.get()?.n ?? 0) - plans.reduce((s, p) => s + (p.clear ? p.row.indexed_bytes : 0), 0);
       const bulk = newBytes >= BULK_MIN_BYTES && newBytes >= keptBytes;
+      // Every file from byte 0: Python lines are numbered without looking up the index.
+      const allFresh = plans.every((p) => p.clear || p.row.indexed_bytes === 0);
+      const dropped = bulk ? { ...BULK_INDEXES, ...(allFresh ? BASE_ID_INDEX : {}) } : {};
       if (bulk) {
         this.db.exec('BEGIN IMMEDIATE');
         this.inBulk = true;
-        for (const name of Object.keys(BULK_INDEXES)) this.db.exec(`DROP INDEX IF EXISTS ${name}`);
+        for (const name of Object.keys(dropped)) this.db.exec(`DROP INDEX IF EXISTS ${name}`);
       }
       this.clearAll(plans.filter((p) => p.clear));
       let done = 0;
@@ -178,13 +157,17 @@ export class IndexBuild {
       for (const plan of plans) {
         let fileDone = 0;
         for (const b of this.indexFile(plan, revisions)) {
+          if (typeof b !== 'number') {
+            yield b;
+            continue;
+          }
           fileDone = b;
           yield done + b;
         }
         done += fileDone;
       }
       if (bulk) {
-        for (const ddl of Object.values(BULK_INDEXES)) this.db.exec(ddl);
+        for (const ddl of Object.values(dropped)) this.db.exec(ddl);
         for (const [seq, target] of revisions) this.stmts.narrow.run(seq, target, seq);
         this.db.exec('COMMIT');
         this.inBulk = false;
@@ -255,124 +238,92 @@ export class IndexBuild {
     else this.db.transaction(run)();
   }
 
-  private *indexFile(plan: Plan, revisions: [number, string][]): Generator<number> {
+  private *indexFile(plan: Plan, revisions: [number, string][]): Generator<number | Promise<void>> {
     const { fd, row, size } = plan;
-    const fresh = row.indexed_bytes === 0;
     const startBytes = row.indexed_bytes;
-    // Identical Python lines get `~2`, `~3`…: a compact set of the base ids seen, exact counts only for repeats.
-    const seenBases = new IdSet();
-    const repeats = new Map<string, number>();
-    let batch: unknown[][] = [];
-    let texts: string[] = [];
-    let problems: unknown[][] = [];
-    const occurrenceOf = (base: string): number => {
-      let n = repeats.get(base);
-      if (n === undefined) {
-        const first = seenBases.addOrGet(base, 0) === undefined;
-        if (first && fresh) n = 0;
-        else n = (this.stmts.countBase.get(row.id, base)?.n ?? 0) + batch.filter((r) => r[5] === base).length;
-      }
-      n += 1;
-      if (n > 1) repeats.set(base, n);
-      return n;
-    };
+    const fresh = startBytes === 0;
+    const worker =
+      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH) : undefined;
+    const local = worker
+      ? undefined
+      : encodeRows(fd, {
+          fromOffset: row.indexed_bytes,
+          fromLine: row.indexed_lines + 1,
+          untilOffset: size,
+          batchEntries: BATCH,
+          priorOccurrences: fresh ? () => 0 : (base) => this.stmts.countBase.get(row.id, base)?.n ?? 0,
+        });
+    const decoder = new RowDecoder();
     let newEntries = 0;
     let newProblems = 0;
-    let indexedBytes = row.indexed_bytes;
-    let indexedLines = row.indexed_lines;
-    const flush = (): void => {
-      const write = (): void => {
-        for (let i = 0; i < batch.length; i++) {
-          const r = batch[i] as unknown[];
-          const info = this.stmts.insertEntry.run(r);
-          const seq = Number(info.lastInsertRowid);
-          this.stmts.insertFts.run(seq, texts[i]);
-          const target = r[18] as string | null;
-          if (target !== null && r[10] === 1) {
-            // A revision never widens privacy: it is shareable only if what it replaces is.
-            if (this.inBulk) revisions.push([seq, target]);
-            else if (this.stmts.shareableOf.get(target)?.shareable === 0) this.stmts.narrow.run(seq, target, seq);
-          }
+    let endBytes = row.indexed_bytes;
+    let endLines = row.indexed_lines;
+    let hashes: FileHashes | undefined;
+    const write = (batch: RowBatch): void => {
+      decoder.each(batch, (r, text) => {
+        const seq = Number(this.stmts.insertEntry.run(row.id, ...r).lastInsertRowid);
+        this.stmts.insertFts.run(seq, text);
+        const target = r[17];
+        if (target !== null && r[9] === 1) {
+          // A revision never widens privacy: it is shareable only if what it replaces is.
+          if (this.inBulk) revisions.push([seq, target]);
+          else if (this.stmts.shareableOf.get(target)?.shareable === 0) this.stmts.narrow.run(seq, target, seq);
         }
-        for (const p of problems) this.stmts.insertProblem.run(p);
-        this.recordProgress(fd, row, indexedBytes, indexedLines);
-      };
-      if (this.inBulk) write();
-      else this.db.transaction(write)();
-      batch = [];
-      texts = [];
-      problems = [];
+      });
+      for (const p of batch.problems) this.stmts.insertProblem.run(row.id, ...p);
+      // A bulk load is one transaction: its progress is recorded once, at the end of the file.
+      if (!this.inBulk) this.recordProgress(fd, row, batch.endBytes, batch.endLines);
     };
-    for (const rec of readRecordsFd(fd, { fromOffset: row.indexed_bytes, fromLine: row.indexed_lines + 1, untilOffset: size, occurrenceOf })) {
-      if (rec.kind === 'torn') break;
-      if (rec.kind === 'entry') {
-        const e = rec.entry;
-        const type = entryTypeOf(e);
-        const verdict = entryVerdict(e);
-        const t = e.recorded_at;
-        batch.push([
-          row.id,
-          rec.line,
-          rec.offset,
-          rec.length,
-          e.entry_id,
-          rec.derived ? e.entry_id.replace(/~\d+$/, '') : null,
-          e.scene_id,
-          e.agent,
-          e.source,
-          type,
-          verdict.shareable ? 1 : 0,
-          verdict.reason,
-          verdict.lenient ? 1 : 0,
-          typeof t === 'string' ? (ISO_UTC.test(t) ? t : new Date(t).toISOString()) : null,
-          e.affinity_delta,
-          e.player_response?.kind ?? null,
-          e.player_response?.felt ?? null,
-          e.training_label?.preference_pair ? 1 : 0,
-          typeof e.supersedes === 'string' ? e.supersedes : null,
-        ]);
-        texts.push(searchText(e));
-        newEntries++;
-      } else {
-        problems.push([row.id, rec.line, rec.offset, rec.length, rec.problem, rec.message]);
-        newProblems++;
+    try {
+      for (;;) {
+        let batch: RowBatch;
+        if (worker) {
+          const next = worker.next();
+          if ('wait' in next) {
+            yield next.wait;
+            continue;
+          }
+          if ('end' in next) {
+            hashes = next.end;
+            break;
+          }
+          batch = next.batch;
+        } else {
+          const it = (local as Generator<RowBatch>).next();
+          if (it.done) break;
+          batch = it.value;
+        }
+        if (this.inBulk) write(batch);
+        else this.db.transaction(write)(batch);
+        newEntries += batch.entries;
+        newProblems += batch.problems.length;
+        endBytes = batch.endBytes;
+        endLines = batch.endLines;
+        this.opts.onProgress?.(endBytes);
+        yield endBytes - startBytes;
       }
-      indexedBytes = rec.offset + rec.length + 1;
-      indexedLines = rec.line;
-      if (batch.length + problems.length >= BATCH) {
-        flush();
-        this.opts.onProgress?.(indexedBytes);
-        yield indexedBytes - startBytes;
-      }
+    } finally {
+      worker?.stop();
     }
-    // Blank lines after the last entry are consumed too, up to the last newline.
-    if (size > indexedBytes) {
-      const nl = readRange(fd, indexedBytes, size).lastIndexOf(10);
-      if (nl >= 0) indexedBytes += nl + 1;
-    }
-    flush();
-    this.opts.onProgress?.(indexedBytes);
+    if (this.inBulk) this.recordProgress(fd, row, endBytes, endLines, hashes);
     this.results.push({
       path: plan.path,
       fileId: row.id,
       newEntries,
       newProblems,
-      bytesRead: indexedBytes - startBytes,
-      tornTailBytes: size - indexedBytes,
+      bytesRead: endBytes - startBytes,
+      tornTailBytes: size - endBytes,
       ...(plan.integrity ? { integrity: plan.integrity } : {}),
+      ...(worker ? { parallel: true as const } : {}),
     });
-    yield indexedBytes - startBytes;
+    yield endBytes - startBytes;
   }
 
-  private recordProgress(fd: number, row: FileRow, bytes: number, lines: number): void {
-    const head = sha(readRange(fd, 0, Math.min(HASH_WINDOW, bytes)));
-    const tailStart = Math.max(0, bytes - HASH_WINDOW);
-    const tail = sha(readRange(fd, tailStart, bytes));
+  private recordProgress(fd: number, row: FileRow, bytes: number, lines: number, known?: FileHashes): void {
     // Every indexed byte is covered by a chunk hash, the partial last chunk included (re-hashed as it grows).
-    for (let c = Math.floor(row.indexed_bytes / CHUNK_BYTES); c * CHUNK_BYTES < bytes; c++) {
-      this.stmts.upsertChunk.run(row.id, c, sha(readRange(fd, c * CHUNK_BYTES, Math.min((c + 1) * CHUNK_BYTES, bytes))));
-    }
-    this.stmts.progress.run(bytes, lines, head, tailStart, tail, this.opts.now().toISOString(), row.id);
+    const h = known ?? fileHashes(fd, bytes, row.indexed_bytes);
+    h.chunks.forEach((hash, i) => this.stmts.upsertChunk.run(row.id, h.fromChunk + i, hash));
+    this.stmts.progress.run(bytes, lines, h.head, h.tailStart, h.tail, this.opts.now().toISOString(), row.id);
     row.indexed_bytes = bytes;
     row.indexed_lines = lines;
   }

@@ -17,6 +17,14 @@ export const BULK_INDEXES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Numbers identical Python lines of a file indexed in several runs; a bulk load that indexes
+ * every file from byte 0 needs no lookups and drops it too.
+ */
+export const BASE_ID_INDEX: Readonly<Record<string, string>> = {
+  entries_base_id: 'CREATE INDEX entries_base_id ON entries(file_id, base_id) WHERE base_id IS NOT NULL',
+};
+
+/**
  * The memoir index (`$KOURAI_HOME/cache/index.db`): a cache, rebuilt from the JSONL whenever a
  * file changes in a way other than an append. Nothing here is the source of truth.
  */

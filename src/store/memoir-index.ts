@@ -163,9 +163,12 @@ export class MemoirIndex {
     opts: { now?: () => Date; onProgress?: (bytes: number) => void; rebuild?: boolean; checkpoint?: (bytesDone: number) => Promise<void> } = {},
   ): Promise<FileUpdate[]> {
     for (let attempt = 0; ; attempt++) {
-      const build = new IndexBuild(this.current, paths, this.buildOptions(opts, opts.rebuild ?? false));
+      const build = new IndexBuild(this.current, paths, { ...this.buildOptions(opts, opts.rebuild ?? false), parallel: true });
       try {
-        for (const done of build.steps()) await opts.checkpoint?.(done);
+        for (const step of build.steps()) {
+          if (typeof step === 'number') await opts.checkpoint?.(step);
+          else await step; // the worker's next batch
+        }
         if (opts.rebuild) this.acknowledge(paths);
         return build.results;
       } catch (err) {

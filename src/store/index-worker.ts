@@ -1,0 +1,38 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { encodeRows, fileHashes, type FileHashes, type RowBatch } from './index-rows.js';
+
+/**
+ * The parsing half of a bulk index build (index-pipeline.ts starts it): reads and parses a fresh
+ * file into row batches while the main thread inserts the previous ones. `credits` bounds how far
+ * it runs ahead (memory stays a few batches, whatever the file size). Then it hashes what it read.
+ */
+export interface WorkerInput {
+  /** The main thread's descriptor of the file (threads share them): the very file it checked. */
+  fd: number;
+  untilOffset: number;
+  batchEntries: number;
+  /** Int32Array over a SharedArrayBuffer: batches the main thread is ready to receive. */
+  credits: SharedArrayBuffer;
+}
+
+export type WorkerMessage = { type: 'batch'; batch: RowBatch } | { type: 'end'; hashes: FileHashes } | { type: 'error'; message: string; code?: string };
+
+const input = workerData as WorkerInput;
+const port = parentPort;
+if (port) {
+  const credits = new Int32Array(input.credits);
+  const fd = input.fd;
+  try {
+    let end = 0;
+    for (const batch of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: input.untilOffset, batchEntries: input.batchEntries, priorOccurrences: () => 0 })) {
+      while (Atomics.load(credits, 0) <= 0) Atomics.wait(credits, 0, 0);
+      Atomics.sub(credits, 0, 1);
+      end = batch.endBytes;
+      port.postMessage({ type: 'batch', batch } satisfies WorkerMessage, [batch.nums.buffer as ArrayBuffer, batch.ascii.buffer as ArrayBuffer, batch.utf8.buffer as ArrayBuffer]);
+    }
+    port.postMessage({ type: 'end', hashes: fileHashes(fd, end, 0) } satisfies WorkerMessage);
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    port.postMessage({ type: 'error', message: e.message, ...(e.code ? { code: e.code } : {}) } satisfies WorkerMessage);
+  }
+}

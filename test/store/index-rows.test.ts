@@ -1,0 +1,83 @@
+import { closeSync, fstatSync, openSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { derivedId } from '../../src/memoir/entry-id.js';
+import { synthSessions } from '../../src/memoir/synth.js';
+import { ScannedLine, scanLine } from '../../src/memoir/scan/canonical-line.js';
+import { encodeRows, RowDecoder, type DecodedRow } from '../../src/store/index-rows.js';
+import { removeDir, tempDir } from '../helpers/ctx.js';
+
+/**
+ * The index reads canonical lines with the byte scanner (src/memoir/scan/) and every other line
+ * with JSON.parse + the schema. Both must give the same row and the same search text, whatever
+ * the line holds: escapes, characters outside ASCII and the BMP, empty strings, other time zones.
+ */
+let dir: string;
+beforeEach(() => (dir = tempDir()));
+afterEach(() => removeDir(dir));
+
+function rows(file: string, scan: boolean): { values: DecodedRow['values']; text: string }[] {
+  const fd = openSync(file, 'r');
+  try {
+    const out: { values: DecodedRow['values']; text: string }[] = [];
+    const decoder = new RowDecoder();
+    for (const b of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: fstatSync(fd).size, batchEntries: 700, priorOccurrences: () => 0, scan })) {
+      decoder.each(b, (values, text) => out.push({ values: [...values] as DecodedRow['values'], text }));
+    }
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Variants of a line, keys kept in their order (JSON.stringify keeps insertion order). */
+function variants(line: string, i: number): string[] {
+  const e = JSON.parse(line) as Record<string, unknown>;
+  const out: string[] = [];
+  const v = (change: (x: Record<string, unknown>) => void): void => {
+    const x = JSON.parse(line) as Record<string, unknown>;
+    change(x);
+    out.push(JSON.stringify(x));
+  };
+  if (typeof e.agent_proposed === 'string') {
+    v((x) => (x.agent_proposed = `naïve café — ${i} 🦊 "quoted"\nsecond line\t\\`));
+    v((x) => (x.agent_proposed = ''));
+    v((x) => (x.agent_proposed = `plain 🦊 and é, no escapes ${i}`)); // bytes copied as they are
+  }
+  if (typeof e.narrative_beat === 'string') v((x) => (x.narrative_beat = `the_beat_${i}_é`));
+  if (typeof e.recorded_at === 'string') v((x) => (x.recorded_at = '2026-10-01T11:04:59.624123+02:00'));
+  v((x) => (x.scene_id = `session-0000000${i % 10}.turn-${i}`));
+  // \u escapes for plain characters: still the same text
+  out.push(line.replace(/"scene_id":"session-/, '"scene_id":"\\u0073ession-'));
+  return out;
+}
+
+describe('index rows: byte scanner and parser agree', () => {
+  it('the same rows and search text from both paths, for canonical, escaped and Python lines', () => {
+    const lines: string[] = [];
+    for (const s of synthSessions({ seed: 3, sessions: 1e9, turns: 12 })) {
+      lines.push(...s.lines);
+      if (lines.length >= 1_500) break;
+    }
+    const all = lines.flatMap((l, i) => (i % 7 === 0 ? [l, ...variants(l, i)] : [l]));
+    const python = all.find((l) => !l.includes('"entry_id"')) as string;
+    all.push(python, python); // identical Python lines: ~2, ~3
+    const file = join(dir, 'memoir.jsonl');
+    writeFileSync(file, `${all.join('\n')}\n`);
+    const fast = rows(file, true);
+    const slow = rows(file, false);
+    expect(fast.length).toBe(all.length);
+    expect(fast).toEqual(slow);
+    // The scanner takes the variants too (otherwise this would compare the slow path with itself).
+    const out = new ScannedLine();
+    const scanned = (l: string): boolean => scanLine(Buffer.from(l), 0, Buffer.byteLength(l), out);
+    expect(all.filter(scanned).length / all.length).toBeGreaterThan(0.95);
+    for (const needle of ['plain 🦊', '🦊 \\"quoted', '\\u0073ession', '+02:00', 'the_beat_', '"agent_proposed":""']) expect(all.filter((l) => l.includes(needle) && scanned(l)).length).toBeGreaterThan(10);
+    const ids = fast.filter((r) => r.values[3].startsWith(derivedId(python))).map((r) => r.values[3]);
+    expect(ids).toEqual([derivedId(python, 1), derivedId(python, 2), derivedId(python, 3)]);
+    const emoji = fast.find((r) => r.text.includes('🦊'));
+    expect(emoji?.text).toMatch(/naïve café — \d+ 🦊 "quoted"\nsecond line\t\\/);
+    expect(fast.some((r) => /the beat \d+ é/.test(r.text))).toBe(true);
+    expect(fast.some((r) => r.values[12] === '2026-10-01T09:04:59.624Z')).toBe(true);
+  });
+});
