@@ -90,7 +90,8 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
 }
 
 /** Modules at the top of src/commands that every group may import: the shared base, no group's helpers. */
-const SHARED_COMMAND_MODULES = ['types', 'options', 'option-errors'];
+// fast-flags and filter: the zod-free side of shared options (lazy options, commands/types.ts).
+const SHARED_COMMAND_MODULES = ['types', 'options', 'option-errors', 'fast-flags', 'filter'];
 const GROUP_MESSAGE = "A command group never imports another group's helpers: move the shared piece to src/commands/options.ts or down into the domain.";
 
 /** The config blocks for the repository at `root`. Throws when a directory under src/ is on no floor. */

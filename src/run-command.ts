@@ -1,10 +1,20 @@
 import type { z } from 'zod';
 import type { Ctx } from './context.js';
 import { optionError } from './commands/option-errors.js';
-import type { Command } from './commands/types.js';
+import { isLazyOptions, type Command } from './commands/types.js';
 import { CancelledError, UsageError } from './errors.js';
 import { writeJson } from './output/json.js';
 import { writeText } from './output/notice.js';
+
+/**
+ * Any command's options: lazy options (types.ts) take their fast path when it applies and load
+ * their schema otherwise; a plain schema parses as `parseOptions`.
+ */
+export async function resolveOptions<O extends z.ZodType>(cmd: Pick<Command<O, unknown>, 'options'>, raw: Record<string, unknown>): Promise<z.output<O>> {
+  const o = cmd.options;
+  if (isLazyOptions(o)) return o.fast(raw) ?? parseOptions({ options: await o.schema() }, raw);
+  return parseOptions({ options: o }, raw);
+}
 
 /** Validates raw commander options with a command's schema; a failure is one plain line naming the flag. */
 export function parseOptions<O extends z.ZodType>(cmd: { options: O }, raw: Record<string, unknown>): z.output<O> {
@@ -41,7 +51,7 @@ export async function runCommand<O extends z.ZodType, R>(
 ): Promise<number> {
   const cmd = (await load()).default;
   onLoaded?.(cmd);
-  const opts = parseOptions(cmd, raw);
+  const opts = await resolveOptions(cmd, raw);
   if (ctx.signal.aborted) throw new CancelledError();
   const result = await cmd.run(opts, ctx);
   if (ctx.signal.aborted && !cmd.service) throw new CancelledError();

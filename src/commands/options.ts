@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { AGENTS } from '../memoir/agents.js';
 import { ENTRY_TYPES, SOURCES } from '../memoir/sources.js';
-import { UsageError } from '../errors.js';
-import type { EntryFilter } from '../store/memoir-index.js';
 
 /**
  * Option schemas more than one command group shares: `--memoir`, the entry filters, numeric
@@ -53,19 +51,7 @@ export const filterShape = {
   text: z.string().optional(),
 };
 
-export function toFilter(o: { agent: string[]; source: string[]; type: string[]; split?: 'shared' | 'private' | undefined; scene?: string | undefined; since?: string | undefined; until?: string | undefined; text?: string | undefined }): EntryFilter {
-  if (o.text !== undefined && o.text.trim() === '') throw new UsageError('--text needs at least one word');
-  return {
-    agents: o.agent,
-    sources: o.source,
-    types: o.type,
-    ...(o.split ? { split: o.split } : {}),
-    ...(o.scene ? { scenePrefix: o.scene } : {}),
-    ...(o.since ? { since: o.since } : {}),
-    ...(o.until ? { until: o.until } : {}),
-    ...(o.text ? { text: o.text } : {}),
-  };
-}
+export { toFilter } from './filter.js';
 
 const toNumber = (v: unknown): unknown => (v === undefined || v === null ? undefined : typeof v === 'string' && v.trim() === '' ? NaN : Number(v));
 

@@ -1,30 +1,40 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, fsError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
-import { AgentSchema } from '../memoir/schema.js';
+import { AGENTS } from '../memoir/agents.js';
 import { colors } from '../output/color.js';
 import { writeNdjson } from '../output/json.js';
 import { oneLine, renderTable } from '../output/table.js';
 import { Scorer, type ScoreResult } from '../train/scorer.js';
-import { defineCommand } from './types.js';
+import { allSure, flag, number, oneOf, optionalString, stringList, UNSURE } from './fast-flags.js';
+import type { options as OptionsSchema, ScoreOptions as Options } from './score-options.js';
+import { defineCommand, type LazyOptions } from './types.js';
 
-const lean = z.coerce.number({ error: 'must be a number from 0 (personal) to 1 (federated)' }).min(0, { error: 'must be ≥ 0 (personal)' }).max(1, { error: 'must be ≤ 1 (federated)' });
+const agents: ReadonlySet<string> = new Set(AGENTS);
 
-const options = z.object({
-  agent: AgentSchema,
-  candidates: z.array(z.string()).default([]),
-  file: z.string().optional(),
-  stdin: z.boolean().default(false),
-  taskType: z.string().optional(),
-  use: z.enum(['both', 'bond', 'council'], { error: 'must be both, bond or council' }).default('both'),
-  lean: lean.optional(),
-  json: z.boolean().default(false),
-});
+/** score-options.ts without zod, for the usual flags (test/commands/fast-options.test.ts holds the two together). */
+export function fastScoreOptions(raw: Readonly<Record<string, unknown>>): Options | undefined {
+  const agent = typeof raw.agent === 'string' && agents.has(raw.agent) ? (raw.agent as Options['agent']) : UNSURE;
+  return allSure<Options>({
+    agent,
+    candidates: stringList(raw.candidates),
+    file: optionalString(raw.file),
+    stdin: flag(raw.stdin, false),
+    taskType: optionalString(raw.taskType),
+    use: oneOf(raw.use, ['both', 'bond', 'council'] as const, 'both') as Options['use'] | typeof UNSURE,
+    lean: raw.lean === undefined ? undefined : fastLean(raw.lean),
+    json: flag(raw.json, false),
+  });
+}
 
-type Options = z.output<typeof options>;
+const fastLean = (v: unknown): number | typeof UNSURE => number(v, { min: 0, max: 1 });
+
+const options: LazyOptions<typeof OptionsSchema> = {
+  fast: fastScoreOptions,
+  schema: async () => (await import('./score-options.js')).options,
+};
 
 export interface ScoreStreamSummary {
   lines: number;
@@ -32,7 +42,7 @@ export interface ScoreStreamSummary {
 }
 
 /** A JSON file of candidates: ["…", "…"] or {"candidates": [...], "task_type": "…"}. */
-function readCandidateFile(path: string, cwd: string): { candidates: string[]; taskType: string | null } {
+async function readCandidateFile(path: string, cwd: string): Promise<{ candidates: string[]; taskType: string | null }> {
   let text: string;
   try {
     text = readFileSync(path === '-' ? 0 : resolve(cwd, path), 'utf8');
@@ -45,19 +55,23 @@ function readCandidateFile(path: string, cwd: string): { candidates: string[]; t
   } catch {
     throw new InvalidDataError(`candidates file ${path} is not JSON: expected ["…", "…"] or {"candidates": [...]}`);
   }
-  return parseRequest(doc, `candidates file ${path}`);
+  return await parseRequest(doc, `candidates file ${path}`);
 }
 
-function parseRequest(doc: unknown, where: string): { candidates: string[]; taskType: string | null; lean?: number; id?: unknown } {
+async function parseRequest(doc: unknown, where: string): Promise<{ candidates: string[]; taskType: string | null; lean?: number; id?: unknown }> {
   const o = Array.isArray(doc) ? { candidates: doc } : (doc as { candidates?: unknown; task_type?: unknown; lean?: unknown; id?: unknown } | null);
   if (!o || typeof o !== 'object' || !Array.isArray(o.candidates) || !o.candidates.every((c) => typeof c === 'string')) throw new InvalidDataError(`${where}: expected {"candidates": ["…", …]} (strings)`);
   if (o.candidates.length === 0) throw new InvalidDataError(`${where}: no candidates`);
   if (o.task_type !== undefined && o.task_type !== null && typeof o.task_type !== 'string') throw new InvalidDataError(`${where}: task_type must be a string`);
   let l: number | undefined;
   if (o.lean !== undefined) {
-    const p = lean.safeParse(o.lean);
-    if (!p.success) throw new InvalidDataError(`${where}: lean must be a number from 0 (personal) to 1 (federated)`);
-    l = p.data;
+    const fast = fastLean(o.lean);
+    if (fast !== UNSURE) l = fast;
+    else {
+      const p = (await import('./score-options.js')).lean.safeParse(o.lean);
+      if (!p.success) throw new InvalidDataError(`${where}: lean must be a number from 0 (personal) to 1 (federated)`);
+      l = p.data;
+    }
   }
   return { candidates: o.candidates as string[], taskType: (o.task_type as string | undefined) ?? null, ...(l !== undefined ? { lean: l } : {}), ...(o.id !== undefined ? { id: o.id } : {}) };
 }
@@ -84,7 +98,7 @@ async function stream(scorer: Scorer, ctx: Ctx): Promise<ScoreStreamSummary> {
         } catch {
           throw new InvalidDataError(`line ${lines}: not JSON`);
         }
-        const req = parseRequest(doc, `line ${lines}`);
+        const req = await parseRequest(doc, `line ${lines}`);
         id = req.id ?? null;
         const r = await scorer.rank(req.candidates, { taskType: req.taskType, ...(req.lean !== undefined ? { lean: req.lean } : {}) });
         writeNdjson(ctx.stdout, { id, ...r });
@@ -111,7 +125,7 @@ export default defineCommand({
     const scorer = await Scorer.open({ home: kouraiHome(ctx), env: ctx.env, signal: ctx.signal, agent: opts.agent, use: opts.use, ...(opts.lean !== undefined ? { lean: opts.lean } : {}) });
     try {
       if (opts.stdin) return await stream(scorer, ctx);
-      const req = opts.file !== undefined ? readCandidateFile(opts.file, ctx.cwd) : { candidates: opts.candidates, taskType: null };
+      const req = opts.file !== undefined ? await readCandidateFile(opts.file, ctx.cwd) : { candidates: opts.candidates, taskType: null };
       return await scorer.rank(req.candidates, { taskType: opts.taskType ?? req.taskType });
     } finally {
       scorer.close();

@@ -8,8 +8,9 @@ import type { Ctx } from '../context.js';
  *   --json   the result as one JSON document;
  *   --ndjson a stream of JSON records, one a line, written by the command itself while it runs.
  */
-export interface Command<O extends z.ZodType, R> {
-  options: O;
+export interface Command<O extends z.ZodType, R, Opts extends O | LazyOptions<O> = O | LazyOptions<O>> {
+  /** The options schema, or (for commands that must start fast) a check without zod and the schema loaded on demand. */
+  options: Opts;
   run(opts: z.output<O>, ctx: Ctx): Promise<R>;
   render?(result: R, ctx: Ctx): string;
   /** Non-zero when the result itself is a failure (e.g. verify found problems). */
@@ -23,6 +24,23 @@ export interface Command<O extends z.ZodType, R> {
   service?: boolean;
 }
 
+/**
+ * Options of a command on a start-up path (`memoir inspect`, `score`): importing zod costs more
+ * CPU than the rest of such a run. `fast` takes the usual raw options and returns them parsed,
+ * or undefined for anything it does not handle; then the zod `schema` (the schema of record, which
+ * words every error) is imported and decides. A property test per command holds the two together.
+ */
+export interface LazyOptions<O extends z.ZodType> {
+  fast(raw: Readonly<Record<string, unknown>>): z.output<O> | undefined;
+  schema(): Promise<O>;
+}
+
+export function isLazyOptions<O extends z.ZodType>(o: O | LazyOptions<O>): o is LazyOptions<O> {
+  return typeof (o as Partial<LazyOptions<O>>).schema === 'function' && typeof (o as Partial<LazyOptions<O>>).fast === 'function';
+}
+
+export function defineCommand<O extends z.ZodType, R>(c: Command<O, R, O>): Command<O, R, O>;
+export function defineCommand<O extends z.ZodType, R>(c: Command<O, R, LazyOptions<O>>): Command<O, R, LazyOptions<O>>;
 export function defineCommand<O extends z.ZodType, R>(c: Command<O, R>): Command<O, R> {
   return c;
 }

@@ -33,7 +33,7 @@ import sigma from '../../src/commands/privacy/sigma.js';
 import type { Command } from '../../src/commands/types.js';
 import whisper from '../../src/commands/whisper.js';
 import { UsageError } from '../../src/errors.js';
-import { parseOptions } from '../../src/run-command.js';
+import { resolveOptions } from '../../src/run-command.js';
 import { testCtx } from '../helpers/ctx.js';
 
 /**
@@ -58,7 +58,7 @@ async function parse(argv: string[]): Promise<Parsed> {
     () => undefined,
     async (load, raw) => {
       const cmd = (await load()).default as unknown as Command<never, unknown>;
-      seen = { cmd, opts: parseOptions(cmd as never, raw) as Record<string, unknown>, globals };
+      seen = { cmd, opts: (await resolveOptions(cmd as never, raw)) as Record<string, unknown>, globals };
       return 0;
     },
   );

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../src/cli.js';
 import { HELP } from '../../src/help.js';
-import { parseOptions } from '../../src/run-command.js';
+import { resolveOptions } from '../../src/run-command.js';
 import { testCtx } from '../helpers/ctx.js';
 
 /**
@@ -21,7 +21,7 @@ function tree(): { program: Command; out: () => string; reached: () => string | 
     () => testCtx(),
     () => undefined,
     async (load, raw) => {
-      parseOptions((await load()).default as never, raw);
+      await resolveOptions((await load()).default as never, raw);
       return 0;
     },
   );

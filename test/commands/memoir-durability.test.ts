@@ -17,7 +17,7 @@ import { MAX_LINE_BYTES } from '../../src/memoir/limits.js';
 import { Memoir } from '../../src/memoir/memoir.js';
 import { readRecords } from '../../src/memoir/reader.js';
 import { synthSessions } from '../../src/memoir/synth.js';
-import { parseOptions } from '../../src/run-command.js';
+import { resolveOptions } from '../../src/run-command.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 
 let ctx: TestCtx;
@@ -28,7 +28,7 @@ afterEach(() => removeDir(ctx.home));
 
 type AnyCommand = Command<any, any>;
 async function run<C extends AnyCommand>(cmd: C, raw: Record<string, unknown>, c: TestCtx = ctx): Promise<Awaited<ReturnType<C['run']>>> {
-  return (await cmd.run(parseOptions(cmd, raw), c)) as Awaited<ReturnType<C['run']>>;
+  return (await cmd.run(await resolveOptions(cmd, raw), c)) as Awaited<ReturnType<C['run']>>;
 }
 async function failure(p: Promise<unknown>): Promise<{ exitCode: number; message: string }> {
   try {

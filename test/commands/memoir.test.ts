@@ -9,7 +9,7 @@ import stats from '../../src/commands/memoir/stats.js';
 import synth from '../../src/commands/memoir/synth.js';
 import verify from '../../src/commands/memoir/verify.js';
 import doctor from '../../src/commands/doctor.js';
-import { parseOptions } from '../../src/run-command.js';
+import { resolveOptions } from '../../src/run-command.js';
 import type { Command } from '../../src/commands/types.js';
 import type { KouraiError } from '../../src/errors.js';
 import { ExitCode } from '../../src/errors.js';
@@ -23,7 +23,7 @@ afterEach(() => removeDir(ctx.home));
 
 type AnyCommand = Command<any, any>;
 async function run<C extends AnyCommand>(cmd: C, raw: Record<string, unknown>, c: TestCtx = ctx): Promise<Awaited<ReturnType<C['run']>>> {
-  return (await cmd.run(parseOptions(cmd, raw), c)) as Awaited<ReturnType<C['run']>>;
+  return (await cmd.run(await resolveOptions(cmd, raw), c)) as Awaited<ReturnType<C['run']>>;
 }
 
 const proposal = { scene_id: 'session-1a2b3c4d.turn-1', agent: 'techne', source: 'specialist_proposed', agent_proposed: 'def f(): pass' };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../src/cli.js';
-import { parseOptions } from '../../src/run-command.js';
+import { resolveOptions } from '../../src/run-command.js';
 import { writeSafetensors } from '../../src/tensor/safetensors.js';
 import { assertBuilt, BIN, ROOT } from '../helpers/bin.js';
 import { testCtx } from '../helpers/ctx.js';
@@ -185,7 +185,7 @@ describe('the README, run as shown on the sample forge', () => {
       const argv = run.split('|')[0]!.trim().split(/\s+/).slice(1);
       let reached = '';
       const program = buildCli(() => testCtx(), () => undefined, async (load, raw) => {
-        parseOptions((await load()).default as never, raw);
+        await resolveOptions((await load()).default as never, raw);
         return 0;
       });
       program.hook('preAction', (_root, action) => {

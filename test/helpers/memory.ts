@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import type { Command } from '../../src/commands/types.js';
+import { isLazyOptions, type Command } from '../../src/commands/types.js';
+import { resolveOptions } from '../../src/run-command.js';
 import synth from '../../src/commands/memoir/synth.js';
 import type { TestCtx } from './ctx.js';
 
 /** Parses raw options with the command's own schema (defaults applied), then runs it in-process. */
 export async function runCmd<O extends z.ZodType, R>(cmd: Command<O, R>, raw: Record<string, unknown>, ctx: TestCtx): Promise<R> {
-  return cmd.run(cmd.options.parse(raw), ctx);
+  const o = cmd.options;
+  return cmd.run(isLazyOptions(o) ? await resolveOptions(cmd, raw) : o.parse(raw), ctx);
 }
 
 /** Writes the sample forge (4 sessions, seed 7) into ctx's KOURAI_HOME; returns its memoir paths. */

@@ -8,7 +8,7 @@ import synth from '../../src/commands/memoir/synth.js';
 import verify from '../../src/commands/memoir/verify.js';
 import type { Command } from '../../src/commands/types.js';
 import { KouraiError } from '../../src/errors.js';
-import { parseOptions } from '../../src/run-command.js';
+import { resolveOptions } from '../../src/run-command.js';
 import { indexPath } from '../../src/store/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 
@@ -21,7 +21,7 @@ afterEach(() => removeDir(ctx.home));
 
 type AnyCommand = Command<any, any>;
 async function run<C extends AnyCommand>(cmd: C, raw: Record<string, unknown>): Promise<Awaited<ReturnType<C['run']>>> {
-  return (await cmd.run(parseOptions(cmd, raw), ctx)) as Awaited<ReturnType<C['run']>>;
+  return (await cmd.run(await resolveOptions(cmd, raw), ctx)) as Awaited<ReturnType<C['run']>>;
 }
 
 async function healthy(): Promise<number> {

@@ -9,8 +9,8 @@ import { oneLine, renderTable } from '../../output/table.js';
 import type { EntryRow } from '../../store/memoir-index.js';
 import { replayBufferFromIndex } from '../../store/replay-candidates.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from '../options.js';
-import { memoirOpt, openIndexed } from './shared.js';
+import { filterShape, toFilter, memoirOpt } from '../options.js';
+import { openIndexed } from './shared.js';
 import { warn } from '../../output/notice.js';
 
 const { text: _text, ...filters } = filterShape;

@@ -11,7 +11,8 @@ import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-inde
 import { MemoirQueries } from '../../store/memoir-queries.js';
 import { loadRevisionGraph } from '../../store/revision-queries.js';
 import { defineCommand } from '../types.js';
-import { loadRow, memoirOpt, openIndexed } from './shared.js';
+import { memoirOpt } from '../options.js';
+import { loadRow, openIndexed } from './shared.js';
 
 const options = z.object({
   memoir: memoirOpt,

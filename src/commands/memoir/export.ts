@@ -12,7 +12,8 @@ import { renderTable } from '../../output/table.js';
 import type { PairExample } from '../../train/examples/types.js';
 import { bondView, councilView, sceneDescriptions, type ExampleSource } from '../../train/examples/views.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt, openIndexed } from './shared.js';
+import { memoirOpt } from '../options.js';
+import { openIndexed } from './shared.js';
 import { warn } from '../../output/notice.js';
 
 const options = z.object({

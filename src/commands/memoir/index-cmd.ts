@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt, openIndexed } from './shared.js';
+import { memoirOpt } from '../options.js';
+import { openIndexed } from './shared.js';
 import { count, seconds } from '../../format.js';
 
 const options = z.object({ memoir: memoirOpt, rebuild: z.boolean().default(false), json: z.boolean().default(false) });

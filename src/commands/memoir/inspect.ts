@@ -1,21 +1,30 @@
-import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
 import { oneLine, renderTable } from '../../output/table.js';
-import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from '../options.js';
-import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
+import { allSure, flag, number, stringList } from '../fast-flags.js';
+import { fastFilterFlags, toFilter } from '../filter.js';
+import { defineCommand, type LazyOptions } from '../types.js';
+import type { InspectOptions, options as OptionsSchema } from './inspect-options.js';
+import { entryView, loadRow, openIndexed } from './shared.js';
 import { plural } from '../../format.js';
 
-const options = z.object({
-  memoir: memoirOpt,
-  ...filterShape,
-  limit: z.coerce.number().int().min(0).default(50),
-  allRevisions: z.boolean().default(false),
-  json: z.boolean().default(false),
-  ndjson: z.boolean().default(false),
-});
+/** inspect-options.ts without zod, for the usual flags (test/commands/fast-options.test.ts holds the two together). */
+export function fastInspectOptions(raw: Readonly<Record<string, unknown>>): InspectOptions | undefined {
+  return allSure<InspectOptions>({
+    memoir: stringList(raw.memoir),
+    ...fastFilterFlags(raw),
+    limit: raw.limit === undefined ? 50 : number(raw.limit, { min: 0, int: true }),
+    allRevisions: flag(raw.allRevisions, false),
+    json: flag(raw.json, false),
+    ndjson: flag(raw.ndjson, false),
+  }) as InspectOptions | undefined;
+}
+
+const options: LazyOptions<typeof OptionsSchema> = {
+  fast: fastInspectOptions,
+  schema: async () => (await import('./inspect-options.js')).options,
+};
 
 /** Counting stops here: `total` is exact below it, and `total_capped` says when it is a floor. */
 const COUNT_CAP = 1_000;

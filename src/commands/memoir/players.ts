@@ -7,7 +7,7 @@ import { playerMetrics, summarizePlayers, type PlayerSummary, type SessionInput 
 import { readRecords } from '../../memoir/reader.js';
 import type { MemoirEntry } from '../../memoir/schema.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from './shared.js';
+import { memoirOpt } from '../options.js';
 
 const options = z.object({ memoir: memoirOpt, player: z.array(z.string()).default([]), json: z.boolean().default(false) });
 

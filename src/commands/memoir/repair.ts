@@ -8,7 +8,7 @@ import { findTornTail, quarantinePath, readBytes } from '../../memoir/quarantine
 import { Journal } from '../../memoir/journal.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from './shared.js';
+import { memoirOpt } from '../options.js';
 
 const options = z.object({ memoir: memoirOpt, dryRun: z.boolean().default(false), json: z.boolean().default(false) });
 

@@ -13,8 +13,8 @@ import { walkStory } from '../../replay/walk.js';
 import { StoryIndex } from '../../store/story-queries.js';
 import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 import { defineCommand } from '../types.js';
-import { filterShape } from '../options.js';
-import { memoirOpt, openIndexed } from './shared.js';
+import { filterShape, memoirOpt } from '../options.js';
+import { openIndexed } from './shared.js';
 
 const options = z.object({
   memoir: memoirOpt,

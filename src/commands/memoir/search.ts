@@ -6,8 +6,8 @@ import { renderTable } from '../../output/table.js';
 import { searchText } from '../../store/memoir-index.js';
 import { excerpt, queryWords, SEARCH_MAX_LIMIT, searchEntries } from '../../store/search.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter } from '../options.js';
-import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
+import { filterShape, toFilter, memoirOpt } from '../options.js';
+import { entryView, loadRow, openIndexed } from './shared.js';
 import { note } from '../../output/notice.js';
 
 const { text: _text, ...filters } = filterShape;

@@ -4,7 +4,6 @@ import { indexFeedback } from '../../output/index-feedback.js';
 import { openIndexed as openIndexedStore, type IndexedMemoirs } from '../../store/indexed.js';
 import type { EntryRow } from '../../store/memoir-index.js';
 
-export { memoirOpt } from '../options.js';
 export { loadRow } from '../../store/indexed.js';
 
 /**

@@ -5,7 +5,8 @@ import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { renderHistory, resolveRevisions, type HistoryEntry } from './history.js';
 import { findEntryRow } from './lookup.js';
-import { entryView, loadRow, memoirOpt, openIndexed } from './shared.js';
+import { memoirOpt } from '../options.js';
+import { entryView, loadRow, openIndexed } from './shared.js';
 
 const options = z.object({
   id: z.string().min(1),

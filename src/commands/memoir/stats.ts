@@ -4,7 +4,8 @@ import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { MemoirQueries } from '../../store/memoir-queries.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt, openIndexed } from './shared.js';
+import { memoirOpt } from '../options.js';
+import { openIndexed } from './shared.js';
 import { affinity as fmtAffinity, count } from '../../format.js';
 
 const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });

@@ -11,7 +11,8 @@ import { colors } from '../../output/color.js';
 import { loadRevisionGraph } from '../../store/revision-queries.js';
 import { defineCommand } from '../types.js';
 import { findEntryRow, rowOf } from './lookup.js';
-import { loadRow, memoirOpt, openIndexed } from './shared.js';
+import { memoirOpt } from '../options.js';
+import { loadRow, openIndexed } from './shared.js';
 import { note } from '../../output/notice.js';
 
 const options = z.object({

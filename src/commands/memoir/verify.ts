@@ -10,7 +10,7 @@ import { progress } from '../../output/progress.js';
 import { collector } from '../../runtime/gc.js';
 import { openIndex, type MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from './shared.js';
+import { memoirOpt } from '../options.js';
 import { note } from '../../output/notice.js';
 import { plural } from '../../format.js';
 
