@@ -5,7 +5,10 @@ import type { Agent } from '../memoir/agents.js';
 import { colors } from '../output/color.js';
 import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
 import { PrivacyGate } from '../privacy/round-gate.js';
-import { bar, buildWhisperReport, percent, type WhisperReport } from '../privacy/whisper-report.js';
+import { bar, buildWhisperReport, percent, type PricedAt, type WhisperReport } from '../privacy/whisper-report.js';
+import { applyCouncilPolicy } from '../privacy/council-policy.js';
+import type { PrivacyConfig } from '../privacy/privacy-config.js';
+import { readKnownPolicy } from '../federation/round/known-policy.js';
 import { delta as fmtDelta, epsilon as fmtEps, ratio } from '../format.js';
 import { indexFeedback } from '../output/index-feedback.js';
 import { privacyConfigFor } from '../privacy/privacy-config.js';
@@ -14,7 +17,8 @@ import { MemoirQueries } from '../store/memoir-queries.js';
 import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
-import { readMembership } from '../federation/round/membership.js';
+import { readMembership, requireMembership } from '../federation/round/membership.js';
+import { runForgeRound } from '../federation/round/forge-round.js';
 import type { FederationPlan } from '../federation/round/plan.js';
 import { renderPlan } from '../output/round-text.js';
 
@@ -43,17 +47,36 @@ async function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: bool
   }
 }
 
+/**
+ * S and σ to price the next round at: a joined forge's rounds are charged at the council's σ, so
+ * its last published policy (as this forge last saw it) when known; else the forge's own.
+ */
+function pricing(home: string, config: PrivacyConfig): { config: PrivacyConfig; pricedAt: PricedAt; note: string | null } {
+  const own = { config, pricedAt: { source: 'forge' as const, noise_multiplier: config.noiseMultiplier, clip_norm: config.clipNorm, council_round: null, seen_at: null } };
+  const m = readMembership(home);
+  if (!m) return { ...own, note: null };
+  const known = readKnownPolicy(home, m.council_key);
+  if (!known) return { ...own, note: `next-round costs here are at this forge's σ = ${config.noiseMultiplier}: no policy of the joined council is known locally yet; a council round charges the council's σ (kourai whisper --next-round asks it)` };
+  const d = applyCouncilPolicy(config, { clipNorm: known.clip_norm, noiseMultiplier: known.noise_multiplier });
+  if (!d.ok) return { ...own, note: `the council's last published σ = ${known.noise_multiplier} (round ${known.round}) is one the Whisper Limit cannot afford: a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}` };
+  return {
+    config: d.config,
+    pricedAt: { source: 'council', noise_multiplier: known.noise_multiplier, clip_norm: known.clip_norm, council_round: known.round, seen_at: known.seen_at },
+    note: `next-round costs are at the council's σ = ${known.noise_multiplier}, S = ${known.clip_norm} (its policy of round ${known.round}, seen ${known.seen_at.slice(0, 16).replace('T', ' ')} UTC); kourai whisper --next-round asks for the current one`,
+  };
+}
+
 export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): Promise<WhisperReport> {
   const resolved = privacyConfigFor(ctx, opts);
   const { counts, note } = await shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
-  const gate = PrivacyGate.openReadOnly({ home: kouraiHome(ctx), config: resolved.config, now: ctx.now });
+  const home = kouraiHome(ctx);
+  const gate = PrivacyGate.openReadOnly({ home, config: resolved.config, now: ctx.now });
   try {
-    const plan = gate.planRound({ round: opts.round ?? null, shareable: counts });
+    const priced = pricing(home, resolved.config);
+    const plan = gate.withConfig(priced.config).planRound({ round: opts.round ?? null, shareable: counts });
     const releases = gate.ledger.releases();
-    const notes = note ? [note] : [];
-    // A joined forge's rounds are charged at the council's σ, which this local view does not know.
-    if (!opts.nextRound && readMembership(kouraiHome(ctx))) notes.push(`next-round costs here are at this forge's σ = ${resolved.config.noiseMultiplier}; a council round charges the council's σ (kourai whisper --next-round shows it)`);
-    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes });
+    const notes = [...(note ? [note] : []), ...(priced.note ? [priced.note] : [])];
+    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes, forgeConfig: resolved.config, pricedAt: priced.pricedAt });
   } finally {
     gate.close();
   }
@@ -67,12 +90,11 @@ export type WhisperResult = WhisperReport & { next_round?: FederationPlan };
  * joined council for its round and policy, counts the council view, trains and sends nothing.
  */
 async function nextRoundPlan(ctx: Ctx, opts: z.output<typeof options>): Promise<FederationPlan> {
-  const [{ requireMembership }, { runForgeRound }] = await Promise.all([import('../federation/round/membership.js'), import('./federate/session.js')]);
   const r = await runForgeRound(ctx, {
     membership: requireMembership(kouraiHome(ctx)),
     config: privacyConfigFor(ctx, opts).config,
     memoirs: opts.memoir,
-    quietIndex: true,
+    indexFeedback: indexFeedback(ctx, true),
     transport: { timeoutMs: 15_000, retries: 1 },
     options: { dryRun: true, wait: false, waitForMs: 0, pollMs: 1000, retryForMs: 0, encoding: 'json' },
   });
@@ -112,7 +134,7 @@ export function renderWhisperText(r: WhisperReport, colorLevel: 0 | 1 | 2 | 3): 
   lines.push(
     `forge  ${col(bar(f.remaining_fraction, 24))} ${col(percent(f.remaining_fraction).padStart(4))} left   ε ${fmtEps(f.epsilon_spent)} of ${r.config.forge_epsilon} spent at δ = ${fmtDelta(r.config.delta)}, ${f.releases} release${f.releases === 1 ? '' : 's'}`,
   );
-  lines.push(c.dim(`next round${r.round ? ` (${r.round})` : ''}: ${f.speakers_next_round} agent${f.speakers_next_round === 1 ? '' : 's'} speak; forge ε → ${fmtEps(f.epsilon_after_next_round)}; each delta clipped to S = ${r.config.clip_norm}, noise σ = ${r.config.noise_multiplier}`));
+  lines.push(c.dim(`next round${r.round ? ` (${r.round})` : ''}: ${f.speakers_next_round} agent${f.speakers_next_round === 1 ? '' : 's'} speak; forge ε → ${fmtEps(f.epsilon_after_next_round)}; each delta clipped to S = ${r.priced_at.clip_norm}, noise σ = ${r.priced_at.noise_multiplier} (${r.priced_at.source === 'council' ? `the council's, round ${r.priced_at.council_round ?? '?'}` : "this forge's"})`));
   lines.push('');
   const w = Math.max(...r.agents.map((a) => a.agent.length));
   for (const a of r.agents) {

@@ -7,6 +7,7 @@ import { f32FromLE, toLE } from '../tensor/float-codec.js';
 import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
 import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
+import { publicInitFlat } from './public-init.js';
 import { similarities } from './trust.js';
 
 /**
@@ -78,14 +79,20 @@ export async function computeAgentAggregate(deps: AggregateDeps, round: number, 
     const reader = await storage.chunkReader(subs, layout, agent, round);
     try {
       const weights = settings.weights === 'counts' && subs.every((s) => s.weight !== null) ? subs.map((s) => s.weight as number) : undefined;
-      outcome = aggregateUpdates({ n: reader.n, layout, read: (start, end) => reader.read(start, end), weights, base: reader.base }, settings, { pool: deps.pool ?? null });
+      // The updates are deltas from the previous global; before any, from the public initialisation (round 0).
+      let base = reader.base;
+      if (!base) {
+        const init = publicInitFlat(layout, agent);
+        base = (start, end) => init.subarray(start, end);
+      }
+      outcome = aggregateUpdates({ n: reader.n, layout, read: (start, end) => reader.read(start, end), weights, base }, settings, { pool: deps.pool ?? null });
       const refusal = refusalOf(outcome.aggregate, subs.map((s) => s.norm), outcome);
       if (refusal) return failed(`aggregate refused: ${refusal}`, true);
       // The new global = previous global + aggregate update, stored as float32 chunks.
       globalChunks = chunkRanges(layout).map(([s, e]) => {
-        const b = reader.base?.(s, e);
+        const b = (base as NonNullable<typeof base>)(s, e);
         const g = new Float32Array(e - s);
-        for (let k = 0; k < g.length; k++) g[k] = (outcome.aggregate[s + k] as number) + (b ? (b[k] as number) : 0);
+        for (let k = 0; k < g.length; k++) g[k] = (outcome.aggregate[s + k] as number) + (b[k] as number);
         return toLE(g);
       });
     } finally {

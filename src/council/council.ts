@@ -14,7 +14,7 @@ import { configuredLayouts, describeLayout } from './layouts.js';
 import { parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
 import { LayoutChangedError, RoundNotOpenError, type CouncilStorage, type ForgeRow, type NewRound, type RoundRow } from './storage.js';
 import { roundTrustUpdates, type TrustSettings } from './trust.js';
-import { adapterView, meView, roundStatusView, trustView } from './views.js';
+import { adapterView, meView, publicInitView, roundStatusView, trustView } from './views.js';
 
 /**
  * The council's round lifecycle: submissions, seals, closing (enough sealed forges, or the
@@ -333,10 +333,13 @@ export class Council {
   async adapter(agent: string, round?: number): Promise<Adapter> {
     if (!isAgent(agent)) throw new CouncilHttpError('unknown_agent', `unknown agent "${agent}"`, { agents: [...FEDERATING_AGENTS] });
     if (isBondOnly(agent)) throw new CouncilHttpError('bond_only_agent', `${agent} is bond-only: the council holds no adapter for it`);
-    if (round === undefined) {
-      const g = await this.storage.globalOf(agent);
-      if (!g) throw new CouncilHttpError('no_global', `no round has produced a ${agent} adapter yet`);
-      return adapterView(this.storage, agent, g.round, g.strategy);
+    if (round === undefined || round === 0) {
+      const g = round === 0 ? undefined : await this.storage.globalOf(agent);
+      if (g) return adapterView(this.storage, agent, g.round, g.strategy);
+      // Round 0 (and the global before any aggregate): the public initialisation in the layout in force.
+      const layout = await this.storage.agentLayout(agent);
+      if (!layout) throw new CouncilHttpError('no_global', `this council has no adapter layout for ${agent}, so it holds no ${agent} adapter`);
+      return publicInitView(agent, layout);
     }
     await this.roundOrThrow(round);
     const a = await this.storage.aggregateOf(round, agent);

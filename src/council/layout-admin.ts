@@ -67,7 +67,7 @@ export interface LayoutResetOutcome {
  * Makes the configured layout (or none, when the configuration has none for the agent) the
  * agent's layout from the open round on. The agent's updates in rounds not yet aggregated are
  * dropped (they are in the old layout), and its previous globals stop being the starting point:
- * forges start the agent afresh. Works while a council is serving (it reads layouts per request).
+ * forges start the agent afresh, from the public initialisation of the new layout (round 0). Works while a council is serving (it reads layouts per request).
  */
 export async function resetLayout(storage: CouncilStorage, config: Pick<CouncilConfig, 'layouts'>, agent: FederatingAgent, now: Date): Promise<LayoutResetOutcome> {
   const want = configuredLayouts(config.layouts).get(agent) ?? null;

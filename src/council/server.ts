@@ -133,9 +133,9 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
   let inFlight = 0;
   const perForge = new Map<number, number>();
   const forgeOf = (req: FastifyRequest): ForgeRow => req.forge as ForgeRow;
-  const roundParam = (raw: unknown): number => {
+  const roundParam = (raw: unknown, min = 1): number => {
     const s = String(raw);
-    if (!/^\d{1,12}$/.test(s) || Number(s) < 1) throw new CouncilHttpError('invalid_body', `round must be a positive whole number, got "${s}"`);
+    if (!/^\d{1,12}$/.test(s) || Number(s) < min) throw new CouncilHttpError('invalid_body', `round must be a ${min === 0 ? 'whole number (0: the public initialisation)' : 'positive whole number'}, got "${s}"`);
     return Number(s);
   };
 
@@ -206,7 +206,7 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
     },
   );
   app.post<{ Params: { round: string } }>(ROUTES.seal, async (req) => council.seal(forgeOf(req), roundParam(req.params.round)));
-  app.get<{ Params: { round: string; agent: string } }>(ROUTES.aggregate, async (req) => council.adapter(req.params.agent, roundParam(req.params.round)));
+  app.get<{ Params: { round: string; agent: string } }>(ROUTES.aggregate, async (req) => council.adapter(req.params.agent, roundParam(req.params.round, 0)));
   app.get<{ Params: { agent: string } }>(ROUTES.global, async (req) => council.adapter(req.params.agent));
   app.get(ROUTES.trust, async (req) => council.trust(forgeOf(req)));
   return Object.assign(app, { uploadsInFlight: () => inFlight });

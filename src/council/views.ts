@@ -1,9 +1,11 @@
 import { chunkRanges, requirement, selectionOf } from '../aggregation/strategy.js';
-import { PROTOCOL_VERSION, type Adapter, type Me, type RoundStatus, type Trust } from '../federation/protocol.js';
+import { adapterDigest, PROTOCOL_VERSION, type Adapter, type Me, type RoundStatus, type Trust } from '../federation/protocol.js';
 import { FEDERATING_AGENTS } from '../memoir/agents.js';
 import { f32FromLE } from '../tensor/float-codec.js';
 import { tensorToJson } from '../tensor/json.js';
+import type { Layout } from '../tensor/layout.js';
 import type { CouncilConfig } from './config.js';
+import { publicInit, PUBLIC_INIT_SCHEME, PUBLIC_INIT_SEED } from './public-init.js';
 import { parseOutcome } from './outcome.js';
 import { parseRoundSettings, privacyPolicyOf, type PrivacyPolicy } from './round-settings.js';
 import type { AggregateRow, CouncilStorage, ForgeRow, RoundRow } from './storage.js';
@@ -75,9 +77,10 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
   const globals: Record<string, number> = {};
   const agents: string[] = [];
   for (const agent of FEDERATING_AGENTS) {
-    if (await storage.agentLayout(agent, r.round)) agents.push(agent);
-    const g = await storage.globalOf(agent, r.round);
-    if (g) globals[agent] = g.round;
+    if (!(await storage.agentLayout(agent, r.round))) continue;
+    agents.push(agent);
+    // Before any aggregate (in the layout in force), the agent's global is the public initialisation: round 0.
+    globals[agent] = (await storage.globalOf(agent, r.round))?.round ?? 0;
   }
   const me = (await storage.forgeById(forge.id)) ?? forge;
   return {
@@ -96,6 +99,7 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
     privacy_policy: policyView(s.privacy),
     accepted_base_fingerprints: [...config.base_fingerprints],
     globals,
+    public_init: { scheme: PUBLIC_INIT_SCHEME, seed: PUBLIC_INIT_SEED },
     you: {
       forge: me.name,
       submitted: await storage.submittedAgents(r.round, forge.id),
@@ -215,12 +219,14 @@ export async function adapterView(storage: CouncilStorage, agent: string, round:
   const chunks = await storage.globalChunks(round, agent);
   const flat = new Float32Array(layout.size);
   chunkRanges(layout).forEach(([s], i) => flat.set(f32FromLE(chunks[i] as Buffer), s));
-  return {
-    agent,
-    round,
-    strategy,
-    tensors: layout.tensors.map((t) => tensorToJson({ name: t.name, shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) })),
-  };
+  const tensors = layout.tensors.map((t) => ({ name: t.name, shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) }));
+  return { agent, round, strategy, digest: adapterDigest(tensors), tensors: tensors.map(tensorToJson) };
+}
+
+/** Round 0: the agent's public initialisation in `layout`, published like any version. */
+export function publicInitView(agent: string, layout: Layout): Adapter {
+  const tensors = publicInit(layout, agent);
+  return { agent, round: 0, strategy: 'public-init', digest: adapterDigest(tensors), tensors: tensors.map(tensorToJson) };
 }
 
 /** One row of `kourai council forge list`. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
-import { ExitCode, KouraiError, NetworkError, type ExitCodeValue } from '../errors.js';
+import { ExitCode, InvalidDataError, KouraiError, NetworkError, type ExitCodeValue } from '../errors.js';
 import {
+  adapterDigest,
   AdapterSchema,
   ErrorBodySchema,
   HealthSchema,
@@ -26,14 +27,14 @@ import { tensorFromJson, tensorToJson } from '../tensor/json.js';
 import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
 
 /**
- * A small typed client for the council protocol (v1), for the forge side of a federation round:
+ * A small typed client for the council protocol (v2), for the forge side of a federation round:
  *
  *   const council = new CouncilClient({ url, token });
  *   await council.me();                                  // token valid? exiled? revoked (403)?
  *   const round = await council.currentRound();          // number, deadline, globals to start from,
  *                                                        // agents accepted, privacy policy (S, σ ranges)
  *   const layouts = await council.layouts();             // tensor names/shapes per agent (must match)
- *   const global = await council.globalAdapter('metis'); // null before the first aggregation
+ *   const global = await council.globalAdapter('metis'); // round 0 (the public init) before any aggregate
  *   await council.submit(round.round, 'metis', { tensors, baseFingerprint, clipNorm, noiseMultiplier });
  *   await council.seal(round.round);                     // my updates for this round are complete
  *   const done = await council.waitForRound(round.round); // polls until aggregated
@@ -129,7 +130,7 @@ export class CouncilClient {
     return this.request('GET', path.round(round), RoundStatusSchema, { retry: true });
   }
 
-  /** The newest global council adapter of an agent, or null before any round produced one. */
+  /** The newest global council adapter of an agent (round 0: its public initialisation); null when the council holds none for it. */
   async globalAdapter(agent: string): Promise<DownloadedAdapter | null> {
     try {
       return decodeAdapter(await this.request('GET', path.global(agent), AdapterSchema, { retry: true }));
@@ -144,7 +145,7 @@ export class CouncilClient {
     return decodeAdapter(await this.request('GET', path.aggregate(round, agent), AdapterSchema, { retry: true }));
   }
 
-  /** Sends one agent's update (the difference from the round's global adapter). */
+  /** Sends one agent's update (the difference from the global adapter it trained from; round 0's is the public initialisation). */
   submit(round: number, agent: string, update: UpdateToSubmit): Promise<Receipt> {
     const body: Submission = {
       base_fingerprint: update.baseFingerprint,
@@ -242,8 +243,12 @@ export class CouncilClient {
   }
 }
 
-function decodeAdapter(a: z.infer<typeof AdapterSchema>): DownloadedAdapter {
-  return { agent: a.agent, round: a.round, strategy: a.strategy, tensors: a.tensors.map(tensorFromJson) };
+/** The adapter's tensors, checked against the digest the council published (InvalidDataError when they differ). */
+export function decodeAdapter(a: z.infer<typeof AdapterSchema>): DownloadedAdapter {
+  const tensors = a.tensors.map(tensorFromJson);
+  const digest = adapterDigest(tensors);
+  if (digest !== a.digest) throw new InvalidDataError(`the council's ${a.agent} adapter of round ${a.round} does not match its published digest (${a.digest.slice(0, 12)}…, got ${digest.slice(0, 12)}…): nothing was used`);
+  return { agent: a.agent, round: a.round, strategy: a.strategy, tensors };
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

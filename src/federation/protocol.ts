@@ -1,11 +1,20 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { COUNCIL_RELEASE_FORMAT, CouncilReleaseSchema, type CouncilRelease } from '../privacy/release.js';
+import { toLE } from '../tensor/float-codec.js';
 import { TensorJsonSchema } from '../tensor/json.js';
 
 /**
- * The council protocol, version 1: HTTP + JSON under /v1, shared by the server (src/council) and
+ * The council protocol, version 2: HTTP + JSON under /v1, shared by the server (src/council) and
  * the client (council-client.ts). Every schema here is the contract; changing one is a breaking
- * change of the protocol (bump the version, keep /v1 answering).
+ * change of the protocol (bump the version, keep /v1 answering). Each side refuses the other's
+ * version when it differs (`protocol_mismatch`).
+ *
+ * v2 (2026-11-23): every agent the council accepts has a global from round 0 on — the public
+ * initialisation (src/council/public-init.ts), published as round 0 — and an update is always the
+ * difference from the global the forge trained from, round 1 included (v1 sent the factors
+ * themselves in round 1, so clipping shrank the public initialisation with what was learned).
+ * Adapter documents carry their digest.
  *
  * Authentication: `Authorization: Bearer <token>` (a per-forge token from
  * `kourai council forge add NAME`). TLS is terminated by a reverse proxy in front of the council.
@@ -15,7 +24,7 @@ import { TensorJsonSchema } from '../tensor/json.js';
  * float32 values.
  * Every error is `{ "error": { "status", "code", "message", "details"? } }` with a stable `code`.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const ROUTES = {
   health: '/v1/health',
@@ -118,7 +127,7 @@ export const SubmissionSchema = z.object({
   }),
   /** Optional (noised) sample count, used only when the council weighs by counts. */
   weight: finite.pipe(z.number().positive()).optional(),
-  /** The update: the difference from the round's global adapter (or the factors, before any global exists). */
+  /** The update: the difference from the global adapter the forge trained from (round 0's is the public initialisation). */
   tensors: z.array(WireTensorSchema).min(1).max(4096),
 });
 export type Submission = z.infer<typeof SubmissionSchema>;
@@ -236,8 +245,13 @@ export const RoundStatusSchema = z.object({
   accepted_base_fingerprints: z.array(z.string()),
   /** The round's privacy policy (frozen when the round opened): every update is checked against it. */
   privacy_policy: PrivacyPolicySchema,
-  /** Globals a forge should start from this round: agent -> the round that produced it. */
+  /**
+   * The global each accepted agent starts from this round: agent -> the round that produced it;
+   * 0 = the public initialisation (`public_init`), served like any version.
+   */
   globals: z.record(z.string(), z.number().int()),
+  /** How the round-0 globals are derived (src/council/public-init.ts): anyone can recompute them. */
+  public_init: z.object({ scheme: z.string(), seed: z.number().int() }),
   you: z.object({
     forge: z.string(),
     submitted: z.array(z.string()),
@@ -253,12 +267,29 @@ export type RoundStatus = z.infer<typeof RoundStatusSchema>;
 
 export const AdapterSchema = z.object({
   agent: z.string(),
-  /** The round whose aggregation produced this adapter. */
+  /** The round whose aggregation produced this adapter; 0 = the public initialisation. */
   round: z.number().int(),
+  /** The aggregation strategy, or `public-init` for round 0. */
   strategy: z.string(),
+  /** adapterDigest of the tensors: a forge checks what it downloaded against it. */
+  digest: z.string(),
   tensors: z.array(WireTensorSchema),
 });
 export type Adapter = z.infer<typeof AdapterSchema>;
+
+/**
+ * sha256 (hex) over an adapter's tensors in order: for each, `[name, shape, "F32"]` as JSON and a
+ * newline, then its float32 little-endian bytes. The same numbers give the same digest on every
+ * machine (the council computes it from its stored chunks, a forge from what it decoded).
+ */
+export function adapterDigest(tensors: readonly { name: string; shape: readonly number[]; data: Float32Array }[]): string {
+  const h = createHash('sha256');
+  for (const t of tensors) {
+    h.update(`${JSON.stringify([t.name, t.shape, 'F32'])}\n`);
+    h.update(toLE(t.data));
+  }
+  return h.digest('hex');
+}
 
 export const TrustSchema = z.object({
   forge: z.string(),

@@ -26,7 +26,7 @@ export function roundProgress(err: OutStream, opts: { now?: () => number } = {})
         return;
       }
       case 'download':
-        line(`downloading ${e.agent}'s ${e.what === 'global' ? `global adapter (round ${e.round})` : `new council adapter (round ${e.round})`}`);
+        line(`downloading ${e.agent}'s ${e.what === 'global' ? (e.round === 0 ? 'public initialisation (round 0)' : `global adapter (round ${e.round})`) : `new council adapter (round ${e.round})`}`);
         return;
       case 'training': {
         const t = now();
@@ -83,7 +83,7 @@ export function renderPlan(p: FederationPlan, colorLevel: 0 | 1 | 2 | 3): string
       lines.push(`${a.agent.padEnd(10)} ${c.yellow('silent')}  ${a.why.replace(/^silent: /, '')}${a.detail ? c.dim(` (${a.detail})`) : ''}`);
       continue;
     }
-    const from = a.starts_from ? (a.starts_from.kind === 'global' ? `starts from the global adapter of round ${a.starts_from.round}` : 'starts from the public initialisation (no global yet: the factors themselves are sent)') : 'drawn earlier: sent as stored';
+    const from = a.starts_from ? (a.starts_from.kind === 'global' ? `starts from the global adapter of round ${a.starts_from.round}` : "starts from the council's public initialisation (round 0; the change from it is sent)") : 'drawn earlier: sent as stored';
     lines.push(`${a.agent.padEnd(10)} ${c.green(a.verdict === 'resumes' ? 'resumes' : 'speaks')}  ${a.examples ?? 0} council examples in ${a.scenes ?? 0} scenes; ${from}`);
     if (a.request) lines.push(`           ${a.request.method} ${a.request.path}  ${a.request.content_type}  ${a.request.bytes.toLocaleString('en-US')} bytes`);
     for (const t of a.tensors ?? []) lines.push(c.dim(`           ${t.name}  [${t.shape.join(', ')}]`));

@@ -56,7 +56,21 @@ export interface WhisperReport {
     speakers_next_round: number;
   };
   agents: WhisperAgent[];
+  /**
+   * The S and σ the next-round figures are priced at: the council's last published policy when
+   * the forge has joined one and knows it (a council round charges at it), else this forge's own.
+   */
+  priced_at: PricedAt;
   notes: string[];
+}
+
+export interface PricedAt {
+  source: 'council' | 'forge';
+  noise_multiplier: number;
+  clip_norm: number;
+  /** The council round whose status published it, and when this forge saw it (council only). */
+  council_round: number | null;
+  seen_at: string | null;
 }
 
 export function buildWhisperReport(p: {
@@ -66,9 +80,12 @@ export function buildWhisperReport(p: {
   releases: readonly { id: number; agent: string; round: string; clipNorm: number; createdAt: string }[];
   norms: ReadonlyMap<number, { clippedNorm: number; releasedNorm: number }>;
   notes?: string[];
+  /** The forge's own settings, when the plan was priced at a council's policy (default: the plan's). */
+  forgeConfig?: PrivacyConfig;
+  pricedAt?: PricedAt;
 }): WhisperReport {
   const { plan } = p;
-  const c = plan.config;
+  const c = p.forgeConfig ?? plan.config;
   return {
     round: plan.round,
     config: {
@@ -119,6 +136,7 @@ export function buildWhisperReport(p: {
           return { round: r.round, clipped_fraction: n ? n.clippedNorm / r.clipNorm : null, released_norm: n?.releasedNorm ?? null, at: r.createdAt };
         }),
     })),
+    priced_at: p.pricedAt ?? { source: 'forge', noise_multiplier: plan.config.noiseMultiplier, clip_norm: plan.config.clipNorm, council_round: null, seen_at: null },
     notes: p.notes ?? [],
   };
 }

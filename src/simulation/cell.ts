@@ -12,7 +12,7 @@ import type { BaseModel } from '../train/base-model.js';
 import { hashString } from '../train/encoder/hashed-ngrams.js';
 import type { Example } from '../train/examples/types.js';
 import type { Features } from '../train/features.js';
-import { initLora, loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
+import { loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
 import { DEFAULT_SETTINGS, train, type TrainSettings } from '../train/trainer.js';
 import { capNorm, craftUpdate } from './attacks.js';
 import { layoutsFor, type CouncilPort, type CouncilSetup } from './council-port.js';
@@ -33,9 +33,10 @@ import { seededSampler, sigmaFor } from './sim-privacy.js';
  *
  * The council is configured as a real one must be: the adapter layouts of the base the forges
  * train on, and the cell's privacy policy (S, and σ for the cell's ε), which every forge reads from
- * the round status and follows — as `federate round` does. Round 1 has no global adapter yet, so
- * (as in `federate round`, protocol v1) the update is the trained factors themselves, started from
- * the same public PEFT initialisation on every forge and clipped as a whole to S.
+ * the round status and follows — as `federate round` does. Round 1 starts from the council's
+ * round-0 global, the public PEFT initialisation it publishes (src/council/public-init.ts); as in
+ * `federate round` (protocol v2) every update, round 1's included, is trained − the global it
+ * trained from, clipped as a whole to S, and the council adds the aggregate back onto that global.
  */
 
 export interface AgentResult {
@@ -89,7 +90,7 @@ export interface SeedContext {
   encode: (text: string) => Features;
   evaluator: Evaluator;
   forges: SimForge[];
-  /** Trainings that do not depend on the cell: round 1 from the public init, bonds trained alone. */
+  /** Trainings that do not depend on the cell: round 1 from the council's public init, bonds trained alone. */
   memo: Map<string, LoraWeights | null>;
 }
 
@@ -103,11 +104,6 @@ export interface CellHooks {
 
 function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims {
   return { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(agent)), rank };
-}
-
-/** The public starting point every forge shares before the first global exists. */
-export function publicInit(base: BaseModel, agent: FederatingAgent, settings: TrainSettings): LoraWeights {
-  return initLora(dimsOf(base, agent, settings.rank), mulberry32((settings.seed ^ hashString(agent)) >>> 0));
 }
 
 function councilSettings(x: Experiment, seed: number, round: number): TrainSettings {
@@ -141,9 +137,15 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
   let sigma = NaN;
   const curves = new Map<FederatingAgent, number[]>(x.agents.map((a) => [a, []]));
   let forgeRounds = 0;
-  const globals = new Map<FederatingAgent, LoraWeights>(x.agents.map((a) => [a, publicInit(base, a, settings0)]));
+  // Every agent's round-0 global: the public initialisation the council publishes.
+  const globals = new Map<FederatingAgent, LoraWeights>();
+  for (const a of x.agents) {
+    const g = await port.global(a);
+    if (!g) throw new Error(`the council published no ${a} adapter to start from`);
+    globals.set(a, tensorsToLora(spec, a, settings0.rank, g));
+  }
   const shouldStop = (): boolean => hooks.signal?.aborted === true;
-  /** The update a forge releases (before clipping): the trained factors in round 1, else their difference from the global. */
+  /** The update a forge releases (before clipping): trained − the global it trained from (zero when it could not train). */
   const trainCouncil = (f: SimForge, agent: FederatingAgent, examples: Example[], start: LoraWeights, round: number, variant: string): Float64Array => {
     const memoKey = round === 1 ? `r1|${f.index}|${agent}|${variant}` : null;
     let lora: LoraWeights | null | undefined = memoKey ? sc.memo.get(memoKey) : undefined;
@@ -153,7 +155,6 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       lora = out.status === 'trained' ? out.lora : null;
       if (memoKey) sc.memo.set(memoKey, lora);
     }
-    if (round === 1) return Float64Array.from((lora ?? start).all);
     return lora ? sub(lora.all, start.all) : new Float64Array(start.all.length);
   };
   try {

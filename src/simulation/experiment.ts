@@ -148,7 +148,8 @@ export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean 
  */
 export function experimentId(x: Experiment): string {
   const { seeds: _s, strategies: _t, attacks: _a, epsilons: _e, ...shaping } = x;
-  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), version: 2 });
+  // version 3: round 1 starts from the council's public init and sends deltas (protocol v2); cells of v2 are not reused.
+  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), version: 3 });
   return createHash('sha256').update(canon).digest('hex').slice(0, 16);
 }
 

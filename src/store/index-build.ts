@@ -167,7 +167,10 @@ export class IndexBuild {
         done += fileDone;
       }
       if (bulk) {
-        for (const ddl of Object.values(dropped)) this.db.exec(ddl);
+        for (const ddl of Object.values(dropped)) {
+          this.db.exec(ddl);
+          yield done; // a point to cancel at: at 1M entries each index takes a while to build
+        }
         for (const [seq, target] of revisions) this.stmts.narrow.run(seq, target, seq);
         this.db.exec('COMMIT');
         this.inBulk = false;

@@ -63,6 +63,13 @@ export function searchText(e: MemoirEntry): string {
   return searchParts(e).join('\n');
 }
 
+/** A `\\u` escape in `b[start, end)` (JSON text: a backslash always starts an escape). */
+function hasUnicodeEscape(b: Buffer, start: number, end: number): boolean {
+  const line = b.subarray(start, end);
+  for (let i = line.indexOf(0x5c); i >= 0 && i < line.length - 1; i = line.indexOf(0x5c, i + 2)) if (line[i + 1] === 0x75) return true;
+  return false;
+}
+
 function underscoresToSpaces(s: string): string {
   return s.replace(/_/g, ' ');
 }
@@ -305,8 +312,8 @@ class RowEncoder {
    * (test/store/index-rows.test.ts compares the two paths). `id`: a Python line's derived id.
    */
   addScanned(v: LineView, s: ScannedLine, id: string | undefined, baseLength: number): void {
-    // An ASCII line has only ASCII strings, escapes included (a \u escape decodes to anything: not counted as ASCII).
-    this.rowAscii = s.escapes === 0 && isAscii(v.buf.subarray(v.start, v.end));
+    // An ASCII line without \u escapes has only ASCII strings (\n, \", \\ … decode to ASCII).
+    this.rowAscii = isAscii(v.buf.subarray(v.start, v.end)) && (s.escapes === 0 || !hasUnicodeEscape(v.buf, v.start, v.end));
     this.area = this.rowAscii ? this.ascii : this.utf8;
     const verdict = s.verdict();
     const o = this.n * S;

@@ -6,11 +6,16 @@ import type { WhisperReport } from '../../src/privacy/whisper-report.js';
 import { runCli } from '../helpers/run.js';
 import { testCtx, type TestCtx } from '../helpers/ctx.js';
 import { knownShareable, writeKnownForge } from '../helpers/known-forge.js';
+import { startTestCouncil } from '../council/helpers.js';
+import { roundCost } from '../../src/privacy/council-policy.js';
+import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 
 const whisperCmd = () => import('../../src/commands/whisper.js');
 const synthCmd = () => import('../../src/commands/memoir/synth.js');
 const consentCmd = () => import('../../src/commands/federate/consent.js');
 const releaseCmd = () => import('../../src/commands/privacy/release.js');
+const joinCmd = () => import('../../src/commands/federate/join.js');
+const leaveCmd = () => import('../../src/commands/federate/leave.js');
 
 let ctx: TestCtx;
 beforeEach(() => {
@@ -90,9 +95,39 @@ describe('kourai whisper', () => {
       config: { forge_epsilon: 8, agent_epsilon: 8, delta: 1e-5, noise_multiplier: 8, clip_norm: 1, origin: {}, file: null },
       forge: { epsilon_budget: 8, epsilon_spent: 7, remaining_fraction: 0.125, releases: 140, level: 'critical', epsilon_after_next_round: 7, speakers_next_round: 0 },
       agents: [],
+      priced_at: { source: 'forge', noise_multiplier: 8, clip_norm: 1, council_round: null, seen_at: null },
       notes: [],
     };
     expect(renderWhisperText(base, 1)).toContain('\u001b[31m'); // red
     expect(renderWhisperText({ ...base, forge: { ...base.forge, level: 'ok', remaining_fraction: 0.9 } }, 1)).toContain('\u001b[32m'); // green
+  });
+
+  it('a joined forge is priced at the council’s last published σ (and says so); not joined or after leaving, at its own', async () => {
+    await runCli(synthCmd, { json: true }, ctx);
+    await runCli(consentCmd, { allow: ['techne'] }, ctx);
+    const own = await whisper();
+    expect(own.priced_at).toEqual({ source: 'forge', noise_multiplier: 8, clip_norm: 1, council_round: null, seen_at: null });
+    const techneOwn = own.agents.find((a) => a.agent === 'techne');
+    expect(techneOwn?.next_round_epsilon_cost).toBeCloseTo(roundCost(8, 1e-5), 9);
+    // The test council publishes σ = 10 (the forge's own is 8); join records it.
+    const council = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT] });
+    try {
+      await runCli(joinCmd, { server: council.url, token: await council.token('athens') }, ctx);
+      const joined = await whisper();
+      expect(joined.priced_at).toMatchObject({ source: 'council', noise_multiplier: 10, clip_norm: 1, council_round: 1 });
+      const techne = joined.agents.find((a) => a.agent === 'techne');
+      expect(techne?.next_round_epsilon_cost).toBeCloseTo(roundCost(10, 1e-5), 9);
+      expect(techne?.next_round_epsilon_cost).toBeLessThan(techneOwn?.next_round_epsilon_cost as number);
+      // the forge's own settings are still reported as its own
+      expect(joined.config).toMatchObject({ noise_multiplier: 8, origin: { noise_multiplier: 'default' } });
+      expect(joined.notes.join('\n')).toMatch(/at the council's σ = 10, S = 1 \(its policy of round 1, seen /);
+      const text = (await runCli(whisperCmd, { memoir: [] }, ctx)).stdout;
+      expect(text).toMatch(/noise σ = 10 \(the council's, round 1\)/);
+      await runCli(leaveCmd, {}, ctx);
+      expect((await whisper()).priced_at.source).toBe('forge');
+      expect((await runCli(whisperCmd, { memoir: [] }, ctx)).stdout).toMatch(/noise σ = 8 \(this forge's\)/);
+    } finally {
+      await council.close();
+    }
   });
 });

@@ -37,14 +37,19 @@ describe('CouncilClient: a federation round from the forge side', () => {
     c = await startTestCouncil({ min_forges: 3, strategy: 'lora-fair', byzantine: 0, lora_fair_solver: 'ridge', lora_fair_lambda: fx.lambda });
     const names = ['athens', 'sparta', 'thebes'];
     const clients = await Promise.all(names.map(async (n) => new CouncilClient({ url: c.url, token: await c.token(n), backoffMs: 10 })));
-    expect(await clients[0]!.health()).toMatchObject({ ok: true, protocol: 1 });
+    expect(await clients[0]!.health()).toMatchObject({ ok: true, protocol: 2 });
     expect(await clients[1]!.me()).toMatchObject({ forge: 'sparta', exiled: false });
     const r1 = await clients[0]!.currentRound();
-    expect(r1).toMatchObject({ round: 1, state: 'open', globals: {}, strategy: { strategy: 'lora-fair', selection: 'none' }, privacy_policy: { clip_norm: 1, accepted: { clip_norm: { min: 0, max: 1 } } } });
+    expect(r1).toMatchObject({ round: 1, state: 'open', globals: { techne: 0, metis: 0 }, strategy: { strategy: 'lora-fair', selection: 'none' }, privacy_policy: { clip_norm: 1, accepted: { clip_norm: { min: 0, max: 1 } } } });
     expect((await clients[0]!.layouts()).techne).toEqual(SPECS);
-    expect(await clients[0]!.globalAdapter('techne')).toBeNull();
+    // Round 0 is the public initialisation (protocol v2); round-1 updates are the difference from it,
+    // so global 1 (LoRA-FAIR on round 0 + delta) is the fixture's, computed on the factors.
+    const g0 = await clients[0]!.globalAdapter('techne');
+    expect(g0).toMatchObject({ agent: 'techne', round: 0, strategy: 'public-init' });
+    expect(await clients[1]!.aggregate(0, 'techne')).toEqual(g0);
+    const minus = (a: NamedTensor[], b: NamedTensor[]): NamedTensor[] => a.map((t, k) => ({ ...t, data: Float32Array.from(t.data, (v, j) => v - b[k]!.data[j]!) }));
     for (let i = 0; i < 3; i++) {
-      const update = { tensors: tensors(fx.round1[i]!), baseFingerprint: FINGERPRINT, clipNorm: 1, noiseMultiplier: 0 };
+      const update = { tensors: minus(tensors(fx.round1[i]!), g0!.tensors), baseFingerprint: FINGERPRINT, clipNorm: 1, noiseMultiplier: 0 };
       const receipt = await clients[i]!.submit(1, 'techne', update);
       expect(receipt).toMatchObject({ round: 1, agent: 'techne', forge: names[i], coords: 28 });
       // a retry (e.g. after a timeout) gets the same receipt
@@ -80,8 +85,10 @@ describe('CouncilClient: a federation round from the forge side', () => {
       await client.seal(1);
     }
     await clients[0]!.waitForRound(1, { pollMs: 20 });
-    const got = (await clients[0]!.aggregate(1, 'kallos')).tensors;
-    expectClose(got, fx.weighted_fedavg, 1e-6);
+    // round 0 (the public initialisation) + the weighted mean
+    const g0 = (await clients[0]!.aggregate(0, 'kallos')).tensors;
+    const got = (await clients[0]!.aggregate(1, 'kallos')).tensors.map((t, k) => ({ ...t, data: Float32Array.from(t.data, (v, j) => v - g0[k]!.data[j]!) }));
+    expectClose(got, fx.weighted_fedavg, 1e-5);
     // and not the unweighted mean
     const plain = [...fx.weighted_updates[0]!.A].map((_, k) => fx.weighted_updates.reduce((a, u) => a + u.A[k]!, 0) / 3);
     expect(Math.abs(got[0]!.data[0]! - plain[0]!)).toBeGreaterThan(1e-3);

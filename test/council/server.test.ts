@@ -23,7 +23,7 @@ describe('authentication', () => {
 
   it('health needs no token; everything else needs a valid one', async () => {
     const h = await call(c.url, 'GET', '/v1/health', null);
-    expect(HealthSchema.parse(h.json)).toMatchObject({ ok: true, protocol: 1, round: 1 });
+    expect(HealthSchema.parse(h.json)).toMatchObject({ ok: true, protocol: 2, round: 1 });
     expectError(await call(c.url, 'GET', '/v1/me', null), 401, 'unauthorized', /missing bearer token/);
     expectError(await call(c.url, 'GET', '/v1/me', 'not-a-token'), 401, 'unauthorized');
     const token = await c.token('athens');
@@ -42,7 +42,7 @@ describe('authentication', () => {
   });
 
   it('unknown routes answer a JSON 404', async () => {
-    expectError(await call(c.url, 'GET', '/v2/whatever', null), 404, 'not_found', /protocol v1/);
+    expectError(await call(c.url, 'GET', '/v2/whatever', null), 404, 'not_found', /protocol v2 under \/v1/);
   });
 });
 
@@ -171,7 +171,10 @@ describe('a round closing and aggregating', () => {
       expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', tokens[i]!, body(ups[i]!))).status).toBe(201);
       if (i < 2) expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', tokens[i]!, body(ups[i]!))).status).toBe(201);
     }
-    expectError(await call(c.url, 'GET', '/v1/global/metis', tokens[0]!), 404, 'no_global');
+    // Before any aggregate, the global is round 0: the public initialisation (protocol v2).
+    const init = AdapterSchema.parse((await call(c.url, 'GET', '/v1/global/metis', tokens[0]!)).json);
+    expect(init).toMatchObject({ agent: 'metis', round: 0, strategy: 'public-init' });
+    const base = init.tensors.map((t) => f32FromBase64(t.data));
     for (let i = 0; i < 2; i++) await call(c.url, 'POST', '/v1/rounds/1/seal', tokens[i]!, {});
     expect(RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/1', tokens[0]!)).json).state).toBe('open');
     await call(c.url, 'POST', '/v1/rounds/1/seal', tokens[2]!, {});
@@ -182,12 +185,12 @@ describe('a round closing and aggregating', () => {
       { agent: 'kallos', updates: 2, aggregated: true, skipped_reason: null, used: 2, yours_used: null },
       { agent: 'metis', updates: 3, aggregated: true, skipped_reason: null, used: 3, yours_used: true },
     ]);
-    // The aggregate is the mean of the three updates (float32 storage).
+    // The aggregate is round 0 + the mean of the three updates (float32 storage).
     const agg = AdapterSchema.parse((await call(c.url, 'GET', '/v1/rounds/1/aggregate/metis', tokens[0]!)).json);
     expect(agg).toMatchObject({ agent: 'metis', round: 1, strategy: 'fedavg' });
     agg.tensors.forEach((t, ti) => {
       const got = f32FromBase64(t.data);
-      got.forEach((x, k) => expect(x).toBeCloseTo((ups[0]![ti]!.data[k]! + ups[1]![ti]!.data[k]! + ups[2]![ti]!.data[k]!) / 3, 6));
+      got.forEach((x, k) => expect(x).toBeCloseTo(base[ti]![k]! + (ups[0]![ti]!.data[k]! + ups[1]![ti]!.data[k]! + ups[2]![ti]!.data[k]!) / 3, 6));
     });
     expect((await call(c.url, 'GET', '/v1/global/metis', tokens[0]!)).json).toEqual(agg);
     // Round 2 is open and tells forges which globals to start from.

@@ -35,7 +35,7 @@ describe('federate join (service)', () => {
   it('checks protocol, token and base, says what it found, and stores the membership 0600', async () => {
     const token = await council.token('athens');
     const { findings, membership } = await joinCouncil({ home, url: council.url, token, forgeFingerprint: FINGERPRINT, transport: httpTransport(council.url, token), eventsMemoir: `${home}/events.jsonl`, now });
-    expect(findings).toMatchObject({ url: council.url, protocol: 1, forge: 'athens', trust: 1, exiled: false, base: { forge: FINGERPRINT, accepted: [FINGERPRINT], match: true }, current_round: 1, replaced: null });
+    expect(findings).toMatchObject({ url: council.url, protocol: 2, forge: 'athens', trust: 1, exiled: false, base: { forge: FINGERPRINT, accepted: [FINGERPRINT], match: true }, current_round: 1, replaced: null });
     expect(JSON.stringify(findings)).not.toContain(token);
     expect(membership.council_key).toMatch(/^c[0-9a-f]{15}$/);
     expect(statSync(membershipPath(home)).mode & 0o777).toBe(0o600);

@@ -52,7 +52,6 @@ async function forge(c: TestCouncil, name: string, allow: string[] = ['all']): P
 
 function smallLearner(seed: number, opts: { examples?: Partial<Record<FederatingAgent, number>> } = {}): CouncilLearner & { trained: FederatingAgent[] } {
   const trained: FederatingAgent[] = [];
-  const zeros = (): NamedTensor[] => SPECS.map((s) => ({ name: s.name, shape: [...s.shape], data: new Float32Array(s.shape[0]! * s.shape[1]!) }));
   return {
     trained,
     fingerprint: BUILTIN_FINGERPRINT,
@@ -63,7 +62,6 @@ function smallLearner(seed: number, opts: { examples?: Partial<Record<Federating
       const n = opts.examples?.[agent] ?? 20;
       return { examples: n, scenes: 4, tooLittle: n < 8 ? `${n} council examples (needs at least 8)` : null };
     },
-    publicInit: zeros,
     async train(agent, start) {
       trained.push(agent);
       const r = mulberry32(seed * 131 + FEDERATING_AGENTS.indexOf(agent));

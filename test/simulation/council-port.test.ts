@@ -4,17 +4,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CouncilHttpError } from '../../src/council/http-error.js';
 import { inProcessCouncil, layoutsFor, type CouncilPort } from '../../src/simulation/council-port.js';
-import { loraToTensors } from '../../src/train/adapter-layout.js';
+import { publicInit } from '../../src/council/public-init.js';
+import type { NamedTensor } from '../../src/tensor/tensor.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
-import { BaseModel } from '../../src/train/base-model.js';
-import { DEFAULT_SETTINGS } from '../../src/train/trainer.js';
-import { publicInit } from '../../src/simulation/cell.js';
 
 // The simulated council is configured like a real one: the layouts of the base the forges train
 // on, and the cell's privacy policy, which it publishes and enforces (forges follow it).
 describe('the in-process council of a simulation', () => {
   const spec = builtinBaseSpec();
-  const base = new BaseModel(spec);
   let dir = '';
   let port: CouncilPort | null = null;
   afterEach(async () => {
@@ -29,10 +26,10 @@ describe('the in-process council of a simulation', () => {
     return port;
   }
 
-  function update(noiseMultiplier: number): { baseFingerprint: string; clipNorm: number; noiseMultiplier: number; tensors: ReturnType<typeof loraToTensors> } {
-    const lora = publicInit(base, 'techne', DEFAULT_SETTINGS);
-    for (let i = 0; i < lora.all.length; i++) lora.all[i] = (lora.all[i] as number) * 1e-3;
-    return { baseFingerprint: 'fp', clipNorm: 1, noiseMultiplier, tensors: loraToTensors(spec, 'techne', lora) };
+  function update(noiseMultiplier: number): { baseFingerprint: string; clipNorm: number; noiseMultiplier: number; tensors: NamedTensor[] } {
+    // A small update in the layout: the public initialisation scaled down.
+    const tensors = publicInit(layoutsFor(spec, ['techne'], 8).techne ?? [], 'techne').map((t) => ({ ...t, data: t.data.map((v) => v * 1e-3) }));
+    return { baseFingerprint: 'fp', clipNorm: 1, noiseMultiplier, tensors };
   }
 
   it('publishes the policy it was given and refuses updates that declare another', async () => {

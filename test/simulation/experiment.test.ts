@@ -25,6 +25,9 @@ describe('the grid', () => {
     expect(experimentId(DEFAULT_EXPERIMENT)).toBe(experimentId({ ...DEFAULT_EXPERIMENT }));
     expect(experimentId({ ...DEFAULT_EXPERIMENT, rounds: 5 })).not.toBe(experimentId(DEFAULT_EXPERIMENT));
     expect(experimentId({ ...DEFAULT_EXPERIMENT, epsilon: 8 })).not.toBe(experimentId(DEFAULT_EXPERIMENT));
+    // Cells finished before round 1 started from the council's public init (protocol v1) are never reused:
+    // 38ef2eddbef4a0da was the default experiment's id then.
+    expect(experimentId(DEFAULT_EXPERIMENT)).not.toBe('38ef2eddbef4a0da');
   });
 });
 

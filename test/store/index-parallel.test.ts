@@ -1,4 +1,4 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { derivedId } from '../../src/memoir/entry-id.js';
@@ -76,5 +76,30 @@ describe('bulk index build in two threads', () => {
     const python = lines[5_000] as string;
     const ids = (s2.entries as { entry_id: string; line: number }[]).filter((r) => r.entry_id.startsWith(derivedId(python))).map((r) => r.entry_id);
     expect(ids).toEqual([derivedId(python, 1), derivedId(python, 2), derivedId(python, 3), derivedId(python, 4)]);
+  });
+});
+
+describe('cancelling a bulk build', () => {
+  it('can stop between the index builds at the end; everything is rolled back, the secondary indexes included', async () => {
+    const home = join(dir, 'home');
+    const index = openIndex(home);
+    const before = index.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").pluck().all();
+    const size = statSync(file).size - '{"scene_id": "torn'.length;
+    let atEnd = 0;
+    const stop = new Error('cancelled');
+    // Every entry is read by the time the indexes are built: count the checkpoints after that.
+    await expect(
+      index.build([file], {
+        checkpoint: async (done) => {
+          if (done >= size - 1 && ++atEnd === 4) throw stop;
+        },
+      }),
+    ).rejects.toBe(stop);
+    expect(index.db.prepare('SELECT count(*) FROM entries').pluck().get()).toBe(0);
+    expect(index.file(file)?.indexed_bytes ?? 0).toBe(0);
+    expect(index.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").pluck().all()).toEqual(before);
+    const [again] = await index.build([file]);
+    expect(again?.newEntries).toBe(lines.length - 3);
+    index.close();
   });
 });

@@ -43,10 +43,13 @@ function variants(line: string, i: number): string[] {
     v((x) => (x.agent_proposed = `naïve café — ${i} 🦊 "quoted"\nsecond line\t\\`));
     v((x) => (x.agent_proposed = ''));
     v((x) => (x.agent_proposed = `plain 🦊 and é, no escapes ${i}`)); // bytes copied as they are
+    v((x) => (x.agent_proposed = `ascii escapes only:\n"two" C:\\users\\u ${i}`)); // \\u here is a backslash, then u
   }
   if (typeof e.narrative_beat === 'string') v((x) => (x.narrative_beat = `the_beat_${i}_é`));
   if (typeof e.recorded_at === 'string') v((x) => (x.recorded_at = '2026-10-01T11:04:59.624123+02:00'));
   v((x) => (x.scene_id = `session-0000000${i % 10}.turn-${i}`));
+  // a \u escape of a character outside ASCII in an otherwise ASCII line
+  if (typeof e.agent_proposed === 'string') out.push(JSON.stringify({ ...e, agent_proposed: `caf\u00e9 ${i}` }).replace('é', '\\u00e9'));
   // \u escapes for plain characters: still the same text
   out.push(line.replace(/"scene_id":"session-/, '"scene_id":"\\u0073ession-'));
   return out;
@@ -72,7 +75,7 @@ describe('index rows: byte scanner and parser agree', () => {
     const out = new ScannedLine();
     const scanned = (l: string): boolean => scanLine(Buffer.from(l), 0, Buffer.byteLength(l), out);
     expect(all.filter(scanned).length / all.length).toBeGreaterThan(0.95);
-    for (const needle of ['plain 🦊', '🦊 \\"quoted', '\\u0073ession', '+02:00', 'the_beat_', '"agent_proposed":""']) expect(all.filter((l) => l.includes(needle) && scanned(l)).length).toBeGreaterThan(10);
+    for (const needle of ['caf\\u00e9', 'ascii escapes only:\\n', 'plain 🦊', '🦊 \\"quoted', '\\u0073ession', '+02:00', 'the_beat_', '"agent_proposed":""']) expect(all.filter((l) => l.includes(needle) && scanned(l)).length).toBeGreaterThan(10);
     const ids = fast.filter((r) => r.values[3].startsWith(derivedId(python))).map((r) => r.values[3]);
     expect(ids).toEqual([derivedId(python, 1), derivedId(python, 2), derivedId(python, 3)]);
     const emoji = fast.find((r) => r.text.includes('🦊'));

@@ -7,7 +7,8 @@ import { colors } from '../../output/color.js';
 import { resolvePrivacyConfig } from '../../privacy/privacy-config.js';
 import { applyCouncilPolicy, roundCost } from '../../privacy/council-policy.js';
 import { defineCommand } from '../types.js';
-import { councilTransport, forgeBase, readToken } from './shared.js';
+import { councilTransport, forgeBase } from '../../federation/round/forge-round.js';
+import { readToken } from './shared.js';
 
 const options = z.object({
   server: z.string({ error: 'required: the council URL, e.g. https://council.example.org' }).min(1),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
+import { forgetKnownPolicy } from '../../federation/round/known-policy.js';
 import { forgetMembership, readMembership } from '../../federation/round/membership.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
@@ -24,6 +25,7 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const m = readMembership(home);
     const left = forgetMembership(home);
+    forgetKnownPolicy(home);
     return { left, url: m?.url ?? null, forge: m?.forge ?? null };
   },
   render(r, ctx) {

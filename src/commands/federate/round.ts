@@ -10,7 +10,8 @@ import { budgetFlags, memoirOpt } from '../options.js';
 import { defineCommand } from '../types.js';
 import { renderRoundResult, roundProgress } from '../../output/round-text.js';
 import { playScenes } from './scene.js';
-import { runForgeRound } from './session.js';
+import { runForgeRound } from '../../federation/round/forge-round.js';
+import { indexFeedback } from '../../output/index-feedback.js';
 
 const duration = (flag: string, dflt: string) =>
   z
@@ -54,7 +55,7 @@ export default defineCommand({
       membership,
       config,
       memoirs: opts.memoir,
-      quietIndex: opts.json || ctx.interactive,
+      indexFeedback: indexFeedback(ctx, opts.json || ctx.interactive),
       onEvent: roundProgress(ctx.stderr, { now: () => ctx.now().getTime() }),
       options: { dryRun: opts.dryRun, wait: opts.wait, waitForMs: opts.waitFor, pollMs: 1000, retryForMs: opts.retryFor, encoding: opts.encoding },
     });

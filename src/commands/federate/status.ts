@@ -9,7 +9,7 @@ import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
 import { privacyConfigFor } from '../../privacy/privacy-config.js';
 import { budgetFlags } from '../options.js';
 import { defineCommand } from '../types.js';
-import { councilTransport } from './shared.js';
+import { councilTransport } from '../../federation/round/forge-round.js';
 
 const options = z.object({
   offline: z.boolean().default(false),

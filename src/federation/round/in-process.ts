@@ -5,17 +5,11 @@
  * refusals into the same CouncilRequestError the HTTP client throws.
  */
 import { PROTOCOL_VERSION, submissionFromRelease } from '../protocol.js';
-import { CouncilRequestError, type DownloadedAdapter } from '../council-client.js';
+import { CouncilRequestError, decodeAdapter } from '../council-client.js';
 import type { Council } from '../../council/council.js';
 import { CouncilHttpError } from '../../council/http-error.js';
 import type { ForgeRow } from '../../council/storage.js';
-import { tensorFromJson } from '../../tensor/json.js';
-import type { Adapter } from '../protocol.js';
 import type { CouncilTransport } from './transport.js';
-
-function decode(a: Adapter): DownloadedAdapter {
-  return { agent: a.agent, round: a.round, strategy: a.strategy, tensors: a.tensors.map(tensorFromJson) };
-}
 
 async function mapped<T>(p: () => Promise<T>): Promise<T> {
   try {
@@ -39,13 +33,13 @@ export function inProcessTransport(council: Council, forge: ForgeRow, opts: { wh
     round: (n) => mapped(() => council.roundStatus(forge, n)),
     globalAdapter: async (agent) => {
       try {
-        return decode(await mapped(() => council.adapter(agent)));
+        return decodeAdapter(await mapped(() => council.adapter(agent)));
       } catch (err) {
         if (err instanceof CouncilRequestError && err.councilCode === 'no_global') return null;
         throw err;
       }
     },
-    aggregate: (n, agent) => mapped(async () => decode(await council.adapter(agent, n))),
+    aggregate: (n, agent) => mapped(async () => decodeAdapter(await council.adapter(agent, n))),
     submitRelease: (n, release) => mapped(async () => (await council.submit(forge, n, release.agent, submissionFromRelease(release, release.agent))).receipt),
     seal: (n) => mapped(() => council.seal(forge, n)),
     trust: () => mapped(() => council.trust(forge)),

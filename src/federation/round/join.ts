@@ -7,6 +7,7 @@ import { EnvironmentError, KouraiError, ExitCode } from '../../errors.js';
 import { CouncilRequestError } from '../council-client.js';
 import { PROTOCOL_VERSION } from '../protocol.js';
 import { MEMBERSHIP_FORMAT, readMembership, writeMembership, type Membership } from './membership.js';
+import { writeKnownPolicy } from './known-policy.js';
 import { councilKeyOf } from './round-key.js';
 import type { CouncilTransport } from './transport.js';
 
@@ -81,6 +82,7 @@ export async function joinCouncil(p: { home: string; url: string; token: string;
     events_memoir: previous?.url === p.url && previous.forge === me.forge ? previous.events_memoir : p.eventsMemoir,
   };
   writeMembership(p.home, membership);
+  if (round.privacy_policy) writeKnownPolicy(p.home, { council_key: membership.council_key, round: round.round, clip_norm: round.privacy_policy.clip_norm, noise_multiplier: round.privacy_policy.noise_multiplier, seen_at: p.now.toISOString() });
   return {
     membership,
     findings: {

@@ -4,11 +4,9 @@
  * the bond), and held-out probes that say what an adapter prefers. The round (run-round.ts) sees
  * only this interface, so a simulation can share one trainer between many forges.
  */
-import { hashString } from '../../train/encoder/hashed-ngrams.js';
 import type { FederatingAgent } from '../../memoir/agents.js';
 import { AXIS_INFO, AXES, type PreferenceId } from '../../memoir/planted/catalogue.js';
 import { heldOutPairs } from '../../memoir/planted/held-out.js';
-import { mulberry32 } from '../../runtime/seeded-random.js';
 import type { NamedTensor, TensorSpec } from '../../tensor/tensor.js';
 import { adapterLayout, headOf, loraToTensors, tensorsToLora } from '../../train/adapter-layout.js';
 import { trainCouncil } from '../../train/council-training.js';
@@ -16,7 +14,7 @@ import { councilView, type ExampleSource } from '../../train/examples/views.js';
 import type { Example } from '../../train/examples/types.js';
 import type { Features } from '../../train/features.js';
 import { Inference } from '../../train/inference.js';
-import { initLora, type LoraWeights } from '../../train/lora.js';
+import type { LoraWeights } from '../../train/lora.js';
 import type { TextEncoder } from '../../train/text-encoder.js';
 import type { TrainerWorker } from '../../train/train-in-worker.js';
 import type { EpochProgress, TrainSettings } from '../../train/trainer.js';
@@ -50,19 +48,12 @@ export interface CouncilLearner {
   layout(agent: FederatingAgent): TensorSpec[];
   /** What the agent's council view holds (no training). */
   count(agent: FederatingAgent): ExampleCount;
-  /**
-   * The starting adapter before any global exists: PEFT's initialisation from a public seed,
-   * so every forge starts round one from the same factors.
-   */
-  publicInit(agent: FederatingAgent): NamedTensor[];
   /** Trains the agent's council adapter on its council view from `start`; returns the trained adapter. */
   train(agent: FederatingAgent, start: readonly NamedTensor[], onProgress?: (p: EpochProgress) => void): Promise<TrainedCouncil>;
   /** What an adapter prefers on held-out probes (higher is better for every probe). */
   probe(agent: FederatingAgent, adapter: readonly NamedTensor[]): Promise<Probe[]>;
 }
 
-/** The seed of the round-one starting factors: public, the same on every forge. */
-export const COUNCIL_INIT_SEED = 0x636f756e; // "coun"
 const PROBE_SEED = 0x70726f62; // "prob"
 const PROBE_PAIRS = 24;
 
@@ -92,11 +83,6 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
       const tooLittle =
         ex.length < settings.minExamples ? `${ex.length} council example${ex.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})` : scenes < 3 ? `${ex.length} examples in ${scenes} scene${scenes === 1 ? '' : 's'} (needs three)` : null;
       return { examples: ex.length, scenes, tooLittle };
-    },
-    publicInit(agent) {
-      const out = headOf(agent) === 'score' ? 1 : spec.specialists.length;
-      const lora = initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out, rank: settings.rank }, mulberry32((COUNCIL_INIT_SEED ^ hashString(agent)) >>> 0));
-      return loraToTensors(spec, agent, lora);
     },
     async train(agent, start, onProgress) {
       const examples = examplesOf(agent);

@@ -22,7 +22,8 @@ export type AgentVerdict =
   | 'too_little_data'
   | 'agent_budget'
   | 'forge_budget'
-  | 'round_closed';
+  | 'round_closed'
+  | 'not_accepted';
 
 export const AGENT_VERDICT_TEXT: Readonly<Record<AgentVerdict, string>> = {
   speaks: 'speaks: consent, enough shareable data, whisper capacity left',
@@ -34,6 +35,7 @@ export const AGENT_VERDICT_TEXT: Readonly<Record<AgentVerdict, string>> = {
   agent_budget: "silent: one more round would exceed her whisper capacity",
   forge_budget: "silent: one more round would exceed the forge's whisper capacity",
   round_closed: 'silent: the round closed before she could speak',
+  not_accepted: 'silent: the council accepts no updates for her (it has no adapter layout for her)',
 };
 
 export interface PlannedRequest {
@@ -61,7 +63,7 @@ export interface AgentRoundPlan {
   /** This agent's ε increase if she speaks, and her ε after. */
   epsilon_cost: number | null;
   epsilon_after: number | null;
-  /** Where training starts: the global adapter of a council round, or the public initialisation before any global exists. */
+  /** Where training starts: the global adapter of a council round, or (round 0) the council's public initialisation. */
   starts_from: { kind: 'global'; round: number } | { kind: 'public_init' } | null;
   /** The release document with the tensor payloads elided (what the body is, but for the noised values). */
   envelope: Record<string, unknown> | null;
@@ -141,6 +143,8 @@ export function planFederationRound(p: {
       detail = `ε ${who.spent.toFixed(3)} of ${who.budget} spent; one more release at σ = ${config.noiseMultiplier} costs ${cost === null ? '?' : cost.toFixed(3)}`;
     }
     else if (!open) verdict = 'round_closed';
+    // Nothing is spent on an update the council would refuse.
+    else if (!status.agents.includes(fa) || status.globals[fa] === undefined) verdict = 'not_accepted';
     else verdict = 'speaks';
     if (verdict !== 'speaks' && verdict !== 'resumes') return silent(verdict, detail ?? (verdict === 'round_closed' ? `round ${status.round} is ${status.you.sealed ? 'sealed by this forge' : status.state}` : null));
     const tensors = p.layout(fa);
@@ -165,7 +169,7 @@ export function planFederationRound(p: {
       noise_multiplier: config.noiseMultiplier,
       epsilon_cost: verdict === 'resumes' ? 0 : (b?.nextRoundAgentCost ?? null),
       epsilon_after: verdict === 'resumes' ? (b?.capacity?.epsilonSpent ?? null) : (b?.epsilonAfterNext ?? null),
-      starts_from: verdict === 'resumes' ? null : g !== undefined ? { kind: 'global', round: g } : { kind: 'public_init' },
+      starts_from: verdict === 'resumes' || g === undefined ? null : g === 0 ? { kind: 'public_init' } : { kind: 'global', round: g },
       envelope: elided,
       request: { method: 'PUT', path: path.submit(status.round, fa), content_type: p.encoding === 'json' ? 'application/json' : SAFETENSORS_BODY_TYPE, bytes: releaseBodyBytes(envelope, tensors, p.encoding) },
     };

@@ -6,7 +6,8 @@
  *
  *   consent → the council (protocol, exile, base) → which round (a started one is resumed) →
  *   the ledger's anchors → the council's privacy policy → the plan (--dry-run stops here) →
- *   per speaking agent: train from the global council adapter on the council view, the delta,
+ *   per speaking agent: train from the global council adapter (round 0: the council's public
+ *   initialisation) on the council view, the delta (trained − that global, round 1 included),
  *   ledger row, keyed noise, submit → seal → wait for the aggregate → store it as new council
  *   versions (bonds untouched) → probes → trust → a private council_event in the memoir.
  *
@@ -229,13 +230,10 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     if (resumed) {
       out = gate.released(agent, key, d.learner.fingerprint);
     } else {
-      const g = status.globals[agent];
-      let start: NamedTensor[];
-      if (g !== undefined) {
-        emit({ type: 'download', agent, what: 'global', round: g });
-        const global = await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent));
-        start = global.tensors;
-      } else start = d.learner.publicInit(agent);
+      // The global she trains from (round 0: the council's public initialisation); the plan made sure there is one.
+      const g = status.globals[agent] as number;
+      emit({ type: 'download', agent, what: 'global', round: g });
+      const start = (await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent))).tensors;
       startOf.set(agent, start);
       const trained = await d.learner.train(agent, start, (progress) => emit({ type: 'training', agent, progress }));
       checkCancel(`after training ${agent}`);
@@ -251,8 +249,8 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
         hush(agent, 'round_closed', `round ${n} closed while ${agent} trained (nothing spent)`);
         continue;
       }
-      // Before any global exists the update is the factors themselves (protocol v1); after, the difference from the global.
-      const delta = g !== undefined ? sub(trained.tensors, start) : trained.tensors;
+      // Always the change from the global she trained from (protocol v2): clipping touches only what was learned.
+      const delta = sub(trained.tensors, start);
       try {
         out = gate.recordRelease({ round: key, agent, delta, baseFingerprint: d.learner.fingerprint });
       } catch (err) {
@@ -328,14 +326,14 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
       version = d.adapters.storedFor(agent, key);
       if (version === null) {
         checkCancel(`before ${agent}'s adapter was stored`);
-        const before = startOf.get(agent) ?? d.adapters.current(agent)?.tensors ?? null;
+        const from = status.globals[agent];
+        const before = startOf.get(agent) ?? d.adapters.current(agent)?.tensors ?? (from !== undefined ? (await call(`downloading ${agent}'s global adapter`, () => t.aggregate(from, agent))).tensors : null);
         emit({ type: 'download', agent, what: 'aggregate', round: n });
         const a = await call(`downloading ${agent}'s new council adapter`, () => t.aggregate(n, agent));
         strategy = a.strategy;
         version = d.adapters.save(agent, a.tensors, { councilKey: m.council_key, round: n, roundKey: key, strategy: a.strategy });
         emit({ type: 'stored', agent, version });
-        const prev = before ?? d.learner.publicInit(agent);
-        updateNorm = globalL2(sub(a.tensors, prev));
+        updateNorm = before ? globalL2(sub(a.tensors, before)) : null;
         const coords = a.tensors.reduce((x, tt) => x + tt.data.length, 0);
         noiseNorm = config.noiseMultiplier * config.clipNorm * Math.sqrt(coords / Math.max(1, outcome.used));
         learned.push({ agent, probes: await probes(d, agent, before, a.tensors, mine.get(agent) ?? null) });

@@ -87,6 +87,7 @@ const SILENCE: Readonly<Record<string, string>> = {
   forge_budget: "the forge's whisper capacity is spent",
   round_closed: 'the round closed before she spoke',
   refused: 'the council refused her update',
+  not_accepted: 'the council takes no counsel from her',
 };
 
 export function councilOfSisters(d: CouncilEventDetails): CouncilScene {

@@ -40,7 +40,7 @@ describe('kourai federate join / leave / status', () => {
     const token = await council.token('athens');
     const { json, stdout } = await runCli(join, { server: `${council.url}/`, token, json: true }, ctx);
     const r = json as JoinResult;
-    expect(r).toMatchObject({ joined: true, url: council.url, forge: 'athens', protocol: 1, base: { forge: BUILTIN_FINGERPRINT, match: true }, exiled: false, privacy_policy: { clip_norm: 1, noise_multiplier: 10, accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 } }, tail_margin: 10 }, forge_privacy: { clip_norm: 1, noise_multiplier: 8 }, council_policy: { followed: true, epsilon_per_release: expect.closeTo(0.3753, 3), reason: null } });
+    expect(r).toMatchObject({ joined: true, url: council.url, forge: 'athens', protocol: 2, base: { forge: BUILTIN_FINGERPRINT, match: true }, exiled: false, privacy_policy: { clip_norm: 1, noise_multiplier: 10, accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 } }, tail_margin: 10 }, forge_privacy: { clip_norm: 1, noise_multiplier: 8 }, council_policy: { followed: true, epsilon_per_release: expect.closeTo(0.3753, 3), reason: null } });
     expect(stdout).not.toContain(token);
     expect(ctx.stderr.text).not.toContain(token);
     expect(statSync(membershipPath(ctx.home)).mode & 0o777).toBe(0o600);
