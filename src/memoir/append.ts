@@ -90,32 +90,47 @@ class Preparer {
 
   prepare(item: InputItem): PreparedEntry {
     // The hand-written check (fast-input.ts) decides; zod runs only to word an error.
-    let input = fastInput(item.value) as MemoirInputParsed | undefined;
-    if (!input) {
+    const fast = fastInput(item.value);
+    let input: MemoirInputParsed;
+    if (fast) input = fast as MemoirInputParsed;
+    else {
       const res = MemoirInputSchema.safeParse(item.value);
       if (!res.success) throw new InvalidDataError(`${item.where}: ${describeIssue(res.error)}`, 'nothing was written; fix the entry and retry');
       input = res.data;
     }
     const entryType = input.entry_type ?? (input.interrupt ? 'interrupt' : entryTypeOf(input));
     const verdict = decideSplit({ agent: input.agent, source: input.source, entry_type: entryType, interrupt: input.interrupt, split: input.split });
-    const entry: Record<string, unknown> = {
-      scene_id: input.scene_id,
-      agent: input.agent,
-      source: input.source,
-      context: input.context,
-      narrative_beat: input.narrative_beat,
-      agent_proposed: input.agent_proposed,
-      player_response: input.player_response,
-      affinity_delta: input.affinity_delta,
-      training_label: input.training_label,
-      split: { shared_eligible: verdict.shareable, private_only: !verdict.shareable },
-      entry_id: input.entry_id ?? this.ids.next(),
-      recorded_at: input.recorded_at ?? this.isoNow(),
-      entry_type: entryType,
-    };
-    for (let k = 0; k < LATER_EXTENSIONS.length; k++) {
-      const key = LATER_EXTENSIONS[k] as (typeof LATER_EXTENSIONS)[number];
-      if (input[key] !== undefined) entry[key] = input[key];
+    const split = { shared_eligible: verdict.shareable, private_only: !verdict.shareable };
+    const entryId = input.entry_id ?? this.ids.next();
+    const recordedAt = input.recorded_at ?? this.isoNow();
+    let entry: Record<string, unknown>;
+    if (fast) {
+      // The fast path's object is fresh and already in the written key order: completed in place.
+      entry = fast;
+      entry.split = split;
+      entry.entry_id = entryId;
+      entry.recorded_at = recordedAt;
+      entry.entry_type = entryType;
+    } else {
+      entry = {
+        scene_id: input.scene_id,
+        agent: input.agent,
+        source: input.source,
+        context: input.context,
+        narrative_beat: input.narrative_beat,
+        agent_proposed: input.agent_proposed,
+        player_response: input.player_response,
+        affinity_delta: input.affinity_delta,
+        training_label: input.training_label,
+        split,
+        entry_id: entryId,
+        recorded_at: recordedAt,
+        entry_type: entryType,
+      };
+      for (let k = 0; k < LATER_EXTENSIONS.length; k++) {
+        const key = LATER_EXTENSIONS[k] as (typeof LATER_EXTENSIONS)[number];
+        if (input[key] !== undefined) entry[key] = input[key];
+      }
     }
     const line = encodeEntry(entry as MemoirEntry);
     const prepared: PreparedEntry = { entry: entry as MemoirEntry, line, bytes: checkOutgoingLine(line, item.where) };

@@ -9,6 +9,8 @@ import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirInput } from './schema.js';
 const INPUT_KEYS: ReadonlySet<string> = new Set<string>([...STANDARD_KEYS, ...EXTENSION_KEYS]);
 
 type Obj = Record<string, unknown>;
+/** Extension keys after id, time and type (`interrupt` first, as written). */
+const LATER_EXTENSIONS = EXTENSION_KEYS.filter((k) => k !== 'entry_id' && k !== 'recorded_at' && k !== 'entry_type');
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export type FastInput = Omit<MemoirInput, 'split'> & { split?: { shared_eligible: boolean; private_only: boolean } } & Record<string, unknown>;
@@ -20,6 +22,8 @@ export function fastInput(v: unknown): FastInput | undefined {
   const ctx = v.context;
   const pr = v.player_response;
   const tl = v.training_label;
+  // In the order of a written entry (split, id, time and type are filled in by append): the
+  // caller completes this object in place instead of copying it.
   const out: Obj = {
     scene_id: v.scene_id,
     agent: v.agent,
@@ -31,10 +35,13 @@ export function fastInput(v: unknown): FastInput | undefined {
       pr === undefined ? null : isObj(pr) && (pr.delta === undefined || pr.felt === undefined) ? { ...pr, delta: pr.delta === undefined ? null : pr.delta, felt: pr.felt === undefined ? null : pr.felt } : pr,
     affinity_delta: v.affinity_delta === undefined ? 0 : v.affinity_delta,
     training_label: tl === undefined ? null : isObj(tl) && tl.weight === undefined ? { ...tl, weight: 1 } : tl,
+    split: v.split,
+    entry_id: v.entry_id,
+    recorded_at: v.recorded_at,
+    entry_type: v.entry_type,
   };
-  if (v.split !== undefined) out.split = v.split;
-  for (let i = 0; i < EXTENSION_KEYS.length; i++) {
-    const k = EXTENSION_KEYS[i] as string;
+  for (let i = 0; i < LATER_EXTENSIONS.length; i++) {
+    const k = LATER_EXTENSIONS[i] as string;
     if (v[k] !== undefined) out[k] = v[k];
   }
   if (!isValidLine(out, { splitOptional: true })) return undefined;

@@ -18,6 +18,18 @@ export function hash52(s: string): number {
   return h1 * 67108864 + h2; // 26 + 26 bits
 }
 
+/** hash52 of the ASCII text in `b[s, e)` (equal to hash52 of that string; no string is made). */
+export function hash52Ascii(b: Uint8Array, s: number, e: number): number {
+  let h1 = 0x811c9dc5 & 0x3ffffff;
+  let h2 = 0x01000193;
+  for (let i = s; i < e; i++) {
+    const c = b[i] as number;
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 6;
+    h2 = Math.imul(h2 ^ (c + 0x9e37), 0x5bd1e995) >>> 6;
+  }
+  return h1 * 67108864 + h2;
+}
+
 export class IdSet {
   private keys: Float64Array;
   private where: Uint32Array;

@@ -1,11 +1,12 @@
 import { openForReading } from './reader.js';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
 import { derivedId } from './entry-id.js';
-import { IdSet } from './id-set.js';
+import { hash52, hash52Ascii, IdSet } from './id-set.js';
 import { parseLine } from './parse.js';
 import { readBytes } from './quarantine.js';
 import { rawLineOf, readLineViewsFd, toRecord, type LineView } from './reader.js';
 import { ScannedLine, scanLine } from './scan/canonical-line.js';
+import type { MemoirEntry } from './schema.js';
 import type { EntryType } from './sources.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
 import { entryTypeOf, entryVerdict, SPLIT_REASON_TEXT, type SplitVerdict } from './split-rule.js';
@@ -96,14 +97,14 @@ export interface VerifyNode extends RevisionNode {
   ordinal: number;
 }
 
-export function newSeenIds(opts: { lazyDerivedIds?: boolean } = {}): SeenIds {
+export function newSeenIds(opts: { lazyDerivedIds?: boolean; expectedEntries?: number } = {}): SeenIds {
   const n = 1 << 12;
   return {
     lazyDerivedIds: opts.lazyDerivedIds === true,
     needsDerivedIds: false,
     pythonLines: new IdSet(16),
     files: [],
-    ids: new IdSet(),
+    ids: new IdSet(Math.max(1 << 16, opts.expectedEntries ?? 0)),
     file: new Column(new Uint32Array(n)),
     line: new Column(new Uint32Array(n)),
     offset: new Column(new Float64Array(n)),
@@ -148,8 +149,12 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   let bytes = 0;
   let n = 0;
   const lazy = seen.lazyDerivedIds;
-  /** Bookkeeping shared by both paths (no object per entry: a million of them cost GC time). */
-  const record = (v: LineView, id: string | undefined, occurrence: number, verdict: SplitVerdict, type: EntryType, supersedes: string | null, recordedAt: () => string | null): void => {
+  /**
+   * Bookkeeping shared by both paths, without an object or a string per entry (a million of them
+   * cost GC time): the id goes into the set as its hash (-1: a Python line's id left lazy); its text
+   * is made only for a message or a revision.
+   */
+  const record = (v: LineView, idHash: number, occurrence: number, verdict: SplitVerdict, type: EntryType, supersedes: string | null, idText: () => string, recordedAt: () => string | null): void => {
     entries++;
     if (verdict.lenient) {
       problems.push({ path, line: v.line, offset: v.offset, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private` });
@@ -160,63 +165,76 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
     seen.offset.push(v.offset);
     seen.length.push(v.length);
     seen.occurrence.push(occurrence);
-    if (id !== undefined && !(lazy && occurrence > 0)) {
-      const first = seen.ids.addOrGet(id, ordinal);
+    if (idHash >= 0) {
+      const first = seen.ids.addOrGetHash(idHash, ordinal);
       if (first !== undefined) seen.candidates.push({ at: ordinal, first });
     }
     if (occurrence > 1) {
-      problems.push({ path, line: v.line, offset: v.offset, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${id})` });
+      problems.push({ path, line: v.line, offset: v.offset, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${idText()})` });
     }
     if (supersedes !== null) {
-      seen.revisions.push({ entry_id: id as string, supersedes, recorded_at: normalTime(recordedAt()), order: ordinal, entry_type: type, shareable: verdict.shareable, ordinal });
+      const id = idText();
+      seen.revisions.push({ entry_id: id, supersedes, recorded_at: normalTime(recordedAt()), order: ordinal, entry_type: type, shareable: verdict.shareable, ordinal });
+      if (lazy && supersedes.startsWith('py_')) seen.needsDerivedIds = true;
     }
-    if (lazy && ((occurrence === 0 && id?.startsWith('py_') === true) || supersedes?.startsWith('py_') === true)) seen.needsDerivedIds = true;
   };
+  /** A Python line seen in lazy mode: the same line in two memoirs would share a derived id. */
+  const pythonLine = (h: number): void => {
+    const other = seen.pythonLines.addOrGetHash(h, fileNo);
+    if (other !== undefined && other !== fileNo) seen.needsDerivedIds = true;
+  };
+  let cur: LineView | undefined;
+  let derived: string | undefined; // the current Python line's derived id, when computed
+  let entry: MemoirEntry | undefined; // the current entry, on the slow path
+  const lineBytes = (): Uint8Array => (cur as LineView).buf.subarray((cur as LineView).start, (cur as LineView).end);
+  const scannedId = (): string => scanned.string('entry_id') as string;
   const scannedAt = (): string | null => scanned.string('recorded_at');
+  const derivedText = (): string => derived as string;
+  const entryId = (): string => (entry as MemoirEntry).entry_id;
+  const entryAt = (): string | null => (typeof entry?.recorded_at === 'string' ? entry.recorded_at : null);
+  const occurrenceOf = (): number => {
+    const c = cur as LineView;
+    const h = sampleHash(c.buf, c.start, c.end);
+    if (lazy) pythonLine(h);
+    return occurrences.next(h, cur as LineView, lineBytes);
+  };
   for (const v of readLineViewsFd(fd)) {
+    cur = v;
     bytes = v.offset + v.length + (v.terminated ? 1 : 0);
     if (++n % 4096 === 0) {
       opts.onProgress?.(bytes);
       await opts.checkpoint?.();
     }
-    const lineBytes = (): Uint8Array => v.buf.subarray(v.start, v.end);
     // Canonical lines go through the byte scanner; anything else (and every error) through parseLine.
     if (scan && v.terminated && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
       const supersedes = scanned.string('supersedes');
-      if (scanned.has('entry_id')) {
-        record(v, scanned.string('entry_id') as string, 0, scanned.verdict(), scanned.type(), supersedes, scannedAt);
+      const idSpan = scanned.span('entry_id');
+      if (idSpan !== undefined) {
+        const [s, e] = idSpan;
+        // The scanner takes ASCII ids only, so the bytes hash as the string does.
+        if (lazy && e - s >= 3 && v.buf[s] === 0x70 && v.buf[s + 1] === 0x79 && v.buf[s + 2] === 0x5f) seen.needsDerivedIds = true; // "py_"
+        record(v, hash52Ascii(v.buf, s, e), 0, scanned.verdict(), scanned.type(), supersedes, scannedId, scannedAt);
       } else {
-        const h = sampleHash(v.buf, v.start, v.end);
-        const occ = occurrences.next(h, v, lineBytes);
-        if (lazy) {
-          const other = seen.pythonLines.addOrGetHash(h, fileNo);
-          if (other !== undefined && other !== fileNo) seen.needsDerivedIds = true; // perhaps the same line in another memoir
-        }
-        let id: string | undefined;
+        const occ = occurrenceOf();
+        derived = undefined;
         if (!lazy || occ > 1 || supersedes !== null) {
           const base = derivedId(lineBytes());
-          id = occ > 1 ? `${base}~${occ}` : base;
+          derived = occ > 1 ? `${base}~${occ}` : base;
         }
-        record(v, id, occ, scanned.verdict(), scanned.type(), supersedes, scannedAt);
+        record(v, lazy ? -1 : hash52(derived as string), occ, scanned.verdict(), scanned.type(), supersedes, derivedText, scannedAt);
       }
       continue;
     }
     const raw = rawLineOf(v);
-    const rec = toRecord(raw, () => {
-      const h = sampleHash(v.buf, v.start, v.end);
-      if (lazy) {
-        const other = seen.pythonLines.addOrGetHash(h, fileNo);
-        if (other !== undefined && other !== fileNo) seen.needsDerivedIds = true;
-      }
-      return occurrences.next(h, raw, lineBytes);
-    });
+    const rec = toRecord(raw, occurrenceOf);
     if (rec.kind === 'torn') {
       problems.push({ path, line: rec.line, offset: rec.offset, kind: 'torn_tail', severity: 'error', message: `torn final fragment of ${rec.length} bytes (a write that never finished)`, fix: `kourai memoir repair --memoir ${path}` });
     } else if (rec.kind === 'invalid') {
       problems.push({ path, line: rec.line, offset: rec.offset, kind: rec.problem, severity: 'error', message: rec.message });
     } else {
-      const e = rec.entry;
-      record(v, e.entry_id, rec.derived ? occurrenceIn(e.entry_id) : 0, entryVerdict(e), entryTypeOf(e), typeof e.supersedes === 'string' ? e.supersedes : null, () => (typeof e.recorded_at === 'string' ? e.recorded_at : null));
+      entry = rec.entry;
+      if (lazy && !rec.derived && entry.entry_id.startsWith('py_')) seen.needsDerivedIds = true;
+      record(v, lazy && rec.derived ? -1 : hash52(entry.entry_id), rec.derived ? occurrenceIn(entry.entry_id) : 0, entryVerdict(entry), entryTypeOf(entry), typeof entry.supersedes === 'string' ? entry.supersedes : null, entryId, entryAt);
     }
   }
   opts.onProgress?.(bytes);
@@ -420,7 +438,9 @@ export async function verifyMemoirs(paths: readonly string[], opts: { onProgress
     for (const [i, p] of paths.entries()) files.push(await verifyFile(p, seen, { onProgress: (b) => opts.onProgress?.(i, b), ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}), ...(opts.scan === false ? { scan: false } : {}) }));
     return { files, crossFile: seen.needsDerivedIds ? [] : [...confirmDuplicates(seen), ...revisionProblems(seen)] };
   };
-  const lazy = newSeenIds({ lazyDerivedIds: true });
+  // Sized for about 1 KiB a line (entries are 300-800 B): at most one growth of the id table.
+  const expectedEntries = Math.ceil(paths.reduce((sum, p) => sum + statSync(p).size, 0) / 1024);
+  const lazy = newSeenIds({ lazyDerivedIds: true, expectedEntries });
   const first = await pass(lazy);
-  return lazy.needsDerivedIds ? pass(newSeenIds()) : first;
+  return lazy.needsDerivedIds ? pass(newSeenIds({ expectedEntries })) : first;
 }

@@ -31,7 +31,7 @@ export interface CouncilPort {
    * can no longer seal), let its deadline pass; then wait until it is aggregated.
    */
   finishRound(round: number): Promise<void>;
-  /** The newest global adapter of an agent (null before any round produced one). */
+  /** The newest global adapter of an agent (round 0, the public initialisation, before any aggregate; null: no layout for it). */
   global(agent: string): Promise<NamedTensor[] | null>;
   /** Forge index → the round after which it was exiled. */
   exiles(): Promise<Map<number, number>>;

@@ -146,8 +146,12 @@ describe('kourai council layout show|reset (issue 12, item 2)', () => {
     const reset = (await run(layoutReset as never, { agent: 'metis', dataDir, layouts: JSON.stringify({ metis: rank4 }) })) as { since_round: number; removed: { forge: string; round: number }[]; retired_global_round: number };
     expect(reset).toMatchObject({ since_round: 2, removed: [{ forge: 'athens', round: 2 }], retired_global_round: 1 });
     const status = (await call(c.url, 'GET', '/v1/rounds/current', t)).json;
-    expect(status).toMatchObject({ round: 2, globals: {}, you: { submitted: [] } });
-    expect((await call(c.url, 'GET', '/v1/global/metis', t)).status).toBe(404);
+    expect(status).toMatchObject({ round: 2, you: { submitted: [] } });
+    // Forges start afresh: from round 0, the public initialisation of the new layout (protocol v2).
+    expect(status.globals).toEqual({ metis: 0 });
+    const g = (await call(c.url, 'GET', '/v1/global/metis', t)).json;
+    expect(g).toMatchObject({ agent: 'metis', round: 0, strategy: 'public-init' });
+    expect(g.tensors.map((x: { shape: number[] }) => x.shape)).toEqual([[4, 8], [6, 4]]);
     // The old round's aggregate is still served, in its own layout.
     expect((await call(c.url, 'GET', '/v1/rounds/1/aggregate/metis', t)).json.tensors.map((x: { shape: number[] }) => x.shape)).toEqual([[2, 8], [6, 2]]);
     const r4 = body(update(3, { specs: rank4 }));

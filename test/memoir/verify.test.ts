@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { IdSet } from '../../src/memoir/id-set.js';
+import { hash52, hash52Ascii, IdSet } from '../../src/memoir/id-set.js';
 import { Memoir } from '../../src/memoir/memoir.js';
 import { confirmDuplicates, newSeenIds, verifyFile } from '../../src/memoir/verify.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
@@ -27,6 +27,17 @@ describe('IdSet', () => {
             seen.set(id, i);
           }
         });
+      }),
+    );
+  });
+});
+
+describe('hash52Ascii', () => {
+  it('hashes ASCII bytes as hash52 hashes the same string (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), maxLength: 70 }), fc.nat(5), (s, pad) => {
+        const b = Buffer.from(`${'x'.repeat(pad)}${s}`, 'latin1');
+        expect(hash52Ascii(b, pad, b.length)).toBe(hash52(s));
       }),
     );
   });

@@ -1,4 +1,5 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError } from '../../errors.js';
@@ -8,7 +9,7 @@ import { verifyMemoirs, type Problem } from '../../memoir/verify.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collector } from '../../runtime/gc.js';
-import { openIndex, type MemoirIndex } from '../../store/memoir-index.js';
+import type { MemoirIndex } from '../../store/memoir-index.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from '../options.js';
 import { note } from '../../output/notice.js';
@@ -24,6 +25,12 @@ export interface VerifyResult {
   warnings: number;
   problems: Problem[];
 }
+
+/**
+ * Where the home's index lives: store/memoir-index.ts `indexPath` (a test holds them equal), not
+ * imported because that module loads SQLite, which a home without an index never needs.
+ */
+export const indexFileOf = (home: string): string => join(home, 'cache', 'index.db');
 
 const acknowledge = (path: string): string => `kourai memoir index --rebuild --memoir ${path}`;
 
@@ -47,8 +54,10 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<VerifyResult> {
     const home = kouraiHome(ctx);
     const paths = resolveMemoirs(opts.memoir, home, ctx.cwd);
-    const index = openIndex(home, { now: ctx.now });
-    for (const text of index.notes) if (!opts.json) note(ctx, text);
+    // Nothing was ever indexed in a home without an index: verify reads the memoirs alone, and neither
+    // creates the index nor loads SQLite (a fifth of its start-up).
+    const index = existsSync(indexFileOf(home)) ? (await import('../../store/memoir-index.js')).openIndex(home, { now: ctx.now }) : undefined;
+    for (const text of index?.notes ?? []) if (!opts.json) note(ctx, text);
     const problems: Problem[] = [];
     let entries = 0;
     const gc = collector();
@@ -60,16 +69,18 @@ export default defineCommand({
     };
     try {
       const sizes = paths.map((p) => statSync(p).size);
-      const indexed = paths.map((p) => index.file(p)?.indexed_bytes ?? 0);
+      const indexed = paths.map((p) => index?.file(p)?.indexed_bytes ?? 0);
       const total = sizes.reduce((a, b) => a + b, 0) + indexed.reduce((a, b) => a + b, 0);
       const bar = progress(ctx.stderr, { label: 'verifying', total, unit: 'B', quiet: opts.json });
       let done = 0;
       const before: Problem[][] = [];
       for (const [i, p] of paths.entries()) {
-        const here = await indexedProblems(index, p, async (b) => {
-          bar.update(done + b);
-          await pause();
-        });
+        const here = index
+          ? await indexedProblems(index, p, async (b) => {
+              bar.update(done + b);
+              await pause();
+            })
+          : [];
         done += indexed[i] ?? 0;
         const pending = unfinishedWrite(p);
         if (pending) here.push({ path: p, line: null, offset: pending.offset, kind: 'uncommitted_batch', severity: 'error', message: pending.message, fix: `kourai memoir repair --memoir ${p}` });
@@ -84,7 +95,7 @@ export default defineCommand({
       problems.push(...v.crossFile);
       bar.finish();
     } finally {
-      index.close();
+      index?.close();
     }
     const errors = problems.filter((p) => p.severity === 'error').length;
     return { ok: errors === 0, memoirs: paths.length, entries, errors, warnings: problems.length - errors, problems };

@@ -15,7 +15,7 @@ export interface CouncilTransport {
   me(): Promise<Me>;
   currentRound(): Promise<RoundStatus>;
   round(round: number): Promise<RoundStatus>;
-  /** The newest global council adapter of an agent, or null before any round produced one. */
+  /** The newest global council adapter of an agent (round 0, the public initialisation, before any aggregate); null when the council holds none for it. */
   globalAdapter(agent: string): Promise<DownloadedAdapter | null>;
   aggregate(round: number, agent: string): Promise<DownloadedAdapter>;
   /** Sends a release document as it is. Idempotent on the council: a replay gets the same receipt. */

@@ -102,7 +102,7 @@ export function WhisperView({ report, state, palette: p }: { report: WhisperRepo
         </Text>
       </Box>
       <Text color={p.muted} wrap="truncate-end">
-        next round{report.round ? ` (${report.round})` : ''}: {f.speakers_next_round} speak, forge ε → {eps(f.epsilon_after_next_round)}; clip S = {report.config.clip_norm}, σ = {report.config.noise_multiplier}, δ = {delta(report.config.delta)}
+        next round{report.round ? ` (${report.round})` : ''}: {f.speakers_next_round} speak, forge ε → {eps(f.epsilon_after_next_round)}; clip S = {report.priced_at.clip_norm}, σ = {report.priced_at.noise_multiplier} ({report.priced_at.source === 'council' ? `the council's, round ${report.priced_at.council_round ?? '?'}` : "this forge's"}), δ = {delta(report.config.delta)}
       </Text>
       <Box flexDirection="column" marginTop={1}>
         {report.agents.map((a, i) => (

@@ -36,6 +36,15 @@ describe('the Whisper Limit gauge (Ink)', () => {
     expect(f).toMatch(/cupid\s+bond-only: never leaves the forge/);
     expect(f).toMatch(/puck\s+bond-only: never leaves the forge/);
     expect(f).toMatch(/next round: 1 speak/);
+    expect(f).toMatch(/σ = 1 \(this forge's\)/);
+    app.unmount();
+  });
+
+  it('a report priced at the council’s policy says so on the next-round line', async () => {
+    const r = { ...report(), priced_at: { source: 'council' as const, noise_multiplier: 10, clip_norm: 1, council_round: 3, seen_at: '2026-11-23T06:00:00Z' } };
+    const app = render(<WhisperApp report={r} palette={palette(1)} size={{ columns: 160, rows: 30 }} onDone={() => undefined} />);
+    await waitFor(() => (app.lastFrame() ?? '').includes('Whisper Limit'), app.lastFrame);
+    expect(app.lastFrame() ?? '').toMatch(/σ = 10 \(the council's, round 3\)/);
     app.unmount();
   });
 
