@@ -1,7 +1,21 @@
 import { derivedId } from './entry-id.js';
 import { isValidLine } from './fast-validate.js';
 import { hasLoneSurrogate } from './utf8.js';
-import { describeIssue, MemoirLineSchema, type MemoirEntry } from './schema.js';
+import { createRequire } from 'node:module';
+import type * as Schema from './schema.js';
+import type { MemoirEntry } from './schema.js';
+
+/**
+ * The zod schema (the schema of record) runs here only for a line `isValidLine` rejects, to word
+ * the error (a property test holds the two verdicts together). Importing zod is most of a short command's start-up
+ * (`memoir inspect`), so the built CLI loads the schema on the first invalid line, synchronously
+ * (`require` of an ES module: Node ≥ 20.19). Where that is not available (older Node, vitest
+ * running the TypeScript sources) it is imported up front, as before.
+ */
+type SchemaModule = typeof Schema;
+const lazy = process.features.require_module === true && import.meta.url.endsWith('.js');
+const eager: SchemaModule | undefined = lazy ? undefined : await import('./schema.js');
+const schema = (): SchemaModule => eager ?? (createRequire(import.meta.url)('./schema.js') as SchemaModule);
 
 export type ParsedLine =
   | { ok: true; entry: MemoirEntry; derived: boolean }
@@ -28,6 +42,7 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
   if (isValidLine(raw)) entry = raw as MemoirEntry;
   else {
     // zod is the schema of record: it words the error (and decides, should the fast check disagree).
+    const { MemoirLineSchema, describeIssue } = schema();
     const res = MemoirLineSchema.safeParse(raw);
     if (!res.success) return { ok: false, problem: 'schema', message: describeIssue(res.error) };
     entry = res.data as MemoirEntry;

@@ -1,0 +1,64 @@
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir } from '../helpers/ctx.js';
+import { kourai } from './run-bin.js';
+
+/**
+ * Start-up of the short commands measured against `kourai --version` (issue 13): their usual command
+ * lines import no zod (lazy options; the memoir reader loads its zod schema only for an invalid line).
+ * The trace sees every ES module imported, so a static import of zod or the schema on these paths fails here.
+ */
+let home: string;
+let memoir: string;
+const line = (agent: string) =>
+  `{"scene_id":"session-1.turn-1","agent":"${agent}","source":"specialist_proposed","context":null,"narrative_beat":null,"agent_proposed":"x","player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":true,"private_only":false}}\n`;
+
+beforeAll(() => {
+  home = tempDir('kourai-e2e-startup-');
+  mkdirSync(join(home, 'forge'));
+  memoir = join(home, 'forge', 'memoir.jsonl');
+  writeFileSync(memoir, line('techne') + line('aidos'));
+});
+afterAll(() => removeDir(home));
+
+function traced(args: string[]): { code: number; loaded: string; stdout: string; stderr: string } {
+  const trace = join(home, 'trace.txt');
+  writeFileSync(trace, '');
+  const r = kourai(args, { home, env: { KOURAI_TRACE_FILE: trace }, nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href] });
+  return { ...r, loaded: readFileSync(trace, 'utf8') };
+}
+
+describe('start-up paths that load no zod', () => {
+  it('memoir inspect with filters (index built on the way) and score', () => {
+    const insp = traced(['memoir', 'inspect', '--memoir', memoir, '--agent', 'aidos', '--split', 'shared', '--limit', '20', '--json']);
+    expect(insp.code).toBe(0);
+    expect(JSON.parse(insp.stdout)).toMatchObject({ total: 1, shown: 1 });
+    expect(insp.loaded).toContain('/dist/commands/memoir/inspect.js');
+    expect(insp.loaded).not.toContain('/node_modules/zod/');
+    expect(insp.loaded).not.toContain('/dist/memoir/schema.js');
+
+    const score = traced(['score', '--agent', 'techne', 'a', 'b', '--json']);
+    expect(score.loaded).toContain('/dist/commands/score.js');
+    expect(score.loaded).not.toContain('/node_modules/zod/');
+  });
+
+  it('a bad flag still gets the schema of record and its wording', () => {
+    const r = kourai(['memoir', 'inspect', '--memoir', memoir, '--agent', 'kalos'], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--agent: unknown agent "kalos"');
+    const s = kourai(['score', '--agent', 'technee', 'a'], { home });
+    expect(s.code).toBe(2);
+    expect(s.stderr).toContain('(did you mean "techne"?)');
+  });
+
+  it('an invalid line met while inspecting loads the schema on demand: indexed around, named by verify', () => {
+    appendFileSync(memoir, line('zeus'));
+    const r = kourai(['memoir', 'inspect', '--memoir', memoir, '--json'], { home });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ total: 2 });
+    expect(r.stderr).toContain('1 line of 1 memoir is not a valid entry');
+    const v = kourai(['memoir', 'verify', '--memoir', memoir, '--json'], { home });
+    expect(JSON.parse(v.stdout).problems[0].message).toMatch(/^agent: unknown agent "zeus"/);
+  });
+});
