@@ -4,7 +4,9 @@
 // (the upstream schema with its Python validators, as hosts run it); the validator-free fixture
 // model (test/fixtures/python/memoir_model.py) is printed second, labelled as such.
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { BIN, ROOT, cleanup, cpuTimed, kourai, median, python, tempDir, timeIt } from './lib.mjs';
 
 const dist = (p) => import(join(ROOT, 'dist', p));
@@ -29,6 +31,15 @@ function eachLine(path, fn) {
   closeSync(fd);
   return n;
 }
+
+/** A fresh node that imports the library and times one verifyMemoirs of the file (start-up excluded). */
+const kouraiInProcess = (file) => `
+const { verifyMemoirs } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'memoir', 'verify.js')).href)});
+const t = performance.now(); const c = process.cpuUsage();
+const v = await verifyMemoirs([${JSON.stringify(file)}]);
+const s = (performance.now() - t) / 1000; const u = process.cpuUsage(c);
+const n = v.files.reduce((a, f) => a + f.entries, 0);
+console.log(n / s, n / ((u.user + u.system) / 1e6));`;
 
 const PY_MODEL = readFileSync(join(ROOT, 'test', 'fixtures', 'python', 'memoir_model.py'), 'utf8').split('\nfor raw in sys.stdin')[0];
 // shared/ sits beside the checkout (../shared), or beside the worktrees' parent (../../shared).
@@ -136,8 +147,13 @@ export async function run(report, { quick }) {
       report(`[${tag}] validation (parse + schema) throughput`, n / (val.ms / 1000), 'entries/s', `${((jp.ms / val.ms) * 100).toFixed(0)}% of JSON.parse (target >= 50%)`);
       report(`[${tag}] read (parse + schema + derived ids for Python lines)`, n / (full.ms / 1000), 'entries/s', `${((jp.ms / full.ms) * 100).toFixed(0)}% of JSON.parse`);
       if (n === 100_000) {
-        // --- verify of a memoir that was never indexed (whole process) vs the upstream reader, alternating
-        const vr = { kourai: [], ref: [], model: [] };
+        // --- verify of a memoir that was never indexed vs the upstream reader, alternating rounds.
+        // Three comparisons, all printed: (1) the issue's figure, kourai as a whole process vs the
+        // Python loop in-process (its start-up and imports excluded); (2) in-process vs in-process:
+        // kourai's library function (verifyMemoirs) timed inside a fresh node, start-up excluded,
+        // as the Python loop is; (3) whole process vs whole process: python3 running the same loop,
+        // interpreter start-up and the pydantic import included, timed from outside.
+        const vr = { kourai: [], inproc: [], ref: [], refWhole: [], model: [] };
         let peak = 0;
         for (let round = 0; round < 3; round++) {
           const freshHome = join(dir, `home-verify-${tag}-${round}`);
@@ -145,18 +161,30 @@ export async function run(report, { quick }) {
           cleanup(freshHome);
           vr.kourai.push([n / vf.seconds, n / vf.cpuSeconds]);
           peak = Math.max(peak, vf.rssMB);
+          const ip = spawnSync(process.execPath, ['--input-type=module', '-e', kouraiInProcess(file)], { encoding: 'utf8' });
+          if (ip.status === 0) vr.inproc.push(ip.stdout.trim().split(/\s+/).map(Number));
+          const t0 = performance.now();
           const ref = hasRef ? python(pyReader(PY_REF, file)) : undefined;
-          if (ref?.ok) vr.ref.push(ref.out.trim().split(/\s+/).map(Number));
+          const whole = (performance.now() - t0) / 1000;
+          if (ref?.ok) {
+            vr.ref.push(ref.out.trim().split(/\s+/).map(Number));
+            vr.refWhole.push(n / whole);
+          }
           const model = python(pyReader(PY_MODEL, file));
           if (model.ok) vr.model.push(model.out.trim().split(/\s+/).map(Number));
         }
         const med = (xs, i) => median(xs.map((x) => x[i]));
         const verifyRate = med(vr.kourai, 0);
         report(`[${tag}] verify, never indexed (whole process)`, verifyRate, 'entries/s', `median of 3, ${(n / verifyRate).toFixed(2)} s, peak ${peak.toFixed(0)} MB; CPU-time rate ${med(vr.kourai, 1).toFixed(0)}/s`);
+        if (vr.inproc.length) report(`[${tag}] verify, never indexed (in-process: verifyMemoirs in a fresh node, start-up excluded)`, med(vr.inproc, 0), 'entries/s', `median of 3; CPU-time rate ${med(vr.inproc, 1).toFixed(0)}/s`);
         if (vr.ref.length) {
           const py = med(vr.ref, 0);
-          report('  upstream Python reader (memoir_ref.py: model_validate_json, validators)', py, 'entries/s', `CPU-time rate ${med(vr.ref, 1).toFixed(0)}/s`);
-          report('  verify (never indexed) vs upstream reader (target >= 3.5x)', verifyRate / py, 'x', `by CPU time ${(med(vr.kourai, 1) / med(vr.ref, 1)).toFixed(2)}x`);
+          const pyWhole = median(vr.refWhole);
+          report('  upstream Python reader (memoir_ref.py: model_validate_json, validators; in-process)', py, 'entries/s', `CPU-time rate ${med(vr.ref, 1).toFixed(0)}/s`);
+          report('  upstream Python reader, whole process (python3 start-up + pydantic import + loop)', pyWhole, 'entries/s', `${(n / pyWhole).toFixed(2)} s`);
+          report('  (1) verify whole process vs upstream reader in-process (the issue\'s figure; target >= 3.5x)', verifyRate / py, 'x', `by CPU time ${(med(vr.kourai, 1) / med(vr.ref, 1)).toFixed(2)}x`);
+          if (vr.inproc.length) report('  (2) verify in-process vs upstream reader in-process (target >= 3.5x)', med(vr.inproc, 0) / py, 'x', `by CPU time ${(med(vr.inproc, 1) / med(vr.ref, 1)).toFixed(2)}x`);
+          report('  (3) verify whole process vs upstream reader whole process (target >= 3.5x)', verifyRate / pyWhole, 'x');
           report('  JSON.parse alone vs upstream reader (a floor for any JSON.parse-based reader)', n / (jp.ms / 1000) / py, 'x');
           report('  validation alone vs upstream reader', n / (val.ms / 1000) / py, 'x');
         } else report('  upstream Python reader', 'skipped', '', hasRef ? 'python failed' : 'memoir_ref.py not found');

@@ -208,9 +208,9 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
     // Canonical lines go through the byte scanner; anything else (and every error) through parseLine.
     if (scan && v.terminated && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
       const supersedes = scanned.string('supersedes');
-      const idSpan = scanned.span('entry_id');
-      if (idSpan !== undefined) {
-        const [s, e] = idSpan;
+      if (scanned.has('entry_id')) {
+        const s = scanned.start('entry_id');
+        const e = scanned.end('entry_id');
         // The scanner takes ASCII ids only, so the bytes hash as the string does.
         if (lazy && e - s >= 3 && v.buf[s] === 0x70 && v.buf[s + 1] === 0x79 && v.buf[s + 2] === 0x5f) seen.needsDerivedIds = true; // "py_"
         record(v, hash52Ascii(v.buf, s, e), 0, scanned.verdict(), scanned.type(), supersedes, scannedId, scannedAt);

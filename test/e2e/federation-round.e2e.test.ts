@@ -193,6 +193,8 @@ describe('two forges, a real council process, every byte on the wire kept', () =
       expect(sent.map((p) => [p.path, p.headers['content-type'], p.body.length]).sort()).toEqual(plan.agents.filter((a) => a.speaks).map((a) => [a.request?.path, a.request?.content_type, a.request?.bytes]).sort());
       expect(r.plan.agents.filter((x) => x.speaks).every((x) => x.starts_from?.kind === 'global')).toBe(true);
       const w = ok(kourai(['whisper', '--json'], { home: f.home }), 'whisper') as WhisperReport;
+      // priced at the council's policy as round 2 published it (each round records it; join recorded round 1's)
+      expect(w.priced_at).toMatchObject({ source: 'council', council_round: 2, noise_multiplier: r.plan.mechanism.noise_multiplier, clip_norm: r.plan.mechanism.clip_norm });
       const db = openStateDb(f.home);
       const rows = new PrivacyLedger(db).releases();
       db.close();

@@ -127,6 +127,15 @@ export class ScannedLine {
     return [this.spans[F[f] * 2] as number, this.spans[F[f] * 2 + 1] as number];
   }
 
+  /** Where the field's content starts / ends in `bytes` (meaningful when `has(f)`; no array made). */
+  start(f: SpanField): number {
+    return this.spans[F[f] * 2] as number;
+  }
+
+  end(f: SpanField): number {
+    return this.spans[F[f] * 2 + 1] as number;
+  }
+
   escaped(f: SpanField): boolean {
     return (this.escapes & (1 << F[f])) !== 0;
   }
