@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastInspectOptions } from '../../src/commands/memoir/inspect.js';
 import { options as inspectSchema } from '../../src/commands/memoir/inspect-options.js';
+import { fastVerifyOptions } from '../../src/commands/memoir/verify.js';
+import { options as verifySchema } from '../../src/commands/memoir/verify-options.js';
 import { fastScoreOptions } from '../../src/commands/score.js';
 import { options as scoreSchema } from '../../src/commands/score-options.js';
 import { AGENTS } from '../../src/memoir/agents.js';
@@ -77,6 +79,12 @@ describe('lazy options agree with their zod schema (property)', () => {
       quiet: fc.option(fc.boolean(), { nil: undefined }),
     });
     fc.assert(fc.property(raw, (r) => agree(fastInspectOptions, inspectSchema, r)), { numRuns: 3000 });
+  });
+
+  it('memoir verify', () => {
+    const raw = rawOf({ memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), json: opt(fc.boolean()) });
+    fc.assert(fc.property(raw, (r) => agree(fastVerifyOptions, verifySchema, r)), { numRuns: 1000 });
+    expect(fastVerifyOptions({ memoir: ['m.jsonl'], json: true })).toEqual({ memoir: ['m.jsonl'], json: true });
   });
 
   it('score', () => {

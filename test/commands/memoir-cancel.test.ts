@@ -7,7 +7,7 @@ import verify from '../../src/commands/memoir/verify.js';
 import type { Command } from '../../src/commands/types.js';
 import { ExitCode } from '../../src/errors.js';
 import { synthSessions } from '../../src/memoir/synth.js';
-import { parseOptions } from '../../src/run-command.js';
+import { parseOptions, resolveOptions } from '../../src/run-command.js';
 import { openIndex } from '../../src/store/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 
@@ -38,7 +38,7 @@ type AnyCommand = Command<any, any>;
 async function cancelled(cmd: AnyCommand, raw: Record<string, unknown>): Promise<{ exitCode: number; message: string }> {
   setImmediate(() => controller.abort());
   try {
-    await cmd.run(parseOptions(cmd, raw), ctx);
+    await cmd.run(await resolveOptions(cmd, raw), ctx);
   } catch (err) {
     return err as { exitCode: number; message: string };
   }

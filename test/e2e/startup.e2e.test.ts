@@ -43,6 +43,14 @@ describe('start-up paths that load no zod', () => {
     expect(score.loaded).not.toContain('/node_modules/zod/');
   });
 
+  it('memoir verify of valid memoirs loads no zod', () => {
+    const v = traced(['memoir', 'verify', '--memoir', memoir, '--json']);
+    expect(JSON.parse(v.stdout)).toMatchObject({ ok: true });
+    expect(v.loaded).toContain('/dist/commands/memoir/verify.js');
+    expect(v.loaded).not.toContain('/node_modules/zod/');
+    expect(v.loaded).not.toContain('/dist/memoir/schema.js');
+  });
+
   it('a bad flag still gets the schema of record and its wording', () => {
     const r = kourai(['memoir', 'inspect', '--memoir', memoir, '--agent', 'kalos'], { home });
     expect(r.code).toBe(2);

@@ -1,6 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError } from '../../errors.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
@@ -10,12 +9,21 @@ import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collector } from '../../runtime/gc.js';
 import type { MemoirIndex } from '../../store/memoir-index.js';
-import { defineCommand } from '../types.js';
-import { memoirOpt } from '../options.js';
+import { allSure, flag, stringList } from '../fast-flags.js';
+import { defineCommand, type LazyOptions } from '../types.js';
+import type { VerifyOptions, options as OptionsSchema } from './verify-options.js';
 import { note } from '../../output/notice.js';
 import { plural } from '../../format.js';
 
-const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
+/** verify-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
+export function fastVerifyOptions(raw: Readonly<Record<string, unknown>>): VerifyOptions | undefined {
+  return allSure<VerifyOptions>({ memoir: stringList(raw.memoir), json: flag(raw.json, false) });
+}
+
+const options: LazyOptions<typeof OptionsSchema> = {
+  fast: fastVerifyOptions,
+  schema: async () => (await import('./verify-options.js')).options,
+};
 
 export interface VerifyResult {
   ok: boolean;
