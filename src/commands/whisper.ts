@@ -18,7 +18,6 @@ import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { readMembership, requireMembership } from '../federation/round/membership.js';
-import { runForgeRound } from '../federation/round/forge-round.js';
 import type { FederationPlan } from '../federation/round/plan.js';
 import { renderPlan } from '../output/round-text.js';
 
@@ -90,6 +89,9 @@ export type WhisperResult = WhisperReport & { next_round?: FederationPlan };
  * joined council for its round and policy, counts the council view, trains and sends nothing.
  */
 async function nextRoundPlan(ctx: Ctx, opts: z.output<typeof options>): Promise<FederationPlan> {
+  // Loaded only for --next-round: the round service brings the trainer and the council client,
+  // a quarter of the start-up of a plain `kourai whisper`.
+  const { runForgeRound } = await import('../federation/round/forge-round.js');
   const r = await runForgeRound(ctx, {
     membership: requireMembership(kouraiHome(ctx)),
     config: privacyConfigFor(ctx, opts).config,
