@@ -73,6 +73,6 @@ export const MUTANTS = [
   { id: 'scan-interrupt-type', file: 'src/memoir/scan/canonical-line.ts', find: "if (out.interrupt !== null && out.entryType !== null && out.entryType !== 'interrupt') return false;", replace: '', bug: 'interrupt details on an entry of another type are taken', tests: SCAN_TESTS },
   { id: 'scan-entry-id-length', file: 'src/memoir/scan/canonical-line.ts', find: 'e - s > 64', replace: 'e - s > 65', bug: 'a 65-character entry_id is taken', tests: SCAN_TESTS },
   { id: 'scan-recorded-at-hour', file: 'src/memoir/scan/canonical-line.ts', find: '(h0 === 0x32 && h1 >= 0x30 && h1 <= 0x33)', replace: '(h0 === 0x32 && h1 >= 0x30 && h1 <= 0x34)', bug: 'hour 24 is taken in recorded_at', tests: SCAN_TESTS },
-  { id: 'verify-lazy-ids-no-reread', file: 'src/memoir/verify.ts', find: "supersedes?.startsWith('py_') === true)) seen.needsDerivedIds = true;", replace: "supersedes?.startsWith('py_') === true)) void seen;", bug: 'a revision or id naming a Python line is judged without derived ids', tests: SCAN_TESTS },
-  { id: 'scan-verify-occurrence', file: 'src/memoir/verify.ts', find: 'id = occ > 1 ? `${base}~${occ}` : base;', replace: 'id = base;', bug: 'identical Python lines read by the scanner share one derived id', tests: SCAN_TESTS },
+  { id: 'verify-lazy-ids-no-reread', file: 'src/memoir/verify.ts', find: "if (lazy && supersedes.startsWith('py_')) seen.needsDerivedIds = true;", replace: '', bug: 'a revision naming a Python line is judged without derived ids', tests: SCAN_TESTS },
+  { id: 'scan-verify-occurrence', file: 'src/memoir/verify.ts', find: 'derived = occ > 1 ? `${base}~${occ}` : base;', replace: 'derived = base;', bug: 'identical Python lines read by the scanner share one derived id', tests: SCAN_TESTS },
 ];
