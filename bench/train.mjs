@@ -128,7 +128,9 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
     };
     for (const [k, v] of Object.entries(files)) writeFileSync(join(dir, `${k}.npy`), v);
     writeFileSync(join(dir, 'meta.json'), JSON.stringify({ kind, D: base.inDim, H: base.hidden, O: net.out, rank: s.rank, alpha: s.alpha, lr: s.lr, weightDecay: s.weightDecay, clipNorm: s.clipNorm, seed: spec.seed, init: spec.init }));
-    const py = spawnSync('python3', [NUMPY, dir], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    // One BLAS thread, as the JS trainer runs on one: on a shared 2-core machine a multi-threaded BLAS
+    // spins against the load and NumPy's rate swung 10× between runs.
+    const py = spawnSync('python3', [NUMPY, dir], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } });
     if (py.status !== 0) return { jsSec, jsRate: (S * B) / jsSec, error: py.stderr.trim().split('\n').pop() };
     const np = JSON.parse(py.stdout);
     let maxRel = 0;
@@ -371,7 +373,7 @@ export async function run(report, { quick } = {}) {
       continue;
     }
     const np = rounds.map((x) => x.npRate);
-    report(`training throughput, ${kind} (NumPy, same model/objective/optimiser)`, median(np), 'ex/s', `median of 3 (${fmt(np)}); JS/NumPy ${(median(js) / median(np)).toFixed(2)}× (goal ≥ 1)`);
+    report(`training throughput, ${kind} (NumPy, one BLAS thread, same model/objective/optimiser)`, median(np), 'ex/s', `median of 3 (${fmt(np)}); JS/NumPy ${(median(js) / median(np)).toFixed(2)}× (goal ≥ 1)`);
     report(`  loss after ${opts.steps} steps: JS vs NumPy`, r.lastJs, '', `NumPy ${r.lastNp.toPrecision(8)}; max relative difference over all steps ${Math.max(...rounds.map((x) => x.maxRel)).toExponential(1)} (first step ${r.firstJs.toPrecision(6)})`);
   }
   await inProcessScoring(report);
