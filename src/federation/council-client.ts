@@ -25,6 +25,7 @@ import {
 import { releaseJson, releaseToSafetensors, type CouncilRelease } from '../privacy/release.js';
 import { tensorFromJson, tensorToJson } from '../tensor/json.js';
 import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
+import { abortableSleep } from '../runtime/cancel.js';
 
 /**
  * A small typed client for the council protocol (v2), for the forge side of a federation round:
@@ -184,7 +185,7 @@ export class CouncilClient {
     for (;;) {
       const s = await this.round(round);
       if (s.state === 'aggregated') return s;
-      await sleep(poll, opts.signal ?? this.opts.signal);
+      await abortableSleep(poll, opts.signal ?? this.opts.signal);
     }
   }
 
@@ -208,7 +209,7 @@ export class CouncilClient {
       } catch (err) {
         if (this.opts.signal?.aborted) throw err;
         if (o.retry && attempt < this.opts.retries) {
-          await sleep(this.opts.backoffMs * 2 ** attempt++, this.opts.signal);
+          await abortableSleep(this.opts.backoffMs * 2 ** attempt++, this.opts.signal);
           continue;
         }
         throw new NetworkError(`council: cannot reach ${this.base}: ${(err as Error).message}`, 'check the council URL and that the council is running', err);
@@ -227,7 +228,7 @@ export class CouncilClient {
       }
       if (o.retry && (res.status >= 500 || res.status === 429) && attempt < this.opts.retries) {
         const after = Number(res.headers.get('retry-after'));
-        await sleep(Number.isFinite(after) && after > 0 ? after * 1000 : this.opts.backoffMs * 2 ** attempt, this.opts.signal);
+        await abortableSleep(Number.isFinite(after) && after > 0 ? after * 1000 : this.opts.backoffMs * 2 ** attempt, this.opts.signal);
         attempt++;
         continue;
       }
@@ -249,19 +250,4 @@ export function decodeAdapter(a: z.infer<typeof AdapterSchema>): DownloadedAdapt
   const digest = adapterDigest(tensors);
   if (digest !== a.digest) throw new InvalidDataError(`the council's ${a.agent} adapter of round ${a.round} does not match its published digest (${a.digest.slice(0, 12)}…, got ${digest.slice(0, 12)}…): nothing was used`);
   return { agent: a.agent, round: a.round, strategy: a.strategy, tensors };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(signal?.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -82,3 +82,20 @@ export function untilCancelled<T>(signal: AbortSignal, work: Promise<T>, what = 
     );
   });
 }
+
+/** setTimeout as a promise, rejecting with CancelledError (and clearing the timer) when the signal fires. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new CancelledError());
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(new CancelledError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+

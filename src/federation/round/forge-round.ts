@@ -20,7 +20,7 @@ import { memoirEventsWriter } from './events-memoir.js';
 import { trainerLearner } from './learner.js';
 import type { Membership } from './membership.js';
 import { writeKnownPolicy } from './known-policy.js';
-import { abortableSleep } from './retry.js';
+import { abortableSleep } from '../../runtime/cancel.js';
 import { runRound, type RoundEvent, type RoundOptions, type RoundResult } from './run-round.js';
 import { httpTransport, type CouncilTransport } from './transport.js';
 

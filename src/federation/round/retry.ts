@@ -41,18 +41,3 @@ export async function withRetry<T>(what: string, fn: () => Promise<T>, p: RetryP
   }
 }
 
-/** setTimeout as a promise, rejecting with CancelledError when the signal fires. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new CancelledError());
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(new CancelledError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -1,5 +1,6 @@
 import { CancelledError, InvalidDataError, NetworkError } from '../../errors.js';
 import type { EndpointEncoderConfig } from '../learn-config.js';
+import { abortableSleep } from '../../runtime/cancel.js';
 
 /**
  * A client for OpenAI-compatible `POST /v1/embeddings` (Ollama, a LiteLLM proxy, vLLM, OpenAI):
@@ -24,7 +25,7 @@ export async function fetchEmbeddings(cfg: EndpointEncoderConfig, texts: readonl
   const body = JSON.stringify({ model: cfg.model, input: texts });
   let lastError = '';
   for (let attempt = 0; attempt <= cfg.retries; attempt++) {
-    if (attempt > 0) await sleep(250 * 2 ** (attempt - 1), opts.signal);
+    if (attempt > 0) await abortableSleep(250 * 2 ** (attempt - 1), opts.signal);
     if (opts.signal.aborted) throw new CancelledError();
     try {
       return await once(url, headers, body, cfg, texts.length, opts.signal);
@@ -98,19 +99,4 @@ function parse(url: string, text: string, n: number, dims: number | null): Float
     out[i] = v;
   });
   return out;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new CancelledError());
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(new CancelledError());
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
