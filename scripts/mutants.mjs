@@ -55,7 +55,7 @@ export const MUTANTS = [
   { id: 'append-no-fsync-by-default', planted: true, file: 'src/memoir/append.ts', find: 'const durable = opts.fsync !== false;', replace: 'const durable = opts.fsync === true;', bug: 'appends are not fsynced unless asked', tests: APPEND_TESTS },
   { id: 'append-no-dir-fsync', file: 'src/memoir/append.ts', find: 'if (lock.created && durable) fsyncDir(path);', replace: '', bug: "a new memoir's directory is not fsynced", tests: APPEND_TESTS },
   { id: 'append-glues-torn-tail', file: 'src/memoir/append.ts', find: 'const torn = settleTornTail(lock, journal, { ...q, staleMs: opts.staleMs ?? DEFAULT_STALE_MS, deadline });', replace: 'const torn = deadline < 0 ? settleTornTail(lock, journal, { ...q, staleMs: 0, deadline }) : undefined;', bug: 'a torn tail is not quarantined: the next line is glued to it', tests: APPEND_TESTS },
-  { id: 'append-no-final-newline', file: 'src/memoir/append.ts', find: "Buffer.from(`${lines.join('\\n')}\\n`, 'utf8')", replace: "Buffer.from(lines.join('\\n'), 'utf8')", bug: 'the last line has no newline', tests: APPEND_TESTS },
+  { id: 'append-no-final-newline', file: 'src/memoir/append.ts', find: 'return { entries, bytes: buf.subarray(0, at), narrowed };', replace: 'return { entries, bytes: buf.subarray(0, at - 1), narrowed };', bug: 'the last line of a batch has no newline', tests: APPEND_TESTS },
   { id: 'append-no-lock', file: 'src/memoir/lock.ts', find: 'got = fsx.tryLock(fd);', replace: 'got = true;', bug: 'appends do not take the writer lock', tests: APPEND_TESTS },
 
   // ingest (the council's checks before anything is stored)
