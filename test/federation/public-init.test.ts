@@ -6,7 +6,7 @@ import type { CouncilAdapters } from '../../src/federation/round/council-adapter
 import { memoirEventsWriter } from '../../src/federation/round/events-memoir.js';
 import type { CouncilLearner } from '../../src/federation/round/learner.js';
 import { requireMembership, type Membership } from '../../src/federation/round/membership.js';
-import { runRound, type RoundResult } from '../../src/federation/round/run-round.js';
+import { runRound, type RoundDeps, type RoundResult } from '../../src/federation/round/run-round.js';
 import { httpTransport } from '../../src/federation/round/transport.js';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../../src/memoir/agents.js';
 import { DEFAULT_PRIVACY_CONFIG } from '../../src/privacy/privacy-config.js';
@@ -127,6 +127,22 @@ describe('protocol v2: the public initialisation is every agent’s round-0 glob
   });
 });
 
+/** One real round against a council on 127.0.0.1 that must complete (waits, polls fast). */
+async function completedRound(url: string, membership: Membership, gate: PrivacyGate, learner: CouncilLearner, adapters: RoundDeps['adapters']): Promise<RoundResult & { outcome: 'completed' }> {
+  return (await runRound({
+    transport: httpTransport(url, membership.token),
+    membership,
+    gate,
+    learner,
+    adapters,
+    events: memoirEventsWriter(membership.events_memoir, () => new Date()),
+    now: () => new Date(),
+    signal: new AbortController().signal,
+    sleep: () => new Promise((res) => setTimeout(res, 5)),
+    options: { dryRun: false, wait: true, waitForMs: 60_000, pollMs: 10, retryForMs: 60_000, encoding: 'json' },
+  })) as RoundResult & { outcome: 'completed' };
+}
+
 function learnerOf(step: number, starts: Map<FederatingAgent, NamedTensor[]>): CouncilLearner {
   // What the real trainer does in spirit: start from `start`, learn a small change.
   return {
@@ -163,18 +179,7 @@ describe('the forge’s round 1 sends trained − the global it trained from', (
     const starts = new Map<FederatingAgent, NamedTensor[]>();
     const step = 0.01;
     try {
-      const r = (await runRound({
-        transport: httpTransport(c.url, membership.token),
-        membership,
-        gate,
-        learner: learnerOf(step, starts),
-        adapters: adapters(),
-        events: memoirEventsWriter(membership.events_memoir, () => new Date()),
-        now: () => new Date(),
-        signal: new AbortController().signal,
-        sleep: () => new Promise((res) => setTimeout(res, 5)),
-        options: { dryRun: false, wait: true, waitForMs: 60_000, pollMs: 10, retryForMs: 60_000, encoding: 'json' },
-      })) as RoundResult & { outcome: 'completed' };
+      const r = await completedRound(c.url, membership, gate, learnerOf(step, starts), adapters());
       expect(r.outcome).toBe('completed');
       expect(r.round).toBe(1);
       const learned = l2(SPECS.map((s) => Float64Array.from({ length: s.shape[0]! * s.shape[1]! }, (_, j) => step * Math.cos(j))));
@@ -271,18 +276,7 @@ describe('an agent the council has no layout for', () => {
     const gate = PrivacyGate.open({ home: ctx.home, config: DEFAULT_PRIVACY_CONFIG, random: randomBytes });
     const starts = new Map<FederatingAgent, NamedTensor[]>();
     try {
-      const r = (await runRound({
-        transport: httpTransport(c.url, membership.token),
-        membership,
-        gate,
-        learner: learnerOf(0.01, starts),
-        adapters: { current: () => null, storedFor: () => null, save: () => 1 },
-        events: memoirEventsWriter(membership.events_memoir, () => new Date()),
-        now: () => new Date(),
-        signal: new AbortController().signal,
-        sleep: () => new Promise((res) => setTimeout(res, 5)),
-        options: { dryRun: false, wait: true, waitForMs: 60_000, pollMs: 10, retryForMs: 60_000, encoding: 'json' },
-      })) as RoundResult & { outcome: 'completed' };
+      const r = await completedRound(c.url, membership, gate, learnerOf(0.01, starts), { current: () => null, storedFor: () => null, save: () => 1 });
       expect(r.plan.agents.find((a) => a.agent === 'metis')).toMatchObject({ verdict: 'not_accepted', speaks: false, tensors: null });
       expect(r.plan.agents.find((a) => a.agent === 'techne')).toMatchObject({ verdict: 'speaks', starts_from: { kind: 'public_init' } });
       expect([...starts.keys()]).toEqual(['techne']);
