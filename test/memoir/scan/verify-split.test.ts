@@ -21,6 +21,7 @@ const pyA = python[0] as string;
 const pyB = python[1] as string;
 const pyId = derivedId(pyB);
 const base = pyA.slice(0, -1);
+const lenient = readFileSync(join('test', 'fixtures', 'memoir', 'python-lenient-splits.jsonl'), 'utf8').split('\n')[0] as string;
 // A small pool, so that identical Python lines, duplicate ids and revisions land on both sides of a split.
 const pool = [
   pyA,
@@ -29,7 +30,7 @@ const pool = [
   `${base},"entry_id":"D2","recorded_at":"2026-11-22T10:00:01.000Z","entry_type":"pipeline_turn","supersedes":"D1"}`,
   `${base},"entry_id":"D3","recorded_at":"2026-11-22T10:00:02.000Z","entry_type":"episode","supersedes":"D1"}`,
   `${base},"recorded_at":"2026-11-22T10:00:03.000Z","supersedes":"D2"}`, // a Python line (derived id) that revises
-  `${base},"split":{"shared_eligible":true,"private_only":false},"agent":"cupid"}`, // maybe lenient, maybe invalid
+  lenient, // a Python line with a lenient split: twice, one line has two problems
   `${base},"entry_id":"P1","supersedes":"${pyId}"}`, // names a derived id: the eager second read
   '{"not": "a memoir line"}',
   '{"broken json',
@@ -57,6 +58,7 @@ describe('verify in ranges = verify in one read', () => {
   it('property: any split points, one memoir or two, give the same report', async () => {
     let split = 0;
     let identicalAcross = 0;
+    let twoProblems = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(memoir, { minLength: 1, maxLength: 2 }), async (files) => {
         const paths = files.map((f) => write(f.lines, f.torn));
@@ -66,11 +68,13 @@ describe('verify in ranges = verify in one read', () => {
         expect(ranged).toEqual(whole);
         if (files.some((f) => f.cuts.length > 0)) split++;
         if (whole.files.some((f) => f.problems.some((q) => q.kind === 'identical_line'))) identicalAcross++;
+        if (whole.files.some((f) => f.problems.some((q, i) => q.kind === 'identical_line' && f.problems[i - 1]?.line === q.line))) twoProblems++;
       }),
       { numRuns: 400 },
     );
     expect(split).toBeGreaterThan(200);
     expect(identicalAcross).toBeGreaterThan(50);
+    expect(twoProblems).toBeGreaterThan(8);
   });
 
   it('a split at every line start of a memoir with everything at once', async () => {
@@ -78,7 +82,12 @@ describe('verify in ranges = verify in one read', () => {
     const path = write(lines, 5);
     const text = readFileSync(path);
     const whole = await verifyMemoirs([path], { threads: 1 });
-    expect(whole.files[0]?.problems.map((p) => p.kind)).toEqual(expect.arrayContaining(['identical_line', 'json', 'torn_tail']));
+    const problems = whole.files[0]?.problems ?? [];
+    expect(problems.map((p) => p.kind)).toEqual(expect.arrayContaining(['identical_line', 'json', 'torn_tail', 'lenient_split']));
+    // Problems in line order; on one line, the lenient split before the identical line (as verify always wrote them).
+    expect(problems.map((p) => p.line)).toEqual(problems.map((p) => p.line).sort((a, b) => (a ?? 0) - (b ?? 0)));
+    const shared = problems.filter((p, i) => problems[i + 1]?.line === p.line || problems[i - 1]?.line === p.line);
+    expect(shared.map((p) => p.kind)).toEqual(['lenient_split', 'identical_line', 'lenient_split', 'identical_line']);
     const starts = [...text.keys()].filter((i) => text[i - 1] === 0x0a);
     // Each line start, the byte before and after it (moved to the next line start), and all of them at once.
     for (const at of starts.flatMap((s) => [s - 1, s, s + 1])) {
