@@ -96,6 +96,19 @@ describe('verify in ranges = verify in one read', () => {
     expect(await verifyMemoirs([path], { splitAt: () => starts })).toEqual(whole);
   });
 
+  it('identical Python lines that revise: each its own derived id, on either side of a split', async () => {
+    const d1 = pool[2] as string;
+    const revising = pool[5] as string;
+    const path = write([d1, revising, pyB, revising].map((l) => Buffer.from(l)), 0);
+    const id = derivedId(revising);
+    const dangling = [id, `${id}~2`].map((x) => `dangling revision: ${x}: supersedes D2, which is not in the memoirs checked`);
+    for (const splitAt of [[], [Buffer.byteLength(`${d1}\n${revising}\n`) + 3]]) {
+      const v = await verifyMemoirs([path], { threads: 1, splitAt: () => splitAt });
+      expect(v.crossFile.map((p) => p.message)).toEqual(dangling);
+      expect(v.files[0]?.problems.map((p) => [p.line, p.message])).toEqual([[4, `identical to an earlier line (derived id ${id}~2)`]]);
+    }
+  });
+
   it('lineStarts: the first line start at or after each hint', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom('a', 'bb', '', 'cccc'), { maxLength: 12 }), fc.array(fc.nat({ max: 40 }), { maxLength: 6 }), (ls, hints) => {
