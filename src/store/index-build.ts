@@ -258,8 +258,10 @@ export class IndexBuild {
     const { fd, row, size } = plan;
     const startBytes = row.indexed_bytes;
     const fresh = startBytes === 0;
+    // Without full-text rows to write (a bulk load), the rows need no search text either.
+    const fts = row.fts_complete === 1;
     const worker =
-      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH) : undefined;
+      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH, { searchText: fts }) : undefined;
     const local = worker
       ? undefined
       : encodeRows(fd, {
@@ -268,9 +270,9 @@ export class IndexBuild {
           untilOffset: size,
           batchEntries: BATCH,
           priorOccurrences: fresh ? () => 0 : (base) => this.stmts.countBase.get(row.id, base)?.n ?? 0,
+          searchText: fts,
         });
     const decoder = new RowDecoder();
-    const fts = row.fts_complete === 1;
     let newEntries = 0;
     let newProblems = 0;
     let endBytes = row.indexed_bytes;
