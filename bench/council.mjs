@@ -299,7 +299,7 @@ function rawUpload(url, { bytes, token, stall, agent = 'metis' }) {
   return new Promise((resolve) => {
     let got = '';
     const sock = net.connect(Number(u.port), u.hostname, () => {
-      sock.write(`PUT /v1/rounds/1/updates/${agent} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n${token ? `authorization: Bearer ${token}\r\n` : ''}\r\n`);
+      sock.write(`PUT /v1/rounds/1/updates/${agent} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\nkourai-protocol: 2\r\ncontent-length: ${bytes}\r\n${token ? `authorization: Bearer ${token}\r\n` : ''}\r\n`);
       if (stall) return void sock.write('{');
       const chunk = Buffer.alloc(1 << 20, 0x41);
       let sent = 0;

@@ -9,6 +9,7 @@ import { count } from '../format.js';
 import { openIndexReadOnly } from '../store/indexed.js';
 import { indexPath } from '../store/memoir-index.js';
 import { MemoirQueries } from '../store/memoir-queries.js';
+import { checkNode } from '../runtime/node-version.js';
 import { openStateDbReadOnly, statePath } from '../store/state-db.js';
 import { defineCommand } from './types.js';
 
@@ -43,8 +44,8 @@ export default defineCommand({
     const add = (name: string, status: Check['status'], detail: string, fix: string | null = null): void => {
       checks.push({ name, status, detail, fix });
     };
-    const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-    add('node', major > 20 || (major === 20 && minor >= 11) ? 'ok' : 'fail', `Node ${process.versions.node}`, major >= 20 ? null : 'install Node 20.11 or newer');
+    const node = checkNode(process.versions.node);
+    add('node', node.ok ? 'ok' : 'fail', node.detail, node.fix);
     const home = kouraiHome(ctx);
     if (!existsSync(home)) add('home', 'warn', `${home} does not exist yet`, 'kourai memoir synth   (creates the sample forge), or set KOURAI_HOME');
     else if (!statSync(home).isDirectory()) add('home', 'fail', `${home} is not a directory`, 'set KOURAI_HOME to a directory');

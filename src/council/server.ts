@@ -3,13 +3,14 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../federation/protocol.js';
+import { PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../federation/protocol.js';
 import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';
 import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
+import { protocolRefusal } from './protocol-check.js';
 import { SqliteCouncilStorage } from './sqlite-storage.js';
 import { DamagedStateError, type CouncilStorage, type ForgeRow } from './storage.js';
 import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
@@ -20,9 +21,10 @@ import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
  * network in clear.
  *
  * What a client costs the council before it has proven anything:
- * - every route but /v1/health authenticates from the headers alone, before a byte of the body is
- *   read; a refused request is answered at once and its connection closed (`Connection: close`),
- *   so an unauthenticated body is never read, buffered or parsed;
+ * - every route but /v1/health checks the request's protocol version (Kourai-Protocol) and then
+ *   authenticates, from the headers alone, before a byte of the body is read; a refused request is
+ *   answered at once and its connection closed (`Connection: close`), so an unauthenticated body
+ *   (or one of another protocol) is never read, buffered or parsed;
  * - an upload must declare its size (Content-Length, at most `payload_limit`) and takes one of
  *   `max_in_flight` slots (more: 503 busy) and one of its forge's `max_uploads_per_forge` (more:
  *   429), so one forge cannot hold every slot;
@@ -118,9 +120,16 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
     void reply.status(404).header('connection', 'close').send(e.body());
   });
 
-  // Authentication from the headers, before the body: a refused request never has its body read.
+  // The protocol version, then authentication, from the headers, before the body: a refused
+  // request never has its body read. Health answers every client (it is how one learns the version).
   app.addHook('onRequest', async (req, reply) => {
     if (req.routeOptions.config.auth === false || req.routeOptions.url === undefined) return;
+    const mismatch = protocolRefusal(req.headers[PROTOCOL_HEADER]);
+    if (mismatch) {
+      if (req.method !== 'GET') log(`council: refused ${req.method} ${req.url}: protocol_mismatch: ${mismatch.message}`);
+      void reply.status(mismatch.status).header('connection', 'close').send(mismatch.body());
+      return reply;
+    }
     try {
       req.forge = await council.authenticate(req.headers.authorization);
     } catch (err) {

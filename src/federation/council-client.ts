@@ -8,6 +8,8 @@ import {
   LayoutsSchema,
   MeSchema,
   path,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
   ReceiptSchema,
   ROUTES,
   RoundStatusSchema,
@@ -42,6 +44,10 @@ import { abortableSleep } from '../runtime/cancel.js';
  *   const next = await council.aggregate(round.round, 'metis');
  *   const { trust, exiled } = await council.trust();
  *
+ * Every request says the client's protocol version (`Kourai-Protocol`); a council of another version
+ * refuses it (400 protocol_mismatch), which leaves here as exit 9 naming both versions and the side
+ * to upgrade.
+ *
  * Submissions are idempotent on the server, so `submit` and `seal` retry network failures and
  * 5xx/503/429 answers with the same body (Retry-After, else exponential backoff); a retry after a
  * timeout gets the original answer. Refusals throw CouncilRequestError with the server's machine
@@ -68,15 +74,17 @@ export class CouncilRequestError extends KouraiError {
   readonly status: number;
   readonly councilCode: string;
   readonly details: Record<string, unknown> | undefined;
-  constructor(status: number, councilCode: string, message: string, details?: Record<string, unknown>) {
-    super(`council: ${message} (${status} ${councilCode})`, { exitCode: exitCodeFor(status), code: `council_${councilCode}` });
+  constructor(status: number, councilCode: string, message: string, details?: Record<string, unknown>, hint?: string) {
+    super(`council: ${message} (${status} ${councilCode})`, { exitCode: exitCodeFor(status, councilCode), code: `council_${councilCode}`, ...(hint ? { hint } : {}) });
     this.status = status;
     this.councilCode = councilCode;
     this.details = details;
   }
 }
 
-function exitCodeFor(status: number): ExitCodeValue {
+function exitCodeFor(status: number, councilCode: string): ExitCodeValue {
+  // Another protocol version is the same failure whichever side notices it (join/round read health).
+  if (councilCode === 'protocol_mismatch') return ExitCode.network;
   if (status === 404) return ExitCode.notFound;
   if (status === 409) return ExitCode.conflict;
   if (status === 400 || status === 413 || status === 422) return ExitCode.invalidData;
@@ -200,6 +208,7 @@ export class CouncilClient {
           method,
           headers: {
             accept: 'application/json',
+            [PROTOCOL_HEADER]: String(PROTOCOL_VERSION),
             ...(o.body !== undefined ? { 'content-type': o.contentType ?? 'application/json' } : {}),
             ...(o.auth === false ? {} : { authorization: `Bearer ${this.opts.token}` }),
           },
@@ -239,9 +248,20 @@ export class CouncilClient {
       } catch {
         // not JSON: keep the generic message
       }
+      if (err.code === 'protocol_mismatch') throw protocolRefused(this.base, res.status, err);
       throw new CouncilRequestError(res.status, err.code, err.message, err.details);
     }
   }
+}
+
+/** The council refused this request's protocol version: say both versions and which side to upgrade. */
+function protocolRefused(where: string, status: number, err: { message: string; details?: Record<string, unknown> }): CouncilRequestError {
+  const num = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+  const council = num(err.details?.council_protocol);
+  const sent = num(err.details?.request_protocol) ?? PROTOCOL_VERSION;
+  const message = council === null ? err.message : `the council at ${where} speaks protocol v${council} and refused this request's v${sent}`;
+  const hint = council !== null && council < sent ? 'the council runs an older kourai: ask its operator to upgrade' : 'upgrade kourai on this forge';
+  return new CouncilRequestError(status, 'protocol_mismatch', message, err.details, hint);
 }
 
 /** The adapter's tensors, checked against the digest the council published (InvalidDataError when they differ). */

@@ -19,12 +19,23 @@ import { TensorJsonSchema } from '../tensor/json.js';
  * Authentication: `Authorization: Bearer <token>` (a per-forge token from
  * `kourai council forge add NAME`). TLS is terminated by a reverse proxy in front of the council.
  *
+ * Version: every request but health carries `Kourai-Protocol: <version>` (PROTOCOL_HEADER). The
+ * council refuses any other version, before it looks at the token or reads a body (400
+ * `protocol_mismatch`, details `{council_protocol, request_protocol, header}`); a request without
+ * the header comes from a forge older than the header, i.e. protocol v1, and is refused too. Health
+ * answers every client: it is how a client learns the council's version, so the forge refuses a
+ * council of another version before it sends anything else.
+ *
  * Tensors travel in the one tensor JSON shape of kourai (src/tensor/json.ts):
  * `{name, shape, dtype: "F32", data}` with `data` the canonical base64 of the little-endian
  * float32 values.
  * Every error is `{ "error": { "status", "code", "message", "details"? } }` with a stable `code`.
  */
 export const PROTOCOL_VERSION = 2;
+/** The request header that carries the client's protocol version (lower case, as Node reads headers). */
+export const PROTOCOL_HEADER = 'kourai-protocol';
+/** The version a request without PROTOCOL_HEADER speaks: the header came with v2. */
+export const HEADERLESS_PROTOCOL = 1;
 
 export const ROUTES = {
   health: '/v1/health',
@@ -55,6 +66,8 @@ export const path = {
 export const ERROR_STATUS = {
   /** The request could not be parsed as HTTP. */
   bad_request: 400,
+  /** The request's Kourai-Protocol header is absent (v1), another version, or not a version. */
+  protocol_mismatch: 400,
   invalid_body: 400,
   unauthorized: 401,
   forge_exiled: 403,

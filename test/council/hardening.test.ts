@@ -113,7 +113,7 @@ function stall(url: string, head: Record<string, string>, bodyBytes: string): Pr
   return new Promise((resolve, reject) => {
     const socket = connect(Number(u.port), u.hostname, () => {
       const lines = Object.entries(head).map(([k, v]) => `${k}: ${v}`);
-      socket.write(`PUT /v1/rounds/1/updates/metis HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\n${lines.join('\r\n')}\r\n\r\n${bodyBytes}`);
+      socket.write(`PUT /v1/rounds/1/updates/metis HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\nkourai-protocol: 2\r\n${lines.join('\r\n')}\r\n\r\n${bodyBytes}`);
       let got = '';
       const response = new Promise<string>((res) => {
         socket.on('data', (d: Buffer) => (got += d.toString()));

@@ -1,9 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { defaults, type CouncilConfig } from '../../src/council/config.js';
 import { addForge } from '../../src/council/forges.js';
 import { startCouncilServer, type CouncilServer } from '../../src/council/server.js';
 import { f32ToBase64 } from '../../src/tensor/float-codec.js';
-import type { Submission } from '../../src/federation/protocol.js';
+import { PROTOCOL_HEADER, PROTOCOL_VERSION, type Submission } from '../../src/federation/protocol.js';
 import type { Clock } from '../../src/runtime/clock.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
@@ -65,7 +67,7 @@ export function body(tensors: { name: string; shape: number[]; data: Float32Arra
 export async function call(url: string, method: string, route: string, token: string | null, payload?: unknown): Promise<{ status: number; json: any; headers: Headers }> {
   const res = await fetch(`${url}${route}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { [PROTOCOL_HEADER]: String(PROTOCOL_VERSION), ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(payload !== undefined ? { body: typeof payload === 'string' ? payload : JSON.stringify(payload) } : {}),
   });
   const text = await res.text();
@@ -76,4 +78,36 @@ export async function call(url: string, method: string, route: string, token: st
     json = text;
   }
   return { status: res.status, json, headers: res.headers };
+}
+
+/**
+ * An HTTP relay in front of a council that records each request's Kourai-Protocol header and, with
+ * `rewrite`, replaces it — a forge of another protocol version, from a real client or binary.
+ */
+export async function protocolRelay(target: string, rewrite: string | null): Promise<{ url: string; seen: (string | null)[]; close(): Promise<void> }> {
+  const seen: (string | null)[] = [];
+  const server = createServer((req, res) => {
+    const value = req.headers[PROTOCOL_HEADER];
+    seen.push(Array.isArray(value) ? value.join(', ') : (value ?? null));
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
+      if (rewrite !== null) headers[PROTOCOL_HEADER] = rewrite;
+      fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) }).then(
+        async (r) => {
+          res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+          res.end(Buffer.from(await r.arrayBuffer()));
+        },
+        () => res.destroy(),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }

@@ -146,7 +146,7 @@ describe('submissions', () => {
     const other = await c.token('sparta');
     const u = new URL(c.url);
     // A submission whose body never finishes arriving holds the one slot.
-    const slow = request({ host: u.hostname, port: u.port, method: 'PUT', path: '/v1/rounds/1/updates/metis', headers: { 'content-type': 'application/json', 'content-length': '1000', authorization: `Bearer ${token}` } });
+    const slow = request({ host: u.hostname, port: u.port, method: 'PUT', path: '/v1/rounds/1/updates/metis', headers: { 'content-type': 'application/json', 'content-length': '1000', 'kourai-protocol': '2', authorization: `Bearer ${token}` } });
     slow.on('error', () => undefined);
     slow.write('{"base');
     // No sleeping: wait until the server holds the slow upload in its slot.

@@ -11,7 +11,7 @@ function release(round: number, agent: 'metis' | 'aidos' = 'metis', seed = 1): C
 }
 
 async function put(url: string, token: string, route: string, body: string | Buffer, type: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}${route}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': type }, body });
+  const res = await fetch(`${url}${route}`, { method: 'PUT', headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}`, 'content-type': type }, body });
   return { status: res.status, json: JSON.parse(await res.text()) };
 }
 

@@ -69,7 +69,7 @@ describe('kourai federate round (two forges, a real council on 127.0.0.1)', () =
       'base_model.model.head.score.lora_B.weight',
     ]);
     expect(r.plan.agents.find((x) => x.agent === 'cupid')).toMatchObject({ verdict: 'bond_only', speaks: false });
-    const status = await fetch(`${council.url}/v1/rounds/1`, { headers: { authorization: `Bearer ${readMembership(a.home)?.token}` } }).then((x) => x.json() as Promise<any>);
+    const status = await fetch(`${council.url}/v1/rounds/1`, { headers: { 'kourai-protocol': '2', authorization: `Bearer ${readMembership(a.home)?.token}` } }).then((x) => x.json() as Promise<any>);
     expect(status.you.submitted).toEqual([]);
     expect(status.forges_submitted).toBe(0);
   }, 120_000);
