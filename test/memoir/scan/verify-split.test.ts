@@ -109,6 +109,17 @@ describe('verify in ranges = verify in one read', () => {
     }
   });
 
+  it('a revision of the second of two identical Python lines finds it (py_…~2), on either side of a split', async () => {
+    const id = derivedId(pyB);
+    const w1 = `${base},"entry_id":"W1","recorded_at":"2026-11-22T10:00:00.000Z","supersedes":"${id}~2"}`;
+    const path = write([pyB, pyA, pyB, w1].map((l) => Buffer.from(l)), 0);
+    for (const splitAt of [[], [Buffer.byteLength(`${pyB}\n${pyA}\n`) + 1]]) {
+      const v = await verifyMemoirs([path], { threads: 1, splitAt: () => splitAt });
+      expect(v.crossFile.filter((p) => p.message.startsWith('dangling'))).toEqual([]);
+      expect(v.files[0]?.problems.map((p) => p.message)).toEqual([`identical to an earlier line (derived id ${id}~2)`]);
+    }
+  });
+
   it('lineStarts: the first line start at or after each hint', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom('a', 'bb', '', 'cccc'), { maxLength: 12 }), fc.array(fc.nat({ max: 40 }), { maxLength: 6 }), (ls, hints) => {
