@@ -12,9 +12,12 @@ import { progress, type Progress } from './progress.js';
  */
 export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>, quiet: boolean): IndexFeedback {
   let bar: Progress | undefined;
+  let label = '';
   return {
-    progress(done, total) {
-      bar ??= progress(ctx.stderr, { label: 'indexing', total, unit: 'B', quiet: quiet || ctx.quiet === true });
+    progress(done, total, what = 'indexing') {
+      if (bar && label !== what) bar.finish();
+      if (!bar || label !== what) bar = progress(ctx.stderr, { label: what, total, unit: 'B', quiet: quiet || ctx.quiet === true });
+      label = what;
       bar.update(done);
     },
     finish() {

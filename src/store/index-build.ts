@@ -25,10 +25,10 @@ export { CHUNK_BYTES, HASH_WINDOW, searchText, sha } from './index-rows.js';
  * point, an incremental run keeps the batches committed so far (the progress row is part of each
  * batch's transaction); a bulk load is rolled back whole.
  */
-const BATCH = 10_000;
+export const BATCH = 10_000;
 const BULK_MIN_BYTES = 8 << 20;
 /** A smaller file is parsed on this thread: starting a worker costs more than it saves. */
-const PARALLEL_MIN_BYTES = 4 << 20;
+export const PARALLEL_MIN_BYTES = 4 << 20;
 
 export interface FileRow {
   id: number;
@@ -40,6 +40,8 @@ export interface FileRow {
   head_hash: string | null;
   tail_start: number;
   tail_hash: string | null;
+  /** 1: every entry of the file has its full-text row; 0: none has (built lazily, fts-build.ts). */
+  fts_complete: number;
   player: string | null;
   project: string | null;
   session: string | null;
@@ -100,7 +102,10 @@ export class IndexBuild {
     this.stmts = {
       fileByPath: db.prepare<[string], FileRow>('SELECT * FROM files WHERE path = ?'),
       insertFile: db.prepare('INSERT INTO files (path, dev, ino, player, project, session, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      resetFile: db.prepare('UPDATE files SET dev = ?, ino = ?, indexed_bytes = 0, indexed_lines = 0, head_hash = NULL, tail_start = 0, tail_hash = NULL, updated_at = ? WHERE id = ?'),
+      resetFile: db.prepare(
+        'UPDATE files SET dev = ?, ino = ?, indexed_bytes = 0, indexed_lines = 0, head_hash = NULL, tail_start = 0, tail_hash = NULL, fts_complete = 1, updated_at = ? WHERE id = ?',
+      ),
+      deferFts: db.prepare('UPDATE files SET fts_complete = 0 WHERE id = ?'),
       deleteFts: db.prepare('DELETE FROM entries_fts WHERE rowid IN (SELECT seq FROM entries WHERE file_id = ?)'),
       deleteEntries: db.prepare('DELETE FROM entries WHERE file_id = ?'),
       deleteProblems: db.prepare('DELETE FROM problems WHERE file_id = ?'),
@@ -152,6 +157,14 @@ export class IndexBuild {
         for (const name of Object.keys(dropped)) this.db.exec(`DROP INDEX IF EXISTS ${name}`);
       }
       this.clearAll(plans.filter((p) => p.clear));
+      if (bulk) {
+        // A file loaded from byte 0 gets no full-text rows now: the first text query builds them (fts-build.ts).
+        for (const p of plans) {
+          if (p.row.indexed_bytes !== 0) continue;
+          this.stmts.deferFts.run(p.row.id);
+          p.row.fts_complete = 0;
+        }
+      }
       let done = 0;
       const revisions: [number, string][] = [];
       for (const plan of plans) {
@@ -226,7 +239,7 @@ export class IndexBuild {
         for (const p of plans) this.stmts.deleteEntries.run(p.row.id);
       } else {
         for (const p of plans) {
-          this.stmts.deleteFts.run(p.row.id);
+          if (p.row.fts_complete === 1) this.stmts.deleteFts.run(p.row.id); // else it has none
           this.stmts.deleteEntries.run(p.row.id);
         }
       }
@@ -234,7 +247,7 @@ export class IndexBuild {
         this.stmts.deleteProblems.run(p.row.id);
         this.stmts.deleteChunks.run(p.row.id);
         this.stmts.resetFile.run(p.row.dev, p.row.ino, now, p.row.id);
-        p.row = { ...p.row, indexed_bytes: 0, indexed_lines: 0, head_hash: null, tail_start: 0, tail_hash: null };
+        p.row = { ...p.row, indexed_bytes: 0, indexed_lines: 0, head_hash: null, tail_start: 0, tail_hash: null, fts_complete: 1 };
       }
     };
     if (this.inBulk) run();
@@ -245,8 +258,10 @@ export class IndexBuild {
     const { fd, row, size } = plan;
     const startBytes = row.indexed_bytes;
     const fresh = startBytes === 0;
+    // Without full-text rows to write (a bulk load), the rows need no search text either.
+    const fts = row.fts_complete === 1;
     const worker =
-      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH) : undefined;
+      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH, { searchText: fts }) : undefined;
     const local = worker
       ? undefined
       : encodeRows(fd, {
@@ -255,6 +270,7 @@ export class IndexBuild {
           untilOffset: size,
           batchEntries: BATCH,
           priorOccurrences: fresh ? () => 0 : (base) => this.stmts.countBase.get(row.id, base)?.n ?? 0,
+          searchText: fts,
         });
     const decoder = new RowDecoder();
     let newEntries = 0;
@@ -265,7 +281,7 @@ export class IndexBuild {
     const write = (batch: RowBatch): void => {
       decoder.each(batch, (r, text) => {
         const seq = Number(this.stmts.insertEntry.run(row.id, ...r).lastInsertRowid);
-        this.stmts.insertFts.run(seq, text);
+        if (fts) this.stmts.insertFts.run(seq, text);
         const target = r[17];
         if (target !== null && r[9] === 1) {
           // A revision never widens privacy: it is shareable only if what it replaces is.

@@ -114,4 +114,10 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
       UPDATE files SET indexed_bytes = 0, indexed_lines = 0, head_hash = NULL, tail_start = 0, tail_hash = NULL;
     `,
   },
+  {
+    // The full-text index is built lazily (fts-build.ts): per file, whether its rows are there.
+    // Files indexed before this version have them all.
+    version: 3,
+    up: 'ALTER TABLE files ADD COLUMN fts_complete INTEGER NOT NULL DEFAULT 1;',
+  },
 ];

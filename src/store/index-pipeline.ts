@@ -31,11 +31,12 @@ export class WorkerRows {
   private wake: (() => void) | undefined;
   private done = false;
 
-  constructor(fd: number, untilOffset: number, batchEntries: number, ahead = 2) {
+  constructor(fd: number, untilOffset: number, batchEntries: number, opts: { searchText?: boolean; ahead?: number } = {}) {
+    const ahead = opts.ahead ?? 2;
     const shared = new SharedArrayBuffer(4);
     this.credits = new Int32Array(shared);
     this.credits[0] = ahead;
-    const input: WorkerInput = { fd, untilOffset, batchEntries, credits: shared };
+    const input: WorkerInput = { fd, untilOffset, batchEntries, searchText: opts.searchText !== false, credits: shared };
     this.worker = new Worker(workerUrl(), { workerData: input });
     this.worker.on('message', (m: WorkerMessage) => {
       this.queue.push(m);

@@ -98,6 +98,8 @@ export interface EncodeOptions {
   priorOccurrences: (baseId: string) => number;
   /** false: every line through parseLine (the slow path), to check the byte scanner against it. */
   scan?: boolean;
+  /** false: no search text in the rows (a bulk load leaves the full-text index to the first text query). */
+  searchText?: boolean;
 }
 
 /**
@@ -106,7 +108,7 @@ export interface EncodeOptions {
  * last newline (the final batch's `endBytes`).
  */
 export function* encodeRows(fd: number, opts: EncodeOptions): Generator<RowBatch> {
-  const enc = new RowEncoder(opts.batchEntries);
+  const enc = new RowEncoder(opts.batchEntries, opts.searchText !== false);
   const occurrences = new Occurrences(fd, opts.priorOccurrences);
   const scanned = new ScannedLine();
   const scan = opts.scan !== false;
@@ -222,7 +224,10 @@ class RowEncoder {
   private readonly codes = new Map<string, number>();
   private newDict: string[] = [];
 
-  constructor(private readonly batchEntries: number) {
+  constructor(
+    private readonly batchEntries: number,
+    private readonly withText: boolean,
+  ) {
     this.nums = new Float64Array(batchEntries * S);
   }
 
@@ -280,11 +285,15 @@ class RowEncoder {
     v[o + F_SCENE] = this.put(e.scene_id);
     v[o + F_RECORDED] = recorded === null ? -1 : this.put(recorded);
     v[o + F_SUPERSEDES] = supersedes === null ? -1 : this.put(supersedes);
+    this.n++;
+    if (!this.withText) {
+      v[o + F_TEXT] = -1;
+      return;
+    }
     const parts = searchParts(e);
     let text = this.put(parts[0] as string);
     for (let i = 1; i < parts.length; i++) text += this.nl() + this.put(parts[i] as string);
     v[o + F_TEXT] = text;
-    this.n++;
   }
 
   /** A field of a scanned line as text: its bytes when written without escapes. Its UTF-16 length. */
@@ -342,6 +351,11 @@ class RowEncoder {
       }
     } else n[o + F_RECORDED] = -1;
     n[o + F_SUPERSEDES] = s.has('supersedes') ? this.putField(s, 'supersedes') : -1;
+    this.n++;
+    if (!this.withText) {
+      n[o + F_TEXT] = -1;
+      return;
+    }
     // searchText: scene, agent, source, then the optional parts, one per line.
     let text = this.putField(s, 'scene_id') + this.nl() + this.put(s.agent) + this.nl() + this.put(s.source);
     if (RowEncoder.filled(s, 'narrative_beat')) text += this.nl() + this.putField(s, 'narrative_beat', true);
@@ -352,7 +366,6 @@ class RowEncoder {
     if (s.has('comment')) text += this.nl() + this.putField(s, 'comment');
     if (s.has('revision_reason')) text += this.nl() + this.putField(s, 'revision_reason');
     n[o + F_TEXT] = text;
-    this.n++;
   }
 
   take(endBytes: number, endLines: number): RowBatch {
@@ -425,7 +438,7 @@ export class RowDecoder {
       const scene = take(v[o + F_SCENE] as number) as string;
       const recorded = take(v[o + F_RECORDED] as number);
       const supersedes = take(v[o + F_SUPERSEDES] as number);
-      const text = take(v[o + F_TEXT] as number) as string;
+      const text = take(v[o + F_TEXT] as number) ?? ''; // '' when encoded without search text
       const flags = v[o + F_FLAGS] as number;
       const kind = v[o + F_KIND] as number;
       const felt = v[o + F_FELT] as number;

@@ -11,6 +11,8 @@ export interface WorkerInput {
   fd: number;
   untilOffset: number;
   batchEntries: number;
+  /** Whether rows carry their search text (EncodeOptions.searchText). */
+  searchText: boolean;
   /** Int32Array over a SharedArrayBuffer: batches the main thread is ready to receive. */
   credits: SharedArrayBuffer;
 }
@@ -24,7 +26,7 @@ if (port) {
   const fd = input.fd;
   try {
     let end = 0;
-    for (const batch of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: input.untilOffset, batchEntries: input.batchEntries, priorOccurrences: () => 0 })) {
+    for (const batch of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: input.untilOffset, batchEntries: input.batchEntries, priorOccurrences: () => 0, searchText: input.searchText })) {
       while (Atomics.load(credits, 0) <= 0) Atomics.wait(credits, 0, 0);
       Atomics.sub(credits, 0, 1);
       end = batch.endBytes;

@@ -25,8 +25,8 @@ export interface IndexedMemoirs {
 
 /** What the caller shows while the index is brought up to date (src/output/index-feedback.ts). */
 export interface IndexFeedback {
-  /** Bytes read so far of all the memoirs. */
-  progress?(done: number, total: number): void;
+  /** Bytes read so far of all the memoirs (`what`: 'indexing', or 'full-text index' for its lazy build). */
+  progress?(done: number, total: number, what?: string): void;
   finish?(): void;
   /** Something happened to the index file itself (moved aside, used read-only or in memory). */
   note?(text: string): void;
@@ -45,7 +45,7 @@ export interface IndexFeedback {
 export async function openIndexed(
   ctx: Pick<Ctx, 'env' | 'cwd' | 'now' | 'signal'>,
   memoirs: readonly string[],
-  opts: { rebuild?: boolean; feedback?: IndexFeedback; readOnly?: boolean; mustWrite?: boolean } = {},
+  opts: { rebuild?: boolean; feedback?: IndexFeedback; readOnly?: boolean; mustWrite?: boolean; fullText?: boolean } = {},
 ): Promise<IndexedMemoirs> {
   const home = kouraiHome(ctx);
   const paths = resolveMemoirs(memoirs, home, ctx.cwd);
@@ -78,10 +78,11 @@ export async function openIndexed(
         await cp();
       },
     });
+    const fileIds = updates.map((u) => u.fileId);
+    if (opts.fullText) await buildFullText(ctx, index, fileIds, feedback);
     feedback.finish?.();
     for (const n of index.notes.slice(notesBefore)) feedback.note?.(n);
     for (const u of updates) if (u.integrity) feedback.integrity?.(u);
-    const fileIds = updates.map((u) => u.fileId);
     const invalidLines = new MemoirQueries(index).invalidLines(fileIds);
     if (invalidLines > 0) feedback.skipped?.(invalidLines, fileIds.length);
     return { index, paths, updates, fileIds, invalidLines };
@@ -89,6 +90,26 @@ export async function openIndexed(
     index.close();
     throw err;
   }
+}
+
+/**
+ * Text queries need the full-text rows a bulk load leaves out (store/fts-build.ts): built here,
+ * before the query, with progress, and cancellable (the file being built is rolled back whole).
+ */
+async function buildFullText(ctx: Pick<Ctx, 'signal'>, index: MemoirIndex, fileIds: readonly number[], feedback: IndexFeedback): Promise<void> {
+  const missing = index.withoutFullText(fileIds);
+  if (missing.length === 0) return;
+  const total = missing.reduce((s, f) => s + f.bytes, 0);
+  const cp = checkpoint(ctx.signal, { what: 'building the full-text index cancelled: the index is as it was before it' });
+  await index.buildFullText(
+    missing.map((f) => f.fileId),
+    {
+      checkpoint: async (done) => {
+        feedback.progress?.(done, total, 'full-text index');
+        await cp();
+      },
+    },
+  );
 }
 
 /**

@@ -2,6 +2,7 @@ import { openForReading } from '../memoir/reader.js';
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DB } from './db.js';
+import { filesWithoutFullText, FullTextBuild } from './fts-build.js';
 import { CHUNK_BYTES, IndexBuild, sha, type BuildOptions, type FileRow, type FileUpdate } from './index-build.js';
 import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, type IndexSource } from './index-file.js';
 
@@ -86,6 +87,8 @@ export class MemoirIndex {
   private readonly path: string | undefined;
   private readonly now: () => Date;
   private readonly cleanup: (() => void) | undefined;
+  /** Every file's full-text rows were seen built since the last index update (saves a query per text query). */
+  private fullTextReady = false;
 
   constructor(db: DB, opts: { path?: string; source?: IndexSource; notes?: string[]; now?: () => Date; cleanup?: () => void } = {}) {
     this.current = db;
@@ -138,6 +141,7 @@ export class MemoirIndex {
    * run, after checking (head and tail hashes, size, inode) that nothing before them changed.
    */
   update(paths: readonly string[], opts: { now?: () => Date; onProgress?: (bytes: number) => void } = {}): FileUpdate[] {
+    this.fullTextReady = false;
     return this.withRecovery(paths, () => new IndexBuild(this.current, paths, this.buildOptions(opts, false)).runAll());
   }
 
@@ -147,6 +151,7 @@ export class MemoirIndex {
    * rebuilt index (and `verify`) take the file as it is now.
    */
   rebuild(paths: readonly string[], opts: { now?: () => Date; onProgress?: (bytes: number) => void } = {}): FileUpdate[] {
+    this.fullTextReady = false;
     return this.withRecovery(paths, () => {
       const results = new IndexBuild(this.current, paths, this.buildOptions(opts, true)).runAll();
       this.acknowledge(paths);
@@ -162,6 +167,7 @@ export class MemoirIndex {
     paths: readonly string[],
     opts: { now?: () => Date; onProgress?: (bytes: number) => void; rebuild?: boolean; checkpoint?: (bytesDone: number) => Promise<void> } = {},
   ): Promise<FileUpdate[]> {
+    this.fullTextReady = false;
     for (let attempt = 0; ; attempt++) {
       const build = new IndexBuild(this.current, paths, { ...this.buildOptions(opts, opts.rebuild ?? false), parallel: true });
       try {
@@ -175,6 +181,38 @@ export class MemoirIndex {
         if (attempt > 0 || !this.recover(err)) throw err;
       }
     }
+  }
+
+  /**
+   * Index files (of `fileIds`; all when undefined) whose full-text rows a bulk load left to build
+   * (fts-build.ts), with the bytes each build reads.
+   */
+  withoutFullText(fileIds?: readonly number[]): { fileId: number; path: string; bytes: number }[] {
+    return filesWithoutFullText(this.current, fileIds).map((r) => ({ fileId: r.id, path: r.path, bytes: r.indexed_bytes }));
+  }
+
+  /**
+   * Builds the full-text rows of these files where a bulk load left them out, reading the memoirs
+   * again (in a worker thread for big files). `checkpoint` is awaited between batches and may
+   * throw to cancel: the file being built is rolled back whole (no rows, still marked unbuilt).
+   */
+  async buildFullText(fileIds?: readonly number[], opts: { checkpoint?: (bytesDone: number) => Promise<void> } = {}): Promise<void> {
+    const build = new FullTextBuild(this.current, filesWithoutFullText(this.current, fileIds), { parallel: true });
+    for (const step of build.steps()) {
+      if (typeof step === 'number') await opts.checkpoint?.(step);
+      else await step;
+    }
+  }
+
+  /**
+   * Every text query goes through this first: files whose full-text rows are not built yet get
+   * them now, synchronously (commands that search call `buildFullText` before, with progress).
+   */
+  requireFullText(fileIds?: readonly number[]): void {
+    if (this.fullTextReady) return;
+    const missing = filesWithoutFullText(this.current, fileIds);
+    if (missing.length > 0) new FullTextBuild(this.current, missing).runAll();
+    if (fileIds === undefined || filesWithoutFullText(this.current).length === 0) this.fullTextReady = true;
   }
 
   private buildOptions(opts: { now?: () => Date; onProgress?: (bytes: number) => void }, rebuild: boolean): BuildOptions {
@@ -221,6 +259,7 @@ export class MemoirIndex {
     if (this.source !== 'file') this.current.close(); // a damaged file was closed already
     this.current = db;
     this.guarded = undefined;
+    this.fullTextReady = false;
     this.source = source;
     tune(db);
     Object.assign(this.stmts, this.prepare());
@@ -279,6 +318,7 @@ export class MemoirIndex {
 
   /** Filtered entries in memoir order (file as first indexed, then line), using the indexes. */
   query(f: EntryFilter): EntryRow[] {
+    if (f.text) this.requireFullText(f.files);
     const { where, params } = whereClause(f);
     const limit = f.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(f.limit))}` : '';
     return this.db
@@ -288,6 +328,7 @@ export class MemoirIndex {
 
   /** Iterates filtered entries without materialising them all (NDJSON output of big memoirs). */
   iterate(f: EntryFilter): IterableIterator<EntryRow> {
+    if (f.text) this.requireFullText(f.files);
     const { where, params } = whereClause(f);
     const limit = f.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(f.limit))}` : '';
     return this.db.prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY e.file_id, e.line${limit}`).iterate(...params) as IterableIterator<EntryRow>;
@@ -295,6 +336,7 @@ export class MemoirIndex {
 
   /** Matching entries, counted up to `cap` (counting a million rows is not free). */
   count(f: EntryFilter, cap?: number): number {
+    if (f.text) this.requireFullText(f.files);
     const { where, params } = whereClause(f);
     const sql = cap === undefined ? `SELECT count(*) AS n FROM entries e ${where}` : `SELECT count(*) AS n FROM (SELECT 1 FROM entries e ${where} LIMIT ${Math.floor(cap)})`;
     return (this.db.prepare(sql).get(...params) as { n: number }).n;

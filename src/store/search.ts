@@ -43,6 +43,7 @@ export function searchFtsQuery(text: string): string {
 }
 
 export function searchEntries(index: MemoirIndex, query: string, filter: Omit<EntryFilter, 'text' | 'limit'>, limit: number): SearchResults {
+  index.requireFullText(filter.files);
   const fts = searchFtsQuery(query);
   const { where, params } = whereClause(filter);
   const extra = where ? ` AND ${where.replace(/^WHERE /, '')}` : '';

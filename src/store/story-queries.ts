@@ -157,6 +157,7 @@ export class StoryIndex {
 
   /** Rows matching the query (and the agents), per session in story order. */
   searchCounts(agents: readonly string[], query: string): number[] {
+    this.index.requireFullText(this.sessions.map((x) => x.fileId));
     const ids = this.sessions.map((s) => s.fileId);
     if (ids.length === 0) return [];
     const sql = `SELECT e.file_id AS f, count(*) AS n FROM entries e WHERE e.file_id IN (SELECT value FROM json_each(?))${agentCond(agents)} AND ${LATEST}
@@ -167,6 +168,7 @@ export class StoryIndex {
 
   /** Rows of one session up to and including `line` that match the query (and the agents). */
   searchCountUpTo(session: number, line: number, agents: readonly string[], query: string): number {
+    this.index.requireFullText(this.sessions.map((x) => x.fileId));
     const sql = `SELECT count(*) AS n FROM entries e WHERE e.file_id = ? AND e.line <= ?${agentCond(agents)} AND ${LATEST}
       AND e.seq IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?)`;
     return (this.stmt(sql).get(this.fileId(session), line, ...agents, ftsQuery(query)) as { n: number }).n;
@@ -174,6 +176,7 @@ export class StoryIndex {
 
   /** The nearest row after/before `line` in the session whose searchable text matches every word. */
   search(session: number, line: number, dir: 1 | -1, agents: readonly string[], query: string): StoryRow | undefined {
+    this.index.requireFullText(this.sessions.map((x) => x.fileId));
     const sql = `SELECT ${COLS} FROM entries e WHERE e.file_id = ? AND e.line ${dir === 1 ? '>' : '<'} ?${agentCond(agents)} AND ${LATEST}
       AND e.seq IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?) ORDER BY e.line ${dir === 1 ? 'ASC' : 'DESC'} LIMIT 1`;
     return this.stmt(sql).get(this.fileId(session), line, ...agents, ftsQuery(query)) as StoryRow | undefined;

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import indexCmd from '../../src/commands/memoir/index-cmd.js';
+import search from '../../src/commands/memoir/search.js';
 import stats from '../../src/commands/memoir/stats.js';
 import verify from '../../src/commands/memoir/verify.js';
 import type { Command } from '../../src/commands/types.js';
@@ -65,5 +66,24 @@ describe('Ctrl-C on long memoir work', () => {
     const err = await cancelled(verify, { memoir: [file] });
     expect(err.exitCode).toBe(ExitCode.cancelled);
     expect(err.message).toBe('verify cancelled');
+  });
+
+  it('memoir search: the lazy full-text build stops with exit 130, leaving no FTS rows; the next search builds it', async () => {
+    const first = testCtx({ home: ctx.home });
+    await indexCmd.run(await resolveOptions(indexCmd, { memoir: [file] }), first); // a bulk load: no FTS rows yet
+    const err = await cancelled(search, { query: 'naming', memoir: [file] });
+    expect(err.exitCode).toBe(ExitCode.cancelled);
+    expect(err.message).toMatch(/^building the full-text index cancelled/);
+    const index = openIndex(ctx.home);
+    try {
+      expect(index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get()).toBe(0);
+      expect(index.withoutFullText()).toHaveLength(1);
+    } finally {
+      index.close();
+    }
+    const again = testCtx({ home: ctx.home });
+    const r = await search.run(await resolveOptions(search, { query: 'naming', memoir: [file], json: true }), again);
+    expect(r.total).toBeGreaterThan(0);
+    expect(again.stderr.text).not.toContain('full-text index'); // --json: no progress
   });
 });

@@ -1,5 +1,6 @@
 import { appendFileSync, chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertBuilt } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
@@ -52,6 +53,30 @@ describe('a read-only home', () => {
     const text = u.run(['memoir', 'stats']);
     expect(text.code).toBe(0);
     expect(text.stderr).toContain(`note: the memoir index ${join(cache, 'index.db')} cannot be written (${cache} is not writable): reading a temporary copy of it for this run`);
+  });
+
+  it('search after a bulk load (full-text rows not built yet): answers from a temporary copy, and the same once writable', () => {
+    const file = join(u.home, 'big', 'memoir.jsonl');
+    expect(u.run(['memoir', 'synth', '--out', file, '--entries', '14000', '--json']).code).toBe(0); // over 8 MiB: a bulk load
+    expect(u.run(['memoir', 'index', '--memoir', file, '--json']).code).toBe(0);
+    const cache = join(u.home, 'cache');
+    chmodSync(join(cache, 'index.db'), 0o444);
+    chmodSync(cache, 0o555);
+    const ro = u.run(['memoir', 'search', 'naming', 'plan', '--memoir', file, '--limit', '30']);
+    expect(ro.code, ro.stderr).toBe(0);
+    expect(ro.stderr).toContain('reading a temporary copy of it for this run');
+    const roJson = u.run(['memoir', 'search', 'naming', 'plan', '--memoir', file, '--limit', '30', '--json']);
+    expect(roJson.code, roJson.stderr).toBe(0);
+    chmodSync(cache, 0o755);
+    chmodSync(join(cache, 'index.db'), 0o644);
+    const db = new Database(join(cache, 'index.db'), { readonly: true });
+    expect(db.prepare('SELECT fts_complete FROM files').pluck().all()).toEqual([0]); // the read-only runs built theirs in the copy
+    db.close();
+    const rw = u.run(['memoir', 'search', 'naming', 'plan', '--memoir', file, '--limit', '30', '--json']);
+    expect(rw.code, rw.stderr).toBe(0);
+    const found = json(rw);
+    expect(found.total as number).toBeGreaterThan(30);
+    expect(json(roJson)).toEqual(found);
   });
 
   it('a read-only index.db in a writable home: memoir index is exit 3 naming the file', () => {

@@ -37,6 +37,8 @@ function snapshot(home: string) {
   const index = openIndex(home);
   try {
     const db = index.db;
+    const deferred = index.withoutFullText().length; // a bulk load leaves the full-text rows to the first text query
+    index.requireFullText();
     return {
       entries: db.prepare('SELECT * FROM entries ORDER BY seq').all(),
       problems: db.prepare('SELECT * FROM problems ORDER BY line').all(),
@@ -44,6 +46,7 @@ function snapshot(home: string) {
       file: db.prepare('SELECT indexed_bytes, indexed_lines, head_hash, tail_start, tail_hash FROM files').all(),
       text: db.prepare("SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'naming OR plan*' ORDER BY rowid").pluck().all(),
       indexes: db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries' ORDER BY name").pluck().all(),
+      deferred,
     };
   } finally {
     index.close();
@@ -71,6 +74,7 @@ describe('bulk index build in two threads', () => {
     expect(s2).toEqual(s1);
     expect(s2.entries.length).toBe(parallel?.newEntries);
     expect(s2.text.length).toBeGreaterThan(0);
+    expect(s2.deferred).toBe(1);
     expect(s2.indexes).toContain('entries_base_id');
     // Identical Python lines: the first keeps the derived id, the next get ~2, ~3, ~4 (independent oracle: derivedId).
     const python = lines[5_000] as string;

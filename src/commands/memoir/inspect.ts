@@ -40,7 +40,7 @@ export default defineCommand({
   options,
   streams: (o) => o.ndjson,
   async run(opts, ctx: Ctx): Promise<InspectResult> {
-    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson, fullText: Boolean(opts.text) });
     try {
       const filter = { ...toFilter(opts), files: fileIds, latestOnly: !opts.allRevisions };
       const counted = index.count(filter, COUNT_CAP + 1);

@@ -40,7 +40,7 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
     const ndjson = opts.json || opts.ndjson;
     const screen = ctx.interactive && !ndjson;
-    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen, fullText: screen }); // the screen searches (/)
     try {
       const nav = new StoryCursor(new StoryIndex(index, fileIds));
       const present = nav.agents();

@@ -49,7 +49,7 @@ export default defineCommand({
     const capped = opts.limit > SEARCH_MAX_LIMIT;
     const limit = Math.min(opts.limit, SEARCH_MAX_LIMIT);
     if (capped && !opts.json) note(ctx, `--limit ${opts.limit} is above the cap; showing at most ${SEARCH_MAX_LIMIT}`);
-    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json, fullText: true });
     try {
       const filter = { ...toFilter({ ...opts, text: undefined }), files: fileIds, latestOnly: !opts.allRevisions };
       const res = searchEntries(index, opts.query, filter, limit);

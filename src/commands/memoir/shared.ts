@@ -9,10 +9,16 @@ export { loadRow } from '../../store/indexed.js';
 /**
  * The memoir commands' way to open the index: `--memoir` resolved (or every memoir found), the
  * index brought up to date with progress and warnings on stderr (no progress with `quiet`).
- * The caller closes `index`.
+ * `fullText`: the command runs text queries; full-text rows a bulk load left out are built first
+ * (with progress; Ctrl-C rolls the file being built back). The caller closes `index`.
  */
-export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean; mustWrite?: boolean } = {}): Promise<IndexedMemoirs> {
-  return openIndexedStore(ctx, memoirs, { rebuild: opts.rebuild ?? false, mustWrite: opts.mustWrite ?? false, feedback: indexFeedback(ctx, opts.quiet ?? false) });
+export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean; mustWrite?: boolean; fullText?: boolean } = {}): Promise<IndexedMemoirs> {
+  return openIndexedStore(ctx, memoirs, {
+    rebuild: opts.rebuild ?? false,
+    mustWrite: opts.mustWrite ?? false,
+    fullText: opts.fullText ?? false,
+    feedback: indexFeedback(ctx, opts.quiet ?? false),
+  });
 }
 
 /** The JSON shape of an entry in command output: the entry plus where it lives and its split verdict. */
