@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { fsError, InvalidDataError, KouraiError } from '../errors.js';
 import { fsyncDir, writeAll } from './durable.js';
 import { encodeEntry } from './encode.js';
+import { LineWriter } from './encode-bytes.js';
 import type { IdSource } from './entry-id.js';
 import { fastInput } from './fast-input.js';
 import { assertIsMemoir } from './identify.js';
@@ -61,21 +62,20 @@ export function prepareBatch(items: readonly InputItem[], ids: IdSource, now: ()
   const prep = new Preparer(ids, now);
   const entries = new Array<MemoirEntry>(items.length);
   const narrowed: string[] = [];
-  let buf = Buffer.allocUnsafe(Math.max(1 << 16, items.length * 1024));
-  let at = 0;
+  const out = new LineWriter(Math.max(1 << 16, items.length * 1024));
   for (let n = 0; n < items.length; n++) {
-    const p = prep.prepare(items[n] as InputItem);
-    if (at + p.bytes + 1 > buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, at + p.bytes + 1));
-      buf.copy(bigger, 0, 0, at);
-      buf = bigger;
+    const item = items[n] as InputItem;
+    const p = prep.entry(item);
+    // The byte encoder declines only what the string path must word as an error (or handle whole).
+    if (!out.writeEntry(p.entry)) {
+      const line = encodeEntry(p.entry);
+      checkOutgoingLine(line, item.where);
+      out.writeBytes(line);
     }
-    at += buf.write(p.line, at, 'utf8');
-    buf[at++] = 10;
     entries[n] = p.entry;
     if (p.narrowed) narrowed.push(p.narrowed);
   }
-  return { entries, bytes: buf.subarray(0, at), narrowed };
+  return { entries, bytes: out.bytes(), narrowed };
 }
 
 /** Turns inputs into entries and lines, one at a time; keeps the clock's last ISO string. */
@@ -89,6 +89,15 @@ class Preparer {
   ) {}
 
   prepare(item: InputItem): PreparedEntry {
+    const { entry, narrowed } = this.entry(item);
+    const line = encodeEntry(entry);
+    const prepared: PreparedEntry = { entry, line, bytes: checkOutgoingLine(line, item.where) };
+    if (narrowed) prepared.narrowed = narrowed;
+    return prepared;
+  }
+
+  /** The complete entry for an input (validated), and the note when the split rule narrowed it. */
+  entry(item: InputItem): { entry: MemoirEntry; narrowed?: string } {
     // The hand-written check (fast-input.ts) decides; zod runs only to word an error.
     const fast = fastInput(item.value);
     let input: MemoirInputParsed;
@@ -132,10 +141,7 @@ class Preparer {
         if (input[key] !== undefined) entry[key] = input[key];
       }
     }
-    const line = encodeEntry(entry as MemoirEntry);
-    const prepared: PreparedEntry = { entry: entry as MemoirEntry, line, bytes: checkOutgoingLine(line, item.where) };
-    if (verdict.lenient) prepared.narrowed = `${item.where}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}`;
-    return prepared;
+    return verdict.lenient ? { entry: entry as MemoirEntry, narrowed: `${item.where}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}` } : { entry: entry as MemoirEntry };
   }
 
   /** One ISO string per millisecond: a batch of 10k is stamped within a few of them. */
