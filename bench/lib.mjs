@@ -20,7 +20,7 @@ export const cleanup = (d) => rmSync(d, { recursive: true, force: true });
  * Runs the real binary; returns wall seconds, CPU seconds (user + system: what the run cost,
  * nearly independent of how loaded the machine is), exit code, stdout and peak RSS in MB.
  */
-export function kourai(args, { home, input } = {}) {
+export function kourai(args, { home, input, env } = {}) {
   const rssFile = join(tmpdir(), `kourai-rss-${process.pid}-${Math.random().toString(36).slice(2)}`);
   const cpuFile = `${rssFile}-cpu`;
   const t0 = performance.now();
@@ -28,7 +28,7 @@ export function kourai(args, { home, input } = {}) {
     input: input ?? '',
     encoding: 'utf8',
     maxBuffer: 1 << 30,
-    env: { ...process.env, KOURAI_HOME: home ?? process.env.KOURAI_HOME, KOURAI_RSS_FILE: rssFile, KOURAI_CPU_FILE: cpuFile, CI: '1' },
+    env: { ...process.env, ...env, KOURAI_HOME: home ?? process.env.KOURAI_HOME, KOURAI_RSS_FILE: rssFile, KOURAI_CPU_FILE: cpuFile, CI: '1' },
   });
   const seconds = (performance.now() - t0) / 1000;
   let rssMB = NaN;

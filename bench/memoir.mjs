@@ -75,6 +75,7 @@ export async function run(report, { quick }) {
   const { isValidLine } = await dist('memoir/fast-validate.js');
   const { Memoir } = await dist('memoir/memoir.js');
   const { openIndex } = await dist('store/memoir-index.js');
+  const { defaultThreads } = await dist('memoir/verify-threads.js');
 
   const dir = tempDir();
   try {
@@ -153,7 +154,7 @@ export async function run(report, { quick }) {
         // kourai's library function (verifyMemoirs) timed inside a fresh node, start-up excluded,
         // as the Python loop is; (3) whole process vs whole process: python3 running the same loop,
         // interpreter start-up and the pydantic import included, timed from outside.
-        const vr = { kourai: [], inproc: [], ref: [], refWhole: [], model: [] };
+        const vr = { kourai: [], one: [], inproc: [], ref: [], refWhole: [], model: [] };
         let peak = 0;
         for (let round = 0; round < 3; round++) {
           const freshHome = join(dir, `home-verify-${tag}-${round}`);
@@ -161,6 +162,10 @@ export async function run(report, { quick }) {
           cleanup(freshHome);
           vr.kourai.push([n / vf.seconds, n / vf.cpuSeconds]);
           peak = Math.max(peak, vf.rssMB);
+          // the same on one thread (the file is otherwise read by one thread per core)
+          const one = kourai(['memoir', 'verify', '--memoir', file, '--json'], { home: `${freshHome}-1`, env: { KOURAI_VERIFY_THREADS: '1' } });
+          cleanup(`${freshHome}-1`);
+          vr.one.push([n / one.seconds, n / one.cpuSeconds]);
           const ip = spawnSync(process.execPath, ['--input-type=module', '-e', kouraiInProcess(file)], { encoding: 'utf8' });
           if (ip.status === 0) vr.inproc.push(ip.stdout.trim().split(/\s+/).map(Number));
           const t0 = performance.now();
@@ -176,6 +181,7 @@ export async function run(report, { quick }) {
         const med = (xs, i) => median(xs.map((x) => x[i]));
         const verifyRate = med(vr.kourai, 0);
         report(`[${tag}] verify, never indexed (whole process)`, verifyRate, 'entries/s', `median of 3, ${(n / verifyRate).toFixed(2)} s, peak ${peak.toFixed(0)} MB; CPU-time rate ${med(vr.kourai, 1).toFixed(0)}/s`);
+        report(`[${tag}] verify, never indexed, one thread (KOURAI_VERIFY_THREADS=1, whole process)`, med(vr.one, 0), 'entries/s', `median of 3, ${(n / med(vr.one, 0)).toFixed(2)} s; CPU-time rate ${med(vr.one, 1).toFixed(0)}/s; the figures around it use ${defaultThreads()} threads (one per core)`);
         if (vr.inproc.length) report(`[${tag}] verify, never indexed (in-process: verifyMemoirs in a fresh node, start-up excluded)`, med(vr.inproc, 0), 'entries/s', `median of 3; CPU-time rate ${med(vr.inproc, 1).toFixed(0)}/s`);
         if (vr.ref.length) {
           const py = med(vr.ref, 0);

@@ -30,6 +30,18 @@ export function hash52Ascii(b: Uint8Array, s: number, e: number): number {
   return h1 * 67108864 + h2;
 }
 
+/** hash52(prefix + s) from h = hash52(prefix): FNV-1a goes on where it stopped (its two 26-bit lanes are h's halves). */
+export function hash52Continue(h: number, s: string): number {
+  let h1 = Math.floor(h / 67108864);
+  let h2 = h - h1 * 67108864;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 6;
+    h2 = Math.imul(h2 ^ (c + 0x9e37), 0x5bd1e995) >>> 6;
+  }
+  return h1 * 67108864 + h2;
+}
+
 export class IdSet {
   private keys: Float64Array;
   private where: Uint32Array;

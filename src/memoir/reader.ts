@@ -72,9 +72,10 @@ export function rawLineOf(v: LineView): RawLine {
 /**
  * Streams the lines of a file as views over one read buffer (no string per line): the fast
  * readers scan bytes (src/memoir/scan/) and decode only what they need. Same lines, flaws and
- * bounds as readRawLinesFd, which is built on it.
+ * bounds as readRawLinesFd, which is built on it. Returns the number of lines read, blank ones
+ * included (a range's line count, for line numbers that go on in the next range).
  */
-export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<LineView> {
+export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<LineView, number> {
   const size = opts.untilOffset ?? fstatSync(fd).size;
   let pos = opts.fromOffset ?? 0;
   let line = (opts.fromLine ?? 1) - 1;
@@ -154,6 +155,7 @@ export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<Li
   }
   if (skipFrom >= 0) {
     yield tooLongView(line + 1, skipFrom, pos - skipFrom, false);
+    return line + 1;
   } else if (have > 0 && !isBlank(buf, 0, have)) {
     v.line = line + 1;
     v.offset = bufStart;
@@ -163,7 +165,9 @@ export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<Li
     v.start = 0;
     v.end = have;
     yield v;
+    return line + 1;
   }
+  return line;
 }
 
 function tooLong(line: number, offset: number, length: number, terminated: boolean): RawLine {

@@ -1,15 +1,14 @@
-import { openForReading } from './reader.js';
-import { closeSync, openSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { derivedId } from './entry-id.js';
-import { hash52, hash52Ascii, IdSet } from './id-set.js';
+import { hash52Continue, IdSet } from './id-set.js';
+import { MAX_LINE_BYTES } from './limits.js';
 import { parseLine } from './parse.js';
 import { readBytes } from './quarantine.js';
-import { rawLineOf, readLineViewsFd, toRecord, type LineView } from './reader.js';
-import { ScannedLine, scanLine } from './scan/canonical-line.js';
-import type { MemoirEntry } from './schema.js';
-import type { EntryType } from './sources.js';
+import { openForReading } from './reader.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
-import { entryTypeOf, entryVerdict, SPLIT_REASON_TEXT, type SplitVerdict } from './split-rule.js';
+import { entryTypeOf, entryVerdict } from './split-rule.js';
+import { normalTime, scanRange, type ChunkProblem, type LineChunk, type ScanRange } from './verify-scan.js';
+import { defaultThreads, RangeWorker, verifyWorkerAvailable } from './verify-threads.js';
 
 export type ProblemKind =
   | 'json'
@@ -121,7 +120,19 @@ export interface VerifyFileOptions {
   checkpoint?: () => Promise<void>;
   /** false: every line through parseLine (the slow path), to check the byte scanner against it. */
   scan?: boolean;
+  /** Threads that read the file (its ranges read in parallel, merged in file order); default 1. */
+  threads?: number;
+  /** Below this size a file is read by one thread (a worker's start-up would not pay). */
+  minSplitBytes?: number;
+  /**
+   * Tests: split the file near these byte offsets (each moved to the next line start) and read the
+   * ranges one after another on this thread, to check the merge against one read of the whole.
+   */
+  splitAt?: readonly number[];
 }
+
+/** A worker's start-up (~40 ms) pays for itself from about this size (~10k entries). */
+export const MIN_SPLIT_BYTES = 8 << 20;
 
 /**
  * Streams one memoir and reports every problem a reader would trip over: malformed lines, schema
@@ -139,117 +150,151 @@ export async function verifyFile(path: string, seen: SeenIds, opts: VerifyFileOp
   }
 }
 
+/**
+ * The file is cut into ranges at line starts: the first is read here, the others by worker
+ * threads (verify-scan.ts does the reading in both), and their chunks are merged in file order
+ * (FileMerge), which gives the report of one read of the whole file.
+ */
 async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFileOptions): Promise<FileVerification> {
-  const fileNo = seen.files.push(path) - 1;
-  const problems: Problem[] = [];
-  const occurrences = new OccurrenceCounter(fd);
-  const scanned = new ScannedLine();
-  const scan = opts.scan !== false;
-  let entries = 0;
-  let bytes = 0;
-  let n = 0;
-  const lazy = seen.lazyDerivedIds;
-  /**
-   * Bookkeeping shared by both paths, without an object or a string per entry (a million of them
-   * cost GC time): the id goes into the set as its hash (-1: a Python line's id left lazy); its text
-   * is made only for a message or a revision.
-   */
-  const record = (v: LineView, idHash: number, occurrence: number, verdict: SplitVerdict, type: EntryType, supersedes: string | null, idText: () => string, recordedAt: () => string | null): void => {
-    entries++;
-    if (verdict.lenient) {
-      problems.push({ path, line: v.line, offset: v.offset, kind: 'lenient_split', severity: 'error', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private` });
-    }
-    const ordinal = seen.file.length;
-    seen.file.push(fileNo);
-    seen.line.push(v.line);
-    seen.offset.push(v.offset);
-    seen.length.push(v.length);
-    seen.occurrence.push(occurrence);
-    if (idHash >= 0) {
-      const first = seen.ids.addOrGetHash(idHash, ordinal);
-      if (first !== undefined) seen.candidates.push({ at: ordinal, first });
-    }
-    if (occurrence > 1) {
-      problems.push({ path, line: v.line, offset: v.offset, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${idText()})` });
-    }
-    if (supersedes !== null) {
-      const id = idText();
-      seen.revisions.push({ entry_id: id, supersedes, recorded_at: normalTime(recordedAt()), order: ordinal, entry_type: type, shareable: verdict.shareable, ordinal });
-      if (lazy && supersedes.startsWith('py_')) seen.needsDerivedIds = true;
-    }
+  const size = fstatSync(fd).size;
+  const threads = opts.threads ?? 1;
+  const parallel = opts.splitAt === undefined && threads > 1 && size >= (opts.minSplitBytes ?? MIN_SPLIT_BYTES) && verifyWorkerAvailable();
+  const hints = opts.splitAt ?? (parallel ? Array.from({ length: threads - 1 }, (_, i) => Math.floor((size * (i + 1)) / threads)) : []);
+  const starts = lineStarts(fd, size, hints);
+  const ranges: ScanRange[] = [0, ...starts].map((from, i) => ({ from, until: starts[i] ?? size }));
+  const scanOpts = { lazy: seen.lazyDerivedIds, scan: opts.scan !== false };
+  const workers = parallel ? ranges.slice(1).map((range) => new RangeWorker({ fd, range, ...scanOpts })) : [];
+  const merge = new FileMerge(fd, path, seen);
+  const reached = ranges.map((r) => r.from);
+  const progress = (): void => {
+    if (opts.onProgress) opts.onProgress(ranges.reduce((sum, r, k) => sum + (workers[k - 1]?.reached ?? reached[k] ?? r.from) - r.from, 0));
   };
-  /** A Python line seen in lazy mode: the same line in two memoirs would share a derived id. */
-  const pythonLine = (h: number): void => {
-    const other = seen.pythonLines.addOrGetHash(h, fileNo);
-    if (other !== undefined && other !== fileNo) seen.needsDerivedIds = true;
-  };
-  let cur: LineView | undefined;
-  let derived: string | undefined; // the current Python line's derived id, when computed
-  let entry: MemoirEntry | undefined; // the current entry, on the slow path
-  const lineBytes = (): Uint8Array => (cur as LineView).buf.subarray((cur as LineView).start, (cur as LineView).end);
-  const scannedId = (): string => scanned.string('entry_id') as string;
-  const scannedAt = (): string | null => scanned.string('recorded_at');
-  const derivedText = (): string => derived as string;
-  const entryId = (): string => (entry as MemoirEntry).entry_id;
-  const entryAt = (): string | null => (typeof entry?.recorded_at === 'string' ? entry.recorded_at : null);
-  const occurrenceOf = (): number => {
-    const c = cur as LineView;
-    const h = sampleHash(c.buf, c.start, c.end);
-    if (lazy) pythonLine(h);
-    return occurrences.next(h, cur as LineView, lineBytes);
-  };
-  for (const v of readLineViewsFd(fd)) {
-    cur = v;
-    bytes = v.offset + v.length + (v.terminated ? 1 : 0);
-    if (++n % 4096 === 0) {
-      opts.onProgress?.(bytes);
-      await opts.checkpoint?.();
-    }
-    // Canonical lines go through the byte scanner; anything else (and every error) through parseLine.
-    if (scan && v.terminated && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
-      const supersedes = scanned.string('supersedes');
-      if (scanned.has('entry_id')) {
-        const s = scanned.start('entry_id');
-        const e = scanned.end('entry_id');
-        // The scanner takes ASCII ids only, so the bytes hash as the string does.
-        if (lazy && e - s >= 3 && v.buf[s] === 0x70 && v.buf[s + 1] === 0x79 && v.buf[s + 2] === 0x5f) seen.needsDerivedIds = true; // "py_"
-        record(v, hash52Ascii(v.buf, s, e), 0, scanned.verdict(), scanned.type(), supersedes, scannedId, scannedAt);
-      } else {
-        const occ = occurrenceOf();
-        derived = undefined;
-        if (!lazy || occ > 1 || supersedes !== null) {
-          const base = derivedId(lineBytes());
-          derived = occ > 1 ? `${base}~${occ}` : base;
+  try {
+    for (const [k, range] of ranges.entries()) {
+      const worker = workers[k - 1];
+      if (worker === undefined) {
+        for (const c of scanRange(fd, range, scanOpts)) {
+          merge.add(c);
+          if (c.bytes >= 0) reached[k] = c.bytes;
+          if (!c.last) {
+            progress();
+            await opts.checkpoint?.();
+          }
         }
-        record(v, lazy ? -1 : hash52(derived as string), occ, scanned.verdict(), scanned.type(), supersedes, derivedText, scannedAt);
+      } else {
+        for (;;) {
+          const c = await worker.next();
+          merge.add(c);
+          if (c.last) break;
+          progress();
+          await opts.checkpoint?.();
+        }
       }
-      continue;
     }
-    const raw = rawLineOf(v);
-    const rec = toRecord(raw, occurrenceOf);
-    if (rec.kind === 'torn') {
-      problems.push({ path, line: rec.line, offset: rec.offset, kind: 'torn_tail', severity: 'error', message: `torn final fragment of ${rec.length} bytes (a write that never finished)`, fix: `kourai memoir repair --memoir ${path}` });
-    } else if (rec.kind === 'invalid') {
-      problems.push({ path, line: rec.line, offset: rec.offset, kind: rec.problem, severity: 'error', message: rec.message });
-    } else {
-      entry = rec.entry;
-      if (lazy && !rec.derived && entry.entry_id.startsWith('py_')) seen.needsDerivedIds = true;
-      record(v, lazy && rec.derived ? -1 : hash52(entry.entry_id), rec.derived ? occurrenceIn(entry.entry_id) : 0, entryVerdict(entry), entryTypeOf(entry), typeof entry.supersedes === 'string' ? entry.supersedes : null, entryId, entryAt);
-    }
+  } finally {
+    for (const w of workers) w.stop();
   }
-  opts.onProgress?.(bytes);
-  return { path, entries, bytes, problems };
+  opts.onProgress?.(merge.bytes);
+  return { path, entries: merge.entries, bytes: merge.bytes, problems: merge.problems };
 }
 
-function occurrenceIn(id: string): number {
-  const i = id.indexOf('~');
-  return i < 0 ? 1 : Number(id.slice(i + 1));
+/** The line starts at or after each hint (0 < start < size, increasing); a hint with no newline within reach is dropped. */
+export function lineStarts(fd: number, size: number, hints: readonly number[]): number[] {
+  const out: number[] = [];
+  const block = Buffer.allocUnsafe(64 << 10);
+  for (const h of [...hints].sort((a, b) => a - b)) {
+    if (!(h > 0 && h < size)) continue;
+    // The first newline at or after h - 1: the line start after it is h itself when h - 1 ends a line.
+    let at = -1;
+    for (let pos = h - 1; at < 0 && pos < size && pos < h + 2 * MAX_LINE_BYTES; pos += block.length) {
+      const n = readSync(fd, block, 0, Math.min(block.length, size - pos), pos);
+      if (n <= 0) break;
+      const i = block.subarray(0, n).indexOf(10);
+      if (i >= 0) at = pos + i + 1;
+    }
+    if (at > 0 && at < size && at > (out[out.length - 1] ?? 0)) out.push(at);
+  }
+  return out;
 }
 
-function normalTime(t: unknown): string | null {
-  if (typeof t !== 'string') return null;
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+/**
+ * Merges a file's chunks, in file order, into what `verify` remembers (SeenIds) and the file's
+ * problems: line numbers go on from the previous range, identical Python lines are numbered
+ * across ranges (`py_…~n`), and the ids that depend on that number are completed here.
+ */
+class FileMerge {
+  entries = 0;
+  bytes = 0;
+  readonly problems: Problem[] = [];
+  private lineBase = 0;
+  private readonly fileNo: number;
+  private readonly occurrences: OccurrenceCounter;
+
+  constructor(
+    private readonly fd: number,
+    private readonly path: string,
+    private readonly seen: SeenIds,
+  ) {
+    this.fileNo = seen.files.push(path) - 1;
+    this.occurrences = new OccurrenceCounter(fd);
+  }
+
+  add(c: LineChunk): void {
+    const seen = this.seen;
+    const lazy = seen.lazyDerivedIds;
+    const firstOrdinal = seen.file.length;
+    let p = 0; // the chunk's next problem: problems go out in line order
+    for (let i = 0; i < c.count; i++) {
+      const offset = c.offset[i] as number;
+      const length = c.length[i] as number;
+      const py = c.pyHash[i] as number;
+      let idHash = c.idHash[i] as number;
+      let occurrence = 0;
+      if (py >= 0) {
+        if (lazy) this.pythonLine(py);
+        occurrence = this.occurrences.next(py, offset, length);
+        if (occurrence > 1 && idHash >= 0) idHash = hash52Continue(idHash, `~${occurrence}`);
+      }
+      const ordinal = seen.file.length;
+      seen.file.push(this.fileNo);
+      seen.line.push(this.lineBase + (c.line[i] as number));
+      seen.offset.push(offset);
+      seen.length.push(length);
+      seen.occurrence.push(occurrence);
+      if (idHash >= 0) {
+        const first = seen.ids.addOrGetHash(idHash, ordinal);
+        if (first !== undefined) seen.candidates.push({ at: ordinal, first });
+      }
+      if (occurrence > 1) {
+        const line = c.line[i] as number;
+        while (p < c.problems.length && (c.problems[p] as ChunkProblem).line <= line) this.problem(c.problems[p++] as ChunkProblem);
+        this.problems.push({ path: this.path, line: this.lineBase + line, offset, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${derivedId(readBytes(this.fd, offset, length), occurrence)})` });
+      }
+    }
+    while (p < c.problems.length) this.problem(c.problems[p++] as ChunkProblem);
+    for (const r of c.revisions) {
+      const ordinal = firstOrdinal + r.at;
+      const occurrence = seen.occurrence.get(ordinal);
+      const entryId = r.python && occurrence > 1 ? `${r.entryId}~${occurrence}` : r.entryId;
+      seen.revisions.push({ entry_id: entryId, supersedes: r.supersedes, recorded_at: r.recordedAt, order: ordinal, entry_type: r.type, shareable: r.shareable, ordinal });
+    }
+    if (c.needsDerivedIds) seen.needsDerivedIds = true;
+    this.entries += c.count;
+    if (c.bytes >= 0) this.bytes = c.bytes;
+    if (c.last) this.lineBase += c.lines;
+  }
+
+  private problem(q: ChunkProblem): void {
+    const line = this.lineBase + q.line;
+    if (q.kind === 'torn_tail') this.problems.push({ path: this.path, line, offset: q.offset, kind: q.kind, severity: 'error', message: q.message, fix: `kourai memoir repair --memoir ${this.path}` });
+    else this.problems.push({ path: this.path, line, offset: q.offset, kind: q.kind, severity: 'error', message: q.message });
+  }
+
+  /** A Python line seen in lazy mode: the same line in two memoirs would share a derived id. */
+  private pythonLine(h: number): void {
+    const other = this.seen.pythonLines.addOrGetHash(h, this.fileNo);
+    if (other !== undefined && other !== this.fileNo) this.seen.needsDerivedIds = true;
+  }
 }
 
 /**
@@ -269,16 +314,16 @@ class OccurrenceCounter {
 
   constructor(private readonly fd: number) {}
 
-  /** The occurrence number of the line `bytes` (its location `here`), keyed by `hash` (any hash of its bytes). */
-  next(hash: number, here: { offset: number; length: number }, bytes: () => Uint8Array): number {
+  /** The occurrence number of the line at [offset, offset + length), keyed by `hash` (any hash of its bytes). */
+  next(hash: number, offset: number, length: number): number {
     const fresh = this.counts.length;
     let slot = this.set.addOrGetHash(hash, fresh);
     if (slot !== undefined) {
       let current: Uint8Array | undefined;
       for (;;) {
-        if (this.lengths.get(slot) === here.length) {
-          current ??= bytes();
-          if (readBytes(this.fd, this.offsets.get(slot), here.length).equals(current)) {
+        if (this.lengths.get(slot) === length) {
+          current ??= readBytes(this.fd, offset, length);
+          if (readBytes(this.fd, this.offsets.get(slot), length).equals(current)) {
             const n = this.counts.get(slot) + 1;
             this.counts.set(slot, n);
             return n;
@@ -291,34 +336,11 @@ class OccurrenceCounter {
       this.chain.set(slot, fresh); // a different line with the same hash: chained
     }
     this.counts.push(1);
-    this.offsets.push(here.offset);
-    this.lengths.push(here.length);
+    this.offsets.push(offset);
+    this.lengths.push(length);
     this.chain.push(0xffffffff);
     return 1;
   }
-}
-
-/**
- * A cheap 52-bit hash of a line's bytes for counting identical lines (the counter confirms matches
- * byte for byte): its length, its first 64 bytes, then every 5th byte. SHA-256 (the derived id) is
- * only computed when an id is needed.
- */
-function sampleHash(b: Uint8Array, s: number, e: number): number {
-  let h1 = (0x811c9dc5 ^ (e - s)) & 0x3ffffff;
-  let h2 = 0x01000193;
-  const head = Math.min(e, s + 64);
-  let i = s;
-  for (; i < head; i++) {
-    const c = b[i] as number;
-    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 6;
-    h2 = Math.imul(h2 ^ (c + 0x9e37), 0x5bd1e995) >>> 6;
-  }
-  for (; i < e; i += 5) {
-    const c = b[i] as number;
-    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 6;
-    h2 = Math.imul(h2 ^ (c + 0x9e37), 0x5bd1e995) >>> 6;
-  }
-  return h1 * 67108864 + h2;
 }
 
 /** The exact id of the entry at an ordinal (read back from its line). */
@@ -427,19 +449,34 @@ export interface MemoirsVerification {
   crossFile: Problem[];
 }
 
+export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes'> {
+  onProgress?: (file: number, bytes: number) => void;
+  /** Tests: per file, where to split it (VerifyFileOptions.splitAt). */
+  splitAt?: (path: string, size: number) => readonly number[];
+}
+
 /**
- * Verifies memoirs together (ids are unique across all of them). Python lines' ids are computed
- * lazily; should a written id or `supersedes` name a derived id, the memoirs are read again with
- * every derived id computed (exact either way; the second read only costs time, and only then).
+ * Verifies memoirs together (ids are unique across all of them), each file read by `threads`
+ * threads (default: one per core; small files by one). Python lines' ids are computed lazily;
+ * should a written id or `supersedes` name a derived id, the memoirs are read again with every
+ * derived id computed (exact either way; the second read only costs time, and only then).
  */
-export async function verifyMemoirs(paths: readonly string[], opts: { onProgress?: (file: number, bytes: number) => void; checkpoint?: () => Promise<void>; scan?: boolean } = {}): Promise<MemoirsVerification> {
+export async function verifyMemoirs(paths: readonly string[], opts: VerifyMemoirsOptions = {}): Promise<MemoirsVerification> {
+  const sizes = paths.map((p) => statSync(p).size);
   const pass = async (seen: SeenIds): Promise<MemoirsVerification> => {
     const files: FileVerification[] = [];
-    for (const [i, p] of paths.entries()) files.push(await verifyFile(p, seen, { onProgress: (b) => opts.onProgress?.(i, b), ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}), ...(opts.scan === false ? { scan: false } : {}) }));
+    for (const [i, p] of paths.entries()) {
+      const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads: opts.threads ?? defaultThreads() };
+      if (opts.checkpoint) fileOpts.checkpoint = opts.checkpoint;
+      if (opts.scan === false) fileOpts.scan = false;
+      if (opts.minSplitBytes !== undefined) fileOpts.minSplitBytes = opts.minSplitBytes;
+      if (opts.splitAt) fileOpts.splitAt = opts.splitAt(p, sizes[i] ?? 0);
+      files.push(await verifyFile(p, seen, fileOpts));
+    }
     return { files, crossFile: seen.needsDerivedIds ? [] : [...confirmDuplicates(seen), ...revisionProblems(seen)] };
   };
   // Sized for about 1 KiB a line (entries are 300-800 B): at most one growth of the id table.
-  const expectedEntries = Math.ceil(paths.reduce((sum, p) => sum + statSync(p).size, 0) / 1024);
+  const expectedEntries = Math.ceil(sizes.reduce((sum, s) => sum + s, 0) / 1024);
   const lazy = newSeenIds({ lazyDerivedIds: true, expectedEntries });
   const first = await pass(lazy);
   return lazy.needsDerivedIds ? pass(newSeenIds({ expectedEntries })) : first;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
 import type { StrategyConfig } from '../aggregation/strategy.js';
+import type { RunDefinition } from './run-definition.js';
 
 /**
  * What a simulated federation experiment compares, and the grid of cells it expands into.
@@ -142,14 +143,14 @@ export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean 
 
 /**
  * A stable id of everything that shapes a cell's numbers (finished cells are reused only under the
- * same id). Not the grid's lists (seeds, strategies, attacks, ε values): a cell's key names its own
- * strategy, attack, ε, split and seed, so runs that differ only in which cells they ask for share
- * finished cells — e.g. seeds run in parallel as separate processes, then the full command.
+ * same id): the experiment's configuration and the run's definition (run-definition.ts: protocol,
+ * base, a digest of the code). Not the grid's lists (seeds, strategies, attacks, ε values): a cell's
+ * key names its own strategy, attack, ε, split and seed, so runs that differ only in which cells they
+ * ask for share finished cells — e.g. seeds run in parallel as separate processes, then the full command.
  */
-export function experimentId(x: Experiment): string {
+export function experimentId(x: Experiment, run: RunDefinition): string {
   const { seeds: _s, strategies: _t, attacks: _a, epsilons: _e, ...shaping } = x;
-  // version 3: round 1 starts from the council's public init and sends deltas (protocol v2); cells of v2 are not reused.
-  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), version: 3 });
+  const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), run });
   return createHash('sha256').update(canon).digest('hex').slice(0, 16);
 }
 

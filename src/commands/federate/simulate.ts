@@ -9,6 +9,7 @@ import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import type { CellResult } from '../../simulation/cell.js';
 import { inProcessCouncil } from '../../simulation/council-port.js';
+import { runDefinition } from '../../simulation/run-definition.js';
 import { ATTACKS, cellKey, cellsOf, DEFAULT_EXPERIMENT, experimentId, problemWith, reproduceCommand, SIM_STRATEGIES, type Attack, type Experiment, type SimStrategy } from '../../simulation/experiment.js';
 import { renderText, type Emphasis } from '../../simulation/report/text.js';
 import { runExperiment } from '../../simulation/run.js';
@@ -134,7 +135,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<SimulateResult> {
     const x = experimentFrom(opts);
-    const id = experimentId(x);
+    const id = experimentId(x, runDefinition());
     const dir = join(kouraiHome(ctx), 'simulations', id);
     mkdirSync(dir, { recursive: true });
     // --http keeps its own cells: its point is to redo the experiment through a real server.

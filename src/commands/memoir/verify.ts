@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { kouraiHome, type Ctx } from '../../context.js';
-import { CancelledError } from '../../errors.js';
+import { CancelledError, EnvironmentError } from '../../errors.js';
 import { resolveMemoirs } from '../../memoir/discover.js';
 import { unfinishedWrite } from '../../memoir/journal-status.js';
 import { verifyMemoirs, type Problem } from '../../memoir/verify.js';
@@ -40,6 +40,15 @@ export interface VerifyResult {
  */
 export const indexFileOf = (home: string): string => join(home, 'cache', 'index.db');
 
+/** `KOURAI_VERIFY_THREADS`: threads that read each memoir (default: one per core; 1 = the main thread alone). */
+export function verifyThreads(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const raw = env.KOURAI_VERIFY_THREADS;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new EnvironmentError(`KOURAI_VERIFY_THREADS=${raw}: not a whole number from 1 to 64`, 'unset it to use one thread per core');
+  return n;
+}
+
 const acknowledge = (path: string): string => `kourai memoir index --rebuild --memoir ${path}`;
 
 /**
@@ -61,6 +70,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<VerifyResult> {
     const home = kouraiHome(ctx);
+    const threads = verifyThreads(ctx.env);
     const paths = resolveMemoirs(opts.memoir, home, ctx.cwd);
     // Nothing was ever indexed in a home without an index: verify reads the memoirs alone, and neither
     // creates the index nor loads SQLite (a fifth of its start-up).
@@ -95,7 +105,7 @@ export default defineCommand({
         before.push(here);
       }
       const starts = sizes.map((_, i) => done + sizes.slice(0, i).reduce((a, b) => a + b, 0));
-      const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause });
+      const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause, ...(threads !== undefined ? { threads } : {}) });
       for (const [i, f] of v.files.entries()) {
         problems.push(...(before[i] ?? []), ...f.problems);
         entries += f.entries;

@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { LineChunk } from './verify-scan.js';
+import type { VerifyWorkerInput, VerifyWorkerMessage } from './verify-worker.js';
+
+/**
+ * The main thread's side of a range read in a worker (verify-worker.ts): the range's chunks in
+ * order, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.
+ */
+function workerUrl(): URL {
+  const built = new URL('./verify-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(built))) return built;
+  // Running from the TypeScript sources (tests): the compiled worker.
+  return new URL('../../dist/memoir/verify-worker.js', import.meta.url);
+}
+
+/** Whether the worker can run here (built); otherwise verify reads on the main thread alone. */
+export function verifyWorkerAvailable(): boolean {
+  return existsSync(fileURLToPath(workerUrl()));
+}
+
+/** The default thread count: one per core (a 2-core machine reads a memoir in two halves). */
+export function defaultThreads(): number {
+  return Math.max(1, Math.min(8, availableParallelism()));
+}
+
+export class RangeWorker {
+  private readonly worker: Worker;
+  private readonly queue: LineChunk[] = [];
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+  private ended = false;
+  /** The file offset the worker has read up to (progress). */
+  reached: number;
+
+  constructor(input: VerifyWorkerInput) {
+    this.reached = input.range.from;
+    this.worker = new Worker(workerUrl(), { workerData: input });
+    this.worker.on('message', (m: VerifyWorkerMessage) => {
+      if (m.type === 'error') this.failure ??= Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
+      else {
+        if (m.chunk.bytes >= 0) this.reached = m.chunk.bytes;
+        if (m.chunk.last) this.ended = true;
+        this.queue.push(m.chunk);
+      }
+      this.wakeUp();
+    });
+    this.worker.on('error', (err) => {
+      this.failure ??= err;
+      this.wakeUp();
+    });
+    this.worker.on('exit', (code) => {
+      if (!this.ended) this.failure ??= new Error(`the verify worker stopped before the end of its range (exit ${code})`);
+      this.wakeUp();
+    });
+  }
+
+  private wakeUp(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  /** The range's next chunk (the last one has `last`), waiting for the worker when none is there yet. */
+  async next(): Promise<LineChunk> {
+    for (;;) {
+      const c = this.queue.shift();
+      if (c !== undefined) return c;
+      if (this.failure) throw this.failure;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  /** Ends the worker (done, cancelled or failed); it never writes anything. */
+  stop(): void {
+    this.ended = true;
+    void this.worker.terminate();
+  }
+}
