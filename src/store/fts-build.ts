@@ -92,8 +92,8 @@ export class FullTextBuild {
       const changed = appendOnlyViolation(fd, row, Number(st.size), String(st.dev), String(st.ino));
       if (changed) throw changedError(row.path, changed);
       const until = row.indexed_bytes;
-      worker = this.opts.parallel && until >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, until, BATCH) : undefined;
-      const local = worker ? undefined : encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: until, batchEntries: BATCH, priorOccurrences: () => 0 });
+      worker = this.opts.parallel && until >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, until, BATCH, { content: 'text', hashes: false }) : undefined;
+      const local = worker ? undefined : encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: until, batchEntries: BATCH, priorOccurrences: () => 0, content: 'text' });
       const decoder = new RowDecoder();
       let written = 0;
       for (;;) {
@@ -125,7 +125,7 @@ export class FullTextBuild {
 
   private writeBatch(row: FileRow, batch: RowBatch, decoder: RowDecoder): number {
     const rows: [number, string][] = [];
-    decoder.each(batch, (r, text) => rows.push([r[0], text])); // also carries the batch's dictionary over
+    decoder.eachText(batch, (line, text) => rows.push([line, text]));
     if (rows.length === 0) return 0;
     const seqs = new Map<number, number>();
     for (const [line, seq] of this.stmts.seqs.all(row.id, (rows[0] as [number, string])[0], (rows[rows.length - 1] as [number, string])[0])) seqs.set(line, seq);

@@ -261,7 +261,7 @@ export class IndexBuild {
     // Without full-text rows to write (a bulk load), the rows need no search text either.
     const fts = row.fts_complete === 1;
     const worker =
-      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH, { searchText: fts }) : undefined;
+      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH, { content: fts ? 'all' : 'rows' }) : undefined;
     const local = worker
       ? undefined
       : encodeRows(fd, {
@@ -270,7 +270,7 @@ export class IndexBuild {
           untilOffset: size,
           batchEntries: BATCH,
           priorOccurrences: fresh ? () => 0 : (base) => this.stmts.countBase.get(row.id, base)?.n ?? 0,
-          searchText: fts,
+          content: fts ? 'all' : 'rows',
         });
     const decoder = new RowDecoder();
     let newEntries = 0;
@@ -303,7 +303,7 @@ export class IndexBuild {
             continue;
           }
           if ('end' in next) {
-            hashes = next.end;
+            hashes = next.end ?? undefined;
             break;
           }
           batch = next.batch;

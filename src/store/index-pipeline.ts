@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { FileHashes, RowBatch } from './index-rows.js';
+import type { FileHashes, RowBatch, RowContent } from './index-rows.js';
 import type { WorkerInput, WorkerMessage } from './index-worker.js';
 
 /**
@@ -21,7 +21,7 @@ export function workerAvailable(): boolean {
   return existsSync(fileURLToPath(workerUrl()));
 }
 
-export type Next = { batch: RowBatch } | { end: FileHashes } | { wait: Promise<void> };
+export type Next = { batch: RowBatch } | { end: FileHashes | null } | { wait: Promise<void> };
 
 export class WorkerRows {
   private readonly worker: Worker;
@@ -31,12 +31,12 @@ export class WorkerRows {
   private wake: (() => void) | undefined;
   private done = false;
 
-  constructor(fd: number, untilOffset: number, batchEntries: number, opts: { searchText?: boolean; ahead?: number } = {}) {
+  constructor(fd: number, untilOffset: number, batchEntries: number, opts: { content?: RowContent; hashes?: boolean; ahead?: number } = {}) {
     const ahead = opts.ahead ?? 2;
     const shared = new SharedArrayBuffer(4);
     this.credits = new Int32Array(shared);
     this.credits[0] = ahead;
-    const input: WorkerInput = { fd, untilOffset, batchEntries, searchText: opts.searchText !== false, credits: shared };
+    const input: WorkerInput = { fd, untilOffset, batchEntries, content: opts.content ?? 'all', hashes: opts.hashes !== false, credits: shared };
     this.worker = new Worker(workerUrl(), { workerData: input });
     this.worker.on('message', (m: WorkerMessage) => {
       this.queue.push(m);
@@ -58,7 +58,7 @@ export class WorkerRows {
     w?.();
   }
 
-  /** The next batch, the end (with the file's hashes), or a promise to await first. */
+  /** The next batch, the end (with the file's hashes, unless not asked for), or a promise to await first. */
   next(): Next {
     const m = this.queue.shift();
     if (m === undefined) {

@@ -98,9 +98,15 @@ export interface EncodeOptions {
   priorOccurrences: (baseId: string) => number;
   /** false: every line through parseLine (the slow path), to check the byte scanner against it. */
   scan?: boolean;
-  /** false: no search text in the rows (a bulk load leaves the full-text index to the first text query). */
-  searchText?: boolean;
+  /**
+   * What the batches carry: 'all' (default), 'rows' without search text (a bulk load leaves the
+   * full-text index to the first text query), or 'text' (line numbers and search text only: the
+   * lazy full-text build, which needs no ids, so Python lines are not hashed).
+   */
+  content?: RowContent;
 }
+
+export type RowContent = 'all' | 'rows' | 'text';
 
 /**
  * Reads a file's records from `fromOffset` and yields them as row batches. Stops at a torn tail
@@ -108,7 +114,8 @@ export interface EncodeOptions {
  * last newline (the final batch's `endBytes`).
  */
 export function* encodeRows(fd: number, opts: EncodeOptions): Generator<RowBatch> {
-  const enc = new RowEncoder(opts.batchEntries, opts.searchText !== false);
+  const content = opts.content ?? 'all';
+  const enc = new RowEncoder(opts.batchEntries, content);
   const occurrences = new Occurrences(fd, opts.priorOccurrences);
   const scanned = new ScannedLine();
   const scan = opts.scan !== false;
@@ -121,7 +128,7 @@ export function* encodeRows(fd: number, opts: EncodeOptions): Generator<RowBatch
     if (scan && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
       let id: string | undefined;
       let base = -1;
-      if (!scanned.has('entry_id')) {
+      if (content !== 'text' && !scanned.has('entry_id')) {
         const b = derivedId(v.buf.subarray(v.start, v.end));
         const n = occurrences.of(b);
         id = n > 1 ? `${b}~${n}` : b;
@@ -226,7 +233,7 @@ class RowEncoder {
 
   constructor(
     private readonly batchEntries: number,
-    private readonly withText: boolean,
+    private readonly content: RowContent,
   ) {
     this.nums = new Float64Array(batchEntries * S);
   }
@@ -263,6 +270,14 @@ class RowEncoder {
     const e = rec.entry;
     this.area = this.utf8;
     this.rowAscii = false;
+    if (this.content === 'text') {
+      this.textRow(rec.line, UTF8_ROW);
+      const parts = searchParts(e);
+      let text = this.put(parts[0] as string);
+      for (let i = 1; i < parts.length; i++) text += this.nl() + this.put(parts[i] as string);
+      this.nums[(this.n - 1) * S + F_TEXT] = text;
+      return;
+    }
     const verdict = entryVerdict(e);
     const t = e.recorded_at;
     const recorded = typeof t === 'string' ? (ISO_UTC.test(t) ? t : new Date(t).toISOString()) : null;
@@ -286,7 +301,7 @@ class RowEncoder {
     v[o + F_RECORDED] = recorded === null ? -1 : this.put(recorded);
     v[o + F_SUPERSEDES] = supersedes === null ? -1 : this.put(supersedes);
     this.n++;
-    if (!this.withText) {
+    if (this.content === 'rows') {
       v[o + F_TEXT] = -1;
       return;
     }
@@ -324,6 +339,11 @@ class RowEncoder {
     // An ASCII line without \u escapes has only ASCII strings (\n, \", \\ … decode to ASCII).
     this.rowAscii = isAscii(v.buf.subarray(v.start, v.end)) && (s.escapes === 0 || !hasUnicodeEscape(v.buf, v.start, v.end));
     this.area = this.rowAscii ? this.ascii : this.utf8;
+    if (this.content === 'text') {
+      this.textRow(v.line, this.rowAscii ? 0 : UTF8_ROW);
+      this.nums[(this.n - 1) * S + F_TEXT] = this.scannedText(s);
+      return;
+    }
     const verdict = s.verdict();
     const o = this.n * S;
     const n = this.nums;
@@ -352,11 +372,21 @@ class RowEncoder {
     } else n[o + F_RECORDED] = -1;
     n[o + F_SUPERSEDES] = s.has('supersedes') ? this.putField(s, 'supersedes') : -1;
     this.n++;
-    if (!this.withText) {
-      n[o + F_TEXT] = -1;
-      return;
-    }
-    // searchText: scene, agent, source, then the optional parts, one per line.
+    n[o + F_TEXT] = this.content === 'rows' ? -1 : this.scannedText(s);
+  }
+
+  /** A row of line number and search text only (content 'text'); the text's length is set after. */
+  private textRow(line: number, flags: number): void {
+    const o = this.n * S;
+    this.nums.fill(-1, o, o + S);
+    this.nums[o + F_LINE] = line;
+    this.nums[o + F_FLAGS] = flags;
+    this.n++;
+  }
+
+  /** searchText of a scanned line, into the row's area; its UTF-16 length. */
+  private scannedText(s: ScannedLine): number {
+    // scene, agent, source, then the optional parts, one per line.
     let text = this.putField(s, 'scene_id') + this.nl() + this.put(s.agent) + this.nl() + this.put(s.source);
     if (RowEncoder.filled(s, 'narrative_beat')) text += this.nl() + this.putField(s, 'narrative_beat', true);
     if (RowEncoder.filled(s, 'agent_proposed')) text += this.nl() + this.putField(s, 'agent_proposed');
@@ -365,7 +395,7 @@ class RowEncoder {
     if (s.hasPreference) text += this.nl() + this.putField(s, 'pair_text_0') + this.nl() + this.putField(s, 'pair_text_1');
     if (s.has('comment')) text += this.nl() + this.putField(s, 'comment');
     if (s.has('revision_reason')) text += this.nl() + this.putField(s, 'revision_reason');
-    n[o + F_TEXT] = text;
+    return text;
   }
 
   take(endBytes: number, endLines: number): RowBatch {
@@ -414,6 +444,22 @@ export interface DecodedRow {
 /** Reads batches back on the inserting side; `dict` carries the codes over from batch to batch. */
 export class RowDecoder {
   private readonly dict: string[] = [];
+
+  /** Line number and search text of each entry of a batch encoded with content 'text'. */
+  eachText(batch: RowBatch, row: (line: number, text: string) => void): void {
+    for (const s of batch.dict) this.dict.push(s);
+    const v = batch.nums;
+    const ascii = Buffer.from(batch.ascii.buffer, batch.ascii.byteOffset, batch.ascii.byteLength).toString('latin1');
+    const utf8 = Buffer.from(batch.utf8.buffer, batch.utf8.byteOffset, batch.utf8.byteLength).toString('utf8');
+    let pa = 0;
+    let pu = 0;
+    for (let i = 0; i < batch.entries; i++) {
+      const o = i * S;
+      const len = v[o + F_TEXT] as number;
+      if (((v[o + F_FLAGS] as number) & UTF8_ROW) !== 0) row(v[o + F_LINE] as number, utf8.slice(pu, (pu += len)));
+      else row(v[o + F_LINE] as number, ascii.slice(pa, (pa += len)));
+    }
+  }
 
   /** Calls `row` for each entry of the batch, in file order. */
   each(batch: RowBatch, row: (r: DecodedRow['values'], text: string) => void): void {

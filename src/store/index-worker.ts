@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeRows, fileHashes, type FileHashes, type RowBatch } from './index-rows.js';
+import { encodeRows, fileHashes, type FileHashes, type RowBatch, type RowContent } from './index-rows.js';
 
 /**
  * The parsing half of a bulk index build (index-pipeline.ts starts it): reads and parses a fresh
@@ -11,13 +11,15 @@ export interface WorkerInput {
   fd: number;
   untilOffset: number;
   batchEntries: number;
-  /** Whether rows carry their search text (EncodeOptions.searchText). */
-  searchText: boolean;
+  /** What the batches carry (EncodeOptions.content). */
+  content: RowContent;
+  /** Hash the file's chunks at the end (the index records them; the lazy full-text build does not). */
+  hashes: boolean;
   /** Int32Array over a SharedArrayBuffer: batches the main thread is ready to receive. */
   credits: SharedArrayBuffer;
 }
 
-export type WorkerMessage = { type: 'batch'; batch: RowBatch } | { type: 'end'; hashes: FileHashes } | { type: 'error'; message: string; code?: string };
+export type WorkerMessage = { type: 'batch'; batch: RowBatch } | { type: 'end'; hashes: FileHashes | null } | { type: 'error'; message: string; code?: string };
 
 const input = workerData as WorkerInput;
 const port = parentPort;
@@ -26,13 +28,13 @@ if (port) {
   const fd = input.fd;
   try {
     let end = 0;
-    for (const batch of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: input.untilOffset, batchEntries: input.batchEntries, priorOccurrences: () => 0, searchText: input.searchText })) {
+    for (const batch of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: input.untilOffset, batchEntries: input.batchEntries, priorOccurrences: () => 0, content: input.content })) {
       while (Atomics.load(credits, 0) <= 0) Atomics.wait(credits, 0, 0);
       Atomics.sub(credits, 0, 1);
       end = batch.endBytes;
       port.postMessage({ type: 'batch', batch } satisfies WorkerMessage, [batch.nums.buffer as ArrayBuffer, batch.ascii.buffer as ArrayBuffer, batch.utf8.buffer as ArrayBuffer]);
     }
-    port.postMessage({ type: 'end', hashes: fileHashes(fd, end, 0) } satisfies WorkerMessage);
+    port.postMessage({ type: 'end', hashes: input.hashes ? fileHashes(fd, end, 0) : null } satisfies WorkerMessage);
   } catch (err) {
     const e = err as Error & { code?: string };
     port.postMessage({ type: 'error', message: e.message, ...(e.code ? { code: e.code } : {}) } satisfies WorkerMessage);

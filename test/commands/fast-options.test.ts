@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastInspectOptions } from '../../src/commands/memoir/inspect.js';
 import { options as inspectSchema } from '../../src/commands/memoir/inspect-options.js';
+import { fastIndexOptions } from '../../src/commands/memoir/index-cmd.js';
+import { options as indexSchema } from '../../src/commands/memoir/index-options.js';
 import { fastVerifyOptions } from '../../src/commands/memoir/verify.js';
 import { options as verifySchema } from '../../src/commands/memoir/verify-options.js';
 import { fastScoreOptions } from '../../src/commands/score.js';
@@ -85,6 +87,12 @@ describe('lazy options agree with their zod schema (property)', () => {
     const raw = rawOf({ memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), json: opt(fc.boolean()) });
     fc.assert(fc.property(raw, (r) => agree(fastVerifyOptions, verifySchema, r)), { numRuns: 1000 });
     expect(fastVerifyOptions({ memoir: ['m.jsonl'], json: true })).toEqual({ memoir: ['m.jsonl'], json: true });
+  });
+
+  it('memoir index', () => {
+    const raw = rawOf({ memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), rebuild: opt(fc.boolean()), json: opt(fc.boolean()) });
+    fc.assert(fc.property(raw, (r) => agree(fastIndexOptions, indexSchema, r)), { numRuns: 1000 });
+    expect(fastIndexOptions({ memoir: ['m.jsonl'], rebuild: true })).toEqual({ memoir: ['m.jsonl'], rebuild: true, json: false });
   });
 
   it('score', () => {

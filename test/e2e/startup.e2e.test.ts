@@ -51,6 +51,13 @@ describe('start-up paths that load no zod', () => {
     expect(v.loaded).not.toContain('/dist/memoir/schema.js');
   });
 
+  it('memoir index loads no zod', () => {
+    const v = traced(['memoir', 'index', '--memoir', memoir, '--rebuild', '--json']);
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.loaded).toContain('/dist/commands/memoir/index-cmd.js');
+    expect(v.loaded).not.toContain('/node_modules/zod/');
+  });
+
   it('a bad flag still gets the schema of record and its wording', () => {
     const r = kourai(['memoir', 'inspect', '--memoir', memoir, '--agent', 'kalos'], { home });
     expect(r.code).toBe(2);

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { derivedId } from '../../src/memoir/entry-id.js';
 import { synthSessions } from '../../src/memoir/synth.js';
 import { ScannedLine, scanLine } from '../../src/memoir/scan/canonical-line.js';
-import { encodeRows, RowDecoder, type DecodedRow } from '../../src/store/index-rows.js';
+import { encodeRows, RowDecoder, type DecodedRow, type RowContent } from '../../src/store/index-rows.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 
 /**
@@ -16,12 +16,12 @@ let dir: string;
 beforeEach(() => (dir = tempDir()));
 afterEach(() => removeDir(dir));
 
-function rows(file: string, scan: boolean): { values: DecodedRow['values']; text: string }[] {
+function rows(file: string, scan: boolean, content?: RowContent): { values: DecodedRow['values']; text: string }[] {
   const fd = openSync(file, 'r');
   try {
     const out: { values: DecodedRow['values']; text: string }[] = [];
     const decoder = new RowDecoder();
-    for (const b of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: fstatSync(fd).size, batchEntries: 700, priorOccurrences: () => 0, scan })) {
+    for (const b of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: fstatSync(fd).size, batchEntries: 700, priorOccurrences: () => 0, scan, ...(content ? { content } : {}) })) {
       decoder.each(b, (values, text) => out.push({ values: [...values] as DecodedRow['values'], text }));
     }
     return out;
@@ -82,5 +82,25 @@ describe('index rows: byte scanner and parser agree', () => {
     expect(emoji?.text).toMatch(/naïve café — \d+ 🦊 "quoted"\nsecond line\t\\/);
     expect(fast.some((r) => /the beat \d+ é/.test(r.text))).toBe(true);
     expect(fast.some((r) => r.values[12] === '2026-10-01T09:04:59.624Z')).toBe(true);
+
+    // What the lazy full-text build reads (content 'text': line and search text only) and a bulk load writes (content 'rows': no text).
+    for (const scan of [true, false]) {
+      expect(textRows(file, scan)).toEqual(fast.map((r) => ({ line: r.values[0], text: r.text })));
+      expect(rows(file, scan, 'rows')).toEqual(fast.map((r) => ({ values: r.values, text: '' })));
+    }
   });
 });
+
+function textRows(file: string, scan: boolean): { line: number; text: string }[] {
+  const fd = openSync(file, 'r');
+  try {
+    const out: { line: number; text: string }[] = [];
+    const decoder = new RowDecoder();
+    for (const b of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: fstatSync(fd).size, batchEntries: 700, priorOccurrences: () => 0, scan, content: 'text' })) {
+      decoder.eachText(b, (line, text) => out.push({ line, text }));
+    }
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}

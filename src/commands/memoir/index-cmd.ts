@@ -1,11 +1,19 @@
-import { z } from 'zod';
 import type { Ctx } from '../../context.js';
-import { defineCommand } from '../types.js';
-import { memoirOpt } from '../options.js';
+import { allSure, flag, stringList } from '../fast-flags.js';
+import { defineCommand, type LazyOptions } from '../types.js';
+import type { IndexOptions, options as OptionsSchema } from './index-options.js';
 import { openIndexed } from './shared.js';
 import { count, seconds } from '../../format.js';
 
-const options = z.object({ memoir: memoirOpt, rebuild: z.boolean().default(false), json: z.boolean().default(false) });
+/** index-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
+export function fastIndexOptions(raw: Readonly<Record<string, unknown>>): IndexOptions | undefined {
+  return allSure<IndexOptions>({ memoir: stringList(raw.memoir), rebuild: flag(raw.rebuild, false), json: flag(raw.json, false) });
+}
+
+const options: LazyOptions<typeof OptionsSchema> = {
+  fast: fastIndexOptions,
+  schema: async () => (await import('./index-options.js')).options,
+};
 
 export interface IndexResult {
   files: { path: string; new_entries: number; new_invalid_lines: number; bytes_read: number; integrity: string | null; torn_tail_bytes: number }[];
