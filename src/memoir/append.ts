@@ -8,7 +8,7 @@ import { LineWriter } from './encode-bytes.js';
 import type { IdSource } from './entry-id.js';
 import { fastInput } from './fast-input.js';
 import { assertIsMemoir } from './identify.js';
-import { Journal } from './journal.js';
+import { batchRecord, Journal } from './journal.js';
 import { checkOutgoingLine } from './limits.js';
 import { lockMemoir, type MemoirLock } from './lock.js';
 import type { Quarantined } from './quarantine.js';
@@ -250,12 +250,14 @@ function batchBytes(lines: readonly string[], total: number): Buffer {
   return buf;
 }
 
-/** Journal (fsynced), one O_APPEND write, fsync, clear: see journal.ts for why this is all or nothing. */
+/** Journal (the batch's line table, fsynced), one O_APPEND write, fsync, clear: see journal.ts for why this is all or nothing. */
 function writeBatch(lock: MemoirLock, journal: Journal, buf: Buffer, durable: boolean): number {
   const before = fstatSync(lock.fd).size;
+  const record = batchRecord(buf);
   journal.start();
-  journal.add(buf);
-  journal.seal({ op: 'batch', offset: before });
+  journal.add(record.table);
+  journal.add(record.first);
+  journal.seal({ op: 'batch_lines', offset: before, lines: record.lines, bytes: buf.length });
   writeAll(lock.fd, buf);
   const offset = fstatSync(lock.fd).size - buf.length;
   if (durable) fsyncSync(lock.fd);

@@ -19,9 +19,10 @@ export function unfinishedWrite(memoir: string): { op: string; offset: number; m
   }
   if (!pending || writerActive(memoir)) return undefined;
   const { entry } = pending;
+  const batchBytes = entry.op === 'batch_lines' ? entry.bytes : entry.op === 'batch' ? entry.length : undefined;
   const message =
-    entry.op === 'batch'
-      ? `a batch of ${entry.length} bytes was being appended at offset ${entry.offset} when its writer died; it is rolled back (or kept, if whole) by the next write`
+    batchBytes !== undefined
+      ? `a batch of ${batchBytes} bytes was being appended at offset ${entry.offset} when its writer died; it is rolled back (or kept, if whole) by the next write`
       : `a cut at offset ${entry.offset} was interrupted with ${entry.length} bytes of other writers set aside; the next write puts them back`;
   return { op: entry.op, offset: entry.offset, message };
 }

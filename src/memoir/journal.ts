@@ -1,4 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, readSync, renameSync } from 'node:fs';
 import { NotFoundError } from '../errors.js';
 import { fsyncDir, openNoFollow, writeAll } from './durable.js';
@@ -8,8 +9,10 @@ import { readBytes } from './quarantine.js';
  * The write-ahead journal of a memoir (`<memoir>.journal`, beside it): the one operation a kourai
  * writer has in flight, written and fsynced *before* the memoir is touched, so the next writer
  * (under the lock) can finish or undo it after a crash.
- *   batch    the bytes of a batch and the offset it is appended at: a batch found partly written
- *            is rolled back into the quarantine; found whole, it stays (all or nothing).
+ *   batch_lines  the offset a batch is appended at, each of its lines' length and CRC-32, and its
+ *            first line's bytes (what `batchRecord` makes: ~1% of the batch): a batch found partly
+ *            written is rolled back into the quarantine; found whole, it stays (all or nothing).
+ *   batch    (written by kourai before 2026-11-23; still recovered) the whole batch's bytes.
  *   putback  bytes other writers appended after a range being cut (a torn tail, a rolled-back
  *            batch), parked here while the memoir is truncated and then written back.
  * Layout: a JSON header line in the first 4 KiB, then the payload. An empty file means nothing is
@@ -21,12 +24,40 @@ export const JOURNAL_HEADER_BYTES = 4096;
 
 export type JournalOp =
   | { op: 'batch'; offset: number }
+  | { op: 'batch_lines'; offset: number; lines: number; bytes: number }
   | { op: 'putback'; offset: number; cut_end: number; cut_sha256: string };
 
 export type JournalEntry = JournalOp & { v: 1; length: number; sha256: string };
 
 export function journalPath(memoir: string): string {
   return `${memoir}.journal`;
+}
+
+/**
+ * What a batch's journal holds instead of the batch: for each line (newline included) its length
+ * and CRC-32 (8 bytes, little-endian), then the first line's bytes. Whole lines are recognised by
+ * length + CRC; a line cut short is told from other writers' bytes by where their next valid line
+ * starts, and the first line, the one that may be found torn on its own, byte for byte
+ * (recover.ts). `buf` is whole lines, each ending in a newline.
+ */
+export interface BatchRecord {
+  table: Buffer;
+  first: Buffer;
+  lines: number;
+}
+
+export function batchRecord(buf: Buffer): BatchRecord {
+  let lines = 0;
+  for (let at = buf.indexOf(10); at >= 0; at = buf.indexOf(10, at + 1)) lines++;
+  const table = Buffer.allocUnsafe(lines * 8);
+  let start = 0;
+  for (let k = 0; k < lines; k++) {
+    const end = buf.indexOf(10, start) + 1;
+    table.writeUInt32LE(end - start, k * 8);
+    table.writeUInt32LE(crc32(buf.subarray(start, end)), k * 8 + 4);
+    start = end;
+  }
+  return { table, first: buf.subarray(0, lines > 0 ? table.readUInt32LE(0) : 0), lines };
 }
 
 export class Journal {

@@ -1,7 +1,8 @@
 import { fstatSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { ConflictError } from '../errors.js';
 import { commonPrefix, cutRange, resumePutback, type CutReport } from './cut.js';
-import type { Journal, JournalEntry } from './journal.js';
+import { batchRecord, type BatchRecord, type Journal } from './journal.js';
 import { MAX_LINE_BYTES } from './limits.js';
 import { sleepSync, type MemoirLock } from './lock.js';
 import { parseLine } from './parse.js';
@@ -24,7 +25,10 @@ export function recoverJournal(lock: MemoirLock, journal: Journal, opts: Quarant
   if (!pending) return undefined;
   const { entry, payload } = pending;
   if (entry.op === 'putback') return { note: resumePutback(lock, journal, entry, payload, opts) };
-  return rollbackBatch(lock, journal, entry, payload, opts);
+  if (entry.op === 'batch') return rollbackBatch(lock, journal, entry.offset, batchRecord(payload), opts); // an older writer's journal
+  const tableBytes = entry.lines * 8;
+  const record = { table: payload.subarray(0, tableBytes), first: payload.subarray(tableBytes), lines: entry.lines };
+  return rollbackBatch(lock, journal, entry.offset, record, opts);
 }
 
 /**
@@ -32,15 +36,21 @@ export function recoverJournal(lock: MemoirLock, journal: Journal, opts: Quarant
  * Finds where the batch landed (at the journalled offset, or after whole lines that lock-free
  * writers appended in between), how much of it was written, and rolls that part back into the
  * quarantine, keeping every byte other writers appended after it. A batch found whole stays.
+ *
+ * The journal knows each line's length and CRC-32 and the first line's bytes, not the batch (a
+ * second copy of every batch cost as much as the batch). Whole lines are matched by length + CRC;
+ * the first line, when torn, byte for byte; a later line cut short ends where the next valid line
+ * of another writer starts, or, with none, at its own length minus one (or the end of the file):
+ * bytes there that start no valid line (a fragment a dead host left) go to the quarantine with it.
  */
-function rollbackBatch(lock: MemoirLock, journal: Journal, entry: Extract<JournalEntry, { op: 'batch' }>, batch: Buffer, opts: QuarantineOptions): Recovery {
+function rollbackBatch(lock: MemoirLock, journal: Journal, offset: number, batch: BatchRecord, opts: QuarantineOptions): Recovery {
   const fd = lock.fd;
   const size = fstatSync(fd).size;
-  const firstLineEnd = batch.indexOf(10) + 1 || batch.length;
+  const first = batch.first;
   let s = -1;
-  for (let pos = entry.offset; pos < size; ) {
-    const lcp = commonPrefix(fd, pos, batch, size);
-    if (lcp >= firstLineEnd) {
+  for (let pos = offset; pos < size; ) {
+    const lcp = commonPrefix(fd, pos, first, size);
+    if (lcp === first.length) {
       s = pos;
       break;
     }
@@ -55,31 +65,42 @@ function rollbackBatch(lock: MemoirLock, journal: Journal, entry: Extract<Journa
     }
     pos = line.next; // a whole line another writer appended before the batch
   }
-  if (s < 0) {
+  if (s < 0) return nothingWritten(journal);
+  // Whole lines of the batch from `s` on; `at` ends up at the first line that is not (whole).
+  let at = s;
+  let k = 0;
+  while (k < batch.lines && wholeLineAt(fd, at, batch.table, k, size)) at += batch.table.readUInt32LE(k++ * 8);
+  if (k === batch.lines) {
     journal.clear();
-    return { note: 'a batch whose writer died before writing it: nothing to undo' };
+    return { keptWholeBatch: { offset: s, length: at - s } };
   }
-  const written = commonPrefix(fd, s, batch, size);
-  if (written === batch.length) {
-    journal.clear();
-    return { keptWholeBatch: { offset: s, length: batch.length } };
-  }
-  // `written` bytes match the batch; other writers' bytes may start earlier, at the start of a
-  // line of theirs that happens to begin like ours. The first place a whole valid line starts wins.
-  let split = written;
-  for (let c = batch.lastIndexOf(10, written - 1) + 1; c < written; c++) {
-    if (readBytes(fd, s + c, 1)[0] !== 0x7b) continue; // '{'
-    const line = lineAt(fd, s + c, size);
+  // Line k is cut short: at most its length minus one of its bytes are there.
+  const mine = k === 0 ? commonPrefix(fd, s, first, size) : Math.min(batch.table.readUInt32LE(k * 8) - 1, size - at);
+  // Other writers' bytes may start earlier, where a whole valid line of theirs starts.
+  let end = at + mine;
+  for (let c = at; c < at + mine; c++) {
+    if (readBytes(fd, c, 1)[0] !== 0x7b) continue; // '{'
+    const line = lineAt(fd, c, size);
     if (line && parseLine(line.text).ok) {
-      split = c;
+      end = c;
       break;
     }
   }
-  if (split === 0) {
-    journal.clear();
-    return { note: 'a batch whose writer died before writing it: nothing to undo' };
-  }
-  return { rolledBack: cutRange(lock, journal, s, s + split, 'uncommitted_batch', opts) };
+  if (end === s) return nothingWritten(journal);
+  return { rolledBack: cutRange(lock, journal, s, end, 'uncommitted_batch', opts) };
+}
+
+function nothingWritten(journal: Journal): Recovery {
+  journal.clear();
+  return { note: 'a batch whose writer died before writing it: nothing to undo' };
+}
+
+/** True when the file holds line `k` of the batch (length and CRC-32, newline included) at `pos`. */
+function wholeLineAt(fd: number, pos: number, table: Buffer, k: number, size: number): boolean {
+  const length = table.readUInt32LE(k * 8);
+  if (pos + length > size) return false;
+  const b = readBytes(fd, pos, length);
+  return b.length === length && b[length - 1] === 10 && crc32(b) === table.readUInt32LE(k * 8 + 4);
 }
 
 /** The complete line starting at `pos` (undefined when no newline follows within the line limit). */

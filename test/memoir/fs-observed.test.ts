@@ -57,7 +57,7 @@ vi.mock('node:fs', async (importOriginal) => {
 const { Memoir } = await import('../../src/memoir/memoir.js');
 const { readRecords } = await import('../../src/memoir/reader.js');
 const { quarantinePath } = await import('../../src/memoir/quarantine.js');
-const { journalPath } = await import('../../src/memoir/journal.js');
+const { Journal, journalPath } = await import('../../src/memoir/journal.js');
 
 let dir: string;
 beforeEach(() => {
@@ -204,5 +204,100 @@ describe('a batch interrupted at any byte is all or nothing (issue 13 item 4, pr
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('the batch journal holds line lengths and CRC-32s, not the batch (issue 13 item 4)', () => {
+  /** Appends `size` entries and dies inside the memoir write after `keep(buf)` bytes; `then` runs before the next append. */
+  function crashedBatch(path: string, size: number, keep: (batch: Buffer) => number): Buffer {
+    const m = new Memoir(path);
+    let batch = Buffer.alloc(0);
+    hooks.before = (c, args) => {
+      if (c.op !== 'write' || c.path !== path) return;
+      const [fd, buf, off, len] = args as [number, Buffer, number, number];
+      batch = Buffer.from(buf.subarray(off, off + len));
+      delete hooks.before;
+      realFs.writeSync(fd, buf, off, keep(batch));
+      throw new Error('simulated crash');
+    };
+    expect(() => m.append(Array.from({ length: size }, (_, i) => entry(100 + i)))).toThrow('simulated crash');
+    return batch;
+  }
+  const quarantined = (path: string) =>
+    readFileSync(quarantinePath(path), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { reason: string; text: string; offset: number; length: number });
+  const texts = (path: string) => [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
+
+  it('the journal of a 10k-line batch is a small fraction of the batch', () => {
+    const path = join(dir, 'memoir.jsonl');
+    let journalBytes = 0;
+    hooks.before = (c, args) => {
+      if (c.op === 'fsync' && c.path === journalPath(path)) journalBytes = realFs.fstatSync(args[0] as number).size;
+    };
+    new Memoir(path).append(Array.from({ length: 10_000 }, (_, i) => entry(i)));
+    const memoirBytes = readFileSync(path).length;
+    expect(journalBytes).toBeGreaterThan(0);
+    expect(journalBytes).toBeLessThan(memoirBytes / 10); // 8 bytes a line + the first line + the header
+  });
+
+  it('a host line of the same length where the batch’s next line belongs is told apart by its CRC', () => {
+    const path = join(dir, 'memoir.jsonl');
+    new Memoir(path).append([entry(0)]);
+    const before = readFileSync(path);
+    // The writer dies exactly after the batch's first line; a host then appends a line exactly as
+    // long as the batch's second one (length alone would take the batch for whole).
+    const batch = crashedBatch(path, 2, (b) => b.indexOf(10) + 1);
+    const second = batch.subarray(batch.indexOf(10) + 1).toString('utf8');
+    const host = second.replace('"proposal 101"', '"host-line 01"');
+    expect(Buffer.byteLength(host)).toBe(Buffer.byteLength(second));
+    expect(host).not.toBe(second);
+    realFs.appendFileSync(path, host);
+    new Memoir(path).append([entry(999)]);
+    expect(texts(path)).toEqual(['proposal 0', 'host-line 01', 'proposal 999']);
+    expect(readFileSync(path).subarray(0, before.length)).toEqual(before);
+    expect(quarantined(path)).toEqual([expect.objectContaining({ reason: 'uncommitted_batch', offset: before.length, text: batch.subarray(0, batch.indexOf(10) + 1).toString('utf8') })]);
+  });
+
+  it('a later line cut short, then a dead host’s fragment: both go to the quarantine, nothing else', () => {
+    const path = join(dir, 'memoir.jsonl');
+    new Memoir(path).append([entry(0)]);
+    const before = readFileSync(path);
+    const batch = crashedBatch(path, 3, (b) => b.indexOf(10, b.indexOf(10) + 1) + 1 + 25); // 25 bytes into the third line
+    const written = batch.indexOf(10, batch.indexOf(10) + 1) + 1 + 25;
+    const fragment = '{"scene_id":"session-0000beef.tu';
+    realFs.appendFileSync(path, fragment);
+    age(path);
+    new Memoir(path).append([entry(999)], { staleMs: 0 });
+    expect(texts(path)).toEqual(['proposal 0', 'proposal 999']);
+    expect(readFileSync(path).subarray(0, before.length)).toEqual(before);
+    const q = quarantined(path);
+    expect(q.map((r) => r.text).join('')).toBe(batch.subarray(0, written).toString('utf8') + fragment);
+    expect(q[0]).toEqual(expect.objectContaining({ reason: 'uncommitted_batch', offset: before.length }));
+  });
+
+  it('a later line cut short, then host lines: the cut ends where the first host line starts', () => {
+    const path = join(dir, 'memoir.jsonl');
+    new Memoir(path).append([entry(0)]);
+    const batch = crashedBatch(path, 4, (b) => b.indexOf(10) + 1 + 40); // 40 bytes into the second line
+    realFs.appendFileSync(path, pythonLine(1) + pythonLine(2));
+    new Memoir(path).append([entry(999)]);
+    expect(texts(path)).toEqual(['proposal 0', 'host line 1', 'host line 2', 'proposal 999']);
+    expect(quarantined(path)).toEqual([expect.objectContaining({ reason: 'uncommitted_batch', text: batch.subarray(0, batch.indexOf(10) + 1 + 40).toString('utf8') })]);
+  });
+
+  it('a journal an older kourai wrote (the whole batch) is still rolled back', () => {
+    const path = join(dir, 'memoir.jsonl');
+    new Memoir(path).append([entry(0)]);
+    const before = readFileSync(path);
+    const batch = crashedBatch(path, 3, (b) => b.length - 30);
+    // Replace the journal with the format older writers left: the batch's bytes.
+    const j = new Journal(path, false);
+    j.start();
+    j.add(batch);
+    j.seal({ op: 'batch', offset: before.length });
+    j.close();
+    realFs.appendFileSync(path, pythonLine(5));
+    new Memoir(path).append([entry(999)]);
+    expect(texts(path)).toEqual(['proposal 0', 'host line 5', 'proposal 999']);
+    expect(quarantined(path).map((r) => r.text).join('')).toBe(batch.subarray(0, batch.length - 30).toString('utf8'));
   });
 });

@@ -52,7 +52,7 @@ function survey(path: string): RepairOutcome {
   const journal = new Journal(path, false);
   try {
     const pending = journal.pending(true);
-    if (pending) out.notes.push(`a ${pending.entry.op} left unfinished by a kourai writer that died: repair will finish or roll it back`);
+    if (pending) out.notes.push(`a ${pending.entry.op === 'putback' ? 'putback' : 'batch'} left unfinished by a kourai writer that died: repair will finish or roll it back`);
   } finally {
     journal.close();
   }
