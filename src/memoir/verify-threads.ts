@@ -34,10 +34,14 @@ export class RangeWorker {
   private ended = false;
   /** The file offset the worker has read up to (progress). */
   reached: number;
+  /** Chunks handed out so far: until the first, a failed worker's range can be read elsewhere. */
+  delivered = 0;
 
   constructor(input: VerifyWorkerInput) {
     this.reached = input.range.from;
-    this.worker = new Worker(workerUrl(), { workerData: input });
+    // No flags of this process: `node --input-type=module -e …` would make the worker fail to start,
+    // and nothing the worker does needs one.
+    this.worker = new Worker(workerUrl(), { workerData: input, execArgv: [] });
     this.worker.on('message', (m: VerifyWorkerMessage) => {
       if (m.type === 'error') this.failure ??= Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
       else {
@@ -67,7 +71,10 @@ export class RangeWorker {
   async next(): Promise<LineChunk> {
     for (;;) {
       const c = this.queue.shift();
-      if (c !== undefined) return c;
+      if (c !== undefined) {
+        this.delivered++;
+        return c;
+      }
       if (this.failure) throw this.failure;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }

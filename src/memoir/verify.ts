@@ -129,6 +129,8 @@ export interface VerifyFileOptions {
    * ranges one after another on this thread, to check the merge against one read of the whole.
    */
   splitAt?: readonly number[];
+  /** A worker thread that failed before reading anything (its range is then read on this thread). */
+  onWorkerFailure?: (err: Error) => void;
 }
 
 /** A worker's start-up (~40 ms) pays for itself from about this size (~10k entries). */
@@ -167,12 +169,15 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   const merge = new FileMerge(fd, path, seen);
   const reached = ranges.map((r) => r.from);
   const progress = (): void => {
-    if (opts.onProgress) opts.onProgress(ranges.reduce((sum, r, k) => sum + (workers[k - 1]?.reached ?? reached[k] ?? r.from) - r.from, 0));
+    if (opts.onProgress) opts.onProgress(ranges.reduce((sum, r, k) => sum + Math.max(workers[k - 1]?.reached ?? r.from, reached[k] ?? r.from) - r.from, 0));
   };
   try {
     for (const [k, range] of ranges.entries()) {
       const worker = workers[k - 1];
-      if (worker === undefined) {
+      const first = worker ? await firstChunk(worker, opts.onWorkerFailure) : undefined;
+      if (worker === undefined || first === undefined) {
+        // One thread, or a worker that could not start (nothing of its range merged yet): read it here.
+        if (worker) worker.stop();
         for (const c of scanRange(fd, range, scanOpts)) {
           merge.add(c);
           if (c.bytes >= 0) reached[k] = c.bytes;
@@ -182,8 +187,7 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
           }
         }
       } else {
-        for (;;) {
-          const c = await worker.next();
+        for (let c = first; ; c = await worker.next()) {
           merge.add(c);
           if (c.last) break;
           progress();
@@ -196,6 +200,16 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   }
   opts.onProgress?.(merge.bytes);
   return { path, entries: merge.entries, bytes: merge.bytes, problems: merge.problems };
+}
+
+/** A worker's first chunk, or undefined when it failed before sending one. */
+async function firstChunk(worker: RangeWorker, onFailure: ((err: Error) => void) | undefined): Promise<LineChunk | undefined> {
+  try {
+    return await worker.next();
+  } catch (err) {
+    onFailure?.(err as Error);
+    return undefined;
+  }
 }
 
 /** The line starts at or after each hint (0 < start < size, increasing); a hint with no newline within reach is dropped. */
@@ -449,7 +463,7 @@ export interface MemoirsVerification {
   crossFile: Problem[];
 }
 
-export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes'> {
+export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes' | 'onWorkerFailure'> {
   onProgress?: (file: number, bytes: number) => void;
   /** Tests: per file, where to split it (VerifyFileOptions.splitAt). */
   splitAt?: (path: string, size: number) => readonly number[];
@@ -470,6 +484,7 @@ export async function verifyMemoirs(paths: readonly string[], opts: VerifyMemoir
       if (opts.checkpoint) fileOpts.checkpoint = opts.checkpoint;
       if (opts.scan === false) fileOpts.scan = false;
       if (opts.minSplitBytes !== undefined) fileOpts.minSplitBytes = opts.minSplitBytes;
+      if (opts.onWorkerFailure) fileOpts.onWorkerFailure = opts.onWorkerFailure;
       if (opts.splitAt) fileOpts.splitAt = opts.splitAt(p, sizes[i] ?? 0);
       files.push(await verifyFile(p, seen, fileOpts));
     }

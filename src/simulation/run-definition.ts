@@ -23,6 +23,8 @@ export interface RunDefinition {
   /** The simulation always runs the built-in base (run.ts `sharedModel`). */
   base: string;
   code: string;
+  /** V8's version: Math.exp/tanh/pow are V8's own, and may round differently in another one. */
+  v8: string;
 }
 
 /** Directories (relative to the source root) whose code never shapes a cell's numbers. */
@@ -62,5 +64,6 @@ export function runDefinition(): RunDefinition {
     public_init: PUBLIC_INIT_SCHEME,
     base: BUILTIN_FINGERPRINT,
     code: codeDigest(root, here.endsWith('.ts') ? '.ts' : '.js'),
+    v8: process.versions.v8,
   };
 }

@@ -10,7 +10,7 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
  * hit by a run that would compute the same numbers: the id is a digest of the run's configuration and
  * of everything else that defines a run — nothing bumped by hand.
  */
-const DEF: RunDefinition = { protocol: 2, release_format: 'kourai.council-release/3', public_init: 'kourai.public-init/1', base: 'sha256:base', code: 'a'.repeat(64) };
+const DEF: RunDefinition = { protocol: 2, release_format: 'kourai.council-release/3', public_init: 'kourai.public-init/1', base: 'sha256:base', code: 'a'.repeat(64), v8: '11.3.244.8-node.33' };
 
 describe('the experiment id: a change of anything that defines a run misses the cache', () => {
   it('the same experiment and definition: the same id (so a resumed or parallel run shares its cells)', () => {
@@ -24,6 +24,7 @@ describe('the experiment id: a change of anything that defines a run misses the 
     ['the public initialisation scheme', { public_init: 'kourai.public-init/2' }],
     ['the base model fingerprint', { base: 'sha256:other' }],
     ['the code that runs a cell (aggregation, trainer, council, privacy, simulation …)', { code: 'b'.repeat(64) }],
+    ['the JavaScript engine (its Math functions)', { v8: '12.4.254.21-node.33' }],
   ] as const)('%s', (_what, change) => {
     expect(experimentId(DEFAULT_EXPERIMENT, { ...DEF, ...change })).not.toBe(experimentId(DEFAULT_EXPERIMENT, DEF));
   });
@@ -101,6 +102,7 @@ describe('the code digest', () => {
     const d = runDefinition();
     expect(d).toMatchObject({ protocol: 2, release_format: 'kourai.council-release/3', public_init: 'kourai.public-init/1', base: 'sha256:8cbed4d330370cf4c2803e5cae5f149f3d55733815dbb1c09743e67f22569546' });
     expect(d.code).toMatch(/^[0-9a-f]{64}$/);
+    expect(d.v8).toBe(process.versions.v8);
     expect(runDefinition()).toEqual(d);
   });
 });

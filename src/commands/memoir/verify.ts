@@ -12,7 +12,7 @@ import type { MemoirIndex } from '../../store/memoir-index.js';
 import { allSure, flag, stringList } from '../fast-flags.js';
 import { defineCommand, type LazyOptions } from '../types.js';
 import type { VerifyOptions, options as OptionsSchema } from './verify-options.js';
-import { note } from '../../output/notice.js';
+import { note, warn } from '../../output/notice.js';
 import { plural } from '../../format.js';
 
 /** verify-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
@@ -105,7 +105,12 @@ export default defineCommand({
         before.push(here);
       }
       const starts = sizes.map((_, i) => done + sizes.slice(0, i).reduce((a, b) => a + b, 0));
-      const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause, ...(threads !== undefined ? { threads } : {}) });
+      let warned = false;
+      const onWorkerFailure = (err: Error): void => {
+        if (!warned) warn(ctx, `a verify worker thread could not start (${err.message.split('\n')[0]}); reading on the main thread`);
+        warned = true;
+      };
+      const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause, onWorkerFailure, ...(threads !== undefined ? { threads } : {}) });
       for (const [i, f] of v.files.entries()) {
         problems.push(...(before[i] ?? []), ...f.problems);
         entries += f.entries;

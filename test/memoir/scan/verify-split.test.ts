@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { derivedId } from '../../../src/memoir/entry-id.js';
@@ -138,6 +140,20 @@ describe('verify in ranges = verify in one read', () => {
         }
       }),
     );
+  });
+
+  it('worker threads start from a node run with --input-type=module -e (its flags are not passed on)', () => {
+    const path = write([...pool, ...pool].map((l) => Buffer.from(l)), 3);
+    const lib = pathToFileURL(join('dist', 'memoir', 'verify.js')).href;
+    const code = `const { verifyMemoirs } = await import(${JSON.stringify(lib)});
+const p = ${JSON.stringify(path)};
+let failed = 0;
+const two = await verifyMemoirs([p], { threads: 2, minSplitBytes: 0, onWorkerFailure: () => failed++ });
+const one = await verifyMemoirs([p], { threads: 1 });
+console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two.files[0].problems.length, 'failed', failed);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toMatch(/^same [1-9]\d* failed 0$/);
   });
 
   it('worker threads: the same report as one thread', async () => {
