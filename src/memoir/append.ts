@@ -53,30 +53,44 @@ export interface PreparedBatch {
   narrowed: string[];
 }
 
+/** Inputs whose `where` (for an error or a note) is made only when needed: `Memoir.append`. */
+export interface BatchInputs {
+  values: readonly unknown[];
+  where: (n: number) => string;
+}
+
 /**
- * `prepareEntries` for a whole batch: each line goes into the batch's buffer as soon as it is
- * encoded, so no line string outlives its entry's turn (10k retained lines cost more in garbage
- * collection than encoding them).
+ * `prepareEntries` for a whole batch: each entry is encoded as UTF-8 straight into the batch's
+ * buffer (LineWriter), so no line string is ever built.
  */
-export function prepareBatch(items: readonly InputItem[], ids: IdSource, now: () => Date): PreparedBatch {
+export function prepareBatch(input: readonly InputItem[] | BatchInputs, ids: IdSource, now: () => Date): PreparedBatch {
+  let values: readonly unknown[];
+  let where: (n: number) => string;
+  if (isBatchInputs(input)) ({ values, where } = input);
+  else {
+    const items = input;
+    values = items.map((i) => i.value);
+    where = (n) => (items[n] as InputItem).where;
+  }
   const prep = new Preparer(ids, now);
-  const entries = new Array<MemoirEntry>(items.length);
+  const entries = new Array<MemoirEntry>(values.length);
   const narrowed: string[] = [];
-  const out = new LineWriter(Math.max(1 << 16, items.length * 1024));
-  for (let n = 0; n < items.length; n++) {
-    const item = items[n] as InputItem;
-    const p = prep.entry(item);
+  const out = new LineWriter(Math.max(1 << 16, values.length * 1024));
+  for (let n = 0; n < values.length; n++) {
+    const entry = prep.entry(values[n], n, where);
     // The byte encoder declines only what the string path must word as an error (or handle whole).
-    if (!out.writeEntry(p.entry)) {
-      const line = encodeEntry(p.entry);
-      checkOutgoingLine(line, item.where);
+    if (!out.writeEntry(entry)) {
+      const line = encodeEntry(entry);
+      checkOutgoingLine(line, where(n));
       out.writeBytes(line);
     }
-    entries[n] = p.entry;
-    if (p.narrowed) narrowed.push(p.narrowed);
+    entries[n] = entry;
+    if (prep.narrowed !== undefined) narrowed.push(prep.narrowed);
   }
   return { entries, bytes: out.bytes(), narrowed };
 }
+
+const isBatchInputs = (x: readonly InputItem[] | BatchInputs): x is BatchInputs => !Array.isArray(x);
 
 /** Turns inputs into entries and lines, one at a time; keeps the clock's last ISO string. */
 class Preparer {
@@ -88,23 +102,26 @@ class Preparer {
     private readonly now: () => Date,
   ) {}
 
+  /** The note for the last entry when the split rule narrowed it to private. */
+  narrowed: string | undefined;
+
   prepare(item: InputItem): PreparedEntry {
-    const { entry, narrowed } = this.entry(item);
+    const entry = this.entry(item.value, 0, () => item.where);
     const line = encodeEntry(entry);
     const prepared: PreparedEntry = { entry, line, bytes: checkOutgoingLine(line, item.where) };
-    if (narrowed) prepared.narrowed = narrowed;
+    if (this.narrowed !== undefined) prepared.narrowed = this.narrowed;
     return prepared;
   }
 
-  /** The complete entry for an input (validated), and the note when the split rule narrowed it. */
-  entry(item: InputItem): { entry: MemoirEntry; narrowed?: string } {
+  /** The complete entry for input `n` (validated); sets `narrowed`. `where(n)` names it in an error or a note. */
+  entry(value: unknown, n: number, where: (n: number) => string): MemoirEntry {
     // The hand-written check (fast-input.ts) decides; zod runs only to word an error.
-    const fast = fastInput(item.value);
+    const fast = fastInput(value);
     let input: MemoirInputParsed;
     if (fast) input = fast as MemoirInputParsed;
     else {
-      const res = MemoirInputSchema.safeParse(item.value);
-      if (!res.success) throw new InvalidDataError(`${item.where}: ${describeIssue(res.error)}`, 'nothing was written; fix the entry and retry');
+      const res = MemoirInputSchema.safeParse(value);
+      if (!res.success) throw new InvalidDataError(`${where(n)}: ${describeIssue(res.error)}`, 'nothing was written; fix the entry and retry');
       input = res.data;
     }
     const entryType = input.entry_type ?? (input.interrupt ? 'interrupt' : entryTypeOf(input));
@@ -141,7 +158,8 @@ class Preparer {
         if (input[key] !== undefined) entry[key] = input[key];
       }
     }
-    return verdict.lenient ? { entry: entry as MemoirEntry, narrowed: `${item.where}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}` } : { entry: entry as MemoirEntry };
+    this.narrowed = verdict.lenient ? `${where(n)}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}` : undefined;
+    return entry as MemoirEntry;
   }
 
   /** One ISO string per millisecond: a batch of 10k is stamped within a few of them. */

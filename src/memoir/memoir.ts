@@ -25,7 +25,7 @@ export class Memoir {
 
   /** Validates and appends; throws InvalidDataError (nothing written) if any entry is invalid. */
   append(entries: readonly MemoirInput[], opts: AppendOptions = {}): MemoirEntry[] {
-    const batch = prepareBatch(entries.map((value, i) => ({ value, where: `entry ${i + 1}` })), this.ids, this.now);
+    const batch = prepareBatch({ values: entries, where: (n) => `entry ${n + 1}` }, this.ids, this.now);
     appendBatch(this.path, batch, { ...opts, now: this.now });
     return batch.entries;
   }
