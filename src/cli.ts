@@ -118,6 +118,7 @@ export function buildCli(
       .command('index')
       .description('bring the SQLite index up to date (incremental), or --rebuild it from the memoirs')
       .option('--rebuild', 'forget and re-read everything')
+      .option('--full-text', 'also build the full-text index now (a large load leaves it to the first search)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/index-cmd.js')));
 

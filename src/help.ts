@@ -53,7 +53,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   'memoir stats': { examples: [['memoir stats --json', 'counts per agent, source and split']], exits: READS },
   'memoir verify': { examples: [['memoir verify --json', 'every problem, one object each']], exits: [failure, ...READS] },
   'memoir repair': { examples: [['memoir repair --dry-run', 'what would be quarantined'], ['memoir repair', 'quarantine torn tails']], exits: [env, notFound, conflict] },
-  'memoir index': { examples: [['memoir index', 'read what was appended'], ['memoir index --rebuild --json', 'from scratch']], exits: READS },
+  'memoir index': { examples: [['memoir index', 'read what was appended'], ['memoir index --rebuild --json', 'from scratch'], ['memoir index --full-text', 'and the full-text index now, not at the first search']], exits: READS },
   'memoir synth': {
     examples: [
       ['memoir synth', 'the sample forge under $KOURAI_HOME'],

@@ -90,9 +90,9 @@ describe('lazy options agree with their zod schema (property)', () => {
   });
 
   it('memoir index', () => {
-    const raw = rawOf({ memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), rebuild: opt(fc.boolean()), json: opt(fc.boolean()) });
+    const raw = rawOf({ memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), rebuild: opt(fc.boolean()), fullText: opt(fc.boolean()), json: opt(fc.boolean()) });
     fc.assert(fc.property(raw, (r) => agree(fastIndexOptions, indexSchema, r)), { numRuns: 1000 });
-    expect(fastIndexOptions({ memoir: ['m.jsonl'], rebuild: true })).toEqual({ memoir: ['m.jsonl'], rebuild: true, json: false });
+    expect(fastIndexOptions({ memoir: ['m.jsonl'], rebuild: true })).toEqual({ memoir: ['m.jsonl'], rebuild: true, fullText: false, json: false });
   });
 
   it('score', () => {

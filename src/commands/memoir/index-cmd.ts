@@ -7,7 +7,7 @@ import { count, seconds } from '../../format.js';
 
 /** index-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
 export function fastIndexOptions(raw: Readonly<Record<string, unknown>>): IndexOptions | undefined {
-  return allSure<IndexOptions>({ memoir: stringList(raw.memoir), rebuild: flag(raw.rebuild, false), json: flag(raw.json, false) });
+  return allSure<IndexOptions>({ memoir: stringList(raw.memoir), rebuild: flag(raw.rebuild, false), fullText: flag(raw.fullText, false), json: flag(raw.json, false) });
 }
 
 const options: LazyOptions<typeof OptionsSchema> = {
@@ -24,7 +24,7 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<IndexResult> {
     const t0 = performance.now();
-    const { index, updates } = await openIndexed(ctx, opts.memoir, { quiet: opts.json, rebuild: opts.rebuild, mustWrite: true });
+    const { index, updates } = await openIndexed(ctx, opts.memoir, { quiet: opts.json, rebuild: opts.rebuild, mustWrite: true, fullText: opts.fullText });
     index.close();
     return {
       files: updates.map((u) => ({
