@@ -5,6 +5,7 @@
 // model (test/fixtures/python/memoir_model.py) is printed second, labelled as such.
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BIN, ROOT, cleanup, cpuTimed, kourai, median, python, tempDir, timeIt } from './lib.mjs';
@@ -76,6 +77,7 @@ export async function run(report, { quick }) {
   const { Memoir } = await dist('memoir/memoir.js');
   const { openIndex } = await dist('store/memoir-index.js');
   const { defaultThreads } = await dist('memoir/verify-threads.js');
+  const cores = availableParallelism();
 
   const dir = tempDir();
   try {
@@ -162,8 +164,8 @@ export async function run(report, { quick }) {
           cleanup(freshHome);
           vr.kourai.push([n / vf.seconds, n / vf.cpuSeconds]);
           peak = Math.max(peak, vf.rssMB);
-          // the same on one thread (the file is otherwise read by one thread per core)
-          const one = kourai(['memoir', 'verify', '--memoir', file, '--json'], { home: `${freshHome}-1`, env: { KOURAI_VERIFY_THREADS: '1' } });
+          // the same with one thread per core, forced (the default takes one per idle core)
+          const one = kourai(['memoir', 'verify', '--memoir', file, '--json'], { home: `${freshHome}-1`, env: { KOURAI_VERIFY_THREADS: String(cores) } });
           cleanup(`${freshHome}-1`);
           vr.one.push([n / one.seconds, n / one.cpuSeconds]);
           const ip = spawnSync(process.execPath, ['--input-type=module', '-e', kouraiInProcess(file)], { encoding: 'utf8' });
@@ -181,7 +183,7 @@ export async function run(report, { quick }) {
         const med = (xs, i) => median(xs.map((x) => x[i]));
         const verifyRate = med(vr.kourai, 0);
         report(`[${tag}] verify, never indexed (whole process)`, verifyRate, 'entries/s', `median of 3, ${(n / verifyRate).toFixed(2)} s, peak ${peak.toFixed(0)} MB; CPU-time rate ${med(vr.kourai, 1).toFixed(0)}/s`);
-        report(`[${tag}] verify, never indexed, one thread (KOURAI_VERIFY_THREADS=1, whole process)`, med(vr.one, 0), 'entries/s', `median of 3, ${(n / med(vr.one, 0)).toFixed(2)} s; CPU-time rate ${med(vr.one, 1).toFixed(0)}/s; the figures around it use ${defaultThreads()} threads (one per core)`);
+        report(`[${tag}] verify, never indexed, ${cores} threads forced (KOURAI_VERIFY_THREADS=${cores}, whole process)`, med(vr.one, 0), 'entries/s', `median of 3, ${(n / med(vr.one, 0)).toFixed(2)} s; CPU-time rate ${med(vr.one, 1).toFixed(0)}/s; the other verify figures use the default, one thread per idle core by the load average: ${defaultThreads()} at the end of these rounds (load ${loadavg()[0].toFixed(1)})`);
         if (vr.inproc.length) report(`[${tag}] verify, never indexed (in-process: verifyMemoirs in a fresh node, start-up excluded)`, med(vr.inproc, 0), 'entries/s', `median of 3; CPU-time rate ${med(vr.inproc, 1).toFixed(0)}/s`);
         if (vr.ref.length) {
           const py = med(vr.ref, 0);

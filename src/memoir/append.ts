@@ -61,9 +61,10 @@ export interface BatchInputs {
 
 /**
  * `prepareEntries` for a whole batch: each entry is encoded as UTF-8 straight into the batch's
- * buffer (LineWriter), so no line string is ever built.
+ * buffer (LineWriter), so no line string is ever built. `into`: a writer to reuse (its previous
+ * batch's bytes are overwritten), as `Memoir` does from one batch to the next.
  */
-export function prepareBatch(input: readonly InputItem[] | BatchInputs, ids: IdSource, now: () => Date): PreparedBatch {
+export function prepareBatch(input: readonly InputItem[] | BatchInputs, ids: IdSource, now: () => Date, into?: LineWriter): PreparedBatch {
   let values: readonly unknown[];
   let where: (n: number) => string;
   if (isBatchInputs(input)) ({ values, where } = input);
@@ -75,7 +76,9 @@ export function prepareBatch(input: readonly InputItem[] | BatchInputs, ids: IdS
   const prep = new Preparer(ids, now);
   const entries = new Array<MemoirEntry>(values.length);
   const narrowed: string[] = [];
-  const out = new LineWriter(Math.max(1 << 16, values.length * 1024));
+  const capacity = Math.max(1 << 16, values.length * 1024);
+  const out = into ?? new LineWriter(capacity);
+  if (into) into.reset(capacity);
   for (let n = 0; n < values.length; n++) {
     const entry = prep.entry(values[n], n, where);
     // The byte encoder declines only what the string path must word as an error (or handle whole).

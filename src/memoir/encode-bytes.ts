@@ -22,6 +22,15 @@ export class LineWriter {
     this.buf = Buffer.allocUnsafe(capacity);
   }
 
+  /**
+   * Starts over, keeping the buffer (a fresh 10 MB buffer per batch cost ~0.7 µs per entry in page
+   * faults): bytes() of the previous batch are overwritten from here on.
+   */
+  reset(capacity: number): void {
+    this.at = 0;
+    if (this.buf.length < capacity) this.buf = Buffer.allocUnsafe(capacity);
+  }
+
   /** The bytes written so far (a view, not a copy). */
   bytes(): Buffer {
     return this.buf.subarray(0, this.at);

@@ -17,8 +17,8 @@ export type FastInput = Omit<MemoirInput, 'split'> & { split?: { shared_eligible
 
 export function fastInput(v: unknown): FastInput | undefined {
   if (!isObj(v)) return undefined;
-  // for-in, not Object.keys: no array per entry (inherited enumerable keys, if any, only send the input to zod)
-  for (const k in v) if (!INPUT_KEYS.has(k)) return undefined;
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) if (!INPUT_KEYS.has(keys[i] as string)) return undefined;
   const ctx = v.context;
   const pr = v.player_response;
   const tl = v.training_label;

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { appendBatch, prepareBatch, type AppendOptions } from './append.js';
+import { LineWriter } from './encode-bytes.js';
 import { ulidGenerator, type IdSource } from './entry-id.js';
 import { readRecords, type MemoirRecord } from './reader.js';
 import type { MemoirEntry, MemoirInput } from './schema.js';
+
+/** A batch buffer larger than this is not kept between appends. */
+const MAX_KEPT_SCRATCH = 64 << 20;
 
 /**
  * A Forge Memoir for Node hosts. Appends validate everything first, then write one batch in
@@ -16,6 +20,8 @@ export class Memoir {
   readonly path: string;
   private readonly ids: IdSource;
   private readonly now: () => Date;
+  /** The batch buffer, reused from one append to the next (written and consumed within append()). */
+  private scratch = new LineWriter(0);
 
   constructor(path: string, opts: { now?: () => Date } = {}) {
     this.path = path;
@@ -25,8 +31,10 @@ export class Memoir {
 
   /** Validates and appends; throws InvalidDataError (nothing written) if any entry is invalid. */
   append(entries: readonly MemoirInput[], opts: AppendOptions = {}): MemoirEntry[] {
-    const batch = prepareBatch({ values: entries, where: (n) => `entry ${n + 1}` }, this.ids, this.now);
+    const batch = prepareBatch({ values: entries, where: (n) => `entry ${n + 1}` }, this.ids, this.now, this.scratch);
     appendBatch(this.path, batch, { ...opts, now: this.now });
+    // Kept for the next batch unless a huge one made it big: memory held is bounded.
+    if (this.scratch.buf.length > MAX_KEPT_SCRATCH) this.scratch = new LineWriter(0);
     return batch.entries;
   }
 

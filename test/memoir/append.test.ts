@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { appendLines, prepareBatch, prepareEntries } from '../../src/memoir/append.js';
+import { LineWriter } from '../../src/memoir/encode-bytes.js';
 import { ulidGenerator } from '../../src/memoir/entry-id.js';
 import { lockMemoir } from '../../src/memoir/lock.js';
 import { Memoir } from '../../src/memoir/memoir.js';
@@ -64,6 +65,17 @@ describe('prepareBatch', () => {
     expect(batch.narrowed).toHaveLength(14); // i = 3, 10, …, 94
     expect(batch.bytes.toString('utf8')).toBe(one.map((p) => `${p.line}\n`).join(''));
     expect(one.every((p) => p.bytes === Buffer.byteLength(p.line))).toBe(true);
+  });
+
+  it('a reused writer (as Memoir reuses it) holds only the new batch: a smaller one after a bigger one, and after a refused one', () => {
+    const at = () => new Date('2026-11-22T10:00:00Z');
+    const items = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ value: entry(from + i, { agent_proposed: `${'x'.repeat(200)} ${from + i}` }), where: `item ${i}` }));
+    const w = new LineWriter(16);
+    const big = prepareBatch(items(0, 300), ids(), at, w);
+    expect(big.bytes.toString('utf8')).toBe(prepareBatch(items(0, 300), ids(), at).bytes.toString('utf8'));
+    expect(() => prepareBatch([...items(500, 3), { value: { scene_id: 'x' }, where: 'bad' }], ids(), at, w)).toThrow(/bad/);
+    const small = prepareBatch(items(1000, 2), ids(), at, w);
+    expect(small.bytes.toString('utf8')).toBe(prepareBatch(items(1000, 2), ids(), at).bytes.toString('utf8'));
   });
 
   it('stamps entries with the clock of each entry (a new millisecond gets its own time)', () => {

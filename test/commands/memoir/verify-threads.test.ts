@@ -6,7 +6,7 @@ import { ExitCode } from '../../../src/errors.js';
 import { derivedId } from '../../../src/memoir/entry-id.js';
 import { synthSessions } from '../../../src/memoir/synth.js';
 import { MIN_SPLIT_BYTES } from '../../../src/memoir/verify.js';
-import { verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
+import { defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
 import { removeDir, tempDir, testCtx } from '../../helpers/ctx.js';
 
 /**
@@ -51,6 +51,15 @@ describe('memoir verify with threads', () => {
     expect(one.problems.find((p) => p.kind === 'identical_line')?.message).toContain(`${derivedId(python)}~2`);
     expect(await run('2')).toEqual(one);
     expect(await run('3')).toEqual(one);
+  });
+
+  it('the default: one thread per idle core by the load average, at most 8', () => {
+    expect(defaultThreads(2, 0.1)).toBe(2);
+    expect(defaultThreads(2, 0.7)).toBe(1);
+    expect(defaultThreads(2, 6)).toBe(1);
+    expect(defaultThreads(4, 1.2)).toBe(3);
+    expect(defaultThreads(16, 0)).toBe(8);
+    expect(defaultThreads(1, 0)).toBe(1);
   });
 
   it('KOURAI_VERIFY_THREADS must be a whole number from 1 to 64 (exit 3, naming it)', async () => {
