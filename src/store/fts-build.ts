@@ -45,6 +45,8 @@ export class FullTextBuild {
       file: db.prepare<[number], FileRow>('SELECT * FROM files WHERE id = ?'),
       seqs: db.prepare<[number, number, number], [number, number]>('SELECT line, seq FROM entries WHERE file_id = ? AND line BETWEEN ? AND ?').raw(),
       count: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM entries WHERE file_id = ?'),
+      span: db.prepare<[number], { n: number; lo: number | null; hi: number | null }>('SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM entries WHERE file_id = ?'),
+      lineOf: db.prepare<[number], number>('SELECT line FROM entries WHERE seq = ?').pluck(),
       insertFts: db.prepare('INSERT INTO entries_fts (rowid, text) VALUES (?, ?)'),
       done: db.prepare('UPDATE files SET fts_complete = 1 WHERE id = ?'),
     };
@@ -95,6 +97,10 @@ export class FullTextBuild {
       worker = this.opts.parallel && until >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, until, BATCH, { content: 'text', hashes: false }) : undefined;
       const local = worker ? undefined : encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: until, batchEntries: BATCH, priorOccurrences: () => 0, content: 'text' });
       const decoder = new RowDecoder();
+      // A file's rows are inserted in line order, so seq order is line order; when its seqs are also
+      // consecutive (a file loaded in one go: the usual case here), the k-th entry read is row lo + k.
+      const span = this.stmts.span.get(row.id);
+      const first = span && span.lo !== null && span.hi !== null && span.hi - span.lo + 1 === span.n ? span.lo : undefined;
       let written = 0;
       for (;;) {
         let batch: RowBatch;
@@ -111,7 +117,7 @@ export class FullTextBuild {
           if (it.done) break;
           batch = it.value;
         }
-        written += this.writeBatch(row, batch, decoder);
+        written += first === undefined ? this.writeBatch(row, batch, decoder) : this.writeBatchAt(row, batch, decoder, first + written);
         yield batch.endBytes;
       }
       // Every entry indexed for the file got its text: nothing more, nothing less.
@@ -123,6 +129,21 @@ export class FullTextBuild {
     }
   }
 
+  /** Rows `seq`, `seq + 1`, … in order; the first and last lines of the batch are checked against them. */
+  private writeBatchAt(row: FileRow, batch: RowBatch, decoder: RowDecoder, seq: number): number {
+    let n = 0;
+    let firstLine = 0;
+    let lastLine = 0;
+    decoder.eachText(batch, (line, text) => {
+      if (n === 0) firstLine = line;
+      lastLine = line;
+      this.stmts.insertFts.run(seq + n++, text);
+    });
+    if (n > 0 && (this.stmts.lineOf.get(seq) !== firstLine || this.stmts.lineOf.get(seq + n - 1) !== lastLine)) throw changedError(row.path, `line ${firstLine} or ${lastLine} is not where it was indexed`);
+    return n;
+  }
+
+  /** Each row's seq looked up by its line (a file whose rows are not consecutive). */
   private writeBatch(row: FileRow, batch: RowBatch, decoder: RowDecoder): number {
     const rows: [number, string][] = [];
     decoder.eachText(batch, (line, text) => rows.push([line, text]));

@@ -40,7 +40,6 @@ function queries(lines: readonly string[], seed: number): string[] {
 
 let dir: string;
 let lazyFile: string;
-let eagerFile: string;
 let lines: string[];
 const opened: MemoirIndex[] = [];
 const open = (home: string): MemoirIndex => {
@@ -52,10 +51,8 @@ const open = (home: string): MemoirIndex => {
 beforeEach(() => {
   dir = tempDir();
   lazyFile = join(dir, 'lazy', 'memoir.jsonl');
-  eagerFile = join(dir, 'eager', 'memoir.jsonl');
   lines = generatedLines(11, 14_000); // over 8 MiB: a bulk load
   mkdirSync(join(dir, 'lazy'));
-  mkdirSync(join(dir, 'eager'));
   writeFileSync(lazyFile, `${lines.join('\n')}\n`, { flag: 'w' });
 });
 afterEach(() => {
@@ -64,8 +61,10 @@ afterEach(() => {
 });
 
 /** The oracle: the memoir indexed while it grew, 1,500 lines at a time (every run incremental: FTS rows written with the rows). */
-function eagerIndex(upTo: readonly string[]): { index: MemoirIndex; fileId: number } {
-  const index = open('home-eager');
+function eagerIndex(upTo: readonly string[], name = 'eager'): { index: MemoirIndex; fileId: number } {
+  const index = open(`home-${name}`);
+  const eagerFile = join(dir, name, 'memoir.jsonl');
+  mkdirSync(join(dir, name), { recursive: true });
   writeFileSync(eagerFile, '');
   let fileId = 0;
   for (let i = 0; i < upTo.length; i += 1500) {
@@ -139,6 +138,26 @@ describe('the full-text index, built lazily', () => {
     const want = answers(eager.index, eager.fileId, qs);
     expect(answers(built, u1?.fileId as number, qs)).toEqual(want);
     expect(answers(unbuilt, u2?.fileId as number, qs)).toEqual(want);
+  });
+
+  it('two memoirs, one appended to after the bulk load (its rows no longer consecutive): each answers as eagerly indexed', async () => {
+    const other = join(dir, 'lazy', 'other.jsonl');
+    const otherLines = generatedLines(5, 2000).slice(0, 2000);
+    writeFileSync(other, `${otherLines.join('\n')}\n`);
+    const index = open('home');
+    const [a, b] = await index.build([lazyFile, other]);
+    expect(index.withoutFullText().map((f) => f.fileId).sort()).toEqual([a?.fileId, b?.fileId].sort());
+    const more = generatedLines(99, 1200).slice(0, 1200);
+    appendFileSync(lazyFile, `${more.join('\n')}\n`);
+    appendFileSync(other, `${more.slice(0, 300).join('\n')}\n`);
+    await index.build([other, lazyFile]); // the other memoir's new rows come first: the first memoir's seqs now have a gap
+    const qs = queries([...lines, ...more], 4);
+    const linesOf = (i: MemoirIndex, fileId: number) => qs.map((q) => i.query({ files: [fileId], text: q }).map((r) => r.line));
+    const eagerA = eagerIndex([...lines, ...more], 'eager-a');
+    const eagerB = eagerIndex([...otherLines, ...more.slice(0, 300)], 'eager-b');
+    expect(linesOf(index, a?.fileId as number)).toEqual(linesOf(eagerA.index, eagerA.fileId));
+    expect(linesOf(index, b?.fileId as number)).toEqual(linesOf(eagerB.index, eagerB.fileId));
+    expect(index.withoutFullText()).toEqual([]);
   });
 
   it('after --rebuild, and after a change that was not an append', async () => {
