@@ -1,8 +1,13 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { AgentAggregate, AgentAggregator } from './aggregate-round.js';
+import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { AggregateJob, AggregateReply } from './aggregate-worker.js';
+
+const workerScript = (): URL => workerUrl(import.meta.url, 'council', 'aggregate-worker.js');
+
+export function workerAvailable(): boolean {
+  return workerBuilt(workerScript());
+}
 
 /**
  * Aggregation off the event loop: one worker thread (aggregate-worker.ts) computes agents one at a
@@ -10,17 +15,6 @@ import type { AggregateJob, AggregateReply } from './aggregate-worker.js';
  * A worker that dies fails the job in progress (the round stays `closing` and resumes on restart)
  * and is replaced for the next one.
  */
-function workerUrl(): URL {
-  const built = new URL('./aggregate-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  // Running from the TypeScript sources (vitest): the worker runs the build (`npm run build`).
-  return new URL('../../dist/council/aggregate-worker.js', import.meta.url);
-}
-
-export function workerAvailable(): boolean {
-  return existsSync(fileURLToPath(workerUrl()));
-}
-
 export class WorkerAggregator {
   private worker: Worker | null = null;
   private nextId = 1;
@@ -44,7 +38,7 @@ export class WorkerAggregator {
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(workerUrl(), { workerData: this.init });
+    const w = new Worker(workerScript(), { workerData: this.init });
     w.on('message', (m: AggregateReply) => {
       const p = this.pending.get(m.id);
       if (!p) return;

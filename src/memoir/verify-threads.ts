@@ -1,24 +1,14 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { LineChunk } from './verify-scan.js';
+import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { VerifyWorkerInput, VerifyWorkerMessage } from './verify-worker.js';
 
-/**
- * The main thread's side of a range read in a worker (verify-worker.ts): the range's chunks in
- * order, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.
- */
-function workerUrl(): URL {
-  const built = new URL('./verify-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  // Running from the TypeScript sources (tests): the compiled worker.
-  return new URL('../../dist/memoir/verify-worker.js', import.meta.url);
-}
+const workerScript = (): URL => workerUrl(import.meta.url, 'memoir', 'verify-worker.js');
 
 /** Whether the worker can run here (built); otherwise verify reads on the main thread alone. */
 export function verifyWorkerAvailable(): boolean {
-  return existsSync(fileURLToPath(workerUrl()));
+  return workerBuilt(workerScript());
 }
 
 /**
@@ -31,6 +21,10 @@ export function defaultThreads(cores = availableParallelism(), load = loadavg()[
   return Math.max(1, Math.min(8, cores, Math.round(cores - load)));
 }
 
+/**
+ * The main thread's side of a range read in a worker (verify-worker.ts): the range's chunks in
+ * order, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.
+ */
 export class RangeWorker {
   private readonly worker: Worker;
   private readonly queue: LineChunk[] = [];
@@ -46,7 +40,7 @@ export class RangeWorker {
     this.reached = input.range.from;
     // No flags of this process: `node --input-type=module -e …` would make the worker fail to start,
     // and nothing the worker does needs one.
-    this.worker = new Worker(workerUrl(), { workerData: input, execArgv: [] });
+    this.worker = new Worker(workerScript(), { workerData: input, execArgv: [] });
     this.worker.on('message', (m: VerifyWorkerMessage) => {
       if (m.type === 'error') this.failure ??= Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
       else {

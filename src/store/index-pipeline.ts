@@ -1,28 +1,22 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FileHashes, RowBatch, RowContent } from './index-rows.js';
+import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { WorkerInput, WorkerMessage } from './index-worker.js';
+
+const workerScript = (): URL => workerUrl(import.meta.url, 'store', 'index-worker.js');
+
+/** Whether the worker can run here (built); otherwise bulk builds parse on the main thread. */
+export function workerAvailable(): boolean {
+  return workerBuilt(workerScript());
+}
+
+export type Next = { batch: RowBatch } | { end: FileHashes | null } | { wait: Promise<void> };
 
 /**
  * Row batches of one file parsed in a worker thread (index-worker.ts), so that a bulk build uses
  * two cores: the worker reads, validates and encodes batch k+1 while the main thread inserts
  * batch k. At most `ahead` batches wait on the main side (bounded memory).
  */
-function workerUrl(): URL {
-  const built = new URL('./index-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  // Running from the TypeScript sources (tests): the compiled worker.
-  return new URL('../../dist/store/index-worker.js', import.meta.url);
-}
-
-/** Whether the worker can run here (built); otherwise bulk builds parse on the main thread. */
-export function workerAvailable(): boolean {
-  return existsSync(fileURLToPath(workerUrl()));
-}
-
-export type Next = { batch: RowBatch } | { end: FileHashes | null } | { wait: Promise<void> };
-
 export class WorkerRows {
   private readonly worker: Worker;
   private readonly credits: Int32Array;
@@ -37,7 +31,7 @@ export class WorkerRows {
     this.credits = new Int32Array(shared);
     this.credits[0] = ahead;
     const input: WorkerInput = { fd, untilOffset, batchEntries, content: opts.content ?? 'all', hashes: opts.hashes !== false, credits: shared };
-    this.worker = new Worker(workerUrl(), { workerData: input });
+    this.worker = new Worker(workerScript(), { workerData: input });
     this.worker.on('message', (m: WorkerMessage) => {
       this.queue.push(m);
       this.wakeUp();
