@@ -3,7 +3,7 @@ import { IntegrityError } from '../errors.js';
 import { openForReading } from '../memoir/reader.js';
 import type { DB } from './db.js';
 import { appendOnlyViolation, BATCH, PARALLEL_MIN_BYTES, type FileRow } from './index-build.js';
-import { WorkerRows, workerAvailable } from './index-pipeline.js';
+import { rowBatches, WorkerRows, workerAvailable } from './index-pipeline.js';
 import { encodeRows, RowDecoder, type RowBatch } from './index-rows.js';
 
 /**
@@ -102,20 +102,10 @@ export class FullTextBuild {
       const span = this.stmts.span.get(row.id);
       const first = span && span.lo !== null && span.hi !== null && span.hi - span.lo + 1 === span.n ? span.lo : undefined;
       let written = 0;
-      for (;;) {
-        let batch: RowBatch;
-        if (worker) {
-          const next = worker.next();
-          if ('wait' in next) {
-            yield next.wait;
-            continue;
-          }
-          if ('end' in next) break;
-          batch = next.batch;
-        } else {
-          const it = (local as Generator<RowBatch>).next();
-          if (it.done) break;
-          batch = it.value;
+      for (const batch of rowBatches(worker, local)) {
+        if (batch instanceof Promise) {
+          yield batch;
+          continue;
         }
         written += first === undefined ? this.writeBatch(row, batch, decoder) : this.writeBatchAt(row, batch, decoder, first + written);
         yield batch.endBytes;

@@ -3,7 +3,7 @@ import { describeLocation } from '../memoir/discover.js';
 import { openForReading } from '../memoir/reader.js';
 import type { DB } from './db.js';
 import { BASE_ID_INDEX, BULK_INDEXES } from './index-migrations.js';
-import { WorkerRows, workerAvailable } from './index-pipeline.js';
+import { rowBatches, WorkerRows, workerAvailable } from './index-pipeline.js';
 import { encodeRows, fileHashes, HASH_WINDOW, readBytes, RowDecoder, sha, type FileHashes, type RowBatch } from './index-rows.js';
 
 export { CHUNK_BYTES, HASH_WINDOW, searchText, sha } from './index-rows.js';
@@ -294,24 +294,18 @@ export class IndexBuild {
       if (!this.inBulk) this.recordProgress(fd, row, batch.endBytes, batch.endLines);
     };
     try {
+      const batches = rowBatches(worker, local);
       for (;;) {
-        let batch: RowBatch;
-        if (worker) {
-          const next = worker.next();
-          if ('wait' in next) {
-            yield next.wait;
-            continue;
-          }
-          if ('end' in next) {
-            hashes = next.end ?? undefined;
-            break;
-          }
-          batch = next.batch;
-        } else {
-          const it = (local as Generator<RowBatch>).next();
-          if (it.done) break;
-          batch = it.value;
+        const it = batches.next();
+        if (it.done) {
+          hashes = it.value ?? undefined;
+          break;
         }
+        if (it.value instanceof Promise) {
+          yield it.value;
+          continue;
+        }
+        const batch = it.value;
         if (this.inBulk) write(batch);
         else this.db.transaction(write)(batch);
         newEntries += batch.entries;

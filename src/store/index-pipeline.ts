@@ -78,3 +78,22 @@ export class WorkerRows {
     void this.worker.terminate();
   }
 }
+
+/**
+ * A file's row batches, from the worker when there is one, else read here (`local`), with a promise
+ * wherever the worker is behind (yield it on, then go on). Returns the worker's file hashes (null when
+ * read here or not asked for).
+ */
+export function* rowBatches(worker: WorkerRows | undefined, local: Iterator<RowBatch> | undefined): Generator<RowBatch | Promise<void>, FileHashes | null> {
+  for (;;) {
+    if (!worker) {
+      const it = (local as Iterator<RowBatch>).next();
+      if (it.done) return null;
+      yield it.value;
+      continue;
+    }
+    const next = worker.next();
+    if ('end' in next) return next.end;
+    yield 'wait' in next ? next.wait : next.batch;
+  }
+}
