@@ -9,7 +9,7 @@ import type { MemoirEntry } from './schema.js';
  * The zod schema (the schema of record) runs here only for a line `isValidLine` rejects, to word
  * the error (a property test holds the two verdicts together). Importing zod is most of a short command's start-up
  * (`memoir inspect`), so the built CLI loads the schema on the first invalid line, synchronously
- * (`require` of an ES module: Node ≥ 20.19). Where that is not available (older Node, vitest
+ * (`require` of an ES module: Node ≥ 20.19). Where that is not available (`--no-experimental-require-module`, vitest
  * running the TypeScript sources) it is imported up front, as before.
  */
 type SchemaModule = typeof Schema;
