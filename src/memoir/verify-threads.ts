@@ -22,42 +22,55 @@ export function defaultThreads(cores = availableParallelism(), load = loadavg()[
 }
 
 /**
- * The main thread's side of a range read in a worker (verify-worker.ts): the range's chunks in
- * order, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.
+ * The main thread's side of one worker (verify-worker.ts): the chunks of the blocks it claimed, by
+ * block, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.
  */
-export class RangeWorker {
+export class BlockWorker {
   private readonly worker: Worker;
-  private readonly queue: LineChunk[] = [];
-  private failure: Error | undefined;
+  private readonly chunks = new Map<number, LineChunk[]>();
+  private readonly complete = new Set<number>();
+  /** Set when the worker failed (error, or exit before it was done): its unfinished blocks are read elsewhere. */
+  failure: Error | undefined;
+  private finished = false;
   private wake: (() => void) | undefined;
-  private ended = false;
-  /** The file offset the worker has read up to (progress). */
-  reached: number;
-  /** Chunks handed out so far: until the first, a failed worker's range can be read elsewhere. */
-  delivered = 0;
 
-  constructor(input: VerifyWorkerInput) {
-    this.reached = input.range.from;
+  constructor(
+    input: VerifyWorkerInput,
+    /** Called for each chunk as it arrives (progress). */
+    private readonly onChunk: (block: number, chunk: LineChunk) => void,
+  ) {
     // No flags of this process: `node --input-type=module -e …` would make the worker fail to start,
     // and nothing the worker does needs one.
     this.worker = new Worker(workerScript(), { workerData: input, execArgv: [] });
     this.worker.on('message', (m: VerifyWorkerMessage) => {
-      if (m.type === 'error') this.failure ??= Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
+      if (this.failure) return;
+      if (m.type === 'error') this.fail(Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
+      else if (m.type === 'done') this.finished = true;
       else {
-        if (m.chunk.bytes >= 0) this.reached = m.chunk.bytes;
-        if (m.chunk.last) this.ended = true;
-        this.queue.push(m.chunk);
+        let list = this.chunks.get(m.block);
+        if (list === undefined) this.chunks.set(m.block, (list = []));
+        list.push(m.chunk);
+        if (m.chunk.last) this.complete.add(m.block);
+        this.onChunk(m.block, m.chunk);
       }
       this.wakeUp();
     });
     this.worker.on('error', (err) => {
-      this.failure ??= err;
+      this.fail(err);
       this.wakeUp();
     });
     this.worker.on('exit', (code) => {
-      if (!this.ended) this.failure ??= new Error(`the verify worker stopped before the end of its range (exit ${code})`);
+      if (!this.finished) this.fail(new Error(`the verify worker stopped before it was done (exit ${code})`));
       this.wakeUp();
     });
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.chunks.clear();
+    this.complete.clear();
+    void this.worker.terminate();
   }
 
   private wakeUp(): void {
@@ -66,22 +79,22 @@ export class RangeWorker {
     w?.();
   }
 
-  /** The range's next chunk (the last one has `last`), waiting for the worker when none is there yet. */
-  async next(): Promise<LineChunk> {
-    for (;;) {
-      const c = this.queue.shift();
-      if (c !== undefined) {
-        this.delivered++;
-        return c;
-      }
-      if (this.failure) throw this.failure;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
+  /** The chunks of a block this worker has read whole (taken: a second call gives undefined). */
+  take(block: number): LineChunk[] | undefined {
+    if (!this.complete.delete(block)) return undefined;
+    const list = this.chunks.get(block);
+    this.chunks.delete(block);
+    return list;
+  }
+
+  /** Resolves at the worker's next message, error or exit. */
+  event(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wake = resolve));
   }
 
   /** Ends the worker (done, cancelled or failed); it never writes anything. */
   stop(): void {
-    this.ended = true;
+    this.finished = true;
     void this.worker.terminate();
   }
 }

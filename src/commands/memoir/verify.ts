@@ -107,7 +107,7 @@ export default defineCommand({
       const starts = sizes.map((_, i) => done + sizes.slice(0, i).reduce((a, b) => a + b, 0));
       let warned = false;
       const onWorkerFailure = (err: Error): void => {
-        if (!warned) warn(ctx, `a verify worker thread could not start (${err.message.split('\n')[0]}); reading on the main thread`);
+        if (!warned) warn(ctx, `a verify worker thread failed (${err.message.split('\n')[0]}); its part of the memoir is read on the main thread`);
         warned = true;
       };
       const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause, onWorkerFailure, ...(threads !== undefined ? { threads } : {}) });

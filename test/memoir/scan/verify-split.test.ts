@@ -159,11 +159,30 @@ console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two
   it('worker threads: the same report as one thread', async () => {
     expect(verifyWorkerAvailable()).toBe(true); // the compiled worker (npm test builds first)
     await fc.assert(
-      fc.asyncProperty(fc.array(memoir, { minLength: 1, maxLength: 2 }), fc.integer({ min: 2, max: 4 }), async (files, threads) => {
-        const paths = files.map((f) => write(f.lines, f.torn));
-        expect(await verifyMemoirs(paths, { threads, minSplitBytes: 0 })).toEqual(await verifyMemoirs(paths, { threads: 1 }));
-      }),
+      fc.asyncProperty(
+        fc.array(memoir, { minLength: 1, maxLength: 2 }),
+        fc.integer({ min: 2, max: 4 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 400 }),
+        async (files, threads, mainReads, blockBytes) => {
+          const paths = files.map((f) => write(f.lines, f.torn));
+          // mainReads false: every range is read by a worker, claimed in whatever order the workers get to them.
+          expect(await verifyMemoirs(paths, { threads, minSplitBytes: 0, mainReads, blockBytes })).toEqual(await verifyMemoirs(paths, { threads: 1 }));
+        },
+      ),
       { numRuns: 12 },
     );
   }, 180_000);
+
+  it('a worker that fails midway: the ranges it claimed are read on the main thread, the report unchanged', async () => {
+    const path = write([...pool, ...pool, ...pool, ...python].map((l) => Buffer.from(l)), 3);
+    const one = await verifyMemoirs([path], { threads: 1 });
+    for (const failAfter of [0, 1, 3]) {
+      const failures: string[] = [];
+      const two = await verifyMemoirs([path], { threads: 3, minSplitBytes: 0, mainReads: false, blockBytes: 200, workerFailsAfter: failAfter, onWorkerFailure: (e) => failures.push(e.message) });
+      expect(two).toEqual(one);
+      // Two workers, each failing once per read; two reads (the pool's P1 names a derived id: the eager second read).
+      expect(failures).toEqual(Array(4).fill('planted failure (test)'));
+    }
+  }, 60_000);
 });
