@@ -1,6 +1,6 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { LineChunk } from './verify-scan.js';
+import { adoptChunk, type LineChunk } from './verify-scan.js';
 import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { VerifyWorkerInput, VerifyWorkerMessage } from './verify-worker.js';
 
@@ -13,13 +13,24 @@ export function verifyWorkerAvailable(): boolean {
 
 /**
  * The default thread count: one per idle core, judged by the 1-minute load average (as `make -l`
- * does): an idle 2-core machine reads a memoir in two halves. On a busy machine a worker only adds
- * its start-up and its own JIT warm-up (~0.2 s of CPU) to work no core is free to share: measured on
- * the shared 2-core machine at load 5–9, two threads took 1.5–2× the wall time of one at 100k entries.
+ * does), for a file of at least DEFAULT_SPLIT_BYTES; one below that. On a busy machine a worker only
+ * adds its start-up and its own JIT warm-up to work no core is free to share (two threads took
+ * 1.5–2× the wall time of one at 100k entries at load 5–9).
  */
-export function defaultThreads(cores = availableParallelism(), load = loadavg()[0] ?? 0): number {
+export function defaultThreads(cores = availableParallelism(), load = loadavg()[0] ?? 0, size = Infinity): number {
+  if (size < DEFAULT_SPLIT_BYTES) return 1;
   return Math.max(1, Math.min(8, cores, Math.round(cores - load)));
 }
+
+/**
+ * Below this size the default is one thread. Each thread is its own V8 isolate: it interprets the
+ * scanner cold (~25 µs a line for its first few thousand lines, ~2.5 µs warm) and compiles it
+ * again on V8's helper threads, ~0.45 s of CPU per worker in all, which competes for the same two
+ * cores. Measured on the 2-core machine (load ~2, session 5): 100k entries (70 MB) 0.38–0.45 s on one
+ * thread vs 0.47–0.53 s on two; 200k (147 MB) even; 400k (295 MB) 1.09–1.35 s vs 0.83–1.02 s.
+ * An explicit thread count (KOURAI_VERIFY_THREADS) is used for any file over MIN_SPLIT_BYTES.
+ */
+export const DEFAULT_SPLIT_BYTES = 256 << 20;
 
 /**
  * The main thread's side of one worker (verify-worker.ts): the chunks of the blocks it claimed, by
@@ -47,11 +58,12 @@ export class BlockWorker {
       if (m.type === 'error') this.fail(Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
       else if (m.type === 'done') this.finished = true;
       else {
+        const chunk = adoptChunk(m.chunk);
         let list = this.chunks.get(m.block);
         if (list === undefined) this.chunks.set(m.block, (list = []));
-        list.push(m.chunk);
-        if (m.chunk.last) this.complete.add(m.block);
-        this.onChunk(m.block, m.chunk);
+        list.push(chunk);
+        if (chunk.last) this.complete.add(m.block);
+        this.onChunk(m.block, chunk);
       }
       this.wakeUp();
     });

@@ -140,7 +140,7 @@ export interface VerifyFileOptions {
   workerFailsAfter?: number;
 }
 
-/** A worker's start-up (~40 ms) pays for itself from about this size (~10k entries). */
+/** Below this size a file is read by one thread whatever the thread count (the default splits only much larger files: verify-threads.ts DEFAULT_SPLIT_BYTES). */
 export const MIN_SPLIT_BYTES = 8 << 20;
 
 /**
@@ -527,7 +527,7 @@ export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoin
 
 /**
  * Verifies memoirs together (ids are unique across all of them), each file read by `threads`
- * threads (default: one per core; small files by one). Python lines' ids are computed lazily;
+ * threads (default: one per idle core for files of DEFAULT_SPLIT_BYTES or more, else one). Python lines' ids are computed lazily;
  * should a written id or `supersedes` name a derived id, the memoirs are read again with every
  * derived id computed (exact either way; the second read only costs time, and only then).
  */
@@ -536,7 +536,7 @@ export async function verifyMemoirs(paths: readonly string[], opts: VerifyMemoir
   const pass = async (seen: SeenIds): Promise<MemoirsVerification> => {
     const files: FileVerification[] = [];
     for (const [i, p] of paths.entries()) {
-      const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads: opts.threads ?? defaultThreads() };
+      const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads: opts.threads ?? defaultThreads(undefined, undefined, sizes[i] ?? 0) };
       if (opts.checkpoint) fileOpts.checkpoint = opts.checkpoint;
       if (opts.scan === false) fileOpts.scan = false;
       if (opts.minSplitBytes !== undefined) fileOpts.minSplitBytes = opts.minSplitBytes;

@@ -40,12 +40,12 @@ export interface VerifyResult {
  */
 export const indexFileOf = (home: string): string => join(home, 'cache', 'index.db');
 
-/** `KOURAI_VERIFY_THREADS`: threads that read each memoir (default: one per core; 1 = the main thread alone). */
+/** `KOURAI_VERIFY_THREADS`: threads that read each memoir over 8 MiB (default: one per idle core for memoirs of 256 MiB or more, else one; 1 = the main thread alone). */
 export function verifyThreads(env: Readonly<Record<string, string | undefined>>): number | undefined {
   const raw = env.KOURAI_VERIFY_THREADS;
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new EnvironmentError(`KOURAI_VERIFY_THREADS=${raw}: not a whole number from 1 to 64`, 'unset it to use one thread per core');
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new EnvironmentError(`KOURAI_VERIFY_THREADS=${raw}: not a whole number from 1 to 64`, 'unset it for the default (one thread per idle core on memoirs of 256 MiB or more)');
   return n;
 }
 
