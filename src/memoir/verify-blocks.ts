@@ -14,7 +14,7 @@ export const MAIN_THREAD = 1;
 
 /** Claims the first unclaimed block at or after `from` for `id`: its index, or -1 when none is left. */
 export function claimBlock(owners: Int32Array, from: number, id: number): number {
-  for (let k = from; k < owners.length; k++) if (Atomics.compareExchange(owners, k, 0, id) === 0) return k;
+  for (let k = Math.max(0, from); k < owners.length; k++) if (Atomics.compareExchange(owners, k, 0, id) === 0) return k;
   return -1;
 }
 

@@ -134,8 +134,11 @@ export interface VerifyFileOptions {
   onWorkerFailure?: (err: Error) => void;
   /** Threads > 1: the size of the ranges threads claim (default verify-blocks.ts `blockBytes`). */
   blockBytes?: number;
-  /** Tests: false = this thread only merges, every range is read by a worker (unless all fail). */
-  mainReads?: boolean;
+  /**
+   * Tests: the first range this thread claims (default 0): 1 makes it read ranges out of their
+   * turn while a worker has the first; Infinity leaves every range to the workers (unless all fail).
+   */
+  mainFrom?: number;
   /** Tests: each worker fails after posting this many chunks. */
   workerFailsAfter?: number;
 }
@@ -234,13 +237,10 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
     }
   };
   try {
-    if (opts.mainReads === false && workers.length > 0) {
-      // Tests: every range read by a worker (unless one fails), so that the workers' path is exercised.
-    } else {
-      for (let k = claimBlock(owners, 0, MAIN_THREAD); k >= 0; k = claimBlock(owners, k + 1, MAIN_THREAD)) {
-        await mergeReady();
-        await readHere(k);
-      }
+    const mainFrom = workers.length > 0 ? (opts.mainFrom ?? 0) : 0;
+    for (let k = claimBlock(owners, mainFrom, MAIN_THREAD); k >= 0; k = claimBlock(owners, k + 1, MAIN_THREAD)) {
+      await mergeReady();
+      await readHere(k);
     }
     // Every range is claimed (or, in tests, left to the workers): merge them in order as workers deliver.
     for (;;) {
@@ -519,7 +519,7 @@ export interface MemoirsVerification {
   crossFile: Problem[];
 }
 
-export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes' | 'onWorkerFailure' | 'blockBytes' | 'mainReads' | 'workerFailsAfter'> {
+export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes' | 'onWorkerFailure' | 'blockBytes' | 'mainFrom' | 'workerFailsAfter'> {
   onProgress?: (file: number, bytes: number) => void;
   /** Tests: per file, where to split it (VerifyFileOptions.splitAt). */
   splitAt?: (path: string, size: number) => readonly number[];
@@ -542,7 +542,7 @@ export async function verifyMemoirs(paths: readonly string[], opts: VerifyMemoir
       if (opts.minSplitBytes !== undefined) fileOpts.minSplitBytes = opts.minSplitBytes;
       if (opts.onWorkerFailure) fileOpts.onWorkerFailure = opts.onWorkerFailure;
       if (opts.blockBytes !== undefined) fileOpts.blockBytes = opts.blockBytes;
-      if (opts.mainReads !== undefined) fileOpts.mainReads = opts.mainReads;
+      if (opts.mainFrom !== undefined) fileOpts.mainFrom = opts.mainFrom;
       if (opts.workerFailsAfter !== undefined) fileOpts.workerFailsAfter = opts.workerFailsAfter;
       if (opts.splitAt) fileOpts.splitAt = opts.splitAt(p, sizes[i] ?? 0);
       files.push(await verifyFile(p, seen, fileOpts));

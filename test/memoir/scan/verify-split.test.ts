@@ -162,15 +162,16 @@ console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two
       fc.asyncProperty(
         fc.array(memoir, { minLength: 1, maxLength: 2 }),
         fc.integer({ min: 2, max: 4 }),
-        fc.boolean(),
+        fc.constantFrom(0, 1, 2, Infinity),
         fc.integer({ min: 1, max: 400 }),
-        async (files, threads, mainReads, blockBytes) => {
+        async (files, threads, mainFrom, blockBytes) => {
           const paths = files.map((f) => write(f.lines, f.torn));
-          // mainReads false: every range is read by a worker, claimed in whatever order the workers get to them.
-          expect(await verifyMemoirs(paths, { threads, minSplitBytes: 0, mainReads, blockBytes })).toEqual(await verifyMemoirs(paths, { threads: 1 }));
+          // mainFrom 1 or 2: this thread reads ranges before their turn (kept until a worker delivers the first);
+          // Infinity: every range is read by a worker, in whatever order the workers claim them.
+          expect(await verifyMemoirs(paths, { threads, minSplitBytes: 0, mainFrom, blockBytes })).toEqual(await verifyMemoirs(paths, { threads: 1 }));
         },
       ),
-      { numRuns: 12 },
+      { numRuns: 16 },
     );
   }, 180_000);
 
@@ -179,7 +180,7 @@ console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two
     const one = await verifyMemoirs([path], { threads: 1 });
     for (const failAfter of [0, 1, 3]) {
       const failures: string[] = [];
-      const two = await verifyMemoirs([path], { threads: 3, minSplitBytes: 0, mainReads: false, blockBytes: 200, workerFailsAfter: failAfter, onWorkerFailure: (e) => failures.push(e.message) });
+      const two = await verifyMemoirs([path], { threads: 3, minSplitBytes: 0, mainFrom: Infinity, blockBytes: 200, workerFailsAfter: failAfter, onWorkerFailure: (e) => failures.push(e.message) });
       expect(two).toEqual(one);
       // Two workers, each failing once per read; two reads (the pool's P1 names a derived id: the eager second read).
       expect(failures).toEqual(Array(4).fill('planted failure (test)'));
