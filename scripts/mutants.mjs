@@ -92,3 +92,4 @@ export const MUTANTS = [
   { id: 'ranges-eager-occurrence-id', file: 'src/memoir/verify.ts', find: 'if (occurrence > 1 && idHash >= 0) idHash = hash52Continue(idHash, `~${occurrence}`);', replace: '', bug: 'in the eager pass, identical Python lines get one id (false duplicates)', tests: SCAN_TESTS },
   { id: 'blocks-kept-chunk-reused', file: 'src/memoir/verify.ts', find: 'freshChunks: !inTurn', replace: 'freshChunks: false', bug: 'a range read before its turn keeps one reused chunk (its lines overwritten)', tests: SCAN_TESTS },
   { id: 'blocks-early-out-of-order', file: 'src/memoir/verify.ts', find: 'const mine = early.get(next);', replace: 'const mine = early.size > 0 ? early.get(next) ?? early.get(Math.max(...early.keys())) : undefined;', bug: 'a range read early is merged before the ranges ahead of it', tests: SCAN_TESTS },
+];
