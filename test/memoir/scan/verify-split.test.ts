@@ -175,6 +175,16 @@ console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two
     );
   }, 180_000);
 
+  it('ranges of several chunks read before their turn (kept whole until the ranges ahead are merged)', async () => {
+    // ~13.5k lines in three ranges of ~4.5k lines (more than one 4096-line chunk each); this thread starts at the second.
+    const lines = Array.from({ length: 13_500 }, (_, i) => Buffer.from(i % 997 === 0 ? '{"broken json' : (pool[i % 8] as string)));
+    const path = write(lines, 0);
+    const size = statSync(path).size;
+    const v = await verifyMemoirs([path], { threads: 2, minSplitBytes: 0, mainFrom: 1, blockBytes: Math.ceil(size / 3) });
+    expect(v).toEqual(await verifyMemoirs([path], { threads: 1 }));
+    expect(v.files[0]?.entries).toBeGreaterThan(12_000);
+  }, 60_000);
+
   it('a worker that fails midway: the ranges it claimed are read on the main thread, the report unchanged', async () => {
     const path = write([...pool, ...pool, ...pool, ...python].map((l) => Buffer.from(l)), 3);
     const one = await verifyMemoirs([path], { threads: 1 });
