@@ -1,5 +1,4 @@
 import { MAX_LINE_BYTES } from './limits.js';
-import type { ScanRange } from './verify-scan.js';
 
 /**
  * How `verify` shares a memoir between threads: the file is cut into blocks at line starts, and
