@@ -116,6 +116,8 @@ export interface ScanOptions {
   scan?: boolean;
   /** The scanner's state, reused by a thread across ranges (default: a new one). */
   scanned?: ScannedLine;
+  /** The read buffer (reader.ts READ_BUFFER_BYTES), reused by a thread across ranges (default: a new one). */
+  buffer?: Buffer;
   /**
    * A fresh chunk for each batch (a worker transfers them); by default one chunk is reused, so
    * each must be consumed before the next is asked for.
@@ -136,7 +138,7 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
   // No closures here: a closure would put these locals in a context, and TurboFan's code for this
   // loop (specialized to that context) died with each range: with ranges of 1-8 MiB the whole
   // scanner was deoptimized ("weak objects") and recompiled after every few ranges.
-  const lines = readLineViewsFd(fd, { fromOffset: range.from, untilOffset: range.until });
+  const lines = readLineViewsFd(fd, { fromOffset: range.from, untilOffset: range.until, ...(opts.buffer ? { buffer: opts.buffer } : {}) });
   for (;;) {
     const r = lines.next();
     if (r.done === true) {

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { READ_BUFFER_BYTES } from './reader.js';
 import { ScannedLine } from './scan/canonical-line.js';
 import { claimBlock, READ_AHEAD, unclaimedFrom } from './verify-blocks.js';
 import { scanRange, type LineChunk, type ScanRange } from './verify-scan.js';
@@ -31,7 +32,8 @@ if (port) {
   try {
     const owners = new Int32Array(input.owners);
     let posted = 0;
-    const scanned = new ScannedLine(); // one for every range (see scanRange)
+    const scanned = new ScannedLine(); // one scanner state and one read buffer for every range
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     const merged = new Int32Array(input.merged);
     for (let from = 0; ; ) {
       const upTo = Atomics.load(merged, 0);
@@ -42,7 +44,7 @@ if (port) {
         continue;
       }
       from = k + 1;
-      for (const chunk of scanRange(input.fd, input.blocks[k] as ScanRange, { lazy: input.lazy, scan: input.scan, scanned, freshChunks: true })) {
+      for (const chunk of scanRange(input.fd, input.blocks[k] as ScanRange, { lazy: input.lazy, scan: input.scan, scanned, buffer, freshChunks: true })) {
         // Copied, not transferred: the first ArrayBuffer detached in a thread throws away every
         // optimized function there that reads a typed array (V8's detaching protector), the
         // scanner included, and the recompiled code checks for detachment on every access.

@@ -4,7 +4,7 @@ import { hash52Continue, IdSet } from './id-set.js';
 import { MAX_LINE_BYTES } from './limits.js';
 import { parseLine } from './parse.js';
 import { readBytes } from './quarantine.js';
-import { openForReading } from './reader.js';
+import { openForReading, READ_BUFFER_BYTES } from './reader.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
 import { entryTypeOf, entryVerdict } from './split-rule.js';
 import { ScannedLine } from './scan/canonical-line.js';
@@ -199,7 +199,9 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
     reported.add(w);
     return true;
   };
-  const scanned = new ScannedLine(); // one for every range this thread reads
+  // One scanner state and one read buffer for every range this thread reads.
+  const scanned = new ScannedLine();
+  const buffer = parallel ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : undefined;
   // Ranges this thread read before their turn to be merged (a worker holds an earlier one).
   const early = new Map<number, LineChunk[]>();
   let next = 0; // the next range to merge
@@ -219,7 +221,7 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   const readHere = async (k: number): Promise<void> => {
     const inTurn = k === next;
     const kept: LineChunk[] = [];
-    for (const c of scanRange(fd, ranges[k] as ScanRange, { ...scanOpts, scanned, freshChunks: !inTurn })) {
+    for (const c of scanRange(fd, ranges[k] as ScanRange, { ...scanOpts, scanned, buffer, freshChunks: !inTurn })) {
       if (c.bytes >= 0) reached[k] = c.bytes;
       if (inTurn) merge.add(c);
       else kept.push(c);
