@@ -35,6 +35,14 @@ const PACKAGE_HOMES = [
   { name: 'react', home: ['src/ui/**'], why: 'React components live in src/ui/' },
   { name: 'chalk', home: ['src/output/**'], why: 'colour comes from the one Chalk instance in src/output/color.ts', typesFrom: ['src/commands/**', 'src/ui/**'] },
   { name: 'better-sqlite3', home: SQL_HOMES, why: 'SQL lives in src/store/ (and the council storage)' },
+  // One decision about the node flags a worker inherits (`node --input-type=module` broke every worker).
+  ...['node:worker_threads', 'worker_threads'].map((name) => ({
+    name,
+    importNames: ['Worker'],
+    home: ['src/runtime/worker-start.ts'],
+    why: 'a worker thread starts through startWorker (src/runtime/worker-start.ts), which decides the node flags it inherits',
+    typesFrom: ['src/**'],
+  })),
 ];
 
 const level = new Map(FLOORS.flatMap((names, i) => names.map((n) => [n, FLOORS.length - 1 - i])));
@@ -53,6 +61,7 @@ const matches = (globs, files) => globs.some((g) => files.some((f) => f === g ||
 function packagePaths(files) {
   return PACKAGE_HOMES.filter((p) => !matches(p.home, files)).map((p) => ({
     name: p.name,
+    ...(p.importNames ? { importNames: p.importNames } : {}),
     message: `${p.why}.`,
     allowTypeImports: matches(p.typesFrom ?? [], files),
   }));
@@ -115,5 +124,7 @@ export function layerBlocks(root) {
     ),
     // The council's storage may hold SQL; the rest of src/council may not.
     layerBlock(['src/council/storage.ts', 'src/council/sqlite-storage.ts'], 'council', false),
+    // The one place that starts worker threads.
+    layerBlock(['src/runtime/worker-start.ts'], 'runtime', false),
   ];
 }

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../runtime/worker-start.js';
 import { AXPY_ROWS, instantiateKernelOn, kernelModule, TILE_I, TILE_J, type Kernel } from './simd-kernel.js';
 
 // computeUnit is shipped to the workers as source, so it spells out the tile shape and the axpy width.
@@ -139,7 +140,7 @@ export class GramPool {
     const kernel = instantiateKernelOn(mod);
     const workers = await Promise.all(
       Array.from({ length: threads - 1 }, (_, w) => {
-        const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: mod, memory: kernel.memory, index: w + 1 } });
+        const worker = startWorker({ source: WORKER_SOURCE }, { workerData: { module: mod, memory: kernel.memory, index: w + 1 } });
         return new Promise<Worker>((resolve, reject) => {
           worker.once('message', () => {
             worker.unref();

@@ -1,5 +1,6 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { AgentAggregate, AgentAggregator } from './aggregate-round.js';
+import { startWorker } from '../runtime/worker-start.js';
 import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { AggregateJob, AggregateReply } from './aggregate-worker.js';
 
@@ -38,7 +39,7 @@ export class WorkerAggregator {
 
   private ensure(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(workerScript(), { workerData: this.init });
+    const w = startWorker(workerScript(), { workerData: this.init });
     w.on('message', (m: AggregateReply) => {
       const p = this.pending.get(m.id);
       if (!p) return;

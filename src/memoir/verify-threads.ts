@@ -1,6 +1,7 @@
 import { availableParallelism, loadavg } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { LineChunk } from './verify-scan.js';
+import { startWorker } from '../runtime/worker-start.js';
 import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { VerifyWorkerInput, VerifyWorkerMessage } from './verify-worker.js';
 
@@ -38,9 +39,7 @@ export class RangeWorker {
 
   constructor(input: VerifyWorkerInput) {
     this.reached = input.range.from;
-    // No flags of this process: `node --input-type=module -e …` would make the worker fail to start,
-    // and nothing the worker does needs one.
-    this.worker = new Worker(workerScript(), { workerData: input, execArgv: [] });
+    this.worker = startWorker(workerScript(), { workerData: input });
     this.worker.on('message', (m: VerifyWorkerMessage) => {
       if (m.type === 'error') this.failure ??= Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
       else {

@@ -80,7 +80,8 @@ export class FullTextBuild {
         done += f.indexed_bytes;
         yield done;
       } finally {
-        if (!committed) this.db.exec('ROLLBACK');
+        // SQLite may have rolled back itself (a full disk, an I/O error): the error that did it is the one to report.
+        if (!committed && this.db.inTransaction) this.db.exec('ROLLBACK');
       }
     }
   }

@@ -191,7 +191,8 @@ export class IndexBuild {
       committed = true;
     } finally {
       if (this.inBulk && !committed) {
-        this.db.exec('ROLLBACK');
+        // SQLite may have rolled back itself (a full disk, an I/O error): the error that did it is the one to report.
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.inBulk = false;
       }
       for (const p of plans) closeSync(p.fd);

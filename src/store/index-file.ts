@@ -1,7 +1,7 @@
 import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { EnvironmentError, IntegrityError } from '../errors.js';
+import { ConflictError, EnvironmentError, IntegrityError, type KouraiError } from '../errors.js';
 import { openDb, type DB } from './db.js';
 import { INDEX_MIGRATIONS } from './index-migrations.js';
 
@@ -42,6 +42,30 @@ function codeOf(err: unknown): string {
 
 export const isDamage = (err: unknown): boolean => DAMAGE.has(codeOf(err)) || codeOf(err).startsWith('SQLITE_CORRUPT');
 export const isPermission = (err: unknown): boolean => PERMISSION.has(codeOf(err)) || codeOf(err).startsWith('SQLITE_READONLY');
+
+const isBusy = (code: string): boolean => code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+const isFull = (code: string): boolean => code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
+const isIo = (code: string): boolean => code.startsWith('SQLITE_IOERR') || code === 'EIO';
+
+/**
+ * A write to the index that failed for a reason outside kourai, as the one-line error the operator
+ * gets: another process holding the write lock past the busy timeout (exit 7), a full disk, an I/O
+ * error, a file or disk that turned read-only (exit 3). `after` says what state the index was
+ * left in (each writer rolls back what it had not committed). Undefined for any other error.
+ */
+export function writeFailure(err: unknown, path: string, after: string): KouraiError | undefined {
+  const code = codeOf(err);
+  const where = `the memoir index ${path}`;
+  if (isBusy(code)) {
+    return new ConflictError(
+      `${where} is locked by another process (longer than the busy timeout): ${after}`,
+      'run the command again once the other kourai command writing the index (memoir index, a first search) has finished',
+    );
+  }
+  const why = isFull(code) ? 'the disk is full' : isIo(code) ? `an I/O error (${code})` : isPermission(err) ? (err as Error).message : undefined;
+  if (why === undefined) return undefined;
+  return new EnvironmentError(`cannot write ${where}: ${why}: ${after}`, isFull(code) ? 'free some space, or point KOURAI_HOME at another disk (the index is a cache: deleting it loses nothing)' : 'check the disk and the permissions, or point KOURAI_HOME at a writable directory', err);
+}
 
 /** Moves a damaged index (and its WAL and shared-memory files) aside; returns where it went. */
 export function moveAside(path: string, now: Date): string {

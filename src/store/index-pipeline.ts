@@ -1,5 +1,6 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { FileHashes, RowBatch, RowContent } from './index-rows.js';
+import { startWorker } from '../runtime/worker-start.js';
 import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { WorkerInput, WorkerMessage } from './index-worker.js';
 
@@ -31,7 +32,7 @@ export class WorkerRows {
     this.credits = new Int32Array(shared);
     this.credits[0] = ahead;
     const input: WorkerInput = { fd, untilOffset, batchEntries, content: opts.content ?? 'all', hashes: opts.hashes !== false, credits: shared };
-    this.worker = new Worker(workerScript(), { workerData: input });
+    this.worker = startWorker(workerScript(), { workerData: input });
     this.worker.on('message', (m: WorkerMessage) => {
       this.queue.push(m);
       this.wakeUp();

@@ -4,11 +4,15 @@ import { join } from 'node:path';
 import { openDb, type DB } from './db.js';
 import { filesWithoutFullText, FullTextBuild } from './fts-build.js';
 import { CHUNK_BYTES, IndexBuild, sha, type BuildOptions, type FileRow, type FileUpdate } from './index-build.js';
-import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, unwritable, type IndexSource } from './index-file.js';
+import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, unwritable, writeFailure, type IndexSource } from './index-file.js';
 import { INDEX_MIGRATIONS } from './index-migrations.js';
 import { discard, publish, stageIndex, type Staging } from './index-staging.js';
 
 export { CHUNK_BYTES, HASH_WINDOW, searchText, type FileRow, type FileUpdate } from './index-build.js';
+
+/** What a failed write leaves (see writeFailure): each writer rolls back what it had not committed. */
+const INDEXED_KEPT = 'what was indexed so far is kept';
+const FULL_TEXT_NOT_BUILT = 'the full-text index was not built (nothing half-written)';
 
 export function indexPath(home: string): string {
   return join(home, 'cache', 'index.db');
@@ -215,7 +219,7 @@ export class MemoirIndex {
         if (this.staging && !this.publish()) return this.build(paths, opts);
         return build.results;
       } catch (err) {
-        if (attempt > 0 || !this.recover(err)) throw err;
+        if (attempt > 0 || !this.recover(err)) throw this.failedWrite(err, INDEXED_KEPT);
       }
     }
   }
@@ -235,9 +239,13 @@ export class MemoirIndex {
    */
   async buildFullText(fileIds?: readonly number[], opts: { checkpoint?: (bytesDone: number) => Promise<void> } = {}): Promise<void> {
     const build = new FullTextBuild(this.current, filesWithoutFullText(this.current, fileIds), { parallel: true });
-    for (const step of build.steps()) {
-      if (typeof step === 'number') await opts.checkpoint?.(step);
-      else await step;
+    try {
+      for (const step of build.steps()) {
+        if (typeof step === 'number') await opts.checkpoint?.(step);
+        else await step;
+      }
+    } catch (err) {
+      throw this.failedWrite(err, FULL_TEXT_NOT_BUILT);
     }
   }
 
@@ -248,7 +256,11 @@ export class MemoirIndex {
   requireFullText(fileIds?: readonly number[]): void {
     if (this.fullTextReady) return;
     const missing = filesWithoutFullText(this.current, fileIds);
-    if (missing.length > 0) new FullTextBuild(this.current, missing).runAll();
+    try {
+      if (missing.length > 0) new FullTextBuild(this.current, missing).runAll();
+    } catch (err) {
+      throw this.failedWrite(err, FULL_TEXT_NOT_BUILT);
+    }
     if (fileIds === undefined || filesWithoutFullText(this.current).length === 0) this.fullTextReady = true;
   }
 
@@ -267,9 +279,18 @@ export class MemoirIndex {
     try {
       return work();
     } catch (err) {
-      if (!this.recover(err)) throw err;
-      return work();
+      if (!this.recover(err)) throw this.failedWrite(err, INDEXED_KEPT);
+      try {
+        return work();
+      } catch (again) {
+        throw this.failedWrite(again, INDEXED_KEPT);
+      }
     }
+  }
+
+  /** A write that failed for a reason outside kourai (lock, full disk, read-only) as a one-line error; anything else as it is. */
+  private failedWrite(err: unknown, after: string): unknown {
+    return writeFailure(err, this.path ?? 'in memory', after) ?? err;
   }
 
   /**

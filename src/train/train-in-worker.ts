@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { CancelledError } from '../errors.js';
+import { startWorker } from '../runtime/worker-start.js';
+import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { BaseSpec } from './base-spec.js';
 import type { EpochProgress } from './trainer.js';
 import type { EmbeddedTexts, FromWorker, WorkerJob, WorkerOutcome } from './worker-protocol.js';
@@ -11,12 +12,7 @@ import type { EmbeddedTexts, FromWorker, WorkerJob, WorkerOutcome } from './work
  * other; progress arrives as events; aborting the signal terminates the worker at once (a
  * training run holds nothing on disk) and the pending job rejects with CancelledError.
  */
-function workerUrl(): URL {
-  const built = new URL('./train-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return built;
-  // Running from the TypeScript sources (vitest): the worker runs the build (`npm run build`).
-  return new URL('../../dist/train/train-worker.js', import.meta.url);
-}
+const workerScript = (): URL => workerUrl(import.meta.url, 'train', 'train-worker.js');
 
 export class TrainerWorker {
   private readonly worker: Worker;
@@ -26,9 +22,9 @@ export class TrainerWorker {
   private readonly onAbort: () => void;
 
   constructor(private readonly signal: AbortSignal) {
-    const url = workerUrl();
-    if (!existsSync(fileURLToPath(url))) throw new Error(`the training worker is not built: ${fileURLToPath(url)} (run \`npm run build\`)`);
-    this.worker = new Worker(url);
+    const url = workerScript();
+    if (!workerBuilt(url)) throw new Error(`the training worker is not built: ${fileURLToPath(url)} (run \`npm run build\`)`);
+    this.worker = startWorker(url);
     this.worker.on('message', (m: FromWorker) => this.receive(m));
     this.worker.on('error', (err) => this.fail(err));
     this.worker.on('exit', (code) => this.fail(new Error(`the training worker exited (code ${code})`)));

@@ -56,8 +56,16 @@ describe('packages belong to one layer', () => {
     ['src/commands/doctor.ts', "import { Command } from 'commander';"],
     ['src/commands/memoir/x.ts', "import Database from 'better-sqlite3';"],
     ['src/train/x.ts', "import Database from 'better-sqlite3';"],
+    ['src/store/x.ts', "import { Worker } from 'node:worker_threads';"],
+    ['src/aggregation/x.ts', "import { Worker, parentPort } from 'worker_threads';"],
   ])('%s: %s is refused', async (file, code) => {
     expect(await problems(file, code)).not.toEqual([]);
+  });
+
+  it('a worker thread starts only through startWorker; workers may use the rest of worker_threads', async () => {
+    expect((await problems('src/council/x.ts', "import { Worker } from 'node:worker_threads';")).join('\n')).toMatch(/startWorker/);
+    expect(await problems('src/runtime/worker-start.ts', "import { Worker } from 'node:worker_threads';")).toEqual([]);
+    expect(await problems('src/store/x.ts', "import type { Worker } from 'node:worker_threads';\nimport { parentPort, workerData } from 'node:worker_threads';")).toEqual([]);
   });
 
   it('commands may import chalk types, the store may import better-sqlite3, ui may import ink', async () => {
