@@ -113,6 +113,33 @@ async function buildFullText(ctx: Pick<Ctx, 'signal'>, index: MemoirIndex, fileI
 }
 
 /**
+ * The lazy full-text build of these files as a screen runs it (the replay screen's first search):
+ * null when it is built. `build` can be called again after a cancelled or failed run; `settled`
+ * resolves once no build is running (the caller awaits it before closing the index, so a build
+ * stopped by Esc or Ctrl-C has rolled back before the connection closes).
+ */
+export function fullTextBuilder(
+  index: MemoirIndex,
+  fileIds: readonly number[],
+): { bytes: number; build(onProgress: (done: number, total: number) => void, signal: AbortSignal): Promise<void>; settled(): Promise<void> } | null {
+  const bytes = index.withoutFullText(fileIds).reduce((s, f) => s + f.bytes, 0);
+  if (bytes === 0) return null;
+  let running: Promise<void> = Promise.resolve();
+  return {
+    bytes,
+    build(onProgress, signal) {
+      const run = buildFullText({ signal }, index, fileIds, { progress: (done, total) => onProgress(done, total) });
+      running = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      return run;
+    },
+    settled: () => running,
+  };
+}
+
+/**
  * Read-only commands (whisper) use the index file only when it exists and can be written: on a
  * fresh home they create nothing, and on a read-only home they still work, indexing in memory.
  */

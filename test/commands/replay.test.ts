@@ -1,4 +1,8 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { synthSessions } from '../../src/memoir/synth.js';
+import { openIndex } from '../../src/store/memoir-index.js';
 import replay from '../../src/commands/memoir/replay.js';
 import { AGENTS } from '../../src/memoir/agents.js';
 import stats from '../../src/commands/memoir/stats.js';
@@ -127,3 +131,65 @@ describe('kourai memoir replay, on a terminal', () => {
     expect(c.tty.stdin.listening).toBe(false);
   });
 });
+
+describe('kourai memoir replay over a memoir whose full-text index is not built (a bulk load)', () => {
+  function bigMemoir(): string {
+    const file = join(ctx.home, 'big', 'memoir.jsonl');
+    const lines: string[] = [];
+    for (const x of synthSessions({ seed: 4, sessions: 1e9, turns: 12 })) {
+      lines.push(...x.lines);
+      if (lines.length >= 14_000) break; // over 8 MiB
+    }
+    mkdirSync(join(ctx.home, 'big'), { recursive: true });
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    return file;
+  }
+  const fts = () => {
+    const index = openIndex(ctx.home);
+    try {
+      return { unbuilt: index.withoutFullText().length, rows: index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get() as number, entries: index.db.prepare('SELECT count(*) FROM entries').pluck().get() as number };
+    } finally {
+      index.close();
+    }
+  };
+
+  it('the screen opens without building it; the first search builds it in the screen, then finds', async () => {
+    const file = bigMemoir();
+    const c = ttyCtx({ home: ctx.home });
+    const done = replay.run(replay.options.parse({ memoir: [file] }), c);
+    await until(() => c.tty.stdin.listening, 'the screen');
+    expect(fts()).toMatchObject({ unbuilt: 1, rows: 0 }); // not built before the screen opened
+    c.tty.stdin.type('/');
+    await settle();
+    c.tty.stdin.type('naming');
+    await settle();
+    c.tty.stdin.type(KEY.enter);
+    await until(() => /"naming": match \d+ of \d+/.test(c.tty.stdout.text), 'the search to land');
+    expect(c.tty.stdout.text).toContain('building the full-text index');
+    c.tty.stdin.type('q');
+    expect((await done).mode).toBe('screen');
+    expect(c.stderr.text).toBe(''); // progress is in the screen, not on stderr
+    const after = fts();
+    expect(after.unbuilt).toBe(0);
+    expect(after.rows).toBe(after.entries);
+  });
+
+  it('Ctrl-C during that build: exit 130, and the index holds none of it or all of it, never part', async () => {
+    const file = bigMemoir();
+    const c = ttyCtx({ home: ctx.home });
+    const done = replay.run(replay.options.parse({ memoir: [file] }), c);
+    done.catch(() => undefined);
+    await until(() => c.tty.stdin.listening, 'the screen');
+    c.tty.stdin.type('/');
+    await settle();
+    c.tty.stdin.type('naming');
+    await settle();
+    c.tty.stdin.type(KEY.enter);
+    await until(() => c.tty.stdout.text.includes('building the full-text index'), 'the build to start');
+    c.tty.stdin.type(KEY.ctrlC);
+    await expect(done).rejects.toMatchObject({ exitCode: 130 });
+    const after = fts();
+    expect([{ unbuilt: 1, rows: 0 }, { unbuilt: 0, rows: after.entries }]).toContainEqual({ unbuilt: after.unbuilt, rows: after.rows });
+  });
+});
+

@@ -10,6 +10,7 @@ import { StoryCursor } from '../../replay/cursor.js';
 import { storyRecord } from '../../replay/records.js';
 import type { StoryFilter } from '../../replay/story.js';
 import { walkStory } from '../../replay/walk.js';
+import { fullTextBuilder } from '../../store/indexed.js';
 import { StoryIndex } from '../../store/story-queries.js';
 import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 import { defineCommand } from '../types.js';
@@ -40,7 +41,9 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
     const ndjson = opts.json || opts.ndjson;
     const screen = ctx.interactive && !ndjson;
-    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen, fullText: screen }); // the screen searches (/)
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
+    // The screen searches (/): a full-text index a bulk load left unbuilt is built by its first search, with progress there.
+    const textIndex = screen ? fullTextBuilder(index, fileIds) : null;
     try {
       const nav = new StoryCursor(new StoryIndex(index, fileIds));
       const present = nav.agents();
@@ -56,8 +59,8 @@ export default defineCommand({
       if (screen) {
         const size = assertTerminalFits(ctx, MIN_SIZE.replay, 'replay screen', 'pass --no-input for the text replay');
         const [{ showReplay }, { initialReplayState }] = await Promise.all([import('../../ui/replay/screen.js'), import('../../ui/replay/use-replay-state.js')]);
-        const initial = initialReplayState(nav, { agents: filter.agents, ...(opts.at ? { at: opts.at } : {}) });
-        const { how, last } = await showReplay(ctx, nav, initial, size);
+        const initial = initialReplayState(nav, { agents: filter.agents, ...(opts.at ? { at: opts.at } : {}), needsTextIndex: textIndex !== null });
+        const { how, last } = await showReplay(ctx, nav, initial, size, textIndex ?? undefined);
         if (how === 'cancel') throw new CancelledError('replay cancelled');
         return { mode: 'screen', sessions: nav.sessions.length, beats, last_entry_id: last.ref ? nav.beat(last.ref).entry_id : null };
       }
@@ -70,6 +73,7 @@ export default defineCommand({
       if (ctx.signal.aborted) throw new CancelledError('replay cancelled');
       return { mode: ndjson ? 'ndjson' : 'text', sessions: nav.sessions.length, beats, last_entry_id: null };
     } finally {
+      await textIndex?.settled(); // a build stopped by Esc or Ctrl-C has rolled back
       index.close();
     }
   },

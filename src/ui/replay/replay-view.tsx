@@ -9,7 +9,8 @@ import { keyLabel, REPLAY_KEYS } from '../keys.js';
 import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useReplay } from './use-replay.js';
-import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState } from './use-replay-state.js';
+import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState, type TextIndexBuild } from './use-replay-state.js';
+import type { TextIndexBuilder } from '../../replay/text-index.js';
 import { ScreenFrame } from '../screen-frame.js';
 import { MIN_SIZE } from '../terminal.js';
 
@@ -186,7 +187,28 @@ function Help({ p }: { p: Palette }) {
   );
 }
 
-function StatusLine({ state, frame, p, ready }: { state: ReplayState; frame: ReplayFrame; p: Palette; ready: boolean }) {
+const MB = (bytes: number): string => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+
+/** The gauge shown while a search waits on the full-text index: bytes of memoir read, and how to stop. */
+export function textIndexGauge(b: TextIndexBuild, width: number): string {
+  const share = b.total > 0 ? Math.min(1, b.done / b.total) : 0;
+  const cells = Math.max(10, Math.min(30, width - 70));
+  const filled = Math.round(share * cells);
+  const counts = b.total > 0 ? ` ${Math.floor(share * 100)}% ${MB(b.done)} of ${MB(b.total)}` : '';
+  return `building the full-text index ${'█'.repeat(filled)}${'░'.repeat(cells - filled)}${counts} ${SYMBOL.dot} ${b.cancelling ? 'stopping…' : 'Esc cancels'}`;
+}
+
+function StatusLine({ state, frame, p, ready, width }: { state: ReplayState; frame: ReplayFrame; p: Palette; ready: boolean; width: number }) {
+  if (state.building) {
+    return (
+      <Box flexDirection="column">
+        <Text color={p.accent} wrap="truncate-end">
+          {textIndexGauge(state.building, width)}
+        </Text>
+        <Text color={p.muted} wrap="truncate-end">{`the search "${state.building.query}" runs once it is built (only the first search builds it)`}</Text>
+      </Box>
+    );
+  }
   if (state.overlay === 'search' || state.overlay === 'jump') {
     return (
       <Box>
@@ -239,7 +261,7 @@ export function ReplayView({ frame, state, width, height, palette: p, ready = tr
       <Box marginTop={1}>
         <AffinityBar affinity={frame.affinity} p={p} />
       </Box>
-      <StatusLine state={state} frame={frame} p={p} ready={ready} />
+      <StatusLine state={state} frame={frame} p={p} ready={ready} width={width} />
     </Box>
   );
 }
@@ -251,12 +273,14 @@ export interface ReplayAppProps {
   onDone: (how: 'quit' | 'cancel', last: ReplayState) => void;
   /** Size used when the output stream does not report one. */
   size?: { columns: number; rows: number };
+  /** Builds the full-text index the first search needs (when `initial.needsTextIndex`). */
+  textIndex?: TextIndexBuilder;
 }
 
 /** The replay screen wired to its hook: what `kourai memoir replay` renders. */
-export function ReplayApp({ nav, initial, palette: p, onDone, size }: ReplayAppProps) {
+export function ReplayApp({ nav, initial, palette: p, onDone, size, textIndex }: ReplayAppProps) {
   const { columns, rows } = useTerminalSize(size ?? { columns: 100, rows: 30 });
-  const { state, ready } = useReplay(nav, initial, onDone);
+  const { state, ready } = useReplay(nav, initial, onDone, true, textIndex);
   const sceneRows = layoutFor(rows).sceneRows;
   const frame = useMemo(() => replayFrame(nav, state, sceneRows), [nav, state.ref, state.filter, sceneRows]);
   return (

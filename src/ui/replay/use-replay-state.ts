@@ -25,6 +25,20 @@ export interface ReplayState {
   message: { text: string; tone: 'info' | 'warn' } | null;
   /** Set when the screen should close: `quit` (q) or `cancel` (Ctrl-C). */
   done: 'quit' | 'cancel' | null;
+  /** Text search needs the full-text index built first (a bulk load left it to the first query). */
+  needsTextIndex: boolean;
+  /** The full-text index being built for a search that waits on it (the input hook runs the build). */
+  building: TextIndexBuild | null;
+}
+
+export interface TextIndexBuild {
+  /** The search to run once it is built. */
+  query: string;
+  dir: 1 | -1;
+  done: number;
+  total: number;
+  /** Esc was pressed: the build is being stopped (the hook aborts it). */
+  cancelling: boolean;
 }
 
 export type ReplayAction =
@@ -37,10 +51,15 @@ export type ReplayAction =
   | { type: 'backspace' }
   | { type: 'submit' }
   | { type: 'closeOverlay' }
+  | { type: 'cancelTextIndex' }
+  | { type: 'textIndexProgress'; done: number; total: number }
+  | { type: 'textIndexBuilt' }
+  /** The build stopped: cancelled (Esc), or failed with this one-line message. */
+  | { type: 'textIndexStopped'; error: string | null }
   /** A key press: mapped against the state at the moment it is applied, so fast typing is never misread. */
   | { type: 'key'; press: KeyPress };
 
-export function initialReplayState(nav: StoryNav, opts: { agents?: readonly Agent[]; at?: string } = {}): ReplayState {
+export function initialReplayState(nav: StoryNav, opts: { agents?: readonly Agent[]; at?: string; needsTextIndex?: boolean } = {}): ReplayState {
   const filter: StoryFilter = { agents: [...(opts.agents ?? [])] };
   let ref = nav.edge('first', filter);
   let message: ReplayState['message'] = null;
@@ -50,7 +69,7 @@ export function initialReplayState(nav: StoryNav, opts: { agents?: readonly Agen
     else message = { text: `no entry "${opts.at}" in this view`, tone: 'warn' };
   }
   if (!ref) message = { text: filter.agents.length ? `no beats for ${filter.agents.join(', ')}` : 'the memoir has no entries', tone: 'warn' };
-  return { ref, filter, playing: false, speed: SPEEDS.indexOf(DEFAULT_SPEED), overlay: 'none', input: '', lastSearch: null, message, done: null };
+  return { ref, filter, playing: false, speed: SPEEDS.indexOf(DEFAULT_SPEED), overlay: 'none', input: '', lastSearch: null, message, done: null, needsTextIndex: opts.needsTextIndex ?? false, building: null };
 }
 
 const info = (text: string): ReplayState['message'] => ({ text, tone: 'info' });
@@ -66,6 +85,8 @@ function moveTo(s: ReplayState, ref: BeatRef | null, edgeText: string): ReplaySt
 function search(s: ReplayState, nav: StoryNav, query: string, dir: 1 | -1): ReplayState {
   const q = query.trim();
   if (!q) return { ...s, message: warn('type something to search for') };
+  // The index first: the hook builds it (progress, Esc cancels) and the search runs when it is done.
+  if (s.needsTextIndex) return { ...s, playing: false, message: null, building: { query: q, dir, done: 0, total: 0, cancelling: false } };
   let hit = nav.search(q, s.ref, dir, s.filter);
   let wrapped = false;
   if (!hit) {
@@ -172,6 +193,23 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
       }
       return closed;
     }
+    case 'cancelTextIndex':
+      return s.building ? { ...s, building: { ...s.building, cancelling: true } } : s;
+    case 'textIndexProgress':
+      return s.building ? { ...s, building: { ...s.building, done: a.done, total: a.total } } : s;
+    case 'textIndexBuilt': {
+      if (!s.building) return s;
+      const { query, dir } = s.building;
+      return search({ ...s, building: null, needsTextIndex: false }, nav, query, dir);
+    }
+    case 'textIndexStopped':
+      if (!s.building) return s;
+      return {
+        ...s,
+        building: null,
+        lastSearch: s.building.query,
+        message: warn(a.error ?? 'search cancelled: the full-text index was not built (nothing was written); / searches again'),
+      };
     case 'toggleHelp':
       return { ...s, overlay: s.overlay === 'help' ? 'none' : 'help', playing: false };
     case 'quit':
@@ -184,6 +222,12 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
 /** What a key does in the current state (null: nothing). */
 export function replayKeyAction(s: ReplayState, k: KeyPress): ReplayAction | null {
   if (k.name === 'ctrl-c') return { type: 'cancel' };
+  // While the full-text index is built for a search: Esc stops the build, q quits (stopping it too).
+  if (s.building) {
+    if (k.name === 'escape') return { type: 'cancelTextIndex' };
+    if (k.input === 'q') return { type: 'quit' };
+    return null;
+  }
   if (s.overlay === 'search' || s.overlay === 'jump') {
     if (k.name === 'enter') return { type: 'submit' };
     if (k.name === 'escape') return { type: 'closeOverlay' };

@@ -1,14 +1,24 @@
-import { useEffect, useReducer, useState } from 'react';
+import { useEffect, useReducer, useRef, useState } from 'react';
 import { useInput } from 'ink';
 import type { StoryNav } from '../../replay/story.js';
+import type { TextIndexBuilder } from '../../replay/text-index.js';
+import { CancelledError } from '../../errors.js';
 import { expandPress, keyPress } from '../keys.js';
 import { replayReducer, SPEEDS, type ReplayState } from './use-replay-state.js';
 
 /**
  * The replay screen's input and clock: keys go to the reducer (which maps them against the
- * current state), a timer ticks while playing, and `onDone` fires once on quit or Ctrl-C.
+ * current state), a timer ticks while playing, and `onDone` fires once on quit or Ctrl-C. A search
+ * that needs the full-text index runs `textIndex.build` here, with its progress going to the
+ * reducer; Esc (cancelling), quitting or unmounting aborts it (the build then writes nothing).
  */
-export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'quit' | 'cancel', last: ReplayState) => void, isActive = true): { state: ReplayState; ready: boolean } {
+export function useReplay(
+  nav: StoryNav,
+  initial: ReplayState,
+  onDone: (how: 'quit' | 'cancel', last: ReplayState) => void,
+  isActive = true,
+  textIndex?: TextIndexBuilder,
+): { state: ReplayState; ready: boolean } {
   const [state, dispatch] = useReducer((s: ReplayState, a: Parameters<typeof replayReducer>[1]) => replayReducer(s, a, nav), initial);
 
   useInput(
@@ -29,6 +39,29 @@ export function useReplay(nav: StoryNav, initial: ReplayState, onDone: (how: 'qu
     const timer = setInterval(() => dispatch({ type: 'tick' }), every);
     return () => clearInterval(timer);
   }, [state.playing, state.speed]);
+
+  // One build at a time: started when a search waits on it, aborted on Esc, quit or unmount.
+  const building = state.building !== null;
+  const build = useRef<AbortController | null>(null);
+  useEffect(() => {
+    if (!building || state.done) return undefined;
+    const controller = new AbortController();
+    build.current = controller;
+    if (!textIndex) dispatch({ type: 'textIndexBuilt' }); // nothing to build (a story in memory)
+    else {
+      textIndex.build((done, total) => dispatch({ type: 'textIndexProgress', done, total }), controller.signal).then(
+        () => dispatch({ type: 'textIndexBuilt' }),
+        (err: unknown) => dispatch({ type: 'textIndexStopped', error: err instanceof CancelledError ? null : err instanceof Error ? err.message : String(err) }),
+      );
+    }
+    return () => {
+      controller.abort();
+      build.current = null;
+    };
+  }, [building, state.done]);
+  useEffect(() => {
+    if (state.building?.cancelling) build.current?.abort();
+  }, [state.building?.cancelling]);
 
   useEffect(() => {
     if (state.done) onDone(state.done, state);

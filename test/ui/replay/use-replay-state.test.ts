@@ -216,3 +216,48 @@ describe('replayFrame', () => {
     expect(f.affinity).toEqual({ metis: 0.04, techne: -0.05 });
   });
 });
+
+describe('replay reducer: a search that needs the full-text index first', () => {
+  const search = (q: string): ReplayAction[] => [{ type: 'openSearch' }, { type: 'typeText', text: q }, { type: 'submit' }];
+
+  it('waits on the build (progress, then the search runs where it would have)', () => {
+    const nav = smallStory();
+    const direct = run(nav, initialReplayState(nav), ...search('proposal'));
+    let s = run(nav, initialReplayState(nav, { needsTextIndex: true }), ...search('proposal'));
+    expect(s.building).toEqual({ query: 'proposal', dir: 1, done: 0, total: 0, cancelling: false });
+    expect(s.ref).toEqual(initialReplayState(nav).ref); // not moved yet
+    s = run(nav, s, { type: 'textIndexProgress', done: 40, total: 100 });
+    expect(s.building).toMatchObject({ done: 40, total: 100 });
+    // Keys other than Esc, q and Ctrl-C do nothing meanwhile.
+    for (const k of ['l', 'j', ' ', '/', 'a']) expect(run(nav, s, k)).toBe(s);
+    s = run(nav, s, { type: 'textIndexBuilt' });
+    expect(s.building).toBeNull();
+    expect(s.needsTextIndex).toBe(false);
+    expect(s.ref).toEqual(direct.ref);
+    expect(s.message).toEqual(direct.message);
+    // n: searches at once now
+    expect(run(nav, s, 'n').building).toBeNull();
+  });
+
+  it('Esc asks the build to stop; stopped, it says so (or the error) and n tries again', () => {
+    const nav = smallStory();
+    let s = run(nav, initialReplayState(nav, { needsTextIndex: true }), ...search('proposal'));
+    expect(replayKeyAction(s, named('escape'))).toEqual({ type: 'cancelTextIndex' });
+    s = run(nav, s, { type: 'key', press: named('escape') });
+    expect(s.building?.cancelling).toBe(true);
+    const stopped = run(nav, s, { type: 'textIndexStopped', error: null });
+    expect(stopped.building).toBeNull();
+    expect(stopped.needsTextIndex).toBe(true);
+    expect(stopped.message).toEqual({ text: 'search cancelled: the full-text index was not built (nothing was written); / searches again', tone: 'warn' });
+    expect(run(nav, stopped, 'n').building).toMatchObject({ query: 'proposal', dir: 1, cancelling: false });
+    const failed = run(nav, s, { type: 'textIndexStopped', error: 'cannot write the memoir index x: the disk is full: …' });
+    expect(failed.message).toEqual({ text: 'cannot write the memoir index x: the disk is full: …', tone: 'warn' });
+  });
+
+  it('q and Ctrl-C end the screen during a build', () => {
+    const nav = smallStory();
+    const s = run(nav, initialReplayState(nav, { needsTextIndex: true }), ...search('proposal'));
+    expect(run(nav, s, 'q').done).toBe('quit');
+    expect(run(nav, s, { type: 'key', press: named('ctrl-c') }).done).toBe('cancel');
+  });
+});
