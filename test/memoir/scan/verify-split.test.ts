@@ -155,10 +155,10 @@ let failed = 0;
 const two = await verifyMemoirs([p], { threads: 2, minSplitBytes: 0, onWorkerFailure: () => failed++ });
 const one = await verifyMemoirs([p], { threads: 1 });
 console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two.files[0].problems.length, 'failed', failed);`;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120_000 });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toMatch(/^same [1-9]\d* failed 0$/);
-  });
+  }, 150_000);
 
   it('worker threads: the same report as one thread', async () => {
     expect(verifyWorkerAvailable()).toBe(true); // the compiled worker (npm test builds first)
