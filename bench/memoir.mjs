@@ -3,7 +3,7 @@
 // `kourai --version`. The Python baseline that counts is ../shared/reference/python/memoir_ref.py
 // (the upstream schema with its Python validators, as hosts run it); the validator-free fixture
 // model (test/fixtures/python/memoir_model.py) is printed second, labelled as such.
-import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -128,6 +128,22 @@ export async function run(report, { quick }) {
     // A floor for any JS writer: serialising the same entries with JSON.stringify, nothing else.
     const stringify = timeIt(() => inputs.map((v) => JSON.stringify(v)), 3);
     if (rounds.ref.length) report('  JSON.stringify alone vs upstream writer (a floor for any JSON writer in JS)', inputs.length / (stringify.ms / 1000) / med(rounds.ref, 0), 'x');
+    // The I/O of the same batches, nothing else: the bytes kourai wrote, 10 writes + 10 fsyncs.
+    // With JSON.stringify's time it bounds any writer that validates nothing and encodes at V8's speed.
+    const written = readFileSync(join(dir, 'append-0', 'memoir.jsonl'));
+    const io = timeIt(() => {
+      const fd = openSync(join(dir, `io-floor-${Math.random().toString(36).slice(2)}.jsonl`), 'a');
+      const step = Math.ceil(written.length / 10);
+      for (let at = 0; at < written.length; at += step) {
+        writeSync(fd, written.subarray(at, Math.min(at + step, written.length)));
+        fsyncSync(fd);
+      }
+      closeSync(fd);
+    }, 3);
+    if (rounds.ref.length) {
+      report('  write + fsync alone (the same bytes, 10 batches) vs upstream writer', inputs.length / (io.ms / 1000) / med(rounds.ref, 0), 'x', `${io.ms.toFixed(0)} ms`);
+      report('  write + fsync + JSON.stringify vs upstream writer (the floor for a JS writer)', inputs.length / ((io.ms + stringify.ms) / 1000) / med(rounds.ref, 0), 'x', 'no validation, no journal');
+    }
     if (rounds.model.length) {
       report('  second figure: validator-free fixture model writer', med(rounds.model, 0), 'entries/s');
       report('  append vs validator-free model writer', appendRate / med(rounds.model, 0), 'x', `by CPU time ${(med(rounds.kourai, 1) / med(rounds.model, 1)).toFixed(2)}x`);

@@ -66,20 +66,40 @@ export interface ScanRange {
 export const CHUNK_LINES = 4096;
 
 export function newChunk(capacity = CHUNK_LINES): LineChunk {
-  return {
-    count: 0,
-    line: new Uint32Array(capacity),
-    offset: new Float64Array(capacity),
-    length: new Uint32Array(capacity),
-    idHash: new Float64Array(capacity),
-    pyHash: new Float64Array(capacity),
-    problems: [],
-    revisions: [],
-    needsDerivedIds: false,
-    bytes: -1,
-    lines: 0,
-    last: false,
-  };
+  return chunkOf(0, new Uint32Array(capacity), new Float64Array(capacity), new Uint32Array(capacity), new Float64Array(capacity), new Float64Array(capacity), [], [], false, -1, 0, false);
+}
+
+// One factory per object kind, for chunks made here and chunks received from a worker alike: an
+// object rebuilt by postMessage has another hidden class than a literal, and the merge that reads
+// both kinds was deoptimized and recompiled ("wrong map") a dozen times per memoir.
+function chunkOf(count: number, line: Uint32Array, offset: Float64Array, length: Uint32Array, idHash: Float64Array, pyHash: Float64Array, problems: ChunkProblem[], revisions: ChunkRevision[], needsDerivedIds: boolean, bytes: number, lines: number, last: boolean): LineChunk {
+  return { count, line, offset, length, idHash, pyHash, problems, revisions, needsDerivedIds, bytes, lines, last };
+}
+
+function problemOf(line: number, offset: number, kind: ChunkProblem['kind'], message: string): ChunkProblem {
+  return { line, offset, kind, message };
+}
+
+function revisionOf(at: number, entryId: string, python: boolean, supersedes: string, recordedAt: string | null, type: EntryType, shareable: boolean): ChunkRevision {
+  return { at, entryId, python, supersedes, recordedAt, type, shareable };
+}
+
+/** A chunk received from a worker (structured clone), rebuilt with this thread's factories. */
+export function adoptChunk(c: LineChunk): LineChunk {
+  return chunkOf(
+    c.count,
+    c.line,
+    c.offset,
+    c.length,
+    c.idHash,
+    c.pyHash,
+    c.problems.map((q) => problemOf(q.line, q.offset, q.kind, q.message)),
+    c.revisions.map((r) => revisionOf(r.at, r.entryId, r.python, r.supersedes, r.recordedAt, r.type, r.shareable)),
+    c.needsDerivedIds,
+    c.bytes,
+    c.lines,
+    c.last,
+  );
 }
 
 function clear(c: LineChunk): void {
@@ -113,7 +133,7 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
   let views = 0;
   const add = (v: LineView, idHash: number, pyHash: number, verdict: SplitVerdict, type: EntryType, supersedes: string | null, id: () => string, python: boolean, recordedAt: () => string | null): void => {
     if (verdict.lenient) {
-      c.problems.push({ line: v.line, offset: v.offset, kind: 'lenient_split', message: `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private` });
+      c.problems.push(problemOf(v.line, v.offset, 'lenient_split', `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private`));
     }
     const i = c.count++;
     c.line[i] = v.line;
@@ -122,7 +142,7 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
     c.idHash[i] = idHash;
     c.pyHash[i] = pyHash;
     if (supersedes !== null) {
-      c.revisions.push({ at: i, entryId: id(), python, supersedes, recordedAt: normalTime(recordedAt()), type, shareable: verdict.shareable });
+      c.revisions.push(revisionOf(i, id(), python, supersedes, normalTime(recordedAt()), type, verdict.shareable));
       if (lazy && supersedes.startsWith('py_')) c.needsDerivedIds = true;
     }
   };
@@ -153,9 +173,9 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
       // Identical Python lines are numbered when the chunks are merged: here every one is the first.
       const rec = toRecord(rawLineOf(v), () => 1);
       if (rec.kind === 'torn') {
-        c.problems.push({ line: rec.line, offset: rec.offset, kind: 'torn_tail', message: `torn final fragment of ${rec.length} bytes (a write that never finished)` });
+        c.problems.push(problemOf(rec.line, rec.offset, 'torn_tail', `torn final fragment of ${rec.length} bytes (a write that never finished)`));
       } else if (rec.kind === 'invalid') {
-        c.problems.push({ line: rec.line, offset: rec.offset, kind: rec.problem, message: rec.message });
+        c.problems.push(problemOf(rec.line, rec.offset, rec.problem, rec.message));
       } else {
         const entry = rec.entry;
         if (lazy && !rec.derived && entry.entry_id.startsWith('py_')) c.needsDerivedIds = true;

@@ -1,6 +1,6 @@
 import { availableParallelism, loadavg } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import type { LineChunk } from './verify-scan.js';
+import { adoptChunk, type LineChunk } from './verify-scan.js';
 import { startWorker } from '../runtime/worker-start.js';
 import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { VerifyWorkerInput, VerifyWorkerMessage } from './verify-worker.js';
@@ -14,49 +14,74 @@ export function verifyWorkerAvailable(): boolean {
 
 /**
  * The default thread count: one per idle core, judged by the 1-minute load average (as `make -l`
- * does): an idle 2-core machine reads a memoir in two halves. On a busy machine a worker only adds
- * its start-up and its own JIT warm-up (~0.2 s of CPU) to work no core is free to share: measured on
- * the shared 2-core machine at load 5–9, two threads took 1.5–2× the wall time of one at 100k entries.
+ * does), for a file of at least DEFAULT_SPLIT_BYTES; one below that. On a busy machine a worker only
+ * adds its start-up and its own JIT warm-up to work no core is free to share (two threads took
+ * 1.5–2× the wall time of one at 100k entries at load 5–9).
  */
-export function defaultThreads(cores = availableParallelism(), load = loadavg()[0] ?? 0): number {
+export function defaultThreads(cores = availableParallelism(), load = loadavg()[0] ?? 0, size = Infinity): number {
+  if (size < DEFAULT_SPLIT_BYTES) return 1;
   return Math.max(1, Math.min(8, cores, Math.round(cores - load)));
 }
 
 /**
- * The main thread's side of a range read in a worker (verify-worker.ts): the range's chunks in
- * order, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.
+ * Below this size the default is one thread. Each thread is its own V8 isolate: it interprets the
+ * scanner cold (~25 µs a line for its first few thousand lines, ~2.5 µs warm) and compiles it
+ * again on V8's helper threads, ~0.45 s of CPU per worker in all, which competes for the same two
+ * cores. Measured on the 2-core machine (load ~2, session 5): 100k entries (70 MB) 0.38–0.45 s on one
+ * thread vs 0.47–0.53 s on two; 200k (147 MB) even; 400k (295 MB) 1.09–1.35 s vs 0.83–1.02 s.
+ * An explicit thread count (KOURAI_VERIFY_THREADS) is used for any file over MIN_SPLIT_BYTES.
  */
-export class RangeWorker {
-  private readonly worker: Worker;
-  private readonly queue: LineChunk[] = [];
-  private failure: Error | undefined;
-  private wake: (() => void) | undefined;
-  private ended = false;
-  /** The file offset the worker has read up to (progress). */
-  reached: number;
-  /** Chunks handed out so far: until the first, a failed worker's range can be read elsewhere. */
-  delivered = 0;
+export const DEFAULT_SPLIT_BYTES = 256 << 20;
 
-  constructor(input: VerifyWorkerInput) {
-    this.reached = input.range.from;
+/**
+ * The main thread's side of one worker (verify-worker.ts): the chunks of the blocks it claimed, by
+ * block, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.
+ */
+export class BlockWorker {
+  private readonly worker: Worker;
+  private readonly chunks = new Map<number, LineChunk[]>();
+  private readonly complete = new Set<number>();
+  /** Set when the worker failed (error, or exit before it was done): its unfinished blocks are read elsewhere. */
+  failure: Error | undefined;
+  private finished = false;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    input: VerifyWorkerInput,
+    /** Called for each chunk as it arrives (progress). */
+    private readonly onChunk: (block: number, chunk: LineChunk) => void,
+  ) {
     this.worker = startWorker(workerScript(), { workerData: input });
     this.worker.on('message', (m: VerifyWorkerMessage) => {
-      if (m.type === 'error') this.failure ??= Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
+      if (this.failure) return;
+      if (m.type === 'error') this.fail(Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
+      else if (m.type === 'done') this.finished = true;
       else {
-        if (m.chunk.bytes >= 0) this.reached = m.chunk.bytes;
-        if (m.chunk.last) this.ended = true;
-        this.queue.push(m.chunk);
+        const chunk = adoptChunk(m.chunk);
+        let list = this.chunks.get(m.block);
+        if (list === undefined) this.chunks.set(m.block, (list = []));
+        list.push(chunk);
+        if (chunk.last) this.complete.add(m.block);
+        this.onChunk(m.block, chunk);
       }
       this.wakeUp();
     });
     this.worker.on('error', (err) => {
-      this.failure ??= err;
+      this.fail(err);
       this.wakeUp();
     });
     this.worker.on('exit', (code) => {
-      if (!this.ended) this.failure ??= new Error(`the verify worker stopped before the end of its range (exit ${code})`);
+      if (!this.finished) this.fail(new Error(`the verify worker stopped before it was done (exit ${code})`));
       this.wakeUp();
     });
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.chunks.clear();
+    this.complete.clear();
+    void this.worker.terminate();
   }
 
   private wakeUp(): void {
@@ -65,22 +90,22 @@ export class RangeWorker {
     w?.();
   }
 
-  /** The range's next chunk (the last one has `last`), waiting for the worker when none is there yet. */
-  async next(): Promise<LineChunk> {
-    for (;;) {
-      const c = this.queue.shift();
-      if (c !== undefined) {
-        this.delivered++;
-        return c;
-      }
-      if (this.failure) throw this.failure;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
+  /** The chunks of a block this worker has read whole (taken: a second call gives undefined). */
+  take(block: number): LineChunk[] | undefined {
+    if (!this.complete.delete(block)) return undefined;
+    const list = this.chunks.get(block);
+    this.chunks.delete(block);
+    return list;
+  }
+
+  /** Resolves at the worker's next message, error or exit. */
+  event(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wake = resolve));
   }
 
   /** Ends the worker (done, cancelled or failed); it never writes anything. */
   stop(): void {
-    this.ended = true;
+    this.finished = true;
     void this.worker.terminate();
   }
 }

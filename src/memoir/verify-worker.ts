@@ -1,28 +1,43 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { claimBlock } from './verify-blocks.js';
 import { scanRange, type LineChunk, type ScanRange } from './verify-scan.js';
 
 /**
- * One byte range of a memoir read in a worker thread for `verify` (verify-threads.ts starts it):
- * posts the range's chunks as it reads them, their columns transferred (not copied). It only
- * reads: the main thread merges the chunks in file order.
+ * A worker thread of `verify` (verify-threads.ts starts it): claims blocks of a memoir one at a
+ * time (the main thread and the other workers claim from the same table) and posts each block's
+ * chunks as it reads them. It only reads: the main thread merges the blocks in file order.
  */
 export interface VerifyWorkerInput {
   /** The main thread's descriptor of the file (threads share them): the very file it opened. */
   fd: number;
-  range: ScanRange;
+  blocks: ScanRange[];
+  /** Int32 per block: 0 = unclaimed, else the claiming thread's id (verify-blocks.ts). */
+  owners: SharedArrayBuffer;
+  id: number;
   lazy: boolean;
   scan: boolean;
+  /** Tests: fail after posting this many chunks. */
+  failAfter?: number;
 }
 
-export type VerifyWorkerMessage = { type: 'chunk'; chunk: LineChunk } | { type: 'error'; message: string; code?: string };
+export type VerifyWorkerMessage = { type: 'chunk'; block: number; chunk: LineChunk } | { type: 'done' } | { type: 'error'; message: string; code?: string };
 
 const input = workerData as VerifyWorkerInput;
 const port = parentPort;
 if (port) {
   try {
-    for (const chunk of scanRange(input.fd, input.range, { lazy: input.lazy, scan: input.scan, freshChunks: true })) {
-      port.postMessage({ type: 'chunk', chunk } satisfies VerifyWorkerMessage, [chunk.line.buffer, chunk.offset.buffer, chunk.length.buffer, chunk.idHash.buffer, chunk.pyHash.buffer] as ArrayBuffer[]);
+    const owners = new Int32Array(input.owners);
+    let posted = 0;
+    for (let k = claimBlock(owners, 0, input.id); k >= 0; k = claimBlock(owners, k + 1, input.id)) {
+      for (const chunk of scanRange(input.fd, input.blocks[k] as ScanRange, { lazy: input.lazy, scan: input.scan, freshChunks: true })) {
+        // Copied, not transferred: the first ArrayBuffer detached in a thread throws away every
+        // optimized function there that reads a typed array (V8's detaching protector), the
+        // scanner included, and the recompiled code checks for detachment on every access.
+        if (posted++ === input.failAfter) throw new Error('planted failure (test)');
+        port.postMessage({ type: 'chunk', block: k, chunk } satisfies VerifyWorkerMessage);
+      }
     }
+    port.postMessage({ type: 'done' } satisfies VerifyWorkerMessage);
   } catch (err) {
     const e = err as Error & { code?: string };
     port.postMessage({ type: 'error', message: e.message, ...(e.code ? { code: e.code } : {}) } satisfies VerifyWorkerMessage);

@@ -8,7 +8,8 @@ import { openForReading } from './reader.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
 import { entryTypeOf, entryVerdict } from './split-rule.js';
 import { normalTime, scanRange, type ChunkProblem, type LineChunk, type ScanRange } from './verify-scan.js';
-import { defaultThreads, RangeWorker, verifyWorkerAvailable } from './verify-threads.js';
+import { blockBytes, claimBlock, MAIN_THREAD } from './verify-blocks.js';
+import { BlockWorker, defaultThreads, verifyWorkerAvailable } from './verify-threads.js';
 
 export type ProblemKind =
   | 'json'
@@ -129,11 +130,20 @@ export interface VerifyFileOptions {
    * ranges one after another on this thread, to check the merge against one read of the whole.
    */
   splitAt?: readonly number[];
-  /** A worker thread that failed before reading anything (its range is then read on this thread). */
+  /** A worker thread that failed (the ranges it claimed and that were not merged yet are read on this thread). */
   onWorkerFailure?: (err: Error) => void;
+  /** Threads > 1: the size of the ranges threads claim (default verify-blocks.ts `blockBytes`). */
+  blockBytes?: number;
+  /**
+   * Tests: the first range this thread claims (default 0): 1 makes it read ranges out of their
+   * turn while a worker has the first; Infinity leaves every range to the workers (unless all fail).
+   */
+  mainFrom?: number;
+  /** Tests: each worker fails after posting this many chunks. */
+  workerFailsAfter?: number;
 }
 
-/** A worker's start-up (~40 ms) pays for itself from about this size (~10k entries). */
+/** Below this size a file is read by one thread whatever the thread count (the default splits only much larger files: verify-threads.ts DEFAULT_SPLIT_BYTES). */
 export const MIN_SPLIT_BYTES = 8 << 20;
 
 /**
@@ -153,63 +163,109 @@ export async function verifyFile(path: string, seen: SeenIds, opts: VerifyFileOp
 }
 
 /**
- * The file is cut into ranges at line starts: the first is read here, the others by worker
- * threads (verify-scan.ts does the reading in both), and their chunks are merged in file order
- * (FileMerge), which gives the report of one read of the whole file.
+ * The file is cut into ranges at line starts (verify-blocks.ts). One thread reads them in order;
+ * with workers, every thread (this one included) claims the next unread range when it is done
+ * with one, and the ranges' chunks are merged here in file order (FileMerge), which gives the
+ * report of one read of the whole file. A worker that fails has its unmerged ranges read here.
  */
 async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFileOptions): Promise<FileVerification> {
   const size = fstatSync(fd).size;
   const threads = opts.threads ?? 1;
   const parallel = opts.splitAt === undefined && threads > 1 && size >= (opts.minSplitBytes ?? MIN_SPLIT_BYTES) && verifyWorkerAvailable();
-  const hints = opts.splitAt ?? (parallel ? Array.from({ length: threads - 1 }, (_, i) => Math.floor((size * (i + 1)) / threads)) : []);
+  const step = parallel ? (opts.blockBytes ?? blockBytes(size, threads)) : 0;
+  const hints = opts.splitAt ?? (parallel ? Array.from({ length: Math.ceil(size / step) - 1 }, (_, i) => Math.floor((i + 1) * step)) : []);
   const starts = lineStarts(fd, size, hints);
   const ranges: ScanRange[] = [0, ...starts].map((from, i) => ({ from, until: starts[i] ?? size }));
   const scanOpts = { lazy: seen.lazyDerivedIds, scan: opts.scan !== false };
-  const workers = parallel ? ranges.slice(1).map((range) => new RangeWorker({ fd, range, ...scanOpts })) : [];
   const merge = new FileMerge(fd, path, seen);
+  // Bytes read so far per range (progress).
   const reached = ranges.map((r) => r.from);
   const progress = (): void => {
-    if (opts.onProgress) opts.onProgress(ranges.reduce((sum, r, k) => sum + Math.max(workers[k - 1]?.reached ?? r.from, reached[k] ?? r.from) - r.from, 0));
+    if (opts.onProgress) opts.onProgress(ranges.reduce((sum, r, k) => sum + (reached[k] ?? r.from) - r.from, 0));
+  };
+  const owners = new Int32Array(new SharedArrayBuffer(4 * ranges.length));
+  const workers = parallel
+    ? Array.from({ length: threads - 1 }, (_, i) => new BlockWorker({ fd, blocks: ranges, owners: owners.buffer as SharedArrayBuffer, id: MAIN_THREAD + 1 + i, ...scanOpts, ...(opts.workerFailsAfter !== undefined ? { failAfter: opts.workerFailsAfter } : {}) }, (k, c) => {
+        if (c.bytes >= 0) reached[k] = c.bytes;
+      }))
+    : [];
+  const reported = new Set<BlockWorker>();
+  const failed = (w: BlockWorker): boolean => {
+    if (w.failure === undefined) return false;
+    if (!reported.has(w)) opts.onWorkerFailure?.(w.failure);
+    reported.add(w);
+    return true;
+  };
+  // Ranges this thread read before their turn to be merged (a worker holds an earlier one).
+  const early = new Map<number, LineChunk[]>();
+  let next = 0; // the next range to merge
+  const mergeChunks = async (list: LineChunk[]): Promise<void> => {
+    for (const c of list) {
+      merge.add(c);
+      await opts.checkpoint?.();
+    }
+    next++;
+  };
+  /** Reads range k here: merged as it is read when it is next in file order, else kept for its turn. */
+  const readHere = async (k: number): Promise<void> => {
+    const inTurn = k === next;
+    const kept: LineChunk[] = [];
+    for (const c of scanRange(fd, ranges[k] as ScanRange, { ...scanOpts, freshChunks: !inTurn })) {
+      if (c.bytes >= 0) reached[k] = c.bytes;
+      if (inTurn) merge.add(c);
+      else kept.push(c);
+      progress();
+      await opts.checkpoint?.();
+    }
+    if (inTurn) next++;
+    else early.set(k, kept);
+  };
+  /** Merges every range that is ready, in file order (up to one a worker is still reading). */
+  const mergeReady = async (): Promise<void> => {
+    while (next < ranges.length) {
+      const mine = early.get(next);
+      if (mine !== undefined) {
+        early.delete(next);
+        await mergeChunks(mine);
+        continue;
+      }
+      const owner = Atomics.load(owners, next);
+      const w = workers[owner - MAIN_THREAD - 1];
+      const theirs = w?.take(next);
+      if (theirs === undefined) return;
+      await mergeChunks(theirs);
+    }
   };
   try {
-    for (const [k, range] of ranges.entries()) {
-      const worker = workers[k - 1];
-      const first = worker ? await firstChunk(worker, opts.onWorkerFailure) : undefined;
-      if (worker === undefined || first === undefined) {
-        // One thread, or a worker that could not start (nothing of its range merged yet): read it here.
-        if (worker) worker.stop();
-        for (const c of scanRange(fd, range, scanOpts)) {
-          merge.add(c);
-          if (c.bytes >= 0) reached[k] = c.bytes;
-          if (!c.last) {
-            progress();
-            await opts.checkpoint?.();
-          }
-        }
-      } else {
-        for (let c = first; ; c = await worker.next()) {
-          merge.add(c);
-          if (c.last) break;
-          progress();
-          await opts.checkpoint?.();
-        }
+    const mainFrom = workers.length > 0 ? (opts.mainFrom ?? 0) : 0;
+    for (let k = claimBlock(owners, mainFrom, MAIN_THREAD); k >= 0; k = claimBlock(owners, k + 1, MAIN_THREAD)) {
+      await mergeReady();
+      await readHere(k);
+    }
+    // Every range is claimed (or, in tests, left to the workers): merge them in order as workers deliver.
+    for (;;) {
+      await mergeReady();
+      if (next >= ranges.length) break;
+      const owner = Atomics.load(owners, next);
+      const w = workers[owner - MAIN_THREAD - 1];
+      const alive = workers.filter((x) => !failed(x));
+      if (w !== undefined ? failed(w) : alive.length === 0) {
+        // Claimed by a worker that failed (none of its chunks was merged), or unclaimed with no worker left: read it here.
+        if (owner !== 0) Atomics.store(owners, next, MAIN_THREAD);
+        else if (Atomics.compareExchange(owners, next, 0, MAIN_THREAD) !== 0) continue;
+        reached[next] = (ranges[next] as ScanRange).from;
+        await readHere(next);
+        continue;
       }
+      progress();
+      await (w !== undefined ? w.event() : Promise.race(alive.map((x) => x.event())));
+      await opts.checkpoint?.();
     }
   } finally {
     for (const w of workers) w.stop();
   }
   opts.onProgress?.(merge.bytes);
   return { path, entries: merge.entries, bytes: merge.bytes, problems: merge.problems };
-}
-
-/** A worker's first chunk, or undefined when it failed before sending one. */
-async function firstChunk(worker: RangeWorker, onFailure: ((err: Error) => void) | undefined): Promise<LineChunk | undefined> {
-  try {
-    return await worker.next();
-  } catch (err) {
-    onFailure?.(err as Error);
-    return undefined;
-  }
 }
 
 /** The line starts at or after each hint (0 < start < size, increasing); a hint with no newline within reach is dropped. */
@@ -463,7 +519,7 @@ export interface MemoirsVerification {
   crossFile: Problem[];
 }
 
-export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes' | 'onWorkerFailure'> {
+export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes' | 'onWorkerFailure' | 'blockBytes' | 'mainFrom' | 'workerFailsAfter'> {
   onProgress?: (file: number, bytes: number) => void;
   /** Tests: per file, where to split it (VerifyFileOptions.splitAt). */
   splitAt?: (path: string, size: number) => readonly number[];
@@ -471,7 +527,7 @@ export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoin
 
 /**
  * Verifies memoirs together (ids are unique across all of them), each file read by `threads`
- * threads (default: one per core; small files by one). Python lines' ids are computed lazily;
+ * threads (default: one per idle core for files of DEFAULT_SPLIT_BYTES or more, else one). Python lines' ids are computed lazily;
  * should a written id or `supersedes` name a derived id, the memoirs are read again with every
  * derived id computed (exact either way; the second read only costs time, and only then).
  */
@@ -480,11 +536,14 @@ export async function verifyMemoirs(paths: readonly string[], opts: VerifyMemoir
   const pass = async (seen: SeenIds): Promise<MemoirsVerification> => {
     const files: FileVerification[] = [];
     for (const [i, p] of paths.entries()) {
-      const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads: opts.threads ?? defaultThreads() };
+      const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads: opts.threads ?? defaultThreads(undefined, undefined, sizes[i] ?? 0) };
       if (opts.checkpoint) fileOpts.checkpoint = opts.checkpoint;
       if (opts.scan === false) fileOpts.scan = false;
       if (opts.minSplitBytes !== undefined) fileOpts.minSplitBytes = opts.minSplitBytes;
       if (opts.onWorkerFailure) fileOpts.onWorkerFailure = opts.onWorkerFailure;
+      if (opts.blockBytes !== undefined) fileOpts.blockBytes = opts.blockBytes;
+      if (opts.mainFrom !== undefined) fileOpts.mainFrom = opts.mainFrom;
+      if (opts.workerFailsAfter !== undefined) fileOpts.workerFailsAfter = opts.workerFailsAfter;
       if (opts.splitAt) fileOpts.splitAt = opts.splitAt(p, sizes[i] ?? 0);
       files.push(await verifyFile(p, seen, fileOpts));
     }

@@ -40,12 +40,12 @@ export interface VerifyResult {
  */
 export const indexFileOf = (home: string): string => join(home, 'cache', 'index.db');
 
-/** `KOURAI_VERIFY_THREADS`: threads that read each memoir (default: one per core; 1 = the main thread alone). */
+/** `KOURAI_VERIFY_THREADS`: threads that read each memoir over 8 MiB (default: one per idle core for memoirs of 256 MiB or more, else one; 1 = the main thread alone). */
 export function verifyThreads(env: Readonly<Record<string, string | undefined>>): number | undefined {
   const raw = env.KOURAI_VERIFY_THREADS;
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new EnvironmentError(`KOURAI_VERIFY_THREADS=${raw}: not a whole number from 1 to 64`, 'unset it to use one thread per core');
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new EnvironmentError(`KOURAI_VERIFY_THREADS=${raw}: not a whole number from 1 to 64`, 'unset it for the default (one thread per idle core on memoirs of 256 MiB or more)');
   return n;
 }
 
@@ -107,7 +107,7 @@ export default defineCommand({
       const starts = sizes.map((_, i) => done + sizes.slice(0, i).reduce((a, b) => a + b, 0));
       let warned = false;
       const onWorkerFailure = (err: Error): void => {
-        if (!warned) warn(ctx, `a verify worker thread could not start (${err.message.split('\n')[0]}); reading on the main thread`);
+        if (!warned) warn(ctx, `a verify worker thread failed (${err.message.split('\n')[0]}); its part of the memoir is read on the main thread`);
         warned = true;
       };
       const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause, onWorkerFailure, ...(threads !== undefined ? { threads } : {}) });

@@ -6,7 +6,7 @@ import { ExitCode } from '../../../src/errors.js';
 import { derivedId } from '../../../src/memoir/entry-id.js';
 import { synthSessions } from '../../../src/memoir/synth.js';
 import { MIN_SPLIT_BYTES } from '../../../src/memoir/verify.js';
-import { defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
+import { DEFAULT_SPLIT_BYTES, defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
 import { removeDir, tempDir, testCtx } from '../../helpers/ctx.js';
 
 /**
@@ -53,7 +53,9 @@ describe('memoir verify with threads', () => {
     expect(await run('3')).toEqual(one);
   });
 
-  it('the default: one thread per idle core by the load average, at most 8', () => {
+  it('the default: one thread per idle core by the load average, at most 8, for memoirs of DEFAULT_SPLIT_BYTES or more', () => {
+    expect(defaultThreads(2, 0.1, DEFAULT_SPLIT_BYTES - 1)).toBe(1);
+    expect(defaultThreads(2, 0.1, DEFAULT_SPLIT_BYTES)).toBe(2);
     expect(defaultThreads(2, 0.1)).toBe(2);
     expect(defaultThreads(2, 0.7)).toBe(1);
     expect(defaultThreads(2, 6)).toBe(1);

@@ -163,11 +163,41 @@ console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two
   it('worker threads: the same report as one thread', async () => {
     expect(verifyWorkerAvailable()).toBe(true); // the compiled worker (npm test builds first)
     await fc.assert(
-      fc.asyncProperty(fc.array(memoir, { minLength: 1, maxLength: 2 }), fc.integer({ min: 2, max: 4 }), async (files, threads) => {
-        const paths = files.map((f) => write(f.lines, f.torn));
-        expect(await verifyMemoirs(paths, { threads, minSplitBytes: 0 })).toEqual(await verifyMemoirs(paths, { threads: 1 }));
-      }),
-      { numRuns: 12 },
+      fc.asyncProperty(
+        fc.array(memoir, { minLength: 1, maxLength: 2 }),
+        fc.integer({ min: 2, max: 4 }),
+        fc.constantFrom(0, 1, 2, Infinity),
+        fc.integer({ min: 1, max: 400 }),
+        async (files, threads, mainFrom, blockBytes) => {
+          const paths = files.map((f) => write(f.lines, f.torn));
+          // mainFrom 1 or 2: this thread reads ranges before their turn (kept until a worker delivers the first);
+          // Infinity: every range is read by a worker, in whatever order the workers claim them.
+          expect(await verifyMemoirs(paths, { threads, minSplitBytes: 0, mainFrom, blockBytes })).toEqual(await verifyMemoirs(paths, { threads: 1 }));
+        },
+      ),
+      { numRuns: 16 },
     );
   }, 180_000);
+
+  it('ranges of several chunks read before their turn (kept whole until the ranges ahead are merged)', async () => {
+    // ~13.5k lines in three ranges of ~4.5k lines (more than one 4096-line chunk each); this thread starts at the second.
+    const lines = Array.from({ length: 13_500 }, (_, i) => Buffer.from(i % 997 === 0 ? '{"broken json' : (pool[i % 8] as string)));
+    const path = write(lines, 0);
+    const size = statSync(path).size;
+    const v = await verifyMemoirs([path], { threads: 2, minSplitBytes: 0, mainFrom: 1, blockBytes: Math.ceil(size / 3) });
+    expect(v).toEqual(await verifyMemoirs([path], { threads: 1 }));
+    expect(v.files[0]?.entries).toBeGreaterThan(12_000);
+  }, 60_000);
+
+  it('a worker that fails midway: the ranges it claimed are read on the main thread, the report unchanged', async () => {
+    const path = write([...pool, ...pool, ...pool, ...python].map((l) => Buffer.from(l)), 3);
+    const one = await verifyMemoirs([path], { threads: 1 });
+    for (const failAfter of [0, 1, 3]) {
+      const failures: string[] = [];
+      const two = await verifyMemoirs([path], { threads: 3, minSplitBytes: 0, mainFrom: Infinity, blockBytes: 200, workerFailsAfter: failAfter, onWorkerFailure: (e) => failures.push(e.message) });
+      expect(two).toEqual(one);
+      // Two workers, each failing once per read; two reads (the pool's P1 names a derived id: the eager second read).
+      expect(failures).toEqual(Array(4).fill('planted failure (test)'));
+    }
+  }, 60_000);
 });
