@@ -14,7 +14,7 @@ export interface Migration {
  * One connection per process and file: WAL, foreign keys on, an explicit busy timeout, and
  * numbered migrations applied in one transaction each (tracked by `PRAGMA user_version`).
  */
-export function openDb(path: string, migrations: readonly Migration[], opts: { readonly?: boolean } = {}): DB {
+export function openDb(path: string, migrations: readonly Migration[], opts: { readonly?: boolean; private?: boolean } = {}): DB {
   let db: DB;
   try {
     // Read-only opens create nothing: not the directory, not the file (read-only commands on a fresh home).
@@ -26,9 +26,17 @@ export function openDb(path: string, migrations: readonly Migration[], opts: { r
   try {
     // The busy timeout first: switching to WAL and migrating both take locks other processes may hold.
     db.pragma('busy_timeout = 5000');
-    if (!opts.readonly) db.pragma('journal_mode = WAL');
+    if (opts.private) {
+      // A new file no other process can see yet (store/index-staging.ts): written once, no WAL, no fsync
+      // until the owner publishes it; the journal in memory keeps ROLLBACK working.
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.pragma('journal_mode = MEMORY');
+      db.pragma('synchronous = OFF');
+    } else {
+      if (!opts.readonly) db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
     db.pragma('foreign_keys = ON');
-    db.pragma('synchronous = NORMAL');
     if (opts.readonly) checkNotNewer(db, migrations.reduce((m, x) => Math.max(m, x.version), 0));
     else migrate(db, migrations);
   } catch (err) {

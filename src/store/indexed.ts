@@ -62,7 +62,7 @@ export async function openIndexed(
   });
   const feedback = opts.feedback ?? {};
   if (opts.mustWrite) assertIndexWritable(indexPath(home));
-  const index = opts.readOnly && !canUseIndexFile(home) ? memoryIndex() : openIndex(home, { now: ctx.now });
+  const index = opts.readOnly && !canUseIndexFile(home) ? memoryIndex() : openIndex(home, { now: ctx.now, staged: true });
   try {
     for (const n of index.notes) feedback.note?.(n);
     const notesBefore = index.notes.length;

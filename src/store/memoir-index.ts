@@ -1,10 +1,12 @@
 import { openForReading } from '../memoir/reader.js';
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DB } from './db.js';
+import { openDb, type DB } from './db.js';
 import { filesWithoutFullText, FullTextBuild } from './fts-build.js';
 import { CHUNK_BYTES, IndexBuild, sha, type BuildOptions, type FileRow, type FileUpdate } from './index-build.js';
-import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, writeFailure, type IndexSource } from './index-file.js';
+import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, unwritable, writeFailure, type IndexSource } from './index-file.js';
+import { INDEX_MIGRATIONS } from './index-migrations.js';
+import { discard, publish, stageIndex, type Staging } from './index-staging.js';
 
 export { CHUNK_BYTES, HASH_WINDOW, searchText, type FileRow, type FileUpdate } from './index-build.js';
 
@@ -19,11 +21,20 @@ export function indexPath(home: string): string {
 /**
  * Opens the memoir index of a home: the file (a damaged one is moved aside and rebuilt), the
  * file read-only, or an index in memory when the home cannot be written (see index-file.ts).
- * What happened is in `notes`, for the caller to show.
+ * What happened is in `notes`, for the caller to show. With `staged`, a home without an index
+ * gets one built in a private file, published by the first `build` (index-staging.ts).
  */
-export function openIndex(home: string, opts: { now?: () => Date } = {}): MemoirIndex {
+export function openIndex(home: string, opts: { now?: () => Date; staged?: boolean } = {}): MemoirIndex {
   const now = opts.now ?? (() => new Date());
   const path = indexPath(home);
+  const staging = opts.staged && !unwritable(path) ? stageIndex(path) : undefined;
+  if (staging) {
+    try {
+      return new MemoirIndex(openDb(staging.tmp, INDEX_MIGRATIONS, { private: true }), { path, now, staging });
+    } catch {
+      discard(staging); // e.g. a full disk: the usual open below says what is wrong
+    }
+  }
   const opened = openIndexDb(path, now);
   return new MemoirIndex(opened.db, { path, source: opened.source, notes: opened.notes, now, ...(opened.cleanup ? { cleanup: opened.cleanup } : {}) });
 }
@@ -93,9 +104,12 @@ export class MemoirIndex {
   private readonly cleanup: (() => void) | undefined;
   /** Every file's full-text rows were seen built since the last index update (saves a query per text query). */
   private fullTextReady = false;
+  /** Set while this index is a private file not yet published as `path` (index-staging.ts). */
+  private staging: Staging | undefined;
 
-  constructor(db: DB, opts: { path?: string; source?: IndexSource; notes?: string[]; now?: () => Date; cleanup?: () => void } = {}) {
+  constructor(db: DB, opts: { path?: string; source?: IndexSource; notes?: string[]; now?: () => Date; cleanup?: () => void; staging?: Staging } = {}) {
     this.current = db;
+    this.staging = opts.staging;
     this.source = opts.source ?? 'file';
     this.notes = opts.notes ?? [];
     this.path = opts.path;
@@ -133,7 +147,29 @@ export class MemoirIndex {
 
   close(): void {
     this.current.close();
+    if (this.staging) discard(this.staging); // never published: cancelled or failed
     this.cleanup?.();
+  }
+
+  /**
+   * A staged index, built: published as the index file and reopened there. Returns false when
+   * another process published one first; this index is then theirs, still to be brought up to date.
+   */
+  private publish(): boolean {
+    const staging = this.staging as Staging;
+    this.current.pragma('journal_mode = WAL'); // what every other open expects
+    this.current.close();
+    let won = false;
+    try {
+      won = publish(staging);
+    } finally {
+      this.staging = undefined;
+      discard(staging);
+      const opened = openIndexDb(staging.final, this.now);
+      this.notes.push(...opened.notes);
+      this.swap(opened.db, opened.source, true);
+    }
+    return won;
   }
 
   file(path: string): FileRow | undefined {
@@ -180,6 +216,7 @@ export class MemoirIndex {
           else await step; // the worker's next batch
         }
         if (opts.rebuild) this.acknowledge(paths);
+        if (this.staging && !this.publish()) return this.build(paths, opts);
         return build.results;
       } catch (err) {
         if (attempt > 0 || !this.recover(err)) throw this.failedWrite(err, INDEXED_KEPT);
@@ -261,6 +298,16 @@ export class MemoirIndex {
    * not to be writable is replaced by an index in memory. Returns false when the error is neither.
    */
   private recover(err: unknown): boolean {
+    if (this.staging && (isPermission(err) || isDamage(err))) {
+      // The private file failed: build in place, as without staging.
+      this.current.close();
+      discard(this.staging);
+      this.staging = undefined;
+      const opened = openIndexDb(this.path ?? '', this.now);
+      this.notes.push(...opened.notes);
+      this.swap(opened.db, opened.source, true);
+      return true;
+    }
     if (this.source === 'file' && isPermission(err)) {
       this.swap(memoryDb(), 'memory');
       this.notes.push(`the memoir index ${this.path ?? ''} cannot be written (${(err as Error).message}): using an index in memory for this run`);
@@ -276,8 +323,8 @@ export class MemoirIndex {
     return false;
   }
 
-  private swap(db: DB, source: IndexSource): void {
-    if (this.source !== 'file') this.current.close(); // a damaged file was closed already
+  private swap(db: DB, source: IndexSource, closed = false): void {
+    if (this.source !== 'file' && !closed) this.current.close(); // a damaged file was closed already
     this.current = db;
     this.guarded = undefined;
     this.fullTextReady = false;

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import type { Command } from '../../src/commands/types.js';
 import { ExitCode } from '../../src/errors.js';
 import { synthSessions } from '../../src/memoir/synth.js';
 import { parseOptions, resolveOptions } from '../../src/run-command.js';
-import { openIndex } from '../../src/store/memoir-index.js';
+import { indexPath, openIndex } from '../../src/store/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 
 /**
@@ -17,6 +18,11 @@ import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
  * nothing half-written. The signal fires on the first turn of the event loop the work gives
  * back, i.e. right after its first batch: no timing involved.
  */
+/**
+ * Each test writes and indexes a 25k-entry memoir (~4–10 s at load 1–7 on the 2-core machine): a
+ * bound for liveness on a loaded machine, well above the 30 s default, never a measurement.
+ */
+const HEAVY = 180_000;
 let ctx: TestCtx;
 let controller: AbortController;
 let file: string;
@@ -32,16 +38,25 @@ beforeEach(() => {
   }
   count = lines.length;
   writeFileSync(file, `${lines.join('\n')}\n`);
-});
+}, HEAVY);
 afterEach(() => removeDir(ctx.home));
 
 type AnyCommand = Command<any, any>;
-async function cancelled(cmd: AnyCommand, raw: Record<string, unknown>): Promise<{ exitCode: number; message: string }> {
-  setImmediate(() => controller.abort());
+async function cancelled(cmd: AnyCommand, raw: Record<string, unknown>, abortWhen: () => boolean = () => true): Promise<{ exitCode: number; message: string }> {
+  // At each turn of the event loop the work gives back, until the condition holds.
+  let stop = false;
+  const poll = (): void => {
+    if (stop) return;
+    if (abortWhen()) controller.abort();
+    else setImmediate(poll);
+  };
+  setImmediate(poll);
   try {
     await cmd.run(await resolveOptions(cmd, raw), ctx);
   } catch (err) {
     return err as { exitCode: number; message: string };
+  } finally {
+    stop = true;
   }
   throw new Error('expected the command to be cancelled');
 }
@@ -60,18 +75,32 @@ describe('Ctrl-C on long memoir work', () => {
     }
     const again = testCtx({ home: ctx.home });
     expect((await stats.run(parseOptions(stats, { memoir: [file] }), again)).entries).toBe(count);
-  });
+  }, HEAVY);
 
   it('memoir verify: exit 130 after the first lines', async () => {
     const err = await cancelled(verify, { memoir: [file] });
     expect(err.exitCode).toBe(ExitCode.cancelled);
     expect(err.message).toBe('verify cancelled');
-  });
+  }, HEAVY);
 
   it('memoir search: the lazy full-text build stops with exit 130, leaving no FTS rows; the next search builds it', async () => {
     const first = testCtx({ home: ctx.home });
     await indexCmd.run(await resolveOptions(indexCmd, { memoir: [file] }), first); // a bulk load: no FTS rows yet
-    const err = await cancelled(search, { query: 'naming', memoir: [file] });
+    // Ctrl-C once the full-text build is under way, not during the index update before it: the update
+    // commits each batch before it yields, the full-text build holds its transaction across batches,
+    // so the index is write-locked at a turn of the event loop only during the latter. (Aborting at the
+    // first turn raced them: the update's checkpoint yields once 50 ms have passed since it began —
+    // ~18 ms of work on a quiet machine, more under load — and then "indexing cancelled" came first.)
+    const probe = new Database(indexPath(ctx.home), { timeout: 0 });
+    const err = await cancelled(search, { query: 'naming', memoir: [file] }, () => {
+      try {
+        probe.exec('BEGIN IMMEDIATE');
+        probe.exec('ROLLBACK');
+        return false;
+      } catch {
+        return true; // SQLITE_BUSY: a writer holds it
+      }
+    }).finally(() => probe.close());
     expect(err.exitCode).toBe(ExitCode.cancelled);
     expect(err.message).toMatch(/^building the full-text index cancelled/);
     const index = openIndex(ctx.home);
@@ -85,5 +114,5 @@ describe('Ctrl-C on long memoir work', () => {
     const r = await search.run(await resolveOptions(search, { query: 'naming', memoir: [file], json: true }), again);
     expect(r.total).toBeGreaterThan(0);
     expect(again.stderr.text).not.toContain('full-text index'); // --json: no progress
-  });
+  }, HEAVY);
 });

@@ -16,6 +16,8 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
  * in ES module scope" for the Gram pool's CommonJS source). The verify workers have the same test
  * in test/memoir/scan/verify-split.test.ts.
  */
+/** A bound for liveness (a node process started per test; slow on a loaded machine), never a measurement. */
+const SPAWNED = 150_000;
 const dir = tempDir();
 afterAll(() => removeDir(dir));
 beforeAll(() => assertBuilt());
@@ -40,7 +42,7 @@ describe('workerExecArgv: the node flags a worker keeps', () => {
     const parent = ['--input-type=module', '-e', 'await import("x")', '--import', './hook.mjs', '--max-old-space-size=100', '--no-warnings', '--enable-source-maps', '--conditions', 'dev', '--trace-uncaught'];
     expect(workerExecArgv(parent)).toEqual(['--no-warnings', '--enable-source-maps', '--trace-uncaught']);
     expect(workerExecArgv([])).toEqual([]);
-  });
+  }, SPAWNED);
 
   it('a flag it keeps reaches the worker; an entry flag does not', () => {
     const { stderr, result } = runFlagged(`const { startWorker } = await import(${lib('runtime/worker-start.js')});
@@ -50,7 +52,7 @@ await w.terminate();
 console.log(JSON.stringify(got));`);
     expect(stderr).toBe('');
     expect(result).toEqual(['--no-warnings']);
-  });
+  }, SPAWNED);
 });
 
 describe('every kind of worker starts from `node --input-type=module -e`', () => {
@@ -73,7 +75,7 @@ index.close();
 console.log(JSON.stringify({ parallel: r.parallel, entries: r.newEntries, deferred, left, hits: hits > 0 }));`);
     expect(stderr).toBe('');
     expect(result).toEqual({ parallel: true, entries: lines.length, deferred: 1, left: 0, hits: true });
-  });
+  }, SPAWNED);
 
   it('council aggregation (aggregate-worker): the worker answers from council.db', () => {
     const dataDir = join(dir, 'council');
@@ -87,7 +89,7 @@ console.log(JSON.stringify(message));`);
     expect(stderr).toBe('');
     // An empty council.db has no layout: the message is the worker's own, read from the database.
     expect(result).toBe('aggregation failed in the worker: council.db: no layout for metis in round 1, which has updates for it');
-  });
+  }, SPAWNED);
 
   it('training (train-worker)', () => {
     const { stderr, result } = runFlagged(`const { TrainerWorker } = await import(${lib('train/train-in-worker.js')});
@@ -99,7 +101,7 @@ await w.close();
 console.log(JSON.stringify(out));`);
     expect(stderr).toBe('');
     expect(result).toBe('skipped'); // no examples: the worker's answer
-  });
+  }, SPAWNED);
 
   it('the Gram pool (CommonJS source run in workers): same distances as one thread', () => {
     const { stderr, result } = runFlagged(`const { GramPool } = await import(${lib('aggregation/gram-pool.js')});
@@ -113,5 +115,5 @@ await pool.close();
 console.log(JSON.stringify(Array.from(one).every((v, k) => Math.abs(v - many[k]) <= 1e-9 * Math.max(1, Math.abs(v))) ? 'same' : 'differ'));`);
     expect(stderr).toBe('');
     expect(result).toBe('same');
-  });
+  }, SPAWNED);
 });

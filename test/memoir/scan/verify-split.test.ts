@@ -41,6 +41,10 @@ const pool = [
 ];
 const line = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...pool).map((l) => Buffer.from(l)) },
+  // The lenient line again, so that a memoir holding it twice (the two-problem line counted below) is
+  // common: from the pool alone, fast-check's random seed gave 4 such runs in 300 for 1 seed in 30
+  // (seed 9), under the bound of 5, and the check failed by chance whatever the load.
+  { weight: 1, arbitrary: fc.constant(lenient).map((l) => Buffer.from(l)) },
   { weight: 2, arbitrary: fc.constantFrom(...python).map((l) => Buffer.from(l)) },
   { weight: 2, arbitrary: writtenLine.map((l) => Buffer.from(l)) },
   { weight: 1, arbitrary: fc.tuple(writtenLine, fc.array(mutation, { minLength: 1, maxLength: 2 })).map(([l, m]) => mutate(Buffer.from(l), m)) },
@@ -74,9 +78,9 @@ describe('verify in ranges = verify in one read', () => {
       }),
       { numRuns: 300 },
     );
-    expect(split).toBeGreaterThan(150);
-    expect(identicalAcross).toBeGreaterThan(40);
-    expect(twoProblems).toBeGreaterThan(5);
+    expect(split).toBeGreaterThan(150); // 259–276 over seeds 1–30
+    expect(identicalAcross).toBeGreaterThan(50); // 81–126 over seeds 1–30
+    expect(twoProblems).toBeGreaterThan(15); // 47–76 over seeds 1–30
   }, 180_000);
 
   it('a split at every line start of a memoir with everything at once', async () => {
@@ -151,10 +155,10 @@ let failed = 0;
 const two = await verifyMemoirs([p], { threads: 2, minSplitBytes: 0, onWorkerFailure: () => failed++ });
 const one = await verifyMemoirs([p], { threads: 1 });
 console.log(JSON.stringify(two) === JSON.stringify(one) ? 'same' : 'differ', two.files[0].problems.length, 'failed', failed);`;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120_000 });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toMatch(/^same [1-9]\d* failed 0$/);
-  });
+  }, 150_000);
 
   it('worker threads: the same report as one thread', async () => {
     expect(verifyWorkerAvailable()).toBe(true); // the compiled worker (npm test builds first)
