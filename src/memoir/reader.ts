@@ -25,7 +25,12 @@ export interface ReadRange {
   fromOffset?: number;
   fromLine?: number;
   untilOffset?: number;
+  /** A read buffer to reuse (of READ_BUFFER_BYTES; e.g. across the ranges one thread reads), else a new one. */
+  buffer?: Buffer;
 }
+
+/** The size of the buffer readLineViewsFd reads into: a read chunk plus the longest line read whole. */
+export const READ_BUFFER_BYTES = CHUNK + MAX_LINE_BYTES + 2;
 
 /**
  * Streams the lines of a file from `fromOffset` (which must be a line start), in bounded memory:
@@ -79,7 +84,7 @@ export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<Li
   const size = opts.untilOffset ?? fstatSync(fd).size;
   let pos = opts.fromOffset ?? 0;
   let line = (opts.fromLine ?? 1) - 1;
-  const buf = Buffer.allocUnsafe(CHUNK + MAX_LINE_BYTES + 2);
+  const buf = opts.buffer !== undefined && opts.buffer.length === READ_BUFFER_BYTES ? opts.buffer : Buffer.allocUnsafe(READ_BUFFER_BYTES);
   const v: LineView = { line: 0, offset: 0, length: 0, terminated: true, flaw: undefined, buf, start: 0, end: 0 };
   const tooLongView = (n: number, offset: number, length: number, terminated: boolean): LineView => {
     const t = tooLong(n, offset, length, terminated);

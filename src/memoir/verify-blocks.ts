@@ -11,10 +11,24 @@ import { MAX_LINE_BYTES } from './limits.js';
 /** The main thread's id in the claims table (workers are 2, 3, …). */
 export const MAIN_THREAD = 1;
 
-/** Claims the first unclaimed block at or after `from` for `id`: its index, or -1 when none is left. */
-export function claimBlock(owners: Int32Array, from: number, id: number): number {
-  for (let k = Math.max(0, from); k < owners.length; k++) if (Atomics.compareExchange(owners, k, 0, id) === 0) return k;
+/**
+ * No thread reads a block READ_AHEAD or more past the first one not merged yet: what a thread reads
+ * ahead is kept (compact chunks) until its turn, and a worker stalled on an early block (a busy
+ * core) would otherwise let the others read, and keep, the rest of the file.
+ */
+export const READ_AHEAD = 6;
+
+/** Claims the first unclaimed block in [from, limit) for `id`: its index, or -1 when there is none. */
+export function claimBlock(owners: Int32Array, from: number, id: number, limit = owners.length): number {
+  const end = Math.min(limit, owners.length);
+  for (let k = Math.max(0, from); k < end; k++) if (Atomics.compareExchange(owners, k, 0, id) === 0) return k;
   return -1;
+}
+
+/** Whether some block at or after `from` is still unclaimed. */
+export function unclaimedFrom(owners: Int32Array, from: number): boolean {
+  for (let k = Math.max(0, from); k < owners.length; k++) if (Atomics.load(owners, k) === 0) return true;
+  return false;
 }
 
 /**

@@ -114,6 +114,10 @@ export interface ScanOptions {
   lazy: boolean;
   /** false: every line through parseLine (the slow path), to check the byte scanner against it. */
   scan?: boolean;
+  /** The scanner's state, reused by a thread across ranges (default: a new one). */
+  scanned?: ScannedLine;
+  /** The read buffer (reader.ts READ_BUFFER_BYTES), reused by a thread across ranges (default: a new one). */
+  buffer?: Buffer;
   /**
    * A fresh chunk for each batch (a worker transfers them); by default one chunk is reused, so
    * each must be consumed before the next is asked for.
@@ -128,25 +132,13 @@ export interface ScanOptions {
 export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Generator<LineChunk> {
   const lazy = opts.lazy;
   const scan = opts.scan !== false;
-  const scanned = new ScannedLine();
+  const scanned = opts.scanned ?? new ScannedLine();
   let c = newChunk();
   let views = 0;
-  const add = (v: LineView, idHash: number, pyHash: number, verdict: SplitVerdict, type: EntryType, supersedes: string | null, id: () => string, python: boolean, recordedAt: () => string | null): void => {
-    if (verdict.lenient) {
-      c.problems.push(problemOf(v.line, v.offset, 'lenient_split', `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private`));
-    }
-    const i = c.count++;
-    c.line[i] = v.line;
-    c.offset[i] = v.offset;
-    c.length[i] = v.length;
-    c.idHash[i] = idHash;
-    c.pyHash[i] = pyHash;
-    if (supersedes !== null) {
-      c.revisions.push(revisionOf(i, id(), python, supersedes, normalTime(recordedAt()), type, verdict.shareable));
-      if (lazy && supersedes.startsWith('py_')) c.needsDerivedIds = true;
-    }
-  };
-  const lines = readLineViewsFd(fd, { fromOffset: range.from, untilOffset: range.until });
+  // No closures here: a closure would put these locals in a context, and TurboFan's code for this
+  // loop (specialized to that context) died with each range: with ranges of 1-8 MiB the whole
+  // scanner was deoptimized ("weak objects") and recompiled after every few ranges.
+  const lines = readLineViewsFd(fd, { fromOffset: range.from, untilOffset: range.until, ...(opts.buffer ? { buffer: opts.buffer } : {}) });
   for (;;) {
     const r = lines.next();
     if (r.done === true) {
@@ -159,19 +151,22 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
     c.bytes = v.offset + v.length + (v.terminated ? 1 : 0);
     if (scan && v.terminated && v.flaw === undefined && scanLine(v.buf, v.start, v.end, scanned)) {
       const supersedes = scanned.string('supersedes');
+      const verdict = scanned.verdict();
       if (scanned.has('entry_id')) {
         const s = scanned.start('entry_id');
         const e = scanned.end('entry_id');
         // The scanner takes ASCII ids only, so the bytes hash as the string does.
         if (lazy && e - s >= 3 && v.buf[s] === 0x70 && v.buf[s + 1] === 0x79 && v.buf[s + 2] === 0x5f) c.needsDerivedIds = true; // "py_"
-        add(v, hash52Ascii(v.buf, s, e), -1, scanned.verdict(), scanned.type(), supersedes, () => scanned.string('entry_id') as string, false, () => scanned.string('recorded_at'));
+        const i = pushEntry(c, v, hash52Ascii(v.buf, s, e), -1, verdict);
+        if (supersedes !== null) addRevision(c, lazy, i, scanned.string('entry_id') as string, false, supersedes, scanned.string('recorded_at'), scanned.type(), verdict);
       } else {
         const base = !lazy || supersedes !== null ? derivedId(v.buf.subarray(v.start, v.end)) : '';
-        add(v, lazy ? -1 : hash52(base), lineHash(v.buf, v.start, v.end), scanned.verdict(), scanned.type(), supersedes, () => base, true, () => scanned.string('recorded_at'));
+        const i = pushEntry(c, v, lazy ? -1 : hash52(base), lineHash(v.buf, v.start, v.end), verdict);
+        if (supersedes !== null) addRevision(c, lazy, i, base, true, supersedes, scanned.string('recorded_at'), scanned.type(), verdict);
       }
     } else {
       // Identical Python lines are numbered when the chunks are merged: here every one is the first.
-      const rec = toRecord(rawLineOf(v), () => 1);
+      const rec = toRecord(rawLineOf(v), firstOccurrence);
       if (rec.kind === 'torn') {
         c.problems.push(problemOf(rec.line, rec.offset, 'torn_tail', `torn final fragment of ${rec.length} bytes (a write that never finished)`));
       } else if (rec.kind === 'invalid') {
@@ -179,8 +174,9 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
       } else {
         const entry = rec.entry;
         if (lazy && !rec.derived && entry.entry_id.startsWith('py_')) c.needsDerivedIds = true;
-        const at = typeof entry.recorded_at === 'string' ? entry.recorded_at : null;
-        add(v, lazy && rec.derived ? -1 : hash52(entry.entry_id), rec.derived ? lineHash(v.buf, v.start, v.end) : -1, entryVerdict(entry), entryTypeOf(entry), typeof entry.supersedes === 'string' ? entry.supersedes : null, () => entry.entry_id, rec.derived, () => at);
+        const verdict = entryVerdict(entry);
+        const i = pushEntry(c, v, lazy && rec.derived ? -1 : hash52(entry.entry_id), rec.derived ? lineHash(v.buf, v.start, v.end) : -1, verdict);
+        if (typeof entry.supersedes === 'string') addRevision(c, lazy, i, entry.entry_id, rec.derived, entry.supersedes, typeof entry.recorded_at === 'string' ? entry.recorded_at : null, entryTypeOf(entry), verdict);
       }
     }
     if (++views % CHUNK_LINES === 0) {
@@ -189,6 +185,27 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
       else clear(c);
     }
   }
+}
+
+const firstOccurrence = (): number => 1;
+
+/** One entry into the chunk's columns (and its lenient split into its problems): its index in the chunk. */
+function pushEntry(c: LineChunk, v: LineView, idHash: number, pyHash: number, verdict: SplitVerdict): number {
+  if (verdict.lenient) {
+    c.problems.push(problemOf(v.line, v.offset, 'lenient_split', `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private`));
+  }
+  const i = c.count++;
+  c.line[i] = v.line;
+  c.offset[i] = v.offset;
+  c.length[i] = v.length;
+  c.idHash[i] = idHash;
+  c.pyHash[i] = pyHash;
+  return i;
+}
+
+function addRevision(c: LineChunk, lazy: boolean, i: number, entryId: string, python: boolean, supersedes: string, recordedAt: string | null, type: EntryType, verdict: SplitVerdict): void {
+  c.revisions.push(revisionOf(i, entryId, python, supersedes, normalTime(recordedAt), type, verdict.shareable));
+  if (lazy && supersedes.startsWith('py_')) c.needsDerivedIds = true;
 }
 
 export function normalTime(t: unknown): string | null {

@@ -1,5 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { claimBlock } from './verify-blocks.js';
+import { READ_BUFFER_BYTES } from './reader.js';
+import { ScannedLine } from './scan/canonical-line.js';
+import { claimBlock, READ_AHEAD, unclaimedFrom } from './verify-blocks.js';
 import { scanRange, type LineChunk, type ScanRange } from './verify-scan.js';
 
 /**
@@ -13,6 +15,8 @@ export interface VerifyWorkerInput {
   blocks: ScanRange[];
   /** Int32 per block: 0 = unclaimed, else the claiming thread's id (verify-blocks.ts). */
   owners: SharedArrayBuffer;
+  /** Int32: the blocks the main thread has merged (READ_AHEAD). */
+  merged: SharedArrayBuffer;
   id: number;
   lazy: boolean;
   scan: boolean;
@@ -28,8 +32,19 @@ if (port) {
   try {
     const owners = new Int32Array(input.owners);
     let posted = 0;
-    for (let k = claimBlock(owners, 0, input.id); k >= 0; k = claimBlock(owners, k + 1, input.id)) {
-      for (const chunk of scanRange(input.fd, input.blocks[k] as ScanRange, { lazy: input.lazy, scan: input.scan, freshChunks: true })) {
+    const scanned = new ScannedLine(); // one scanner state and one read buffer for every range
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const merged = new Int32Array(input.merged);
+    for (let from = 0; ; ) {
+      const upTo = Atomics.load(merged, 0);
+      const k = claimBlock(owners, from, input.id, upTo + READ_AHEAD);
+      if (k < 0) {
+        if (!unclaimedFrom(owners, from)) break;
+        Atomics.wait(merged, 0, upTo, 200); // until the main thread merges another block
+        continue;
+      }
+      from = k + 1;
+      for (const chunk of scanRange(input.fd, input.blocks[k] as ScanRange, { lazy: input.lazy, scan: input.scan, scanned, buffer, freshChunks: true })) {
         // Copied, not transferred: the first ArrayBuffer detached in a thread throws away every
         // optimized function there that reads a typed array (V8's detaching protector), the
         // scanner included, and the recompiled code checks for detachment on every access.

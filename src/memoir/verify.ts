@@ -4,11 +4,12 @@ import { hash52Continue, IdSet } from './id-set.js';
 import { MAX_LINE_BYTES } from './limits.js';
 import { parseLine } from './parse.js';
 import { readBytes } from './quarantine.js';
-import { openForReading } from './reader.js';
+import { openForReading, READ_BUFFER_BYTES } from './reader.js';
 import { RevisionGraph, type RevisionNode } from './revisions.js';
 import { entryTypeOf, entryVerdict } from './split-rule.js';
+import { ScannedLine } from './scan/canonical-line.js';
 import { normalTime, scanRange, type ChunkProblem, type LineChunk, type ScanRange } from './verify-scan.js';
-import { blockBytes, claimBlock, MAIN_THREAD } from './verify-blocks.js';
+import { blockBytes, claimBlock, MAIN_THREAD, READ_AHEAD, unclaimedFrom } from './verify-blocks.js';
 import { BlockWorker, defaultThreads, verifyWorkerAvailable } from './verify-threads.js';
 
 export type ProblemKind =
@@ -184,8 +185,10 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
     if (opts.onProgress) opts.onProgress(ranges.reduce((sum, r, k) => sum + (reached[k] ?? r.from) - r.from, 0));
   };
   const owners = new Int32Array(new SharedArrayBuffer(4 * ranges.length));
+  // Ranges merged so far: a thread claims no range READ_AHEAD or more past it.
+  const mergedUpTo = new Int32Array(new SharedArrayBuffer(4));
   const workers = parallel
-    ? Array.from({ length: threads - 1 }, (_, i) => new BlockWorker({ fd, blocks: ranges, owners: owners.buffer as SharedArrayBuffer, id: MAIN_THREAD + 1 + i, ...scanOpts, ...(opts.workerFailsAfter !== undefined ? { failAfter: opts.workerFailsAfter } : {}) }, (k, c) => {
+    ? Array.from({ length: threads - 1 }, (_, i) => new BlockWorker({ fd, blocks: ranges, owners: owners.buffer as SharedArrayBuffer, merged: mergedUpTo.buffer as SharedArrayBuffer, id: MAIN_THREAD + 1 + i, ...scanOpts, ...(opts.workerFailsAfter !== undefined ? { failAfter: opts.workerFailsAfter } : {}) }, (k, c) => {
         if (c.bytes >= 0) reached[k] = c.bytes;
       }))
     : [];
@@ -196,28 +199,36 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
     reported.add(w);
     return true;
   };
+  // One scanner state and one read buffer for every range this thread reads.
+  const scanned = new ScannedLine();
+  const buffer = parallel ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : undefined;
   // Ranges this thread read before their turn to be merged (a worker holds an earlier one).
   const early = new Map<number, LineChunk[]>();
   let next = 0; // the next range to merge
+  const merged = (): void => {
+    next++;
+    Atomics.store(mergedUpTo, 0, next);
+    Atomics.notify(mergedUpTo, 0);
+  };
   const mergeChunks = async (list: LineChunk[]): Promise<void> => {
     for (const c of list) {
       merge.add(c);
       await opts.checkpoint?.();
     }
-    next++;
+    merged();
   };
   /** Reads range k here: merged as it is read when it is next in file order, else kept for its turn. */
   const readHere = async (k: number): Promise<void> => {
     const inTurn = k === next;
     const kept: LineChunk[] = [];
-    for (const c of scanRange(fd, ranges[k] as ScanRange, { ...scanOpts, freshChunks: !inTurn })) {
+    for (const c of scanRange(fd, ranges[k] as ScanRange, { ...scanOpts, scanned, buffer, freshChunks: !inTurn })) {
       if (c.bytes >= 0) reached[k] = c.bytes;
       if (inTurn) merge.add(c);
       else kept.push(c);
       progress();
       await opts.checkpoint?.();
     }
-    if (inTurn) next++;
+    if (inTurn) merged();
     else early.set(k, kept);
   };
   /** Merges every range that is ready, in file order (up to one a worker is still reading). */
@@ -236,31 +247,43 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
       await mergeChunks(theirs);
     }
   };
-  try {
-    const mainFrom = workers.length > 0 ? (opts.mainFrom ?? 0) : 0;
-    for (let k = claimBlock(owners, mainFrom, MAIN_THREAD); k >= 0; k = claimBlock(owners, k + 1, MAIN_THREAD)) {
-      await mergeReady();
-      await readHere(k);
+  /**
+   * One step of waiting for range `next`: read it here when its worker failed (none of its chunks
+   * was merged) or when it is unclaimed and no worker is left; else wait for a worker. False when
+   * every range is merged.
+   */
+  const awaitNext = async (): Promise<boolean> => {
+    await mergeReady();
+    if (next >= ranges.length) return false;
+    const owner = Atomics.load(owners, next);
+    const w = workers[owner - MAIN_THREAD - 1];
+    const alive = workers.filter((x) => !failed(x));
+    if (w !== undefined ? failed(w) : alive.length === 0) {
+      if (owner !== 0) Atomics.store(owners, next, MAIN_THREAD);
+      else if (Atomics.compareExchange(owners, next, 0, MAIN_THREAD) !== 0) return true;
+      reached[next] = (ranges[next] as ScanRange).from;
+      await readHere(next);
+      return true;
     }
-    // Every range is claimed (or, in tests, left to the workers): merge them in order as workers deliver.
+    progress();
+    await (w !== undefined ? w.event() : Promise.race(alive.map((x) => x.event())));
+    await opts.checkpoint?.();
+    return true;
+  };
+  try {
+    // This thread claims ranges as the workers do, up to READ_AHEAD ranges past the next to merge
+    // (so that a slow worker holding that one does not make it keep the rest of the file).
+    let from = workers.length > 0 ? (opts.mainFrom ?? 0) : 0;
     for (;;) {
       await mergeReady();
-      if (next >= ranges.length) break;
-      const owner = Atomics.load(owners, next);
-      const w = workers[owner - MAIN_THREAD - 1];
-      const alive = workers.filter((x) => !failed(x));
-      if (w !== undefined ? failed(w) : alive.length === 0) {
-        // Claimed by a worker that failed (none of its chunks was merged), or unclaimed with no worker left: read it here.
-        if (owner !== 0) Atomics.store(owners, next, MAIN_THREAD);
-        else if (Atomics.compareExchange(owners, next, 0, MAIN_THREAD) !== 0) continue;
-        reached[next] = (ranges[next] as ScanRange).from;
-        await readHere(next);
-        continue;
-      }
-      progress();
-      await (w !== undefined ? w.event() : Promise.race(alive.map((x) => x.event())));
-      await opts.checkpoint?.();
+      const k = claimBlock(owners, from, MAIN_THREAD, next + READ_AHEAD);
+      if (k >= 0) {
+        from = k + 1;
+        await readHere(k);
+      } else if (!unclaimedFrom(owners, from) || !(await awaitNext())) break;
     }
+    // Every range is claimed (or, in tests, left to the workers): merge them in order as workers deliver.
+    while (await awaitNext());
   } finally {
     for (const w of workers) w.stop();
   }

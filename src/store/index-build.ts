@@ -307,8 +307,11 @@ export class IndexBuild {
           continue;
         }
         const batch = it.value;
+        // Nothing new (the last, empty batch of a file already up to date): no write, so that a reading
+        // command never needs the write lock another process may hold for a long time (`memoir index`).
+        const nothing = batch.entries === 0 && batch.problems.length === 0 && batch.endBytes === row.indexed_bytes && !fresh;
         if (this.inBulk) write(batch);
-        else this.db.transaction(write)(batch);
+        else if (!nothing) this.db.transaction(write)(batch);
         newEntries += batch.entries;
         newProblems += batch.problems.length;
         endBytes = batch.endBytes;

@@ -69,6 +69,25 @@ async function failure(work: () => unknown): Promise<KouraiError> {
   return k;
 }
 
+describe('an index update with nothing new', () => {
+  it('writes nothing, so it does not need the write lock another process holds (a long `memoir index`)', async () => {
+    const { home, index } = freshIndex();
+    index.update([file]); // up to date (the template may be older than the memoir)
+    index.db.pragma('busy_timeout = 20');
+    const holder = new Database(indexPath(home));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const [u] = await index.build([file]);
+      expect(u?.newEntries).toBe(0);
+      expect(index.update([file])[0]?.newEntries).toBe(0);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+      index.close();
+    }
+  });
+});
+
 describe('the lazy full-text build when the index cannot be written mid-way', () => {
   it('disk full (SQLITE_FULL after some batches): exit 3 naming the index; nothing written; the next run builds it', async () => {
     for (const build of ['async', 'sync'] as const) {
