@@ -189,23 +189,30 @@ function Help({ p }: { p: Palette }) {
 
 const MB = (bytes: number): string => `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
 
-/** The gauge shown while a search waits on the full-text index: bytes of memoir read, and how to stop. */
-export function textIndexGauge(b: TextIndexBuild, width: number): string {
+/**
+ * The gauge shown while a search waits on the full-text index (two lines): how far, and how to stop
+ * it, first (it fits the narrowest screen, 60 columns); then the bytes read and the waiting search.
+ */
+export function textIndexGauge(b: TextIndexBuild, width: number): [string, string] {
   const share = b.total > 0 ? Math.min(1, b.done / b.total) : 0;
-  const cells = Math.max(10, Math.min(30, width - 70));
+  const cells = Math.max(10, Math.min(30, width - 50));
   const filled = Math.round(share * cells);
-  const counts = b.total > 0 ? ` ${Math.floor(share * 100)}% ${MB(b.done)} of ${MB(b.total)}` : '';
-  return `building the full-text index ${'█'.repeat(filled)}${'░'.repeat(cells - filled)}${counts} ${SYMBOL.dot} ${b.cancelling ? 'stopping…' : 'Esc cancels'}`;
+  const gauge = `building the full-text index ${'█'.repeat(filled)}${'░'.repeat(cells - filled)} ${Math.floor(share * 100)}% ${SYMBOL.dot} ${b.cancelling ? 'stopping…' : 'Esc cancels'}`;
+  const read = b.total > 0 ? `${MB(b.done)} of ${MB(b.total)} read; ` : '';
+  return [gauge, `${read}the search "${b.query}" runs once it is built (only the first search builds it)`];
 }
 
 function StatusLine({ state, frame, p, ready, width }: { state: ReplayState; frame: ReplayFrame; p: Palette; ready: boolean; width: number }) {
   if (state.building) {
+    const [gauge, detail] = textIndexGauge(state.building, width);
     return (
       <Box flexDirection="column">
         <Text color={p.accent} wrap="truncate-end">
-          {textIndexGauge(state.building, width)}
+          {gauge}
         </Text>
-        <Text color={p.muted} wrap="truncate-end">{`the search "${state.building.query}" runs once it is built (only the first search builds it)`}</Text>
+        <Text color={p.muted} wrap="truncate-end">
+          {detail}
+        </Text>
       </Box>
     );
   }

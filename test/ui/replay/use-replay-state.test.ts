@@ -261,3 +261,18 @@ describe('replay reducer: a search that needs the full-text index first', () => 
     expect(run(nav, s, { type: 'key', press: named('ctrl-c') }).done).toBe('cancel');
   });
 });
+
+describe('the full-text gauge', () => {
+  it('fits the narrowest screen on its first line, with how to stop it; counts on the second', async () => {
+    const { textIndexGauge } = await import('../../../src/ui/replay/replay-view.js');
+    const b = { query: 'naming', dir: 1 as const, done: 4.2e6, total: 10e6, cancelling: false };
+    for (const width of [60, 80, 120, 200]) {
+      const [gauge, detail] = textIndexGauge(b, width);
+      expect(gauge.length).toBeLessThanOrEqual(width);
+      expect(gauge).toMatch(/^building the full-text index █+░+ 42% · Esc cancels$/);
+      expect(detail).toBe('4.2 MB of 10 MB read; the search "naming" runs once it is built (only the first search builds it)');
+    }
+    expect(textIndexGauge({ ...b, cancelling: true }, 60)[0]).toMatch(/ 42% · stopping…$/);
+    expect(textIndexGauge({ ...b, done: 0, total: 0 }, 60)).toEqual(['building the full-text index ░░░░░░░░░░ 0% · Esc cancels', 'the search "naming" runs once it is built (only the first search builds it)']);
+  });
+});
