@@ -12,6 +12,8 @@ export { CHUNK_BYTES, HASH_WINDOW, searchText, type FileRow, type FileUpdate } f
 
 /** What a failed write leaves (see writeFailure): each writer rolls back what it had not committed. */
 const INDEXED_KEPT = 'what was indexed so far is kept';
+/** A first build fails in its private file, which is discarded: there is no index yet. */
+const NONE_KEPT = 'no index was kept (the next run builds it again)';
 const FULL_TEXT_NOT_BUILT = 'the full-text index was not built (nothing half-written)';
 
 export function indexPath(home: string): string {
@@ -219,7 +221,7 @@ export class MemoirIndex {
         if (this.staging && !this.publish()) return this.build(paths, opts);
         return build.results;
       } catch (err) {
-        if (attempt > 0 || !this.recover(err)) throw this.failedWrite(err, INDEXED_KEPT);
+        if (attempt > 0 || !this.recover(err)) throw this.failedWrite(err, this.staging ? NONE_KEPT : INDEXED_KEPT);
       }
     }
   }
@@ -316,7 +318,7 @@ export class MemoirIndex {
     if (this.source === 'file' && this.path && isDamage(err)) {
       this.current.close();
       const aside = moveAside(this.path, this.now());
-      this.swap(openIndexDb(this.path, this.now).db, 'file');
+      this.swap(openIndexDb(this.path, this.now).db, 'file', true);
       this.notes.push(`the memoir index ${this.path} was damaged (${(err as Error).message}); it was moved aside to ${aside} and is rebuilt from the memoirs`);
       return true;
     }
@@ -324,7 +326,7 @@ export class MemoirIndex {
   }
 
   private swap(db: DB, source: IndexSource, closed = false): void {
-    if (this.source !== 'file' && !closed) this.current.close(); // a damaged file was closed already
+    if (!closed) this.current.close(); // `closed`: the caller closed it already (a damaged or staged file)
     this.current = db;
     this.guarded = undefined;
     this.fullTextReady = false;

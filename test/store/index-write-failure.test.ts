@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, KouraiError } from '../../src/errors.js';
@@ -139,5 +139,48 @@ describe('the lazy full-text build when the index cannot be written mid-way', ()
     }
     index.close();
     expect(ftsState(home)).toMatchObject({ unbuilt: 1, rows: 0 });
+  });
+});
+
+describe('an index file that turns out not to be writable', () => {
+  /** Open descriptors of this process on the index file itself (not its -wal / -shm). */
+  const openOn = (path: string): number => readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false; // closed between the listing and the read
+    }
+  }).length;
+
+  it.runIf(process.platform === 'linux')('is replaced by an index in memory, and its file connection is closed, not leaked', () => {
+    const { home, index } = freshIndex();
+    const grown = join(home, 'memoir.jsonl');
+    writeFileSync(grown, readFileSync(file));
+    index.update([file]);
+    expect(openOn(indexPath(home))).toBeGreaterThan(0);
+    index.db.pragma('query_only = ON'); // what SQLite answers when the file became read-only
+    const [u] = index.update([grown]);
+    expect(u?.newEntries).toBeGreaterThan(0);
+    expect(index.notes.join('\n')).toMatch(/cannot be written .*: using an index in memory for this run/);
+    expect(openOn(indexPath(home))).toBe(0);
+    index.close();
+  });
+});
+
+describe('a first index build (in a private file) that cannot be written', () => {
+  it('disk full: exit 3, says that no index was kept (the private file is discarded), and the next run builds it', async () => {
+    const home = join(dir, `h${n++}`);
+    mkdirSync(join(home, 'cache'), { recursive: true });
+    const index = openIndex(home, { staged: true });
+    index.db.pragma('max_page_count = 200'); // ~800 KB: full after a few batches
+    const err = await failure(() => index.build([file]));
+    expect(err.exitCode).toBe(ExitCode.environment);
+    expect(err.message).toBe(`cannot write the memoir index ${indexPath(home)}: the disk is full: no index was kept (the next run builds it again)`);
+    index.close();
+    expect(readdirSync(join(home, 'cache'))).toEqual([]);
+    const again = openIndex(home, { staged: true });
+    const [u] = await again.build([file]);
+    expect(u?.newEntries).toBeGreaterThanOrEqual(14_000);
+    again.close();
   });
 });
