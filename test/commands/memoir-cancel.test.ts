@@ -8,10 +8,10 @@ import stats from '../../src/commands/memoir/stats.js';
 import verify from '../../src/commands/memoir/verify.js';
 import type { Command } from '../../src/commands/types.js';
 import { ExitCode } from '../../src/errors.js';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { parseOptions, resolveOptions } from '../../src/run-command.js';
 import { indexPath, openIndex } from '../../src/store/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * Long memoir work stops on Ctrl-C (ctx.signal) at its next checkpoint with exit 130, leaving
@@ -31,11 +31,7 @@ beforeEach(() => {
   controller = new AbortController();
   ctx = testCtx({ signal: controller.signal });
   file = join(ctx.home, 'memoir.jsonl');
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed: 5, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 25_000) break; // more than the 8 MiB that makes a first build a bulk load
-  }
+  const lines = synthLines(5, 25_000); // more than the 8 MiB that makes a first build a bulk load
   count = lines.length;
   writeFileSync(file, `${lines.join('\n')}\n`);
 }, HEAVY);

@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { openIndex } from '../../src/store/memoir-index.js';
 import replay from '../../src/commands/memoir/replay.js';
 import { AGENTS } from '../../src/memoir/agents.js';
@@ -10,6 +9,7 @@ import { runCommand } from '../../src/run-command.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 import { readEntries, sampleForge } from '../helpers/forge.js';
 import { KEY, settle, ttyCtx, until } from '../helpers/tty.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 let ctx: TestCtx;
 let memoirs: string[];
@@ -135,11 +135,7 @@ describe('kourai memoir replay, on a terminal', () => {
 describe('kourai memoir replay over a memoir whose full-text index is not built (a bulk load)', () => {
   function bigMemoir(): string {
     const file = join(ctx.home, 'big', 'memoir.jsonl');
-    const lines: string[] = [];
-    for (const x of synthSessions({ seed: 4, sessions: 1e9, turns: 12 })) {
-      lines.push(...x.lines);
-      if (lines.length >= 14_000) break; // over 8 MiB
-    }
+    const lines = synthLines(4, 14_000); // over 8 MiB
     mkdirSync(join(ctx.home, 'big'), { recursive: true });
     writeFileSync(file, `${lines.join('\n')}\n`);
     return file;

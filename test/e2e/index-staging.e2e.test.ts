@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { openIndex } from '../../src/store/memoir-index.js';
 import { assertBuilt, BIN, cleanEnv, kourai } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * `memoir index` from scratch builds in a private file (store/index-staging.ts). Killed with
@@ -20,11 +20,7 @@ beforeAll(() => {
   assertBuilt();
   home = mkdtempSync(join(tmpdir(), 'kourai-staging-'));
   memoir = join(home, 'memoir.jsonl');
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed: 3, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 13_000) break;
-  }
+  const lines = synthLines(3, 13_000);
   writeFileSync(memoir, `${lines.join('\n')}\n`);
   entries = lines.length;
 });

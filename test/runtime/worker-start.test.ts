@@ -3,10 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { workerExecArgv } from '../../src/runtime/worker-start.js';
 import { assertBuilt, ROOT } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * Worker threads inherit the node flags of the process by default, and `node --input-type=module
@@ -58,11 +58,7 @@ console.log(JSON.stringify(got));`);
 describe('every kind of worker starts from `node --input-type=module -e`', () => {
   it('index build and lazy full-text build (index-worker)', () => {
     const file = join(dir, 'big.jsonl');
-    const lines: string[] = [];
-    for (const s of synthSessions({ seed: 5, sessions: 1e9, turns: 12 })) {
-      lines.push(...s.lines);
-      if (lines.length >= 14_000) break; // over 8 MiB: a bulk load, parsed in a worker
-    }
+    const lines = synthLines(5, 14_000); // over 8 MiB: a bulk load, parsed in a worker
     writeFileSync(file, `${lines.join('\n')}\n`);
     const { stderr, result } = runFlagged(`const { openIndex } = await import(${lib('store/memoir-index.js')});
 const index = openIndex(${JSON.stringify(join(dir, 'home'))});

@@ -2,10 +2,10 @@ import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError } from '../../src/errors.js';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { openIndex, type MemoirIndex } from '../../src/store/memoir-index.js';
 import { searchEntries } from '../../src/store/search.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * The full-text index is built lazily (issue 13: index build speed): a bulk load writes no FTS
@@ -16,11 +16,7 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
 const python = readFileSync(new URL('../fixtures/memoir/python-written.jsonl', import.meta.url), 'utf8').trim().split('\n');
 
 function generatedLines(seed: number, n: number): string[] {
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= n) break;
-  }
+  const lines = synthLines(seed, n);
   lines.length = n;
   // Python-written lines (derived ids, non-canonical spellings, emoji, escapes), text outside ASCII, a line that is not an entry.
   lines.splice(Math.floor(n / 3), 0, ...python);

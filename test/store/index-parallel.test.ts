@@ -2,10 +2,10 @@ import { appendFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { derivedId } from '../../src/memoir/entry-id.js';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { openIndex } from '../../src/store/memoir-index.js';
 import { workerAvailable } from '../../src/store/index-pipeline.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * A bulk build parses in a worker thread while the main thread inserts. It must index exactly
@@ -18,11 +18,7 @@ let lines: string[];
 beforeEach(() => {
   dir = tempDir();
   file = join(dir, 'memoir.jsonl');
-  lines = [];
-  for (const s of synthSessions({ seed: 11, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 14_000) break; // over 8 MiB: a bulk load, several 10k batches
-  }
+  lines = synthLines(11, 14_000); // over 8 MiB: a bulk load, several 10k batches
   const python = lines.find((l) => !l.includes('"entry_id"')) as string;
   // The same Python line three times more, across batch boundaries; lines that are not entries; blank lines.
   lines.splice(12_500, 0, python);

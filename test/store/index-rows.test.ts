@@ -2,10 +2,10 @@ import { closeSync, fstatSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { derivedId } from '../../src/memoir/entry-id.js';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { ScannedLine, scanLine } from '../../src/memoir/scan/canonical-line.js';
 import { encodeRows, RowDecoder, type DecodedRow, type RowContent } from '../../src/store/index-rows.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * The index reads canonical lines with the byte scanner (src/memoir/scan/) and every other line
@@ -57,11 +57,7 @@ function variants(line: string, i: number): string[] {
 
 describe('index rows: byte scanner and parser agree', () => {
   it('the same rows and search text from both paths, for canonical, escaped and Python lines', () => {
-    const lines: string[] = [];
-    for (const s of synthSessions({ seed: 3, sessions: 1e9, turns: 12 })) {
-      lines.push(...s.lines);
-      if (lines.length >= 1_500) break;
-    }
+    const lines = synthLines(3, 1_500);
     const all = lines.flatMap((l, i) => (i % 7 === 0 ? [l, ...variants(l, i)] : [l]));
     const python = all.find((l) => !l.includes('"entry_id"')) as string;
     all.push(python, python); // identical Python lines: ~2, ~3

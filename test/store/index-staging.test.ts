@@ -2,12 +2,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { openDb } from '../../src/store/db.js';
 import { INDEX_MIGRATIONS } from '../../src/store/index-migrations.js';
 import { leftovers, stageIndex } from '../../src/store/index-staging.js';
 import { indexPath, openIndex } from '../../src/store/memoir-index.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * A from-scratch index is built in a private file and published whole (store/index-staging.ts):
@@ -20,11 +20,7 @@ let entries: number;
 beforeEach(() => {
   dir = tempDir();
   file = join(dir, 'memoir.jsonl');
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed: 5, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 13_000) break; // over 8 MiB: a bulk load in the worker, two batches and more
-  }
+  const lines = synthLines(5, 13_000); // over 8 MiB: a bulk load in the worker, two batches and more
   lines.splice(7_000, 0, '{"not": "an entry"}');
   writeFileSync(file, `${lines.join('\n')}\n`);
   entries = lines.length - 1;

@@ -3,9 +3,9 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, readlinkSync, wri
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, KouraiError } from '../../src/errors.js';
-import { synthSessions } from '../../src/memoir/synth.js';
 import { indexPath, openIndex, type MemoirIndex } from '../../src/store/memoir-index.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { synthLines } from '../helpers/synth-lines.js';
 
 /**
  * A write to the memoir index that fails for a reason outside kourai — the disk fills up, the file
@@ -21,11 +21,7 @@ let template: string;
 beforeAll(() => {
   dir = tempDir();
   file = join(dir, 'memoir.jsonl');
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed: 3, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 14_000) break; // over 8 MiB: a bulk load, full-text rows left to the first text query
-  }
+  const lines = synthLines(3, 14_000); // over 8 MiB: a bulk load, full-text rows left to the first text query
   writeFileSync(file, `${lines.join('\n')}\n`);
   template = join(dir, 'template');
   const index = openIndex(template);

@@ -2,10 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import indexCmd from '../../../src/commands/memoir/index-cmd.js';
-import { synthSessions } from '../../../src/memoir/synth.js';
 import { resolveOptions } from '../../../src/run-command.js';
 import { openIndex } from '../../../src/store/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
+import { synthLines } from '../../helpers/synth-lines.js';
 
 /** `memoir index --full-text`: the full-text index a bulk load leaves to the first search, built at once. */
 let ctx: TestCtx;
@@ -13,11 +13,7 @@ let file: string;
 beforeEach(() => {
   ctx = testCtx();
   file = join(ctx.home, 'memoir.jsonl');
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed: 5, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 13_000) break; // over 8 MiB: a bulk load
-  }
+  const lines = synthLines(5, 13_000); // over 8 MiB: a bulk load
   writeFileSync(file, `${lines.join('\n')}\n`);
 });
 afterEach(() => removeDir(ctx.home));

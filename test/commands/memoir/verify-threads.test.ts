@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import verify from '../../../src/commands/memoir/verify.js';
 import { ExitCode } from '../../../src/errors.js';
 import { derivedId } from '../../../src/memoir/entry-id.js';
-import { synthSessions } from '../../../src/memoir/synth.js';
 import { MIN_SPLIT_BYTES } from '../../../src/memoir/verify.js';
 import { DEFAULT_SPLIT_BYTES, defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
 import { removeDir, tempDir, testCtx } from '../../helpers/ctx.js';
+import { synthLines } from '../../helpers/synth-lines.js';
 
 /**
  * `memoir verify` reads a large memoir with worker threads (KOURAI_VERIFY_THREADS, default one per
@@ -17,11 +17,7 @@ const dir = tempDir();
 let file: string;
 let python: string;
 beforeAll(() => {
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed: 9, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 16_000) break; // over MIN_SPLIT_BYTES: threads are used
-  }
+  const lines = synthLines(9, 16_000); // over MIN_SPLIT_BYTES: threads are used
   python = readFileSync(join('test', 'fixtures', 'memoir', 'python-lenient-splits.jsonl'), 'utf8').split('\n')[0] as string;
   const mid = lines.length >> 1;
   // Around the middle (where two threads split): an identical Python line on both sides, an id used on

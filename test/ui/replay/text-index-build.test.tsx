@@ -2,7 +2,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanup, render } from 'ink-testing-library';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { synthSessions } from '../../../src/memoir/synth.js';
 import { palette } from '../../../src/output/theme.js';
 import { StoryCursor } from '../../../src/replay/cursor.js';
 import type { TextIndexBuilder } from '../../../src/replay/text-index.js';
@@ -14,6 +13,7 @@ import { initialReplayState, type ReplayState } from '../../../src/ui/replay/use
 import { removeDir, tempDir } from '../../helpers/ctx.js';
 import { frameWith, waitFor } from '../../helpers/ink-wait.js';
 import { KEY } from '../../helpers/tty.js';
+import { synthLines } from '../../helpers/synth-lines.js';
 
 /**
  * The replay screen over a memoir whose full-text index a bulk load left unbuilt: the first search
@@ -26,11 +26,7 @@ let file: string;
 beforeAll(() => {
   dir = tempDir();
   file = join(dir, 'memoir.jsonl');
-  const lines: string[] = [];
-  for (const s of synthSessions({ seed: 9, sessions: 1e9, turns: 12 })) {
-    lines.push(...s.lines);
-    if (lines.length >= 14_000) break; // over 8 MiB: a bulk load
-  }
+  const lines = synthLines(9, 14_000); // over 8 MiB: a bulk load
   writeFileSync(file, `${lines.join('\n')}\n`);
 });
 afterAll(() => removeDir(dir));
