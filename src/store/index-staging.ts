@@ -1,5 +1,7 @@
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { fsyncDir } from '../memoir/durable.js';
+import { processAlive } from '../runtime/process-alive.js';
 
 /**
  * A from-scratch index is built in a private file next to `index.db` and published when it is
@@ -58,21 +60,8 @@ export function publish(s: Staging): boolean {
     won = false;
   }
   discard(s);
-  if (won) syncDir(dirname(s.final));
+  if (won) fsyncDir(s.final); // the new name is durable too
   return won;
-}
-
-function syncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // some file systems cannot fsync a directory; the link is still made
-  }
 }
 
 /** Staged files of builds whose process no longer runs. */
@@ -89,20 +78,11 @@ export function leftovers(final: string): string[] {
     .filter((n) => n.startsWith(prefix))
     .filter((n) => {
       const pid = Number(/^(\d+)-/.exec(n.slice(prefix.length))?.[1]);
-      return Number.isInteger(pid) && pid !== process.pid && !alive(pid);
+      return Number.isInteger(pid) && pid !== process.pid && !processAlive(pid);
     })
     .map((n) => join(dir, n));
 }
 
 function removeLeftovers(final: string): void {
   for (const f of leftovers(final)) rmSync(f, { force: true });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, not ours
-  }
 }

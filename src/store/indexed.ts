@@ -113,6 +113,19 @@ async function buildFullText(ctx: Pick<Ctx, 'signal'>, index: MemoirIndex, fileI
 }
 
 /**
+ * What the replay screen needs to search a memoir whose full-text index a bulk load left unbuilt
+ * (fts-build.ts): the command hands the screen a builder; the screen's input hook runs it on the
+ * first text query, shows its progress, and aborts it on Esc or Ctrl-C. A build stopped half way
+ * writes nothing (each memoir's full-text rows are one transaction).
+ */
+export interface TextIndexBuilder {
+  /** Bytes of memoir to read before text search works. */
+  readonly bytes: number;
+  /** Builds it; `onProgress` gets bytes read so far. Rejects with CancelledError once `signal` fires. */
+  build(onProgress: (done: number, total: number) => void, signal: AbortSignal): Promise<void>;
+}
+
+/**
  * The lazy full-text build of these files as a screen runs it (the replay screen's first search):
  * null when it is built. `build` can be called again after a cancelled or failed run; `settled`
  * resolves once no build is running (the caller awaits it before closing the index, so a build
@@ -121,14 +134,14 @@ async function buildFullText(ctx: Pick<Ctx, 'signal'>, index: MemoirIndex, fileI
 export function fullTextBuilder(
   index: MemoirIndex,
   fileIds: readonly number[],
-): { bytes: number; build(onProgress: (done: number, total: number) => void, signal: AbortSignal): Promise<void>; settled(): Promise<void> } | null {
+): (TextIndexBuilder & { settled(): Promise<void> }) | null {
   const bytes = index.withoutFullText(fileIds).reduce((s, f) => s + f.bytes, 0);
   if (bytes === 0) return null;
   let running: Promise<void> = Promise.resolve();
   return {
     bytes,
     build(onProgress, signal) {
-      const run = buildFullText({ signal }, index, fileIds, { progress: (done, total) => onProgress(done, total) });
+      const run = buildFullText({ signal }, index, fileIds, { progress: onProgress });
       running = run.then(
         () => undefined,
         () => undefined,

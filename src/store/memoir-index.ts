@@ -161,17 +161,20 @@ export class MemoirIndex {
     const staging = this.staging as Staging;
     this.current.pragma('journal_mode = WAL'); // what every other open expects
     this.current.close();
-    let won = false;
     try {
-      won = publish(staging);
+      return publish(staging);
     } finally {
-      this.staging = undefined;
-      discard(staging);
-      const opened = openIndexDb(staging.final, this.now);
-      this.notes.push(...opened.notes);
-      this.swap(opened.db, opened.source, true);
+      this.unstage(staging);
     }
-    return won;
+  }
+
+  /** Leaves the (closed) private file, published or not: the index is the index file again, opened as usual. */
+  private unstage(staging: Staging): void {
+    this.staging = undefined;
+    discard(staging);
+    const opened = openIndexDb(staging.final, this.now);
+    this.notes.push(...opened.notes);
+    this.swap(opened.db, opened.source, true);
   }
 
   file(path: string): FileRow | undefined {
@@ -303,11 +306,7 @@ export class MemoirIndex {
     if (this.staging && (isPermission(err) || isDamage(err))) {
       // The private file failed: build in place, as without staging.
       this.current.close();
-      discard(this.staging);
-      this.staging = undefined;
-      const opened = openIndexDb(this.path ?? '', this.now);
-      this.notes.push(...opened.notes);
-      this.swap(opened.db, opened.source, true);
+      this.unstage(this.staging);
       return true;
     }
     if (this.source === 'file' && isPermission(err)) {

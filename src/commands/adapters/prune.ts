@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { AGENTS, type Agent } from '../../memoir/agents.js';
 import { colors } from '../../output/color.js';
+import { processAlive } from '../../runtime/process-alive.js';
 import { kindDir } from '../../train/adapter-files.js';
 import { defineCommand } from '../types.js';
 import { openRegistry } from './shared.js';
@@ -28,15 +29,6 @@ export interface PruneResult {
  * Deletes the files of old versions: per agent and kind, the current version and the `keep`
  * newest others stay. Registry rows stay (marked pruned), so history and metrics survive.
  */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<PruneResult> {
@@ -65,7 +57,7 @@ export default defineCommand({
             // version only once a later one is registered, a temporary one only once its writer is gone.
             const v = /^v(\d+)$/.exec(name);
             const tmp = /^\.v\d+\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name);
-            if ((v && Number(v[1]) < newest) || (tmp && !alive(Number(tmp[1])))) leftovers.push(join(dir, name));
+            if ((v && Number(v[1]) < newest) || (tmp && !processAlive(Number(tmp[1])))) leftovers.push(join(dir, name));
           }
         }
       }

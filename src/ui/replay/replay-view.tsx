@@ -10,7 +10,7 @@ import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useReplay } from './use-replay.js';
 import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState, type TextIndexBuild } from './use-replay-state.js';
-import type { TextIndexBuilder } from '../../replay/text-index.js';
+import type { TextIndexBuilder } from '../../store/indexed.js';
 import { ScreenFrame } from '../screen-frame.js';
 import { MIN_SIZE } from '../terminal.js';
 

@@ -4,7 +4,7 @@ import { cleanup, render } from 'ink-testing-library';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { palette } from '../../../src/output/theme.js';
 import { StoryCursor } from '../../../src/replay/cursor.js';
-import type { TextIndexBuilder } from '../../../src/replay/text-index.js';
+import type { TextIndexBuilder } from '../../../src/store/indexed.js';
 import { fullTextBuilder } from '../../../src/store/indexed.js';
 import { openIndex, type MemoirIndex } from '../../../src/store/memoir-index.js';
 import { StoryIndex } from '../../../src/store/story-queries.js';
