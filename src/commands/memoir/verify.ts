@@ -79,7 +79,7 @@ export default defineCommand({
     const problems: Problem[] = [];
     let entries = 0;
     // Keeps a 1M-entry verify well under 200 MB (V8 lets short-lived garbage pile up before its first major GC).
-    const collect = collectWhenGrown(32 << 20);
+    const collect = collectWhenGrown(16 << 20);
     const pause = async (): Promise<void> => {
       await new Promise((r) => setImmediate(r));
       if (ctx.signal.aborted) throw new CancelledError('verify cancelled');
