@@ -6,7 +6,7 @@
 // whole suite, built, before it counts as surviving.
 // A mutant whose pattern no longer matches is STALE: reported, and the check fails.
 //   npm run mutants                     every mutant
-//   npm run mutants -- --only id,id     some of them
+//   npm run mutants -- --only id,id     some of them (globs: --only 'scan-*,verify-*')
 //   npm run mutants -- --list           the list, with stale ones marked
 //   npm run mutants -- --json out.json  also write the results
 //   npm run mutants -- --whole-suite    survivors also face the whole suite (much slower)
@@ -17,6 +17,7 @@ import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selectMutants } from './mutant-select.mjs';
 import { MUTANTS } from './mutants.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,14 +26,14 @@ const opt = (name) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const only = opt('--only')?.split(',');
+const only = opt('--only');
 const wholeSuite = args.includes('--whole-suite');
-const unknown = only?.filter((id) => !MUTANTS.some((m) => m.id === id)) ?? [];
-if (unknown.length) {
-  console.error(`mutation check: no mutant named ${unknown.join(', ')} (see --list)`);
+const selection = only === undefined ? undefined : selectMutants(only, MUTANTS.map((m) => m.id));
+if (selection && selection.unmatched.length) {
+  console.error(`mutation check: no mutant matches ${selection.unmatched.join(', ')} (see --list)`);
   process.exit(2);
 }
-const chosen = only ? MUTANTS.filter((m) => only.includes(m.id)) : MUTANTS;
+const chosen = selection ? MUTANTS.filter((m) => selection.chosen.includes(m.id)) : MUTANTS;
 const say = (s) => process.stderr.write(`${s}\n`);
 
 // 1. Stale patterns: a mutant that can no longer be applied is a failure of the check, not a skip.
