@@ -1,6 +1,13 @@
 import { closeSync, openSync } from 'node:fs';
-import fsx from 'fs-native-extensions';
+import { createRequire } from 'node:module';
+import type NativeLocks from 'fs-native-extensions';
 import { Journal } from './journal.js';
+
+/**
+ * The native lock module, loaded only when a journal names an unfinished write (loading it is
+ * ~15-30 ms of `verify`'s start-up, and a memoir almost never has one).
+ */
+const nativeLocks = (): typeof NativeLocks => createRequire(import.meta.url)('fs-native-extensions') as typeof NativeLocks;
 
 /**
  * For readers (`verify`, `doctor`): an operation a kourai writer left unfinished in the memoir's
@@ -36,6 +43,7 @@ function writerActive(memoir: string): boolean {
     return false;
   }
   try {
+    const fsx = nativeLocks();
     if (!fsx.tryLock(fd, 0, 0, { shared: true })) return true;
     fsx.unlock(fd);
     return false;

@@ -1,6 +1,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { adoptChunk, type LineChunk } from './verify-scan.js';
+import { DEFAULT_SPLIT_BYTES } from './verify-blocks.js';
 import { startWorker } from '../runtime/worker-start.js';
 import { workerBuilt, workerUrl } from '../runtime/worker-url.js';
 import type { VerifyWorkerInput, VerifyWorkerMessage } from './verify-worker.js';
@@ -23,15 +24,7 @@ export function defaultThreads(cores = availableParallelism(), load = loadavg()[
   return Math.max(1, Math.min(8, cores, Math.round(cores - load)));
 }
 
-/**
- * Below this size the default is one thread. Each thread is its own V8 isolate: it interprets the
- * scanner cold (~25 µs a line for its first few thousand lines, ~2.5 µs warm) and compiles it
- * again on V8's helper threads, ~0.45 s of CPU per worker in all, which competes for the same two
- * cores. Measured on the 2-core machine (load ~2, session 5): 100k entries (70 MB) 0.38–0.45 s on one
- * thread vs 0.47–0.53 s on two; 200k (147 MB) even; 400k (295 MB) 1.09–1.35 s vs 0.83–1.02 s.
- * An explicit thread count (KOURAI_VERIFY_THREADS) is used for any file over MIN_SPLIT_BYTES.
- */
-export const DEFAULT_SPLIT_BYTES = 256 << 20;
+export { DEFAULT_SPLIT_BYTES };
 
 /**
  * The main thread's side of one worker (verify-worker.ts): the chunks of the blocks it claimed, by

@@ -9,8 +9,9 @@ import { RevisionGraph, type RevisionNode } from './revisions.js';
 import { entryTypeOf, entryVerdict } from './split-rule.js';
 import { ScannedLine } from './scan/canonical-line.js';
 import { normalTime, scanRange, type ChunkProblem, type LineChunk, type ScanRange } from './verify-scan.js';
-import { blockBytes, claimBlock, MAIN_THREAD, READ_AHEAD, unclaimedFrom } from './verify-blocks.js';
-import { BlockWorker, defaultThreads, verifyWorkerAvailable } from './verify-threads.js';
+import { blockBytes, claimBlock, DEFAULT_SPLIT_BYTES, MAIN_THREAD, READ_AHEAD, unclaimedFrom } from './verify-blocks.js';
+// verify-threads.ts (worker_threads, the worker's start-up) is imported only for a file big enough to split.
+import type { BlockWorker } from './verify-threads.js';
 
 export type ProblemKind =
   | 'json'
@@ -172,7 +173,9 @@ export async function verifyFile(path: string, seen: SeenIds, opts: VerifyFileOp
 async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFileOptions): Promise<FileVerification> {
   const size = fstatSync(fd).size;
   const threads = opts.threads ?? 1;
-  const parallel = opts.splitAt === undefined && threads > 1 && size >= (opts.minSplitBytes ?? MIN_SPLIT_BYTES) && verifyWorkerAvailable();
+  const mayThread = opts.splitAt === undefined && threads > 1 && size >= (opts.minSplitBytes ?? MIN_SPLIT_BYTES);
+  const threading = mayThread ? await import('./verify-threads.js') : undefined;
+  const parallel = threading !== undefined && threading.verifyWorkerAvailable();
   const step = parallel ? (opts.blockBytes ?? blockBytes(size, threads)) : 0;
   const hints = opts.splitAt ?? (parallel ? Array.from({ length: Math.ceil(size / step) - 1 }, (_, i) => Math.floor((i + 1) * step)) : []);
   const starts = lineStarts(fd, size, hints);
@@ -188,7 +191,7 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   // Ranges merged so far: a thread claims no range READ_AHEAD or more past it.
   const mergedUpTo = new Int32Array(new SharedArrayBuffer(4));
   const workers = parallel
-    ? Array.from({ length: threads - 1 }, (_, i) => new BlockWorker({ fd, blocks: ranges, owners: owners.buffer as SharedArrayBuffer, merged: mergedUpTo.buffer as SharedArrayBuffer, id: MAIN_THREAD + 1 + i, ...scanOpts, ...(opts.workerFailsAfter !== undefined ? { failAfter: opts.workerFailsAfter } : {}) }, (k, c) => {
+    ? Array.from({ length: threads - 1 }, (_, i) => new threading.BlockWorker({ fd, blocks: ranges, owners: owners.buffer as SharedArrayBuffer, merged: mergedUpTo.buffer as SharedArrayBuffer, id: MAIN_THREAD + 1 + i, ...scanOpts, ...(opts.workerFailsAfter !== undefined ? { failAfter: opts.workerFailsAfter } : {}) }, (k, c) => {
         if (c.bytes >= 0) reached[k] = c.bytes;
       }))
     : [];
@@ -559,7 +562,9 @@ export async function verifyMemoirs(paths: readonly string[], opts: VerifyMemoir
   const pass = async (seen: SeenIds): Promise<MemoirsVerification> => {
     const files: FileVerification[] = [];
     for (const [i, p] of paths.entries()) {
-      const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads: opts.threads ?? defaultThreads(undefined, undefined, sizes[i] ?? 0) };
+      const size = sizes[i] ?? 0;
+      const threads = opts.threads ?? (size < DEFAULT_SPLIT_BYTES ? 1 : (await import('./verify-threads.js')).defaultThreads(undefined, undefined, size));
+      const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads };
       if (opts.checkpoint) fileOpts.checkpoint = opts.checkpoint;
       if (opts.scan === false) fileOpts.scan = false;
       if (opts.minSplitBytes !== undefined) fileOpts.minSplitBytes = opts.minSplitBytes;

@@ -23,6 +23,9 @@ export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>,
     finish() {
       bar?.finish();
     },
+    waiting(text) {
+      if (ctx.quiet !== true) note(ctx, text);
+    },
     note(text) {
       if (!quiet) note(ctx, text);
     },

@@ -1,6 +1,10 @@
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, fsyncSync, linkSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import fsx from 'fs-native-extensions';
+import { CancelledError } from '../errors.js';
 import { fsyncDir } from '../memoir/durable.js';
+import { describeHolder } from '../memoir/lock-holder.js';
+import { abortableSleep } from '../runtime/cancel.js';
 import { processAlive } from '../runtime/process-alive.js';
 
 /**
@@ -15,6 +19,11 @@ import { processAlive } from '../runtime/process-alive.js';
  * other processes may have open is unsafe (a new file would meet the old one's WAL), so
  * `--rebuild` of an existing index still rebuilds in place.
  *
+ * One first build at a time: a builder holds the build lock (a kernel lock on `index.db.lock`,
+ * released by the kernel if the builder dies) from before it looks for `index.db` until it has
+ * published. A second process waits for it (`claimFirstBuild`) and then opens the published index
+ * instead of building its own; if the first builder died, it gets the lock and builds.
+ *
  * A crash mid-build leaves `index.db.build-<pid>-<n>`, which nothing ever opens as the index; the
  * next staged build removes those whose process is gone.
  */
@@ -23,21 +32,110 @@ export interface Staging {
   tmp: string;
   /** Where it is published (`index.db`). */
   final: string;
+  /** Held until the build is published or given up. */
+  lock: BuildLock;
 }
 
 const MARK = '.build-';
 const SIDE_FILES = ['', '-journal', '-wal', '-shm'];
 
-/** A private file to build a new index of `final` in, or undefined when `final` (or a WAL of it) exists. */
-export function stageIndex(final: string): Staging | undefined {
-  if (SIDE_FILES.some((s) => existsSync(`${final}${s}`))) return undefined;
-  removeLeftovers(final);
-  return { tmp: `${final}${MARK}${process.pid}-${process.hrtime.bigint().toString(36)}`, final };
+const indexExists = (final: string): boolean => SIDE_FILES.some((s) => existsSync(`${final}${s}`));
+
+/**
+ * The right to build the first index of `final`, taken once the process building it (if any) is
+ * done: undefined when there is nothing to build (`final` or a WAL of it exists, perhaps just
+ * published by the builder waited for) or no lock can be had here (an unwritable directory: the
+ * caller opens the index as usual and says what is wrong). `onWait` is called once, naming the
+ * holder, when another process is building it; `signal` stops the wait (CancelledError).
+ */
+export async function claimFirstBuild(final: string, opts: { signal?: AbortSignal; onWait?: (holder: string) => void; pollMs?: number } = {}): Promise<BuildLock | undefined> {
+  let told = false;
+  for (;;) {
+    if (indexExists(final)) return undefined;
+    const got = tryBuildLock(final);
+    if (got === undefined) return undefined;
+    if (got instanceof BuildLock) {
+      if (!indexExists(final)) return got;
+      got.release();
+      return undefined;
+    }
+    if (!told) opts.onWait?.(got.holder);
+    told = true;
+    try {
+      await abortableSleep(opts.pollMs ?? 50, opts.signal);
+    } catch (err) {
+      throw err instanceof CancelledError ? new CancelledError(`cancelled while waiting for ${got.holder} to build the memoir index: nothing was written`) : err;
+    }
+  }
 }
 
-/** Removes a staged file (a cancelled or failed build, or after publishing it). */
+/**
+ * An exclusive kernel lock on `<final>.lock`. The file is removed by its holder before the lock
+ * is released, so it is not left behind: a process that locked a file since unlinked (or replaced)
+ * sees another inode under the name and tries again.
+ */
+export class BuildLock {
+  private released = false;
+  constructor(
+    private readonly fd: number,
+    readonly path: string,
+  ) {}
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    rmSync(this.path, { force: true }); // still ours: nobody else can hold it
+    closeSync(this.fd); // releases the lock
+  }
+}
+
+/** The lock, or who holds it, or undefined when it cannot be taken here (no lock file can be made). */
+function tryBuildLock(final: string): BuildLock | { holder: string } | undefined {
+  const path = `${final}.lock`;
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  } catch {
+    return undefined;
+  }
+  let got: boolean;
+  try {
+    got = fsx.tryLock(fd);
+  } catch {
+    closeSync(fd);
+    return undefined; // no locks on this file system: the caller builds in place, as without staging
+  }
+  const st = fstatSync(fd);
+  if (!got) {
+    closeSync(fd);
+    return { holder: describeHolder(st) ?? 'another process' };
+  }
+  if (!sameFile(path, st.ino, st.dev)) {
+    closeSync(fd); // its holder removed it after we opened it: take the one there now
+    return tryBuildLock(final);
+  }
+  return new BuildLock(fd, path);
+}
+
+function sameFile(path: string, ino: number, dev: number): boolean {
+  try {
+    const now = statSync(path);
+    return now.ino === ino && now.dev === dev;
+  } catch {
+    return false;
+  }
+}
+
+/** A private file to build a new index of `final` in, holding `lock` (from claimFirstBuild). */
+export function stageIndex(final: string, lock: BuildLock): Staging {
+  removeLeftovers(final);
+  return { tmp: `${final}${MARK}${process.pid}-${process.hrtime.bigint().toString(36)}`, final, lock };
+}
+
+/** Removes a staged file (a cancelled or failed build, or after publishing it) and lets the next builder in. */
 export function discard(s: Staging): void {
   for (const suffix of SIDE_FILES) rmSync(`${s.tmp}${suffix}`, { force: true });
+  s.lock.release();
 }
 
 /**

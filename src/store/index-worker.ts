@@ -32,7 +32,11 @@ if (port) {
       while (Atomics.load(credits, 0) <= 0) Atomics.wait(credits, 0, 0);
       Atomics.sub(credits, 0, 1);
       end = batch.endBytes;
-      port.postMessage({ type: 'batch', batch } satisfies WorkerMessage, [batch.nums.buffer as ArrayBuffer, batch.ascii.buffer as ArrayBuffer, batch.utf8.buffer as ArrayBuffer]);
+      // Copied, not transferred: detaching an ArrayBuffer in this thread invalidates V8's
+      // "no buffer is ever detached" guarantee for the whole isolate, and every optimised function
+      // that reads a typed array (the scanner, the line reader) is thrown away and re-optimised
+      // with detach checks (`--trace-deopt`: 33 "marking dependent code" per 100k build).
+      port.postMessage({ type: 'batch', batch } satisfies WorkerMessage);
     }
     port.postMessage({ type: 'end', hashes: input.hashes ? fileHashes(fd, end, 0) : null } satisfies WorkerMessage);
   } catch (err) {

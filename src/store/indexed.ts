@@ -10,7 +10,7 @@ import { collector } from '../runtime/gc.js';
 import { openDb } from './db.js';
 import { assertIndexWritable } from './index-file.js';
 import { INDEX_MIGRATIONS } from './index-migrations.js';
-import { indexPath, MemoirIndex, openIndex, type EntryRow, type FileUpdate } from './memoir-index.js';
+import { indexPath, MemoirIndex, openIndexForBuild, type EntryRow, type FileUpdate } from './memoir-index.js';
 import { MemoirQueries } from './memoir-queries.js';
 
 /** The memoirs a command reads, their index brought up to date, and the index's file ids for them. */
@@ -28,6 +28,8 @@ export interface IndexFeedback {
   /** Bytes read so far of all the memoirs (`what`: 'indexing', or 'full-text index' for its lazy build). */
   progress?(done: number, total: number, what?: string): void;
   finish?(): void;
+  /** Another process is building the first index: this one waits for it (shown even with --json: it can last). */
+  waiting?(text: string): void;
   /** Something happened to the index file itself (moved aside, used read-only or in memory). */
   note?(text: string): void;
   /** A file changed other than by an append: the index was rebuilt for it. */
@@ -62,7 +64,14 @@ export async function openIndexed(
   });
   const feedback = opts.feedback ?? {};
   if (opts.mustWrite) assertIndexWritable(indexPath(home));
-  const index = opts.readOnly && !canUseIndexFile(home) ? memoryIndex() : openIndex(home, { now: ctx.now, staged: true });
+  const index =
+    opts.readOnly && !canUseIndexFile(home)
+      ? memoryIndex()
+      : await openIndexForBuild(home, {
+          now: ctx.now,
+          signal: ctx.signal,
+          onWait: (holder) => feedback.waiting?.(`waiting for ${holder}, which is building the memoir index ${indexPath(home)} (Ctrl-C to stop)`),
+        });
   try {
     for (const n of index.notes) feedback.note?.(n);
     const notesBefore = index.notes.length;

@@ -6,7 +6,7 @@ import { filesWithoutFullText, FullTextBuild } from './fts-build.js';
 import { CHUNK_BYTES, IndexBuild, sha, type BuildOptions, type FileRow, type FileUpdate } from './index-build.js';
 import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, unwritable, writeFailure, type IndexSource } from './index-file.js';
 import { INDEX_MIGRATIONS } from './index-migrations.js';
-import { discard, publish, stageIndex, type Staging } from './index-staging.js';
+import { claimFirstBuild, discard, publish, stageIndex, type BuildLock, type Staging } from './index-staging.js';
 
 export { CHUNK_BYTES, HASH_WINDOW, searchText, type FileRow, type FileUpdate } from './index-build.js';
 
@@ -23,13 +23,14 @@ export function indexPath(home: string): string {
 /**
  * Opens the memoir index of a home: the file (a damaged one is moved aside and rebuilt), the
  * file read-only, or an index in memory when the home cannot be written (see index-file.ts).
- * What happened is in `notes`, for the caller to show. With `staged`, a home without an index
- * gets one built in a private file, published by the first `build` (index-staging.ts).
+ * What happened is in `notes`, for the caller to show. With `firstBuild` (from claimFirstBuild,
+ * see openIndexForBuild), the index is built in a private file, published by the first `build`
+ * (index-staging.ts).
  */
-export function openIndex(home: string, opts: { now?: () => Date; staged?: boolean } = {}): MemoirIndex {
+export function openIndex(home: string, opts: { now?: () => Date; firstBuild?: BuildLock } = {}): MemoirIndex {
   const now = opts.now ?? (() => new Date());
   const path = indexPath(home);
-  const staging = opts.staged && !unwritable(path) ? stageIndex(path) : undefined;
+  const staging = opts.firstBuild ? stageIndex(path, opts.firstBuild) : undefined;
   if (staging) {
     try {
       return new MemoirIndex(openDb(staging.tmp, INDEX_MIGRATIONS, { private: true }), { path, now, staging });
@@ -39,6 +40,20 @@ export function openIndex(home: string, opts: { now?: () => Date; staged?: boole
   }
   const opened = openIndexDb(path, now);
   return new MemoirIndex(opened.db, { path, source: opened.source, notes: opened.notes, now, ...(opened.cleanup ? { cleanup: opened.cleanup } : {}) });
+}
+
+/**
+ * `openIndex` for a command about to bring the index up to date: a home without an index gets
+ * it built in a private file; if another process is building it right now, this waits for it
+ * (`onWait` names it; `signal` cancels the wait) and opens the index it published.
+ */
+export async function openIndexForBuild(
+  home: string,
+  opts: { now?: () => Date; signal?: AbortSignal; onWait?: (holder: string) => void } = {},
+): Promise<MemoirIndex> {
+  const path = indexPath(home);
+  const firstBuild = unwritable(path) ? undefined : await claimFirstBuild(path, opts);
+  return openIndex(home, { ...(opts.now ? { now: opts.now } : {}), ...(firstBuild ? { firstBuild } : {}) });
 }
 
 function tune(db: DB): void {
@@ -171,8 +186,12 @@ export class MemoirIndex {
   /** Leaves the (closed) private file, published or not: the index is the index file again, opened as usual. */
   private unstage(staging: Staging): void {
     this.staging = undefined;
-    discard(staging);
-    const opened = openIndexDb(staging.final, this.now);
+    let opened;
+    try {
+      opened = openIndexDb(staging.final, this.now); // before the lock goes: a waiting builder finds it
+    } finally {
+      discard(staging);
+    }
     this.notes.push(...opened.notes);
     this.swap(opened.db, opened.source, true);
   }

@@ -51,6 +51,24 @@ describe('start-up paths that load no zod', () => {
     expect(v.loaded).not.toContain('/dist/memoir/schema.js');
   });
 
+  it('memoir verify in a home that never had an index loads only the reader: no SQLite, zod, worker threads, native locks, Ink or council', () => {
+    const fresh = tempDir('kourai-e2e-startup-fresh-');
+    try {
+      const trace = join(fresh, 'trace.txt');
+      writeFileSync(trace, '');
+      const r = kourai(['memoir', 'verify', '--memoir', memoir, '--json'], { home: fresh, env: { KOURAI_TRACE_FILE: trace }, nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href] });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, entries: 2 });
+      const loaded = readFileSync(trace, 'utf8');
+      expect(loaded).toContain('/dist/memoir/verify.js');
+      for (const heavy of ['/dist/store/', 'better-sqlite3', '/node_modules/zod/', '/dist/memoir/schema.js', 'node:worker_threads', '/dist/memoir/verify-threads.js', 'fs-native-extensions', '/node_modules/ink/', '/node_modules/react/', '/dist/council/', '/dist/ui/mount.js']) {
+        expect(loaded, heavy).not.toContain(heavy);
+      }
+    } finally {
+      removeDir(fresh);
+    }
+  });
+
   it('memoir index loads no zod', () => {
     const v = traced(['memoir', 'index', '--memoir', memoir, '--rebuild', '--json']);
     expect(v.code, v.stderr).toBe(0);

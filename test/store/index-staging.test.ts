@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDb } from '../../src/store/db.js';
 import { INDEX_MIGRATIONS } from '../../src/store/index-migrations.js';
-import { leftovers, stageIndex } from '../../src/store/index-staging.js';
-import { indexPath, openIndex } from '../../src/store/memoir-index.js';
+import { claimFirstBuild, leftovers, stageIndex } from '../../src/store/index-staging.js';
+import { indexPath, openIndex, openIndexForBuild } from '../../src/store/memoir-index.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { synthLines } from '../helpers/synth-lines.js';
 
@@ -49,14 +49,15 @@ function dump(home: string) {
 describe('a from-scratch index built in a private file', () => {
   it('is invisible until complete, then published in WAL mode, equal to an in-place build', async () => {
     const staged = join(dir, 'staged');
-    const index = openIndex(staged, { staged: true });
+    const index = await openIndexForBuild(staged);
     let seenDuring: string[] = [];
     const [u] = await index.build([file], { checkpoint: async () => void (seenDuring = cacheFiles(staged)) });
     expect(u?.newEntries).toBe(entries);
     expect(u?.parallel).toBe(true);
     // During the build only the private file existed: no index.db for anyone to open.
     expect(seenDuring.length).toBeGreaterThan(0);
-    expect(seenDuring.every((f) => f.startsWith('index.db.build-'))).toBe(true);
+    expect(seenDuring.every((f) => f.startsWith('index.db.build-') || f === 'index.db.lock')).toBe(true);
+    expect(seenDuring).toContain('index.db.lock'); // the build lock, held until published
     // Afterwards the same object reads the published file.
     expect(index.count({})).toBe(entries);
     index.close();
@@ -75,7 +76,7 @@ describe('a from-scratch index built in a private file', () => {
 
   it('a cancelled build leaves no index and no private file; the next run builds it whole', async () => {
     const home = join(dir, 'home');
-    const index = openIndex(home, { staged: true });
+    const index = await openIndexForBuild(home);
     let batches = 0;
     await expect(
       index.build([file], {
@@ -86,18 +87,25 @@ describe('a from-scratch index built in a private file', () => {
     ).rejects.toThrow('cancelled');
     index.close();
     expect(cacheFiles(home)).toEqual([]);
-    const again = openIndex(home, { staged: true });
+    const again = await openIndexForBuild(home);
     const [u] = await again.build([file]);
     again.close();
     expect(u?.newEntries).toBe(entries);
     expect(dump(home).entries).toHaveLength(entries);
   });
 
-  it('two builders at once: the second uses the index the first published (each entry once)', async () => {
+  it('two builders at once: the second waits for the first and uses the index it published (one build)', async () => {
     const home = join(dir, 'home');
-    const a = openIndex(home, { staged: true });
-    const b = openIndex(home, { staged: true }); // also saw no index.db
-    const [ua] = await a.build([file]);
+    const a = await openIndexForBuild(home);
+    const waits: string[] = [];
+    const second = openIndexForBuild(home, { onWait: (holder) => waits.push(holder) });
+    let seenDuring: string[] = [];
+    const [ua] = await a.build([file], { checkpoint: async () => void (seenDuring = cacheFiles(home)) });
+    const b = await second;
+    expect(waits).toHaveLength(1); // told once, although it polled all along
+    // Only one private file was ever built (the second did not start its own).
+    expect(seenDuring.filter((f) => f.startsWith('index.db.build-'))).toHaveLength(1);
+    expect(seenDuring).toContain('index.db.lock');
     const [ub] = await b.build([file]);
     expect(ua?.newEntries).toBe(entries);
     expect(ub?.newEntries).toBe(0); // the first builder's index was already complete
@@ -108,15 +116,35 @@ describe('a from-scratch index built in a private file', () => {
     expect(dump(home).entries).toHaveLength(entries);
   });
 
-  it('an existing index (or a WAL without its database) is never staged', () => {
+  it('a second builder stops waiting when cancelled, and builds once the first gives up', async () => {
+    const home = join(dir, 'home');
+    const a = await openIndexForBuild(home);
+    const ctl = new AbortController();
+    const cancelled = openIndexForBuild(home, { signal: ctl.signal, onWait: () => ctl.abort() });
+    await expect(cancelled).rejects.toMatchObject({ exitCode: 130, message: expect.stringMatching(/^cancelled while waiting for .* to build the memoir index: nothing was written$/) });
+    const second = openIndexForBuild(home);
+    a.close(); // never built: its lock goes with its private file
+    const b = await second;
+    let seenDuring: string[] = [];
+    const [ub] = await b.build([file], { checkpoint: async () => void (seenDuring = cacheFiles(home)) });
+    expect(ub?.newEntries).toBe(entries);
+    expect(seenDuring.some((f) => f.startsWith('index.db.build-'))).toBe(true); // staged: it was the first build now
+    b.close();
+    expect(cacheFiles(home)).toEqual(['index.db']);
+  });
+
+  it('an existing index (or a WAL without its database) is never staged', async () => {
     const home = join(dir, 'home');
     const path = indexPath(home);
     mkdirSync(join(home, 'cache'), { recursive: true });
-    expect(stageIndex(path)?.final).toBe(path);
+    const lock = await claimFirstBuild(path);
+    expect(lock).toBeDefined();
+    lock?.release();
     writeFileSync(`${path}-wal`, '');
-    expect(stageIndex(path)).toBeUndefined();
+    expect(await claimFirstBuild(path)).toBeUndefined();
     openIndex(home).close();
-    expect(stageIndex(path)).toBeUndefined();
+    expect(await claimFirstBuild(path)).toBeUndefined();
+    expect(cacheFiles(home)).toEqual(['index.db']); // no lock file left behind
   });
 
   it('private files of processes that are gone are removed; a live process keeps its own', async () => {
@@ -132,7 +160,10 @@ describe('a from-scratch index built in a private file', () => {
       const gone = `${path}.build-${dead.pid}-1`;
       for (const f of [live, gone, `${gone}-journal`]) writeFileSync(f, 'partial');
       expect(leftovers(path).sort()).toEqual([gone, `${gone}-journal`]);
-      stageIndex(path);
+      const lock = await claimFirstBuild(path);
+      if (!lock) throw new Error('no build lock');
+      stageIndex(path, lock);
+      lock.release();
       expect(existsSync(live)).toBe(true);
       expect(existsSync(gone)).toBe(false);
       expect(existsSync(`${gone}-journal`)).toBe(false);

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, readlinkSync, wri
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, KouraiError } from '../../src/errors.js';
-import { indexPath, openIndex, type MemoirIndex } from '../../src/store/memoir-index.js';
+import { indexPath, openIndex, openIndexForBuild, type MemoirIndex } from '../../src/store/memoir-index.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { synthLines } from '../helpers/synth-lines.js';
 
@@ -167,14 +167,14 @@ describe('a first index build (in a private file) that cannot be written', () =>
   it('disk full: exit 3, says that no index was kept (the private file is discarded), and the next run builds it', async () => {
     const home = join(dir, `h${n++}`);
     mkdirSync(join(home, 'cache'), { recursive: true });
-    const index = openIndex(home, { staged: true });
+    const index = await openIndexForBuild(home);
     index.db.pragma('max_page_count = 200'); // ~800 KB: full after a few batches
     const err = await failure(() => index.build([file]));
     expect(err.exitCode).toBe(ExitCode.environment);
     expect(err.message).toBe(`cannot write the memoir index ${indexPath(home)}: the disk is full: no index was kept (the next run builds it again)`);
     index.close();
     expect(readdirSync(join(home, 'cache'))).toEqual([]);
-    const again = openIndex(home, { staged: true });
+    const again = await openIndexForBuild(home);
     const [u] = await again.build([file]);
     expect(u?.newEntries).toBeGreaterThanOrEqual(14_000);
     again.close();

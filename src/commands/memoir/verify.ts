@@ -7,7 +7,7 @@ import { unfinishedWrite } from '../../memoir/journal-status.js';
 import { verifyMemoirs, type Problem } from '../../memoir/verify.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
-import { collector } from '../../runtime/gc.js';
+import { collectWhenGrown } from '../../runtime/gc.js';
 import type { MemoirIndex } from '../../store/memoir-index.js';
 import { allSure, flag, stringList } from '../fast-flags.js';
 import { defineCommand, type LazyOptions } from '../types.js';
@@ -78,12 +78,12 @@ export default defineCommand({
     for (const text of index?.notes ?? []) if (!opts.json) note(ctx, text);
     const problems: Problem[] = [];
     let entries = 0;
-    const gc = collector();
-    let ticks = 0;
+    // Keeps a 1M-entry verify well under 200 MB (V8 lets short-lived garbage pile up before its first major GC).
+    const collect = collectWhenGrown(16 << 20);
     const pause = async (): Promise<void> => {
       await new Promise((r) => setImmediate(r));
       if (ctx.signal.aborted) throw new CancelledError('verify cancelled');
-      if (++ticks % 12 === 0) gc(); // every ~50k entries: keeps a 1M-entry verify well under 200 MB
+      collect();
     };
     try {
       const sizes = paths.map((p) => statSync(p).size);
