@@ -42,14 +42,14 @@ const s = (performance.now() - t) / 1000; const u = process.cpuUsage(c);
 const n = v.files.reduce((a, f) => a + f.entries, 0);
 console.log(n / s, n / ((u.user + u.system) / 1e6));`;
 
-const PY_MODEL = readFileSync(join(ROOT, 'test', 'fixtures', 'python', 'memoir_model.py'), 'utf8').split('\nfor raw in sys.stdin')[0];
+export const PY_MODEL = readFileSync(join(ROOT, 'test', 'fixtures', 'python', 'memoir_model.py'), 'utf8').split('\nfor raw in sys.stdin')[0];
 // shared/ sits beside the checkout (../shared), or beside the worktrees' parent (../../shared).
 const PY_REF_DIR = [join(ROOT, '..', 'shared', 'reference', 'python'), join(ROOT, '..', '..', 'shared', 'reference', 'python')].find((d) => existsSync(join(d, 'memoir_ref.py'))) ?? join(ROOT, '..', 'shared', 'reference', 'python');
-const PY_REF = `import sys, json\nsys.path.insert(0, ${JSON.stringify(PY_REF_DIR)})\nfrom memoir_ref import MemoirEntry`;
-const hasRef = existsSync(join(PY_REF_DIR, 'memoir_ref.py'));
+export const PY_REF = `import sys, json\nsys.path.insert(0, ${JSON.stringify(PY_REF_DIR)})\nfrom memoir_ref import MemoirEntry`;
+export const hasRef = existsSync(join(PY_REF_DIR, 'memoir_ref.py'));
 
 /** Python writer and reader loops, the same code for both models. */
-const pyWriter = (model, input, out) => `${model}
+export const pyWriter = (model, input, out) => `${model}
 import time, os, json
 rows = [json.loads(l) for l in open(${JSON.stringify(input)}, encoding='utf-8')]
 t = time.perf_counter(); c = time.process_time()
@@ -58,7 +58,7 @@ with open(${JSON.stringify(out)}, 'a', encoding='utf-8') as f:
         f.write(MemoirEntry.model_validate(r).model_dump_json() + '\\n')
     f.flush(); os.fsync(f.fileno())
 print(len(rows) / (time.perf_counter() - t), len(rows) / (time.process_time() - c))`;
-const pyReader = (model, file) => `${model}
+export const pyReader = (model, file) => `${model}
 import time
 t = time.perf_counter(); c = time.process_time()
 n = 0

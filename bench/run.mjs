@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- --quick] [-- --only memoir,privacy,council]
+// npm run bench -- --only instructions   (opt-in: issue 13's ratios counted by valgrind, ~10 min)
 // Prints every performance figure the issues name, as numbers and as ratios against baselines
 // measured on the same machine in the same run (the machines are shared and noisy).
 import { existsSync } from 'node:fs';
@@ -9,7 +10,9 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
 const only = onlyArg ? new Set(onlyArg.split(',')) : undefined;
-const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train'];
+const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train', 'instructions'];
+// run only when named in --only
+const optIn = new Set(['instructions']);
 
 const rows = [];
 function report(name, value, unit, note = '') {
@@ -20,7 +23,7 @@ function report(name, value, unit, note = '') {
 
 console.log(`kourai benchmarks — node ${process.version}, ${quick ? 'quick (100k only)' : 'full'}\n`);
 for (const s of suites) {
-  if (only && !only.has(s)) continue;
+  if (only ? !only.has(s) : optIn.has(s)) continue;
   const file = fileURLToPath(new URL(`./${s}.mjs`, import.meta.url));
   if (!existsSync(file)) continue;
   console.log(`\n## ${s}`);

@@ -98,15 +98,21 @@ async function runTests(paths, extra = []) {
   rmSync(report, { force: true });
   const r = await exec([vitest, 'run', '--reporter=json', `--outputFile=${report}`, ...extra, ...paths]);
   let failed = [];
+  const why = new Map(); // failed test -> the first line of its failure, for the log
   try {
     const j = JSON.parse(readFileSync(report, 'utf8'));
     failed = j.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === 'failed').map((a) => `${relative(work, f.name)} > ${a.fullName}`));
+    for (const f of j.testResults) for (const a of f.assertionResults) if (a.status === 'failed') why.set(`${relative(work, f.name)} > ${a.fullName}`, firstLine(a.failureMessages?.[0]));
     // a file that failed to load or whose hooks failed has no failed assertion: count the file
     for (const f of j.testResults) if (f.status === 'failed' && !failed.some((x) => x.startsWith(`${relative(work, f.name)} >`))) failed.push(`${relative(work, f.name)} (${(f.message ?? 'failed').split('\n')[0]})`);
   } catch {
     if (r.status !== 0) failed = [`vitest exited ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${`${r.stderr}`.trim().split('\n').slice(-3).join(' | ')}`];
   }
-  return { ok: r.status === 0 && failed.length === 0, failed };
+  return { ok: r.status === 0 && failed.length === 0, failed, reasons: failed.map((f) => (why.has(f) ? `${f}: ${why.get(f)}` : f)) };
+}
+/** The first line of a failure message (why it failed: an assertion, a timeout, a counterexample). */
+function firstLine(m) {
+  return (m ?? 'failed').split('\n')[0].slice(0, 300);
 }
 async function build() {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -124,7 +130,7 @@ try {
     say(`baseline: ${targeted.join(' ')}`);
     const base = await runTests(targeted);
     if (!base.ok) {
-      say(`the tests fail without any mutant; fix them first:\n  ${base.failed.join('\n  ')}`);
+      say(`the tests fail without any mutant; fix them first:\n  ${base.reasons.join('\n  ')}`);
       process.exitCode = 1;
       throw new Error('baseline failed');
     }
@@ -153,7 +159,7 @@ try {
         } else {
           outcome = 'inconclusive';
           by = r.failed;
-          say(`  ${m.id}: ${files.join(' ')} also fails without the mutant (${again.failed[0] ?? ''}); ${attempt === 0 ? 'retrying' : 'giving up'}`);
+          say(`  ${m.id}: ${files.join(' ')} also fails without the mutant (${again.reasons[0] ?? ''}); ${attempt === 0 ? 'retrying' : 'giving up'}`);
         }
       }
       if (outcome === 'survived' && wholeSuite) {

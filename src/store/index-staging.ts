@@ -103,7 +103,7 @@ function tryBuildLock(final: string): BuildLock | { holder: string } | undefined
     got = fsx.tryLock(fd);
   } catch {
     closeSync(fd);
-    return undefined; // no locks on this file system: build without (the link still picks one winner)
+    return undefined; // no locks on this file system: the caller builds in place, as without staging
   }
   const st = fstatSync(fd);
   if (!got) {

@@ -64,5 +64,5 @@ describe('verify: the byte scanner and lazy derived ids change nothing but speed
       { numRuns: 300 },
     );
     expect(reread).toBeGreaterThan(5); // the second read is exercised too
-  });
+  }, 120_000); // 300 memoirs verified twice: ~10 s alone, past the default 30 s on a loaded machine
 });
