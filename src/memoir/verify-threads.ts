@@ -24,8 +24,6 @@ export function defaultThreads(cores = availableParallelism(), load = loadavg()[
   return Math.max(1, Math.min(8, cores, Math.round(cores - load)));
 }
 
-export { DEFAULT_SPLIT_BYTES };
-
 /**
  * The main thread's side of one worker (verify-worker.ts): the chunks of the blocks it claimed, by
  * block, as they arrive. The worker runs ahead freely: what waits is a few dozen bytes per entry.

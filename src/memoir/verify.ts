@@ -145,7 +145,7 @@ export interface VerifyFileOptions {
   workerFailsAfter?: number;
 }
 
-/** Below this size a file is read by one thread whatever the thread count (the default splits only much larger files: verify-threads.ts DEFAULT_SPLIT_BYTES). */
+/** Below this size a file is read by one thread whatever the thread count (the default splits only much larger files: verify-blocks.ts DEFAULT_SPLIT_BYTES). */
 export const MIN_SPLIT_BYTES = 8 << 20;
 
 /**

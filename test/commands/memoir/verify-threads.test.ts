@@ -5,7 +5,8 @@ import verify from '../../../src/commands/memoir/verify.js';
 import { ExitCode } from '../../../src/errors.js';
 import { derivedId } from '../../../src/memoir/entry-id.js';
 import { MIN_SPLIT_BYTES } from '../../../src/memoir/verify.js';
-import { DEFAULT_SPLIT_BYTES, defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
+import { DEFAULT_SPLIT_BYTES } from '../../../src/memoir/verify-blocks.js';
+import { defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
 import { removeDir, tempDir, testCtx } from '../../helpers/ctx.js';
 import { synthLines } from '../../helpers/synth-lines.js';
 
