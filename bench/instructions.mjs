@@ -7,7 +7,7 @@
 // Each side is also counted on a one-entry input; the difference is what the 100k entries cost
 // beyond start-up and imports (the analogue of the timed in-process figures).
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PY_REF, hasRef, pyReader, pyWriter } from './memoir.mjs';
@@ -50,7 +50,7 @@ export async function run(report) {
     if (synth.status !== 0) throw new Error(`memoir synth failed: ${synth.stderr}`);
     const lines = readFileSync(big, 'utf8').split('\n').filter((l) => l !== '');
     const one = join(dir, 'm1', 'memoir.jsonl');
-    spawnSync('mkdir', ['-p', join(dir, 'm1')]);
+    mkdirSync(join(dir, 'm1'));
     writeFileSync(one, `${lines[0]}\n`);
     const rows = lines.map((l) => {
       const v = JSON.parse(l);
