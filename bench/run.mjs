@@ -13,6 +13,11 @@ const only = onlyArg ? new Set(onlyArg.split(',')) : undefined;
 const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train', 'instructions'];
 // run only when named in --only
 const optIn = new Set(['instructions']);
+const unknown = [...(only ?? [])].filter((s) => !suites.includes(s));
+if (unknown.length) {
+  console.error(`bench: no suite named ${unknown.join(', ')} (suites: ${suites.join(', ')})`);
+  process.exit(2);
+}
 
 const rows = [];
 function report(name, value, unit, note = '') {
