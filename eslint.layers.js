@@ -18,6 +18,8 @@ const FLOORS = [
   // (HOUSE_STYLE.md draws it below; the code it drives decides).
   ['simulation'],
   ['federation', 'council'],
+  // the wire both speak (documents, versions, cohorts); neither side imports the other
+  ['protocol'],
   ['train', 'privacy', 'replay', 'feedback'],
   ['store'],
   // affinity is computed from memoir entries alone (memoir's player metrics use it), so it shares memoir's floor.

@@ -1,5 +1,5 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
-import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submission, Trust } from '../federation/protocol.js';
+import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submission, Trust } from '../protocol/wire.js';
 import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/agents.js';
 import { ConflictError } from '../errors.js';
 import { systemClock, type Clock, type Timer } from '../runtime/clock.js';

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../federation/protocol.js';
+import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../protocol/wire.js';
 
 /** A precise refusal: HTTP status, a stable machine code, a one-line message, optional details. */
 export class CouncilHttpError extends Error {

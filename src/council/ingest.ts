@@ -5,7 +5,7 @@ import type { Layout } from '../tensor/layout.js';
 import type { Range } from './config.js';
 import { normBound } from './norm-bound.js';
 import { formatRange, type PrivacyPolicy } from './round-settings.js';
-import type { Submission } from '../federation/protocol.js';
+import type { Submission } from '../protocol/wire.js';
 import { CouncilHttpError } from './http-error.js';
 
 /**

@@ -1,4 +1,4 @@
-import { HEADERLESS_PROTOCOL, PROTOCOL_VERSION } from '../federation/protocol.js';
+import { HEADERLESS_PROTOCOL, PROTOCOL_VERSION } from '../protocol/wire.js';
 import { CouncilHttpError } from './http-error.js';
 
 /**

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../federation/protocol.js';
+import { PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
 import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';

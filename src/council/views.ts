@@ -1,5 +1,5 @@
 import { chunkRanges, requirement, selectionOf } from '../aggregation/strategy.js';
-import { adapterDigest, PROTOCOL_VERSION, type Adapter, type Me, type RoundStatus, type Trust } from '../federation/protocol.js';
+import { adapterDigest, PROTOCOL_VERSION, type Adapter, type Me, type RoundStatus, type Trust } from '../protocol/wire.js';
 import { FEDERATING_AGENTS } from '../memoir/agents.js';
 import { f32FromLE } from '../tensor/float-codec.js';
 import { tensorToJson } from '../tensor/json.js';

@@ -23,7 +23,7 @@ import {
   type SealReceipt,
   type Submission,
   type Trust,
-} from './protocol.js';
+} from '../protocol/wire.js';
 import { releaseJson, releaseToSafetensors, type CouncilRelease } from '../privacy/release.js';
 import { tensorFromJson, tensorToJson } from '../tensor/json.js';
 import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';

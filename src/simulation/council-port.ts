@@ -5,7 +5,7 @@ import { CouncilHttpError } from '../council/http-error.js';
 import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
 import type { ForgeRow } from '../council/storage.js';
 import type { UpdateToSubmit } from '../federation/council-client.js';
-import type { RoundStatus } from '../federation/protocol.js';
+import type { RoundStatus } from '../protocol/wire.js';
 import type { FederatingAgent } from '../memoir/agents.js';
 import { VirtualClock } from '../runtime/clock.js';
 import { tensorFromJson, tensorToJson } from '../tensor/json.js';

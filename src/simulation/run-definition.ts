@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COUNCIL_RELEASE_FORMAT } from '../privacy/release.js';
-import { PROTOCOL_VERSION } from '../federation/protocol.js';
+import { PROTOCOL_VERSION } from '../protocol/wire.js';
 import { PUBLIC_INIT_SCHEME } from '../council/public-init.js';
 import { BUILTIN_FINGERPRINT } from '../train/fingerprint.js';
 

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AdapterSchema, RoundStatusSchema } from '../../src/federation/protocol.js';
+import { AdapterSchema, RoundStatusSchema } from '../../src/protocol/wire.js';
 import { f32FromBase64, toLE } from '../../src/tensor/float-codec.js';
 import { body, call, startTestCouncil, update, type TestCouncil } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AdapterSchema, ErrorBodySchema, RoundStatusSchema } from '../../src/federation/protocol.js';
+import { AdapterSchema, ErrorBodySchema, RoundStatusSchema } from '../../src/protocol/wire.js';
 import { VirtualClock } from '../../src/runtime/clock.js';
 import { f32FromBase64, f32ToBase64 } from '../../src/tensor/float-codec.js';
 import { defaults } from '../../src/council/config.js';

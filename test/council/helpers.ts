@@ -5,7 +5,7 @@ import { defaults, type CouncilConfig } from '../../src/council/config.js';
 import { addForge } from '../../src/council/forges.js';
 import { startCouncilServer, type CouncilServer } from '../../src/council/server.js';
 import { f32ToBase64 } from '../../src/tensor/float-codec.js';
-import { PROTOCOL_HEADER, PROTOCOL_VERSION, type Submission } from '../../src/federation/protocol.js';
+import { PROTOCOL_HEADER, PROTOCOL_VERSION, type Submission } from '../../src/protocol/wire.js';
 import type { Clock } from '../../src/runtime/clock.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CouncilClient } from '../../src/federation/council-client.js';
-import { ErrorBodySchema } from '../../src/federation/protocol.js';
+import { ErrorBodySchema } from '../../src/protocol/wire.js';
 import { ExitCode } from '../../src/errors.js';
 import { FINGERPRINT, protocolRelay, startTestCouncil, update, type TestCouncil } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ErrorBodySchema, HealthSchema, MeSchema, ReceiptSchema, RoundStatusSchema, AdapterSchema, SealReceiptSchema } from '../../src/federation/protocol.js';
+import { ErrorBodySchema, HealthSchema, MeSchema, ReceiptSchema, RoundStatusSchema, AdapterSchema, SealReceiptSchema } from '../../src/protocol/wire.js';
 import { f32FromBase64 } from '../../src/tensor/float-codec.js';
 import { VirtualClock } from '../../src/runtime/clock.js';
 import { body, call, COORDS, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil } from './helpers.js';

@@ -4,7 +4,7 @@
  * call, with the same bodies (a release becomes the same Submission), and turns the council's
  * refusals into the same CouncilRequestError the HTTP client throws.
  */
-import { PROTOCOL_VERSION, submissionFromRelease } from '../protocol.js';
+import { PROTOCOL_VERSION, submissionFromRelease } from '../../protocol/wire.js';
 import { CouncilRequestError, decodeAdapter } from '../council-client.js';
 import type { Council } from '../../council/council.js';
 import { CouncilHttpError } from '../../council/http-error.js';

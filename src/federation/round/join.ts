@@ -5,7 +5,7 @@
  */
 import { EnvironmentError, KouraiError, ExitCode } from '../../errors.js';
 import { CouncilRequestError } from '../council-client.js';
-import { PROTOCOL_VERSION } from '../protocol.js';
+import { PROTOCOL_VERSION } from '../../protocol/wire.js';
 import { MEMBERSHIP_FORMAT, readMembership, writeMembership, type Membership } from './membership.js';
 import { writeKnownPolicy } from './known-policy.js';
 import { councilKeyOf } from './round-key.js';

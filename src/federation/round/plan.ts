@@ -10,7 +10,7 @@ import type { RoundPlan as BudgetPlan } from '../../privacy/budget.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { COUNCIL_RELEASE_FORMAT, RELEASE_METADATA_KEY } from '../../privacy/release.js';
 import { numel, type TensorSpec } from '../../tensor/tensor.js';
-import { path, SAFETENSORS_BODY_TYPE, type RoundStatus } from '../protocol.js';
+import { path, SAFETENSORS_BODY_TYPE, type RoundStatus } from '../../protocol/wire.js';
 import type { ExampleCount } from './learner.js';
 
 export type AgentVerdict =

@@ -26,7 +26,7 @@ import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
 import { globalL2, type NamedTensor } from '../../tensor/tensor.js';
 import type { EpochProgress } from '../../train/trainer.js';
 import { CouncilRequestError } from '../council-client.js';
-import { PROTOCOL_VERSION, type Receipt, type RoundStatus, type Trust } from '../protocol.js';
+import { PROTOCOL_VERSION, type Receipt, type RoundStatus, type Trust } from '../../protocol/wire.js';
 import type { CouncilAdapters } from './council-adapters.js';
 import { councilEvents, memoirAnchor } from './events-memoir.js';
 import type { CouncilLearner, Probe } from './learner.js';

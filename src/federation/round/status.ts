@@ -10,7 +10,7 @@ import { checkAnchors } from '../../privacy/ledger-anchor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { RdpAccountant } from '../../privacy/rdp-accountant.js';
 import type { ReleaseRow } from '../../store/privacy-ledger.js';
-import type { PrivacyPolicy, RoundStatus, Trust } from '../protocol.js';
+import type { PrivacyPolicy, RoundStatus, Trust } from '../../protocol/wire.js';
 import { councilEvents, memoirAnchor } from './events-memoir.js';
 import type { Membership } from './membership.js';
 import { parseRoundKey, roundKey } from './round-key.js';

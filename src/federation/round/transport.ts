@@ -5,7 +5,7 @@
  */
 import type { CouncilRelease } from '../../privacy/release.js';
 import { CouncilClient, type DownloadedAdapter } from '../council-client.js';
-import type { Health, Me, Receipt, RoundStatus, SealReceipt, Trust } from '../protocol.js';
+import type { Health, Me, Receipt, RoundStatus, SealReceipt, Trust } from '../../protocol/wire.js';
 import { redactError } from './membership.js';
 
 export interface CouncilTransport {
