@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -110,7 +110,7 @@ function pageCommands(page: string, every = false): (ReadmeCommand & { page: str
 }
 /** The tour runs every line of its blocks: it makes its own files (layouts.json, a.ts, …). */
 const tourCommands = pageCommands('README.md', true);
-const manualCommands = MANUAL.flatMap(pageCommands);
+const manualCommands = MANUAL.flatMap((p) => pageCommands(p));
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
