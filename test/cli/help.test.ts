@@ -156,12 +156,12 @@ describe('kourai completion', () => {
     expect(complete('--no-color', 'privacy', 'ep')).toEqual(['epsilon']);
   });
 
-  it.each(['zsh', 'fish'])('%s: the script parses (when the shell is installed)', async (shell) => {
+  it.for(['zsh', 'fish'])('%s: the script parses in that shell', async (shell, ctx) => {
     const text = await script(shell);
     expect(text).toContain('memoir');
     expect(text).toContain('--ndjson');
     const has = spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
-    if (!has) return; // the script's text is checked above; its syntax only where the shell exists
+    if (!has) ctx.skip(`${shell} is not installed, so its completion script's syntax was not checked (.ci/run installs it)`);
     const file = join(dir, `kourai.${shell}`);
     writeFileSync(file, text);
     const r = spawnSync(shell, ['-n', file], { encoding: 'utf8' });
