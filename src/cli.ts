@@ -506,7 +506,7 @@ export function buildCli(
 
   // --- issue 9: local learning (bond adapters, adapters, score, route) ---
   const useOpt = (): Option => new Option('--use <adapters>', 'adapters applied: both (mixed by the lean), bond or council').choices(['both', 'bond', 'council']);
-  const leanOpt = '0 personal (bond only) … 1 federated (council only); default 0.5 or learn.lean in config.json';
+  const leanOpt = '0 personal (bond only) … 1 federated (council only); default learn.lean in config.json, else the lean chosen on your held-out scenes';
   const agentOpt = (c: Command): Command => c.option('--agent <agent>', 'only this agent (repeatable)', collect, []);
   const kindOpt = (): Option => new Option('--kind <kind>', 'bond or council (default bond)').choices(['bond', 'council']);
 
