@@ -21,6 +21,7 @@ import { FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from 
 import type { CouncilEventDetails } from '../../memoir/council-event.js';
 import { applyCouncilPolicy } from '../../privacy/council-policy.js';
 import { checkAnchors, ledgerHead } from '../../privacy/ledger-anchor.js';
+import { privacyFloor } from '../../privacy/privacy-floor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
 import { globalL2, type NamedTensor } from '../../tensor/tensor.js';
@@ -186,6 +187,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   const decision = applyCouncilPolicy(d.gate.config, published && { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier });
   if (!decision.ok) {
     if (decision.reason === 'unaffordable') throw new BudgetExhaustedError(decision.message, decision.hint);
+    if (decision.reason === 'floor') throw new KouraiError(decision.message, { exitCode: ExitCode.budgetExhausted, code: 'privacy_floor', hint: decision.hint });
     throw new KouraiError(decision.message, { exitCode: ExitCode.conflict, code: 'council_policy', hint: decision.hint });
   }
   const gate = d.gate.withConfig(decision.config);
@@ -201,6 +203,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     status,
     roundKey: key,
     resuming,
+    floor: privacyFloor(d.gate.config),
     baseFingerprint: d.learner.fingerprint,
     config,
     source: decision.source,
