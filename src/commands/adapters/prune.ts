@@ -33,7 +33,7 @@ export interface PruneResult {
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<PruneResult> {
-    const r = openRegistry(ctx);
+    const r = openRegistry(ctx, opts.dryRun ? 'read' : 'write');
     try {
       const rows = r.registry.list({ agent: opts.agent, ...(opts.kind ? { kind: opts.kind } : {}) });
       const pruned: PruneResult['pruned'] = [];
