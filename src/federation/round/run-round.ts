@@ -36,6 +36,7 @@ import type { Membership } from './membership.js';
 import { planFederationRound, AGENT_VERDICT_TEXT, type AgentVerdict, type FederationPlan } from './plan.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { roundKey } from './round-key.js';
+import { isNotACouncil, notACouncil } from './join.js';
 import { councilAnchors, unfinishedRound } from './status.js';
 import type { CouncilTransport } from './transport.js';
 
@@ -160,7 +161,9 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     throw nothingToSend({ round: 0, agents: FEDERATING_AGENTS.map((agent) => ({ agent, verdict: 'no_consent', detail: null })) });
   }
 
-  const health = await call('asking the council', () => t.health());
+  const health = await call('asking the council', () => t.health()).catch((err: unknown) => {
+    throw isNotACouncil(err) ? notACouncil(t.where, err, 'nothing was sent') : err;
+  });
   if (health.protocol !== PROTOCOL_VERSION) {
     throw new KouraiError(`the council at ${t.where} now speaks protocol v${health.protocol}; this kourai speaks v${PROTOCOL_VERSION}: nothing was sent`, { exitCode: ExitCode.network, code: 'protocol_mismatch' });
   }
