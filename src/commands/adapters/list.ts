@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AGENTS } from '../../memoir/agents.js';
+import { AGENTS } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import type { AdapterRow } from '../../store/adapter-registry.js';

@@ -5,7 +5,7 @@
  * training starts. `federate round --dry-run` prints it; `kourai whisper` shows the same plan;
  * the round follows it.
  */
-import { AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
+import { AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
 import type { RoundPlan as BudgetPlan } from '../../privacy/budget.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { COUNCIL_RELEASE_FORMAT, RELEASE_METADATA_KEY } from '../../privacy/release.js';
