@@ -3,11 +3,11 @@ import { builtinBaseSpec, canonicalSpec } from './base-spec.js';
 
 /**
  * The built-in base's fingerprint: sha256 over its canonical specification and all of its
- * 4.2M frozen weights. Published here so that a process scoring ten candidates need not generate
+ * 4.2M frozen weights (and the structure columns). Published here so that a process scoring ten candidates need not generate
  * every weight to know which base it runs; test/train/base.test.ts regenerates it from the
  * specification and fails if the two ever differ.
  */
-export const BUILTIN_FINGERPRINT = 'sha256:8cbed4d330370cf4c2803e5cae5f149f3d55733815dbb1c09743e67f22569546';
+export const BUILTIN_FINGERPRINT = 'sha256:684d1ac4ede97ff0b954942d88d70650e77abda191de3e375c0829b7f492e266';
 
 const builtinCanonical = canonicalSpec(builtinBaseSpec());
 

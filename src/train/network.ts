@@ -24,15 +24,20 @@ export interface Workspace {
   u: Float64Array[];
   /** v_a = A'_a h (head LoRA), per applied adapter. */
   v: Float64Array[];
+  /** d_a = A''_a x (direct-path LoRA), per applied adapter. */
+  d: Float64Array[];
   dh: Float64Array;
   gv: Float64Array;
   gu: Float64Array;
 }
 
 /**
- * The network of one agent: base + Σ_a λ_a (α_a/r_a) B_a A_a on encoder.dense and on the
- * agent's head, tanh between them (s_a = α_a/r_a):
- *   z = W0 x + b0 + Σ λ_a s_a B_a (A_a x);  h = tanh(z);  y = Wh0 h + Σ λ_a s_a B'_a (A'_a h)
+ * The network of one agent: base + Σ_a λ_a (α_a/r_a) B_a A_a on encoder.dense, on the agent's
+ * head and on its direct path (zero in the base), tanh between dense and head (s_a = α_a/r_a):
+ *   z = W0 x + b0 + Σ λ_a s_a B_a (A_a x);  h = tanh(z);
+ *   y = Wh0 h + Σ λ_a s_a B'_a (A'_a h) + Σ λ_a s_a B''_a (A''_a x)
+ * backward() gives the gradients of the nonlinear path's factors only: the direct path is fitted
+ * in closed form (linear-fit.ts), and enters SGD as a fixed part of y.
  * The frozen part W0 x + b0 (`z0`) depends on the text only, so callers compute it once per text
  * (BaseModel.project) and reuse it every epoch.
  */
@@ -60,6 +65,7 @@ export class Network {
       y: new Float64Array(this.out),
       u: adapters.map((a) => new Float64Array(a.lora.rank)),
       v: adapters.map((a) => new Float64Array(a.lora.rank)),
+      d: adapters.map((a) => new Float64Array(a.lora.rank)),
       dh: new Float64Array(H),
       gv: new Float64Array(r),
       gu: new Float64Array(r),
@@ -119,6 +125,20 @@ export class Network {
       for (let o = 0; o < O; o++) {
         let s = 0;
         for (let i = 0; i < r; i++) s += (B[o * r + i] as number) * (v[i] as number);
+        y[o] = (y[o] as number) + c * s;
+      }
+      const d = ws.d[a] as Float64Array;
+      d.fill(0);
+      const Dt = lora.directAt;
+      for (let k = 0; k < idx.length; k++) {
+        const base = (idx[k] as number) * r;
+        const xv = val[k] as number;
+        for (let i = 0; i < r; i++) d[i] = (d[i] as number) + xv * (Dt[base + i] as number);
+      }
+      const DB = lora.directB;
+      for (let o = 0; o < O; o++) {
+        let s = 0;
+        for (let i = 0; i < r; i++) s += (DB[o * r + i] as number) * (d[i] as number);
         y[o] = (y[o] as number) + c * s;
       }
     }
