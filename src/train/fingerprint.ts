@@ -7,7 +7,7 @@ import { builtinBaseSpec, canonicalSpec } from './base-spec.js';
  * every weight to know which base it runs; test/train/base.test.ts regenerates it from the
  * specification and fails if the two ever differ.
  */
-export const BUILTIN_FINGERPRINT = 'sha256:684d1ac4ede97ff0b954942d88d70650e77abda191de3e375c0829b7f492e266';
+export const BUILTIN_FINGERPRINT = 'sha256:9699214dc40c7cd34e27fe5d974a2af38f5435cb611d3c2768db5056e795b7db';
 
 const builtinCanonical = canonicalSpec(builtinBaseSpec());
 

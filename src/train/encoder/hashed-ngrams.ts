@@ -2,8 +2,8 @@ import { fmix32 } from '../counter-random.js';
 import type { Features } from '../features.js';
 
 /**
- * The built-in text encoder (base spec `hashed-ngrams`, version 2): features of *form* that carry
- * over to texts whose words were never seen, and of the words themselves.
+ * The built-in text encoder (base spec `hashed-ngrams`, version 1): features of *form* that carry
+ * over to texts whose words were never seen.
  *
  * 1. Tokens: words (letters, digits, `_`, `$`), numbers, single punctuation characters, and line
  *    breaks with their indentation (`nl:<spaces / 2, at most 8>`, a tab counts 4). Other white
@@ -15,9 +15,7 @@ import type { Features } from '../features.js';
  * 3. Features, hashed (FNV-1a, then murmur3's finaliser, a salt per family) into `dim` buckets,
  *    the top bit of the hash a sign: normalised token 1-, 2- and 3-grams (weight 1); character
  *    3- and 4-grams of the lower-cased text with white space runs collapsed to one space
- *    (weight ¼: sub-word signal such as suffixes, operators, `): `); the words of the lower-cased
- *    text as written (letters and apostrophes) and adjacent word pairs (weight ½: what the text
- *    says, which shapes hide); the length class of the text.
+ *    (weight ¼: sub-word signal such as suffixes, operators, `): `); the length class of the text.
  *    A bucket's value is Σ sign · (1 + ln c) over its (bucket, sign) counts c ≥ 1 (c itself below
  *    1); then the vector is L2-normalised, indices ascending.
  */
@@ -46,9 +44,6 @@ const F_TRI = 0x68e31da4;
 const F_CHAR3 = 0x3c6ef372;
 const F_CHAR4 = 0x5be0cd19;
 const F_LEN = 0x7f4a7c15;
-const F_WORD = 0x4cf5ad43;
-const F_WORD2 = 0x1f83d9ab;
-const LEXICAL = /\p{L}[\p{L}']*/gu;
 const FNV = 0x01000193;
 
 /** FNV-1a over UTF-16 code units with a salt, finalised. */
@@ -201,14 +196,6 @@ export class HashedEncoder {
       h = Math.imul(h ^ raw.charCodeAt(i + 2), FNV);
       this.add(fmix32(h >>> 0), 0.25);
       if (i + 4 <= raw.length) this.add(fmix32((Math.imul(h ^ raw.charCodeAt(i + 3), FNV) ^ F_CHAR4) >>> 0), 0.25);
-    }
-    // Words as written (lower-cased), and word pairs: what a text says, beside its form.
-    let prev = 0;
-    for (const m of raw.matchAll(LEXICAL)) {
-      const h = hashString(m[0], F_WORD);
-      this.add(h, 0.5);
-      if (prev !== 0) this.add(fmix32(((Math.imul(prev, 31) + h) ^ F_WORD2) >>> 0), 0.5);
-      prev = h;
     }
     this.add(hashString(`len:${Math.min(12, Math.round(Math.log2(1 + raw.length)))}`, F_LEN), 1);
     return this.collect();
