@@ -30,7 +30,7 @@ export interface LinearProblem {
   prior: Float64Array | null;
 }
 
-export const LAMBDA_GRID: readonly number[] = [1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
+export const LAMBDA_GRID: readonly number[] = [3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
 
 interface Objective {
   value: number;
