@@ -319,6 +319,7 @@ export function buildCli(
     .option('--server <url>', 'the council, e.g. https://council.example.org')
     .option('--token <token>', 'this forge\'s token from the council operator (- reads it from stdin; or KOURAI_COUNCIL_TOKEN)')
     .option('--token-file <file>', 'read the token from a file')
+    .option('--retry-for <duration>', 'how long to keep retrying a council that is down, silent or failing (default 1m)')
     .option('--json', 'JSON output (never includes the token)')
     .action(act(() => import('./commands/federate/join.js')));
   federate
