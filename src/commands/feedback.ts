@@ -38,7 +38,8 @@ const options = z.object({
     .optional()
     .transform((s, c) => {
       if (s === undefined) return undefined;
-      const n = Number(s.trim());
+      // A digit and nothing else: Number() would also take ' 4', '1e0' and '0x4'.
+      const n = /^[1-5]$/.test(s) ? Number(s) : Number.NaN;
       if (!isRating(n)) {
         c.addIssue({ code: 'custom', message: `"${s}" is not a rating: use a whole number from 1 (way off) to 5 (exactly right)` });
         return z.NEVER;

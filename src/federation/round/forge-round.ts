@@ -57,7 +57,7 @@ export async function runForgeRound(
       transport: councilTransport(ctx, p.membership, { encoding: p.options.encoding ?? 'json', ...p.transport }),
       membership: p.membership,
       gate,
-      learner: trainerLearner({ encoder, source: { index: indexed.index, files: indexed.fileIds }, settings, worker: () => (worker ??= new TrainerWorker(ctx.signal)) }),
+      learner: trainerLearner({ encoder, source: { index: indexed.index, files: indexed.fileIds }, settings, store, worker: () => (worker ??= new TrainerWorker(ctx.signal)) }),
       adapters: registryCouncilAdapters(store, { rank: settings.rank, alpha: settings.alpha, now: ctx.now }),
       events: memoirEventsWriter(p.membership.events_memoir, ctx.now),
       now: ctx.now,
