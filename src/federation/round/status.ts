@@ -106,7 +106,8 @@ export async function federationStatus(p: {
     try {
       round = await p.transport.currentRound();
       trust = await p.transport.trust();
-      for (const n of spentRounds(rows, m.council_key, round.round)) past.push(await p.transport.round(n));
+      // Past rounds' policies and receipts: a round the council no longer answers for is one anchor fewer, not an error.
+      for (const n of spentRounds(rows, m.council_key, round.round)) past.push(...(await p.transport.round(n).then((r) => [r], () => [])));
     } catch (err) {
       error = (err as Error).message;
     }
