@@ -148,6 +148,8 @@ export interface ProcessRow {
   heartbeatAt: string;
   /** What it is doing: 'serving', or 'aggregating round N'. */
   role: string;
+  /** The settings every process of one council must share (council-policy.ts), as JSON. */
+  policyJson: string;
 }
 
 /** Where the state lives, for health and logs (never a password). */
@@ -279,5 +281,13 @@ export class DamagedStateError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'DamagedStateError';
+  }
+}
+
+/** The database cannot be reached now (PostgreSQL restarting, network): answered 503, retried by forges. */
+export class StorageUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageUnavailableError';
   }
 }
