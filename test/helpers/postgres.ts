@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,6 +80,7 @@ async function startCluster(root: string): Promise<State> {
     const gid = idOf('-g', 'nobody');
     if (!Number.isInteger(uid) || spawnSync('setpriv', ['--version']).status !== 0) return { ok: false, reason: 'running as root, and there is no `nobody` user or no setpriv to run PostgreSQL unprivileged' };
     chmodSync(root, 0o711);
+    if (root !== runRoot()) chmodSync(runRoot(), 0o711);
     chownSync(dir, uid, gid);
     asUser = ['setpriv', '--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--'];
   }
@@ -169,14 +170,35 @@ export function stopPostgres(root: string): void {
   rmSync(file, { force: true });
 }
 
-/** Runs pg_ctl on the run's cluster (tests of a database that goes away and comes back). */
-export function pgCtl(action: 'stop' | 'start'): { ok: boolean; output: string } {
-  const s = JSON.parse(readFileSync(join(runRoot(), STATE), 'utf8')) as State;
-  if (!s.ok) return { ok: false, output: s.reason };
+/**
+ * A cluster of its own, for a test that stops and restarts PostgreSQL (the run's shared cluster
+ * must stay up for the other test files). `stop`/`start` keep its data and port; `destroy` ends it.
+ */
+export async function privateCluster(): Promise<(PgCluster & { stop(): void; start(): void; destroy(): void }) | { reason: string }> {
+  const root = mkdtempSync(join(runRoot(), 'pg-private-'));
+  const s = await startCluster(root);
+  if (!s.ok) return { reason: s.reason };
   const dir = join(s.dir, '..');
+  const ctl = (args: string[]): void => {
+    const argv = [...s.asUser, join(s.bin, 'pg_ctl'), ...args];
+    const r = spawnSync(argv[0] as string, argv.slice(1), { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`pg_ctl ${args.at(-1)} failed: ${r.stderr || r.stdout}`);
+  };
   const opts = `-p ${s.port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB`;
-  const args = action === 'stop' ? ['-D', s.dir, '-m', 'fast', '-w', 'stop'] : ['-D', s.dir, '-l', join(dir, 'log'), '-o', opts, '-w', '-t', '60', 'start'];
-  const argv = [...s.asUser, join(s.bin, 'pg_ctl'), ...args];
-  const r = spawnSync(argv[0] as string, argv.slice(1), { cwd: dir, encoding: 'utf8', timeout: 60_000 });
-  return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
+  return {
+    port: s.port,
+    user: USER,
+    password: s.password,
+    url: (database = 'postgres') => `postgres://${USER}:${s.password}@127.0.0.1:${s.port}/${database}`,
+    stop: () => ctl(['-D', s.dir, '-m', 'fast', '-w', 'stop']),
+    start: () => ctl(['-D', s.dir, '-l', join(dir, 'log'), '-o', opts, '-w', '-t', '60', 'start']),
+    destroy: () => {
+      try {
+        ctl(['-D', s.dir, '-m', 'immediate', '-w', 'stop']);
+      } catch {
+        // already stopped
+      }
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
