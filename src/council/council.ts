@@ -369,7 +369,8 @@ export class Council {
         if (counts.submitted > 0) await this.close(r.round, 'deadline');
         else {
           const deadline = new Date(now.getTime() + this.config.round_deadline * 1000).toISOString();
-          await this.storage.extendDeadline(r.round, deadline, now.toISOString());
+          // Nobody sent anything: sample the cohort afresh (forges that joined since take part).
+          await this.storage.extendDeadline(r.round, deadline, now.toISOString(), this.config.cohort === null ? undefined : await this.cohortFor(r.round, new Set()));
           this.log(`council: round ${r.round} reached its deadline with no updates: extended to ${deadline}`);
         }
       }

@@ -349,9 +349,10 @@ export class PgCouncilStorage implements CouncilStorage {
     await this.q(`${INSERT_ROUND} ON CONFLICT (round) DO NOTHING`, [r.round, r.openedAt, r.deadline, r.strategyJson, r.cohort && JSON.stringify(r.cohort)]);
   }
 
-  async extendDeadline(round: number, deadline: string, at: string): Promise<void> {
+  async extendDeadline(round: number, deadline: string, at: string, cohort?: string[] | null): Promise<void> {
     await this.tx(async (c) => {
       const r = await c.query("UPDATE rounds SET deadline = $1 WHERE round = $2 AND state = 'open' AND deadline < $1", [deadline, round]);
+      if (r.rowCount === 1 && cohort !== undefined) await c.query('UPDATE rounds SET cohort_json = $1 WHERE round = $2', [cohort && JSON.stringify(cohort), round]);
       if (r.rowCount === 1) await c.query(EVENT, [at, round, null, 'round_extended', JSON.stringify({ deadline, reason: 'no submissions by the deadline' })]);
     });
   }

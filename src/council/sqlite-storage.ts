@@ -330,6 +330,7 @@ export class SqliteCouncilStorage implements CouncilStorage {
       processes: db.prepare('SELECT id, host, pid, url, started_at AS startedAt, heartbeat_at AS heartbeatAt, role, policy_json AS policyJson FROM processes WHERE heartbeat_at >= ? ORDER BY heartbeat_at DESC, id'),
       removeProcess: db.prepare('DELETE FROM processes WHERE id = ?'),
       extend: db.prepare("UPDATE rounds SET deadline = ? WHERE round = ? AND state = 'open'"),
+      setCohort: db.prepare('UPDATE rounds SET cohort_json = ? WHERE round = ?'),
       close: db.prepare("UPDATE rounds SET state = 'closing', closed_at = ?, close_reason = ? WHERE round = ? AND state = 'open'"),
       layout: db.prepare('SELECT layout_json FROM layouts WHERE agent = ? AND since_round <= ? ORDER BY since_round DESC LIMIT 1'),
       layoutHistory: db.prepare('SELECT agent, since_round, layout_json, set_at, source FROM layouts WHERE agent = ? ORDER BY since_round'),
@@ -473,9 +474,9 @@ export class SqliteCouncilStorage implements CouncilStorage {
     this.s.openRound.run(r.round, r.openedAt, r.deadline, r.strategyJson, r.cohort && JSON.stringify(r.cohort));
   }
 
-  async extendDeadline(round: number, deadline: string, at: string): Promise<void> {
+  async extendDeadline(round: number, deadline: string, at: string, cohort?: string[] | null): Promise<void> {
     this.db.transaction(() => {
-      this.s.extend.run(deadline, round);
+      if (this.s.extend.run(deadline, round).changes === 1 && cohort !== undefined) this.s.setCohort.run(cohort && JSON.stringify(cohort), round);
       this.s.event.run(at, round, null, 'round_extended', JSON.stringify({ deadline, reason: 'no submissions by the deadline' }));
     })();
   }

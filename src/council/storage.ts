@@ -190,7 +190,8 @@ export interface CouncilStorage {
   /** Rounds left `closing` by a crash (aggregation must resume). */
   closingRounds(): Promise<RoundRow[]>;
   openRound(r: NewRound): Promise<void>;
-  extendDeadline(round: number, deadline: string, at: string): Promise<void>;
+  /** Extends an open round with no updates; `cohort` (when given) replaces its cohort (forges may have joined meanwhile). */
+  extendDeadline(round: number, deadline: string, at: string, cohort?: string[] | null): Promise<void>;
   /** open → closing; false if the round was not open. */
   closeRound(round: number, at: string, reason: 'min_forges' | 'deadline'): Promise<boolean>;
   /**

@@ -1,3 +1,4 @@
+import { sampleCohort } from '../../src/protocol/cohort.js';
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorBodySchema, HealthSchema, MeSchema, ReceiptSchema, RoundStatusSchema, AdapterSchema, SealReceiptSchema } from '../../src/protocol/wire.js';
@@ -309,6 +310,39 @@ for (const backend of BACKENDS) {
         await c.server.council.aggregateRound(1);
         expect((await c.server.storage.aggregatesOf(1)).length).toBe(2);
         expect((await c.server.storage.trustHistory(1)).length).toBe(1);
+      });
+    });
+
+    describe('cohorts', () => {
+      it('each round samples K forges with sampleCohort and the council secret seed; the others are refused 403 not_in_cohort', async () => {
+        const clock = new VirtualClock(Date.now());
+        c = await startTestCouncil({ min_forges: 2, cohort: 2, round_deadline: 60 }, undefined, clock);
+        const names = ['argos', 'athens', 'sparta', 'thebes'];
+        const tokens = new Map<string, string>();
+        for (const n of names) tokens.set(n, await c.token(n));
+        // Round 1 opened before the forges joined: at its empty deadline it is extended and sampled afresh.
+        clock.advance(61_000);
+        const s = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', tokens.get('athens')!)).json);
+        const seed = await c.server.storage.setting('cohort_seed');
+        expect(seed?.length).toBe(32);
+        expect(s.cohort).toMatchObject({ size: 2, forges: sampleCohort(names, { round: 1, seed: seed!, size: 2 }), you: s.cohort?.forges.includes('athens'), next_check: s.deadline });
+        const inside = s.cohort!.forges;
+        const outside = names.filter((n) => !inside.includes(n));
+        for (const n of outside) {
+          const r = await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', tokens.get(n)!, body(update(1)));
+          expectError(r, 403, 'not_in_cohort', new RegExp(`forge "${n}" is not in the cohort of round 1 \\(2 forges sampled\\)`));
+          expect(r.json.error.details).toMatchObject({ round: 1, cohort_size: 2, retry_after: s.deadline });
+          expectError(await call(c.url, 'POST', '/v1/rounds/1/seal', tokens.get(n)!, {}), 403, 'not_in_cohort', /not in the cohort/);
+        }
+        for (const [i, n] of inside.entries()) {
+          expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', tokens.get(n)!, body(update(i)))).status).toBe(201);
+          expect((await call(c.url, 'POST', '/v1/rounds/1/seal', tokens.get(n)!, {})).status).toBe(200);
+        }
+        await c.server.council.idle();
+        const next = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', tokens.get('athens')!)).json);
+        expect(next.round).toBe(2);
+        expect(next.cohort?.forges).toEqual(sampleCohort(names, { round: 2, seed: seed!, size: 2 }));
+        expect((await c.server.storage.forgeCounts(1)).submitted).toBe(2);
       });
     });
   });
