@@ -391,7 +391,10 @@ export function buildCli(
   // --- issue 6: council ---
   const council = program.command('council').description('the council: the aggregation server federation rounds talk to, its forges, rounds and trust');
   const withLocation = (c: Command): Command =>
-    c.option('--data-dir <dir>', 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)').option('--config <file>', 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)');
+    c
+      .option('--data-dir <dir>', 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)')
+      .option('--database <url>', 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)')
+      .option('--config <file>', 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)');
 
   withLocation(
     council
@@ -425,6 +428,8 @@ export function buildCli(
       .option('--lora-fair-lr <x>', 'LoRA-FAIR step size (default 0.01)')
       .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
       .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
+      .option('--cohort <k>', 'forges sampled per round, by a secret seed kept in the council database (default: every forge)')
+      .option('--aggregation-lease <duration>', 'with several processes: how long a silent aggregator keeps a closed round before another takes over (default 30s)')
       .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
       .option('--ndjson', 'events on stdout, one a line (listening, stopped)')
       .option('--json', 'the same as --ndjson (serve only streams)'),
@@ -477,6 +482,13 @@ export function buildCli(
   withLocation(
     council.command('rounds').description('the rounds, newest first: state, forges, what each agent aggregated').option('--limit <n>', 'at most n rounds (default 20)').option('--json', 'JSON output'),
   ).action(act(() => import('./commands/council/rounds.js')));
+
+  withLocation(council.command('migrate').description("bring the council database's schema up to date (PostgreSQL: run once before `serve`)").option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/migrate.js')),
+  );
+  withLocation(council.command('status').description('the council processes sharing the database and their last heartbeat, and the current round').option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/status.js')),
+  );
 
   withLocation(council.command('trust').description('trust score and status of every forge, and the Stoa Falls (exiles)').option('--json', 'JSON output')).action(
     act(() => import('./commands/council/trust.js')),
