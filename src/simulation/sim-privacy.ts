@@ -18,8 +18,17 @@ import { sigmaForEpsilon } from '../privacy/rdp-accountant.js';
  */
 export function sigmaFor(epsilon: number, rounds: number, delta: number, q = 1): number {
   if (epsilon === Infinity) return 0;
-  return sigmaForEpsilon({ epsilon, delta, steps: rounds, sampleRate: q, tolerance: 1e-6 }).noiseMultiplier;
+  // The search over σ costs seconds at q < 1; every cell of a sweep asks the same few questions.
+  const key = `${epsilon}|${rounds}|${delta}|${q}`;
+  let s = sigmas.get(key);
+  if (s === undefined) {
+    s = sigmaForEpsilon({ epsilon, delta, steps: rounds, sampleRate: q, tolerance: 1e-6 }).noiseMultiplier;
+    sigmas.set(key, s);
+  }
+  return s;
 }
+
+const sigmas = new Map<string, number>();
 
 /** A deterministic byte stream for a label (the same label, the same bytes). */
 export function seededBytes(label: string): SecureBytes {
