@@ -1,5 +1,5 @@
 import type { CellResult, PersonalResult, Quality } from './cell.js';
-import type { FederatingAgent } from '../memoir/agents.js';
+import type { FederatingAgent } from '../memoir/format/agents.js';
 import { cellKey, cohortByzantine, type Attack, type Cell, type Experiment, type Noise, type Share, type SimStrategy, type Split } from './experiment.js';
 
 /**

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { FederatingAgent } from '../memoir/agents.js';
+import type { FederatingAgent } from '../memoir/format/agents.js';
 import type { BaseModel } from '../train/base-model.js';
 import type { BaseSpec } from '../train/base-spec.js';
 import type { Example } from '../train/examples/types.js';
