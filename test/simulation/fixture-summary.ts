@@ -1,5 +1,5 @@
 import type { CellResult, Quality } from '../../src/simulation/cell.js';
-import { cellKey, type Attack, type Cell, type Experiment, type SimStrategy } from '../../src/simulation/experiment.js';
+import { cellKey, type Attack, type Cell, type Experiment, type Noise, type Share, type SimStrategy, type Split } from '../../src/simulation/experiment.js';
 
 /** Hand-made cell results (two seeds) covering every section of the report. */
 export const FIXTURE_EXPERIMENT: Experiment = {
@@ -13,8 +13,8 @@ const q = (all: number): Quality => ({ personal: all, craft: all - 0.05, all });
 
 export function fixtureCells(): CellResult[] {
   const out: CellResult[] = [];
-  const cell = (strategy: SimStrategy, attack: Attack, seed: number, council: number, o: { epsilon?: number; split?: 'semantic' | 'param-random'; personal?: boolean; exile?: boolean } = {}): void => {
-    const c: Cell = { strategy, attack, epsilon: o.epsilon ?? Infinity, split: o.split ?? 'semantic', noise: 'local', share: 'full', seed };
+  const cell = (strategy: SimStrategy, attack: Attack, seed: number, council: number, o: { epsilon?: number; split?: Split; personal?: boolean; exile?: boolean; noise?: Noise; share?: Share } = {}): void => {
+    const c: Cell = { strategy, attack, epsilon: o.epsilon ?? Infinity, split: o.split ?? 'semantic', noise: o.noise ?? 'local', share: o.share ?? 'full', seed };
     out.push({
       key: cellKey(c), cell: c, sigma: o.epsilon === 1 ? 5.2 : o.epsilon === 8 ? 0.9 : 0, agents: {}, council: council + seed * 0.01, curve: [0.5, (0.5 + council) / 2, council + seed * 0.01],
       personal: o.personal ? { bondCouncil: q(0.9), councilOnly: q(0.62), bondOnly: q(0.86), forges: 4 } : null,
@@ -31,6 +31,11 @@ export function fixtureCells(): CellResult[] {
     cell('multikrum+lora-fair', 'none', seed, 0.55, { epsilon: 1, personal: true });
     cell('multikrum+lora-fair', 'none', seed, 0.7, { epsilon: 8, personal: true });
     cell('multikrum+lora-fair', 'none', seed, 0.7, { split: 'param-random', personal: true });
+    cell('multikrum+lora-fair', 'none', seed, 0.72, { split: 'fedsa', personal: true });
+    cell('multikrum+lora-fair', 'none', seed, 0.76, { share: 'small' });
+    cell('multikrum+lora-fair', 'none', seed, 0.6, { epsilon: 8, share: 'small' });
+    cell('fedavg', 'none', seed, 0.66, { epsilon: 8, noise: 'distributed' });
+    cell('fedavg', 'none', seed, 0.73, { epsilon: 8, noise: 'distributed', share: 'small' });
   }
   return out;
 }

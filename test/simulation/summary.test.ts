@@ -89,3 +89,34 @@ describe('metrics per agent', () => {
     expect(renderText(x, summarize(x, results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }), 16))).not.toMatch(/Per agent/);
   });
 });
+
+describe('targets at scale', () => {
+  const at = (strategy: SimStrategy, epsilon: number, council: number, seed: number, noise: 'local' | 'distributed' = 'local', share: 'full' | 'small' = 'full'): CellResult => {
+    const c: Cell = { strategy, attack: 'none', epsilon, split: 'semantic', noise, share, seed };
+    return { ...cell(strategy, 'none', seed, council), key: cellKey(c), cell: c, privacy: { sigma: 1, releaseSigma: 1, q: 0.1, rounds: 2, observerEpsilon: epsilon, releases: { max: 2, mean: 0.2, never: 800 }, forgeLedgerEpsilon: 30, sharedValues: share === 'small' ? 4104 : 135176 } };
+  };
+  it('ε = 4 against ε = ∞ of the same adapter, per noise: a miss says by how many points', () => {
+    const big: Experiment = { ...x, forges: 1000, cohort: 100, byzantine: 0, strategies: ['multikrum+lora-fair'], attacks: ['none'], epsilons: [4, Infinity] };
+    const cells = [1, 2].flatMap((seed) => [
+      at('multikrum+lora-fair', Infinity, 0.8, seed),
+      at('multikrum+lora-fair', 4, 0.6, seed),
+      at('multikrum+lora-fair', Infinity, 0.78, seed, 'local', 'small'),
+      at('fedavg', 4, 0.76, seed, 'distributed', 'small'),
+    ]);
+    const s = summarize(big, cells, cells.length);
+    const t = Object.fromEntries(s.targets.map((y) => [y.name, y]));
+    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (local)']).toMatchObject({ met: false, value: expect.closeTo(0.2, 12), detail: expect.stringMatching(/misses by 15\.0 points/) });
+    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']).toMatchObject({ met: true, value: expect.closeTo(0.02, 12) });
+    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']?.detail).toMatch(/own ledger up to ε 30\.0 over 2 releases/);
+    expect(s.privacy.map((p) => `${p.epsilon ?? '∞'} ${p.variant}`)).toEqual(['4 local', '4 distributed-small', '∞ local', '∞ small']);
+  });
+
+  it('exile: met only when every attacker of every attacked cell fell by the stated round; false exiles counted in every cell', () => {
+    const withExiles = (seed: number, rounds: number[]): CellResult => ({ ...cell('multikrum+lora-fair', 'collude', seed, 0.78), exiles: rounds.map((round, i) => ({ forge: `forge-0${i + 1}`, round, byzantine: true })) });
+    const base = results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }).filter((c) => !(c.cell.strategy === 'multikrum+lora-fair' && c.cell.attack === 'collude'));
+    const one: Experiment = { ...x, rounds: 6 };
+    const ok = summarize(one, [...base, withExiles(1, [3]), withExiles(2, [4])], 16).targets.find((t) => t.name.startsWith('exile: persistent'));
+    // sign-flip cells exiled nobody: not met, and the count says how many attackers stayed
+    expect(ok).toMatchObject({ met: false, value: 2, detail: expect.stringMatching(/sign-flip: 0 of 2 exiled; collude: all exiled by round 4/) });
+  });
+});
