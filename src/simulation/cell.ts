@@ -17,7 +17,7 @@ import type { Example } from '../train/examples/types.js';
 import type { Features } from '../train/features.js';
 import { loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
 import { DEFAULT_SETTINGS, type TrainSettings } from '../train/trainer.js';
-import { capNorm, craftUpdate } from './attacks.js';
+import { capNorm, craftUpdate, mean, norm } from './attacks.js';
 import { layoutsFor, type CouncilPort, type CouncilSetup } from './council-port.js';
 import { cellKey, cohortByzantine, measuresPersonal, type Cell, type Experiment } from './experiment.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
@@ -75,11 +75,18 @@ export interface ExileEvent {
   byzantine: boolean;
 }
 
-/** The simulated round status: who was sampled (forge indices) and how many of them are Byzantine. */
+/**
+ * The simulated round status: who was sampled (forge indices) and how many of them are Byzantine;
+ * and the physics of the round's noise, for the first agent: the norm of the honest cohort's mean
+ * update before noise (`signal`) against the expected norm of the noise in that mean (`noise`:
+ * σS·√(d/K) when each of K forges adds σS, σS·√d/K when they add shares of it; d the federated values).
+ */
 export interface RoundRecord {
   round: number;
   cohort: number[];
   byzantine: number;
+  signal: number;
+  noise: number;
 }
 
 /**
@@ -254,7 +261,8 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       const living = names.filter((_, i) => !exiled.has(i));
       const chosen = poisson ? poissonCohort(living, { round: r, seed: cohortSeed(sc.seed), rate: q }) : sampleCohort(living, { round: r, seed: cohortSeed(sc.seed), size: Math.min(x.cohort, living.length) });
       const cohort = chosen.map((n) => byName.get(n) as SimForge);
-      rounds.push({ round: r, cohort: cohort.map((g) => g.index), byzantine: cohort.filter((g) => g.byzantine).length });
+      const record: RoundRecord = { round: r, cohort: cohort.map((g) => g.index), byzantine: cohort.filter((g) => g.byzantine).length, signal: NaN, noise: NaN };
+      rounds.push(record);
       // Distributed noise: each forge adds a 1/|C| share of the variance; the sum carries σ.
       const sigma = distributed ? sigmaCell / Math.sqrt(Math.max(1, cohort.length)) : policy.noiseMultiplier;
       const bodies = new Map<number, { agent: FederatingAgent; body: UpdateToSubmit }[]>(cohort.map((g) => [g.index, []]));
@@ -319,6 +327,12 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
           releases[g.index] = (releases[g.index] as number) + (agent === x.agents[0] ? 1 : 0);
           bodies.get(g.index)?.push({ agent, body: toBody(released) });
           hooks.onForgeRound?.(++forgeRounds);
+        }
+        if (agent === x.agents[0] && honestClipped.length) {
+          const k = cohort.length;
+          const d = countMask(mask, start.all.length);
+          record.signal = norm(mean(honestClipped, start.all.length));
+          record.noise = (sigma * S * Math.sqrt(d * k)) / k;
         }
         // Byzantine forges of the cohort with a crafted update.
         const crafted = cell.attack === 'none' || cell.attack === 'label-flip' ? null : cell.attack;

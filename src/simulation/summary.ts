@@ -53,6 +53,9 @@ export interface PrivacyRow {
   /** Rounds the busiest forge released in, and the mean over forges. */
   releases: { max: number; mean: number };
   sharedValues: number;
+  /** Mean over rounds and seeds: the norm of the honest cohort's mean update, and the expected norm of the noise in it. */
+  signal: number;
+  noise: number;
 }
 
 export interface SplitRow {
@@ -182,6 +185,8 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
             forgeLedgerEpsilon: jsonEps(Math.max(...cells.map((c) => c.privacy?.forgeLedgerEpsilon ?? NaN))),
             releases: { max: Math.max(...cells.map((c) => c.privacy?.releases.max ?? 0)), mean: stat(cells.map((c) => c.privacy?.releases.mean ?? NaN)).mean },
             sharedValues: p0?.sharedValues ?? NaN,
+            signal: stat(cells.flatMap((c) => (c.rounds ?? []).map((r) => r.signal))).mean,
+            noise: stat(cells.flatMap((c) => (c.rounds ?? []).map((r) => r.noise))).mean,
           },
         ];
       }),
