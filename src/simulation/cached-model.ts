@@ -1,6 +1,6 @@
 import { BaseModel } from '../train/base-model.js';
 import type { BaseSpec } from '../train/base-spec.js';
-import { HashedEncoder } from '../train/encoder/hashed-ngrams.js';
+import { inputEncoder } from '../train/encoder/inputs.js';
 import type { Features } from '../train/features.js';
 
 /**
@@ -26,13 +26,13 @@ export class CachedBase extends BaseModel {
 }
 
 export function cachedEncoder(spec: BaseSpec): (text: string) => Features {
-  const enc = new HashedEncoder(spec.encoder.dim);
+  const enc = inputEncoder(spec);
   let cache = new Map<string, Features>();
   return (t) => {
     let f = cache.get(t);
     if (!f) {
       if (cache.size >= MAX_TEXTS) cache = new Map();
-      f = enc.encode(t);
+      f = enc(t, null);
       cache.set(t, f);
     }
     return f;
