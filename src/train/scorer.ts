@@ -1,6 +1,6 @@
 import { NotFoundError, UsageError } from '../errors.js';
 import { isBondOnly, type Agent } from '../memoir/agents.js';
-import { openStateDb } from '../store/state-db.js';
+import { openStateDbReadOnly } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
 import { headOf } from './adapter-layout.js';
 import { AdapterStore } from './adapter-store.js';
@@ -74,7 +74,7 @@ export class Scorer {
     const encoder = await openTextEncoder(cfg.encoder, o);
     let db: DB | null = null;
     try {
-      db = openStateDb(o.home);
+      db = openStateDbReadOnly(o.home);
       const store = new AdapterStore(o.home, db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
       const rows: { council: LoadedRow | null; bond: LoadedRow | null } = { council: null, bond: null };
       const load = (kind: 'bond' | 'council'): LoadedLora | null => {

@@ -77,6 +77,13 @@ const SPECIAL: { match: string; docs?: true; exit?: number; stderr?: RegExp; ser
     stderr: /^kourai: this forge has not joined a council: nothing was sent\n/,
     why: 'the docs home joins no council (the pages show a placeholder URL); the README tour runs a real round',
   },
+  {
+    match: 'kourai memoir replay --agent techne --at',
+    docs: true,
+    exit: 2,
+    stderr: /^kourai: --at: only the replay screen starts at an entry/,
+    why: 'the replay screen: without a terminal the text replay refuses an --at it would ignore (the screen itself: test/e2e/terminal.test.ts)',
+  },
   { match: 'kourai whisper --next-round', docs: true, exit: 3, stderr: /^kourai: this forge has not joined a council/, why: 'as `federate round --dry-run` (the same function)' },
   { match: 'kourai federate scene --round 1', docs: true, exit: 2, stderr: /^kourai: this forge has not joined a council: pass --memoir PATH/, why: 'the joined council’s events memoir is the default; none in the docs home' },
   { match: 'kourai council serve', service: true, why: 'runs until Ctrl-C: started, waited for until it listens; sent SIGINT (exit 0), or kept for the tour when the line ends in &' },

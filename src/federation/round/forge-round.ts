@@ -39,7 +39,8 @@ export async function runForgeRound(
   p: { membership: Membership; config: PrivacyConfig; memoirs: readonly string[]; options: RoundOptions; transport?: { timeoutMs?: number; retries?: number }; indexFeedback: IndexFeedback; onEvent?: (e: RoundEvent) => void },
 ): Promise<RoundResult> {
   const home = kouraiHome(ctx);
-  const gate = PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now });
+  // A dry run spends, draws and records nothing: it reads the state, and works in a read-only home.
+  const gate = p.options.dryRun ? PrivacyGate.openReadOnly({ home, config: p.config, now: ctx.now }) : PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now });
   const cleanup: (() => unknown)[] = [() => gate.close()];
   try {
     const encoder = await forgeBase(ctx, home);

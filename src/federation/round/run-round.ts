@@ -21,6 +21,7 @@ import { FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from 
 import type { CouncilEventDetails } from '../../memoir/council-event.js';
 import { applyCouncilPolicy } from '../../privacy/council-policy.js';
 import { checkAnchors, ledgerHead } from '../../privacy/ledger-anchor.js';
+import { privacyFloor } from '../../privacy/privacy-floor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
 import { globalL2, type NamedTensor } from '../../tensor/tensor.js';
@@ -35,6 +36,7 @@ import type { Membership } from './membership.js';
 import { planFederationRound, AGENT_VERDICT_TEXT, type AgentVerdict, type FederationPlan } from './plan.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { roundKey } from './round-key.js';
+import { isNotACouncil, notACouncil } from './join.js';
 import { councilAnchors, unfinishedRound } from './status.js';
 import type { CouncilTransport } from './transport.js';
 
@@ -159,7 +161,9 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     throw nothingToSend({ round: 0, agents: FEDERATING_AGENTS.map((agent) => ({ agent, verdict: 'no_consent', detail: null })) });
   }
 
-  const health = await call('asking the council', () => t.health());
+  const health = await call('asking the council', () => t.health()).catch((err: unknown) => {
+    throw isNotACouncil(err) ? notACouncil(t.where, err, 'nothing was sent') : err;
+  });
   if (health.protocol !== PROTOCOL_VERSION) {
     throw new KouraiError(`the council at ${t.where} now speaks protocol v${health.protocol}; this kourai speaks v${PROTOCOL_VERSION}: nothing was sent`, { exitCode: ExitCode.network, code: 'protocol_mismatch' });
   }
@@ -186,6 +190,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   const decision = applyCouncilPolicy(d.gate.config, published && { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier });
   if (!decision.ok) {
     if (decision.reason === 'unaffordable') throw new BudgetExhaustedError(decision.message, decision.hint);
+    if (decision.reason === 'floor') throw new KouraiError(decision.message, { exitCode: ExitCode.budgetExhausted, code: 'privacy_floor', hint: decision.hint });
     throw new KouraiError(decision.message, { exitCode: ExitCode.conflict, code: 'council_policy', hint: decision.hint });
   }
   const gate = d.gate.withConfig(decision.config);
@@ -201,6 +206,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     status,
     roundKey: key,
     resuming,
+    floor: privacyFloor(d.gate.config),
     baseFingerprint: d.learner.fingerprint,
     config,
     source: decision.source,
