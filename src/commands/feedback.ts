@@ -9,19 +9,19 @@ import { CancelledError, fsError, NotFoundError, UsageError } from '../errors.js
 import { isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswer, type FeedbackSubject, type Rating } from '../feedback/entry.js';
 import { feedbackHistory } from '../feedback/history.js';
 import { writeFeedback } from '../feedback/write.js';
-import { AgentSchema, type MemoirEntry } from '../memoir/schema.js';
-import { describeLocation, oneMemoir, resolveMemoirs } from '../memoir/discover.js';
-import { loadEntryAt } from '../memoir/reader.js';
-import { RESPONSE_KINDS, type ResponseKind } from '../memoir/sources.js';
+import { AgentSchema, type MemoirEntry } from '../memoir/format/schema.js';
+import { describeLocation, oneMemoir, resolveMemoirs } from '../memoir/file/discover.js';
+import { loadEntryAt } from '../memoir/file/reader.js';
+import { RESPONSE_KINDS, type ResponseKind } from '../memoir/format/sources.js';
 import { colors } from '../output/color.js';
 import { affinity as fmtAffinity, signedAffinity } from '../format.js';
 import { FeedbackPrompts } from '../store/feedback-prompts.js';
 import { openStateDb, openStateDbReadOnly } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
-import { StoryIndex } from '../store/story-queries.js';
+import { StoryIndex } from '../memoir-index/story-queries.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { indexFeedback } from '../output/index-feedback.js';
-import { openIndexed } from '../store/indexed.js';
+import { openIndexed } from '../memoir-index/indexed.js';
 import { defineCommand } from './types.js';
 
 const ANSWER_FLAGS = `--rating 1-5 --kind ${RESPONSE_KINDS.join('|')}`;

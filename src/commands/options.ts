@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AGENTS } from '../memoir/agents.js';
-import { ENTRY_TYPES, SOURCES } from '../memoir/sources.js';
+import { AGENTS } from '../memoir/format/agents.js';
+import { ENTRY_TYPES, SOURCES } from '../memoir/format/sources.js';
 
 /**
  * Option schemas more than one command group shares: `--memoir`, the entry filters, numeric

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, fsError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
-import { AGENTS } from '../memoir/agents.js';
+import { AGENTS } from '../memoir/format/agents.js';
 import { appliedText } from '../output/applied-text.js';
 import { colors } from '../output/color.js';
 import { writeNdjson } from '../output/json.js';

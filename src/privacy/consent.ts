@@ -4,7 +4,7 @@
  * Storage is src/store/consent-store.ts; the scene is src/ui/consent/.
  */
 import { UsageError } from '../errors.js';
-import { AGENTS, FEDERATING_AGENTS, isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/agents.js';
+import { AGENTS, FEDERATING_AGENTS, isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/format/agents.js';
 
 export interface Stance {
   agent: Agent;

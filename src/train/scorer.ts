@@ -1,5 +1,5 @@
 import { NotFoundError, UsageError } from '../errors.js';
-import { isBondOnly, type Agent } from '../memoir/agents.js';
+import { isBondOnly, type Agent } from '../memoir/format/agents.js';
 import { openStateDbReadOnly } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
 import { headOf } from './adapter-layout.js';

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openIndex } from '../../src/store/memoir-index.js';
+import { openIndex } from '../../src/memoir-index/memoir-index.js';
 import replay from '../../src/commands/memoir/replay.js';
-import { AGENTS } from '../../src/memoir/agents.js';
+import { AGENTS } from '../../src/memoir/format/agents.js';
 import stats from '../../src/commands/memoir/stats.js';
 import { runCommand } from '../../src/run-command.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { AGENTS } from '../../src/memoir/agents.js';
+import { AGENTS } from '../../src/memoir/format/agents.js';
 import { allowAndDeny, applyFlags, noConsent, parseAgentList, STANCES } from '../../src/privacy/consent.js';
 
 describe('the Sovereignty Moment (domain)', () => {

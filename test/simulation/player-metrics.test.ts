@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import players from '../../src/commands/memoir/players.js';
 import { parseOptions } from '../../src/run-command.js';
-import { councilEventEntry, COUNCIL_EVENT_FORMAT, type CouncilEventDetails } from '../../src/memoir/council-event.js';
-import { memoirPathFor } from '../../src/memoir/discover.js';
-import { Memoir } from '../../src/memoir/memoir.js';
+import { councilEventEntry, COUNCIL_EVENT_FORMAT, type CouncilEventDetails } from '../../src/memoir/derive/council-event.js';
+import { memoirPathFor } from '../../src/memoir/file/discover.js';
+import { Memoir } from '../../src/memoir/file/memoir.js';
 import { testCtx } from '../helpers/ctx.js';
 
 function details(round: number, o: Partial<CouncilEventDetails> = {}): CouncilEventDetails {

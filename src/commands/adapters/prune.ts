@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AGENTS, type Agent } from '../../memoir/agents.js';
+import { AGENTS, type Agent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { processAlive } from '../../runtime/process-alive.js';
 import { kindDir } from '../../train/adapter-files.js';

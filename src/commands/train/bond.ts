@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
-import { AGENTS, type Agent } from '../../memoir/agents.js';
+import { AGENTS, type Agent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { openStateDb } from '../../store/state-db.js';

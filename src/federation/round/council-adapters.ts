@@ -5,7 +5,7 @@
  * round stopped mid-download leaves the previous version current.
  */
 import { InvalidDataError } from '../../errors.js';
-import type { FederatingAgent } from '../../memoir/agents.js';
+import type { FederatingAgent } from '../../memoir/format/agents.js';
 import type { NamedTensor } from '../../tensor/tensor.js';
 import { loraToTensors, tensorsToLora } from '../../train/adapter-layout.js';
 import type { AdapterStore } from '../../train/adapter-store.js';

@@ -9,7 +9,7 @@ import type { Ctx } from '../../context.js';
 import { kouraiHome } from '../../context.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
-import { openIndexed, type IndexFeedback } from '../../store/indexed.js';
+import { openIndexed, type IndexFeedback } from '../../memoir-index/indexed.js';
 import { AdapterStore } from '../../train/adapter-store.js';
 import { learnConfig } from '../../train/learn-config.js';
 import { openTextEncoder, type TextEncoder } from '../../train/text-encoder.js';

@@ -4,9 +4,9 @@
  * the bond), and held-out probes that say what an adapter prefers. The round (run-round.ts) sees
  * only this interface, so a simulation can share one trainer between many forges.
  */
-import type { FederatingAgent } from '../../memoir/agents.js';
-import { AXIS_INFO, AXES, type PreferenceId } from '../../memoir/planted/catalogue.js';
-import { heldOutPairs } from '../../memoir/planted/held-out.js';
+import type { FederatingAgent } from '../../memoir/format/agents.js';
+import { AXIS_INFO, AXES, type PreferenceId } from '../../memoir/sample/planted/catalogue.js';
+import { heldOutPairs } from '../../memoir/sample/planted/held-out.js';
 import type { NamedTensor, TensorSpec } from '../../tensor/tensor.js';
 import { adapterLayout, headOf, loraToTensors, tensorsToLora } from '../../train/adapter-layout.js';
 import { trainCouncil } from '../../train/council-training.js';

@@ -17,8 +17,8 @@
  * is idempotent and retried with backoff while the council is slow, down or restarting.
  */
 import { BudgetExhaustedError, CancelledError, EnvironmentError, ExitCode, KouraiError } from '../../errors.js';
-import { FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
-import type { CouncilEventDetails } from '../../memoir/council-event.js';
+import { FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
+import type { CouncilEventDetails } from '../../memoir/derive/council-event.js';
 import { applyCouncilPolicy } from '../../privacy/council-policy.js';
 import { checkAnchors, ledgerHead } from '../../privacy/ledger-anchor.js';
 import { privacyFloor } from '../../privacy/privacy-floor.js';

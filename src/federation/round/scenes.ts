@@ -4,9 +4,9 @@
  * from the real change in her adapter: the held-out probes the round measured before, after, and
  * on the adapter she proposed (learner.ts). Cupid does not attend; Puck stays home.
  */
-import { AXIS_INFO, AXES, CRAFT_PREFERENCES, PREFERENCE_TEXT, type Pole } from '../../memoir/planted/catalogue.js';
-import type { CouncilEventDetails } from '../../memoir/council-event.js';
-import type { FederatingAgent } from '../../memoir/agents.js';
+import { AXIS_INFO, AXES, CRAFT_PREFERENCES, PREFERENCE_TEXT, type Pole } from '../../memoir/sample/planted/catalogue.js';
+import type { CouncilEventDetails } from '../../memoir/derive/council-event.js';
+import type { FederatingAgent } from '../../memoir/format/agents.js';
 
 export type Speaker = FederatingAgent | 'narrator';
 
