@@ -247,9 +247,9 @@ export function buildCli(
     memoir
       .command('export')
       .description('write the preference pairs for training elsewhere, one file per agent (shareable pairs only unless --include-private)')
-      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL').choices(['trl-dpo']))
+      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL of strings; trl-dpo-chat: the same as messages with roles, for instruct models').choices(['trl-dpo', 'trl-dpo-chat']))
       .option('--agent <agent>', 'only this agent (repeatable; default: every agent with pairs)', collect, [])
-      .option('--out <dir>', 'directory for the files (default ./trl-dpo)')
+      .option('--out <dir>', 'directory for the files (default ./trl-dpo or ./trl-dpo-chat)')
       .option('--include-private', 'also private entries and the player’s own words: revisions, task descriptions (warns on stderr)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/export.js')));

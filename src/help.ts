@@ -79,7 +79,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   'memoir episodes': { examples: [['memoir episodes', 'one episode per scene'], ['memoir episodes --by session --write', 'store them']], exits: [...READS, conflict] },
   'memoir buffer': { examples: [['memoir buffer --max 500 --dry-run', 'what a trainer would replay, and why']], exits: READS },
   'memoir players': { examples: [['memoir players', 'every memoir, grouped by player'], ['memoir players --player ariadne --json', 'one player']], exits: READS },
-  'memoir export': { examples: [['memoir export --format trl-dpo --agent techne --out dpo --json', 'pairs for TRL']], exits: [...READS, conflict] },
+  'memoir export': { examples: [['memoir export --format trl-dpo --agent techne --out dpo --json', 'pairs for TRL'], ['memoir export --format trl-dpo-chat --agent techne', 'the same as chat messages, for instruct models']], exits: [...READS, conflict] },
   feedback: {
     examples: [
       ['feedback --memoir ./forge --agent techne --scene S --proposed-file proposal.py', 'ask in a terminal'],
