@@ -550,7 +550,7 @@ export function buildCli(
     .action(act(() => import('./commands/adapters/diff.js'), ['agent']));
   adapters
     .command('export')
-    .description('copy a version to a directory PEFT loads (adapter_model.safetensors + adapter_config.json)')
+    .description('copy a version to a directory in PEFT’s file layout (adapter_model.safetensors + adapter_config.json)')
     .argument('<agent>', 'the agent')
     .addOption(kindOpt())
     .option('--version <n>', 'the version (default: current)')
