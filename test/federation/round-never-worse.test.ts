@@ -46,13 +46,13 @@ interface Accuracy {
 }
 
 /** Every pair of the player's preferences whose agent scores, through the Scorer `kourai score` opens. */
-async function heldOut(): Promise<Accuracy> {
+async function heldOut(lean?: number): Promise<Accuracy> {
   const prefs: PreferenceId[] = [...(NAMED_PROFILES[PLAYER] ?? []), ...CRAFT_PREFERENCES];
   const byAgent = new Map<Agent, { preferred: string; dispreferred: string }[]>();
   for (const p of prefs) for (const pair of heldOutPairs(p, { seed: REPORT_SEED, n: PAIRS })) if (headOf(pair.agent) === 'score') byAgent.set(pair.agent, [...(byAgent.get(pair.agent) ?? []), pair]);
   const out: Accuracy = { right: 0, n: 0, byAgent: {} };
   for (const [agent, pairs] of byAgent) {
-    const scorer = await Scorer.open({ home: ctx.home, env: ctx.env, signal: new AbortController().signal, agent });
+    const scorer = await Scorer.open({ home: ctx.home, env: ctx.env, signal: new AbortController().signal, agent, ...(lean !== undefined ? { lean } : {}) });
     try {
       let right = 0;
       for (const p of pairs) if ((await scorer.rank([p.preferred, p.dispreferred])).ranking[0]?.index === 0) right++;
@@ -94,6 +94,9 @@ describe('one federation round against a one-forge council (default policy) on t
     expect(r.stored.length).toBeGreaterThan(0);
 
     const after = await heldOut();
+    // For the record only (not asserted): the fixed lean 0.5 every answer used before leans were chosen.
+    const fixed = await heldOut(0.5);
+    process.stderr.write(`held-out accuracy at the old fixed lean 0.5: ${acc(fixed).toFixed(4)}\n`);
     // Within noise: no worse than two standard errors of the difference of two shares over n pairs.
     const p = acc(before);
     const se = Math.sqrt((2 * p * (1 - p)) / before.n);
@@ -114,6 +117,17 @@ describe('one federation round against a one-forge council (default policy) on t
     const rt = (await runCli(route, { task: 'write tests for the parser', json: true }, ctx)).json as { distribution: { agent: string }[]; applied: { source: string } };
     expect(rt.distribution[0]?.agent).toBe(routeBefore.distribution[0]?.agent);
     expect(rt.applied.source).toBe('validation');
+
+    // A bond trained after the round trains over the council only where it passed; accuracy holds.
+    const retrained = (await runCli(bond, { json: true }, ctx)).json as { agents: { agent: string; status: string; council_version: number | null }[] };
+    const failed = new Set(r.details.came_back.filter((c) => c.validation && !c.validation.passed).map((c) => c.agent as string));
+    expect(failed.size).toBeGreaterThan(0);
+    for (const a of retrained.agents) if (a.status === 'trained' && failed.has(a.agent)) expect(a.council_version, a.agent).toBeNull();
+    const again = await heldOut();
+    process.stderr.write(`held-out accuracy after train bond again: ${acc(again).toFixed(4)}\n`);
+    expect(acc(again)).toBeGreaterThanOrEqual(acc(before) - 2 * se);
+    const s2 = (await runCli(score, { agent: 'techne', candidates: [A_TS, B_TS], json: true }, ctx)).json as { ranking: { index: number }[]; applied: { why: string } };
+    expect(s2.ranking.map((x) => x.index)).toEqual(scoreBefore.ranking.map((x) => x.index));
 
     // adapters show: the council version's signal-to-noise and whether it passed validation.
     const sh = (await runCli(show, { agent: 'techne', kind: 'council', json: true }, ctx)).json as { council: { snr: number | null; passed: boolean | null; validation: unknown } };

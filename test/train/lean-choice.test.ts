@@ -69,6 +69,11 @@ describe('resolveLean: which adapters an answer uses, and why', () => {
   it('a newer bond: trained over this council → both as trained; otherwise the council is not applied unmeasured', () => {
     expect(resolveLean({ use: 'both', taskType: null, council: council(validation(2, 0)), bond: { version: 3, metrics: { council_version: 1 } } })).toMatchObject({ lean: 0.5, source: 'trained_over' });
     expect(resolveLean({ use: 'both', taskType: null, council: council(null), bond: { version: 3, metrics: { council_version: null } } })).toMatchObject({ lean: 0, source: 'unvalidated', council: null });
+    // Failed with an older bond: still not applied, and said so.
+    const failed = resolveLean({ use: 'both', taskType: null, council: council(validation(2, 0)), bond: { version: 3, metrics: { council_version: null } } });
+    expect(failed).toMatchObject({ lean: 0, source: 'validation', council: null });
+    expect(failed.why).toBe('council v1 did not help on your held-out scenes (measured with bond v2): not applied');
+    expect(resolveLean({ use: 'both', taskType: null, council: council(validation(null, 0)), bond: null })).toMatchObject({ lean: 0, council: null, bond: null });
     expect(resolveLean({ use: 'both', taskType: null, council: null, bond: { version: 3, metrics: {} } })).toMatchObject({ lean: 0, source: 'no_council' });
   });
 
