@@ -247,9 +247,9 @@ export function buildCli(
     memoir
       .command('export')
       .description('write the preference pairs for training elsewhere, one file per agent (shareable pairs only unless --include-private)')
-      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL').choices(['trl-dpo']))
+      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL of strings; trl-dpo-chat: the same as messages with roles, for instruct models').choices(['trl-dpo', 'trl-dpo-chat']))
       .option('--agent <agent>', 'only this agent (repeatable; default: every agent with pairs)', collect, [])
-      .option('--out <dir>', 'directory for the files (default ./trl-dpo)')
+      .option('--out <dir>', 'directory for the files (default ./trl-dpo or ./trl-dpo-chat)')
       .option('--include-private', 'also private entries and the player’s own words: revisions, task descriptions (warns on stderr)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/export.js')));
@@ -568,7 +568,7 @@ export function buildCli(
     .action(act(() => import('./commands/adapters/diff.js'), ['agent']));
   adapters
     .command('export')
-    .description('copy a version to a directory PEFT loads (adapter_model.safetensors + adapter_config.json)')
+    .description('copy a version to a directory in PEFT’s file layout (adapter_model.safetensors + adapter_config.json)')
     .argument('<agent>', 'the agent')
     .addOption(kindOpt())
     .option('--version <n>', 'the version (default: current)')

@@ -431,7 +431,7 @@ async function probes(d: RoundDeps, agent: FederatingAgent, before: readonly Nam
 /** The scene's summary of a validation: accuracies by lean, and what is applied now. */
 function validationSummary(v: CouncilValidation): NonNullable<CouncilEventDetails['came_back'][number]['validation']> {
   const acc = (lean: number): number => v.choice.overall.scores.find((x) => x.lean === lean)?.accuracy ?? 0;
-  return { scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
+  return { bond_version: v.bond_version, scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
 }
 
 /** Records the forge's own exile once (a Stoa Falls council_event), the first time a run learns of it. */
