@@ -57,6 +57,7 @@ function pricing(home: string, config: PrivacyConfig): { config: PrivacyConfig; 
   const known = readKnownPolicy(home, m.council_key);
   if (!known) return { ...own, note: `next-round costs here are at this forge's σ = ${config.noiseMultiplier}: no policy of the joined council is known locally yet; a council round charges the council's σ (kourai whisper --next-round asks it)` };
   const d = applyCouncilPolicy(config, { clipNorm: known.clip_norm, noiseMultiplier: known.noise_multiplier });
+  if (!d.ok && d.reason === 'floor') return { ...own, note: `the council's last published policy (round ${known.round}) is outside this forge's privacy floor: ${d.message.replace(/: nothing was trained, sent or spent$/, '')}; a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}` };
   if (!d.ok) return { ...own, note: `the council's last published σ = ${known.noise_multiplier} (round ${known.round}) is one the Whisper Limit cannot afford: a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}` };
   return {
     config: d.config,

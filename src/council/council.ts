@@ -135,6 +135,7 @@ export class Council {
       openedAt: at.toISOString(),
       deadline: new Date(at.getTime() + this.config.round_deadline * 1000).toISOString(),
       strategyJson: JSON.stringify(roundSettingsOf(this.config)),
+      cohort: null,
     };
   }
 

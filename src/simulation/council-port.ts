@@ -140,7 +140,7 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
     },
     close: async () => {
       await council.stop();
-      storage.close();
+      await storage.close();
     },
   };
 }

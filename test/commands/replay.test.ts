@@ -71,6 +71,12 @@ describe('kourai memoir replay, not interactive', () => {
     expect(absent.message).toBe(`no entries for ${missing} in 1 memoir`);
   });
 
+  it('--at moves only the screen: the text and NDJSON replays refuse it rather than ignore it (exit 2)', async () => {
+    for (const mode of [{}, { json: true }, { ndjson: true }]) {
+      await expect(runCommand(load as never, { memoir: [], agent: [], at: '01M3XF27', ...mode }, ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^--at: only the replay screen starts at an entry/) });
+    }
+  });
+
   it('an unknown agent name is a usage error (exit 2)', async () => {
     await expect(runCommand(load as never, { memoir: [], agent: ['zeus'] }, ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('unknown agent "zeus"') });
   });

@@ -8,7 +8,7 @@ import { testCtx } from '../helpers/ctx.js';
 
 function details(round: number, o: Partial<CouncilEventDetails> = {}): CouncilEventDetails {
   return {
-    format: COUNCIL_EVENT_FORMAT, beat: 'council_of_sisters', council: 'c1', forge: 'athens', round, round_key: `c1/${round}`,
+    format: COUNCIL_EVENT_FORMAT, beat: 'council_of_sisters', council: 'c1', forge: 'athens', round, round_key: `c1/${round}`, forges: null,
     spoke: [{ agent: 'techne', epsilon_cost: 0.4, epsilon_after: 0.4, receipt_digest: 'd', used: true, resumed: false }],
     silent: [{ agent: 'metis', reason: 'no_consent', detail: 'the player keeps her silent' }, { agent: 'mneme', reason: 'too_little_data', detail: '3 examples' }],
     came_back: [], learned: [], trust: { before: 1, after: 1, exiled: false, exiled_round: null }, exiles: [], ledger_head: { releases: round, hash: 'h' },

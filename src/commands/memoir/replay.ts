@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
-import { CancelledError, NotFoundError } from '../../errors.js';
+import { CancelledError, UsageError, NotFoundError } from '../../errors.js';
 import type { Agent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
@@ -41,6 +41,7 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
     const ndjson = opts.json || opts.ndjson;
     const screen = ctx.interactive && !ndjson;
+    if (opts.at !== undefined && !screen) throw new UsageError('--at: only the replay screen starts at an entry; the text and NDJSON replays tell the whole story', 'drop --at, or see one entry with `kourai memoir show ID`');
     const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
     // The screen searches (/): a full-text index a bulk load left unbuilt is built by its first search, with progress there.
     const textIndex = screen ? fullTextBuilder(index, fileIds) : null;

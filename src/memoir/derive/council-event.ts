@@ -21,16 +21,39 @@ export type CouncilBeat = (typeof COUNCIL_BEATS)[number];
 
 const federating = z.enum(FEDERATING_AGENTS);
 
-/** What one agent's adapter did on held-out probes: her mean preference margin before the round, after it, and in her own proposal. */
+/** What one agent's adapter did on held-out probes: her preference before the round, after it, and in her own proposal. */
 export const ProbeSchema = z.object({
   /** A planted preference id (or `routing` for Hephaestus). */
   preference: z.string(),
-  /** Mean margin (preferred minus dispreferred score, or routing accuracy) with the council adapter before the round. */
+  /**
+   * `accuracy`: the share of n fresh pairs ranked toward the preference (routing: of routes
+   * sent right), 0.5 = no preference. `margin` (older rounds): the mean score margin.
+   */
+  measure: z.enum(['accuracy', 'margin']).default('margin'),
+  n: z.number().int().nullable().default(null),
+  /** With the council adapter before the round. */
   before: z.number(),
   /** The same with the council adapter that came back. */
   after: z.number(),
   /** The same with the adapter she trained and proposed this round (null: she did not speak). */
   mine: z.number().nullable(),
+  /** The same with what this player applied before the round (their bond, and the council as far as it was applied); null: nothing to measure. */
+  yours: z.number().nullable().default(null),
+});
+
+/** What a council adapter does for this player, measured on their held-out scenes when it came home. */
+export const ValidationSchema = z.object({
+  scenes: z.number().int(),
+  examples: z.number().int(),
+  /** Accuracy of what was applied before the round (null: nothing was). */
+  before: z.number().nullable(),
+  bond_only: z.number(),
+  council_only: z.number(),
+  both: z.number(),
+  /** The lean now applied when no lean is set (0 bond only … 1 council only), and its accuracy. */
+  lean: z.number(),
+  after: z.number(),
+  passed: z.boolean(),
 });
 
 export const CouncilEventDetailsSchema = z.object({
@@ -41,6 +64,8 @@ export const CouncilEventDetailsSchema = z.object({
   forge: z.string(),
   round: z.number().int(),
   round_key: z.string(),
+  /** How many forges sent updates this round (null: not recorded). */
+  forges: z.number().int().nullable().default(null),
   spoke: z.array(
     z.object({
       agent: federating,
@@ -74,6 +99,8 @@ export const CouncilEventDetailsSchema = z.object({
        * back is mostly noise — the federation needs more forges or less noise to carry a signal.
        */
       noise_norm: z.number().nullable().default(null),
+      /** Measured on this player's held-out scenes (null: not measured). */
+      validation: ValidationSchema.nullable().default(null),
     }),
   ),
   /** Per agent that came home with a new adapter: what moved on held-out probes. */

@@ -1,4 +1,4 @@
-import { closeSync, constants, fsyncSync, openSync, readlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readlinkSync, statSync, writeSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { EnvironmentError, fsError } from '../../errors.js';
 
@@ -23,10 +23,13 @@ export function symlinkRefused(path: string, what = 'memoir'): EnvironmentError 
  * A symlink is refused naming link and target; other failures map to one-line errors.
  */
 export function openNoFollow(path: string, flags: number, what: string, create: boolean): { fd: number; created: boolean } {
-  const nofollow = flags | constants.O_NOFOLLOW;
+  // O_NONBLOCK: opening a FIFO that slipped past the check below must not wait for a peer.
+  const nofollow = flags | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  assertRegular(path, what, false);
   try {
-    return { fd: openSync(path, nofollow), created: false };
+    return { fd: regularFd(openSync(path, nofollow), path, what), created: false };
   } catch (err) {
+    if (err instanceof EnvironmentError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw symlinkRefused(path, what);
     if (code !== 'ENOENT' || !create) throw fsError(err, what, path);
@@ -39,6 +42,45 @@ export function openNoFollow(path: string, flags: number, what: string, create: 
     if (code === 'ELOOP') throw symlinkRefused(path, what);
     throw fsError(err, what, path);
   }
+}
+
+/** The kind of a file that is not a regular file, in words; undefined for a regular file. */
+export function nonRegularKind(st: Stats): string | undefined {
+  if (st.isFile()) return undefined;
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isSymbolicLink()) return undefined; // refused by O_NOFOLLOW, naming its target
+  return 'not a regular file';
+}
+
+export function nonRegularRefused(path: string, kind: string, what: string): EnvironmentError {
+  return new EnvironmentError(`${what} ${path} is ${kind}, not a regular file: refusing to use it`, `name a regular file (a ${what} is plain JSONL); nothing was written`);
+}
+
+/**
+ * Refuses a path that exists and is not a regular file (a FIFO, a device, a socket) before anything
+ * opens it or is created beside it; a missing path passes. `follow`: judge a symlink's target.
+ */
+export function assertRegular(path: string, what: string, follow: boolean): void {
+  let st: Stats;
+  try {
+    st = follow ? statSync(path) : lstatSync(path);
+  } catch {
+    return; // missing (or unreadable): the open that follows says so
+  }
+  const kind = nonRegularKind(st);
+  if (kind) throw nonRegularRefused(path, kind, what);
+}
+
+/** `fd` when it is a regular file; otherwise it is closed and refused (the path was swapped after the check). */
+export function regularFd(fd: number, path: string, what: string): number {
+  const kind = nonRegularKind(fstatSync(fd));
+  if (kind === undefined) return fd;
+  closeSync(fd);
+  throw nonRegularRefused(path, kind, what);
 }
 
 export function writeAll(fd: number, buf: Uint8Array, position?: number): void {

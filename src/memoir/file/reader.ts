@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { fsError, IntegrityError } from '../../errors.js';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { fsError, IntegrityError, KouraiError } from '../../errors.js';
+import { assertRegular, regularFd } from './durable.js';
 import { MAX_LINE_BYTES } from '../format/limits.js';
 import { parseLine } from '../format/parse.js';
 import type { MemoirEntry } from '../format/schema.js';
@@ -237,9 +238,11 @@ export function toRecord(raw: RawLine, occurrenceOf?: (baseId: string) => number
 
 /** Opens a memoir for reading (following symlinks); a failure is the usual one-line fs error naming it. */
 export function openForReading(path: string): number {
+  assertRegular(path, 'memoir', true);
   try {
-    return openSync(path, 'r');
+    return regularFd(openSync(path, constants.O_RDONLY | constants.O_NONBLOCK), path, 'memoir');
   } catch (err) {
+    if (err instanceof KouraiError) throw err;
     throw fsError(err, 'memoir', path);
   }
 }

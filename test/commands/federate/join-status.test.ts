@@ -1,4 +1,5 @@
-import { statSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
+import { join as joinPath } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JoinResult } from '../../../src/commands/federate/join.js';
 import type { LeaveResult } from '../../../src/commands/federate/leave.js';
@@ -25,6 +26,12 @@ afterEach(async () => {
   await council.close();
   ctx.cleanup();
 });
+
+function join_(dir: string, name: string, text: string): string {
+  const path = joinPath(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
 
 async function failure(p: Promise<unknown>): Promise<KouraiError> {
   try {
@@ -59,6 +66,16 @@ describe('kourai federate join / leave / status', () => {
     const none = await failure(runCli(join, { server: council.url }, testCtx({ home: ctx.home })));
     expect(none.exitCode).toBe(ExitCode.usage);
     expect(none.hint).toMatch(/--token T, --token - .*--token-file FILE .*KOURAI_COUNCIL_TOKEN/);
+  });
+
+  it('join takes the document `council forge add --json` prints as a token file, and refuses one without a token', async () => {
+    const token = await council.token('athens');
+    const doc = join_(ctx.home, 'forge.json', JSON.stringify({ forge: 'athens', id: 1, token, created_at: 'x' }, null, 2));
+    expect(((await runCli(join, { server: council.url, tokenFile: doc, json: true }, ctx)).json as JoinResult).forge).toBe('athens');
+    const bad = join_(ctx.home, 'bad.json', JSON.stringify({ forge: 'athens' }));
+    const err = await failure(runCli(join, { server: council.url, tokenFile: bad }, ctx));
+    expect(err.exitCode).toBe(ExitCode.usage);
+    expect(err.message).toMatch(/bad\.json: a JSON token file needs a "token" string/);
   });
 
   it('a council with another base refuses the join (exit 3) and nothing is stored', async () => {
