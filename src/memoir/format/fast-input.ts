@@ -28,7 +28,7 @@ export function fastInput(v: unknown): FastInput | undefined {
     scene_id: v.scene_id,
     agent: v.agent,
     source: v.source,
-    context: ctx === undefined ? null : isObj(ctx) && ctx.preceding_agents === undefined ? { ...ctx, preceding_agents: [] } : ctx,
+    context: ctx === undefined ? null : ctx, // kept as given: every key, in its order (py-object.ts)
     narrative_beat: v.narrative_beat === undefined ? null : v.narrative_beat,
     agent_proposed: v.agent_proposed === undefined ? null : v.agent_proposed,
     player_response:

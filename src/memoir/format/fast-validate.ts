@@ -24,10 +24,14 @@ const isFinite = (v: unknown): boolean => typeof v === 'number' && Number.isFini
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v);
 
 
+/** Any JSON object (upstream `dict[str, Any]`); the keys kourai reads are typed when present. */
 function context(v: unknown): boolean {
   if (v === null) return true;
-  if (!isObj(v) || typeof v.task_type !== 'string' || typeof v.transcript_hash !== 'string') return false;
+  if (!isObj(v)) return false;
+  if (v.task_type !== undefined && typeof v.task_type !== 'string') return false;
+  if (v.transcript_hash !== undefined && typeof v.transcript_hash !== 'string') return false;
   const p = v.preceding_agents;
+  if (p === undefined) return true;
   if (!Array.isArray(p)) return false;
   for (const a of p) if (!agents.has(a)) return false;
   return true;

@@ -1,5 +1,6 @@
 import { derivedId } from './entry-id.js';
 import { isValidLine } from './fast-validate.js';
+import { keepRawContexts } from './py-object.js';
 import { hasLoneSurrogate } from './utf8.js';
 import { createRequire } from 'node:module';
 import type * as Schema from './schema.js';
@@ -47,6 +48,7 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
     if (!res.success) return { ok: false, problem: 'schema', message: describeIssue(res.error) };
     entry = res.data as MemoirEntry;
   }
+  keepRawContexts(text, entry);
   if (typeof entry.entry_id === 'string') return { ok: true, entry, derived: false };
   const base = derivedId(text); // hashed once: the occurrence only adds a suffix
   const occurrence = occurrenceOf ? occurrenceOf(base) : 1;

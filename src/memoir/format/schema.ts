@@ -85,11 +85,29 @@ const finiteFloat = (what: string) =>
 
 const nullableString = (what: string) => z.string({ error: `${what} must be a string or null` }).nullable();
 
-export const ContextSchema = z.object({
-  task_type: z.string({ error: 'context.task_type must be a string' }),
-  transcript_hash: z.string({ error: 'context.transcript_hash must be a string' }),
-  preceding_agents: z.array(AgentSchema),
-});
+/**
+ * Upstream declares `context: dict[str, Any] | None`: any JSON object. The keys kourai reads are
+ * typed when present and may be absent; every other key is kept, with its value and its place
+ * (py-object.ts re-encodes it as pydantic does).
+ */
+export const ContextSchema = z.looseObject(
+  {
+    task_type: z.string({ error: 'context.task_type must be a string' }).optional(),
+    transcript_hash: z.string({ error: 'context.transcript_hash must be a string' }).optional(),
+    preceding_agents: z.array(AgentSchema, { error: 'context.preceding_agents must be a list of agent names' }).optional(),
+  },
+  { error: (iss) => (iss.code === 'invalid_type' ? `context must be a JSON object or null, not ${jsonKind(iss.input)}` : undefined) },
+);
+
+/** What a JSON value is, in words (for errors). */
+export function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return 'a string';
+  if (typeof v === 'number') return 'a number';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return typeof v;
+}
 
 export const PlayerResponseSchema = z.object({
   kind: enumOf(RESPONSE_KINDS, 'player_response.kind'),
@@ -175,7 +193,7 @@ export const MemoirInputSchema = z
       scene_id: standardShape.scene_id,
       agent: AgentSchema,
       source: SourceSchema,
-      context: ContextSchema.extend({ preceding_agents: z.array(AgentSchema).default([]) }).nullable().default(null),
+      context: ContextSchema.nullable().default(null),
       narrative_beat: standardShape.narrative_beat.default(null),
       agent_proposed: standardShape.agent_proposed.default(null),
       player_response: PlayerResponseSchema.extend({

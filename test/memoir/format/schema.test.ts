@@ -96,6 +96,8 @@ describe('encode then parse', () => {
         expect(p.ok).toBe(true);
         if (!p.ok) return;
         const { entry_id, ...rest } = p.entry;
+        // the context's kept encoding (a symbol) is not a value: compare the keys and values
+        if (rest.context) rest.context = Object.fromEntries(Object.entries(rest.context)) as typeof rest.context;
         const expected = { ...(e as Record<string, unknown>) };
         if ('entry_id' in expected) expect(entry_id).toBe(expected.entry_id);
         delete expected.entry_id;
