@@ -30,7 +30,7 @@ export const hostContext = fc
   .map(([before, known, after]) => ({ ...before, ...known, ...after }) as Record<string, unknown>);
 
 export const upstreamEntry = fc.record({
-  scene_id: fc.string({ minLength: 1, maxLength: 40, unit: 'binary' }),
+  scene_id: fc.string({ maxLength: 40, unit: 'binary' }),
   agent: fc.constantFrom(...AGENTS),
   source: fc.constantFrom(...SOURCES),
   context: fc.option(fc.oneof(kouraiContext, hostContext), { nil: null }),

@@ -34,7 +34,8 @@ export function fastInput(v: unknown): FastInput | undefined {
     player_response:
       pr === undefined ? null : isObj(pr) && (pr.delta === undefined || pr.felt === undefined) ? { ...pr, delta: pr.delta === undefined ? null : pr.delta, felt: pr.felt === undefined ? null : pr.felt } : pr,
     affinity_delta: v.affinity_delta === undefined ? 0 : v.affinity_delta,
-    training_label: tl === undefined ? null : isObj(tl) && tl.weight === undefined ? { ...tl, weight: 1 } : tl,
+    training_label:
+      tl === undefined ? null : isObj(tl) && (tl.weight === undefined || tl.preference_pair === undefined) ? { preference_pair: tl.preference_pair ?? null, ...tl, weight: tl.weight ?? 1 } : tl,
     split: v.split,
     entry_id: v.entry_id,
     recorded_at: v.recorded_at,
@@ -44,6 +45,6 @@ export function fastInput(v: unknown): FastInput | undefined {
     const k = LATER_EXTENSIONS[i] as string;
     if (v[k] !== undefined) out[k] = v[k];
   }
-  if (!isValidLine(out, { splitOptional: true })) return undefined;
+  if (!isValidLine(out)) return undefined;
   return out as FastInput;
 }

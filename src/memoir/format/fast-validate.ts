@@ -26,7 +26,7 @@ const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInt
 
 /** Any JSON object (upstream `dict[str, Any]`); the keys kourai reads are typed when present. */
 function context(v: unknown): boolean {
-  if (v === null) return true;
+  if (v === null || v === undefined) return true;
   if (!isObj(v)) return false;
   if (v.task_type !== undefined && typeof v.task_type !== 'string') return false;
   if (v.transcript_hash !== undefined && typeof v.transcript_hash !== 'string') return false;
@@ -38,15 +38,15 @@ function context(v: unknown): boolean {
 }
 
 function response(v: unknown): boolean {
-  if (v === null) return true;
-  return isObj(v) && kinds.has(v.kind) && isStrOrNull(v.delta) && (v.felt === null || felts.has(v.felt));
+  if (v === null || v === undefined) return true;
+  return isObj(v) && kinds.has(v.kind) && (v.delta === undefined || isStrOrNull(v.delta)) && (v.felt === undefined || v.felt === null || felts.has(v.felt));
 }
 
 function label(v: unknown): boolean {
-  if (v === null) return true;
-  if (!isObj(v) || !isFinite(v.weight)) return false;
+  if (v === null || v === undefined) return true;
+  if (!isObj(v) || (v.weight !== undefined && !isFinite(v.weight))) return false;
   const pp = v.preference_pair;
-  if (pp === null) return true;
+  if (pp === null || pp === undefined) return true;
   if (!Array.isArray(pp) || pp.length !== 2) return false;
   for (const it of pp) if (!isObj(it) || typeof it.text !== 'string' || !isInt(it.score)) return false;
   return true;
@@ -88,21 +88,23 @@ function extensions(o: Obj): boolean {
   return true;
 }
 
-/** True when `v` is a valid stored memoir line (same verdict as MemoirLineSchema). */
-export function isValidLine(v: unknown, opts?: { splitOptional?: boolean }): boolean {
+/**
+ * True when `v` is a valid stored memoir line (same verdict as MemoirLineSchema). A key upstream
+ * gives a default may be absent (parse.ts `withDefaults` fills it in).
+ */
+export function isValidLine(v: unknown): boolean {
   if (!isObj(v)) return false;
   return (
     typeof v.scene_id === 'string' &&
-    v.scene_id.length > 0 &&
     agents.has(v.agent) &&
     sources.has(v.source) &&
     context(v.context) &&
-    isStrOrNull(v.narrative_beat) &&
-    isStrOrNull(v.agent_proposed) &&
+    (v.narrative_beat === undefined || isStrOrNull(v.narrative_beat)) &&
+    (v.agent_proposed === undefined || isStrOrNull(v.agent_proposed)) &&
     response(v.player_response) &&
-    isFinite(v.affinity_delta) &&
+    (v.affinity_delta === undefined || isFinite(v.affinity_delta)) &&
     label(v.training_label) &&
-    (split(v.split) || (opts?.splitOptional === true && v.split === undefined)) &&
+    (split(v.split) || v.split === undefined) &&
     extensions(v)
   );
 }

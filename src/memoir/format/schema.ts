@@ -111,8 +111,8 @@ export function jsonKind(v: unknown): string {
 
 export const PlayerResponseSchema = z.object({
   kind: enumOf(RESPONSE_KINDS, 'player_response.kind'),
-  delta: nullableString('player_response.delta'),
-  felt: enumOf(FELT, 'player_response.felt').nullable(),
+  delta: nullableString('player_response.delta').default(null),
+  felt: enumOf(FELT, 'player_response.felt').nullable().default(null),
 });
 
 export const PreferenceItemSchema = z.object({
@@ -124,8 +124,9 @@ export const TrainingLabelSchema = z.object({
   preference_pair: z
     .array(PreferenceItemSchema)
     .length(2, { error: 'training_label.preference_pair must hold exactly two items: the proposed (score 0) and the preferred (score 1)' })
-    .nullable(),
-  weight: finiteFloat('training_label.weight'),
+    .nullable()
+    .default(null),
+  weight: finiteFloat('training_label.weight').default(1),
 });
 
 export const SplitSchema = z
@@ -165,16 +166,18 @@ const extensionShape = {
 };
 
 const standardShape = {
-  scene_id: z.string({ error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string') }).min(1, { error: 'scene_id must not be empty' }),
+  scene_id: z.string({ error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string') }),
   agent: AgentSchema,
   source: SourceSchema,
-  context: ContextSchema.nullable(),
-  narrative_beat: nullableString('narrative_beat'),
-  agent_proposed: nullableString('agent_proposed'),
-  player_response: PlayerResponseSchema.nullable(),
-  affinity_delta: finiteFloat('affinity_delta'),
-  training_label: TrainingLabelSchema.nullable(),
-  split: SplitSchema,
+  // upstream's defaults: a line may leave these out
+  context: ContextSchema.nullable().default(null),
+  narrative_beat: nullableString('narrative_beat').default(null),
+  agent_proposed: nullableString('agent_proposed').default(null),
+  player_response: PlayerResponseSchema.nullable().default(null),
+  affinity_delta: finiteFloat('affinity_delta').default(0),
+  training_label: TrainingLabelSchema.nullable().default(null),
+  // no split: no claim to be shared (upstream decides by its lenient rule; kourai never widens)
+  split: SplitSchema.default({ shared_eligible: false, private_only: false }),
 };
 
 function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: unknown }, ctx: z.RefinementCtx): void {
@@ -186,26 +189,11 @@ function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: 
 /** A stored line (written by kourai or by a Python host). */
 export const MemoirLineSchema = z.looseObject({ ...standardShape, ...extensionShape }).superRefine(interruptConsistency);
 
-/** A new entry given to `append`: upstream defaults; `split` omitted means "decide by the rule". */
+/** A new entry given to `append`: upstream defaults; `split` omitted means "decide by the rule" (append decides it). */
 export const MemoirInputSchema = z
   .strictObject(
     {
-      scene_id: standardShape.scene_id,
-      agent: AgentSchema,
-      source: SourceSchema,
-      context: ContextSchema.nullable().default(null),
-      narrative_beat: standardShape.narrative_beat.default(null),
-      agent_proposed: standardShape.agent_proposed.default(null),
-      player_response: PlayerResponseSchema.extend({
-        delta: nullableString('player_response.delta').default(null),
-        felt: PlayerResponseSchema.shape.felt.default(null),
-      })
-        .nullable()
-        .default(null),
-      affinity_delta: finiteFloat('affinity_delta').default(0),
-      training_label: TrainingLabelSchema.extend({ weight: finiteFloat('training_label.weight').default(1) })
-        .nullable()
-        .default(null),
+      ...standardShape,
       split: SplitSchema.optional(),
       ...extensionShape,
     },

@@ -53,7 +53,7 @@ describe('a Python host context is an entry', () => {
     writeFileSync(file, `${hostLine('{"task_type":"qa"}')}\n${hostLine('{"host":"py-host-1","tests":{"passed":12,"failed":0}}', 'session-1a2b3c4d.turn-2')}\n`);
     const v = await run(verify, { memoir: [file] });
     expect(v.ok).toBe(true);
-    const r = (await run(inspect, { memoir: [file], json: true })) as { total: number; entries: { context: unknown }[] };
+    const r = (await run(inspect, { memoir: [file], json: true })) as unknown as { total: number; entries: { context: unknown }[] };
     expect(r.total).toBe(2);
     expect(JSON.parse(JSON.stringify(r.entries.map((e) => e.context)))).toEqual([{ task_type: 'qa' }, { host: 'py-host-1', tests: { passed: 12, failed: 0 } }]);
   });

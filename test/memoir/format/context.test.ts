@@ -120,6 +120,35 @@ describe('context: any JSON object, every key kept and re-encoded as pydantic wr
     await ctx.annotate(`pydantic ${probe.stdout.trim()}: ${lines.length} random contexts re-encoded byte-identical to model_dump_json()`, 'proof');
   });
 
+  it('keys upstream gives a default may be left out (scene_id may be empty): read as pydantic reads them', async (ctx) => {
+    if (!havePydantic) ctx.skip(true, missing);
+    const full = {
+      scene_id: '',
+      agent: 'metis',
+      source: 'specialist_proposed',
+      context: { task_type: 'qa' },
+      narrative_beat: 'b',
+      agent_proposed: 'p',
+      player_response: { kind: 'modified', delta: 'd', felt: 'right' },
+      affinity_delta: 0.5,
+      training_label: { preference_pair: [{ text: 'p', score: 0 }, { text: 'd', score: 1 }], weight: 2.0 },
+      split: { shared_eligible: true, private_only: false },
+    } as Record<string, unknown>;
+    const optional = ['context', 'narrative_beat', 'agent_proposed', 'player_response', 'affinity_delta', 'training_label'];
+    const lines = fc.sample(
+      fc.tuple(fc.subarray(optional), fc.subarray(['delta', 'felt']), fc.subarray(['preference_pair', 'weight'])).map(([drop, dropResponse, dropLabel]) => {
+        const e: Record<string, unknown> = { ...full, player_response: { ...(full.player_response as object) }, training_label: { ...(full.training_label as object) } };
+        for (const k of drop) delete e[k];
+        for (const k of dropResponse) delete (e.player_response as Record<string, unknown> | undefined)?.[k];
+        for (const k of dropLabel) delete (e.training_label as Record<string, unknown> | undefined)?.[k];
+        return JSON.stringify(e);
+      }),
+      { numRuns: 60, seed: 9 },
+    );
+    const results = pydantic(lines);
+    lines.forEach((line, i) => expect(standard(entryOf(line)), line).toBe(results[i]?.dump));
+  });
+
   it('the byte scanner takes only the context layout it knows, and falls back for any other', () => {
     fc.assert(
       fc.property(contextText, (context) => {

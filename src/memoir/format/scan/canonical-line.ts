@@ -615,7 +615,7 @@ function isAscii(b: Uint8Array, s: number, e: number): boolean {
 export function scanLine(b: Buffer, start: number, end: number, out: ScannedLine): boolean {
   out.reset(b);
   let p = field(b, lit(out, start, end, K.head), end, out, F.scene_id);
-  if (p < 0 || out.spans[F.scene_id * 2] === out.spans[F.scene_id * 2 + 1]) return false; // scene_id min(1)
+  if (p < 0) return false;
   p = enumValue(b, lit(out, p, end, K.agent), end, AGENT_T, out);
   if (p < 0) return false;
   out.agentIx = out.num;
