@@ -1,4 +1,5 @@
-import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type TrainingLabel } from './schema.js';
+import { CONTEXT_KEYS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
+import type { MemoirLine, TrainingLabel } from './schema.js';
 import { pyFloat, pyInt, pyString } from './python-json.js';
 import { encodeObject, RAW } from './py-object.js';
 
@@ -56,7 +57,7 @@ const EXTENSIONS: ReadonlySet<string> = new Set(EXTENSION_KEYS);
 
 const quoteOrNull = (s: string | null): string => (s === null ? 'null' : quote(s));
 
-const KOURAI_CONTEXT_KEYS = ['task_type', 'transcript_hash', 'preceding_agents'] as const;
+const KOURAI_CONTEXT_KEYS = CONTEXT_KEYS;
 
 /** The context kourai writes itself (its three keys, in order, nothing kept raw): the fast layout. */
 export function isKouraiContext(c: NonNullable<MemoirLine['context']>): c is Required<Pick<NonNullable<MemoirLine['context']>, (typeof KOURAI_CONTEXT_KEYS)[number]>> {

@@ -1,4 +1,5 @@
 import { AGENTS } from './agents.js';
+import { EXTENSION_FIELDS, type ExtensionKind } from './fields.js';
 import { isRecordedAt } from './scan/recorded-at.js';
 import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from './sources.js';
 
@@ -68,24 +69,38 @@ function interrupt(v: unknown): boolean {
   );
 }
 
+const EXT_KEYS = EXTENSION_FIELDS.map((f) => f.key);
+const EXT_KINDS = EXTENSION_FIELDS.map((f) => f.kind);
+
+/** One extension value as its kind requires (fields.ts); `undefined` (absent) is checked by the caller. */
+function extension(kind: ExtensionKind, v: unknown): boolean {
+  switch (kind) {
+    case 'id':
+      return typeof v === 'string' && v.length >= 1 && v.length <= 64;
+    case 'timestamp':
+      return isRecordedAt(v); // RecordedAtSchema's own pattern, without zod
+    case 'entry_type':
+      return types.has(v);
+    case 'interrupt':
+      return interrupt(v);
+    case 'ref':
+      return typeof v === 'string' && v.length >= 1;
+    case 'text':
+      return typeof v === 'string';
+    case 'likert':
+      return isInt(v) && (v as number) >= 1 && (v as number) <= 5;
+    case 'object':
+      return isObj(v);
+  }
+}
+
 function extensions(o: Obj): boolean {
-  const id = o.entry_id;
-  if (id !== undefined && (typeof id !== 'string' || id.length < 1 || id.length > 64)) return false;
-  const at = o.recorded_at;
-  if (at !== undefined && !isRecordedAt(at)) return false; // RecordedAtSchema's own pattern, without zod
-  const t = o.entry_type;
-  if (t !== undefined && !types.has(t)) return false;
-  if (!interrupt(o.interrupt)) return false;
-  if (o.interrupt && t !== undefined && t !== 'interrupt') return false;
-  const sup = o.supersedes;
-  if (sup !== undefined && (typeof sup !== 'string' || sup.length < 1)) return false;
-  if (o.revision_reason !== undefined && typeof o.revision_reason !== 'string') return false;
-  const lk = o.likert;
-  if (lk !== undefined && (!isInt(lk) || (lk as number) < 1 || (lk as number) > 5)) return false;
-  if (o.comment !== undefined && typeof o.comment !== 'string') return false;
-  if (o.episode !== undefined && !isObj(o.episode)) return false;
-  if (o.council !== undefined && !isObj(o.council)) return false;
-  return true;
+  for (let i = 0; i < EXT_KEYS.length; i++) {
+    const v = o[EXT_KEYS[i] as string];
+    if (v !== undefined && !extension(EXT_KINDS[i] as ExtensionKind, v)) return false;
+  }
+  // interrupt details belong to entry_type "interrupt" (schema.ts interruptConsistency)
+  return !(o.interrupt && o.entry_type !== undefined && o.entry_type !== 'interrupt');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AGENTS, type Agent } from './agents.js';
+import { EXTENSION_FIELDS, type ExtensionKind } from './fields.js';
 import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from './sources.js';
 
 /**
@@ -10,32 +11,7 @@ import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIE
  *   rejected (a typo such as `shared_elligible` must not silently vanish).
  */
 
-export const STANDARD_KEYS = [
-  'scene_id',
-  'agent',
-  'source',
-  'context',
-  'narrative_beat',
-  'agent_proposed',
-  'player_response',
-  'affinity_delta',
-  'training_label',
-  'split',
-] as const;
-
-/** Extension keys in the order kourai writes them, after the ten. Later issues append here. */
-export const EXTENSION_KEYS = [
-  'entry_id',
-  'recorded_at',
-  'entry_type',
-  'interrupt',
-  'supersedes',
-  'revision_reason',
-  'likert',
-  'comment',
-  'episode',
-  'council',
-] as const;
+export { CONTEXT_KEYS, EXTENSION_FIELDS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
 
 function closest(value: string, options: readonly string[]): string | undefined {
   let best: string | undefined;
@@ -152,18 +128,19 @@ export const CouncilDetailsSchema = z.looseObject({});
 
 export const RecordedAtSchema = z.iso.datetime({ offset: true, error: 'recorded_at must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-22T10:00:00.000Z' });
 
-const extensionShape = {
-  entry_id: z.string().min(1).max(64).optional(),
-  recorded_at: RecordedAtSchema.optional(),
-  entry_type: EntryTypeSchema.optional(),
-  interrupt: InterruptSchema.nullable().optional(),
-  supersedes: z.string().min(1).optional(),
-  revision_reason: z.string().optional(),
-  likert: z.number().int().min(1).max(5).optional(),
-  comment: z.string().optional(),
-  episode: EpisodeSchema.optional(),
-  council: CouncilDetailsSchema.optional(),
-};
+/** The zod schema of each kind of extension field (fields.ts). */
+const EXTENSION_KINDS = {
+  id: z.string().min(1).max(64),
+  timestamp: RecordedAtSchema,
+  entry_type: EntryTypeSchema,
+  interrupt: InterruptSchema.nullable(),
+  ref: z.string().min(1),
+  text: z.string(),
+  likert: z.number().int().min(1).max(5),
+  object: z.looseObject({}),
+} satisfies Record<ExtensionKind, z.ZodType>;
+type ExtensionShape = { [F in (typeof EXTENSION_FIELDS)[number] as F['key']]: z.ZodOptional<(typeof EXTENSION_KINDS)[F['kind']]> };
+const extensionShape = Object.fromEntries(EXTENSION_FIELDS.map((f) => [f.key, EXTENSION_KINDS[f.kind].optional()])) as ExtensionShape;
 
 const standardShape = {
   scene_id: z.string({ error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string') }),
