@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
+import { COUNCIL_URL_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
 import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';
@@ -209,7 +209,8 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
     async (req, reply) => {
       const round = roundParam(req.params.round);
       const body = Buffer.isBuffer(req.body) ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent) : submissionFromBody(req.body, req.params.agent);
-      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body);
+      const url = req.headers[COUNCIL_URL_HEADER];
+      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body, { councilUrl: typeof url === 'string' ? url : null });
       void reply.status(created ? 201 : 200);
       return receipt;
     },

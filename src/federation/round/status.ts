@@ -151,7 +151,16 @@ export async function federationStatus(p: {
 /** What the council acknowledged, as ledger anchors: this round's submitted agents and every round it scored this forge in. */
 export function councilAnchors(councilKey: string, round: RoundStatus | null, trust: Trust | null): { round: string; agent: string | null; where: string }[] {
   const out: { round: string; agent: string | null; where: string }[] = [];
-  if (round) for (const agent of round.you.submitted) out.push({ round: roundKey(councilKey, round.round), agent, where: `the council (round ${round.round} status)` });
+  if (round) {
+    for (const agent of round.you.submitted) {
+      // The round key of the release the council holds, when it says: a release it accepted into
+      // another round than it was drawn for is anchored to the round it was drawn for (the ledger's).
+      const held = round.you.round_keys?.[agent];
+      const k = held === undefined ? null : parseRoundKey(held);
+      if (held !== undefined && k?.councilKey !== councilKey) continue; // not a release this forge drew: nothing of its ledger
+      out.push({ round: held ?? roundKey(councilKey, round.round), agent, where: `the council (round ${round.round} status)` });
+    }
+  }
   if (trust) for (const h of trust.history) out.push({ round: roundKey(councilKey, h.round), agent: null, where: `the council (trust history, round ${h.round})` });
   return out;
 }
