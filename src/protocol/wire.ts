@@ -84,7 +84,7 @@ export const ERROR_STATUS = {
   unknown_agent: 404,
   no_aggregate: 404,
   no_global: 404,
-  /** The body did not arrive within its deadline (upload_grace + size / upload_rate). */
+  /** The body stopped arriving (after upload_grace, at upload_rate) or did not arrive within upload_grace + size / upload_rate. */
   request_timeout: 408,
   duplicate_submission: 409,
   late_submission: 409,
