@@ -129,7 +129,7 @@ describe('round binding as a property of the council (in-process)', () => {
             // What a forge that drew it holds in its ledger (a plain body is drawn by its sender for round 1).
             const drawer = x.form === 'release' ? x.drawnBy : x.sender;
             ledgers[drawer]?.push({ round: x.form === 'release' ? key : roundKey(keys[x.sender] as string, 1), agent: x.agent });
-            let expected: 'created' | 'replay' | string;
+            let expected: string; // 'created', 'replay' or the refusal's code
             const slot = slots.get(`${x.sender}/${x.agent}`);
             const sentKey = x.form === 'release' ? key : undefined;
             if (x.form === 'release' && x.drawnFor !== 1) expected = 'round_mismatch';
