@@ -399,7 +399,7 @@ export function buildCli(
       .description('run the council server until SIGINT/SIGTERM (plain HTTP: put TLS in a reverse proxy); logs to stderr')
       .option('--host <host>', 'address to listen on (default 127.0.0.1)')
       .option('--port <port>', 'port (default 7470; 0 picks a free one)')
-      .option('--base-fingerprint <sha>', 'base-model fingerprint updates must be for (repeatable; required)', collect, [])
+      .option('--base-fingerprint <sha>', 'base-model fingerprint updates must be for (repeatable; required unless --layouts derives from the built-in base, whose fingerprint is then the accepted one)', collect, [])
       .addOption(new Option('--strategy <rule>', 'aggregation rule (default lora-fair)').choices(['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair']))
       .option('--byzantine <f>', 'Byzantine forges to tolerate (default 0)')
       .option('--trim <k>', 'trimmed-mean: values dropped at each end (default f)')
@@ -412,8 +412,8 @@ export function buildCli(
       .addOption(new Option('--weights <mode>', 'weigh updates uniformly or by the (noised) counts forges send (default uniform)').choices(['uniform', 'counts']))
       .option('--tail-margin <t>', 'norm check: accept up to S(1 + sigma(sqrt(d) + t)) (default 10)')
       .option('--clip-norm <range>', 'privacy policy: clip norms S forges may declare, e.g. 1 or 0.5..1 (default 0..1)')
-      .option('--noise-multiplier <range>', 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 0..10)')
-      .option('--layouts <file>', 'adapter layout per agent (JSON file: {"*": [{"name", "shape"}]} or per agent; required)')
+      .option('--noise-multiplier <range>', 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 8)')
+      .option('--layouts <file|json>', 'adapter layout per agent, a JSON file or inline JSON: {"derive": {"base": "builtin", "rank": 8}}, or tensors {"*": [{"name", "shape"}]} for all agents or per agent (required)')
       .option('--max-uploads-per-forge <n>', 'uploads one forge may have in progress; more get 429 (default 2)')
       .option('--upload-grace <duration>', 'every upload gets this long plus its size at --upload-rate (default 10s)')
       .option('--upload-rate <size>', 'the slowest upload waited for, bytes per second, e.g. 128KiB (default 128KiB)')
@@ -507,7 +507,7 @@ export function buildCli(
 
   // --- issue 9: local learning (bond adapters, adapters, score, route) ---
   const useOpt = (): Option => new Option('--use <adapters>', 'adapters applied: both (mixed by the lean), bond or council').choices(['both', 'bond', 'council']);
-  const leanOpt = '0 personal (bond only) … 1 federated (council only); default 0.5 or learn.lean in config.json';
+  const leanOpt = '0 personal (bond only) … 1 federated (council only); default learn.lean in config.json, else the lean chosen on your held-out scenes';
   const agentOpt = (c: Command): Command => c.option('--agent <agent>', 'only this agent (repeatable)', collect, []);
   const kindOpt = (): Option => new Option('--kind <kind>', 'bond or council (default bond)').choices(['bond', 'council']);
 
@@ -518,7 +518,9 @@ export function buildCli(
         .command('bond')
         .description('train every agent’s bond adapter (private entries included; it never leaves this machine) and make it current'),
     )
-      .option('--epochs <n>', 'most epochs (early stopping may end sooner; default 40)')
+      .option('--epochs <n>', 'most epochs of the nonlinear path (early stopping may end sooner; default 20)')
+      .option('--patience <n>', 'epochs without a better validation pairwise accuracy before stopping (default 5)')
+      .option('--l2 <x>', 'the direct path’s L2 penalty (default: chosen by cross-validation on the training scenes)')
       .option('--rank <r>', 'LoRA rank (default 8)')
       .option('--lr <x>', 'learning rate (default 0.01)')
       .option('--seed <n>', 'seed: same data and seed, byte-identical adapters (default 7)')
@@ -578,9 +580,11 @@ export function buildCli(
     .description('rank candidate texts as an agent’s adapters prefer them (arguments, --file, or NDJSON on stdin)')
     .argument('[candidates...]', 'the candidate texts')
     .requiredOption('--agent <agent>', 'whose preference model')
-    .option('--file <path>', 'candidates as JSON: ["…", …] or {"candidates": [...], "task_type": "…"}')
-    .option('--stdin', 'stream: one {"id", "candidates", "task_type", "lean"} per line in, one ranking per line out (NDJSON)')
+    .option('--file <path>', 'candidates as JSON: ["…", …] or {"candidates": [...], "task_type": "…", "prompt": "…"}')
+    .option('--stdin', 'stream: one {"id", "candidates", "task_type", "prompt", "lean"} per line in, one ranking per line out (NDJSON)')
     .option('--task-type <type>', 'the task type (selects its lean)')
+    .option('--prompt <text>', 'what the candidates answer (the task or question), when the host has it')
+    .option('--prompt-file <path>', 'the same, read from a file')
     .addOption(useOpt())
     .option('--lean <x>', leanOpt)
     .option('--json', 'JSON output')

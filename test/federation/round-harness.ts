@@ -5,7 +5,7 @@ import type { CouncilLearner } from '../../src/federation/round/learner.js';
 import type { Membership } from '../../src/federation/round/membership.js';
 import { runRound, type RoundEvent, type RoundOptions, type RoundResult } from '../../src/federation/round/run-round.js';
 import type { CouncilTransport } from '../../src/federation/round/transport.js';
-import { FEDERATING_AGENTS, type FederatingAgent } from '../../src/memoir/agents.js';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../../src/memoir/format/agents.js';
 import type { CouncilRelease } from '../../src/privacy/release.js';
 import { DEFAULT_PRIVACY_CONFIG, type PrivacyConfig } from '../../src/privacy/privacy-config.js';
 import { PrivacyGate } from '../../src/privacy/round-gate.js';

@@ -30,7 +30,7 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const { config } = privacyConfigFor(ctx, opts);
     const membership = readMembership(home);
-    const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now });
+    const gate = PrivacyGate.openReadOnly({ home, config, now: ctx.now });
     try {
       return await federationStatus({
         membership,

@@ -6,7 +6,7 @@
  * the round follows it.
  */
 import type { PrivacyFloor } from '../../privacy/privacy-floor.js';
-import { AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
+import { AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
 import type { RoundPlan as BudgetPlan } from '../../privacy/budget.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { COUNCIL_RELEASE_FORMAT, RELEASE_METADATA_KEY } from '../../privacy/release.js';

@@ -3,8 +3,8 @@
  * (round, trust, exile), consent, whisper capacity per agent, the last rounds from the memoir, a
  * round left unfinished, and whether the ledger still matches its anchors.
  */
-import { AGENTS, isBondOnly, type Agent } from '../../memoir/agents.js';
-import type { CouncilEvent } from '../../memoir/council-event.js';
+import { AGENTS, isBondOnly, type Agent } from '../../memoir/format/agents.js';
+import type { CouncilEvent } from '../../memoir/derive/council-event.js';
 import { budgetState, gaugeLevel, ROUND_SAMPLE_RATE, type GaugeLevel } from '../../privacy/budget.js';
 import { checkAnchors } from '../../privacy/ledger-anchor.js';
 import { floorViolation, privacyFloor, type PrivacyFloor } from '../../privacy/privacy-floor.js';

@@ -1,4 +1,4 @@
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 
 /**
  * Labelled examples: what the trainer learns from, built from memoir entries by the data views
@@ -18,6 +18,8 @@ interface ExampleBase {
   weight: number;
   /** context.task_type when present. */
   taskType: string | null;
+  /** What the text answers (the scene's task description, bond view only); absent: not known. */
+  prompt?: string | null;
 }
 
 /**
