@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExitCode, KouraiError } from '../../src/errors.js';
+import type { KouraiError } from '../../src/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { membershipPath, readMembership } from '../../src/federation/round/membership.js';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 import { SPECS, startTestCouncil, type TestCouncil } from '../council/helpers.js';
