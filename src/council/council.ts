@@ -174,8 +174,11 @@ export class Council {
     const digest = digestOf(body);
     const existing = await this.storage.submission(round, forge.id, agent);
     if (existing) return this.replay(existing.digest, digest, existing.receiptJson, round, agent, body.round_key);
-    // The same bytes from a second forge are a replay of the first's release, not an update of its own.
-    if ((await this.storage.submissionsFor(round, agent)).some((s) => s.digest === digest && s.forgeId !== forge.id)) {
+    // The same bytes as another forge's release are a replay of it, not an update of this forge's own
+    // (as a release or stripped to a plain body). Two plain bodies alike are left to the aggregation
+    // rule: colluding forges that send one vector (the simulator's attackers) are its to withstand.
+    const alike = (await this.storage.submissionsFor(round, agent)).filter((s) => s.digest === digest && s.forgeId !== forge.id);
+    if (alike.some((s) => body.round_key !== undefined || (JSON.parse(s.receiptJson) as { round_key?: unknown }).round_key !== undefined)) {
       throw new CouncilHttpError('replayed_release', `another forge already sent exactly these bytes for ${agent} in round ${round}: an update is accepted from the forge that drew it, once`);
     }
     if (!isAgent(agent)) throw new CouncilHttpError('unknown_agent', `unknown agent "${agent}"; the council aggregates ${FEDERATING_AGENTS.join(', ')}`, { agents: [...FEDERATING_AGENTS] });

@@ -135,7 +135,7 @@ describe('round binding as a property of the council (in-process)', () => {
             if (x.form === 'release' && x.drawnFor !== 1) expected = 'round_mismatch';
             else if (x.form === 'release' && x.drawnBy !== x.sender) expected = 'foreign_round_key';
             else if (slot) expected = slot.content === content && (sentKey === undefined || slot.key === undefined || slot.key === sentKey) ? 'replay' : 'duplicate_submission';
-            else if ([...slots.entries()].some(([k, v]) => k !== `${x.sender}/${x.agent}` && k.endsWith(`/${x.agent}`) && v.content === content)) expected = 'replayed_release';
+            else if ([...slots.entries()].some(([k, v]) => k !== `${x.sender}/${x.agent}` && k.endsWith(`/${x.agent}`) && v.content === content && (sentKey !== undefined || v.key !== undefined))) expected = 'replayed_release';
             else expected = 'created';
             let got: string;
             try {
