@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { kouraiHome } from '../context.js';
+import { appliedText } from '../output/applied-text.js';
 import { colors } from '../output/color.js';
 import { renderTable } from '../output/table.js';
 import { Scorer, type RouteResult } from '../train/scorer.js';
@@ -32,7 +33,6 @@ export default defineCommand({
       { header: 'P', get: (d) => d.p.toFixed(3), align: 'right' },
       { header: '', get: (d) => c.cyan(bar(d.p)) },
     ]);
-    const used = [r.adapters.bond !== null && r.lean < 1 ? `bond v${r.adapters.bond}` : null, r.adapters.council !== null && r.lean > 0 ? `council v${r.adapters.council}` : null].filter(Boolean).join(' + ');
-    return `${table}${c.dim(`hephaestus: base + ${used || 'no adapter'} · lean ${r.lean.toFixed(2)}`)}`;
+    return `${table}${c.dim(appliedText('hephaestus', r.applied))}`;
   },
 });

@@ -1,4 +1,4 @@
-import { FEDERATING_AGENTS, type Agent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, type Agent } from '../memoir/format/agents.js';
 import { STRUCTURE_DIM, STRUCTURE_FEATURES } from './encoder/structure.js';
 
 /**

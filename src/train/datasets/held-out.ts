@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Agent } from '../../memoir/agents.js';
-import type { MemoirEntry } from '../../memoir/schema.js';
+import type { Agent } from '../../memoir/format/agents.js';
+import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { headOf } from '../adapter-layout.js';
 import type { BaseModel } from '../base-model.js';
 import { hashString } from '../encoder/hashed-ngrams.js';

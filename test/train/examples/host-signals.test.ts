@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
 import { examplesOf, fromEntry, hostSignals, testPairs } from '../../../src/train/examples/build.js';
 import { ent } from './helpers.js';
 

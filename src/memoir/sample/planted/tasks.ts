@@ -1,0 +1,70 @@
+import type { Agent } from '../../format/agents.js';
+import { pick, pseudoWord, type Rand, type Vocabulary } from './pseudo-words.js';
+import { THINGS } from './render-text.js';
+
+/**
+ * Task types of the sample forge, the specialist Hephaestus routes each to, and the player's
+ * task descriptions (private `task_description` entries): short texts from varied templates so
+ * a routing head can learn which words ask for which specialist ("write tests for the parser"
+ * asks for Dokimasia) while the nouns (pseudo-words, shared English nouns) predict nothing.
+ */
+
+export const TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit'] as const;
+export type TaskType = (typeof TASK_TYPES)[number];
+
+export const SPECIALIST: Readonly<Record<TaskType, Agent>> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme' };
+
+/** How often each task type comes up (code-heavy, as forges are). */
+const TASK_WEIGHTS: readonly (readonly [TaskType, number])[] = [
+  ['code', 0.3],
+  ['test', 0.2],
+  ['commit', 0.2],
+  ['plan', 0.15],
+  ['style_review', 0.15],
+];
+
+export function pickTask(rand: Rand): TaskType {
+  let r = rand();
+  for (const [t, w] of TASK_WEIGHTS) {
+    if (r < w) return t;
+    r -= w;
+  }
+  return 'code';
+}
+
+const TEMPLATES: Readonly<Record<TaskType, readonly ((n: string, t: string) => string)[]>> = {
+  plan: [
+    (n, t) => `plan the ${n} ${t} migration`,
+    (n, t) => `outline how to split the ${n} ${t}`,
+    (n, t) => `sketch the steps to move the ${n} ${t} to a new schema`,
+    (n, t) => `decide the order of work for the ${n} ${t}`,
+  ],
+  code: [
+    (n, t) => `implement the ${n} ${t}`,
+    (n, t) => `refactor the ${n} ${t} so it streams`,
+    (n, t) => `fix the off-by-one in the ${n} ${t}`,
+    (n, t) => `add a retry to the ${n} ${t}`,
+    (n, t) => `make the ${n} ${t} faster`,
+  ],
+  test: [
+    (n, t) => `write tests for the ${n} ${t}`,
+    (n, t) => `add a regression test for the ${n} ${t}`,
+    (n, t) => `cover the ${n} ${t} with property tests`,
+    (n, t) => `check with a test that the ${n} ${t} handles empty input`,
+  ],
+  style_review: [
+    (n, t) => `review the naming in the ${n} ${t}`,
+    (n, t) => `tidy the style of the ${n} ${t}`,
+    (n, t) => `check the ${n} ${t} for readability`,
+    (n, t) => `review the comments in the ${n} ${t}`,
+  ],
+  commit: [
+    (n, t) => `write the commit message for the ${n} ${t} change`,
+    (n, t) => `summarise the ${n} ${t} work as a commit`,
+    (n, t) => `commit the ${n} ${t} fix with a good message`,
+  ],
+};
+
+export function taskDescription(rand: Rand, task: TaskType, vocab: Vocabulary): string {
+  return pick(rand, TEMPLATES[task])(pseudoWord(rand, vocab), pick(rand, THINGS));
+}

@@ -1,0 +1,160 @@
+import type { Agent } from '../../memoir/format/agents.js';
+import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
+
+/**
+ * The routing prior: the specialists' written roles (roles.ts) turned into logits for a task.
+ *
+ *   score[s] = Σ weight of each of s's cues the task contains (once each)  + TASK_TYPE_WEIGHT if
+ *              the host's task type names s's work
+ *   logit[s] = β · score[s] + bias[s]
+ *
+ * Words are matched on light stems (plural, -ing, -ed), and a word of five letters or more that
+ * is one letter off a cue word (a typo: "implment", "funtion") is read as that word. β and the
+ * bias are calibration constants fitted on the tuning part of test/fixtures/route/tasks.jsonl
+ * (fitTemperature in calibration.ts); with no cue at all the task goes, weakly, to Techne, as the
+ * most common kind of work. Building the index takes well under a millisecond, so `kourai route`
+ * builds it per call.
+ */
+export const PRIOR_BETA = 1.8;
+const TASK_TYPE_WEIGHT = 4;
+const BIAS: Readonly<Partial<Record<Agent, number>>> = { techne: 0.5 };
+
+export interface CueHit {
+  agent: Agent;
+  cue: string;
+  weight: number;
+}
+
+export interface PriorResult {
+  /** One logit per specialist, in the order the prior was built with. */
+  logits: Float64Array;
+  /** The cues that fired, strongest first. */
+  hits: CueHit[];
+}
+
+/** Lower-case word stems of a text: letters and digits, with `-`, `'` and `_` joining parts of one word. */
+export function stems(text: string): string[] {
+  const words = text.toLowerCase().match(/[a-z0-9]+(?:['’_-][a-z0-9]+)*/g) ?? [];
+  const out: string[] = [];
+  for (const w of words) {
+    out.push(stem(w.replace(/’/g, "'")));
+    // "property-based" and "snake_case" also count as their parts
+    if (/[-_]/.test(w)) for (const part of w.split(/[-_]/)) if (part) out.push(stem(part));
+  }
+  return out;
+}
+
+/** A light stemmer: enough that a cue and its inflections meet, not a linguistic one. */
+export function stem(w: string): string {
+  let s = w.endsWith("'s") ? w.slice(0, -2) : w;
+  if (s.length > 4 && s.endsWith('ies')) s = `${s.slice(0, -3)}y`;
+  else if (s.length > 4 && /(ss|x|ch|sh)es$/.test(s)) s = s.slice(0, -2);
+  else if (s.length > 3 && s.endsWith('s') && !/(ss|us|is)$/.test(s)) s = s.slice(0, -1);
+  if (s.length > 5 && s.endsWith('ing')) s = undouble(s.slice(0, -3));
+  else if (s.length > 4 && s.endsWith('ed')) s = undouble(s.slice(0, -2));
+  if (s.length > 4 && s.endsWith('e')) s = s.slice(0, -1);
+  return s;
+}
+
+function undouble(s: string): string {
+  return s.length > 3 && s[s.length - 1] === s[s.length - 2] && !/[lsz]/.test(s[s.length - 1] as string) ? s.slice(0, -1) : s;
+}
+
+interface Cue {
+  agent: number;
+  text: string;
+  words: string[];
+  weight: number;
+}
+
+export class RoutePrior {
+  readonly specialists: readonly Agent[];
+  private readonly byFirst = new Map<string, Cue[]>();
+  private readonly vocab = new Set<string>();
+  /** One-letter-deleted forms of cue words (five letters or more) -> the word. */
+  private readonly near = new Map<string, string>();
+  private readonly taskTypes = new Map<string, number>();
+  private readonly bias: Float64Array;
+
+  constructor(specialists: readonly Agent[], roles: Readonly<Partial<Record<Agent, SpecialistRole>>> = SPECIALIST_ROLES) {
+    this.specialists = specialists;
+    this.bias = Float64Array.from(specialists, (a) => BIAS[a] ?? 0);
+    specialists.forEach((agent, i) => {
+      const role = roles[agent];
+      if (!role) return;
+      for (const t of role.taskTypes) this.taskTypes.set(normalType(t), i);
+      // Cues that stem alike ("format", "formatting") are one cue, with the larger weight.
+      const own = new Map<string, Cue>();
+      for (const [text, weight] of role.cues) {
+        const words = stems(text);
+        if (words.length === 0) continue;
+        const key = words.join(' ');
+        const had = own.get(key);
+        if (had) had.weight = Math.max(had.weight, weight);
+        else own.set(key, { agent: i, text, words, weight });
+      }
+      for (const cue of own.values()) {
+        const list = this.byFirst.get(cue.words[0] as string) ?? [];
+        list.push(cue);
+        this.byFirst.set(cue.words[0] as string, list);
+        for (const w of cue.words) this.vocab.add(w);
+      }
+    });
+    for (const w of this.vocab) {
+      if (w.length < 5) continue;
+      for (let k = 0; k < w.length; k++) {
+        const d = w.slice(0, k) + w.slice(k + 1);
+        if (!this.vocab.has(d) && !this.near.has(d)) this.near.set(d, w);
+      }
+    }
+  }
+
+  /** A typo of a cue word is read as the word (one letter missing, extra or changed). */
+  private correct(w: string): string {
+    if (w.length < 5 || this.vocab.has(w)) return w;
+    const missing = this.near.get(w);
+    if (missing !== undefined) return missing;
+    for (let k = 0; k < w.length; k++) {
+      const d = w.slice(0, k) + w.slice(k + 1);
+      if (this.vocab.has(d)) return d;
+      // A changed letter only in longer words: "entry" is not "retry".
+      const changed = w.length >= 6 ? this.near.get(d) : undefined;
+      if (changed !== undefined) return changed;
+    }
+    return w;
+  }
+
+  score(description: string | null, taskType: string | null = null): PriorResult {
+    const n = this.specialists.length;
+    const score = new Float64Array(n);
+    const hits: CueHit[] = [];
+    const words = stems(description ?? '').map((w) => this.correct(w));
+    const fired = new Set<Cue>();
+    for (let i = 0; i < words.length; i++) {
+      for (const cue of this.byFirst.get(words[i] as string) ?? []) {
+        if (fired.has(cue) || i + cue.words.length > words.length) continue;
+        let ok = true;
+        for (let k = 1; k < cue.words.length && ok; k++) ok = words[i + k] === cue.words[k];
+        if (!ok) continue;
+        fired.add(cue);
+        score[cue.agent] = (score[cue.agent] as number) + cue.weight;
+        hits.push({ agent: this.specialists[cue.agent] as Agent, cue: cue.text, weight: cue.weight });
+      }
+    }
+    if (taskType !== null) {
+      const at = this.taskTypes.get(normalType(taskType));
+      if (at !== undefined) {
+        score[at] = (score[at] as number) + TASK_TYPE_WEIGHT;
+        hits.push({ agent: this.specialists[at] as Agent, cue: `task type: ${taskType.trim()}`, weight: TASK_TYPE_WEIGHT });
+      }
+    }
+    const logits = new Float64Array(n);
+    for (let s = 0; s < n; s++) logits[s] = PRIOR_BETA * (score[s] as number) + (this.bias[s] as number);
+    hits.sort((a, b) => b.weight - a.weight);
+    return { logits, hits };
+  }
+}
+
+function normalType(t: string): string {
+  return t.trim().toLowerCase().replace(/[\s-]+/g, '_');
+}
