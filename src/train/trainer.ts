@@ -329,10 +329,6 @@ function checkDims(l: LoraWeights, d: LoraDims): void {
   }
 }
 
-function primaryMetric(ms: readonly Metric[]): number | null {
-  return ms[0]?.value ?? null;
-}
-
 function countBy(xs: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const x of xs) out[x] = (out[x] ?? 0) + 1;
