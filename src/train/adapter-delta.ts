@@ -63,19 +63,16 @@ function sameFactor(x: Float64Array, y: Float64Array): boolean {
  * adapters differ by exactly 0 and a change in one factor is measured without cancellation.
  */
 export function differenceNorm(to: Term, from: Term, m: Module): number {
-  const [bt, at] = m === 'dense' ? [to.lora.denseB, to.lora.denseAt] : [to.lora.headB, to.lora.headA];
-  const [bf, af] = m === 'dense' ? [from.lora.denseB, from.lora.denseAt] : [from.lora.headB, from.lora.headA];
+  const keys = { dense: ['denseB', 'denseAt'], head: ['headB', 'headA'], direct: ['directB', 'directAt'] } as const;
+  const [kb, ka] = keys[m];
+  const [bt, at] = [to.lora[kb], to.lora[ka]];
+  const [bf, af] = [from.lora[kb], from.lora[ka]];
   if (to.lora.rank === from.lora.rank && (sameFactor(at, af) || sameFactor(bt, bf))) {
     const shareA = sameFactor(at, af);
-    const lora = { ...to.lora };
     const [x, y] = shareA ? [bt, bf] : [at, af];
     const d = new Float64Array(x.length);
     for (let i = 0; i < d.length; i++) d[i] = to.coef * (x[i] as number) - from.coef * (y[i] as number);
-    if (m === 'dense') {
-      if (shareA) lora.denseB = d;
-      else lora.denseAt = d;
-    } else if (shareA) lora.headB = d;
-    else lora.headA = d;
+    const lora: LoraWeights = { ...to.lora, [shareA ? kb : ka]: d };
     return effectiveNorm([{ lora, coef: 1 }], m);
   }
   return effectiveNorm([to, { lora: from.lora, coef: -from.coef }], m);
