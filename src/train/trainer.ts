@@ -285,28 +285,39 @@ function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], l
     const v = (sq[k] as number) / n - m * m;
     return v > 1e-12 ? Math.sqrt(v) : 1;
   });
-  const scaled = texts.features.map(({ idx, val }) => {
-    const v = Float64Array.from(val);
+  // The fit runs over the columns the training texts touch (the others have no data: they stay
+  // at the prior), renumbered densely, so its cost follows the data, not the input width.
+  const colOf = new Int32Array(D).fill(-1);
+  const active: number[] = [];
+  for (const t of used) for (const j of (texts.features[t] as Features).idx) if (colOf[j] === -1) colOf[j] = active.push(j) - 1;
+  const unitOf = (j: number): number => (j >= structure && j < semantic ? (sd[j - structure] as number) : 1);
+  const empty: Features = { idx: new Int32Array(0), val: new Float64Array(0) };
+  const compact = texts.features.map(({ idx, val }, t) => {
+    if (!used.has(t)) return empty;
+    const ci = new Int32Array(idx.length);
+    const cv = new Float64Array(idx.length);
     for (let k = 0; k < idx.length; k++) {
       const j = idx[k] as number;
-      if (j >= structure && j < semantic) v[k] = (v[k] as number) / (sd[j - structure] as number);
+      ci[k] = colOf[j] as number;
+      cv[k] = (val[k] as number) / unitOf(j);
     }
-    return { idx, val: v };
+    return { idx: ci, val: cv };
   });
-  // [out][in] (adapter) <-> [in][out] (fit), structure columns in fit units.
-  const toFit = (W: Float64Array): Float64Array => {
-    const U = new Float64Array(D * O);
-    for (let o = 0; o < O; o++) for (let j = 0; j < D; j++) U[j * O + o] = (W[o * D + j] as number) * (j >= structure && j < semantic ? (sd[j - structure] as number) : 1);
-    return U;
-  };
-  const problem: LinearProblem = { out: O, dim: D, texts: scaled, offsets, items, prior: prior ? toFit(prior) : null };
+  const A = active.length;
+  // [out][in] (adapter) <-> [active][out] (fit), structure columns in fit units.
+  let priorFit: Float64Array | null = null;
+  if (prior) {
+    priorFit = new Float64Array(A * O);
+    for (let c = 0; c < A; c++) for (let o = 0; o < O; o++) priorFit[c * O + o] = (prior[o * D + (active[c] as number)] as number) * unitOf(active[c] as number);
+  }
+  const problem: LinearProblem = { out: O, dim: A, texts: compact, offsets, items, prior: priorFit };
   const choice: LambdaChoice = settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
-  const U = problem.prior ? Float64Array.from(problem.prior) : new Float64Array(D * O);
+  const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);
-  const W = new Float64Array(O * D);
-  for (let j = 0; j < D; j++) {
-    const f = j >= structure && j < semantic ? 1 / (sd[j - structure] as number) : 1;
-    for (let o = 0; o < O; o++) W[o * D + j] = (U[j * O + o] as number) * f;
+  const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);
+  for (let c = 0; c < A; c++) {
+    const j = active[c] as number;
+    for (let o = 0; o < O; o++) W[o * D + j] = (U[c * O + o] as number) / unitOf(j);
   }
   setDirectMatrix(lora, W, scale);
   return { lambda: choice.lambda, chosenBy: settings.l2 !== null ? 'setting' : 'cross-validation', curve: choice.curve };
@@ -316,10 +327,6 @@ function checkDims(l: LoraWeights, d: LoraDims): void {
   if (l.inDim !== d.inDim || l.hidden !== d.hidden || l.out !== d.out || l.rank !== d.rank) {
     throw new RangeError(`adapter dims [in ${l.inDim}, hidden ${l.hidden}, out ${l.out}, rank ${l.rank}] do not match the run's [in ${d.inDim}, hidden ${d.hidden}, out ${d.out}, rank ${d.rank}]`);
   }
-}
-
-function primaryMetric(ms: readonly Metric[]): number | null {
-  return ms[0]?.value ?? null;
 }
 
 function countBy(xs: readonly string[]): Record<string, number> {
