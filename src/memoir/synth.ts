@@ -16,7 +16,7 @@ import { strictSplit } from './split-rule.js';
 /**
  * The sample forge: a seeded, realistic multi-session memoir of one player. Every pipeline turn
  * starts with the player's task (a private `task_description`); Hephaestus routes it (now and
- * then wrongly, and the player steps in); the specialist proposes; the player accepts proposals
+ * then wrongly, and the player steps in) to any of the seven specialists; the specialist proposes; the player accepts proposals
  * in their style and rewrites or rejects the others (planted preferences: `planted/`). Around
  * that: interrupts (silent and private ones too), Aidos's slop calls and Aletheia's corrections
  * with the player's answer, Kallos's style edits, Kallos–Aidos disagreements, Likert feedback,
@@ -215,6 +215,28 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
       if (kind) {
         const rounds = between(rand, 1, 3);
         for (let i = 0; i < rounds; i++) last = proposal(sc, task, kind, specialist);
+      } else if (task === 'slop_review') {
+        // Aidos reads the text for slop; the player takes the call or not, as they hold the axis.
+        const rc = reviewContent(rand, 'train');
+        const axis = pick(rand, AIDOS_AXES);
+        const taken = answers(axis, 0);
+        const kindOf: ResponseKind = taken ? 'accepted' : 'rejected';
+        last = {
+          id: emit({ ...base, scene_id: sc, agent: 'aidos', source: 'specialist_proposed', context: ctxFor(task, ['hephaestus']), narrative_beat: `aidos_${BEAT[kindOf]}`, agent_proposed: aidosFlag(rc, axis), player_response: { kind: kindOf, delta: null, felt: FELT[kindOf] }, affinity_delta: AFFINITY[kindOf], training_label: taken ? null : { preference_pair: null, weight: 0.5 } }) || last.id,
+          style: {},
+          review: null,
+        };
+      } else if (task === 'fact_check') {
+        // Aletheia checks the claims; a correction that names its source is taken (craft).
+        const sample = newSample(rand, 'citation', 'train');
+        const style = randomStyle(rand, 'citation');
+        const taken = answers('citations', style.citations?.pole ?? 0);
+        const kindOf: ResponseKind = taken ? 'accepted' : 'rejected';
+        last = {
+          id: emit({ ...base, scene_id: sc, agent: 'aletheia', source: 'specialist_proposed', context: ctxFor(task, ['hephaestus']), narrative_beat: `aletheia_${BEAT[kindOf]}`, agent_proposed: render(sample, style), player_response: { kind: kindOf, delta: null, felt: FELT[kindOf] }, affinity_delta: AFFINITY[kindOf], training_label: taken ? null : { preference_pair: null, weight: 0.5 } }) || last.id,
+          style: {},
+          review: null,
+        };
       } else {
         // Style review: Kallos's edits, then perhaps a Kallos–Aidos disagreement.
         const rc = reviewContent(rand, 'train');

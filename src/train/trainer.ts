@@ -10,6 +10,7 @@ import { cloneLora, initLora, loraWeights, type LoraDims, type LoraWeights } fro
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
 import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
 import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
+import { RoutePrior } from './route-prior/prior.js';
 import { sceneRoles } from './scene-split.js';
 
 /** Everything that shapes a training run besides the data. */
@@ -113,6 +114,8 @@ interface Item {
   scene: string;
   /** Pairs: 1 when the chosen side is the player's revision, 0 when the player chose between two texts. */
   revision: number;
+  /** Route: the routing prior's logits, added to the head's (the head learns what the prior leaves). */
+  offset: Float64Array | null;
 }
 
 /** The texts of a run, encoded once and projected through the frozen layer once. */
@@ -268,12 +271,13 @@ export function prepare(base: BaseModel, encode: (text: string) => Features, exa
   };
   const items: Item[] = [];
   const specialists = base.spec.specialists;
+  const prior = head === 'route' ? new RoutePrior(specialists) : null;
   for (const e of examples) {
     if (!(e.weight > 0) || !Number.isFinite(e.weight)) {
       skip('non-positive weight');
       continue;
     }
-    const base = { kind: e.kind, w: e.weight, scene: e.scene, b: -1, revision: 0 };
+    const base = { kind: e.kind, w: e.weight, scene: e.scene, b: -1, revision: 0, offset: null };
     if (e.kind === 'route') {
       if (head !== 'route') {
         skip('route label for a scoring head');
@@ -284,7 +288,7 @@ export function prepare(base: BaseModel, encode: (text: string) => Features, exa
         skip('route label not a specialist');
         continue;
       }
-      items.push({ ...base, a: text(e.text), target: label });
+      items.push({ ...base, a: text(e.text), target: label, offset: prior ? prior.score(e.description === undefined ? e.text : e.description, e.taskType).logits : null });
       continue;
     }
     if (head === 'route') {
@@ -314,6 +318,7 @@ export class Run {
   private readonly ws1: Workspace;
   private readonly ws2: Workspace;
   private readonly gy: Float64Array;
+  private readonly yo: Float64Array;
   private readonly t: number;
 
   constructor(
@@ -325,7 +330,15 @@ export class Run {
     this.ws1 = net.workspace(applied);
     this.ws2 = net.workspace(applied);
     this.gy = new Float64Array(net.out);
+    this.yo = new Float64Array(net.out);
     this.t = applied.length - 1;
+  }
+
+  /** The head's outputs plus the item's offset (the routing prior), in scratch space. */
+  private withOffset(y: Float64Array, offset: Float64Array | null): Float64Array {
+    if (!offset) return y;
+    for (let o = 0; o < y.length; o++) this.yo[o] = (y[o] as number) + (offset[o] as number);
+    return this.yo;
   }
 
   private fwd(text: number, ws: Workspace): Float64Array {
@@ -348,7 +361,7 @@ export class Run {
     }
     const y = this.fwd(it.a, ws1);
     let loss: number;
-    if (it.kind === 'route') loss = routeLoss(y, it.target, it.w, gy);
+    if (it.kind === 'route') loss = routeLoss(this.withOffset(y, it.offset), it.target, it.w, gy);
     else {
       const r = logisticLoss(y[0] as number, it.target, it.w);
       gy[0] = r.g;
@@ -366,12 +379,13 @@ export class Run {
       const yr = this.fwd(it.b, this.ws2)[0] as number;
       return { loss: pairLoss(yc, yr, it.w).loss, margin: yc - yr, argmax: -1 };
     }
-    const y = this.fwd(it.a, this.ws1);
     if (it.kind === 'route') {
+      const y = this.withOffset(this.fwd(it.a, this.ws1), it.offset);
       let arg = 0;
       for (let o = 1; o < y.length; o++) if ((y[o] as number) > (y[arg] as number)) arg = o;
       return { loss: routeLoss(y, it.target, it.w, this.gy), margin: 0, argmax: arg };
     }
+    const y = this.fwd(it.a, this.ws1);
     return { loss: logisticLoss(y[0] as number, it.target, it.w).loss, margin: y[0] as number, argmax: -1 };
   }
 

@@ -9,18 +9,20 @@ import { THINGS } from './render-text.js';
  * asks for Dokimasia) while the nouns (pseudo-words, shared English nouns) predict nothing.
  */
 
-export const TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit'] as const;
+export const TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit', 'slop_review', 'fact_check'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
-export const SPECIALIST: Readonly<Record<TaskType, Agent>> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme' };
+export const SPECIALIST: Readonly<Record<TaskType, Agent>> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme', slop_review: 'aidos', fact_check: 'aletheia' };
 
 /** How often each task type comes up (code-heavy, as forges are). */
 const TASK_WEIGHTS: readonly (readonly [TaskType, number])[] = [
-  ['code', 0.3],
-  ['test', 0.2],
-  ['commit', 0.2],
-  ['plan', 0.15],
-  ['style_review', 0.15],
+  ['code', 0.28],
+  ['test', 0.18],
+  ['commit', 0.16],
+  ['plan', 0.14],
+  ['style_review', 0.12],
+  ['slop_review', 0.06],
+  ['fact_check', 0.06],
 ];
 
 export function pickTask(rand: Rand): TaskType {
@@ -62,6 +64,18 @@ const TEMPLATES: Readonly<Record<TaskType, readonly ((n: string, t: string) => s
     (n, t) => `write the commit message for the ${n} ${t} change`,
     (n, t) => `summarise the ${n} ${t} work as a commit`,
     (n, t) => `commit the ${n} ${t} fix with a good message`,
+  ],
+  slop_review: [
+    (n, t) => `does the ${n} ${t} description read like slop`,
+    (n, t) => `flag the filler in the ${n} ${t} notes`,
+    (n, t) => `check the ${n} ${t} docs for generic boilerplate`,
+    (n, t) => `is the ${n} ${t} summary machine-written fluff`,
+  ],
+  fact_check: [
+    (n, t) => `check the sources cited in the ${n} ${t} notes`,
+    (n, t) => `verify the claims in the ${n} ${t} docs`,
+    (n, t) => `is the reference in the ${n} ${t} comment real`,
+    (n, t) => `fact-check the ${n} ${t} benchmark figures`,
   ],
 };
 
