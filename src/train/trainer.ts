@@ -416,7 +416,15 @@ export class Run {
       const maj = majority(of('route', fit).map((it) => it.target)) ?? 0;
       const hits = route.filter((i) => this.predict(i).argmax === (items[i] as Item).target).length;
       const majHits = route.filter((i) => (items[i] as Item).target === maj).length;
-      out.push({ kind: 'route', name: 'accuracy', value: hits / route.length, n: route.length, baselines: [{ name: 'majority_class', value: majHits / route.length }] });
+      // The prior alone (what routing is before any history): what the head must add to.
+      const priorHits = route.filter((i) => {
+        const it = items[i] as Item;
+        if (!it.offset) return false;
+        let arg = 0;
+        for (let o = 1; o < it.offset.length; o++) if ((it.offset[o] as number) > (it.offset[arg] as number)) arg = o;
+        return arg === it.target;
+      }).length;
+      out.push({ kind: 'route', name: 'accuracy', value: hits / route.length, n: route.length, baselines: [{ name: 'majority_class', value: majHits / route.length }, { name: 'routing_prior', value: priorHits / route.length }] });
     }
     const bin = idxOf('binary');
     if (bin.length) {

@@ -11,18 +11,20 @@ import { THINGS } from './render-text.js';
 
 export const TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit', 'slop_review', 'fact_check'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
+/** The pipeline's tasks (Metis → Techne → Dokimasia → Kallos → Mneme), drawn by pickTask. */
+export const PIPELINE_TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit'] as const satisfies readonly TaskType[];
+/** Reading tasks, for Aidos (slop) and Aletheia (claims and sources): synth.ts draws them from a stream of their own. */
+export const READING_TASK_TYPES = ['slop_review', 'fact_check'] as const satisfies readonly TaskType[];
 
 export const SPECIALIST: Readonly<Record<TaskType, Agent>> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme', slop_review: 'aidos', fact_check: 'aletheia' };
 
 /** How often each task type comes up (code-heavy, as forges are). */
 const TASK_WEIGHTS: readonly (readonly [TaskType, number])[] = [
-  ['code', 0.28],
-  ['test', 0.18],
-  ['commit', 0.16],
-  ['plan', 0.14],
-  ['style_review', 0.12],
-  ['slop_review', 0.06],
-  ['fact_check', 0.06],
+  ['code', 0.3],
+  ['test', 0.2],
+  ['commit', 0.2],
+  ['plan', 0.15],
+  ['style_review', 0.15],
 ];
 
 export function pickTask(rand: Rand): TaskType {
