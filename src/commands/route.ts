@@ -13,7 +13,11 @@ const options = z.object({
   json: z.boolean().default(false),
 });
 
-/** Hephaestus's routing head: which specialist should take this task, as a distribution. */
+/**
+ * Hephaestus's routing head: which specialist should take this task, as a distribution. It works
+ * from the first session (the specialists' written roles are its prior); the player's routing
+ * history, once `train bond` has learned from it, adapts it.
+ */
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<RouteResult> {
@@ -33,6 +37,8 @@ export default defineCommand({
       { header: '', get: (d) => c.cyan(bar(d.p)) },
     ]);
     const used = [r.adapters.bond !== null && r.lean < 1 ? `bond v${r.adapters.bond}` : null, r.adapters.council !== null && r.lean > 0 ? `council v${r.adapters.council}` : null].filter(Boolean).join(' + ');
-    return `${table}${c.dim(`hephaestus: base + ${used || 'no adapter'} · lean ${r.lean.toFixed(2)}`)}`;
+    const cues = r.prior.cues.slice(0, 4).map((h) => `${h.cue} → ${h.agent}`);
+    const why = cues.length ? `\n${c.dim(`the roles' cues in the task: ${cues.join(', ')}`)}` : '';
+    return `${table}${c.dim(`hephaestus: the specialists' roles + base + ${used || 'no adapter yet (routing history trains one: kourai train bond)'} · lean ${r.lean.toFixed(2)}`)}${why}`;
   },
 });

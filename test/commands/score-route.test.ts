@@ -113,6 +113,35 @@ describe('kourai route', () => {
     ctx.cleanup();
   });
 
+  it('works from the first session, with no adapter: the specialists’ roles route the tasks a new player types', async () => {
+    const ctx = testCtx();
+    const cases: [string, string][] = [
+      ['write tests for the parser', 'dokimasia'],
+      ['is this citation real?', 'aletheia'],
+      ['does this PR description read like AI slop?', 'aidos'],
+      ['fix the null pointer crash when the config file is missing', 'techne'],
+      ['split this feature across the team', 'metis'],
+    ];
+    for (const [task, agent] of cases) {
+      const r = await runCli(route, { task, json: true }, ctx);
+      const res = r.json as { distribution: { agent: string; p: number }[]; adapters: unknown; text: string; prior: { cues: { agent: string; cue: string }[] } };
+      expect(res.distribution[0]!.agent, task).toBe(agent);
+      expect(res.adapters).toEqual({ council: null, bond: null });
+      expect(res.text).toBe(task);
+      expect(res.prior.cues[0]!.agent, task).toBe(agent);
+    }
+    const text = await runCli(route, { task: 'is this citation real?' }, ctx);
+    expect(text.stdout).toContain('no adapter yet');
+    expect(text.stdout).toMatch(/cues in the task: citation → aletheia/);
+    // The task type reaches the prior, not the head's text.
+    const typed = await runCli(route, { task: 'look at the frobnicator', taskType: 'test', json: true }, ctx);
+    expect((typed.json as { text: string }).text).toBe('look at the frobnicator');
+    expect((typed.json as { distribution: { agent: string }[] }).distribution[0]!.agent).toBe('dokimasia');
+    // Asking for an adapter that is not there is still refused.
+    expect(await fails(route, { task: 'x', use: 'bond' }, ctx)).toMatchObject({ exitCode: ExitCode.notFound });
+    ctx.cleanup();
+  });
+
   it('needs a task or a task type (2)', async () => {
     const ctx = home();
     expect((await fails(route, {}, ctx)).exitCode).toBe(ExitCode.usage);
