@@ -95,7 +95,7 @@ export async function run(report, { quick } = {}) {
   const labels = heldOut.map((r) => SPECIALISTS.indexOf(r.label));
   const figures = (name, probs, note = '') => {
     const c = calibration(probs, labels);
-    report(`route ${name}: top-1 accuracy (goal ≥ 85%)`, c.accuracy, '', `${c.n} held-out tasks${note ? `; ${note}` : ''}`);
+    report(`route ${name}: top-1 accuracy (goal ≥ 85%)`, c.accuracy, '', `${c.n} tasks${note ? `; ${note}` : ''}`);
     report(`route ${name}: expected calibration error`, c.ece, '', '10 equal-width bins of top-1 p');
     report(`route ${name}: wrong with p ≥ 0.9 (goal ≤ 5%)`, c.confidentWrong, '', `${Math.round(c.confidentWrong * c.n)} of ${c.n}`);
     return c;
