@@ -21,7 +21,9 @@ const FLOORS = [
   // the wire both speak (documents, versions, cohorts); neither side imports the other
   ['protocol'],
   ['train', 'privacy', 'replay', 'feedback'],
-  ['store'],
+  // the SQLite index of memoirs (rebuilt from them at will); it opens its file through store/db.ts
+  ['memoir-index'],
+  ['store'], // the state database: ledger, consent, registry, caches
   // affinity is computed from memoir entries alone (memoir's player metrics use it), so it shares memoir's floor.
   ['memoir', 'affinity'],
   ['aggregation', 'tensor'],
@@ -29,14 +31,14 @@ const FLOORS = [
 ];
 
 /** Where SQL may be written: the memoir index and state repositories, and the council's own storage. */
-const SQL_HOMES = ['src/store/**', 'src/council/storage.ts', 'src/council/sqlite-storage.ts'];
+const SQL_HOMES = ['src/store/**', 'src/memoir-index/**', 'src/council/storage.ts', 'src/council/sqlite-storage.ts'];
 /** Packages that belong to one layer. */
 const PACKAGE_HOMES = [
   { name: 'commander', home: ['src/cli.ts'], why: 'argv parsing is the job of src/cli.ts alone' },
   { name: 'ink', home: ['src/ui/**'], why: 'Ink screens live in src/ui/' },
   { name: 'react', home: ['src/ui/**'], why: 'React components live in src/ui/' },
   { name: 'chalk', home: ['src/output/**'], why: 'colour comes from the one Chalk instance in src/output/color.ts', typesFrom: ['src/commands/**', 'src/ui/**'] },
-  { name: 'better-sqlite3', home: SQL_HOMES, why: 'SQL lives in src/store/ (and the council storage)' },
+  { name: 'better-sqlite3', home: SQL_HOMES, why: 'SQL lives in src/store/ and src/memoir-index/ (and the council storage)' },
   // One decision about the node flags a worker inherits (`node --input-type=module` broke every worker).
   ...['node:worker_threads', 'worker_threads'].map((name) => ({
     name,
@@ -74,9 +76,9 @@ const WRITE = {
   message: 'Human output goes through src/output (writeText, note, warn: sanitised for the terminal); only main.ts writes errors.',
 };
 const SQL = [
-  { selector: "CallExpression[callee.property.name=/^(prepare|pragma|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]", message: 'SQL lives in src/store/ (a prepared-statement repository), not here.' },
-  { selector: 'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/, not here.' },
-  { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/, not here.' },
+  { selector: "CallExpression[callee.property.name=/^(prepare|pragma|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]", message: 'SQL lives in src/store/ or src/memoir-index/ (a prepared-statement repository), not here.' },
+  { selector: 'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/ or src/memoir-index/, not here.' },
+  { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/ or src/memoir-index/, not here.' },
 ];
 
 /** One config block per unit of the tree (a directory, a command group, a file at the top of src/). */

@@ -277,7 +277,7 @@ async function tokenTiming(report, tmp) {
     for (let i = 0; i < 20000; i++) (i % 2 ? a : b).push(await once(i % 2 ? existing : missing));
     report('council auth: wrong token, existing id − missing id (median)', pct(a, 50) - pct(b, 50), 'µs', `medians ${pct(a, 50).toFixed(2)} vs ${pct(b, 50).toFixed(2)} µs (10,000 each, interleaved); was 8–18 µs when the id chose the row`);
   } finally {
-    storage.close();
+    await storage.close();
   }
 }
 

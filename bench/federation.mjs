@@ -24,7 +24,7 @@ export async function run(report) {
   const { BUILTIN_FINGERPRINT } = await load('train/fingerprint.js');
   const { adapterLayout } = await load('train/adapter-layout.js');
   const { builtinBaseSpec } = await load('train/base-spec.js');
-  const { FEDERATING_AGENTS } = await load('memoir/agents.js');
+  const { FEDERATING_AGENTS } = await load('memoir/format/agents.js');
 
   const dir = mkdtempSync(join(tmpdir(), 'kourai-bench-federation-'));
   const rank = 8;

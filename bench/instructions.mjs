@@ -77,7 +77,7 @@ export async function run(report) {
 
     // --- batch append (batches of 10k, as the timed figure) vs the upstream writer; both sides parse
     // the same ndjson input first
-    const memoirJs = pathToFileURL(join(ROOT, 'dist', 'memoir', 'memoir.js')).href;
+    const memoirJs = pathToFileURL(join(ROOT, 'dist', 'memoir', 'file', 'memoir.js')).href;
     const append = (input, out) => node(`
 const { readFileSync } = await import('node:fs');
 const { Memoir } = await import(${JSON.stringify(memoirJs)});

@@ -17,9 +17,9 @@ const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
 /** In the child: every bond view and every council view of the memoir; prints figures as JSON. */
 async function child(home, bound) {
   const [{ openIndex, indexPath }, { bondView, councilView }, { AGENTS, FEDERATING_AGENTS }] = await Promise.all([
-    dist('store/memoir-index.js'),
+    dist('memoir-index/memoir-index.js'),
     dist('train/examples/views.js'),
-    dist('memoir/agents.js'),
+    dist('memoir/format/agents.js'),
   ]);
   void indexPath;
   const index = openIndex(home);

@@ -35,7 +35,7 @@ function eachLine(path, fn) {
 
 /** A fresh node that imports the library and times one verifyMemoirs of the file (start-up excluded). */
 const kouraiInProcess = (file) => `
-const { verifyMemoirs } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'memoir', 'verify.js')).href)});
+const { verifyMemoirs } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'memoir', 'verify', 'verify.js')).href)});
 const t = performance.now(); const c = process.cpuUsage();
 const v = await verifyMemoirs([${JSON.stringify(file)}]);
 const s = (performance.now() - t) / 1000; const u = process.cpuUsage(c);
@@ -71,12 +71,12 @@ with open(${JSON.stringify(file)}, encoding='utf-8') as f:
 print(n / (time.perf_counter() - t), n / (time.process_time() - c))`;
 
 export async function run(report, { quick }) {
-  const { synthSessions } = await dist('memoir/synth.js');
-  const { parseLine } = await dist('memoir/parse.js');
-  const { isValidLine } = await dist('memoir/fast-validate.js');
-  const { Memoir } = await dist('memoir/memoir.js');
-  const { openIndex } = await dist('store/memoir-index.js');
-  const { defaultThreads } = await dist('memoir/verify-threads.js');
+  const { synthSessions } = await dist('memoir/sample/synth.js');
+  const { parseLine } = await dist('memoir/format/parse.js');
+  const { isValidLine } = await dist('memoir/format/fast-validate.js');
+  const { Memoir } = await dist('memoir/file/memoir.js');
+  const { openIndex } = await dist('memoir-index/memoir-index.js');
+  const { defaultThreads } = await dist('memoir/verify/verify-threads.js');
   const cores = availableParallelism();
 
   const dir = tempDir();

@@ -42,7 +42,7 @@ export async function run(report, opts = {}) {
       dist('commands/memoir/buffer.js'),
       dist('commands/memoir/episodes.js'),
       dist('commands/memoir/supersede.js'),
-      dist('memoir/replay-buffer.js'),
+      dist('memoir/derive/replay-buffer.js'),
     ]);
     const ctx = ctxFor(home);
     const exec = (cmd, raw) => cmd.run(cmd.options.parse(raw), ctx);

@@ -5,13 +5,13 @@ import { cleanup, tempDir } from './lib.mjs';
 import { AffinityAccumulator } from '../dist/affinity/affinity.js';
 import { DEFAULT_POLICY } from '../dist/affinity/gating.js';
 import { feedbackHistory } from '../dist/feedback/history.js';
-import { appendLines } from '../dist/memoir/append.js';
-import { synthSessions } from '../dist/memoir/synth.js';
+import { appendLines } from '../dist/memoir/file/append.js';
+import { synthSessions } from '../dist/memoir/sample/synth.js';
 import { StoryCursor } from '../dist/replay/cursor.js';
 import { walkStory } from '../dist/replay/walk.js';
 import { storyRecord } from '../dist/replay/records.js';
-import { openIndex } from '../dist/store/memoir-index.js';
-import { StoryIndex } from '../dist/store/story-queries.js';
+import { openIndex } from '../dist/memoir-index/memoir-index.js';
+import { StoryIndex } from '../dist/memoir-index/story-queries.js';
 import { initialReplayState, replayFrame, replayReducer } from '../dist/ui/replay/use-replay-state.js';
 
 const ENTRIES = Number(process.env.KOURAI_BENCH_ENTRIES ?? 100_000);

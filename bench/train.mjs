@@ -143,10 +143,10 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
 
 /** The sample forge, in-process, indexed in a temp dir: bond views for the agents named. */
 async function sampleViews(dir, player, agents) {
-  const { synthSessions } = await load('memoir/synth.js');
-  const { profileFor } = await load('memoir/planted/profiles.js');
-  const { appendLines } = await load('memoir/append.js');
-  const { openIndex } = await load('store/memoir-index.js');
+  const { synthSessions } = await load('memoir/sample/synth.js');
+  const { profileFor } = await load('memoir/sample/planted/profiles.js');
+  const { appendLines } = await load('memoir/file/append.js');
+  const { openIndex } = await load('memoir-index/memoir-index.js');
   const { bondView } = await load('train/examples/views.js');
   const paths = [];
   let i = 0;
@@ -198,7 +198,7 @@ async function heldOutWith(encode, views, cases) {
   const { builtinBaseSpec } = await load('train/base-spec.js');
   const { train, DEFAULT_SETTINGS } = await load('train/trainer.js');
   const { Inference } = await load('train/inference.js');
-  const { heldOutPairs } = await load('memoir/planted/held-out.js');
+  const { heldOutPairs } = await load('memoir/sample/planted/held-out.js');
   const base = new BaseModel(builtinBaseSpec());
   const out = {};
   const bonds = {};

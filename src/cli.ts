@@ -398,7 +398,7 @@ export function buildCli(
       .description('run the council server until SIGINT/SIGTERM (plain HTTP: put TLS in a reverse proxy); logs to stderr')
       .option('--host <host>', 'address to listen on (default 127.0.0.1)')
       .option('--port <port>', 'port (default 7470; 0 picks a free one)')
-      .option('--base-fingerprint <sha>', 'base-model fingerprint updates must be for (repeatable; required)', collect, [])
+      .option('--base-fingerprint <sha>', 'base-model fingerprint updates must be for (repeatable; required unless --layouts derives from the built-in base, whose fingerprint is then the accepted one)', collect, [])
       .addOption(new Option('--strategy <rule>', 'aggregation rule (default lora-fair)').choices(['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair']))
       .option('--byzantine <f>', 'Byzantine forges to tolerate (default 0)')
       .option('--trim <k>', 'trimmed-mean: values dropped at each end (default f)')
@@ -411,8 +411,8 @@ export function buildCli(
       .addOption(new Option('--weights <mode>', 'weigh updates uniformly or by the (noised) counts forges send (default uniform)').choices(['uniform', 'counts']))
       .option('--tail-margin <t>', 'norm check: accept up to S(1 + sigma(sqrt(d) + t)) (default 10)')
       .option('--clip-norm <range>', 'privacy policy: clip norms S forges may declare, e.g. 1 or 0.5..1 (default 0..1)')
-      .option('--noise-multiplier <range>', 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 0..10)')
-      .option('--layouts <file>', 'adapter layout per agent (JSON file: {"*": [{"name", "shape"}]} or per agent; required)')
+      .option('--noise-multiplier <range>', 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 8)')
+      .option('--layouts <file|json>', 'adapter layout per agent, a JSON file or inline JSON: {"derive": {"base": "builtin", "rank": 8}}, or tensors {"*": [{"name", "shape"}]} for all agents or per agent (required)')
       .option('--max-uploads-per-forge <n>', 'uploads one forge may have in progress; more get 429 (default 2)')
       .option('--upload-grace <duration>', 'every upload gets this long plus its size at --upload-rate (default 10s)')
       .option('--upload-rate <size>', 'the slowest upload waited for, bytes per second, e.g. 128KiB (default 128KiB)')
@@ -506,7 +506,7 @@ export function buildCli(
 
   // --- issue 9: local learning (bond adapters, adapters, score, route) ---
   const useOpt = (): Option => new Option('--use <adapters>', 'adapters applied: both (mixed by the lean), bond or council').choices(['both', 'bond', 'council']);
-  const leanOpt = '0 personal (bond only) … 1 federated (council only); default 0.5 or learn.lean in config.json';
+  const leanOpt = '0 personal (bond only) … 1 federated (council only); default learn.lean in config.json, else the lean chosen on your held-out scenes';
   const agentOpt = (c: Command): Command => c.option('--agent <agent>', 'only this agent (repeatable)', collect, []);
   const kindOpt = (): Option => new Option('--kind <kind>', 'bond or council (default bond)').choices(['bond', 'council']);
 

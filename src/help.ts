@@ -131,7 +131,10 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     exits: [env, conflict],
   },
   'council serve': {
-    examples: [['council serve --base-fingerprint sha256:9f2c --layouts layouts.json --strategy lora-fair --byzantine 2', 'serve until Ctrl-C']],
+    examples: [
+      [`council serve --layouts '{"derive": {"base": "builtin", "rank": 8}}' --min-forges 1`, 'a council for one local forge, layouts derived from the built-in base'],
+      ['council serve --layouts layouts.json --strategy lora-fair --byzantine 2 --min-forges 11', 'serve until Ctrl-C, tolerating 2 Byzantine forges'],
+    ],
     exits: [env, invalid, conflict, integrity],
   },
   'council forge add': { examples: [['council forge add athens --json', 'register a forge; its token']], exits: [env, conflict, integrity] },

@@ -1,4 +1,4 @@
-import { AGENTS, type Agent } from '../memoir/agents.js';
+import { AGENTS, type Agent } from '../memoir/format/agents.js';
 
 /**
  * Affinity: how far the player's relationship with each agent has grown.

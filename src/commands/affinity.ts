@@ -5,10 +5,10 @@ import { affinity as fmtAffinity, signedAffinity as signed } from '../format.js'
 import { colors } from '../output/color.js';
 import { sparkline } from '../output/sparkline.js';
 import { renderTable } from '../output/table.js';
-import { StoryIndex } from '../store/story-queries.js';
+import { StoryIndex } from '../memoir-index/story-queries.js';
 import { AGENT_COLOR, TIER_COLOR } from '../output/theme.js';
 import { indexFeedback } from '../output/index-feedback.js';
-import { openIndexed } from '../store/indexed.js';
+import { openIndexed } from '../memoir-index/indexed.js';
 import { filterShape, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 

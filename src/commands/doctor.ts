@@ -2,13 +2,13 @@ import { accessSync, closeSync, constants, existsSync, openSync, statSync } from
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
-import { discoverMemoirs } from '../memoir/discover.js';
-import { findTornTail } from '../memoir/quarantine.js';
+import { discoverMemoirs } from '../memoir/file/discover.js';
+import { findTornTail } from '../memoir/file/quarantine.js';
 import { colors } from '../output/color.js';
 import { count } from '../format.js';
-import { openIndexReadOnly } from '../store/indexed.js';
-import { indexPath } from '../store/memoir-index.js';
-import { MemoirQueries } from '../store/memoir-queries.js';
+import { openIndexReadOnly } from '../memoir-index/indexed.js';
+import { indexPath } from '../memoir-index/memoir-index.js';
+import { MemoirQueries } from '../memoir-index/memoir-queries.js';
 import { checkNode } from '../runtime/node-version.js';
 import { openStateDbReadOnly, statePath } from '../store/state-db.js';
 import { defineCommand } from './types.js';

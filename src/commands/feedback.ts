@@ -9,19 +9,19 @@ import { CancelledError, fsError, NotFoundError, UsageError } from '../errors.js
 import { isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswer, type FeedbackSubject, type Rating } from '../feedback/entry.js';
 import { feedbackHistory } from '../feedback/history.js';
 import { writeFeedback } from '../feedback/write.js';
-import { AgentSchema, type MemoirEntry } from '../memoir/schema.js';
-import { describeLocation, oneMemoir, resolveMemoirs } from '../memoir/discover.js';
-import { loadEntryAt } from '../memoir/reader.js';
-import { RESPONSE_KINDS, type ResponseKind } from '../memoir/sources.js';
+import { AgentSchema, type MemoirEntry } from '../memoir/format/schema.js';
+import { describeLocation, oneMemoir, resolveMemoirs } from '../memoir/file/discover.js';
+import { loadEntryAt } from '../memoir/file/reader.js';
+import { RESPONSE_KINDS, type ResponseKind } from '../memoir/format/sources.js';
 import { colors } from '../output/color.js';
 import { affinity as fmtAffinity, signedAffinity } from '../format.js';
 import { FeedbackPrompts } from '../store/feedback-prompts.js';
-import { openStateDb } from '../store/state-db.js';
+import { openStateDb, openStateDbReadOnly } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
-import { StoryIndex } from '../store/story-queries.js';
+import { StoryIndex } from '../memoir-index/story-queries.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { indexFeedback } from '../output/index-feedback.js';
-import { openIndexed } from '../store/indexed.js';
+import { openIndexed } from '../memoir-index/indexed.js';
 import { defineCommand } from './types.js';
 
 const ANSWER_FLAGS = `--rating 1-5 --kind ${RESPONSE_KINDS.join('|')}`;
@@ -38,7 +38,8 @@ const options = z.object({
     .optional()
     .transform((s, c) => {
       if (s === undefined) return undefined;
-      const n = Number(s.trim());
+      // A digit and nothing else: Number() would also take ' 4', '1e0' and '0x4'.
+      const n = /^[1-5]$/.test(s) ? Number(s) : Number.NaN;
       if (!isRating(n)) {
         c.addIssue({ code: 'custom', message: `"${s}" is not a rating: use a whole number from 1 (way off) to 5 (exactly right)` });
         return z.NEVER;
@@ -151,7 +152,7 @@ export default defineCommand({
       const context = own ? (loadEntryAt(session.path, own.offset, own.length, own.entry_id).context ?? null) : null;
       const subject: FeedbackSubject = { agent: opts.agent, scene_id: opts.scene, proposed, revised, context };
 
-      stateDb = openStateDb(home);
+      stateDb = opts.check ? openStateDbReadOnly(home) : openStateDb(home);
       const prompts = new FeedbackPrompts(stateDb);
       const skip = prompts.skips(scope.key, opts.agent);
       const history = feedbackHistory(q, opts.agent, policy, skip);

@@ -1,7 +1,7 @@
-import { AGENTS } from '../memoir/agents.js';
-import { ENTRY_TYPES, SOURCES } from '../memoir/sources.js';
+import { AGENTS } from '../memoir/format/agents.js';
+import { ENTRY_TYPES, SOURCES } from '../memoir/format/sources.js';
 import { UsageError } from '../errors.js';
-import type { EntryFilter } from '../store/memoir-index.js';
+import type { EntryFilter } from '../memoir-index/memoir-index.js';
 import { optionalString, optionalTime, oneOf, stringList, type Maybe } from './fast-flags.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AGENTS } from '../memoir/agents.js';
-import { ENTRY_TYPES, SOURCES } from '../memoir/sources.js';
+import { AGENTS } from '../memoir/format/agents.js';
+import { ENTRY_TYPES, SOURCES } from '../memoir/format/sources.js';
 
 /**
  * Option schemas more than one command group shares: `--memoir`, the entry filters, numeric
@@ -18,7 +18,8 @@ const listOf = <T extends readonly [string, ...string[]]>(values: T, flag: strin
     .transform((xs, ctx) => {
       for (const x of xs) {
         if (!(values as readonly string[]).includes(x)) {
-          ctx.addIssue({ code: 'custom', message: `unknown ${flag.replace('--', '')} "${x}"; expected one of: ${values.join(', ')}` });
+          const meant = (values as readonly string[]).includes(x.toLowerCase()) ? ` (did you mean "${x.toLowerCase()}"?)` : '';
+          ctx.addIssue({ code: 'custom', message: `unknown ${flag.replace('--', '')} "${x}"${meant}; expected one of: ${values.join(', ')}` });
           return z.NEVER;
         }
       }
@@ -39,9 +40,12 @@ const time = () =>
       return d.toISOString();
     });
 
+/** `--agent A` (repeatable): agent names, lower case as in the memoir. */
+export const agentListOpt = listOf(AGENTS as unknown as readonly [string, ...string[]], '--agent');
+
 /** Filter flags shared by inspect, search, buffer, replay and affinity. */
 export const filterShape = {
-  agent: listOf(AGENTS as unknown as readonly [string, ...string[]], '--agent'),
+  agent: agentListOpt,
   source: listOf(SOURCES, '--source'),
   type: listOf(ENTRY_TYPES, '--type'),
   split: z.enum(['shared', 'private']).optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { kouraiHome } from '../context.js';
+import { appliedText } from '../output/applied-text.js';
 import { colors } from '../output/color.js';
 import { renderTable } from '../output/table.js';
 import { Scorer, type RouteResult } from '../train/scorer.js';
@@ -36,9 +37,8 @@ export default defineCommand({
       { header: 'P', get: (d) => d.p.toFixed(3), align: 'right' },
       { header: '', get: (d) => c.cyan(bar(d.p)) },
     ]);
-    const used = [r.adapters.bond !== null && r.lean < 1 ? `bond v${r.adapters.bond}` : null, r.adapters.council !== null && r.lean > 0 ? `council v${r.adapters.council}` : null].filter(Boolean).join(' + ');
     const cues = r.prior.cues.slice(0, 4).map((h) => `${h.cue} → ${h.agent}`);
-    const why = cues.length ? `\n${c.dim(`the roles' cues in the task: ${cues.join(', ')}`)}` : '';
-    return `${table}${c.dim(`hephaestus: the specialists' roles + base + ${used || 'no adapter yet (routing history trains one: kourai train bond)'} · lean ${r.lean.toFixed(2)}`)}${why}`;
+    const prior = `\n  prior: the specialists' written roles${cues.length ? `; cues in the task: ${cues.join(', ')}` : ', no cue in the task'}`;
+    return `${table}${c.dim(appliedText('hephaestus', r.applied))}${c.dim(prior)}`;
   },
 });

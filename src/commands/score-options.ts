@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentSchema } from '../memoir/schema.js';
+import { AgentSchema } from '../memoir/format/schema.js';
 
 /**
  * `kourai score`'s options, the schema of record. Loaded only when the fast check in score.ts

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, fsError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
-import { AGENTS } from '../memoir/agents.js';
+import { AGENTS } from '../memoir/format/agents.js';
+import { appliedText } from '../output/applied-text.js';
 import { colors } from '../output/color.js';
 import { writeNdjson } from '../output/json.js';
 import { oneLine, renderTable } from '../output/table.js';
@@ -141,7 +142,6 @@ export default defineCommand({
       { header: 'P', get: (x) => x.p.toFixed(2), align: 'right' },
       { header: 'CANDIDATE', get: (x) => `${c.dim(`#${x.index + 1}`)} ${oneLine(x.text, width)}` },
     ]);
-    const used = [r.adapters.bond !== null && r.lean < 1 ? `bond v${r.adapters.bond}` : null, r.adapters.council !== null && r.lean > 0 ? `council v${r.adapters.council}` : null].filter(Boolean).join(' + ');
-    return `${table}${c.dim(`${r.agent}: base + ${used || 'no adapter'} · lean ${r.lean.toFixed(2)} (0 personal … 1 federated)`)}`;
+    return `${table}${c.dim(appliedText(r.agent, r.applied))}`;
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, NotFoundError } from '../errors.js';
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import { colors } from '../output/color.js';
 import { VERDICT_SHORT, type GaugeLevel } from '../privacy/budget.js';
 import { PrivacyGate } from '../privacy/round-gate.js';
@@ -12,8 +12,8 @@ import { readKnownPolicy } from '../federation/round/known-policy.js';
 import { delta as fmtDelta, epsilon as fmtEps, ratio } from '../format.js';
 import { indexFeedback } from '../output/index-feedback.js';
 import { privacyConfigFor } from '../privacy/privacy-config.js';
-import { openIndexed } from '../store/indexed.js';
-import { MemoirQueries } from '../store/memoir-queries.js';
+import { openIndexed } from '../memoir-index/indexed.js';
+import { MemoirQueries } from '../memoir-index/memoir-queries.js';
 import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
@@ -57,6 +57,7 @@ function pricing(home: string, config: PrivacyConfig): { config: PrivacyConfig; 
   const known = readKnownPolicy(home, m.council_key);
   if (!known) return { ...own, note: `next-round costs here are at this forge's σ = ${config.noiseMultiplier}: no policy of the joined council is known locally yet; a council round charges the council's σ (kourai whisper --next-round asks it)` };
   const d = applyCouncilPolicy(config, { clipNorm: known.clip_norm, noiseMultiplier: known.noise_multiplier });
+  if (!d.ok && d.reason === 'floor') return { ...own, note: `the council's last published policy (round ${known.round}) is outside this forge's privacy floor: ${d.message.replace(/: nothing was trained, sent or spent$/, '')}; a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}` };
   if (!d.ok) return { ...own, note: `the council's last published σ = ${known.noise_multiplier} (round ${known.round}) is one the Whisper Limit cannot afford: a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}` };
   return {
     config: d.config,

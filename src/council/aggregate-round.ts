@@ -2,7 +2,7 @@ import type { GramPool } from '../aggregation/gram-pool.js';
 import { refusalOf } from '../aggregation/guard.js';
 import { aggregateUpdates, chunkRanges, requirement, type AggregateOutcome } from '../aggregation/strategy.js';
 import { AggregationError } from '../aggregation/vec.js';
-import { FEDERATING_AGENTS } from '../memoir/agents.js';
+import { FEDERATING_AGENTS } from '../memoir/format/agents.js';
 import { f32FromLE, toLE } from '../tensor/float-codec.js';
 import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';

@@ -1,6 +1,6 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
 import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submission, Trust } from '../protocol/wire.js';
-import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/format/agents.js';
 import { ConflictError } from '../errors.js';
 import { systemClock, type Clock, type Timer } from '../runtime/clock.js';
 import { sameLayout, type Layout } from '../tensor/layout.js';
@@ -135,6 +135,7 @@ export class Council {
       openedAt: at.toISOString(),
       deadline: new Date(at.getTime() + this.config.round_deadline * 1000).toISOString(),
       strategyJson: JSON.stringify(roundSettingsOf(this.config)),
+      cohort: null,
     };
   }
 

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/format/agents.js';
 import { sameLayout, type Layout } from '../tensor/layout.js';
 import type { CouncilConfig } from './config.js';
 import { configuredLayouts } from './layouts.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/format/agents.js';
 import { adapterLayout } from '../train/adapter-layout.js';
 import { builtinBaseSpec, embeddingsBaseSpec, type BaseSpec } from '../train/base-spec.js';
 import { layoutOf, type Layout } from '../tensor/layout.js';

@@ -283,7 +283,7 @@ export async function startCouncilServer(opts: {
     await council.stop();
     await app?.close();
     await worker?.close();
-    storage.close();
+    await storage.close();
     throw err;
   }
   const addr = app.server.address();
@@ -301,7 +301,7 @@ export async function startCouncilServer(opts: {
       await server.close();
       await council.stop();
       await worker?.close();
-      storage.close();
+      await storage.close();
     },
   };
 }

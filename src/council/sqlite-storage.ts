@@ -20,7 +20,9 @@ import {
   type ForgeRow,
   type NewRound,
   type NewSubmission,
+  type ProcessRow,
   type RoundRow,
+  type StorageInfo,
   type ScoreRow,
   type SubmissionRow,
   type TrustUpdate,
@@ -165,6 +167,29 @@ export const COUNCIL_MIGRATIONS: Migration[] = [
       for (const r of db.prepare('SELECT round, agent, chunk, data FROM aggregate_chunks').iterate() as IterableIterator<{ round: number; agent: string; chunk: number; data: Buffer }>) agg.run(sha256(r.data), r.round, r.agent, r.chunk);
     },
   },
+  {
+    // Cohorts, the aggregation lease, the council's own settings and its processes (the same
+    // schema as PostgreSQL's, so both backends answer alike).
+    version: 3,
+    up: `
+      ALTER TABLE rounds ADD COLUMN cohort_json TEXT;
+      ALTER TABLE rounds ADD COLUMN claimed_by TEXT;
+      ALTER TABLE rounds ADD COLUMN lease_until TEXT;
+      CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+      );
+      CREATE TABLE processes (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        url TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL,
+        role TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 function sha256(data: Buffer): Buffer {
@@ -205,6 +230,7 @@ interface RoundDb {
   close_reason: RoundRow['closeReason'];
   aggregated_at: string | null;
   strategy_json: string;
+  cohort_json: string | null;
 }
 const roundRow = (r: RoundDb): RoundRow => ({
   round: r.round,
@@ -215,6 +241,7 @@ const roundRow = (r: RoundDb): RoundRow => ({
   closeReason: r.close_reason,
   aggregatedAt: r.aggregated_at,
   strategyJson: r.strategy_json,
+  cohort: r.cohort_json === null ? null : (JSON.parse(r.cohort_json) as string[]),
 });
 
 interface SubmissionDb {
@@ -291,7 +318,16 @@ export class SqliteCouncilStorage implements CouncilStorage {
       round: db.prepare('SELECT * FROM rounds WHERE round = ?'),
       listRounds: db.prepare('SELECT * FROM rounds ORDER BY round DESC LIMIT ?'),
       closingRounds: db.prepare("SELECT * FROM rounds WHERE state = 'closing' ORDER BY round"),
-      openRound: db.prepare("INSERT INTO rounds (round, state, opened_at, deadline, strategy_json) VALUES (?, 'open', ?, ?, ?)"),
+      openRound: db.prepare("INSERT INTO rounds (round, state, opened_at, deadline, strategy_json, cohort_json) VALUES (?, 'open', ?, ?, ?, ?)"),
+      claim: db.prepare("UPDATE rounds SET claimed_by = @owner, lease_until = @until WHERE round = @round AND state = 'closing' AND (claimed_by IS NULL OR claimed_by = @owner OR lease_until < @at)"),
+      settingOnce: db.prepare('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)'),
+      setting: db.prepare('SELECT value FROM settings WHERE key = ?'),
+      heartbeat: db.prepare(
+        `INSERT INTO processes (id, host, pid, url, started_at, heartbeat_at, role) VALUES (@id, @host, @pid, @url, @startedAt, @heartbeatAt, @role)
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, role = excluded.role, url = excluded.url`,
+      ),
+      processes: db.prepare('SELECT id, host, pid, url, started_at AS startedAt, heartbeat_at AS heartbeatAt, role FROM processes WHERE heartbeat_at >= ? ORDER BY heartbeat_at DESC, id'),
+      removeProcess: db.prepare('DELETE FROM processes WHERE id = ?'),
       extend: db.prepare("UPDATE rounds SET deadline = ? WHERE round = ? AND state = 'open'"),
       close: db.prepare("UPDATE rounds SET state = 'closing', closed_at = ?, close_reason = ? WHERE round = ? AND state = 'open'"),
       layout: db.prepare('SELECT layout_json FROM layouts WHERE agent = ? AND since_round <= ? ORDER BY since_round DESC LIMIT 1'),
@@ -414,7 +450,7 @@ export class SqliteCouncilStorage implements CouncilStorage {
   }
 
   async openRound(r: NewRound): Promise<void> {
-    this.s.openRound.run(r.round, r.openedAt, r.deadline, r.strategyJson);
+    this.s.openRound.run(r.round, r.openedAt, r.deadline, r.strategyJson, r.cohort && JSON.stringify(r.cohort));
   }
 
   async extendDeadline(round: number, deadline: string, at: string): Promise<void> {
@@ -430,6 +466,10 @@ export class SqliteCouncilStorage implements CouncilStorage {
       if (changed) this.s.event.run(at, round, null, 'round_closed', JSON.stringify({ reason }));
       return changed;
     })();
+  }
+
+  async claimRound(round: number, owner: string, at: string, leaseUntil: string): Promise<boolean> {
+    return this.s.claim.run({ round, owner, at, until: leaseUntil }).changes === 1;
   }
 
   async agentLayout(agent: string, round = Number.MAX_SAFE_INTEGER): Promise<Layout | undefined> {
@@ -622,7 +662,7 @@ export class SqliteCouncilStorage implements CouncilStorage {
         }
       }
       this.s.event.run(at, round, null, 'round_aggregated', JSON.stringify({ forges_scored: updates.length }));
-      if (next) this.s.openRound.run(next.round, next.openedAt, next.deadline, next.strategyJson);
+      if (next) this.s.openRound.run(next.round, next.openedAt, next.deadline, next.strategyJson, next.cohort && JSON.stringify(next.cohort));
       return true;
     })();
   }
@@ -639,7 +679,32 @@ export class SqliteCouncilStorage implements CouncilStorage {
     return this.s.events.all(limit) as EventRow[];
   }
 
-  close(): void {
+  async settingOnce(key: string, value: Buffer): Promise<Buffer> {
+    this.s.settingOnce.run(key, value);
+    return (this.s.setting.get(key) as { value: Buffer }).value;
+  }
+
+  async setting(key: string): Promise<Buffer | undefined> {
+    return (this.s.setting.get(key) as { value: Buffer } | undefined)?.value;
+  }
+
+  async heartbeat(p: ProcessRow): Promise<void> {
+    this.s.heartbeat.run(p);
+  }
+
+  async processes(since: string): Promise<ProcessRow[]> {
+    return this.s.processes.all(since) as ProcessRow[];
+  }
+
+  async removeProcess(id: string): Promise<void> {
+    this.s.removeProcess.run(id);
+  }
+
+  info(): StorageInfo {
+    return { backend: 'sqlite', location: this.db.name };
+  }
+
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

@@ -3,9 +3,9 @@ import type { Vec } from '../aggregation/vec.js';
 
 /**
  * Everything the council keeps, behind one interface. The SQLite implementation
- * (sqlite-storage.ts) serves a single council process; a PostgreSQL one can follow for several
- * instances behind a load balancer, because every state change the council makes is one call
- * here that must be atomic, and every such call is conditional:
+ * (sqlite-storage.ts) serves a single council process; the PostgreSQL one (pg-storage.ts) serves
+ * any number of processes behind a load balancer, because every state change the council makes
+ * is one call here that must be atomic, and every such call is conditional:
  *
  * - `insertSubmission` is all-or-nothing and refuses a second row for (round, forge, agent)
  *   by returning the existing one (the caller compares digests: same → replay, else 409);
@@ -13,7 +13,10 @@ import type { Vec } from '../aggregation/vec.js';
  * - `recordAggregate` inserts the (round, agent) result once (a second writer is ignored);
  * - `finishRound` applies trust, exile and the next round only if the round is still closing;
  * - `adoptLayout` changes an agent's layout from a round on, dropping that agent's updates of the
- *   rounds not yet aggregated (they are in the old layout), in one transaction.
+ *   rounds not yet aggregated (they are in the old layout), in one transaction;
+ * - `claimRound` gives one process at a time the right to aggregate a closing round, for a lease
+ *   it renews between agents; a process that dies stops renewing, and another claims the round
+ *   when the lease has run out (`recordAggregate` and `finishRound` stay idempotent meanwhile).
  *
  * Stored update and global data carry per-chunk sha256 digests: `damagedSubmissions` finds
  * updates whose bytes changed after they were accepted (they are left out of aggregation), and
@@ -50,6 +53,8 @@ export interface RoundRow {
   aggregatedAt: string | null;
   /** The aggregation settings frozen when the round opened (JSON). */
   strategyJson: string;
+  /** The forges sampled for the round (names, sorted), or null when every forge takes part. */
+  cohort: string[] | null;
 }
 
 export interface SubmissionRow {
@@ -129,6 +134,27 @@ export interface NewRound {
   openedAt: string;
   deadline: string;
   strategyJson: string;
+  cohort: string[] | null;
+}
+
+/** One running `council serve` process, as it last reported itself. */
+export interface ProcessRow {
+  /** Unique per process start (host, pid and a random suffix). */
+  id: string;
+  host: string;
+  pid: number;
+  url: string;
+  startedAt: string;
+  heartbeatAt: string;
+  /** What it is doing: 'serving', or 'aggregating round N'. */
+  role: string;
+}
+
+/** Where the state lives, for health and logs (never a password). */
+export interface StorageInfo {
+  backend: 'sqlite' | 'postgres';
+  /** The file, or the database URL without its password. */
+  location: string;
 }
 
 /** Synchronous reads of one (round, agent)'s updates, coordinates [start, end) of each. */
@@ -165,6 +191,11 @@ export interface CouncilStorage {
   extendDeadline(round: number, deadline: string, at: string): Promise<void>;
   /** open → closing; false if the round was not open. */
   closeRound(round: number, at: string, reason: 'min_forges' | 'deadline'): Promise<boolean>;
+  /**
+   * Claims (or renews) the right to aggregate a closing round until `leaseUntil`: true when the
+   * round is closing and unclaimed, claimed by `owner`, or its lease ran out before `at`.
+   */
+  claimRound(round: number, owner: string, at: string, leaseUntil: string): Promise<boolean>;
 
   // layouts and submissions
   /** The agent's layout in force for `round` (default: the newest). */
@@ -212,7 +243,19 @@ export interface CouncilStorage {
   recordEvent(e: Omit<EventRow, 'id'>): Promise<void>;
   events(limit: number): Promise<EventRow[]>;
 
-  close(): void;
+  // the council's own settings (the cohort seed, the policy every process must share)
+  /** Stores `value` under `key` unless one is there already; returns the stored value either way. */
+  settingOnce(key: string, value: Buffer): Promise<Buffer>;
+  setting(key: string): Promise<Buffer | undefined>;
+
+  // processes
+  heartbeat(p: ProcessRow): Promise<void>;
+  /** Processes that reported since `since`, newest first. */
+  processes(since: string): Promise<ProcessRow[]>;
+  removeProcess(id: string): Promise<void>;
+
+  info(): StorageInfo;
+  close(): Promise<void>;
 }
 
 /** insertSubmission / seal: the round stopped accepting (closed meanwhile): answer late_submission. */

@@ -1,6 +1,6 @@
 import { chunkRanges, requirement, selectionOf } from '../aggregation/strategy.js';
 import { adapterDigest, PROTOCOL_VERSION, type Adapter, type Me, type RoundStatus, type Trust } from '../protocol/wire.js';
-import { FEDERATING_AGENTS } from '../memoir/agents.js';
+import { FEDERATING_AGENTS } from '../memoir/format/agents.js';
 import { f32FromLE } from '../tensor/float-codec.js';
 import { tensorToJson } from '../tensor/json.js';
 import type { Layout } from '../tensor/layout.js';

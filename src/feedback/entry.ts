@@ -1,6 +1,6 @@
-import type { Agent } from '../memoir/agents.js';
-import type { Context, MemoirInput } from '../memoir/schema.js';
-import type { Felt, ResponseKind } from '../memoir/sources.js';
+import type { Agent } from '../memoir/format/agents.js';
+import type { Context, MemoirInput } from '../memoir/format/schema.js';
+import type { Felt, ResponseKind } from '../memoir/format/sources.js';
 
 /**
  * The feedback entry: what one answered Likert prompt writes to the memoir.

@@ -1,9 +1,9 @@
 import { AffinityAccumulator } from '../affinity/affinity.js';
 import { requiredCooldown, type FeedbackHistory, type GatingPolicy } from '../affinity/gating.js';
-import type { Agent } from '../memoir/agents.js';
-import { loadEntryAt } from '../memoir/reader.js';
+import type { Agent } from '../memoir/format/agents.js';
+import { loadEntryAt } from '../memoir/file/reader.js';
 import type { SkipRecord } from '../store/feedback-prompts.js';
-import type { StoryIndex } from '../store/story-queries.js';
+import type { StoryIndex } from '../memoir-index/story-queries.js';
 
 /**
  * What the gate needs to know about an agent, read from the index: its affinity (every change in

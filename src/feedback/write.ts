@@ -1,6 +1,6 @@
-import { appendLines, prepareEntries } from '../memoir/append.js';
-import { ulidGenerator } from '../memoir/entry-id.js';
-import type { MemoirEntry } from '../memoir/schema.js';
+import { appendLines, prepareEntries } from '../memoir/file/append.js';
+import { ulidGenerator } from '../memoir/format/entry-id.js';
+import type { MemoirEntry } from '../memoir/format/schema.js';
 import { feedbackEntry, type FeedbackAnswer, type FeedbackSubject } from './entry.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Ctx } from '../context.js';
 import { count } from '../format.js';
-import type { IndexFeedback } from '../store/indexed.js';
+import type { IndexFeedback } from '../memoir-index/indexed.js';
 import { note, warn } from './notice.js';
 import { progress, type Progress } from './progress.js';
 

@@ -1,3 +1,4 @@
+import type { PrivacyFloor } from '../privacy/privacy-floor.js';
 import type { OutStream } from '../context.js';
 import type { FederationPlan } from '../federation/round/plan.js';
 import type { RoundEvent, RoundResult } from '../federation/round/run-round.js';
@@ -77,6 +78,7 @@ export function renderPlan(p: FederationPlan, colorLevel: 0 | 1 | 2 | 3): string
   const lines: string[] = [];
   lines.push(c.bold(`round ${p.round} at ${p.council.url} (forge "${p.council.forge}"), ${p.round_state}${p.resuming ? ', resuming a started round' : ''}`));
   lines.push(`mechanism: S = ${p.mechanism.clip_norm}, σ = ${p.mechanism.noise_multiplier} (${p.mechanism.source === 'council' ? "the council's published policy; each release is charged to the Whisper Limit at this σ" : "this forge's settings"}), δ = ${fmtDelta(p.mechanism.delta)}; base ${p.base_fingerprint}`);
+  lines.push(`floor:     ${floorText(p.floor)} (this forge's privacy floor: a council policy outside it is refused)`);
   lines.push(`forge ε: ${fmtEps(p.forge.epsilon_spent)} of ${p.forge.epsilon_budget} spent; ${fmtEps(p.forge.epsilon_after_round)} after this round`);
   for (const a of p.agents) {
     if (!a.speaks) {
@@ -115,4 +117,9 @@ export function renderRoundResult(r: RoundResult, colorLevel: 0 | 1 | 2 | 3): st
   for (const e of d.exiles) lines.push(c.red(`the Stoa falls: ${e.you ? 'this forge is' : `the forge ${e.forge} is`} exiled after round ${e.round}`));
   lines.push(c.dim(`recorded in the memoir: ${r.entry_ids.join(', ')} — watch the Council of Sisters again with \`kourai federate scene\``));
   return lines.join('\n');
+}
+
+/** The player's privacy floor in one phrase. */
+export function floorText(f: PrivacyFloor): string {
+  return `σ ≥ ${f.min_noise_multiplier}, ε ≤ ${Number(f.max_release_epsilon.toPrecision(4))} per release, S ∈ [${f.clip_norm.min}, ${f.clip_norm.max}], σ·S ≤ ${f.max_noise_std}`;
 }

@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import { tierOf } from '../affinity/affinity.js';
-import { AGENTS } from '../memoir/agents.js';
+import { AGENTS } from '../memoir/format/agents.js';
 import { affinity as fmtAffinity, signedAffinity as signed } from '../format.js';
 import { beatTitle, visibilityNote } from '../replay/describe.js';
 import type { AffinityTotals, Beat } from '../replay/story.js';

@@ -1,6 +1,6 @@
 import type { TierName } from '../affinity/affinity.js';
-import type { Agent } from '../memoir/agents.js';
-import type { Felt } from '../memoir/sources.js';
+import type { Agent } from '../memoir/format/agents.js';
+import type { Felt } from '../memoir/format/sources.js';
 
 /**
  * The palette of every screen and of the text views: chalk colour names, which Ink's `color` prop

@@ -9,7 +9,7 @@
  *     because every agent's delta is computed from the forge's data.
  * Both are RDP sums converted to (ε, δ) at the configured δ.
  */
-import { AGENTS, FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../memoir/agents.js';
+import { AGENTS, FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../memoir/format/agents.js';
 import type { ConsentMap } from './consent.js';
 import type { PrivacyConfig } from './privacy-config.js';
 import { RdpAccountant } from './rdp-accountant.js';

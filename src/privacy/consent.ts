@@ -4,7 +4,7 @@
  * Storage is src/store/consent-store.ts; the scene is src/ui/consent/.
  */
 import { UsageError } from '../errors.js';
-import { AGENTS, FEDERATING_AGENTS, isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/agents.js';
+import { AGENTS, FEDERATING_AGENTS, isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/format/agents.js';
 
 export interface Stance {
   agent: Agent;
@@ -53,14 +53,18 @@ export function noConsent(): ConsentMap {
 /** Splits `a,b c` lists (repeatable flags) into lower-case names; `all` means every federating agent. */
 export function parseAgentList(values: readonly string[] | string | undefined, flag: string): Agent[] {
   const raw = (Array.isArray(values) ? values : values === undefined ? [] : [values]) as string[];
-  const names = raw.flatMap((v) => v.split(/[\s,]+/)).map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const names = raw.flatMap((v) => v.split(/[\s,]+/)).map((s) => s.trim()).filter(Boolean);
   const out: Agent[] = [];
   for (const n of names) {
     if (n === 'all') {
       out.push(...FEDERATING_AGENTS);
       continue;
     }
-    if (!isAgent(n)) throw new UsageError(`${flag}: unknown agent ${JSON.stringify(n)} (agents: ${AGENTS.join(', ')})`);
+    if (!isAgent(n)) {
+      // Names are lower case, as in the memoir and for --agent; say which one was meant.
+      const meant = n.toLowerCase() === 'all' || isAgent(n.toLowerCase()) ? ` (did you mean ${JSON.stringify(n.toLowerCase())}?)` : '';
+      throw new UsageError(`${flag}: unknown agent ${JSON.stringify(n)}${meant}; agents: ${AGENTS.join(', ')}, or all`);
+    }
     out.push(n);
   }
   return [...new Set(out)];
@@ -73,8 +77,8 @@ export function parseAgentList(values: readonly string[] | string | undefined, f
 export function allowAndDeny(allowRaw: readonly string[], denyRaw: readonly string[]): { allow: Agent[]; deny: Agent[] } {
   const allow = parseAgentList(allowRaw, '--allow');
   const deny = parseAgentList(denyRaw, '--deny');
-  const all = allowRaw.some((v) => v.split(/[\s,]+/).some((n) => n.trim().toLowerCase() === 'all'));
-  const explicit = all ? new Set(allowRaw.flatMap((v) => v.split(/[\s,]+/)).map((n) => n.trim().toLowerCase())) : null;
+  const all = allowRaw.some((v) => v.split(/[\s,]+/).some((n) => n.trim() === 'all'));
+  const explicit = all ? new Set(allowRaw.flatMap((v) => v.split(/[\s,]+/)).map((n) => n.trim())) : null;
   // With "all", an agent only --deny names is left out of "all"; one named in both by name is still a contradiction.
   return { allow: explicit ? allow.filter((a) => !deny.includes(a) || explicit.has(a)) : allow, deny };
 }

@@ -5,11 +5,14 @@
  * is the Whisper Limit (the ε budgets), not σ: each release is charged at the council's σ, and an
  * agent whose budget cannot afford one more release at that σ stays silent (budget.ts). A policy
  * no budget can afford (σ = 0: no noise) or that makes no sense is refused outright, with the
- * reason. The forge's own σ and S apply where no council decides: `kourai privacy release` by hand.
+ * reason. Before any of that, the player's privacy floor (privacy-floor.ts) binds: a policy asking
+ * for less noise, a costlier release or an absurd S than the player's settings allow is refused.
+ * The forge's own σ and S apply where no council decides: `kourai privacy release` by hand.
  */
 import { epsilonFor } from './rdp-accountant.js';
 import type { PrivacyConfig } from './privacy-config.js';
 import { ROUND_SAMPLE_RATE } from './budget.js';
+import { floorViolation, privacyFloor } from './privacy-floor.js';
 
 export interface CouncilPolicy {
   clipNorm: number;
@@ -18,13 +21,18 @@ export interface CouncilPolicy {
 
 export type PolicyDecision =
   | { ok: true; source: 'forge' | 'council'; config: PrivacyConfig }
-  | { ok: false; reason: 'unaffordable' | 'invalid'; message: string; hint: string };
+  | { ok: false; reason: 'unaffordable' | 'invalid' | 'floor'; message: string; hint: string };
 
 export function applyCouncilPolicy(forge: PrivacyConfig, policy: CouncilPolicy | null | undefined): PolicyDecision {
   if (!policy) return { ok: true, source: 'forge', config: { ...forge } };
   const { clipNorm: s, noiseMultiplier: sigma } = policy;
   if (!(Number.isFinite(s) && s > 0 && Number.isFinite(sigma) && sigma >= 0)) {
     return { ok: false, reason: 'invalid', message: `the council published an unusable privacy policy (S = ${s}, σ = ${sigma}): nothing was sent`, hint: 'tell the council operator' };
+  }
+  // The player's floor binds first: whatever the council asks, nothing weaker is followed.
+  const below = floorViolation(privacyFloor(forge), policy);
+  if (below) {
+    return { ok: false, reason: 'floor', message: `${below}: nothing was trained, sent or spent`, hint: "the floor follows this forge's privacy settings (noise_multiplier, agent_epsilon, clip_norm in config.json); ask the council operator for a policy inside it" };
   }
   const perRound = sigma > 0 ? roundCost(sigma, forge.delta) : Infinity;
   if (!(perRound <= Math.min(forge.agentEpsilon, forge.forgeEpsilon))) {

@@ -10,7 +10,7 @@
  * uniformly.
  */
 import { z } from 'zod';
-import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/format/agents.js';
 import { SafetensorsError } from '../tensor/errors.js';
 import { tensorFromJson, TensorJsonSchema, tensorToJson } from '../tensor/json.js';
 import { readSafetensors, writeSafetensors } from '../tensor/safetensors.js';

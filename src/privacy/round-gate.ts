@@ -15,7 +15,7 @@
  */
 import { BudgetExhaustedError, ConflictError, ExitCode, IntegrityError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
 import type { NamedTensor } from '../tensor/tensor.js';
-import { isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/agents.js';
+import { isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/format/agents.js';
 import { openStateDb, openStateDbReadOnly } from '../store/state-db.js';
 import { ConsentStore } from '../store/consent-store.js';
 import { PrivacyLedger, type ReleaseEvent, type ReleaseRow } from '../store/privacy-ledger.js';

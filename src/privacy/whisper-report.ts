@@ -2,7 +2,7 @@
  * The Whisper Limit as data: what `kourai whisper --json` prints and what the gauge (Ink or
  * plain text) shows. Built from the round plan and the ledger; everything here stays local.
  */
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import type { GaugeLevel, RoundPlan, Verdict } from './budget.js';
 import type { ConfigOrigin, PrivacyConfig } from './privacy-config.js';
 

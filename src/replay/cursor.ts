@@ -1,6 +1,6 @@
-import type { Agent } from '../memoir/agents.js';
-import { loadEntryAt } from '../memoir/reader.js';
-import type { AffinitySum, StoryIndex, StoryRow } from '../store/story-queries.js';
+import type { Agent } from '../memoir/format/agents.js';
+import { loadEntryAt } from '../memoir/file/reader.js';
+import type { AffinitySum, StoryIndex, StoryRow } from '../memoir-index/story-queries.js';
 import { roundAffinity } from '../affinity/affinity.js';
 import { toBeat, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from './story.js';
 

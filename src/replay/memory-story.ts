@@ -1,8 +1,8 @@
 import { roundAffinity } from '../affinity/affinity.js';
-import type { Agent } from '../memoir/agents.js';
-import { AGENTS } from '../memoir/agents.js';
-import type { MemoirEntry } from '../memoir/schema.js';
-import { isShareable } from '../memoir/split-rule.js';
+import type { Agent } from '../memoir/format/agents.js';
+import { AGENTS } from '../memoir/format/agents.js';
+import type { MemoirEntry } from '../memoir/format/schema.js';
+import { isShareable } from '../memoir/format/split-rule.js';
 import { compareRefs, toBeat, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from './story.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { Agent } from '../memoir/agents.js';
-import type { MemoirEntry } from '../memoir/schema.js';
-import type { EntryType, Felt, ReasonClass, ResponseKind, Source, Visibility } from '../memoir/sources.js';
+import type { Agent } from '../memoir/format/agents.js';
+import type { MemoirEntry } from '../memoir/format/schema.js';
+import type { EntryType, Felt, ReasonClass, ResponseKind, Source, Visibility } from '../memoir/format/sources.js';
 
 /**
  * The memoir as a story: sessions (one memoir file each) in the order they began, scenes in
@@ -11,7 +11,7 @@ import type { EntryType, Felt, ReasonClass, ResponseKind, Source, Visibility } f
  * (lines written by Python hosts) follow, by path. Within a memoir, line order is the truth.
  * Superseded entries are left out; their newest revision appears where it was appended.
  */
-import type { SessionInfo } from '../store/story-queries.js';
+import type { SessionInfo } from '../memoir-index/story-queries.js';
 export type { SessionInfo };
 
 /** Where a beat is: its session's rank and its line in that memoir. Ordered by (session, line). */

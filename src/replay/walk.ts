@@ -1,5 +1,5 @@
 import { roundAffinity } from '../affinity/affinity.js';
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import type { AffinityTotals, Beat, SessionInfo, StoryFilter, StoryNav } from './story.js';
 
 /**

@@ -1,5 +1,5 @@
 import { CancelledError } from '../errors.js';
-import type { FederatingAgent } from '../memoir/agents.js';
+import type { FederatingAgent } from '../memoir/format/agents.js';
 import { normBound } from '../council/norm-bound.js';
 import type { UpdateToSubmit } from '../federation/council-client.js';
 import { clipToNorm } from '../privacy/clip.js';

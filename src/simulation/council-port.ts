@@ -6,7 +6,7 @@ import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
 import type { ForgeRow } from '../council/storage.js';
 import type { UpdateToSubmit } from '../federation/council-client.js';
 import type { RoundStatus } from '../protocol/wire.js';
-import type { FederatingAgent } from '../memoir/agents.js';
+import type { FederatingAgent } from '../memoir/format/agents.js';
 import { VirtualClock } from '../runtime/clock.js';
 import { tensorFromJson, tensorToJson } from '../tensor/json.js';
 import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
@@ -140,7 +140,7 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
     },
     close: async () => {
       await council.stop();
-      storage.close();
+      await storage.close();
     },
   };
 }

@@ -1,6 +1,6 @@
-import type { Agent } from '../memoir/agents.js';
-import { heldOutPairs } from '../memoir/planted/held-out.js';
-import type { PreferenceId } from '../memoir/planted/catalogue.js';
+import type { Agent } from '../memoir/format/agents.js';
+import { heldOutPairs } from '../memoir/sample/planted/held-out.js';
+import type { PreferenceId } from '../memoir/sample/planted/catalogue.js';
 import type { BaseModel } from '../train/base-model.js';
 import { headOf } from '../train/adapter-layout.js';
 import type { Features } from '../train/features.js';

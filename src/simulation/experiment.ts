@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/format/agents.js';
 import type { StrategyConfig } from '../aggregation/strategy.js';
 import type { RunDefinition } from './run-definition.js';
 

@@ -28,7 +28,7 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
   try {
     for (const name of s.forges) tokens.push((await addForge(storage, name, randomBytes, new Date())).token);
   } finally {
-    storage.close();
+    await storage.close();
   }
   const layoutsFile = join(s.dataDir, 'layouts.json');
   writeFileSync(layoutsFile, JSON.stringify(config.layouts));

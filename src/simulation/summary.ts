@@ -1,5 +1,5 @@
 import type { CellResult, PersonalResult, Quality } from './cell.js';
-import type { FederatingAgent } from '../memoir/agents.js';
+import type { FederatingAgent } from '../memoir/format/agents.js';
 import { cellKey, type Attack, type Experiment, type SimStrategy, type Split } from './experiment.js';
 
 /**

@@ -1,4 +1,4 @@
-import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/format/agents.js';
 import type { DB } from './db.js';
 
 /**

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { EnvironmentError, IntegrityError } from '../errors.js';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ConflictError, EnvironmentError, IntegrityError, type KouraiError } from '../errors.js';
 
 export type DB = Database.Database;
 
@@ -42,9 +43,37 @@ export function openDb(path: string, migrations: readonly Migration[], opts: { r
   } catch (err) {
     db.close();
     if (err instanceof Error && 'exitCode' in err) throw err;
-    throw new IntegrityError(`database ${path} is unreadable: ${(err as Error).message}`, `move it aside; an index can be rebuilt with \`kourai memoir index --rebuild\``);
+    throw outsideCause(err, path) ?? new IntegrityError(`database ${path} is unreadable: ${(err as Error).message}`, `move it aside; an index can be rebuilt with \`kourai memoir index --rebuild\``);
   }
   return db;
+}
+
+/** The SQLite result code or errno code of an error (or of its causes), '' when it has none. */
+export function sqliteCode(err: unknown): string {
+  for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (code.startsWith('SQLITE_') || code.startsWith('E'))) return code;
+  }
+  return '';
+}
+
+export const isPermissionCode = (code: string): boolean =>
+  code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || ['SQLITE_AUTH', 'SQLITE_PERM', 'EACCES', 'EPERM', 'EROFS'].includes(code);
+export const isFullCode = (code: string): boolean => code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
+const isBusyCode = (code: string): boolean => code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+
+/**
+ * A failure to open that says nothing about the file's health: it may not be written (permissions, a
+ * read-only filesystem), the disk is full, another process holds it. Undefined for anything else
+ * (then the file itself is suspect). A healthy database is never called damaged for these.
+ */
+export function outsideCause(err: unknown, path: string): KouraiError | undefined {
+  const code = sqliteCode(err);
+  const msg = (err as Error).message;
+  if (isFullCode(code)) return new EnvironmentError(`no space left on device for database ${path} (${msg})`, 'free some space, then run the command again; the database was not changed', err);
+  if (isPermissionCode(code)) return new EnvironmentError(`cannot write database ${path} (${msg})`, 'check the permissions of the file and its directory', err);
+  if (isBusyCode(code)) return new ConflictError(`database ${path} is locked by another process (${msg})`, 'run the command again once the other kourai command has finished');
+  return undefined;
 }
 
 function migrate(db: DB, migrations: readonly Migration[]): void {
@@ -74,9 +103,10 @@ function applyMigrations(db: DB, migrations: readonly Migration[], latest: numbe
 
 /**
  * A database opened for reading only. SQLite must create the `-shm` file to read a WAL database;
- * in a directory it may not write to (a read-only home) and with no `-wal` file left (every
- * commit already in the main file), the file is read into memory instead: the same content,
- * and nothing written anywhere.
+ * in a directory it may not write to (a read-only home, one owned by another user) the file is
+ * read into memory instead, read-only: with no `-wal` file left (every commit already in the main
+ * file) the file itself; else a private copy of both files, its WAL checkpointed there. The same
+ * content, and nothing written beside the database.
  */
 function openReadOnly(path: string): DB {
   const db = new Database(path, { readonly: true, fileMustExist: true });
@@ -88,10 +118,30 @@ function openReadOnly(path: string): DB {
     const code = (err as { code?: string }).code ?? '';
     const wal = `${path}-wal`;
     if (!code.startsWith('SQLITE_READONLY') && !code.startsWith('SQLITE_CANTOPEN')) throw err;
-    if (existsSync(wal) && statSync(wal).size > 0) throw err;
-    const image = readFileSync(path);
+    const image = existsSync(wal) && statSync(wal).size > 0 ? checkpointedCopy(path) : readFileSync(path);
     // Bytes 18 and 19 say "WAL" (2); an in-memory image must say "rollback journal" (1).
     if (image.length > 19 && image[18] === 2 && image[19] === 2) image[18] = image[19] = 1;
-    return new Database(image);
+    return new Database(image, { readonly: true });
+  }
+}
+
+/** The content of a WAL database and its `-wal` file, as one file image (made in a private temporary directory). */
+function checkpointedCopy(path: string): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'kourai-db-'));
+  try {
+    const copy = join(dir, 'copy.db');
+    copyFileSync(path, copy);
+    copyFileSync(`${path}-wal`, `${copy}-wal`);
+    chmodSync(copy, 0o600); // copies keep the original's mode: make them ours
+    chmodSync(`${copy}-wal`, 0o600);
+    const db = new Database(copy);
+    try {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      return db.serialize();
+    } finally {
+      db.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -48,3 +48,34 @@ export function effectiveNorm(terms: readonly Term[], m: Module): number {
   }
   return Math.sqrt(Math.max(0, s));
 }
+
+function sameFactor(x: Float64Array, y: Float64Array): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/**
+ * ‖c_to B_to A_to − c_from B_from A_from‖ of one module. Through the Gram matrices the two terms
+ * cancel only up to rounding, which grows with the factors' size; when the versions share a
+ * factor (byte-identical adapters share both) the other one is subtracted first, so identical
+ * adapters differ by exactly 0 and a change in one factor is measured without cancellation.
+ */
+export function differenceNorm(to: Term, from: Term, m: Module): number {
+  const [bt, at] = m === 'dense' ? [to.lora.denseB, to.lora.denseAt] : [to.lora.headB, to.lora.headA];
+  const [bf, af] = m === 'dense' ? [from.lora.denseB, from.lora.denseAt] : [from.lora.headB, from.lora.headA];
+  if (to.lora.rank === from.lora.rank && (sameFactor(at, af) || sameFactor(bt, bf))) {
+    const shareA = sameFactor(at, af);
+    const lora = { ...to.lora };
+    const [x, y] = shareA ? [bt, bf] : [at, af];
+    const d = new Float64Array(x.length);
+    for (let i = 0; i < d.length; i++) d[i] = to.coef * (x[i] as number) - from.coef * (y[i] as number);
+    if (m === 'dense') {
+      if (shareA) lora.denseB = d;
+      else lora.denseAt = d;
+    } else if (shareA) lora.headB = d;
+    else lora.headA = d;
+    return effectiveNorm([{ lora, coef: 1 }], m);
+  }
+  return effectiveNorm([to, { lora: from.lora, coef: -from.coef }], m);
+}

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fsError, KouraiError } from '../errors.js';
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import { fsyncDir } from '../runtime/atomic-write.js';
 import { SafetensorsError } from '../tensor/errors.js';
 import { readSafetensors, writeSafetensors } from '../tensor/safetensors.js';

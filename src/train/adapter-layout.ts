@@ -1,4 +1,4 @@
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import type { HeadName } from './base-model.js';
 import type { BaseSpec } from './base-spec.js';
 import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';

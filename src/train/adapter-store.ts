@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import { AdapterRegistry, type AdapterKind, type AdapterRow } from '../store/adapter-registry.js';
 import type { DB } from '../store/db.js';
 import { adapterConfig, readAdapterDir, versionsOnDisk, writeAdapterVersion, type LoadedAdapter } from './adapter-files.js';

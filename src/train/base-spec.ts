@@ -1,4 +1,4 @@
-import { FEDERATING_AGENTS, type Agent } from '../memoir/agents.js';
+import { FEDERATING_AGENTS, type Agent } from '../memoir/format/agents.js';
 
 /**
  * The published specification of the frozen base every forge shares (README "Local learning").

@@ -1,11 +1,11 @@
 import { statSync } from 'node:fs';
 import { relative } from 'node:path';
-import type { Agent } from '../memoir/agents.js';
-import { resolveMemoirs } from '../memoir/discover.js';
-import { openIndex } from '../store/memoir-index.js';
+import type { Agent } from '../memoir/format/agents.js';
+import { resolveMemoirs } from '../memoir/file/discover.js';
+import { openIndex } from '../memoir-index/memoir-index.js';
 import { bondView } from './examples/views.js';
 import type { BondData } from './train-bond.js';
-import { limitPageCache } from '../store/indexed.js';
+import { limitPageCache } from '../memoir-index/indexed.js';
 
 /**
  * The bond data of a forge: the memoirs (`--memoir` or every memoir under the home), the index

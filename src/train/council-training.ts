@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { isBondOnly, type Agent } from '../memoir/agents.js';
+import { isBondOnly, type Agent } from '../memoir/format/agents.js';
 import { headOf } from './adapter-layout.js';
 import type { BaseModel } from './base-model.js';
 import type { Example } from './examples/types.js';

@@ -1,4 +1,4 @@
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import type { BaseModel, HeadName } from './base-model.js';
 import type { Features } from './features.js';
 import { mixing } from './learn-config.js';

@@ -17,8 +17,9 @@ import { readConfigSection } from '../config.js';
  * KOURAI_LEAN sets the default lean. A bad value is an environment error (exit 3) naming it.
  *
  * The lean, per task type, mixes the two adapters at inference: 0 = personal (bond only),
- * 1 = federated (council only), 0.5 = both as trained (the default). λ_council = min(1, 2·lean),
- * λ_bond = min(1, 2·(1 − lean)).
+ * 1 = federated (council only), 0.5 = both as trained. λ_council = min(1, 2·lean),
+ * λ_bond = min(1, 2·(1 − lean)). Unset, `score` and `route` use the lean chosen on the player's
+ * held-out scenes for the current council version (applied-lean.ts).
  */
 export interface EndpointEncoderConfig {
   kind: 'openai';
@@ -105,7 +106,7 @@ export function checkLean(v: unknown): number | undefined {
 
 export function learnConfig(home: string, env: Readonly<Record<string, string | undefined>>): LearnConfig {
   const { path, section } = readConfigSection(home, 'learn');
-  const cfg: LearnConfig = { encoder: { kind: 'builtin' }, lean: { default: DEFAULT_LEAN } };
+  const cfg: LearnConfig = { encoder: { kind: 'builtin' }, lean: {} };
   for (const [key, value] of Object.entries(section ?? {})) {
     if (key === 'encoder') cfg.encoder = encoderFromFile(path, value);
     else if (key === 'lean') {
@@ -135,11 +136,16 @@ export function learnConfig(home: string, env: Readonly<Record<string, string | 
   return cfg;
 }
 
-/** The lean for a task type: the flag, else the task type's setting, else the default. */
+/** The lean set for a task type in config.json or KOURAI_LEAN (its own, else `default`); undefined when none is set. */
+export function configuredLean(cfg: LearnConfig, taskType: string | null): number | undefined {
+  if (taskType !== null && cfg.lean[taskType] !== undefined) return cfg.lean[taskType];
+  return cfg.lean.default;
+}
+
+/** The lean for a task type: the flag, else the configured one, else DEFAULT_LEAN. */
 export function leanFor(cfg: LearnConfig, taskType: string | null, flag?: number): number {
   if (flag !== undefined) return flag;
-  if (taskType !== null && cfg.lean[taskType] !== undefined) return cfg.lean[taskType];
-  return cfg.lean.default ?? DEFAULT_LEAN;
+  return configuredLean(cfg, taskType) ?? DEFAULT_LEAN;
 }
 
 /** Mixing weights of the two adapters for a lean. */

@@ -1,11 +1,12 @@
 import { NotFoundError, UsageError } from '../errors.js';
-import { isBondOnly, type Agent } from '../memoir/agents.js';
-import { openStateDb } from '../store/state-db.js';
+import { isBondOnly, type Agent } from '../memoir/format/agents.js';
+import { openStateDbReadOnly } from '../store/state-db.js';
 import type { DB } from '../store/db.js';
 import { headOf } from './adapter-layout.js';
 import { AdapterStore } from './adapter-store.js';
 import { Inference, type AgentModel, type LoadedLora } from './inference.js';
-import { leanFor, learnConfig, type LearnConfig } from './learn-config.js';
+import { configuredLean, learnConfig, type LearnConfig } from './learn-config.js';
+import { resolveLean, type AppliedLean, type LoadedRow } from './applied-lean.js';
 import { openTextEncoder, type TextEncoder } from './text-encoder.js';
 import { routeText } from './examples/route-text.js';
 import { RoutePrior, type CueHit } from './route-prior/prior.js';
@@ -40,7 +41,10 @@ export interface ScoreResult {
   agent: Agent;
   use: Use;
   lean: number;
+  /** The current versions loaded (whether or not the lean applies them). */
   adapters: { council: number | null; bond: number | null };
+  /** The adapters this answer used, with their weights, and why. */
+  applied: AppliedLean;
   ranking: RankedCandidate[];
 }
 
@@ -48,6 +52,7 @@ export interface RouteResult {
   use: Use;
   lean: number;
   adapters: { council: number | null; bond: number | null };
+  applied: AppliedLean;
   /** What the routing head read (the description, else the task type line). */
   text: string;
   distribution: { agent: Agent; p: number }[];
@@ -63,6 +68,7 @@ export class Scorer {
     private readonly leanFlag: number | undefined,
     private readonly encoder: TextEncoder,
     private readonly inference: Inference,
+    private readonly rows: { council: LoadedRow | null; bond: LoadedRow | null },
   ) {
     this.prior = new RoutePrior(encoder.spec.specialists);
   }
@@ -76,11 +82,13 @@ export class Scorer {
     const encoder = await openTextEncoder(cfg.encoder, o);
     let db: DB | null = null;
     try {
-      db = openStateDb(o.home);
+      db = openStateDbReadOnly(o.home);
       const store = new AdapterStore(o.home, db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
+      const rows: { council: LoadedRow | null; bond: LoadedRow | null } = { council: null, bond: null };
       const load = (kind: 'bond' | 'council'): LoadedLora | null => {
         if (kind === 'council' && isBondOnly(o.agent)) return null;
         const got = store.loadCurrent(o.agent, kind);
+        if (got) rows[kind] = { version: got.row.version, metrics: got.row.metrics };
         return got ? { lora: got.lora, alpha: got.config.lora_alpha, version: got.row.version } : null;
       };
       const bond = use === 'council' ? null : load('bond');
@@ -90,7 +98,7 @@ export class Scorer {
       // Routing works from the first session: the prior knows the specialists before any history.
       if (!bond && !council && headOf(o.agent) !== 'route') throw new NotFoundError(`no adapter for ${o.agent} yet (neither bond nor council)`, `train one: kourai train bond --agent ${o.agent}`);
       const model: AgentModel = { agent: o.agent, head: headOf(o.agent), base: encoder.base, council, bond };
-      return new Scorer(o.agent, use, cfg, o.lean, encoder, new Inference(model));
+      return new Scorer(o.agent, use, cfg, o.lean, encoder, new Inference(model), rows);
     } catch (err) {
       encoder.close();
       throw err;
@@ -103,19 +111,17 @@ export class Scorer {
     return { council: this.inference.model.council?.version ?? null, bond: this.inference.model.bond?.version ?? null };
   }
 
-  /** The lean a call runs with: bond only is 0, council only is 1, both follows the flag or config for the task type. */
-  leanFor(taskType: string | null, lean?: number): number {
-    if (this.use === 'bond') return 0;
-    if (this.use === 'council') return 1;
-    return leanFor(this.cfg, taskType, lean ?? this.leanFlag);
+  /** The lean a call runs with, and why (applied-lean.ts). */
+  applied(taskType: string | null, lean?: number): AppliedLean {
+    return resolveLean({ use: this.use, flag: lean ?? this.leanFlag, configured: configuredLean(this.cfg, taskType), taskType, ...this.rows });
   }
 
   async rank(candidates: readonly string[], opts: { taskType?: string | null; lean?: number } = {}): Promise<ScoreResult> {
     if (headOf(this.agent) !== 'score') throw new UsageError(`${this.agent} routes tasks; it does not score candidates`, 'use kourai route');
-    const lean = this.leanFor(opts.taskType ?? null, opts.lean);
+    const applied = this.applied(opts.taskType ?? null, opts.lean);
     const features = await this.encoder.encode(candidates);
-    const ranking = this.inference.rank(features, lean).map((r) => ({ index: r.index, text: candidates[r.index] as string, score: r.score, p: r.p }));
-    return { agent: this.agent, use: this.use, lean, adapters: this.adapters, ranking };
+    const ranking = this.inference.rank(features, applied.lean).map((r) => ({ index: r.index, text: candidates[r.index] as string, score: r.score, p: r.p }));
+    return { agent: this.agent, use: this.use, lean: applied.lean, adapters: this.adapters, applied, ranking };
   }
 
   async route(description: string | null, opts: { taskType?: string | null; lean?: number } = {}): Promise<RouteResult> {
@@ -123,11 +129,11 @@ export class Scorer {
     const taskType = opts.taskType ?? null;
     const text = routeText(description, taskType);
     if (text === null) throw new UsageError('route needs a task description or --task-type');
-    const lean = this.leanFor(taskType, opts.lean);
+    const applied = this.applied(taskType, opts.lean);
     const [features] = await this.encoder.encode([text]);
     const prior = this.prior.score(description, taskType);
-    const distribution = this.inference.route(features as NonNullable<typeof features>, lean, prior.logits).map(({ agent, p }) => ({ agent, p }));
-    return { use: this.use, lean, adapters: this.adapters, text, distribution, prior: { cues: prior.hits } };
+    const distribution = this.inference.route(features as NonNullable<typeof features>, applied.lean, prior.logits).map(({ agent, p }) => ({ agent, p }));
+    return { use: this.use, lean: applied.lean, adapters: this.adapters, applied, text, distribution, prior: { cues: prior.hits } };
   }
 
   close(): void {

@@ -1,4 +1,4 @@
-import { AGENTS, isBondOnly, type Agent } from '../memoir/agents.js';
+import { AGENTS, isBondOnly, type Agent } from '../memoir/format/agents.js';
 import type { AdapterRow } from '../store/adapter-registry.js';
 import type { AdapterStore } from './adapter-store.js';
 import type { Example } from './examples/types.js';

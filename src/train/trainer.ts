@@ -1,4 +1,4 @@
-import type { Agent } from '../memoir/agents.js';
+import type { Agent } from '../memoir/format/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
 import { AdamW } from './adamw.js';
 import { headOf } from './adapter-layout.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AffinityAccumulator, computeAffinity, downsample, nextTier, TIERS, tierOf, TREND_POINTS, type AffinityChange } from '../../src/affinity/affinity.js';
-import { AGENTS, type Agent } from '../../src/memoir/agents.js';
+import { AGENTS, type Agent } from '../../src/memoir/format/agents.js';
 
 const change = (agent: Agent, delta: number, i = 0): AffinityChange => ({ agent, delta, entry_id: `e${i}`, scene_id: `s.turn-${i}`, recorded_at: null });
 

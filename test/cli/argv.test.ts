@@ -178,6 +178,8 @@ describe('refused argv: one plain line naming the flag (usage error, exit 2)', (
     // the command's schema
     [['memoir', 'inspect', '--agent', 'zeus'], /^--agent: unknown agent "zeus"; expected one of: hephaestus/],
     [['memoir', 'replay', '--agent', 'zeus'], /^--agent: unknown agent "zeus"/],
+    [['memoir', 'inspect', '--agent', 'Techne'], /^--agent: unknown agent "Techne" \(did you mean "techne"\?\); expected one of/],
+    [['adapters', 'list', '--agent', 'Kallos'], /^--agent: unknown agent "Kallos" \(did you mean "kallos"\?\)/],
     [['memoir', 'inspect', '--limit', 'abc'], /^--limit: "abc" is not a number$/],
     [['memoir', 'inspect', '--limit', '-1'], /^--limit: must be 0 or more, not "-1"$/],
     [['memoir', 'inspect', '--since', 'yesterday'], /^--since: "yesterday" is not a date or time \(use ISO 8601/],

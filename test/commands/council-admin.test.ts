@@ -103,9 +103,9 @@ describe('kourai council layout show|reset (issue 12, item 2)', () => {
     // A council.db whose aidos layout was fixed by a forge's junk update (what kourai did before).
     const storage = new SqliteCouncilStorage(dataDir);
     await addForge(storage, 'athens', randomBytes, new Date());
-    await storage.openRound({ round: 1, openedAt: new Date().toISOString(), deadline: new Date(Date.now() + 3.6e6).toISOString(), strategyJson: JSON.stringify({ strategy: 'fedavg', f: 0, weights: 'uniform' }) });
+    await storage.openRound({ round: 1, openedAt: new Date().toISOString(), deadline: new Date(Date.now() + 3.6e6).toISOString(), strategyJson: JSON.stringify({ strategy: 'fedavg', f: 0, weights: 'uniform' }), cohort: null });
     await storage.adoptLayout('aidos', layoutOf([{ name: 'junk', shape: [1] }]), 1, new Date().toISOString(), 'first accepted update (before layouts were configured)');
-    storage.close();
+    await storage.close();
 
     const layouts = JSON.stringify({ '*': SPECS });
     await expect(startTestCouncil({ data_dir: dataDir }, ctx.home)).rejects.toMatchObject({

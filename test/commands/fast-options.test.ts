@@ -8,8 +8,8 @@ import { fastVerifyOptions } from '../../src/commands/memoir/verify.js';
 import { options as verifySchema } from '../../src/commands/memoir/verify-options.js';
 import { fastScoreOptions } from '../../src/commands/score.js';
 import { options as scoreSchema } from '../../src/commands/score-options.js';
-import { AGENTS } from '../../src/memoir/agents.js';
-import { ENTRY_TYPES, SOURCES } from '../../src/memoir/sources.js';
+import { AGENTS } from '../../src/memoir/format/agents.js';
+import { ENTRY_TYPES, SOURCES } from '../../src/memoir/format/sources.js';
 
 /**
  * Lazy options (src/commands/types.ts): a command on a start-up path checks its flags without zod

@@ -4,8 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import feedback, { type FeedbackResult } from '../../src/commands/feedback.js';
 import show from '../../src/commands/memoir/show.js';
 import type { Ctx } from '../../src/context.js';
-import { appendLines, prepareEntries } from '../../src/memoir/append.js';
-import { ulidGenerator } from '../../src/memoir/entry-id.js';
+import { appendLines, prepareEntries } from '../../src/memoir/file/append.js';
+import { ulidGenerator } from '../../src/memoir/format/entry-id.js';
 import { runCommand } from '../../src/run-command.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 import { lineCount, readEntries, sampleForge } from '../helpers/forge.js';
@@ -172,6 +172,9 @@ describe('bad input: a clear message, the documented exit code, nothing written'
     ['rating 6', { agent: 'techne', scene: 'S', proposed: 'p', rating: '6', kind: 'accepted' }, 2, /--rating: "6" is not a rating/],
     ['rating 4.5', { agent: 'techne', scene: 'S', proposed: 'p', rating: '4.5', kind: 'accepted' }, 2, /--rating: "4.5" is not a rating/],
     ['rating abc', { agent: 'techne', scene: 'S', proposed: 'p', rating: 'abc', kind: 'accepted' }, 2, /--rating: "abc" is not a rating/],
+    ['rating with a space', { agent: 'techne', scene: 'S', proposed: 'p', rating: ' 4', kind: 'accepted' }, 2, /--rating: " 4" is not a rating/],
+    ['rating 1e0', { agent: 'techne', scene: 'S', proposed: 'p', rating: '1e0', kind: 'accepted' }, 2, /--rating: "1e0" is not a rating/],
+    ['rating 0x4', { agent: 'techne', scene: 'S', proposed: 'p', rating: '0x4', kind: 'accepted' }, 2, /--rating: "0x4" is not a rating/],
     ['unknown kind', { agent: 'techne', scene: 'S', proposed: 'p', rating: '4', kind: 'liked' }, 2, /--kind: "liked" is not a response kind/],
     ['empty proposal', { agent: 'techne', proposed: '   ', rating: '4', kind: 'accepted' }, 2, /the proposal is empty \(--proposed\)/],
     ['no proposal', { agent: 'techne', rating: '4', kind: 'accepted' }, 2, /exactly one of --proposed TEXT or --proposed-file FILE/],

@@ -9,7 +9,7 @@ import verify from '../../src/commands/memoir/verify.js';
 import type { Command } from '../../src/commands/types.js';
 import { ExitCode } from '../../src/errors.js';
 import { parseOptions, resolveOptions } from '../../src/run-command.js';
-import { indexPath, openIndex } from '../../src/store/memoir-index.js';
+import { indexPath, openIndex } from '../../src/memoir-index/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 import { synthLines } from '../helpers/synth-lines.js';
 

@@ -11,12 +11,12 @@ import stats from '../../src/commands/memoir/stats.js';
 import verify from '../../src/commands/memoir/verify.js';
 import type { Command } from '../../src/commands/types.js';
 import { ExitCode } from '../../src/errors.js';
-import { appendLines, prepareEntries } from '../../src/memoir/append.js';
-import { ulidGenerator } from '../../src/memoir/entry-id.js';
-import { MAX_LINE_BYTES } from '../../src/memoir/limits.js';
-import { Memoir } from '../../src/memoir/memoir.js';
-import { readRecords } from '../../src/memoir/reader.js';
-import { synthSessions } from '../../src/memoir/synth.js';
+import { appendLines, prepareEntries } from '../../src/memoir/file/append.js';
+import { ulidGenerator } from '../../src/memoir/format/entry-id.js';
+import { MAX_LINE_BYTES } from '../../src/memoir/format/limits.js';
+import { Memoir } from '../../src/memoir/file/memoir.js';
+import { readRecords } from '../../src/memoir/file/reader.js';
+import { synthSessions } from '../../src/memoir/sample/synth.js';
 import { resolveOptions } from '../../src/run-command.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 
@@ -293,7 +293,7 @@ describe('an unfinished batch (issue 13 item 4)', () => {
     const before = readFileSync(file);
     // What a writer killed inside its write leaves: the journal, and part of the batch.
     const batch = Buffer.from(`${lineOf({ scene_id: 'a' })}\n${lineOf({ scene_id: 'b' })}\n`);
-    const { Journal } = await import('../../src/memoir/journal.js');
+    const { Journal } = await import('../../src/memoir/file/journal.js');
     const j = new Journal(file, false);
     j.start();
     j.add(batch);

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openIndex } from '../../src/store/memoir-index.js';
+import { openIndex } from '../../src/memoir-index/memoir-index.js';
 import replay from '../../src/commands/memoir/replay.js';
-import { AGENTS } from '../../src/memoir/agents.js';
+import { AGENTS } from '../../src/memoir/format/agents.js';
 import stats from '../../src/commands/memoir/stats.js';
 import { runCommand } from '../../src/run-command.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
@@ -69,6 +69,12 @@ describe('kourai memoir replay, not interactive', () => {
     const absent = (await runCommand(load as never, { memoir: [one], agent: [missing] }, testCtx({ home: ctx.home })).catch((e: unknown) => e)) as { exitCode: number; message: string };
     expect(absent.exitCode).toBe(6);
     expect(absent.message).toBe(`no entries for ${missing} in 1 memoir`);
+  });
+
+  it('--at moves only the screen: the text and NDJSON replays refuse it rather than ignore it (exit 2)', async () => {
+    for (const mode of [{}, { json: true }, { ndjson: true }]) {
+      await expect(runCommand(load as never, { memoir: [], agent: [], at: '01M3XF27', ...mode }, ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^--at: only the replay screen starts at an entry/) });
+    }
   });
 
   it('an unknown agent name is a usage error (exit 2)', async () => {

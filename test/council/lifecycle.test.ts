@@ -30,7 +30,7 @@ let open: { council: Council; storage: SqliteCouncilStorage; dir: string } | und
 afterEach(async () => {
   if (!open) return;
   await open.council.stop();
-  open.storage.close();
+  await open.storage.close();
   removeDir(open.dir);
   open = undefined;
 });

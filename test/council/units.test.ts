@@ -188,7 +188,7 @@ describe('authentication does the same work whether or not the forge id in a tok
       }
       expect((await authenticate(spied, `Bearer ${token}`)).name).toBe('athens');
     } finally {
-      storage.close();
+      await storage.close();
     }
   });
 });

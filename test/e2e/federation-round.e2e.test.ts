@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FederationPlan } from '../../src/federation/round/plan.js';
 import type { RoundResult } from '../../src/federation/round/run-round.js';
-import { FEDERATING_AGENTS } from '../../src/memoir/agents.js';
+import { FEDERATING_AGENTS } from '../../src/memoir/format/agents.js';
 import type { WhisperReport } from '../../src/privacy/whisper-report.js';
 import { AdapterRegistry } from '../../src/store/adapter-registry.js';
 import { PrivacyLedger } from '../../src/store/privacy-ledger.js';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { lockMemoir } from '../../src/memoir/lock.js';
+import { lockMemoir } from '../../src/memoir/file/lock.js';
 import { assertBuilt, copyHome, kourai, ROOT, sampleHome } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
 import { lineCount, readEntries } from '../helpers/forge.js';

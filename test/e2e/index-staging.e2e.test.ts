@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openIndex } from '../../src/store/memoir-index.js';
+import { openIndex } from '../../src/memoir-index/memoir-index.js';
 import { assertBuilt, BIN, cleanEnv, kourai } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
 import { synthLines } from '../helpers/synth-lines.js';

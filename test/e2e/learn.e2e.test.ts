@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heldOutPairs } from '../../src/memoir/planted/held-out.js';
+import { heldOutPairs } from '../../src/memoir/sample/planted/held-out.js';
 import { assertBuilt } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BIN, kourai } from './run-bin.js';

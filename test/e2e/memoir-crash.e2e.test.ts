@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRecords } from '../../src/memoir/reader.js';
+import { readRecords } from '../../src/memoir/file/reader.js';
 import { assertBuilt, BIN, cleanEnv, kourai } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
 

@@ -36,7 +36,7 @@ describe('start-up paths that load no zod', () => {
     expect(JSON.parse(insp.stdout)).toMatchObject({ total: 1, shown: 1 });
     expect(insp.loaded).toContain('/dist/commands/memoir/inspect.js');
     expect(insp.loaded).not.toContain('/node_modules/zod/');
-    expect(insp.loaded).not.toContain('/dist/memoir/schema.js');
+    expect(insp.loaded).not.toContain('/dist/memoir/format/schema.js');
 
     const score = traced(['score', '--agent', 'techne', 'a', 'b', '--json']);
     expect(score.loaded).toContain('/dist/commands/score.js');
@@ -48,7 +48,7 @@ describe('start-up paths that load no zod', () => {
     expect(JSON.parse(v.stdout)).toMatchObject({ ok: true });
     expect(v.loaded).toContain('/dist/commands/memoir/verify.js');
     expect(v.loaded).not.toContain('/node_modules/zod/');
-    expect(v.loaded).not.toContain('/dist/memoir/schema.js');
+    expect(v.loaded).not.toContain('/dist/memoir/format/schema.js');
   });
 
   it('memoir verify in a home that never had an index loads only the reader: no SQLite, zod, worker threads, native locks, Ink or council', () => {
@@ -60,8 +60,8 @@ describe('start-up paths that load no zod', () => {
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, entries: 2 });
       const loaded = readFileSync(trace, 'utf8');
-      expect(loaded).toContain('/dist/memoir/verify.js');
-      for (const heavy of ['/dist/store/', 'better-sqlite3', '/node_modules/zod/', '/dist/memoir/schema.js', 'node:worker_threads', '/dist/memoir/verify-threads.js', 'fs-native-extensions', '/node_modules/ink/', '/node_modules/react/', '/dist/council/', '/dist/ui/mount.js']) {
+      expect(loaded).toContain('/dist/memoir/verify/verify.js');
+      for (const heavy of ['/dist/store/', '/dist/memoir-index/', 'better-sqlite3', '/node_modules/zod/', '/dist/memoir/format/schema.js', 'node:worker_threads', '/dist/memoir/verify/verify-threads.js', 'fs-native-extensions', '/node_modules/ink/', '/node_modules/react/', '/dist/council/', '/dist/ui/mount.js']) {
         expect(loaded, heavy).not.toContain(heavy);
       }
     } finally {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Memoir } from '../../src/memoir/memoir.js';
-import type { MemoirEntry, MemoirInput } from '../../src/memoir/schema.js';
-import { isShareable } from '../../src/memoir/split-rule.js';
+import { Memoir } from '../../src/memoir/file/memoir.js';
+import type { MemoirEntry, MemoirInput } from '../../src/memoir/format/schema.js';
+import { isShareable } from '../../src/memoir/format/split-rule.js';
 import { readEntries } from '../helpers/forge.js';
 
 /**

@@ -1,4 +1,4 @@
-import { CouncilEventDetailsSchema, type CouncilEventDetails } from '../../src/memoir/council-event.js';
+import { CouncilEventDetailsSchema, type CouncilEventDetails } from '../../src/memoir/derive/council-event.js';
 
 /** A round where techne spoke and came back changed; metis spoke; aidos stayed silent (too little data). */
 export function details(over: Partial<CouncilEventDetails> = {}): CouncilEventDetails {

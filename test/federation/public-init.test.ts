@@ -8,7 +8,7 @@ import type { CouncilLearner } from '../../src/federation/round/learner.js';
 import { requireMembership, type Membership } from '../../src/federation/round/membership.js';
 import { runRound, type RoundDeps, type RoundResult } from '../../src/federation/round/run-round.js';
 import { httpTransport } from '../../src/federation/round/transport.js';
-import { FEDERATING_AGENTS, type FederatingAgent } from '../../src/memoir/agents.js';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../../src/memoir/format/agents.js';
 import { DEFAULT_PRIVACY_CONFIG } from '../../src/privacy/privacy-config.js';
 import { PrivacyGate } from '../../src/privacy/round-gate.js';
 import { f32FromBase64 } from '../../src/tensor/float-codec.js';

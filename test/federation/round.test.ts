@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RoundResult } from '../../src/federation/round/run-round.js';
-import { readCouncilEvents } from '../../src/memoir/council-event.js';
+import { readCouncilEvents } from '../../src/memoir/derive/council-event.js';
 import { readMembership } from '../../src/federation/round/membership.js';
 import { openStateDb } from '../../src/store/state-db.js';
 import { AdapterRegistry } from '../../src/store/adapter-registry.js';
 import { PrivacyLedger } from '../../src/store/privacy-ledger.js';
 import { readSafetensors } from '../../src/tensor/safetensors.js';
-import { FEDERATING_AGENTS } from '../../src/memoir/agents.js';
+import { FEDERATING_AGENTS } from '../../src/memoir/format/agents.js';
 import { runCli } from '../helpers/run.js';
 import { testCtx, type TestCtx } from '../helpers/ctx.js';
 import type { TestCouncil } from '../council/helpers.js';

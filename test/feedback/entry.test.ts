@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { affinityFor, feedbackEntry, feltFor, RATINGS, suggestedKind, type FeedbackSubject } from '../../src/feedback/entry.js';
-import { prepareEntries } from '../../src/memoir/append.js';
-import { ulidGenerator } from '../../src/memoir/entry-id.js';
-import { MemoirInputSchema } from '../../src/memoir/schema.js';
+import { prepareEntries } from '../../src/memoir/file/append.js';
+import { ulidGenerator } from '../../src/memoir/format/entry-id.js';
+import { MemoirInputSchema } from '../../src/memoir/format/schema.js';
 
 const subject: FeedbackSubject = {
   agent: 'techne',

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import synth from '../../src/commands/memoir/synth.js';
 import type { Ctx } from '../../src/context.js';
-import { parseLine } from '../../src/memoir/parse.js';
-import type { MemoirEntry } from '../../src/memoir/schema.js';
+import { parseLine } from '../../src/memoir/format/parse.js';
+import type { MemoirEntry } from '../../src/memoir/format/schema.js';
 import { testCtx } from './ctx.js';
 
 /** Writes the sample forge (`kourai memoir synth`) into `home`; returns its memoir paths in write order. */

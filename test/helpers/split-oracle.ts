@@ -1,6 +1,6 @@
 /**
  * The README's strict split rule ("An entry may leave the forge only if …"), restated naively as
- * an oracle for tests: written from the documentation, sharing no code with src/memoir/split-rule.ts
+ * an oracle for tests: written from the documentation, sharing no code with src/memoir/format/split-rule.ts
  * or the index, so a test that compares the two is not comparing a module with itself.
  */
 type Line = Record<string, unknown>;

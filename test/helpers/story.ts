@@ -1,4 +1,4 @@
-import type { MemoirEntry } from '../../src/memoir/schema.js';
+import type { MemoirEntry } from '../../src/memoir/format/schema.js';
 import { MemoryStory } from '../../src/replay/memory-story.js';
 
 let n = 0;

@@ -1,4 +1,4 @@
-import { synthSessions } from '../../src/memoir/synth.js';
+import { synthSessions } from '../../src/memoir/sample/synth.js';
 
 /**
  * Lines of whole synthetic sessions (`synthSessions`, 12 turns each), at least `atLeast` of them:

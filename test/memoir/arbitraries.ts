@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { AGENTS } from '../../src/memoir/agents.js';
-import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from '../../src/memoir/sources.js';
+import { AGENTS } from '../../src/memoir/format/agents.js';
+import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from '../../src/memoir/format/sources.js';
 
 /** Any text, including emoji, CJK, quotes, backslashes and control characters. */
 export const text = fc.string({ unit: 'binary', maxLength: 60 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FEDERATING_AGENTS } from '../../src/memoir/agents.js';
+import { FEDERATING_AGENTS } from '../../src/memoir/format/agents.js';
 import { checkRelease, gaugeLevel, planRound, type SpentRelease } from '../../src/privacy/budget.js';
 import { noConsent, type ConsentMap } from '../../src/privacy/consent.js';
 import { DEFAULT_PRIVACY_CONFIG, type PrivacyConfig } from '../../src/privacy/privacy-config.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { AGENTS } from '../../src/memoir/agents.js';
+import { AGENTS } from '../../src/memoir/format/agents.js';
 import { allowAndDeny, applyFlags, noConsent, parseAgentList, STANCES } from '../../src/privacy/consent.js';
 
 describe('the Sovereignty Moment (domain)', () => {
@@ -11,10 +11,15 @@ describe('the Sovereignty Moment (domain)', () => {
     expect(STANCES.find((s) => s.agent === 'metis')?.line).toMatch(/patterns, never specifications/);
   });
 
-  it('parses comma and space separated lists, case-insensitively, with "all"', () => {
-    expect(parseAgentList(['Aidos,metis', 'kallos'], '--allow')).toEqual(['aidos', 'metis', 'kallos']);
+  it('parses comma and space separated lists, with "all"', () => {
+    expect(parseAgentList(['aidos,metis', 'kallos'], '--allow')).toEqual(['aidos', 'metis', 'kallos']);
     expect(parseAgentList('all', '--allow')).toHaveLength(8);
     expect(parseAgentList(undefined, '--allow')).toEqual([]);
+  });
+
+  it('agent names are lower case, as in the memoir and for --agent: "Techne" is refused with the name to use', () => {
+    expect(() => parseAgentList(['Techne'], '--allow')).toThrow(/--allow: unknown agent "Techne" \(did you mean "techne"\?\)/);
+    expect(() => parseAgentList(['ALL'], '--allow')).toThrow(/did you mean "all"/);
   });
 
   it('names an unknown agent', () => {

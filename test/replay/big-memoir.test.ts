@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendLines } from '../../src/memoir/append.js';
-import { synthSessions } from '../../src/memoir/synth.js';
+import { appendLines } from '../../src/memoir/file/append.js';
+import { synthSessions } from '../../src/memoir/sample/synth.js';
 import { PAGE_SIZE, StoryCursor } from '../../src/replay/cursor.js';
 import { walkStory } from '../../src/replay/walk.js';
-import { openIndex, type MemoirIndex } from '../../src/store/memoir-index.js';
-import { StoryIndex } from '../../src/store/story-queries.js';
+import { openIndex, type MemoirIndex } from '../../src/memoir-index/memoir-index.js';
+import { StoryIndex } from '../../src/memoir-index/story-queries.js';
 import { initialReplayState, replayFrame, replayReducer } from '../../src/ui/replay/use-replay-state.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 

@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendLines } from '../../src/memoir/append.js';
-import { synthSessions } from '../../src/memoir/synth.js';
+import { appendLines } from '../../src/memoir/file/append.js';
+import { synthSessions } from '../../src/memoir/sample/synth.js';
 import { StoryCursor } from '../../src/replay/cursor.js';
-import { openIndex, type MemoirIndex } from '../../src/store/memoir-index.js';
-import { StoryIndex } from '../../src/store/story-queries.js';
+import { openIndex, type MemoirIndex } from '../../src/memoir-index/memoir-index.js';
+import { StoryIndex } from '../../src/memoir-index/story-queries.js';
 import { initialReplayState, replayFrame, replayReducer } from '../../src/ui/replay/use-replay-state.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 

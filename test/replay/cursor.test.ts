@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendLines, prepareEntries } from '../../src/memoir/append.js';
-import type { Agent } from '../../src/memoir/agents.js';
-import { ulidGenerator } from '../../src/memoir/entry-id.js';
+import { appendLines, prepareEntries } from '../../src/memoir/file/append.js';
+import type { Agent } from '../../src/memoir/format/agents.js';
+import { ulidGenerator } from '../../src/memoir/format/entry-id.js';
 import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import { StoryCursor } from '../../src/replay/cursor.js';
 import { MemoryStory } from '../../src/replay/memory-story.js';
 import type { BeatRef, StoryFilter, StoryNav } from '../../src/replay/story.js';
-import { openIndex, type MemoirIndex } from '../../src/store/memoir-index.js';
-import { StoryIndex } from '../../src/store/story-queries.js';
+import { openIndex, type MemoirIndex } from '../../src/memoir-index/memoir-index.js';
+import { StoryIndex } from '../../src/memoir-index/story-queries.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { readEntries, sampleForge } from '../helpers/forge.js';
 

@@ -14,7 +14,7 @@ import { synthLines } from '../helpers/synth-lines.js';
  * start. Each kind of worker is started here from such a process, with the built code; before
  * startWorker, every one of these failed (ERR_INPUT_TYPE_NOT_ALLOWED, or "require is not defined
  * in ES module scope" for the Gram pool's CommonJS source). The verify workers have the same test
- * in test/memoir/scan/verify-split.test.ts.
+ * in test/memoir/verify/verify-split.test.ts.
  */
 /** A bound for liveness (a node process started per test; slow on a loaded machine), never a measurement. */
 const SPAWNED = 150_000;
@@ -60,7 +60,7 @@ describe('every kind of worker starts from `node --input-type=module -e`', () =>
     const file = join(dir, 'big.jsonl');
     const lines = synthLines(5, 14_000); // over 8 MiB: a bulk load, parsed in a worker
     writeFileSync(file, `${lines.join('\n')}\n`);
-    const { stderr, result } = runFlagged(`const { openIndex } = await import(${lib('store/memoir-index.js')});
+    const { stderr, result } = runFlagged(`const { openIndex } = await import(${lib('memoir-index/memoir-index.js')});
 const index = openIndex(${JSON.stringify(join(dir, 'home'))});
 const [r] = await index.build([${JSON.stringify(file)}]);
 const deferred = index.withoutFullText().length;

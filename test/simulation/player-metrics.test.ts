@@ -1,14 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import players from '../../src/commands/memoir/players.js';
 import { parseOptions } from '../../src/run-command.js';
-import { councilEventEntry, COUNCIL_EVENT_FORMAT, type CouncilEventDetails } from '../../src/memoir/council-event.js';
-import { memoirPathFor } from '../../src/memoir/discover.js';
-import { Memoir } from '../../src/memoir/memoir.js';
+import { councilEventEntry, COUNCIL_EVENT_FORMAT, type CouncilEventDetails } from '../../src/memoir/derive/council-event.js';
+import { memoirPathFor } from '../../src/memoir/file/discover.js';
+import { Memoir } from '../../src/memoir/file/memoir.js';
 import { testCtx } from '../helpers/ctx.js';
 
 function details(round: number, o: Partial<CouncilEventDetails> = {}): CouncilEventDetails {
   return {
-    format: COUNCIL_EVENT_FORMAT, beat: 'council_of_sisters', council: 'c1', forge: 'athens', round, round_key: `c1/${round}`,
+    format: COUNCIL_EVENT_FORMAT, beat: 'council_of_sisters', council: 'c1', forge: 'athens', round, round_key: `c1/${round}`, forges: null,
     spoke: [{ agent: 'techne', epsilon_cost: 0.4, epsilon_after: 0.4, receipt_digest: 'd', used: true, resumed: false }],
     silent: [{ agent: 'metis', reason: 'no_consent', detail: 'the player keeps her silent' }, { agent: 'mneme', reason: 'too_little_data', detail: '3 examples' }],
     came_back: [], learned: [], trust: { before: 1, after: 1, exiled: false, exiled_round: null }, exiles: [], ledger_head: { releases: round, hash: 'h' },

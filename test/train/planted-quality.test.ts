@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent } from '../../src/memoir/agents.js';
-import { heldOutPairs } from '../../src/memoir/planted/held-out.js';
-import { profileFor } from '../../src/memoir/planted/profiles.js';
-import type { PreferenceId } from '../../src/memoir/planted/catalogue.js';
-import { synthSessions } from '../../src/memoir/synth.js';
+import type { Agent } from '../../src/memoir/format/agents.js';
+import { heldOutPairs } from '../../src/memoir/sample/planted/held-out.js';
+import { profileFor } from '../../src/memoir/sample/planted/profiles.js';
+import type { PreferenceId } from '../../src/memoir/sample/planted/catalogue.js';
+import { synthSessions } from '../../src/memoir/sample/synth.js';
 import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 import { HashedEncoder, hashString } from '../../src/train/encoder/hashed-ngrams.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../src/memoir/agents.js';
+import type { Agent } from '../../src/memoir/format/agents.js';
 import type { RouteExample } from '../../src/train/examples/types.js';
 import { Inference } from '../../src/train/inference.js';
 import { softmax } from '../../src/train/objectives.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../../src/memoir/agents.js';
+import type { Agent } from '../../src/memoir/format/agents.js';
 import { SPECIALISTS } from '../../src/train/base-spec.js';
 import { softmax } from '../../src/train/objectives.js';
 import { RoutePrior, stem, stems } from '../../src/train/route-prior/prior.js';

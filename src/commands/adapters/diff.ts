@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { UsageError } from '../../errors.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
-import { effectiveNorm } from '../../train/adapter-delta.js';
+import { differenceNorm, effectiveNorm } from '../../train/adapter-delta.js';
 import { defineCommand } from '../types.js';
 import { fmtMetric, listEntry, type AdapterListEntry } from './list.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, sameBase, versionOpt } from './shared.js';
@@ -44,13 +44,7 @@ export default defineCommand({
         const cb = b.config.lora_alpha / b.lora.rank;
         const fromNorm = effectiveNorm([{ lora: a.lora, coef: ca }], m);
         const toNorm = effectiveNorm([{ lora: b.lora, coef: cb }], m);
-        const diff = effectiveNorm(
-          [
-            { lora: b.lora, coef: cb },
-            { lora: a.lora, coef: -ca },
-          ],
-          m,
-        );
+        const diff = differenceNorm({ lora: b.lora, coef: cb }, { lora: a.lora, coef: ca }, m);
         return { module: b.config.target_modules[k] as string, from_norm: fromNorm, to_norm: toNorm, diff_norm: diff, relative: toNorm > 0 ? diff / toNorm : 0 };
       });
       return { agent: opts.agent, kind: opts.kind, from: listEntry(fromRow, sameBase(r, fromRow)), to: listEntry(toRow, sameBase(r, toRow)), modules };

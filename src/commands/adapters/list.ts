@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { AGENTS } from '../../memoir/agents.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import type { AdapterRow } from '../../store/adapter-registry.js';
+import { agentListOpt } from '../options.js';
 import { defineCommand } from '../types.js';
 import { openRegistry, sameBase, shortFp } from './shared.js';
 
 const options = z.object({
-  agent: z.array(z.enum(AGENTS as unknown as [string, ...string[]], { error: (i) => `unknown agent "${String(i.input)}"; expected one of: ${AGENTS.join(', ')}` })).default([]),
+  agent: agentListOpt,
   kind: z.enum(['bond', 'council'], { error: 'must be bond or council' }).optional(),
   all: z.boolean().default(false),
   json: z.boolean().default(false),

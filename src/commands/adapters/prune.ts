@@ -1,15 +1,16 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AGENTS, type Agent } from '../../memoir/agents.js';
+import { AGENTS, type Agent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { processAlive } from '../../runtime/process-alive.js';
 import { kindDir } from '../../train/adapter-files.js';
+import { agentListOpt } from '../options.js';
 import { defineCommand } from '../types.js';
 import { openRegistry } from './shared.js';
 
 const options = z.object({
-  agent: z.array(z.enum(AGENTS as unknown as [string, ...string[]], { error: (i) => `unknown agent "${String(i.input)}"; expected one of: ${AGENTS.join(', ')}` })).default([]),
+  agent: agentListOpt,
   kind: z.enum(['bond', 'council'], { error: 'must be bond or council' }).optional(),
   keep: z.coerce.number({ error: 'must be a whole number' }).int().min(0).default(3),
   dryRun: z.boolean().default(false),
@@ -32,7 +33,7 @@ export interface PruneResult {
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<PruneResult> {
-    const r = openRegistry(ctx);
+    const r = openRegistry(ctx, opts.dryRun ? 'read' : 'write');
     try {
       const rows = r.registry.list({ agent: opts.agent, ...(opts.kind ? { kind: opts.kind } : {}) });
       const pruned: PruneResult['pruned'] = [];

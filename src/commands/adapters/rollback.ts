@@ -21,7 +21,7 @@ export interface RollbackResult {
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<RollbackResult> {
-    const r = openRegistry(ctx);
+    const r = openRegistry(ctx, 'write');
     try {
       const current = pickVersion(r, opts.agent, opts.kind, undefined);
       const toVersion = opts.to ?? current.parentVersion ?? undefined;

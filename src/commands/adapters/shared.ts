@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError, UsageError } from '../../errors.js';
-import { isBondOnly, type Agent } from '../../memoir/agents.js';
-import { AgentSchema } from '../../memoir/schema.js';
+import { isBondOnly, type Agent } from '../../memoir/format/agents.js';
+import { AgentSchema } from '../../memoir/format/schema.js';
 import { AdapterRegistry, type AdapterKind, type AdapterRow } from '../../store/adapter-registry.js';
 import type { DB } from '../../store/db.js';
-import { openStateDb } from '../../store/state-db.js';
+import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { readAdapterDir, type LoadedAdapter } from '../../train/adapter-files.js';
 import { learnConfig } from '../../train/learn-config.js';
 import { configuredBaseOffline } from '../../train/text-encoder.js';
@@ -29,10 +29,11 @@ export interface Registry {
   close(): void;
 }
 
-export function openRegistry(ctx: Ctx): Registry {
+/** The adapter registry; `write` for commands that change it (a read-only home is exit 3 for them only). */
+export function openRegistry(ctx: Ctx, mode: 'read' | 'write' = 'read'): Registry {
   const home = kouraiHome(ctx);
   const base = configuredBaseOffline(learnConfig(home, ctx.env).encoder, home);
-  const db = openStateDb(home);
+  const db = mode === 'write' ? openStateDb(home) : openStateDbReadOnly(home);
   return { home, db, registry: new AdapterRegistry(db), base, close: () => db.close() };
 }
 

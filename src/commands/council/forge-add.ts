@@ -29,7 +29,7 @@ export default defineCommand({
       note(ctx, `the token is shown only now: give it to the operator of forge "${forge.name}" over a private channel (the council keeps only its hash)`);
       return { forge: forge.name, id: forge.id, token, created_at: forge.createdAt, data_dir: config.data_dir };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

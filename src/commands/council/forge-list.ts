@@ -22,7 +22,7 @@ export default defineCommand({
     try {
       return { data_dir: config.data_dir, forges: await forgeListView(storage) };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

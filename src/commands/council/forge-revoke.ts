@@ -25,7 +25,7 @@ export default defineCommand({
       const f = await revokeForge(storage, opts.name, ctx.now());
       return { forge: f.name, id: f.id, revoked_at: f.revokedAt ?? ctx.now().toISOString(), data_dir: config.data_dir };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

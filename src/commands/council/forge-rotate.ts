@@ -28,7 +28,7 @@ export default defineCommand({
       warn(ctx, `the new token is shown only now: give it to the operator of forge "${forge.name}" over a private channel; the old token no longer works`);
       return { forge: forge.name, id: forge.id, token, data_dir: config.data_dir };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

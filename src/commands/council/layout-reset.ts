@@ -21,7 +21,7 @@ export default defineCommand({
     try {
       return { data_dir: config.data_dir, ...(await resetLayout(storage, config, agent, ctx.now())) };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

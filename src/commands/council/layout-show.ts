@@ -23,7 +23,7 @@ export default defineCommand({
     try {
       return { data_dir: config.data_dir, agents: await layoutReport(storage, config, only) };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

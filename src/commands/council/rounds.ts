@@ -23,7 +23,7 @@ export default defineCommand({
     try {
       return { data_dir: config.data_dir, rounds: await roundListView(storage, opts.limit, privacyPolicyOf(config)) };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

@@ -25,7 +25,7 @@ export default defineCommand({
       const view = await trustListView(storage);
       return { data_dir: config.data_dir, alpha: config.trust_alpha, threshold: config.trust_threshold, warmup: config.trust_warmup, ...view };
     } finally {
-      storage.close();
+      await storage.close();
     }
   },
   render(r, ctx) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, UsageError } from '../../errors.js';
-import { isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
+import { isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, allowAndDeny, STANCES, type ConsentMap } from '../../privacy/consent.js';
 import { ConsentStore } from '../../store/consent-store.js';

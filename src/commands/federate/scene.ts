@@ -4,7 +4,7 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, NotFoundError, UsageError } from '../../errors.js';
 import { readMembership } from '../../federation/round/membership.js';
 import { sceneOf, sceneText, type CouncilScene } from '../../federation/round/scenes.js';
-import { readCouncilEvents } from '../../memoir/council-event.js';
+import { readCouncilEvents } from '../../memoir/derive/council-event.js';
 import { defineCommand } from '../types.js';
 
 const options = z.object({

@@ -3,7 +3,11 @@ import { resolve } from 'node:path';
 import type { Ctx } from '../../context.js';
 import { fsError, UsageError } from '../../errors.js';
 
-/** The token from --token (or `-` for stdin), --token-file, or KOURAI_COUNCIL_TOKEN; never echoed. */
+/**
+ * The token from --token (or `-` for stdin), --token-file, or KOURAI_COUNCIL_TOKEN; never echoed.
+ * A file or stdin may also hold the JSON document `council forge add --json` prints (its `token`),
+ * so an operator's output can be handed over as it is.
+ */
 export async function readToken(ctx: Ctx, opts: { token?: string | undefined; tokenFile?: string | undefined }): Promise<string> {
   if (opts.token !== undefined && opts.tokenFile !== undefined) throw new UsageError('--token and --token-file: pass one of them');
   let raw: string | undefined;
@@ -19,8 +23,21 @@ export async function readToken(ctx: Ctx, opts: { token?: string | undefined; to
     for await (const c of ctx.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
     raw = Buffer.concat(chunks).toString('utf8');
   } else raw = opts.token ?? ctx.env.KOURAI_COUNCIL_TOKEN;
-  const token = raw?.trim();
+  let token = raw?.trim();
+  if (token?.startsWith('{')) token = tokenOfDocument(token, opts.tokenFile ?? 'stdin');
   if (!token) throw new UsageError('--token: required: the forge token the council operator gave you', 'pass --token T, --token - (read from stdin), --token-file FILE or set KOURAI_COUNCIL_TOKEN');
   if (/\s/.test(token)) throw new UsageError('--token: a token is one word (no spaces or line breaks)');
   return token;
+}
+
+function tokenOfDocument(text: string, where: string): string {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${where}: not a token and not valid JSON`);
+  }
+  const token = (doc as { token?: unknown } | null)?.token;
+  if (typeof token !== 'string') throw new UsageError(`${where}: a JSON token file needs a "token" string (as \`kourai council forge add --json\` prints)`);
+  return token.trim();
 }

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, UsageError } from '../../errors.js';
-import { FEDERATING_AGENTS, type FederatingAgent } from '../../memoir/agents.js';
+import { FEDERATING_AGENTS, type FederatingAgent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import type { CellResult } from '../../simulation/cell.js';

@@ -10,6 +10,7 @@ import { privacyConfigFor } from '../../privacy/privacy-config.js';
 import { budgetFlags } from '../options.js';
 import { defineCommand } from '../types.js';
 import { councilTransport } from '../../federation/round/forge-round.js';
+import { floorText } from '../../output/round-text.js';
 
 const options = z.object({
   offline: z.boolean().default(false),
@@ -28,7 +29,7 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const { config } = privacyConfigFor(ctx, opts);
     const membership = readMembership(home);
-    const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now });
+    const gate = PrivacyGate.openReadOnly({ home, config, now: ctx.now });
     try {
       return await federationStatus({
         membership,
@@ -52,9 +53,10 @@ export default defineCommand({
       if (s.reachable === false) lines.push(c.yellow(`  unreachable: ${s.error ?? ''}`));
       const r = s.current_round;
       if (r) {
-        const policy = r.privacy_policy ? `council policy σ = ${r.privacy_policy.noise_multiplier}, S = ${r.privacy_policy.clip_norm}` : 'no council privacy policy';
+        const policy = r.privacy_policy ? `council policy σ = ${r.privacy_policy.noise_multiplier}, S = ${r.privacy_policy.clip_norm}${s.floor.council_policy_outside ? c.red(' (outside this forge\'s privacy floor: a round sends nothing)') : ' (inside the floor)'}` : 'no council privacy policy';
         lines.push(`  round ${r.round} ${r.state}, ${r.forges_sealed}/${r.min_forges} forges sealed, deadline ${r.deadline}; ${policy}${r.submitted.length ? `; this forge sent ${r.submitted.join(', ')}${r.sealed ? ' (sealed)' : ''}` : ''}`);
       }
+      lines.push(`  privacy floor ${floorText(s.floor)}`);
       if (s.trust) lines.push(`  trust ${s.trust.trust.toFixed(3)}${s.trust.threshold !== null ? c.dim(` (exile below ${s.trust.threshold})`) : ''}${s.trust.exiled ? c.red(`  EXILED after round ${s.trust.exiled_round ?? '?'}: the Stoa has fallen for this forge`) : ''}${s.trust.source === 'memoir' ? c.dim(' (as of the last round)') : ''}`);
       if (s.unfinished_round) lines.push(c.yellow(`  round ${s.unfinished_round.round} is unfinished (${s.unfinished_round.released.join(', ')} released): kourai federate round resumes it`));
     }

@@ -4,10 +4,10 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { InvalidDataError, UsageError, fsError } from '../../errors.js';
-import { appendBatch, prepareBatch, type InputItem } from '../../memoir/append.js';
-import { oneMemoir } from '../../memoir/discover.js';
-import { ulidGenerator } from '../../memoir/entry-id.js';
-import { firstInvalidUtf8 } from '../../memoir/utf8.js';
+import { appendBatch, prepareBatch, type InputItem } from '../../memoir/file/append.js';
+import { oneMemoir } from '../../memoir/file/discover.js';
+import { ulidGenerator } from '../../memoir/format/entry-id.js';
+import { firstInvalidUtf8 } from '../../memoir/format/utf8.js';
 import { defineCommand } from '../types.js';
 import { note, warn } from '../../output/notice.js';
 

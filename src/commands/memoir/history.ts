@@ -1,8 +1,8 @@
 import type { ChalkInstance } from 'chalk';
-import type { MemoirEntry } from '../../memoir/schema.js';
+import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { oneLine } from '../../output/table.js';
-import type { EntryRow, MemoirIndex } from '../../store/memoir-index.js';
-import { loadRevisionGraph } from '../../store/revision-queries.js';
+import type { EntryRow, MemoirIndex } from '../../memoir-index/memoir-index.js';
+import { loadRevisionGraph } from '../../memoir-index/revision-queries.js';
 import { entryView, loadRow } from './shared.js';
 
 /** One entry of a revision chain as `memoir show --history` reports it. */

@@ -1,6 +1,6 @@
 import { NotFoundError, UsageError } from '../../errors.js';
-import type { EntryRow, MemoirIndex } from '../../store/memoir-index.js';
-import { MemoirQueries } from '../../store/memoir-queries.js';
+import type { EntryRow, MemoirIndex } from '../../memoir-index/memoir-index.js';
+import { MemoirQueries } from '../../memoir-index/memoir-queries.js';
 
 /**
  * The one indexed entry an id names in these files: an exact id (ULID or derived `py_…`), or

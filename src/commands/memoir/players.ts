@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
-import { AGENTS } from '../../memoir/agents.js';
-import { describeLocation, resolveMemoirs } from '../../memoir/discover.js';
-import { playerMetrics, summarizePlayers, type PlayerSummary, type SessionInput } from '../../memoir/player-metrics.js';
-import { readRecords } from '../../memoir/reader.js';
-import type { MemoirEntry } from '../../memoir/schema.js';
+import { AGENTS } from '../../memoir/format/agents.js';
+import { describeLocation, resolveMemoirs } from '../../memoir/file/discover.js';
+import { playerMetrics, summarizePlayers, type PlayerSummary, type SessionInput } from '../../memoir/derive/player-metrics.js';
+import { readRecords } from '../../memoir/file/reader.js';
+import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from '../options.js';
 
 const options = z.object({ memoir: memoirOpt, player: z.array(z.string()).default([]), json: z.boolean().default(false) });
 
-/** `kourai memoir players`: the player metrics of real forges (src/memoir/player-metrics.ts). */
+/** `kourai memoir players`: the player metrics of real forges (src/memoir/derive/player-metrics.ts). */
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<PlayerSummary> {

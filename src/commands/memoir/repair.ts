@@ -1,11 +1,11 @@
-import { openForReading } from '../../memoir/reader.js';
+import { openForReading } from '../../memoir/file/reader.js';
 import { closeSync } from 'node:fs';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
-import { resolveMemoirs } from '../../memoir/discover.js';
-import { repairMemoir, type RepairOutcome } from '../../memoir/repair.js';
-import { findTornTail, quarantinePath, readBytes } from '../../memoir/quarantine.js';
-import { Journal } from '../../memoir/journal.js';
+import { resolveMemoirs } from '../../memoir/file/discover.js';
+import { repairMemoir, type RepairOutcome } from '../../memoir/file/repair.js';
+import { findTornTail, quarantinePath, readBytes } from '../../memoir/file/quarantine.js';
+import { Journal } from '../../memoir/file/journal.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from '../options.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
-import { CancelledError, NotFoundError } from '../../errors.js';
-import type { Agent } from '../../memoir/agents.js';
+import { CancelledError, UsageError, NotFoundError } from '../../errors.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
 import { writeText } from '../../output/notice.js';
@@ -10,8 +10,8 @@ import { StoryCursor } from '../../replay/cursor.js';
 import { storyRecord } from '../../replay/records.js';
 import type { StoryFilter } from '../../replay/story.js';
 import { walkStory } from '../../replay/walk.js';
-import { fullTextBuilder } from '../../store/indexed.js';
-import { StoryIndex } from '../../store/story-queries.js';
+import { fullTextBuilder } from '../../memoir-index/indexed.js';
+import { StoryIndex } from '../../memoir-index/story-queries.js';
 import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 import { defineCommand } from '../types.js';
 import { filterShape, memoirOpt } from '../options.js';
@@ -41,6 +41,7 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
     const ndjson = opts.json || opts.ndjson;
     const screen = ctx.interactive && !ndjson;
+    if (opts.at !== undefined && !screen) throw new UsageError('--at: only the replay screen starts at an entry; the text and NDJSON replays tell the whole story', 'drop --at, or see one entry with `kourai memoir show ID`');
     const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
     // The screen searches (/): a full-text index a bulk load left unbuilt is built by its first search, with progress there.
     const textIndex = screen ? fullTextBuilder(index, fileIds) : null;

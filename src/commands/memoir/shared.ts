@@ -1,10 +1,10 @@
 import type { Ctx } from '../../context.js';
-import type { MemoirEntry } from '../../memoir/schema.js';
+import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { indexFeedback } from '../../output/index-feedback.js';
-import { openIndexed as openIndexedStore, type IndexedMemoirs } from '../../store/indexed.js';
-import type { EntryRow } from '../../store/memoir-index.js';
+import { openIndexed as openIndexedStore, type IndexedMemoirs } from '../../memoir-index/indexed.js';
+import type { EntryRow } from '../../memoir-index/memoir-index.js';
 
-export { loadRow } from '../../store/indexed.js';
+export { loadRow } from '../../memoir-index/indexed.js';
 
 /**
  * The memoir commands' way to open the index: `--memoir` resolved (or every memoir found), the

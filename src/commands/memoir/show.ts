@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
-import { encodeEntry } from '../../memoir/encode.js';
+import { encodeEntry } from '../../memoir/format/encode.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { renderHistory, resolveRevisions, type HistoryEntry } from './history.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
-import { MemoirQueries } from '../../store/memoir-queries.js';
+import { MemoirQueries } from '../../memoir-index/memoir-queries.js';
 import { defineCommand } from '../types.js';
 import { memoirOpt } from '../options.js';
 import { openIndexed } from './shared.js';

@@ -2,13 +2,13 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, EnvironmentError } from '../../errors.js';
-import { resolveMemoirs } from '../../memoir/discover.js';
-import { unfinishedWrite } from '../../memoir/journal-status.js';
-import { verifyMemoirs, type Problem } from '../../memoir/verify.js';
+import { resolveMemoirs } from '../../memoir/file/discover.js';
+import { unfinishedWrite } from '../../memoir/file/journal-status.js';
+import { verifyMemoirs, type Problem } from '../../memoir/verify/verify.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collectWhenGrown } from '../../runtime/gc.js';
-import type { MemoirIndex } from '../../store/memoir-index.js';
+import type { MemoirIndex } from '../../memoir-index/memoir-index.js';
 import { allSure, flag, stringList } from '../fast-flags.js';
 import { defineCommand, type LazyOptions } from '../types.js';
 import type { VerifyOptions, options as OptionsSchema } from './verify-options.js';
@@ -74,7 +74,7 @@ export default defineCommand({
     const paths = resolveMemoirs(opts.memoir, home, ctx.cwd);
     // Nothing was ever indexed in a home without an index: verify reads the memoirs alone, and neither
     // creates the index nor loads SQLite (a fifth of its start-up).
-    const index = existsSync(indexFileOf(home)) ? (await import('../../store/memoir-index.js')).openIndex(home, { now: ctx.now }) : undefined;
+    const index = existsSync(indexFileOf(home)) ? (await import('../../memoir-index/memoir-index.js')).openIndex(home, { now: ctx.now }) : undefined;
     for (const text of index?.notes ?? []) if (!opts.json) note(ctx, text);
     const problems: Problem[] = [];
     let entries = 0;

@@ -5,7 +5,7 @@ import { renderTable } from '../../output/table.js';
 import { parseAgentList } from '../../privacy/consent.js';
 import { budgetState } from '../../privacy/budget.js';
 import { PrivacyLedger } from '../../store/privacy-ledger.js';
-import { openStateDb, statePath } from '../../store/state-db.js';
+import { openStateDbReadOnly, statePath } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
 import { budgetFlags } from '../options.js';
 import { delta as fmtDelta, epsilon as fmtEps, ratio } from '../../format.js';
@@ -51,7 +51,7 @@ export default defineCommand({
     const agents = parseAgentList(opts.agent, '--agent');
     const { config } = privacyConfigFor(ctx, opts);
     const home = kouraiHome(ctx);
-    const db = openStateDb(home);
+    const db = openStateDbReadOnly(home);
     try {
       const ledger = new PrivacyLedger(db);
       const rows = ledger.releases();

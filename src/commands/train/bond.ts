@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
-import { AGENTS, type Agent } from '../../memoir/agents.js';
+import { AGENTS, type Agent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { openStateDb } from '../../store/state-db.js';
@@ -83,13 +83,14 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const settings: TrainSettings = { ...DEFAULT_SETTINGS, ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}), ...(opts.rank !== undefined ? { rank: opts.rank } : {}), ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.seed !== undefined ? { seed: opts.seed } : {}) };
     const cfg = learnConfig(home, ctx.env);
-    const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal, bound: opts.buffer });
-    const closers: (() => unknown)[] = [() => source.close()];
+    // First: a home it cannot write is said before any training is done.
+    const db = openStateDb(home);
+    const closers: (() => unknown)[] = [() => db.close()];
     try {
+      const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal, bound: opts.buffer });
+      closers.push(() => source.close());
       const encoder = await openTextEncoder(cfg.encoder, { home, env: ctx.env, signal: ctx.signal });
       closers.push(() => encoder.close());
-      const db = openStateDb(home);
-      closers.push(() => db.close());
       const store = new AdapterStore(home, db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
       const worker = new TrainerWorker(ctx.signal);
       closers.push(() => worker.close());

@@ -5,7 +5,7 @@
  * round stopped mid-download leaves the previous version current.
  */
 import { InvalidDataError } from '../../errors.js';
-import type { FederatingAgent } from '../../memoir/agents.js';
+import type { FederatingAgent } from '../../memoir/format/agents.js';
 import type { NamedTensor } from '../../tensor/tensor.js';
 import { loraToTensors, tensorsToLora } from '../../train/adapter-layout.js';
 import type { AdapterStore } from '../../train/adapter-store.js';
@@ -16,7 +16,7 @@ export interface CouncilAdapters {
   /** The version already stored from a council round (a resumed round does not store twice). */
   storedFor(agent: FederatingAgent, roundKey: string): number | null;
   /** Stores a council round's aggregate as the agent's new current council version. */
-  save(agent: FederatingAgent, tensors: readonly NamedTensor[], from: { councilKey: string; round: number; roundKey: string; strategy: string }): number;
+  save(agent: FederatingAgent, tensors: readonly NamedTensor[], from: { councilKey: string; round: number; roundKey: string; strategy: string; metrics?: Record<string, unknown> }): number;
 }
 
 interface FederationWindow {
@@ -49,7 +49,7 @@ export function registryCouncilAdapters(store: AdapterStore, p: { rank: number; 
         lora,
         alpha: p.alpha,
         origin: 'federation',
-        metrics: { strategy: from.strategy },
+        metrics: { strategy: from.strategy, ...from.metrics },
         dataWindow: { council_key: from.councilKey, round: from.round, round_key: from.roundKey },
         createdAt: p.now().toISOString(),
       });

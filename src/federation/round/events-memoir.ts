@@ -3,9 +3,9 @@
  * session of its own, `council`, in the forge's project: it is found by `memoir` commands (and
  * `memoir replay`) like any session, and holds nothing but the federation's story.
  */
-import { describeLocation, discoverMemoirs, memoirPathFor } from '../../memoir/discover.js';
-import { councilEventEntry, readCouncilEvents, readLedgerHeads, type CouncilEvent, type CouncilEventDetails } from '../../memoir/council-event.js';
-import { Memoir } from '../../memoir/memoir.js';
+import { describeLocation, discoverMemoirs, memoirPathFor } from '../../memoir/file/discover.js';
+import { councilEventEntry, readCouncilEvents, readLedgerHeads, type CouncilEvent, type CouncilEventDetails } from '../../memoir/derive/council-event.js';
+import { Memoir } from '../../memoir/file/memoir.js';
 import type { LedgerHead } from '../../privacy/ledger-anchor.js';
 
 export const COUNCIL_SESSION = 'council';

@@ -9,7 +9,7 @@ import type { Ctx } from '../../context.js';
 import { kouraiHome } from '../../context.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
-import { openIndexed, type IndexFeedback } from '../../store/indexed.js';
+import { openIndexed, type IndexFeedback } from '../../memoir-index/indexed.js';
 import { AdapterStore } from '../../train/adapter-store.js';
 import { learnConfig } from '../../train/learn-config.js';
 import { openTextEncoder, type TextEncoder } from '../../train/text-encoder.js';
@@ -39,7 +39,8 @@ export async function runForgeRound(
   p: { membership: Membership; config: PrivacyConfig; memoirs: readonly string[]; options: RoundOptions; transport?: { timeoutMs?: number; retries?: number }; indexFeedback: IndexFeedback; onEvent?: (e: RoundEvent) => void },
 ): Promise<RoundResult> {
   const home = kouraiHome(ctx);
-  const gate = PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now });
+  // A dry run spends, draws and records nothing: it reads the state, and works in a read-only home.
+  const gate = p.options.dryRun ? PrivacyGate.openReadOnly({ home, config: p.config, now: ctx.now }) : PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now });
   const cleanup: (() => unknown)[] = [() => gate.close()];
   try {
     const encoder = await forgeBase(ctx, home);
@@ -54,7 +55,7 @@ export async function runForgeRound(
       transport: councilTransport(ctx, p.membership, { encoding: p.options.encoding ?? 'json', ...p.transport }),
       membership: p.membership,
       gate,
-      learner: trainerLearner({ encoder, source: { index: indexed.index, files: indexed.fileIds }, settings, worker: () => (worker ??= new TrainerWorker(ctx.signal)) }),
+      learner: trainerLearner({ encoder, source: { index: indexed.index, files: indexed.fileIds }, settings, store, worker: () => (worker ??= new TrainerWorker(ctx.signal)) }),
       adapters: registryCouncilAdapters(store, { rank: settings.rank, alpha: settings.alpha, now: ctx.now }),
       events: memoirEventsWriter(p.membership.events_memoir, ctx.now),
       now: ctx.now,

@@ -38,14 +38,24 @@ export function explainCouncilRefusal(err: unknown, where: string): unknown {
   return err;
 }
 
+/** A health answer that says the server is no council at all (a 404, or a body that is not a council's). */
+export function isNotACouncil(err: unknown): err is CouncilRequestError {
+  return err instanceof CouncilRequestError && (err.councilCode === 'bad_response' || err.status === 404);
+}
+
+/** Exit 9 with the URL to check: what join and round say of a server that is not a kourai council. */
+export function notACouncil(url: string, err: Error, outcome: string): KouraiError {
+  return new KouraiError(`${url} does not answer like a kourai council (GET /v1/health: ${err.message}): ${outcome}`, { exitCode: ExitCode.network, code: 'not_a_council', hint: 'check the URL (e.g. https://council.example.org, without /v1)' });
+}
+
 export async function joinCouncil(p: { home: string; url: string; token: string; forgeFingerprint: string; transport: CouncilTransport; eventsMemoir: string; now: Date }): Promise<{ membership: Membership; findings: JoinFindings }> {
   const t = p.transport;
   let health;
   try {
     health = await t.health();
   } catch (err) {
-    if (err instanceof CouncilRequestError && (err.councilCode === 'bad_response' || err.status === 404)) {
-      throw new KouraiError(`${p.url} does not answer like a kourai council (GET /v1/health: ${err.message}): not joined`, { exitCode: ExitCode.network, code: 'not_a_council', hint: 'check the URL (e.g. https://council.example.org, without /v1)' });
+    if (isNotACouncil(err)) {
+      throw notACouncil(p.url, err, 'not joined');
     }
     throw err;
   }

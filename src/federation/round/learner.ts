@@ -4,13 +4,18 @@
  * the bond), and held-out probes that say what an adapter prefers. The round (run-round.ts) sees
  * only this interface, so a simulation can share one trainer between many forges.
  */
-import type { FederatingAgent } from '../../memoir/agents.js';
-import { AXIS_INFO, AXES, type PreferenceId } from '../../memoir/planted/catalogue.js';
-import { heldOutPairs } from '../../memoir/planted/held-out.js';
+import type { FederatingAgent } from '../../memoir/format/agents.js';
+import { AXIS_INFO, AXES, type PreferenceId } from '../../memoir/sample/planted/catalogue.js';
+import { heldOutPairs } from '../../memoir/sample/planted/held-out.js';
 import type { NamedTensor, TensorSpec } from '../../tensor/tensor.js';
 import { adapterLayout, headOf, loraToTensors, tensorsToLora } from '../../train/adapter-layout.js';
 import { trainCouncil } from '../../train/council-training.js';
-import { councilView, type ExampleSource } from '../../train/examples/views.js';
+import { bondView, councilView, type ExampleSource } from '../../train/examples/views.js';
+import { resolveLean, type CouncilValidation } from '../../train/applied-lean.js';
+import type { AdapterStore } from '../../train/adapter-store.js';
+import type { BaseModel } from '../../train/base-model.js';
+import { chooseLean } from '../../train/lean-choice.js';
+import { heldOutExamples, judgeOn, scenesOf } from '../../train/validation.js';
 import type { Example } from '../../train/examples/types.js';
 import type { Features } from '../../train/features.js';
 import { Inference } from '../../train/inference.js';
@@ -29,14 +34,15 @@ export interface ExampleCount {
 export type TrainedCouncil = { status: 'trained'; tensors: NamedTensor[]; examples: number } | { status: 'skipped'; reason: string; examples: number };
 
 /**
- * What an adapter prefers on held-out data: for a planted axis, the mean score margin of its
- * first pole over the second on fresh pairs (`heldOutPairs`, words never seen in training; on
- * craft axes the first pole is the craft); for Hephaestus, routing accuracy on the forge's own
+ * What an adapter prefers on held-out data: for a planted axis, the share of n fresh pairs
+ * (`heldOutPairs`, words never seen in training) it ranks toward the axis's first pole (the craft,
+ * on craft axes) — 0.5 is no preference; for Hephaestus, routing accuracy on the forge's own
  * council routes.
  */
 export interface Probe {
   preference: string;
   value: number;
+  n: number;
 }
 
 export interface CouncilLearner {
@@ -52,13 +58,21 @@ export interface CouncilLearner {
   train(agent: FederatingAgent, start: readonly NamedTensor[], onProgress?: (p: EpochProgress) => void): Promise<TrainedCouncil>;
   /** What an adapter prefers on held-out probes (higher is better for every probe). */
   probe(agent: FederatingAgent, adapter: readonly NamedTensor[]): Promise<Probe[]>;
+  /** The same probes on what this player applies now (bond, and the council as far as it is applied); empty when nothing is. */
+  probeYours?(agent: FederatingAgent): Promise<Probe[]>;
+  /**
+   * What a council adapter that came home does for this player, on their held-out scenes (private
+   * entries included: the measure never leaves the forge), and the lean it is applied at. Call it
+   * before the new version is stored (`before` measures the current one). Null: nothing to measure.
+   */
+  validate?(agent: FederatingAgent, adapter: readonly NamedTensor[]): Promise<CouncilValidation | null>;
 }
 
 const PROBE_SEED = 0x70726f62; // "prob"
-const PROBE_PAIRS = 24;
+const PROBE_PAIRS = 96;
 
 /** `worker` is asked for on the first training only (a dry run starts no thread). */
-export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerWorker; source: ExampleSource; settings: TrainSettings }): CouncilLearner {
+export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerWorker; source: ExampleSource; settings: TrainSettings; store?: AdapterStore }): CouncilLearner {
   const { encoder, settings } = p;
   const spec = encoder.spec;
   const views = new Map<FederatingAgent, Example[]>();
@@ -91,36 +105,85 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
       if (r.status === 'skipped') return { status: 'skipped', reason: r.reason, examples: r.examples };
       return { status: 'trained', tensors: loraToTensors(spec, agent, r.lora), examples: examples.length };
     },
-    async probe(agent, adapter) {
-      const inf = new Inference({ agent, head: headOf(agent), base: encoder.base, council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 }, bond: null });
-      const out: Probe[] = [];
-      if (headOf(agent) === 'route') {
-        const routes = examplesOf(agent).filter((e): e is Example & { kind: 'route' } => e.kind === 'route');
-        if (routes.length > 0) {
-          const feats = await encoder.encode(routes.map((r) => r.text));
-          let right = 0;
-          routes.forEach((r, i) => {
-            if (inf.route(feats[i] as Features, 1)[0]?.agent === r.label) right++;
-          });
-          out.push({ preference: 'routing', value: right / routes.length });
-        }
-        return out;
+    probe: (agent, adapter) => probeWith(new Inference({ agent, head: headOf(agent), base: encoder.base, council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 }, bond: null }), 1),
+    async probeYours(agent) {
+      const now = p.store ? appliedNow(p.store, encoder.base, agent) : null;
+      return now ? probeWith(now.inference, now.lean) : [];
+    },
+    async validate(agent, adapter) {
+      if (!p.store) return null;
+      const held = heldOutExamples(bondView(p.source, agent).examples, settings);
+      if (held.length === 0) return null;
+      const now = appliedNow(p.store, encoder.base, agent);
+      const bond = now?.inference.model.bond ?? null;
+      const inf = new Inference({ agent, head: headOf(agent), base: encoder.base, council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 }, bond });
+      const encode = (t: readonly string[]): Promise<Features[]> => encoder.encode(t);
+      const choice = chooseLean(held, await judgeOn(inf, encode, held));
+      let before: number | null = null;
+      if (now) {
+        // What was applied before, per example at the lean its task type had.
+        const judge = await judgeOn(now.inference, encode, held);
+        const byLean = new Map<number, ArrayLike<boolean>>();
+        let right = 0;
+        held.forEach((e, i) => {
+          const lean = now.leanFor(e.taskType);
+          if (!byLean.has(lean)) byLean.set(lean, judge(lean));
+          if ((byLean.get(lean) as ArrayLike<boolean>)[i]) right++;
+        });
+        before = right / held.length;
       }
-      for (const axis of AXES) {
-        const info = AXIS_INFO[axis];
-        if (!info.agents.includes(agent)) continue;
-        // One probe per axis: the margin toward its first pole (the craft, on craft axes).
-        const pairs = heldOutPairs(info.poles[0] as PreferenceId, { seed: PROBE_SEED, n: PROBE_PAIRS }).filter((x) => x.agent === agent);
-        if (pairs.length === 0) continue;
-        const feats = await encoder.encode(pairs.flatMap((x) => [x.preferred, x.dispreferred]));
-        const y = inf.outputs(feats, 1);
-        let m = 0;
-        for (let i = 0; i < pairs.length; i++) m += ((y[2 * i] as Float64Array)[0] as number) - ((y[2 * i + 1] as Float64Array)[0] as number);
-        out.push({ preference: info.poles[0], value: m / pairs.length });
-      }
-      return out;
+      const passed = choice.overall.lean > 0 || Object.values(choice.byTaskType).some((d) => d.reason === 'better' && d.lean > 0);
+      return { bond_version: bond?.version ?? null, scenes: scenesOf(held), examples: held.length, before, choice, passed };
     },
   };
+
+  /** Probes of a model at a lean (see Probe). */
+  async function probeWith(inf: Inference, lean: number): Promise<Probe[]> {
+    const agent = inf.model.agent as FederatingAgent;
+    const out: Probe[] = [];
+    if (headOf(agent) === 'route') {
+      const routes = examplesOf(agent).filter((e): e is Example & { kind: 'route' } => e.kind === 'route');
+      if (routes.length > 0) {
+        const feats = await encoder.encode(routes.map((r) => r.text));
+        let right = 0;
+        routes.forEach((r, i) => {
+          if (inf.route(feats[i] as Features, lean)[0]?.agent === r.label) right++;
+        });
+        out.push({ preference: 'routing', value: right / routes.length, n: routes.length });
+      }
+      return out;
+    }
+    for (const axis of AXES) {
+      const info = AXIS_INFO[axis];
+      if (!info.agents.includes(agent)) continue;
+      // One probe per axis: the share of pairs ranked toward its first pole (the craft, on craft axes).
+      const pairs = heldOutPairs(info.poles[0] as PreferenceId, { seed: PROBE_SEED, n: PROBE_PAIRS }).filter((x) => x.agent === agent);
+      if (pairs.length === 0) continue;
+      const feats = await encoder.encode(pairs.flatMap((x) => [x.preferred, x.dispreferred]));
+      const y = inf.outputs(feats, lean);
+      let toward = 0;
+      for (let i = 0; i < pairs.length; i++) if (((y[2 * i] as Float64Array)[0] as number) > ((y[2 * i + 1] as Float64Array)[0] as number)) toward++;
+      out.push({ preference: info.poles[0], value: toward / pairs.length, n: pairs.length });
+    }
+    return out;
+  }
+}
+
+/** What an agent applies now when no lean is set: its current adapters and the lean per task type. */
+function appliedNow(store: AdapterStore, base: BaseModel, agent: FederatingAgent): { inference: Inference; lean: number; leanFor: (taskType: string | null) => number } | null {
+  const bond = store.loadCurrent(agent, 'bond');
+  const council = store.loadCurrent(agent, 'council');
+  if (!bond && !council) return null;
+  const rows = { bond: bond ? { version: bond.row.version, metrics: bond.row.metrics } : null, council: council ? { version: council.row.version, metrics: council.row.metrics } : null };
+  const leanFor = (taskType: string | null): number => resolveLean({ use: 'both', taskType, ...rows }).lean;
+  const inference = new Inference({
+    agent,
+    head: headOf(agent),
+    base,
+    bond: bond ? { lora: bond.lora, alpha: bond.config.lora_alpha, version: bond.row.version } : null,
+    council: council ? { lora: council.lora, alpha: council.config.lora_alpha, version: council.row.version } : null,
+  });
+  return { inference, lean: leanFor(null), leanFor };
 }
 
 function textsOf(examples: readonly Example[]): string[] {

@@ -5,7 +5,8 @@
  * training starts. `federate round --dry-run` prints it; `kourai whisper` shows the same plan;
  * the round follows it.
  */
-import { AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
+import type { PrivacyFloor } from '../../privacy/privacy-floor.js';
+import { AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
 import type { RoundPlan as BudgetPlan } from '../../privacy/budget.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { COUNCIL_RELEASE_FORMAT, RELEASE_METADATA_KEY } from '../../privacy/release.js';
@@ -79,6 +80,8 @@ export interface FederationPlan {
   resuming: boolean;
   base_fingerprint: string;
   mechanism: { source: 'forge' | 'council'; clip_norm: number; noise_multiplier: number; delta: number };
+  /** The player's privacy floor the mechanism was checked against (src/privacy/privacy-floor.ts). */
+  floor: PrivacyFloor;
   encoding: 'json' | 'safetensors';
   forge: { epsilon_spent: number; epsilon_budget: number; epsilon_after_round: number };
   agents: AgentRoundPlan[];
@@ -108,6 +111,7 @@ export function planFederationRound(p: {
   status: RoundStatus;
   roundKey: string;
   resuming: boolean;
+  floor: PrivacyFloor;
   baseFingerprint: string;
   config: PrivacyConfig;
   source: 'forge' | 'council';
@@ -184,6 +188,7 @@ export function planFederationRound(p: {
     resuming: p.resuming,
     base_fingerprint: p.baseFingerprint,
     mechanism: { source: p.source, clip_norm: config.clipNorm, noise_multiplier: config.noiseMultiplier, delta: config.delta },
+    floor: p.floor,
     encoding: p.encoding,
     forge: { epsilon_spent: p.budget.forge.epsilonSpent, epsilon_budget: config.forgeEpsilon, epsilon_after_round: newSpeakers > 0 ? p.budget.forge.epsilonAfterRound : p.budget.forge.epsilonSpent },
     agents,

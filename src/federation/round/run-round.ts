@@ -17,10 +17,11 @@
  * is idempotent and retried with backoff while the council is slow, down or restarting.
  */
 import { BudgetExhaustedError, CancelledError, EnvironmentError, ExitCode, KouraiError } from '../../errors.js';
-import { FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/agents.js';
-import type { CouncilEventDetails } from '../../memoir/council-event.js';
+import { FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
+import type { CouncilEventDetails } from '../../memoir/derive/council-event.js';
 import { applyCouncilPolicy } from '../../privacy/council-policy.js';
 import { checkAnchors, ledgerHead } from '../../privacy/ledger-anchor.js';
+import { privacyFloor } from '../../privacy/privacy-floor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
 import { globalL2, type NamedTensor } from '../../tensor/tensor.js';
@@ -28,12 +29,14 @@ import type { EpochProgress } from '../../train/trainer.js';
 import { CouncilRequestError } from '../council-client.js';
 import { PROTOCOL_VERSION, type Receipt, type RoundStatus, type Trust } from '../../protocol/wire.js';
 import type { CouncilAdapters } from './council-adapters.js';
+import { signalOf, type CouncilValidation } from '../../train/applied-lean.js';
 import { councilEvents, memoirAnchor } from './events-memoir.js';
 import type { CouncilLearner, Probe } from './learner.js';
 import type { Membership } from './membership.js';
 import { planFederationRound, AGENT_VERDICT_TEXT, type AgentVerdict, type FederationPlan } from './plan.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { roundKey } from './round-key.js';
+import { isNotACouncil, notACouncil } from './join.js';
 import { councilAnchors, unfinishedRound } from './status.js';
 import type { CouncilTransport } from './transport.js';
 
@@ -158,7 +161,9 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     throw nothingToSend({ round: 0, agents: FEDERATING_AGENTS.map((agent) => ({ agent, verdict: 'no_consent', detail: null })) });
   }
 
-  const health = await call('asking the council', () => t.health());
+  const health = await call('asking the council', () => t.health()).catch((err: unknown) => {
+    throw isNotACouncil(err) ? notACouncil(t.where, err, 'nothing was sent') : err;
+  });
   if (health.protocol !== PROTOCOL_VERSION) {
     throw new KouraiError(`the council at ${t.where} now speaks protocol v${health.protocol}; this kourai speaks v${PROTOCOL_VERSION}: nothing was sent`, { exitCode: ExitCode.network, code: 'protocol_mismatch' });
   }
@@ -185,6 +190,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   const decision = applyCouncilPolicy(d.gate.config, published && { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier });
   if (!decision.ok) {
     if (decision.reason === 'unaffordable') throw new BudgetExhaustedError(decision.message, decision.hint);
+    if (decision.reason === 'floor') throw new KouraiError(decision.message, { exitCode: ExitCode.budgetExhausted, code: 'privacy_floor', hint: decision.hint });
     throw new KouraiError(decision.message, { exitCode: ExitCode.conflict, code: 'council_policy', hint: decision.hint });
   }
   const gate = d.gate.withConfig(decision.config);
@@ -200,6 +206,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     status,
     roundKey: key,
     resuming,
+    floor: privacyFloor(d.gate.config),
     baseFingerprint: d.learner.fingerprint,
     config,
     source: decision.source,
@@ -322,6 +329,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     let strategy = s.strategy.strategy;
     let updateNorm: number | null = null;
     let noiseNorm: number | null = null;
+    let validation: CouncilEventDetails['came_back'][number]['validation'] = null;
     if (outcome.aggregated) {
       version = d.adapters.storedFor(agent, key);
       if (version === null) {
@@ -331,16 +339,20 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
         emit({ type: 'download', agent, what: 'aggregate', round: n });
         const a = await call(`downloading ${agent}'s new council adapter`, () => t.aggregate(n, agent));
         strategy = a.strategy;
-        version = d.adapters.save(agent, a.tensors, { councilKey: m.council_key, round: n, roundKey: key, strategy: a.strategy });
-        emit({ type: 'stored', agent, version });
         updateNorm = before ? globalL2(sub(a.tensors, before)) : null;
         const coords = a.tensors.reduce((x, tt) => x + tt.data.length, 0);
         noiseNorm = config.noiseMultiplier * config.clipNorm * Math.sqrt(coords / Math.max(1, outcome.used));
-        learned.push({ agent, probes: await probes(d, agent, before, a.tensors, mine.get(agent) ?? null) });
+        // Measured against what this player applies now, so before the new version is stored.
+        const checked = (await d.learner.validate?.(agent, a.tensors)) ?? null;
+        const yours = (await d.learner.probeYours?.(agent)) ?? [];
+        version = d.adapters.save(agent, a.tensors, { councilKey: m.council_key, round: n, roundKey: key, strategy: a.strategy, metrics: { signal: signalOf(updateNorm, noiseNorm, outcome.used), validation: checked } });
+        emit({ type: 'stored', agent, version });
+        validation = checked && validationSummary(checked);
+        learned.push({ agent, probes: await probes(d, agent, before, a.tensors, mine.get(agent) ?? null, yours) });
       }
       stored.push({ agent, version });
     }
-    cameBack.push({ agent, aggregated: outcome.aggregated, strategy, updates: outcome.updates, used: outcome.used, skipped_reason: outcome.skipped_reason, version, update_norm: updateNorm, noise_norm: noiseNorm });
+    cameBack.push({ agent, aggregated: outcome.aggregated, strategy, updates: outcome.updates, used: outcome.used, skipped_reason: outcome.skipped_reason, version, update_norm: updateNorm, noise_norm: noiseNorm, validation });
   }
 
   const trust: Trust = await call('asking the council for this forge’s trust', () => t.trust());
@@ -352,6 +364,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     forge: m.forge,
     round: n,
     round_key: key,
+    forges: s.forges_submitted,
     spoke: sent.map((x) => ({ agent: x.agent, epsilon_cost: x.epsilon_cost, epsilon_after: x.epsilon_after, receipt_digest: x.receipt_digest, used: s.outcomes.find((oc) => oc.agent === x.agent)?.yours_used ?? null, resumed: x.resumed })),
     silent: dedupe(silent),
     came_back: cameBack,
@@ -376,11 +389,19 @@ function dedupe(silent: readonly SilentAgent[]): SilentAgent[] {
   return FEDERATING_AGENTS.filter((a) => byAgent.has(a)).map((a) => byAgent.get(a) as SilentAgent);
 }
 
-async function probes(d: RoundDeps, agent: FederatingAgent, before: readonly NamedTensor[] | null, after: readonly NamedTensor[], mine: readonly NamedTensor[] | null): Promise<CouncilEventDetails['learned'][number]['probes']> {
+async function probes(d: RoundDeps, agent: FederatingAgent, before: readonly NamedTensor[] | null, after: readonly NamedTensor[], mine: readonly NamedTensor[] | null, yours: readonly Probe[]): Promise<CouncilEventDetails['learned'][number]['probes']> {
   const b: Probe[] = before ? await d.learner.probe(agent, before) : [];
   const a = await d.learner.probe(agent, after);
   const m: Probe[] = mine ? await d.learner.probe(agent, mine) : [];
-  return a.map((x) => ({ preference: x.preference, before: b.find((y) => y.preference === x.preference)?.value ?? 0, after: x.value, mine: m.find((y) => y.preference === x.preference)?.value ?? null }));
+  const at = (ps: readonly Probe[], pref: string): number | null => ps.find((y) => y.preference === pref)?.value ?? null;
+  // No adapter before the round: the base alone, which prefers nothing (0.5).
+  return a.map((x) => ({ preference: x.preference, measure: 'accuracy' as const, n: x.n, before: at(b, x.preference) ?? (x.preference === 'routing' ? 0 : 0.5), after: x.value, mine: at(m, x.preference), yours: at(yours, x.preference) }));
+}
+
+/** The scene's summary of a validation: accuracies by lean, and what is applied now. */
+function validationSummary(v: CouncilValidation): NonNullable<CouncilEventDetails['came_back'][number]['validation']> {
+  const acc = (lean: number): number => v.choice.overall.scores.find((x) => x.lean === lean)?.accuracy ?? 0;
+  return { scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
 }
 
 /** Records the forge's own exile once (a Stoa Falls council_event), the first time a run learns of it. */
@@ -395,6 +416,7 @@ function recordExile(d: RoundDeps, status: RoundStatus, trust: Trust, events: Re
     forge: m.forge,
     round: status.round,
     round_key: roundKey(m.council_key, status.round),
+    forges: null,
     spoke: [],
     silent: [],
     came_back: [],

@@ -3,10 +3,11 @@
  * (round, trust, exile), consent, whisper capacity per agent, the last rounds from the memoir, a
  * round left unfinished, and whether the ledger still matches its anchors.
  */
-import { AGENTS, isBondOnly, type Agent } from '../../memoir/agents.js';
-import type { CouncilEvent } from '../../memoir/council-event.js';
+import { AGENTS, isBondOnly, type Agent } from '../../memoir/format/agents.js';
+import type { CouncilEvent } from '../../memoir/derive/council-event.js';
 import { budgetState, gaugeLevel, ROUND_SAMPLE_RATE, type GaugeLevel } from '../../privacy/budget.js';
 import { checkAnchors } from '../../privacy/ledger-anchor.js';
+import { floorViolation, privacyFloor, type PrivacyFloor } from '../../privacy/privacy-floor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { RdpAccountant } from '../../privacy/rdp-accountant.js';
 import type { ReleaseRow } from '../../store/privacy-ledger.js';
@@ -54,6 +55,8 @@ export interface FederationStatus {
   /** A round this forge released updates for but never recorded in the memoir: `federate round` resumes it. */
   unfinished_round: { round: number; round_key: string; released: string[] } | null;
   ledger: { ok: boolean; problem: string | null };
+  /** The player's privacy floor, and why the council's current policy is outside it (null: inside, or not asked). */
+  floor: PrivacyFloor & { council_policy_outside: string | null };
 }
 
 /** The newest round of this council the ledger released updates for without a council_event recording it. */
@@ -118,7 +121,9 @@ export async function federationStatus(p: {
   const forgeSpent = state.forge.epsilon(config.delta).epsilon;
   const forge = { releases: state.forge.steps, epsilon_spent: forgeSpent, epsilon_budget: config.forgeEpsilon, remaining_fraction: Math.min(1, Math.max(0, 1 - forgeSpent / config.forgeEpsilon)), delta: config.delta };
   const next_sigma = { noise_multiplier: sigma, source: round?.privacy_policy ? ('council' as const) : ('forge' as const) };
-  const base: FederationStatus = { joined: m !== null, council: null, reachable: null, error: null, current_round: null, trust: null, agents, forge, next_sigma, last_rounds: [], unfinished_round: null, ledger: { ok: true, problem: null } };
+  const published = round?.privacy_policy;
+  const floor = { ...privacyFloor(config), council_policy_outside: published ? floorViolation(privacyFloor(config), { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier }) : null };
+  const base: FederationStatus = { joined: m !== null, council: null, reachable: null, error: null, current_round: null, trust: null, agents, forge, next_sigma, last_rounds: [], unfinished_round: null, ledger: { ok: true, problem: null }, floor };
   if (!m) return base;
 
   const events = councilEvents(m.events_memoir, m.council_key);

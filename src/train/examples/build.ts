@@ -1,8 +1,8 @@
-import { isBondOnly, type Agent } from '../../memoir/agents.js';
-import type { CouncilFields } from '../../memoir/council-fields.js';
-import type { MemoirEntry } from '../../memoir/schema.js';
-import type { EntryType, ResponseKind, Source } from '../../memoir/sources.js';
-import { entryTypeOf } from '../../memoir/split-rule.js';
+import { isBondOnly, type Agent } from '../../memoir/format/agents.js';
+import type { CouncilFields } from '../../memoir/derive/council-fields.js';
+import type { MemoirEntry } from '../../memoir/format/schema.js';
+import type { EntryType, ResponseKind, Source } from '../../memoir/format/sources.js';
+import { entryTypeOf } from '../../memoir/format/split-rule.js';
 import { ROUTE_LABELS, routeTarget, routeText } from './route-text.js';
 import type { ChosenBy, Example } from './types.js';
 
@@ -78,7 +78,7 @@ export function fromEntry(e: MemoirEntry, description: string | null): ExampleFi
   };
 }
 
-/** Only what the council field rule allows (src/memoir/council-fields.ts). */
+/** Only what the council field rule allows (src/memoir/derive/council-fields.ts). */
 export function fromCouncilFields(f: CouncilFields): ExampleFields {
   return {
     entryId: f.entry_id,

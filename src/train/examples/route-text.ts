@@ -1,4 +1,4 @@
-import { FEDERATING_AGENTS, type Agent } from '../../memoir/agents.js';
+import { FEDERATING_AGENTS, type Agent } from '../../memoir/format/agents.js';
 
 /** The specialists Hephaestus's routing head chooses between (every federating agent but him). */
 export const ROUTE_LABELS: readonly Agent[] = FEDERATING_AGENTS.filter((a) => a !== 'hephaestus');

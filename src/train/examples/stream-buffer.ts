@@ -1,12 +1,12 @@
 import { CancelledError } from '../../errors.js';
-import { IdSet } from '../../memoir/id-set.js';
-import { loadBearingVerdict } from '../../memoir/load-bearing.js';
-import { compareKeyed, keyed, type Keyed } from '../../memoir/replay-buffer.js';
-import type { RevisionGraph } from '../../memoir/revisions.js';
-import { RowLoader } from '../../memoir/row-loader.js';
-import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-index.js';
-import { candidateOf, chainOf } from '../../store/replay-candidates.js';
-import { loadRevisionGraph, type IndexedRevisionNode } from '../../store/revision-queries.js';
+import { IdSet } from '../../memoir/verify/id-set.js';
+import { loadBearingVerdict } from '../../memoir/derive/load-bearing.js';
+import { compareKeyed, keyed, type Keyed } from '../../memoir/derive/replay-buffer.js';
+import type { RevisionGraph } from '../../memoir/derive/revisions.js';
+import { RowLoader } from '../../memoir/file/row-loader.js';
+import type { EntryFilter, EntryRow, MemoirIndex } from '../../memoir-index/memoir-index.js';
+import { candidateOf, chainOf } from '../../memoir-index/replay-candidates.js';
+import { loadRevisionGraph, type IndexedRevisionNode } from '../../memoir-index/revision-queries.js';
 
 /**
  * The replay buffer, selected while streaming the index: the same entries as

@@ -1,4 +1,4 @@
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 
 /**
  * Labelled examples: what the trainer learns from, built from memoir entries by the data views

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { UsageError } from '../../errors.js';
-import { isBondOnly, type Agent } from '../../memoir/agents.js';
-import { AGENT_AUTHORED_SOURCES, councilFields } from '../../memoir/council-fields.js';
-import type { RevisionGraph } from '../../memoir/revisions.js';
-import { RowLoader } from '../../memoir/row-loader.js';
-import type { MemoirEntry } from '../../memoir/schema.js';
-import { SOURCES, type Source } from '../../memoir/sources.js';
-import type { EntryFilter, EntryRow, MemoirIndex } from '../../store/memoir-index.js';
-import { loadRevisionGraph, type IndexedRevisionNode } from '../../store/revision-queries.js';
-import { rowsInScenes } from '../../store/scene-queries.js';
+import { isBondOnly, type Agent } from '../../memoir/format/agents.js';
+import { AGENT_AUTHORED_SOURCES, councilFields } from '../../memoir/derive/council-fields.js';
+import type { RevisionGraph } from '../../memoir/derive/revisions.js';
+import { RowLoader } from '../../memoir/file/row-loader.js';
+import type { MemoirEntry } from '../../memoir/format/schema.js';
+import { SOURCES, type Source } from '../../memoir/format/sources.js';
+import type { EntryFilter, EntryRow, MemoirIndex } from '../../memoir-index/memoir-index.js';
+import { loadRevisionGraph, type IndexedRevisionNode } from '../../memoir-index/revision-queries.js';
+import { rowsInScenes } from '../../memoir-index/scene-queries.js';
 import { examplesOf, fromCouncilFields, fromEntry } from './build.js';
 import { routeTarget } from './route-text.js';
 import { streamReplayBuffer, type StreamOptions } from './stream-buffer.js';
@@ -23,7 +23,7 @@ import type { DataView, Example } from './types.js';
  *                              in play and fills the rest of `bound` with the most informative.
  *   councilView(source, agent) only entries the strict split rule marks shareable (their chain
  *                              too), and of those only what the council field rule allows
- *                              (src/memoir/council-fields.ts): never text the player wrote.
+ *                              (src/memoir/derive/council-fields.ts): never text the player wrote.
  *                              The federation round calls this.
  *
  * `source` is the memoir index (`kourai memoir index`; commands bring it up to date first) and

@@ -1,4 +1,4 @@
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 
 /**
  * What each specialist is for, written down (the design's table of agents), and the words a task

@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import type { Palette } from '../../output/theme.js';
 import type { Stance } from '../../privacy/consent.js';
 import { ScreenFrame } from '../screen-frame.js';

@@ -1,5 +1,5 @@
 import type { Ctx } from '../../context.js';
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import { palette } from '../../output/theme.js';
 import type { Stance } from '../../privacy/consent.js';
 import { runScreen } from '../mount.js';

@@ -2,7 +2,7 @@
  * The Sovereignty Moment's state: a toggle per agent (Cupid and Puck locked), then a summary to
  * confirm. A pure reducer (unit-tested without Ink).
  */
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import type { Stance } from '../../privacy/consent.js';
 import { bound, CONSENT_KEYS, type KeyPress } from '../keys.js';
 

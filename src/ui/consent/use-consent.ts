@@ -1,6 +1,6 @@
 import { useInput } from 'ink';
 import { useReducer } from 'react';
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import type { Stance } from '../../privacy/consent.js';
 import { expandPress, keyPress } from '../keys.js';
 import { consentReducer, initialConsentState, type ConsentState } from './use-consent-state.js';

@@ -1,8 +1,8 @@
 import { Box, Text } from 'ink';
 import type { TierName } from '../../affinity/affinity.js';
 import { affinityFor, feltFor, KIND_HELP, RATING_LABEL, RATINGS, type Rating } from '../../feedback/entry.js';
-import type { Agent } from '../../memoir/agents.js';
-import { RESPONSE_KINDS } from '../../memoir/sources.js';
+import type { Agent } from '../../memoir/format/agents.js';
+import { RESPONSE_KINDS } from '../../memoir/format/sources.js';
 import { affinity as fmtAffinity, signedAffinity as signed } from '../../format.js';
 import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';

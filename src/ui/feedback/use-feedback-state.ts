@@ -1,5 +1,5 @@
 import { MAX_COMMENT, suggestedKind, type FeedbackAnswer, type Rating } from '../../feedback/entry.js';
-import { RESPONSE_KINDS, type ResponseKind } from '../../memoir/sources.js';
+import { RESPONSE_KINDS, type ResponseKind } from '../../memoir/format/sources.js';
 import type { KeyPress } from '../keys.js';
 
 /**

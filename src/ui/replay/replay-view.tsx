@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import { useMemo } from 'react';
 import { tierOf } from '../../affinity/affinity.js';
-import { AGENTS } from '../../memoir/agents.js';
+import { AGENTS } from '../../memoir/format/agents.js';
 import { affinity as fmtAffinity, count, signedAffinity as signed } from '../../format.js';
 import { beatTitle, visibilityNote } from '../../replay/describe.js';
 import type { AffinityTotals, Beat, StoryNav } from '../../replay/story.js';
@@ -10,7 +10,7 @@ import { SYMBOL, type Palette } from '../../output/theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { useReplay } from './use-replay.js';
 import { replayFrame, SPEEDS, type ReplayFrame, type ReplayState, type TextIndexBuild } from './use-replay-state.js';
-import type { TextIndexBuilder } from '../../store/indexed.js';
+import type { TextIndexBuilder } from '../../memoir-index/indexed.js';
 import { ScreenFrame } from '../screen-frame.js';
 import { MIN_SIZE } from '../terminal.js';
 

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../context.js';
 import type { StoryNav } from '../../replay/story.js';
-import type { TextIndexBuilder } from '../../store/indexed.js';
+import type { TextIndexBuilder } from '../../memoir-index/indexed.js';
 import { runScreen } from '../mount.js';
 import { palette } from '../../output/theme.js';
 import type { ScreenSize } from '../terminal.js';

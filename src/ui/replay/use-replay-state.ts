@@ -1,4 +1,4 @@
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import { nearest, NO_FILTER, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from '../../replay/story.js';
 import { bound, REPLAY_KEYS, type KeyPress, type ReplayKeyAction } from '../keys.js';
 import { count } from '../../format.js';

@@ -1,7 +1,7 @@
 import { useEffect, useReducer, useRef, useState } from 'react';
 import { useInput } from 'ink';
 import type { StoryNav } from '../../replay/story.js';
-import type { TextIndexBuilder } from '../../store/indexed.js';
+import type { TextIndexBuilder } from '../../memoir-index/indexed.js';
 import { CancelledError } from '../../errors.js';
 import { expandPress, keyPress } from '../keys.js';
 import { replayReducer, SPEEDS, type ReplayState } from './use-replay-state.js';

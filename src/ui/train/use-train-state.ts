@@ -1,4 +1,4 @@
-import type { Agent } from '../../memoir/agents.js';
+import type { Agent } from '../../memoir/format/agents.js';
 import type { TrainEvent } from '../../train/train-bond.js';
 
 /**

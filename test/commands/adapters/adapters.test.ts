@@ -6,6 +6,11 @@ import { removeDir, tempDir, testCtx, type TestCtx } from '../../helpers/ctx.js'
 import { runCli } from '../../helpers/run.js';
 import { trainedHome } from '../../train/trained-home.js';
 import { cpSync } from 'node:fs';
+import { openStateDb } from '../../../src/store/state-db.js';
+import { AdapterStore } from '../../../src/train/adapter-store.js';
+import { BaseModel } from '../../../src/train/base-model.js';
+import { builtinBaseSpec } from '../../../src/train/base-spec.js';
+import { BUILTIN_FINGERPRINT } from '../../../src/train/fingerprint.js';
 
 const list = () => import('../../../src/commands/adapters/list.js');
 const show = () => import('../../../src/commands/adapters/show.js');
@@ -74,7 +79,32 @@ describe('kourai adapters', () => {
     expect(d.modules.map((m) => m.module)).toEqual(['encoder.dense', 'head.score']);
     expect(d.modules[0]!.diff_norm).toBeGreaterThan(0);
     const same = await runCli(diff, { agent: 'techne', from: '2', to: '2', json: true }, ctx);
-    expect((same.json as typeof d).modules.every((m) => m.diff_norm < 1e-6 * Math.max(1, m.to_norm))).toBe(true);
+    expect((same.json as typeof d).modules.map((m) => m.diff_norm)).toEqual([0, 0]);
+    expect((same.json as { modules: { relative: number }[] }).modules.map((m) => m.relative)).toEqual([0, 0]);
+    ctx.cleanup();
+  });
+
+  it('diff of two versions whose files are byte-identical reports exactly 0', async () => {
+    const ctx = home();
+    const db = openStateDb(ctx.home);
+    const base = new BaseModel(builtinBaseSpec());
+    const store = new AdapterStore(ctx.home, db, { spec: base.spec, fingerprint: BUILTIN_FINGERPRINT });
+    // Factors as large as a noisy council aggregate's, where rounding shows most.
+    const big = store.loadCurrent('techne', 'bond')!.lora;
+    for (let i = 0; i < big.all.length; i++) big.all[i] = Math.fround((big.all[i] as number) * 1000);
+    const save = (): void => void store.save({ agent: 'techne', kind: 'bond', lora: big, alpha: 16, origin: 'imported', metrics: {}, dataWindow: {}, createdAt: '2026-11-23T09:00:00.000Z' });
+    save();
+    save();
+    const v3 = store.load(store.registry.get('techne', 'bond', 3)!);
+    const v4 = store.load(store.registry.get('techne', 'bond', 4)!);
+    db.close();
+    expect(v3.lora.all).toEqual(v4.lora.all);
+    expect(readFileSync(join(ctx.home, 'adapters/techne/bond/v4/adapter_model.safetensors'))).toEqual(readFileSync(join(ctx.home, 'adapters/techne/bond/v3/adapter_model.safetensors')));
+    const r = await runCli(diff, { agent: 'techne', from: '3', to: '4', json: true }, ctx);
+    const d = r.json as { modules: { diff_norm: number; relative: number; to_norm: number }[] };
+    expect(d.modules.map((m) => m.diff_norm)).toEqual([0, 0]);
+    expect(d.modules.map((m) => m.relative)).toEqual([0, 0]);
+    expect(d.modules.every((m) => m.to_norm > 0)).toBe(true);
     ctx.cleanup();
   });
 

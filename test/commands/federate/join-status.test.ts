@@ -1,4 +1,7 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join as joinPath } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JoinResult } from '../../../src/commands/federate/join.js';
 import type { LeaveResult } from '../../../src/commands/federate/leave.js';
@@ -6,6 +9,7 @@ import { ExitCode, type KouraiError } from '../../../src/errors.js';
 import type { FederationStatus } from '../../../src/federation/round/status.js';
 import { membershipPath } from '../../../src/federation/round/membership.js';
 import { BUILTIN_FINGERPRINT } from '../../../src/train/fingerprint.js';
+import { sampleForge } from '../../helpers/forge.js';
 import { runCli } from '../../helpers/run.js';
 import { testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { startTestCouncil, type TestCouncil } from '../../council/helpers.js';
@@ -14,6 +18,7 @@ const join = () => import('../../../src/commands/federate/join.js');
 const leave = () => import('../../../src/commands/federate/leave.js');
 const status = () => import('../../../src/commands/federate/status.js');
 const consent = () => import('../../../src/commands/federate/consent.js');
+const round = () => import('../../../src/commands/federate/round.js');
 
 let council: TestCouncil;
 let ctx: TestCtx;
@@ -25,6 +30,12 @@ afterEach(async () => {
   await council.close();
   ctx.cleanup();
 });
+
+function join_(dir: string, name: string, text: string): string {
+  const path = joinPath(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
 
 async function failure(p: Promise<unknown>): Promise<KouraiError> {
   try {
@@ -59,6 +70,39 @@ describe('kourai federate join / leave / status', () => {
     const none = await failure(runCli(join, { server: council.url }, testCtx({ home: ctx.home })));
     expect(none.exitCode).toBe(ExitCode.usage);
     expect(none.hint).toMatch(/--token T, --token - .*--token-file FILE .*KOURAI_COUNCIL_TOKEN/);
+  });
+
+  it('join takes the document `council forge add --json` prints as a token file, and refuses one without a token', async () => {
+    const token = await council.token('athens');
+    const doc = join_(ctx.home, 'forge.json', JSON.stringify({ forge: 'athens', id: 1, token, created_at: 'x' }, null, 2));
+    expect(((await runCli(join, { server: council.url, tokenFile: doc, json: true }, ctx)).json as JoinResult).forge).toBe('athens');
+    const bad = join_(ctx.home, 'bad.json', JSON.stringify({ forge: 'athens' }));
+    const err = await failure(runCli(join, { server: council.url, tokenFile: bad }, ctx));
+    expect(err.exitCode).toBe(ExitCode.usage);
+    expect(err.message).toMatch(/bad\.json: a JSON token file needs a "token" string/);
+  });
+
+  it('a round against a server that no longer answers like a council: exit 9 with the hint join gives, nothing sent', async () => {
+    const token = await council.token('athens');
+    await runCli(join, { server: council.url, token }, ctx);
+    await runCli(consent, { allow: ['techne'] }, ctx);
+    await sampleForge(ctx.home, { sessions: 2, turns: 6 });
+    const notCouncil = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<h1>Not Found</h1>');
+    });
+    await new Promise<void>((r) => notCouncil.listen(0, '127.0.0.1', r));
+    try {
+      const path = membershipPath(ctx.home);
+      const m = JSON.parse(readFileSync(path, 'utf8')) as { url: string };
+      writeFileSync(path, JSON.stringify({ ...m, url: `http://127.0.0.1:${(notCouncil.address() as AddressInfo).port}` }), { mode: 0o600 });
+      const err = await failure(runCli(round, { noWait: true }, ctx));
+      expect(err.exitCode).toBe(ExitCode.network);
+      expect(err.message).toMatch(/does not answer like a kourai council/);
+      expect(err.hint).toMatch(/check the URL/);
+    } finally {
+      notCouncil.close();
+    }
   });
 
   it('a council with another base refuses the join (exit 3) and nothing is stored', async () => {

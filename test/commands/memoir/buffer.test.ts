@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import buffer, { defaultManifestPath, type BufferManifest } from '../../../src/commands/memoir/buffer.js';
 import supersede from '../../../src/commands/memoir/supersede.js';
-import { readLineAt } from '../../../src/memoir/reader.js';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
+import { readLineAt } from '../../../src/memoir/file/reader.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
 import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { lines, runCmd, sampleForge } from '../../helpers/memory.js';
 

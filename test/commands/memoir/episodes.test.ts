@@ -5,9 +5,9 @@ import episodes from '../../../src/commands/memoir/episodes.js';
 import inspect from '../../../src/commands/memoir/inspect.js';
 import supersede from '../../../src/commands/memoir/supersede.js';
 import verify from '../../../src/commands/memoir/verify.js';
-import { Memoir } from '../../../src/memoir/memoir.js';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
-import { decideSplit } from '../../../src/memoir/split-rule.js';
+import { Memoir } from '../../../src/memoir/file/memoir.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
+import { decideSplit } from '../../../src/memoir/format/split-rule.js';
 import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { lines, runCmd, sampleForge } from '../../helpers/memory.js';
 

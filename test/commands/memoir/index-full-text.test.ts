@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import indexCmd from '../../../src/commands/memoir/index-cmd.js';
 import { resolveOptions } from '../../../src/run-command.js';
-import { openIndex } from '../../../src/store/memoir-index.js';
+import { openIndex } from '../../../src/memoir-index/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { synthLines } from '../../helpers/synth-lines.js';
 

@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import search from '../../../src/commands/memoir/search.js';
 import { ExitCode, type KouraiError } from '../../../src/errors.js';
-import { Memoir } from '../../../src/memoir/memoir.js';
-import type { MemoirInput } from '../../../src/memoir/schema.js';
-import { searchFtsQuery } from '../../../src/store/search.js';
+import { Memoir } from '../../../src/memoir/file/memoir.js';
+import type { MemoirInput } from '../../../src/memoir/format/schema.js';
+import { searchFtsQuery } from '../../../src/memoir-index/search.js';
 import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { runCmd, sampleForge } from '../../helpers/memory.js';
 
@@ -117,7 +117,7 @@ describe('memoir search', () => {
 
 describe('excerpt', () => {
   it('shows the text around the first query word, starting on a word', async () => {
-    const { excerpt } = await import('../../../src/store/search.js');
+    const { excerpt } = await import('../../../src/memoir-index/search.js');
     const text = `${'lorem ipsum dolor sit amet '.repeat(6)}the naming matters here ${'and more text follows '.repeat(5)}`;
     const x = excerpt(text, ['naming'], 60);
     expect(x).toContain('naming');

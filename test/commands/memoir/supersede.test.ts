@@ -6,9 +6,9 @@ import show from '../../../src/commands/memoir/show.js';
 import supersede from '../../../src/commands/memoir/supersede.js';
 import verify from '../../../src/commands/memoir/verify.js';
 import { ExitCode, type KouraiError } from '../../../src/errors.js';
-import { derivedId } from '../../../src/memoir/entry-id.js';
-import { decideSplit } from '../../../src/memoir/split-rule.js';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
+import { derivedId } from '../../../src/memoir/format/entry-id.js';
+import { decideSplit } from '../../../src/memoir/format/split-rule.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
 import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { lines, runCmd, sampleForge } from '../../helpers/memory.js';
 

@@ -2,8 +2,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import verify, { indexFileOf } from '../../../src/commands/memoir/verify.js';
-import { synthSessions } from '../../../src/memoir/synth.js';
-import { indexPath } from '../../../src/store/memoir-index.js';
+import { synthSessions } from '../../../src/memoir/sample/synth.js';
+import { indexPath } from '../../../src/memoir-index/memoir-index.js';
 import { testCtx } from '../../helpers/ctx.js';
 
 /** verify in a home that never built an index reads the memoir alone: no index is created. */

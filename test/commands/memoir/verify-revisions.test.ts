@@ -5,8 +5,8 @@ import show from '../../../src/commands/memoir/show.js';
 import supersede from '../../../src/commands/memoir/supersede.js';
 import verify from '../../../src/commands/memoir/verify.js';
 import { ExitCode, type KouraiError } from '../../../src/errors.js';
-import { Memoir } from '../../../src/memoir/memoir.js';
-import type { MemoirInput } from '../../../src/memoir/schema.js';
+import { Memoir } from '../../../src/memoir/file/memoir.js';
+import type { MemoirInput } from '../../../src/memoir/format/schema.js';
 import { removeDir, testCtx, type TestCtx } from '../../helpers/ctx.js';
 import { runCmd } from '../../helpers/memory.js';
 

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import verify from '../../../src/commands/memoir/verify.js';
 import { ExitCode } from '../../../src/errors.js';
-import { derivedId } from '../../../src/memoir/entry-id.js';
-import { MIN_SPLIT_BYTES } from '../../../src/memoir/verify.js';
-import { DEFAULT_SPLIT_BYTES } from '../../../src/memoir/verify-blocks.js';
-import { defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify-threads.js';
+import { derivedId } from '../../../src/memoir/format/entry-id.js';
+import { MIN_SPLIT_BYTES } from '../../../src/memoir/verify/verify.js';
+import { DEFAULT_SPLIT_BYTES } from '../../../src/memoir/verify/verify-blocks.js';
+import { defaultThreads, verifyWorkerAvailable } from '../../../src/memoir/verify/verify-threads.js';
 import { removeDir, tempDir, testCtx } from '../../helpers/ctx.js';
 import { synthLines } from '../../helpers/synth-lines.js';
 

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AGENTS, FEDERATING_AGENTS, type Agent } from '../../../src/memoir/agents.js';
-import { AGENT_AUTHORED_SOURCES, councilFields } from '../../../src/memoir/council-fields.js';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
-import { ENTRY_TYPES, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES, type Source } from '../../../src/memoir/sources.js';
-import { decideSplit, entryTypeOf, strictSplit } from '../../../src/memoir/split-rule.js';
+import { AGENTS, FEDERATING_AGENTS, type Agent } from '../../../src/memoir/format/agents.js';
+import { AGENT_AUTHORED_SOURCES, councilFields } from '../../../src/memoir/derive/council-fields.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
+import { ENTRY_TYPES, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES, type Source } from '../../../src/memoir/format/sources.js';
+import { decideSplit, entryTypeOf, strictSplit } from '../../../src/memoir/format/split-rule.js';
 import { bondView, councilView } from '../../../src/train/examples/views.js';
 import { indexed } from './helpers.js';
 

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendLines } from '../../../src/memoir/append.js';
-import { encodeEntry } from '../../../src/memoir/encode.js';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
-import { strictSplit } from '../../../src/memoir/split-rule.js';
-import { openIndex } from '../../../src/store/memoir-index.js';
+import { appendLines } from '../../../src/memoir/file/append.js';
+import { encodeEntry } from '../../../src/memoir/format/encode.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
+import { strictSplit } from '../../../src/memoir/format/split-rule.js';
+import { openIndex } from '../../../src/memoir-index/memoir-index.js';
 import type { ExampleSource } from '../../../src/train/examples/views.js';
 import { tempDir } from '../../helpers/ctx.js';
 

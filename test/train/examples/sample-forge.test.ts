@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENTS, FEDERATING_AGENTS } from '../../../src/memoir/agents.js';
-import { profileFor } from '../../../src/memoir/planted/profiles.js';
-import { synthSessions } from '../../../src/memoir/synth.js';
+import { AGENTS, FEDERATING_AGENTS } from '../../../src/memoir/format/agents.js';
+import { profileFor } from '../../../src/memoir/sample/planted/profiles.js';
+import { synthSessions } from '../../../src/memoir/sample/synth.js';
 import type { Example } from '../../../src/train/examples/types.js';
 import { bondView, councilView } from '../../../src/train/examples/views.js';
 import { indexedLines, type Indexed } from './helpers.js';

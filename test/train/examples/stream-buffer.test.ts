@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
-import { REASON_CLASSES, RESPONSE_KINDS, type Source } from '../../../src/memoir/sources.js';
-import { replayBufferFromIndex } from '../../../src/store/replay-candidates.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
+import { REASON_CLASSES, RESPONSE_KINDS, type Source } from '../../../src/memoir/format/sources.js';
+import { replayBufferFromIndex } from '../../../src/memoir-index/replay-candidates.js';
 import { streamReplayBuffer } from '../../../src/train/examples/stream-buffer.js';
 import { ent, indexed } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MemoirEntry } from '../../../src/memoir/schema.js';
+import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
 import type { Example } from '../../../src/train/examples/types.js';
 import { bondView, councilView } from '../../../src/train/examples/views.js';
 import { ent, indexed, type Indexed } from './helpers.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isBondOnly, type FederatingAgent } from '../../../src/memoir/agents.js';
+import { isBondOnly, type FederatingAgent } from '../../../src/memoir/format/agents.js';
 import { STANCES } from '../../../src/privacy/consent.js';
 import { ConsentStore } from '../../../src/store/consent-store.js';
 import { openStateDb } from '../../../src/store/state-db.js';

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent } from '../../../src/memoir/agents.js';
-import { appendLines, prepareEntries } from '../../../src/memoir/append.js';
-import { ulidGenerator } from '../../../src/memoir/entry-id.js';
+import type { Agent } from '../../../src/memoir/format/agents.js';
+import { appendLines, prepareEntries } from '../../../src/memoir/file/append.js';
+import { ulidGenerator } from '../../../src/memoir/format/entry-id.js';
 import { StoryCursor } from '../../../src/replay/cursor.js';
 import { MemoryStory } from '../../../src/replay/memory-story.js';
 import { NO_FILTER, type BeatRef, type StoryFilter, type StoryNav } from '../../../src/replay/story.js';
-import { openIndex, type MemoirIndex } from '../../../src/store/memoir-index.js';
-import { StoryIndex } from '../../../src/store/story-queries.js';
+import { openIndex, type MemoirIndex } from '../../../src/memoir-index/memoir-index.js';
+import { StoryIndex } from '../../../src/memoir-index/story-queries.js';
 import { initialReplayState, replayReducer, type ReplayAction, type ReplayState } from '../../../src/ui/replay/use-replay-state.js';
 import { removeDir, tempDir } from '../../helpers/ctx.js';
 import { readEntries, sampleForge } from '../../helpers/forge.js';

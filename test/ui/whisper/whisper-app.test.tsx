@@ -1,6 +1,6 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
-import { FEDERATING_AGENTS } from '../../../src/memoir/agents.js';
+import { FEDERATING_AGENTS } from '../../../src/memoir/format/agents.js';
 import { planRound } from '../../../src/privacy/budget.js';
 import { noConsent } from '../../../src/privacy/consent.js';
 import { DEFAULT_PRIVACY_CONFIG } from '../../../src/privacy/privacy-config.js';

@@ -1,0 +1,95 @@
+import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type TrainingLabel } from './schema.js';
+import { pyFloat, pyInt, pyString } from './python-json.js';
+
+/** The split object for each (shared_eligible, private_only), as pydantic writes it. */
+const SPLITS = [false, true].flatMap((shared) => [false, true].map((priv) => `{"shared_eligible":${shared},"private_only":${priv}}`));
+
+/** `,"entry_id":` and so on: each extension key's prefix, encoded once. */
+const EXTENSION_PREFIX = EXTENSION_KEYS.map((k) => `,${pyString(k)}:`);
+
+/**
+ * One memoir line: the ten standard keys exactly as pydantic's `model_dump_json()` writes them,
+ * then kourai's extensions in a fixed order, then any other keys the entry carried.
+ * No trailing newline. The entry must carry the ten standard keys (a `MemoirLine`).
+ *
+ * Speed (this is most of `append`'s CPU): every string goes through `quote`, which skips
+ * JSON.stringify's escaping pass (and its fixed cost per call) for text that needs no escape;
+ * a preference pair that repeats `agent_proposed` / `player_response.delta` (the usual label)
+ * reuses their encoding. test/memoir/format/encode-equivalence.test.ts holds this to a field-by-field
+ * reference, test/memoir/format/python-compat.test.ts to pydantic itself.
+ */
+export function encodeEntry(e: MemoirLine): string {
+  const rec = e as Record<string, unknown>;
+  let s = encodeStandard(e);
+  let present = STANDARD_KEYS.length;
+  for (let i = 0; i < EXTENSION_KEYS.length; i++) {
+    const v = rec[EXTENSION_KEYS[i] as string];
+    if (v === undefined) continue;
+    s += (EXTENSION_PREFIX[i] as string) + (typeof v === 'string' ? quote(v) : JSON.stringify(v));
+    present++;
+  }
+  // Any other key (kept from a Python host's line) follows, in the object's own order. Counting
+  // keys is enough to know there is none: the ten standard keys are always there.
+  if (Object.keys(rec).length !== present) {
+    for (const k of Object.keys(rec)) {
+      if (STANDARD.has(k) || EXTENSIONS.has(k)) continue;
+      const v = rec[k];
+      if (v !== undefined) s += `,${pyString(k)}:${JSON.stringify(v)}`;
+    }
+  }
+  return s + '}';
+}
+
+/**
+ * `JSON.stringify(s)` for a string. Text without a quote, a backslash, a control character or a
+ * surrogate (half of a pair, or a lone one that JSON.stringify writes as `\udXXX`) is written
+ * between quotes unchanged, which is exactly what JSON.stringify would write.
+ */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+export function quote(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : '"' + s + '"';
+}
+
+const STANDARD: ReadonlySet<string> = new Set(STANDARD_KEYS);
+const EXTENSIONS: ReadonlySet<string> = new Set(EXTENSION_KEYS);
+
+const quoteOrNull = (s: string | null): string => (s === null ? 'null' : quote(s));
+
+/** The ten standard keys, without the closing brace. */
+function encodeStandard(e: MemoirLine): string {
+  const c = e.context;
+  const r = e.player_response;
+  const proposed = quoteOrNull(e.agent_proposed);
+  const delta = r === null ? null : quoteOrNull(r.delta);
+  let s = '{"scene_id":' + quote(e.scene_id) + ',"agent":' + quote(e.agent) + ',"source":' + quote(e.source) + ',"context":';
+  if (c === null) s += 'null';
+  else {
+    s += '{"task_type":' + quote(c.task_type) + ',"transcript_hash":' + quote(c.transcript_hash) + ',"preceding_agents":[';
+    const pa = c.preceding_agents;
+    for (let i = 0; i < pa.length; i++) s += (i === 0 ? '' : ',') + quote(pa[i] as string);
+    s += ']}';
+  }
+  s += ',"narrative_beat":' + quoteOrNull(e.narrative_beat) + ',"agent_proposed":' + proposed + ',"player_response":';
+  s += r === null ? 'null' : '{"kind":' + quote(r.kind) + ',"delta":' + (delta as string) + ',"felt":' + quoteOrNull(r.felt) + '}';
+  s += ',"affinity_delta":' + pyFloat(e.affinity_delta);
+  s += ',"training_label":' + encodeLabel(e.training_label, e.agent_proposed, proposed, r === null ? null : r.delta, delta);
+  return s + ',"split":' + SPLITS[(e.split.shared_eligible ? 2 : 0) + (e.split.private_only ? 1 : 0)];
+}
+
+/** A label; a pair text equal to the proposal or the correction reuses its encoding. */
+function encodeLabel(t: TrainingLabel | null, proposed: string | null, proposedJson: string, delta: string | null, deltaJson: string | null): string {
+  if (t === null) return 'null';
+  const pp = t.preference_pair;
+  let s = '{"preference_pair":';
+  if (pp === null) s += 'null';
+  else {
+    s += '[';
+    for (let i = 0; i < pp.length; i++) {
+      const p = pp[i] as { text: string; score: number };
+      const text = p.text === proposed ? proposedJson : p.text === delta ? (deltaJson as string) : quote(p.text);
+      s += (i === 0 ? '{"text":' : ',{"text":') + text + ',"score":' + pyInt(p.score) + '}';
+    }
+    s += ']';
+  }
+  return s + ',"weight":' + pyFloat(t.weight) + '}';
+}

@@ -1,0 +1,220 @@
+import { z } from 'zod';
+import { AGENTS, type Agent } from './agents.js';
+import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from './sources.js';
+
+/**
+ * The Forge Memoir entry: the ten upstream keys (pydantic `MemoirEntry`, in this order) and the
+ * kourai extensions that Python hosts ignore. Two schemas:
+ * - `MemoirLineSchema` reads a stored line: all ten keys required, unknown keys kept.
+ * - `MemoirInputSchema` takes a new entry for `append`: optional keys defaulted, unknown keys
+ *   rejected (a typo such as `shared_elligible` must not silently vanish).
+ */
+
+export const STANDARD_KEYS = [
+  'scene_id',
+  'agent',
+  'source',
+  'context',
+  'narrative_beat',
+  'agent_proposed',
+  'player_response',
+  'affinity_delta',
+  'training_label',
+  'split',
+] as const;
+
+/** Extension keys in the order kourai writes them, after the ten. Later issues append here. */
+export const EXTENSION_KEYS = [
+  'entry_id',
+  'recorded_at',
+  'entry_type',
+  'interrupt',
+  'supersedes',
+  'revision_reason',
+  'likert',
+  'comment',
+  'episode',
+  'council',
+] as const;
+
+function closest(value: string, options: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const o of options) {
+    const d = levenshtein(value.toLowerCase(), o);
+    if (d < bestD) {
+      bestD = d;
+      best = o;
+    }
+  }
+  return bestD <= Math.max(2, Math.floor(value.length / 3)) ? best : undefined;
+}
+
+function levenshtein(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0] ?? 0;
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j] ?? 0;
+      dp[j] = Math.min((dp[j] ?? 0) + 1, (dp[j - 1] ?? 0) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length] ?? 0;
+}
+
+function enumOf<const T extends readonly [string, ...string[]]>(values: T, what: string) {
+  return z.enum(values, {
+    error: (iss) => {
+      if (typeof iss.input !== 'string') return `${what} must be a string, one of: ${values.join(', ')}`;
+      const hint = closest(iss.input, values);
+      return `unknown ${what} "${iss.input}"${hint ? ` (did you mean "${hint}"?)` : ''}; expected one of: ${values.join(', ')}`;
+    },
+  });
+}
+
+export const AgentSchema = enumOf(AGENTS as unknown as readonly [Agent, ...Agent[]], 'agent');
+export const SourceSchema = enumOf(SOURCES, 'source');
+export const EntryTypeSchema = enumOf(ENTRY_TYPES, 'entry_type');
+
+const finiteFloat = (what: string) =>
+  z.number({ error: (iss) => (iss.input === undefined ? `${what} is required` : `${what} must be a number`) }).refine(Number.isFinite, {
+    message: `${what} must be a finite number (NaN and Infinity are not valid JSON)`,
+  });
+
+const nullableString = (what: string) => z.string({ error: `${what} must be a string or null` }).nullable();
+
+export const ContextSchema = z.object({
+  task_type: z.string({ error: 'context.task_type must be a string' }),
+  transcript_hash: z.string({ error: 'context.transcript_hash must be a string' }),
+  preceding_agents: z.array(AgentSchema),
+});
+
+export const PlayerResponseSchema = z.object({
+  kind: enumOf(RESPONSE_KINDS, 'player_response.kind'),
+  delta: nullableString('player_response.delta'),
+  felt: enumOf(FELT, 'player_response.felt').nullable(),
+});
+
+export const PreferenceItemSchema = z.object({
+  text: z.string({ error: 'preference_pair[].text must be a string' }),
+  score: z.number().int({ error: 'preference_pair[].score must be an integer (0 = rejected, 1 = preferred)' }),
+});
+
+export const TrainingLabelSchema = z.object({
+  preference_pair: z
+    .array(PreferenceItemSchema)
+    .length(2, { error: 'training_label.preference_pair must hold exactly two items: the proposed (score 0) and the preferred (score 1)' })
+    .nullable(),
+  weight: finiteFloat('training_label.weight'),
+});
+
+export const SplitSchema = z
+  .object({
+    shared_eligible: z.boolean({ error: 'split.shared_eligible must be true or false' }),
+    private_only: z.boolean({ error: 'split.private_only must be true or false' }),
+  })
+  .refine((s) => !(s.shared_eligible && s.private_only), {
+    message: 'split has both shared_eligible and private_only true; an entry is either shareable or private: set one of them to false',
+  });
+
+export const InterruptSchema = z.object({
+  interrupting_agent: AgentSchema,
+  target_agent: AgentSchema,
+  target_turn: z.string({ error: 'interrupt.target_turn must be a string (the entry id or scene id interrupted)' }),
+  reason_class: enumOf(REASON_CLASSES, 'interrupt.reason_class'),
+  visibility: enumOf(VISIBILITIES, 'interrupt.visibility'),
+});
+
+export const EpisodeSchema = z.looseObject({});
+/** A council_event's details (src/memoir/derive/council-event.ts reads them strictly). */
+export const CouncilDetailsSchema = z.looseObject({});
+
+export const RecordedAtSchema = z.iso.datetime({ offset: true, error: 'recorded_at must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-22T10:00:00.000Z' });
+
+const extensionShape = {
+  entry_id: z.string().min(1).max(64).optional(),
+  recorded_at: RecordedAtSchema.optional(),
+  entry_type: EntryTypeSchema.optional(),
+  interrupt: InterruptSchema.nullable().optional(),
+  supersedes: z.string().min(1).optional(),
+  revision_reason: z.string().optional(),
+  likert: z.number().int().min(1).max(5).optional(),
+  comment: z.string().optional(),
+  episode: EpisodeSchema.optional(),
+  council: CouncilDetailsSchema.optional(),
+};
+
+const standardShape = {
+  scene_id: z.string({ error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string') }).min(1, { error: 'scene_id must not be empty' }),
+  agent: AgentSchema,
+  source: SourceSchema,
+  context: ContextSchema.nullable(),
+  narrative_beat: nullableString('narrative_beat'),
+  agent_proposed: nullableString('agent_proposed'),
+  player_response: PlayerResponseSchema.nullable(),
+  affinity_delta: finiteFloat('affinity_delta'),
+  training_label: TrainingLabelSchema.nullable(),
+  split: SplitSchema,
+};
+
+function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: unknown }, ctx: z.RefinementCtx): void {
+  if (e.interrupt && e.entry_type !== undefined && e.entry_type !== 'interrupt') {
+    ctx.addIssue({ code: 'custom', path: ['interrupt'], message: `interrupt is set but entry_type is "${e.entry_type}"; interrupt details belong to entry_type "interrupt"` });
+  }
+}
+
+/** A stored line (written by kourai or by a Python host). */
+export const MemoirLineSchema = z.looseObject({ ...standardShape, ...extensionShape }).superRefine(interruptConsistency);
+
+/** A new entry given to `append`: upstream defaults; `split` omitted means "decide by the rule". */
+export const MemoirInputSchema = z
+  .strictObject(
+    {
+      scene_id: standardShape.scene_id,
+      agent: AgentSchema,
+      source: SourceSchema,
+      context: ContextSchema.extend({ preceding_agents: z.array(AgentSchema).default([]) }).nullable().default(null),
+      narrative_beat: standardShape.narrative_beat.default(null),
+      agent_proposed: standardShape.agent_proposed.default(null),
+      player_response: PlayerResponseSchema.extend({
+        delta: nullableString('player_response.delta').default(null),
+        felt: PlayerResponseSchema.shape.felt.default(null),
+      })
+        .nullable()
+        .default(null),
+      affinity_delta: finiteFloat('affinity_delta').default(0),
+      training_label: TrainingLabelSchema.extend({ weight: finiteFloat('training_label.weight').default(1) })
+        .nullable()
+        .default(null),
+      split: SplitSchema.optional(),
+      ...extensionShape,
+    },
+    { error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (not a memoir field)` : undefined) },
+  )
+  .superRefine(interruptConsistency);
+
+export type MemoirLine = z.infer<typeof MemoirLineSchema>;
+export type MemoirInput = z.input<typeof MemoirInputSchema>;
+export type Context = z.infer<typeof ContextSchema>;
+export type PlayerResponse = z.infer<typeof PlayerResponseSchema>;
+export type TrainingLabel = z.infer<typeof TrainingLabelSchema>;
+export type Interrupt = z.infer<typeof InterruptSchema>;
+export type Split = z.infer<typeof SplitSchema>;
+
+/**
+ * A fully-formed entry as kourai writes it: the ten keys, then an id, a timestamp and a type.
+ * `entry_id` is always set on entries kourai handles; for Python lines it is derived.
+ */
+export type MemoirEntry = MemoirLine & { entry_id: string };
+
+/** Formats the first zod issue as `field: message` (one line, no stack). */
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid entry';
+  const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  const msg = issue.message;
+  if (!path || msg.startsWith(path.split('[')[0] ?? '\u0000')) return msg;
+  return `${path}: ${msg}`;
+}

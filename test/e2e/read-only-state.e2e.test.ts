@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
+import { DEFAULT_SETTINGS } from '../../src/train/trainer.js';
+import { assertBuilt } from '../helpers/bin.js';
+import { removeDir, tempDir } from '../helpers/ctx.js';
+import { unprivileged, type Unprivileged } from '../helpers/unprivileged.js';
+import { BIN, kourai, type BinResult } from './run-bin.js';
+
+/**
+ * A joined forge with a healthy state database (consent given, bond adapters trained), in a home
+ * its own user may no longer write (every write bit removed; as root, CI's user, the forge is
+ * `nobody`'s, since root writes anywhere): every command that only
+ * reads the state works; one that must write it says it cannot write there (exit 3), never that the
+ * database is damaged; and nothing in the home changes.
+ */
+let root: string;
+let u: Unprivileged;
+let home: string;
+let memoir: string;
+let scene: string;
+let council: ChildProcess;
+let before: Record<string, string>;
+
+function startCouncil(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
+  const layouts = JSON.stringify({ derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } });
+  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', BUILTIN_FINGERPRINT, '--layouts', layouts, '--min-forges', '2', '--json'], {
+    env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once('line', (line) => resolve({ proc, url: (JSON.parse(line) as { url: string }).url }));
+    proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
+  });
+}
+
+function ok(r: BinResult, what: string): unknown {
+  expect(r.code, `${what}: ${r.stderr}`).toBe(0);
+  return JSON.parse(r.stdout) as unknown;
+}
+
+function tree(dir: string): string[] {
+  return ['', ...readdirSync(dir, { recursive: true }).map(String)].map((rel) => join(dir, rel));
+}
+
+/** Every file's bytes (hex digest would do; the home is small) keyed by path. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of tree(dir)) if (statSync(p).isFile()) out[p] = readFileSync(p).toString('base64');
+  return out;
+}
+
+/** Removes (or gives back to the owner) every write bit, keeping private files private. */
+function readOnly(dir: string, writable: boolean): void {
+  for (const p of tree(dir)) {
+    const mode = statSync(p).mode & 0o777;
+    chmodSync(p, writable ? mode | 0o200 : mode & ~0o222);
+  }
+}
+
+const asReader = (args: string[]): BinResult => u.run(args);
+
+beforeAll(async () => {
+  assertBuilt();
+  root = tempDir('kourai-ro-state-');
+  const c = await startCouncil(join(root, 'council'));
+  council = c.proc;
+  const token = (ok(kourai(['council', 'forge', 'add', 'athens', '--data-dir', join(root, 'council'), '--json'], { home: root }), 'forge add') as { token: string }).token;
+  u = unprivileged();
+  home = u.home;
+  const synth = ok(u.run(['memoir', 'synth', '--json']), 'synth') as { memoirs: string[] };
+  memoir = synth.memoirs[0] as string;
+  scene = (JSON.parse(readFileSync(memoir, 'utf8').split('\n')[0] as string) as { scene_id: string }).scene_id;
+  ok(u.run(['federate', 'join', '--server', c.url, '--token', token, '--json']), 'join');
+  ok(u.run(['federate', 'consent', '--allow', 'all', '--json']), 'consent');
+  ok(u.run(['memoir', 'index', '--json']), 'index');
+  ok(u.run(['train', 'bond', '--epochs', '2', '--json']), 'train bond');
+  readOnly(home, false);
+  before = snapshot(home);
+}, 300_000);
+
+afterAll(() => {
+  council?.kill('SIGTERM');
+  if (home) readOnly(home, true);
+  if (u) removeDir(u.base);
+  if (root) removeDir(root);
+});
+
+describe('a read-only home with a healthy state database', () => {
+  const READERS: string[][] = [
+    ['feedback', '--memoir', '@memoir', '--agent', 'techne', '--scene', '@scene', '--proposed', 'x', '--check', '--json'],
+    ['adapters', 'list', '--json'],
+    ['score', '--agent', 'techne', '--json', 'a plan', 'another plan'],
+    ['route', '--json', 'write the parser'],
+    ['federate', 'round', '--dry-run', '--json'],
+    ['federate', 'status', '--json'],
+    ['federate', 'consent', '--show', '--json'],
+    ['privacy', 'ledger', '--json'],
+    ['whisper', '--json'],
+  ];
+  it.each(READERS)('reading: kourai %s … works', (...args) => {
+    const r = asReader(args.map((a) => (a === '@memoir' ? memoir : a === '@scene' ? scene : a)));
+    expect(r.code, r.stderr).toBe(0);
+    JSON.parse(r.stdout);
+    expect(snapshot(home)).toEqual(before);
+  }, 120_000);
+
+  const WRITERS: string[][] = [
+    ['train', 'bond', '--epochs', '1', '--agent', 'techne'],
+    ['federate', 'consent', '--allow', 'aidos'],
+    ['adapters', 'rollback', 'techne', '--kind', 'bond'],
+  ];
+  it.each(WRITERS)('writing: kourai %s … says it cannot write there (exit 3)', (...args) => {
+    const r = asReader(args);
+    expect(r.code, r.stderr).toBe(3);
+    const first = r.stderr.split('\n')[0] as string;
+    expect(first).toContain(`cannot write the state database ${join(home, 'kourai.db')}`);
+    expect(r.stderr).not.toMatch(/unreadable|restore it from a backup/i);
+    expect(snapshot(home)).toEqual(before);
+  }, 120_000);
+});
