@@ -319,6 +319,7 @@ export function buildCli(
     .option('--server <url>', 'the council, e.g. https://council.example.org')
     .option('--token <token>', 'this forge\'s token from the council operator (- reads it from stdin; or KOURAI_COUNCIL_TOKEN)')
     .option('--token-file <file>', 'read the token from a file')
+    .option('--retry-for <duration>', 'how long to keep retrying a council that is down, silent or failing (default 1m)')
     .option('--json', 'JSON output (never includes the token)')
     .action(act(() => import('./commands/federate/join.js')));
   federate
@@ -517,7 +518,9 @@ export function buildCli(
         .command('bond')
         .description('train every agent’s bond adapter (private entries included; it never leaves this machine) and make it current'),
     )
-      .option('--epochs <n>', 'most epochs (early stopping may end sooner; default 40)')
+      .option('--epochs <n>', 'most epochs of the nonlinear path (early stopping may end sooner; default 20)')
+      .option('--patience <n>', 'epochs without a better validation pairwise accuracy before stopping (default 5)')
+      .option('--l2 <x>', 'the direct path’s L2 penalty (default: chosen by cross-validation on the training scenes)')
       .option('--rank <r>', 'LoRA rank (default 8)')
       .option('--lr <x>', 'learning rate (default 0.01)')
       .option('--seed <n>', 'seed: same data and seed, byte-identical adapters (default 7)')
@@ -577,9 +580,11 @@ export function buildCli(
     .description('rank candidate texts as an agent’s adapters prefer them (arguments, --file, or NDJSON on stdin)')
     .argument('[candidates...]', 'the candidate texts')
     .requiredOption('--agent <agent>', 'whose preference model')
-    .option('--file <path>', 'candidates as JSON: ["…", …] or {"candidates": [...], "task_type": "…"}')
-    .option('--stdin', 'stream: one {"id", "candidates", "task_type", "lean"} per line in, one ranking per line out (NDJSON)')
+    .option('--file <path>', 'candidates as JSON: ["…", …] or {"candidates": [...], "task_type": "…", "prompt": "…"}')
+    .option('--stdin', 'stream: one {"id", "candidates", "task_type", "prompt", "lean"} per line in, one ranking per line out (NDJSON)')
     .option('--task-type <type>', 'the task type (selects its lean)')
+    .option('--prompt <text>', 'what the candidates answer (the task or question), when the host has it')
+    .option('--prompt-file <path>', 'the same, read from a file')
     .addOption(useOpt())
     .option('--lean <x>', leanOpt)
     .option('--json', 'JSON output')

@@ -13,6 +13,8 @@ export const options = z.object({
   file: z.string().optional(),
   stdin: z.boolean().default(false),
   taskType: z.string().optional(),
+  prompt: z.string().optional(),
+  promptFile: z.string().optional(),
   use: z.enum(['both', 'bond', 'council'], { error: 'must be both, bond or council' }).default('both'),
   lean: lean.optional(),
   json: z.boolean().default(false),

@@ -1,3 +1,4 @@
+import { note as noteLine } from '../output/notice.js';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, NotFoundError } from '../errors.js';
@@ -98,7 +99,7 @@ async function nextRoundPlan(ctx: Ctx, opts: z.output<typeof options>): Promise<
     config: privacyConfigFor(ctx, opts).config,
     memoirs: opts.memoir,
     indexFeedback: indexFeedback(ctx, true),
-    transport: { timeoutMs: 15_000, retries: 1 },
+    transport: { timeoutMs: 15_000, retries: 1, onWait: (line) => noteLine(ctx, line) },
     options: { dryRun: true, wait: false, waitForMs: 0, pollMs: 1000, retryForMs: 0, encoding: 'json' },
   });
   if (r.outcome !== 'dry_run') throw new Error('a dry run came back with a sent round');

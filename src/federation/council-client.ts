@@ -1,8 +1,9 @@
 import type { z } from 'zod';
-import { ExitCode, InvalidDataError, KouraiError, NetworkError, type ExitCodeValue } from '../errors.js';
+import { CancelledError, ExitCode, InvalidDataError, KouraiError, NetworkError, type ExitCodeValue } from '../errors.js';
 import {
   adapterDigest,
   AdapterSchema,
+  COUNCIL_URL_HEADER,
   ErrorBodySchema,
   HealthSchema,
   LayoutsSchema,
@@ -59,7 +60,7 @@ export interface CouncilClientOptions {
   /** Base URL, e.g. https://council.example.org (TLS is the reverse proxy's job). */
   url: string;
   token: string;
-  /** Per-request timeout (default 60 s). */
+  /** Per-request deadline: the whole answer, first byte to last, within it (default 30 s; adapters get more by size). */
   timeoutMs?: number;
   /** Retries of idempotent requests after network errors or 5xx (default 4). */
   retries?: number;
@@ -67,6 +68,13 @@ export interface CouncilClientOptions {
   backoffMs?: number;
   fetch?: typeof fetch;
   signal?: AbortSignal;
+  /** No retry of a request starts once this long has passed since its first attempt (default 60 s). */
+  retryForMs?: number;
+  /** Called with a line every `waitNoticeMs` while a request waits for its answer (progress for stderr). */
+  onWait?: (line: string) => void;
+  waitNoticeMs?: number;
+  /** Sends the URL this client speaks to in Kourai-Council-Url (the council binds releases with it). */
+  councilUrlHeader?: boolean;
 }
 
 /** The council refused or failed a request. `code` is the protocol's machine code. */
@@ -102,6 +110,11 @@ export interface UpdateToSubmit {
   weight?: number;
 }
 
+/** What the forge knows an adapter must look like (its own layout for the agent): bounds the answer's size. */
+export interface AdapterExpectation {
+  layout: readonly TensorSpec[];
+}
+
 export interface DownloadedAdapter {
   agent: string;
   round: number;
@@ -111,19 +124,19 @@ export interface DownloadedAdapter {
 
 export class CouncilClient {
   private readonly base: string;
-  private readonly opts: Required<Pick<CouncilClientOptions, 'timeoutMs' | 'retries' | 'backoffMs'>> & CouncilClientOptions;
+  private readonly opts: Required<Pick<CouncilClientOptions, 'timeoutMs' | 'retries' | 'backoffMs' | 'retryForMs' | 'waitNoticeMs'>> & CouncilClientOptions;
 
   constructor(opts: CouncilClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
-    this.opts = { timeoutMs: 60_000, retries: 4, backoffMs: 250, ...opts };
+    this.opts = { timeoutMs: 30_000, retries: 4, backoffMs: 250, retryForMs: 60_000, waitNoticeMs: 5000, councilUrlHeader: true, ...opts };
   }
 
   health(): Promise<Health> {
-    return this.request('GET', ROUTES.health, HealthSchema, { auth: false, retry: true });
+    return this.request('GET', ROUTES.health, HealthSchema, { auth: false, retry: true, maxBytes: ANSWER_LIMITS.small });
   }
 
   me(): Promise<Me> {
-    return this.request('GET', ROUTES.me, MeSchema, { retry: true });
+    return this.request('GET', ROUTES.me, MeSchema, { retry: true, maxBytes: ANSWER_LIMITS.small });
   }
 
   /** The adapter layout (tensor names and shapes, in order) the council accepts, per agent. */
@@ -140,9 +153,9 @@ export class CouncilClient {
   }
 
   /** The newest global council adapter of an agent (round 0: its public initialisation); null when the council holds none for it. */
-  async globalAdapter(agent: string): Promise<DownloadedAdapter | null> {
+  async globalAdapter(agent: string, expect?: AdapterExpectation): Promise<DownloadedAdapter | null> {
     try {
-      return decodeAdapter(await this.request('GET', path.global(agent), AdapterSchema, { retry: true }));
+      return decodeAdapter(await this.request('GET', path.global(agent), AdapterSchema, { retry: true, maxBytes: expect ? adapterLimit(expect.layout) : ANSWER_LIMITS.adapter }));
     } catch (err) {
       if (err instanceof CouncilRequestError && err.councilCode === 'no_global') return null;
       throw err;
@@ -150,8 +163,8 @@ export class CouncilClient {
   }
 
   /** The adapter a given round produced for an agent. */
-  async aggregate(round: number, agent: string): Promise<DownloadedAdapter> {
-    return decodeAdapter(await this.request('GET', path.aggregate(round, agent), AdapterSchema, { retry: true }));
+  async aggregate(round: number, agent: string, expect?: AdapterExpectation): Promise<DownloadedAdapter> {
+    return decodeAdapter(await this.request('GET', path.aggregate(round, agent), AdapterSchema, { retry: true, maxBytes: expect ? adapterLimit(expect.layout) : ANSWER_LIMITS.adapter }));
   }
 
   /** Sends one agent's update (the difference from the global adapter it trained from; round 0's is the public initialisation). */
@@ -197,60 +210,190 @@ export class CouncilClient {
     }
   }
 
-  private async request<S extends z.ZodType>(method: string, route: string, schema: S, o: { body?: string | Uint8Array; contentType?: string; auth?: boolean; retry?: boolean }): Promise<z.output<S>> {
-    const doFetch = this.opts.fetch ?? fetch;
+  private async request<S extends z.ZodType>(method: string, route: string, schema: S, o: { body?: string | Uint8Array; contentType?: string; auth?: boolean; retry?: boolean; maxBytes?: number }): Promise<z.output<S>> {
+    const maxBytes = o.maxBytes ?? ANSWER_LIMITS.document;
     let attempt = 0;
+    const began = Date.now();
     for (;;) {
-      let res: Response;
+      let answer: { status: number; headers: Headers; text: string };
       try {
-        const signals = [AbortSignal.timeout(this.opts.timeoutMs), ...(this.opts.signal ? [this.opts.signal] : [])];
-        res = await doFetch(`${this.base}${route}`, {
-          method,
-          headers: {
-            accept: 'application/json',
-            [PROTOCOL_HEADER]: String(PROTOCOL_VERSION),
-            ...(o.body !== undefined ? { 'content-type': o.contentType ?? 'application/json' } : {}),
-            ...(o.auth === false ? {} : { authorization: `Bearer ${this.opts.token}` }),
-          },
-          ...(o.body !== undefined ? { body: o.body } : {}),
-          signal: AbortSignal.any(signals),
-        });
+        answer = await this.exchange(method, route, o, maxBytes);
       } catch (err) {
-        if (this.opts.signal?.aborted) throw err;
-        if (o.retry && attempt < this.opts.retries) {
-          await abortableSleep(this.opts.backoffMs * 2 ** attempt++, this.opts.signal);
+        if (!(err instanceof NetworkError) || err.code !== 'network') throw err;
+        if (o.retry && attempt < this.opts.retries && Date.now() - began < this.opts.retryForMs) {
+          await this.pause(this.opts.backoffMs * 2 ** attempt++, method, route);
           continue;
         }
-        throw new NetworkError(`council: cannot reach ${this.base}: ${(err as Error).message}`, 'check the council URL and that the council is running', err);
+        throw err;
       }
-      const text = await res.text();
-      if (res.ok) {
+      const { status, text } = answer;
+      if (status >= 200 && status < 300) {
         let json: unknown;
         try {
           json = JSON.parse(text);
         } catch {
-          throw new CouncilRequestError(res.status, 'bad_response', `${method} ${route} answered something that is not JSON`);
+          throw new CouncilRequestError(status, 'bad_response', `${method} ${route} answered something that is not JSON`);
         }
         const parsed = schema.safeParse(json);
-        if (!parsed.success) throw new CouncilRequestError(res.status, 'bad_response', `${method} ${route} answered an unexpected document: ${parsed.error.issues[0]?.message ?? ''}`);
+        if (!parsed.success) throw new CouncilRequestError(status, 'bad_response', `${method} ${route} answered an unexpected document: ${parsed.error.issues[0]?.message ?? ''}`);
         return parsed.data;
       }
-      if (o.retry && (res.status >= 500 || res.status === 429) && attempt < this.opts.retries) {
-        const after = Number(res.headers.get('retry-after'));
-        await abortableSleep(Number.isFinite(after) && after > 0 ? after * 1000 : this.opts.backoffMs * 2 ** attempt, this.opts.signal);
+      if (o.retry && (status >= 500 || status === 429) && attempt < this.opts.retries && Date.now() - began < this.opts.retryForMs) {
+        const after = Number(answer.headers.get('retry-after'));
+        await this.pause(Number.isFinite(after) && after > 0 ? Math.min(after, 60) * 1000 : this.opts.backoffMs * 2 ** attempt, method, route);
         attempt++;
         continue;
       }
-      let err: { code: string; message: string; details?: Record<string, unknown> } = { code: `http_${res.status}`, message: `${method} ${route} failed with HTTP ${res.status}` };
+      let err: { code: string; message: string; details?: Record<string, unknown> } = { code: `http_${status}`, message: `${method} ${route} failed with HTTP ${status}` };
       try {
         const body = ErrorBodySchema.safeParse(JSON.parse(text));
         if (body.success) err = body.data.error;
       } catch {
         // not JSON: keep the generic message
       }
-      if (err.code === 'protocol_mismatch') throw protocolRefused(this.base, res.status, err);
-      throw new CouncilRequestError(res.status, err.code, err.message, err.details);
+      if (err.code === 'protocol_mismatch') throw protocolRefused(this.base, status, err);
+      throw new CouncilRequestError(status, err.code, err.message, err.details);
     }
+  }
+
+  private async pause(ms: number, method: string, route: string): Promise<void> {
+    try {
+      await abortableSleep(ms, this.opts.signal);
+    } catch {
+      throw new CancelledError(`cancelled while waiting to ask the council again (${method} ${route})`);
+    }
+  }
+
+  /**
+   * One request and its whole answer, bounded: redirects are never followed (the protocol URL is
+   * exactly the one joined); the answer must be complete within the request's deadline (time to
+   * the first byte and every byte after it) and hold at most `maxBytes`, else nothing of it is
+   * kept. While it waits, a line is said every `waitNoticeMs`.
+   */
+  private async exchange(method: string, route: string, o: { body?: string | Uint8Array; contentType?: string; auth?: boolean }, maxBytes: number): Promise<{ status: number; headers: Headers; text: string }> {
+    const doFetch = this.opts.fetch ?? fetch;
+    const what = `${method} ${route}`;
+    // Large answers (adapters) get time in proportion to their size on top of the deadline.
+    const deadlineMs = this.opts.timeoutMs + (maxBytes > ANSWER_LIMITS.document ? (maxBytes / MIN_ANSWER_RATE) * 1000 : 0);
+    const stop = new AbortController();
+    let why: 'deadline' | 'cancelled' | null = null;
+    const onAbort = (): void => {
+      why ??= 'cancelled';
+      stop.abort();
+    };
+    this.opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (this.opts.signal?.aborted) onAbort();
+    const timer = setTimeout(() => {
+      why ??= 'deadline';
+      stop.abort();
+    }, deadlineMs);
+    const started = Date.now();
+    const notice = this.opts.onWait
+      ? setInterval(() => this.opts.onWait?.(`waiting for the council (${what}): no complete answer after ${Math.round((Date.now() - started) / 1000)} s (gives up after ${fmtSeconds(deadlineMs)})`), Math.min(this.opts.waitNoticeMs, Math.max(250, deadlineMs / 3)))
+      : null;
+    let received = 0;
+    try {
+      const res = await doFetch(`${this.base}${route}`, {
+        method,
+        redirect: 'manual',
+        headers: {
+          accept: 'application/json',
+          [PROTOCOL_HEADER]: String(PROTOCOL_VERSION),
+          ...(o.body !== undefined ? { 'content-type': o.contentType ?? 'application/json' } : {}),
+          ...(o.auth === false ? {} : { authorization: `Bearer ${this.opts.token}` }),
+          ...(this.opts.councilUrlHeader ? { [COUNCIL_URL_HEADER]: this.base } : {}),
+        },
+        ...(o.body !== undefined ? { body: o.body } : {}),
+        signal: stop.signal,
+      });
+      if (res.status >= 300 && res.status < 400) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new KouraiError(`the council at ${this.base} answered ${res.status} to ${what}, a redirect${redirectTarget(res.headers.get('location'), this.base)}: not followed (kourai speaks only to the URL it joined)`, {
+          exitCode: ExitCode.network,
+          code: 'council_redirect',
+          hint: 'if the council moved, ask its operator for the new URL and run kourai federate join --server URL again',
+        });
+      }
+      const declared = Number(res.headers.get('content-length'));
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        await res.body?.cancel().catch(() => undefined);
+        throw tooLarge(this.base, what, maxBytes);
+      }
+      const chunks: Uint8Array[] = [];
+      if (res.body) {
+        for await (const value of res.body as unknown as AsyncIterable<Uint8Array>) {
+          received += value.byteLength;
+          if (received > maxBytes) throw tooLarge(this.base, what, maxBytes); // leaving the loop cancels the body
+          chunks.push(value);
+        }
+      }
+      return { status: res.status, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') };
+    } catch (err) {
+      if (err instanceof KouraiError) throw err;
+      if (why === 'cancelled' || this.opts.signal?.aborted) throw new CancelledError(`cancelled while waiting for the council (${what})`);
+      if (why === 'deadline') {
+        const msg = received > 0 ? `did not finish answering within ${fmtSeconds(deadlineMs)} (${received} bytes arrived)` : `did not answer within ${fmtSeconds(deadlineMs)}`;
+        throw new NetworkError(`council: ${this.base} ${msg} (${what})`, 'check the council URL and that the council is running; --retry-for bounds how long a round keeps trying');
+      }
+      throw new NetworkError(`council: cannot reach ${this.base}: ${messageOf(err)}`, 'check the council URL and that the council is running');
+    } finally {
+      clearTimeout(timer);
+      if (notice) clearInterval(notice);
+      this.opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/**
+ * The most a council answer may hold, by kind: small documents (health, me, layouts, round
+ * status, trust, receipts) and an adapter, whose size follows from its layout (adapterLimit).
+ */
+export const ANSWER_LIMITS = {
+  /** health and me: a few hundred bytes from an honest council. */
+  small: 64 * 1024,
+  /** round status, trust (its history grows by ~60 bytes a round), layouts, receipts. */
+  document: 4 * 1024 * 1024,
+  /** An adapter whose layout this forge does not know: the council's default upload limit, in base64. */
+  adapter: Math.ceil((64 * 1024 * 1024 * 4) / 3) + 1024 * 1024,
+} as const;
+
+/** The slowest large answer waited for, bytes per second (on top of the request deadline). */
+export const MIN_ANSWER_RATE = 64 * 1024;
+
+/** An adapter document's largest honest size: its float32 values in base64, plus names, shapes and envelope. */
+export function adapterLimit(specs: readonly { name: string; shape: readonly number[] }[]): number {
+  const coords = specs.reduce((s, t) => s + t.shape.reduce((a, b) => a * b, 1), 0);
+  return 4 * Math.ceil((4 * coords) / 3) + specs.reduce((s, t) => s + t.name.length + 64, 0) + 4096;
+}
+
+function tooLarge(base: string, what: string, limit: number): KouraiError {
+  return new KouraiError(`the council at ${base}: ${what} answered more than ${fmtBytes(limit)} (the most such an answer may hold): nothing of it was kept`, { exitCode: ExitCode.network, code: 'council_answer_too_large', hint: 'the council (or something in front of it) is broken or hostile: tell its operator' });
+}
+
+function fmtBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${Number((n / 1024 / 1024).toPrecision(3))} MiB` : `${Number((n / 1024).toPrecision(3))} KiB`;
+}
+
+function fmtSeconds(ms: number): string {
+  return `${Number((ms / 1000).toPrecision(3))} s`;
+}
+
+/** Where a redirect pointed, as an origin only (a path could carry anything). */
+function redirectTarget(location: string | null, base: string): string {
+  if (!location) return '';
+  try {
+    return ` to ${new URL(location, base).origin}`;
+  } catch {
+    return '';
+  }
+}
+
+function messageOf(err: unknown): string {
+  try {
+    const m = (err as { cause?: { message?: unknown }; message?: unknown }).cause?.message ?? (err as { message?: unknown }).message;
+    return typeof m === 'string' ? m : String(err);
+  } catch {
+    return 'request failed';
   }
 }
 

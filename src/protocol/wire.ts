@@ -34,6 +34,12 @@ import { TensorJsonSchema } from '../tensor/json.js';
 export const PROTOCOL_VERSION = 2;
 /** The request header that carries the client's protocol version (lower case, as Node reads headers). */
 export const PROTOCOL_HEADER = 'kourai-protocol';
+/**
+ * The URL the forge joined the council at, sent with every request: the council derives the
+ * forge's council key from it (with the forge's name and registration, round-key.ts) and refuses
+ * a release whose round key is not that forge's own.
+ */
+export const COUNCIL_URL_HEADER = 'kourai-council-url';
 /** The version a request without PROTOCOL_HEADER speaks: the header came with v2. */
 export const HEADERLESS_PROTOCOL = 1;
 
@@ -331,5 +337,5 @@ export const LayoutsSchema = z.object({
 });
 export type Layouts = z.infer<typeof LayoutsSchema>;
 
-export const HealthSchema = z.object({ ok: z.literal(true), protocol: z.number().int(), version: z.string(), round: z.number().int().nullable() });
+export const HealthSchema = z.object({ ok: z.literal(true), protocol: z.number().int(), version: z.string().max(128), round: z.number().int().nullable() });
 export type Health = z.infer<typeof HealthSchema>;

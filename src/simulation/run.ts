@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { CancelledError } from '../errors.js';
 import { BaseModel } from '../train/base-model.js';
 import { builtinBaseSpec } from '../train/base-spec.js';
-import { HashedEncoder } from '../train/encoder/hashed-ngrams.js';
+import { inputEncoder } from '../train/encoder/inputs.js';
 import type { Features } from '../train/features.js';
 import { fingerprintOf } from '../train/fingerprint.js';
 import { runCell, type CellResult, type SeedContext } from './cell.js';
@@ -110,12 +110,12 @@ export interface SharedModel {
 export function sharedModel(): SharedModel {
   const spec = builtinBaseSpec();
   const base = new BaseModel(spec);
-  const enc = new HashedEncoder(spec.encoder.dim);
+  const enc = inputEncoder(spec);
   const cache = new Map<string, Features>();
   const encode = (t: string): Features => {
     let f = cache.get(t);
     if (!f) {
-      f = enc.encode(t);
+      f = enc(t, null);
       cache.set(t, f);
     }
     return f;

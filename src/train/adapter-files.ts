@@ -174,9 +174,12 @@ export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapte
   if (want.spec === 'own' && (typeof k.base_spec !== 'object' || k.base_spec === null)) throw corrupt(`${CONFIG_FILE} does not record its base specification`);
   const spec = want.spec === 'own' ? k.base_spec : want.spec;
   if (k.base_fingerprint !== want.fingerprint) {
+    const recorded = (k.base_spec as { format?: unknown } | undefined)?.format;
+    const older = typeof recorded === 'string' && recorded !== spec.format;
+    const what = older ? `the earlier base format ${recorded} (base ${short(k.base_fingerprint)})` : `base ${short(k.base_fingerprint)}`;
     throw new BaseMismatchError(
-      `${label} was trained over base ${short(k.base_fingerprint)}, but the configured base is ${short(want.fingerprint)} (${describeEncoder(spec)})`,
-      `adapters over different bases are never mixed: restore the encoder setting in config.json, or retrain with \`kourai train bond\``,
+      `${label} (${join(dir, CONFIG_FILE)}) was trained over ${what}, but the configured base is ${short(want.fingerprint)} (${describeEncoder(spec)}); ${want.kind === 'council' ? 'a new one comes with the next `kourai federate round`' : `retrain it with \`kourai train bond --agent ${want.agent}\``}`,
+      older ? 'adapters over different bases are never mixed; the old version stays on disk untouched' : `adapters over different bases are never mixed: restore the encoder setting in config.json, or retrain with \`kourai train bond\``,
     );
   }
   let contents: ReturnType<typeof readSafetensors>;
@@ -205,5 +208,6 @@ function short(fp: string): string {
 }
 
 export function describeEncoder(spec: BaseSpec): string {
-  return spec.encoder.kind === 'hashed-ngrams' ? `built-in hashed n-grams, ${spec.encoder.dim} features` : `embeddings ${spec.encoder.model}, ${spec.encoder.dim} dimensions`;
+  const hashed = `hashed n-grams (${spec.encoder.dim}) + ${spec.structure.features.length} structure features`;
+  return spec.semantic === null ? `built-in ${hashed}` : `${hashed} + embeddings ${spec.semantic.model} (${spec.semantic.dim})`;
 }

@@ -1,6 +1,6 @@
 import type { Agent } from '../memoir/format/agents.js';
 import type { HeadName } from './base-model.js';
-import type { BaseSpec } from './base-spec.js';
+import { inputDim, type BaseSpec } from './base-spec.js';
 import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
 import { loraWeights, type LoraWeights } from './lora.js';
 
@@ -12,7 +12,7 @@ export function headOf(agent: Agent): HeadName {
 
 /** PEFT module names of the base's linear layers that carry LoRA factors for `agent`. */
 export function targetModules(agent: Agent): string[] {
-  return ['encoder.dense', `head.${headOf(agent)}`];
+  return ['encoder.dense', `head.${headOf(agent)}`, `direct.${headOf(agent)}`];
 }
 
 const PREFIX = 'base_model.model.';
@@ -27,24 +27,31 @@ export function adapterLayout(spec: BaseSpec, agent: Agent, rank: number): Tenso
   const head = headOf(agent);
   const out = head === 'score' ? 1 : spec.specialists.length;
   return [
-    { name: `${PREFIX}encoder.dense.lora_A.weight`, shape: [rank, spec.encoder.dim] },
+    { name: `${PREFIX}encoder.dense.lora_A.weight`, shape: [rank, inputDim(spec)] },
     { name: `${PREFIX}encoder.dense.lora_B.weight`, shape: [spec.hidden, rank] },
     { name: `${PREFIX}head.${head}.lora_A.weight`, shape: [rank, spec.hidden] },
     { name: `${PREFIX}head.${head}.lora_B.weight`, shape: [out, rank] },
+    { name: `${PREFIX}direct.${head}.lora_A.weight`, shape: [rank, inputDim(spec)] },
+    { name: `${PREFIX}direct.${head}.lora_B.weight`, shape: [out, rank] },
   ];
 }
 
 /** Internal factors -> PEFT tensors (float32), in adapterLayout order. */
 export function loraToTensors(spec: BaseSpec, agent: Agent, lora: LoraWeights): NamedTensor[] {
-  const [a, b, ha, hb] = adapterLayout(spec, agent, lora.rank) as [TensorSpec, TensorSpec, TensorSpec, TensorSpec];
+  const [a, b, ha, hb, da, db] = adapterLayout(spec, agent, lora.rank) as [TensorSpec, TensorSpec, TensorSpec, TensorSpec, TensorSpec, TensorSpec];
   const { rank: r, inDim } = lora;
-  const A = new Float32Array(r * inDim);
-  for (let j = 0; j < inDim; j++) for (let i = 0; i < r; i++) A[i * inDim + j] = lora.denseAt[j * r + i] as number;
+  const transpose = (At: Float64Array): Float32Array => {
+    const A = new Float32Array(r * inDim);
+    for (let j = 0; j < inDim; j++) for (let i = 0; i < r; i++) A[i * inDim + j] = At[j * r + i] as number;
+    return A;
+  };
   return [
-    { ...a, data: A },
+    { ...a, data: transpose(lora.denseAt) },
     { ...b, data: Float32Array.from(lora.denseB) },
     { ...ha, data: Float32Array.from(lora.headA) },
     { ...hb, data: Float32Array.from(lora.headB) },
+    { ...da, data: transpose(lora.directAt) },
+    { ...db, data: Float32Array.from(lora.directB) },
   ];
 }
 
@@ -63,14 +70,18 @@ export function tensorsToLora(spec: BaseSpec, agent: Agent, rank: number, tensor
   const extra = tensors.find((t) => !layout.some((l) => l.name === t.name));
   if (extra) throw new RangeError(`unexpected tensor ${extra.name}`);
   const out = headOf(agent) === 'score' ? 1 : spec.specialists.length;
-  const w = loraWeights({ inDim: spec.encoder.dim, hidden: spec.hidden, out, rank });
+  const inDim = inputDim(spec);
+  const w = loraWeights({ inDim, hidden: spec.hidden, out, rank });
   const get = (i: number): ArrayLike<number> => (byName.get((layout[i] as TensorSpec).name) as { data: ArrayLike<number> }).data;
-  const A = get(0);
-  const inDim = spec.encoder.dim;
-  for (let i = 0; i < rank; i++) for (let j = 0; j < inDim; j++) w.denseAt[j * rank + i] = A[i * inDim + j] as number;
+  const untranspose = (A: ArrayLike<number>, At: Float64Array): void => {
+    for (let i = 0; i < rank; i++) for (let j = 0; j < inDim; j++) At[j * rank + i] = A[i * inDim + j] as number;
+  };
+  untranspose(get(0), w.denseAt);
   w.denseB.set(get(1));
   w.headA.set(get(2));
   w.headB.set(get(3));
+  untranspose(get(4), w.directAt);
+  w.directB.set(get(5));
   for (let k = 0; k < w.all.length; k++) if (!Number.isFinite(w.all[k] as number)) throw new RangeError('a tensor holds NaN or Infinity');
   return w;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalSpec, type BaseSpec, type LayerInit } from './base-spec.js';
+import { canonicalSpec, inputBlocks, inputDim, type BaseSpec, type LayerInit } from './base-spec.js';
 import { counterUniform } from './counter-random.js';
 import type { Features } from './features.js';
 import { toLE } from '../tensor/float-codec.js';
@@ -7,7 +7,8 @@ import { toLE } from '../tensor/float-codec.js';
 export type HeadName = 'score' | 'route';
 
 /**
- * The frozen base, generated from its specification. The encoder layer's columns (one per input
+ * The frozen base, generated from its specification (`direct.*` is zero in the base, so only
+ * the adapters hold it). The encoder layer's columns (one per input
  * feature) are generated on first use, so a process that scores ten candidates touches a few
  * hundred columns, not dim × hidden weights; the array is allocated once and its untouched pages
  * are never committed. Weights are float32 values (as published); arithmetic is float64.
@@ -21,10 +22,15 @@ export class BaseModel {
   readonly route: Float64Array;
   private readonly dense: Float32Array;
   private readonly filled: Uint8Array;
+  private readonly structureAt: number;
+  private readonly semanticAt: number;
 
   constructor(spec: BaseSpec) {
     this.spec = spec;
-    this.inDim = spec.encoder.dim;
+    this.inDim = inputDim(spec);
+    const blocks = inputBlocks(spec);
+    this.structureAt = blocks.structure;
+    this.semanticAt = blocks.semantic;
     this.hidden = spec.hidden;
     this.dense = new Float32Array(this.inDim * this.hidden);
     this.filled = new Uint8Array(this.inDim);
@@ -37,7 +43,7 @@ export class BaseModel {
   private fill(j: number): void {
     const H = this.hidden;
     const { seed, init } = this.spec;
-    const { scale, stream } = init.dense;
+    const { scale, stream } = j >= this.structureAt && j < this.semanticAt ? init.denseStructure : init.dense;
     const w = this.dense;
     for (let h = 0, i = j * H; h < H; h++, i++) w[i] = scale * counterUniform(seed, stream, i);
     this.filled[j] = 1;

@@ -1,4 +1,5 @@
 import { FEDERATING_AGENTS, type Agent } from '../memoir/format/agents.js';
+import { STRUCTURE_DIM, STRUCTURE_FEATURES } from './encoder/structure.js';
 
 /**
  * The published specification of the frozen base every forge shares (README "Local learning").
@@ -7,14 +8,20 @@ import { FEDERATING_AGENTS, type Agent } from '../memoir/format/agents.js';
  * downloaded. Two bases with different specifications have different fingerprints, and adapters
  * over different bases are never mixed.
  *
- *   x = encoder(text)                      (sparse, L2-normalised, `encoder.dim` wide)
- *   h = tanh(encoder.dense(x))             Linear(dim -> hidden) with bias
- *   score = head.score(h)                  Linear(hidden -> 1), no bias   (preference model)
- *   route = head.route(h)                  Linear(hidden -> |specialists|)  (Hephaestus)
+ *   x = [ hashed(text) | structure(text, prompt) | embedding(text) ]     (inputDim(spec) wide)
+ *         L2-normalised   standardised (structure.ts)  L2-normalised, only with `semantic`
+ *   h = tanh(encoder.dense(x))             Linear(in -> hidden) with bias
+ *   score = head.score(h) + direct.score(x)      (preference model)
+ *   route = head.route(h) + direct.route(x)      (Hephaestus)
+ *
+ * `direct.*` is a linear path from the raw sparse inputs to the outputs, frozen at zero in the
+ * base: the adapters' LoRA factors on it make a linear model of the n-grams, the length and the
+ * prompt relation, which the frozen random projection alone cannot express.
  *
  * Weight W[o][i] of a layer = scale * U(seed, stream, i * out + o), U uniform on [-1, 1)
- * (column i of a layer is contiguous in the generator, so a column per hashed feature can be
- * made on demand); bias[o] = scale * U(seed, stream, o).
+ * (column i of a layer is contiguous in the generator, so a column per input feature can be
+ * made on demand); encoder.dense's structure columns use `denseStructure`'s scale;
+ * bias[o] = scale * U(seed, stream, o).
  */
 export interface HashedEncoderSpec {
   kind: 'hashed-ngrams';
@@ -23,14 +30,18 @@ export interface HashedEncoderSpec {
   dim: number;
 }
 
-export interface EmbeddingsEncoderSpec {
+/** An OpenAI-compatible embeddings model, combined with the hashed features. */
+export interface SemanticSpec {
   kind: 'embeddings';
   /** The endpoint's model name: embeddings of different models are different inputs. */
   model: string;
   dim: number;
 }
 
-export type EncoderSpec = HashedEncoderSpec | EmbeddingsEncoderSpec;
+export interface StructureSpec {
+  version: 1;
+  features: readonly string[];
+}
 
 export interface LayerInit {
   stream: number;
@@ -38,8 +49,10 @@ export interface LayerInit {
 }
 
 export interface BaseSpec {
-  format: 'kourai-base/1';
-  encoder: EncoderSpec;
+  format: 'kourai-base/2';
+  encoder: HashedEncoderSpec;
+  structure: StructureSpec;
+  semantic: SemanticSpec | null;
   hidden: number;
   activation: 'tanh';
   /** The routing head's classes, in output order. */
@@ -47,6 +60,7 @@ export interface BaseSpec {
   seed: number;
   init: {
     dense: LayerInit;
+    denseStructure: LayerInit;
     denseBias: LayerInit;
     score: LayerInit;
     route: LayerInit;
@@ -60,10 +74,13 @@ export const HIDDEN = 256;
 export const HASHED_DIM = 1 << 14;
 const SEED = 0x6b6f7572; // "kour"
 
-function init(hidden: number): BaseSpec['init'] {
+function init(hidden: number, semantic: boolean): BaseSpec['init'] {
   return {
-    // Pre-activations of a unit-norm input have variance 1 (uniform on [-√3, √3)).
-    dense: { stream: 1, scale: Math.sqrt(3) },
+    // Pre-activations of a unit-norm input block have variance 1 (uniform on [-√3, √3)); with an
+    // embedding block too, each block gives half.
+    dense: { stream: 1, scale: Math.sqrt(3) * (semantic ? Math.SQRT1_2 : 1) },
+    // Structure inputs are O(1) each: small columns keep tanh out of saturation.
+    denseStructure: { stream: 1, scale: Math.sqrt(3 / STRUCTURE_DIM) * 0.5 },
     denseBias: { stream: 2, scale: 0.5 },
     // Heads start nearly neutral (output std ≈ 0.15): the base has no opinion, the adapters do.
     score: { stream: 3, scale: Math.sqrt(3 / hidden) * 0.25 },
@@ -71,13 +88,27 @@ function init(hidden: number): BaseSpec['init'] {
   };
 }
 
+const STRUCTURE: StructureSpec = { version: 1, features: STRUCTURE_FEATURES };
+
 export function builtinBaseSpec(): BaseSpec {
-  return { format: 'kourai-base/1', encoder: { kind: 'hashed-ngrams', version: 1, dim: HASHED_DIM }, hidden: HIDDEN, activation: 'tanh', specialists: SPECIALISTS, seed: SEED, init: init(HIDDEN) };
+  return { format: 'kourai-base/2', encoder: { kind: 'hashed-ngrams', version: 1, dim: HASHED_DIM }, structure: STRUCTURE, semantic: null, hidden: HIDDEN, activation: 'tanh', specialists: SPECIALISTS, seed: SEED, init: init(HIDDEN, false) };
 }
 
-/** The base over an OpenAI-compatible embeddings model: same layers, the embedding as input. */
+/** The base with an OpenAI-compatible embeddings model's vectors added to the hashed inputs. */
 export function embeddingsBaseSpec(model: string, dim: number): BaseSpec {
-  return { format: 'kourai-base/1', encoder: { kind: 'embeddings', model, dim }, hidden: HIDDEN, activation: 'tanh', specialists: SPECIALISTS, seed: SEED, init: init(HIDDEN) };
+  return { ...builtinBaseSpec(), semantic: { kind: 'embeddings', model, dim }, init: init(HIDDEN, true) };
+}
+
+/** Width of the input vector x: hashed, structure, then the embedding. */
+export function inputDim(spec: BaseSpec): number {
+  return spec.encoder.dim + spec.structure.features.length + (spec.semantic?.dim ?? 0);
+}
+
+/** Where each block of x starts. */
+export function inputBlocks(spec: BaseSpec): { structure: number; semantic: number; end: number } {
+  const structure = spec.encoder.dim;
+  const semantic = structure + spec.structure.features.length;
+  return { structure, semantic, end: semantic + (spec.semantic?.dim ?? 0) };
 }
 
 /** The specification as canonical JSON (sorted keys): what the fingerprint hashes first. */

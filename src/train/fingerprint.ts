@@ -3,11 +3,11 @@ import { builtinBaseSpec, canonicalSpec } from './base-spec.js';
 
 /**
  * The built-in base's fingerprint: sha256 over its canonical specification and all of its
- * 4.2M frozen weights. Published here so that a process scoring ten candidates need not generate
+ * 4.2M frozen weights (and the structure columns). Published here so that a process scoring ten candidates need not generate
  * every weight to know which base it runs; test/train/base.test.ts regenerates it from the
  * specification and fails if the two ever differ.
  */
-export const BUILTIN_FINGERPRINT = 'sha256:8cbed4d330370cf4c2803e5cae5f149f3d55733815dbb1c09743e67f22569546';
+export const BUILTIN_FINGERPRINT = 'sha256:9699214dc40c7cd34e27fe5d974a2af38f5435cb611d3c2768db5056e795b7db';
 
 const builtinCanonical = canonicalSpec(builtinBaseSpec());
 

@@ -24,15 +24,20 @@ export interface Workspace {
   u: Float64Array[];
   /** v_a = A'_a h (head LoRA), per applied adapter. */
   v: Float64Array[];
+  /** d_a = A''_a x (direct-path LoRA), per applied adapter. */
+  d: Float64Array[];
   dh: Float64Array;
   gv: Float64Array;
   gu: Float64Array;
 }
 
 /**
- * The network of one agent: base + Σ_a λ_a (α_a/r_a) B_a A_a on encoder.dense and on the
- * agent's head, tanh between them (s_a = α_a/r_a):
- *   z = W0 x + b0 + Σ λ_a s_a B_a (A_a x);  h = tanh(z);  y = Wh0 h + Σ λ_a s_a B'_a (A'_a h)
+ * The network of one agent: base + Σ_a λ_a (α_a/r_a) B_a A_a on encoder.dense, on the agent's
+ * head and on its direct path (zero in the base), tanh between dense and head (s_a = α_a/r_a):
+ *   z = W0 x + b0 + Σ λ_a s_a B_a (A_a x);  h = tanh(z);
+ *   y = Wh0 h + Σ λ_a s_a B'_a (A'_a h) + Σ λ_a s_a B''_a (A''_a x)
+ * The trainer fits the direct path as a convex problem (linear-fit.ts) and descends only the
+ * nonlinear factors; backward() still gives every factor's gradient (sparse where x is).
  * The frozen part W0 x + b0 (`z0`) depends on the text only, so callers compute it once per text
  * (BaseModel.project) and reuse it every epoch.
  */
@@ -60,6 +65,7 @@ export class Network {
       y: new Float64Array(this.out),
       u: adapters.map((a) => new Float64Array(a.lora.rank)),
       v: adapters.map((a) => new Float64Array(a.lora.rank)),
+      d: adapters.map((a) => new Float64Array(a.lora.rank)),
       dh: new Float64Array(H),
       gv: new Float64Array(r),
       gu: new Float64Array(r),
@@ -119,6 +125,20 @@ export class Network {
       for (let o = 0; o < O; o++) {
         let s = 0;
         for (let i = 0; i < r; i++) s += (B[o * r + i] as number) * (v[i] as number);
+        y[o] = (y[o] as number) + c * s;
+      }
+      const d = ws.d[a] as Float64Array;
+      d.fill(0);
+      const Dt = lora.directAt;
+      for (let k = 0; k < idx.length; k++) {
+        const base = (idx[k] as number) * r;
+        const xv = val[k] as number;
+        for (let i = 0; i < r; i++) d[i] = (d[i] as number) + xv * (Dt[base + i] as number);
+      }
+      const DB = lora.directB;
+      for (let o = 0; o < O; o++) {
+        let s = 0;
+        for (let i = 0; i < r; i++) s += (DB[o * r + i] as number) * (d[i] as number);
         y[o] = (y[o] as number) + c * s;
       }
     }
@@ -181,6 +201,27 @@ export class Network {
     if (weight === 0) return;
     const r = lora.rank;
     const c = weight * scale;
+    const { idx, val } = x;
+    // The direct path: y += c · B'' (A'' x); gradients touch only the rows of A'' where x ≠ 0.
+    {
+      const d = ws.d[t] as Float64Array;
+      const DB = lora.directB;
+      gu.fill(0, 0, r);
+      for (let o = 0; o < O; o++) {
+        const g = c * (gy[o] as number);
+        if (g === 0) continue;
+        for (let i = 0; i < r; i++) {
+          grad.directB[o * r + i] = (grad.directB[o * r + i] as number) + g * (d[i] as number);
+          gu[i] = (gu[i] as number) + g * (DB[o * r + i] as number);
+        }
+      }
+      const gDt = grad.directAt;
+      for (let k = 0; k < idx.length; k++) {
+        const base = (idx[k] as number) * r;
+        const xv = val[k] as number;
+        for (let i = 0; i < r; i++) gDt[base + i] = (gDt[base + i] as number) + xv * (gu[i] as number);
+      }
+    }
     const u = ws.u[t] as Float64Array;
     const B = lora.denseB;
     gu.fill(0, 0, r);
@@ -193,7 +234,6 @@ export class Network {
         gu[i] = (gu[i] as number) + g * (B[row + i] as number);
       }
     }
-    const { idx, val } = x;
     const gAt = grad.denseAt;
     for (let k = 0; k < idx.length; k++) {
       const base = (idx[k] as number) * r;

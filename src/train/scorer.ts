@@ -116,10 +116,11 @@ export class Scorer {
     return resolveLean({ use: this.use, flag: lean ?? this.leanFlag, configured: configuredLean(this.cfg, taskType), taskType, ...this.rows });
   }
 
-  async rank(candidates: readonly string[], opts: { taskType?: string | null; lean?: number } = {}): Promise<ScoreResult> {
+  /** `prompt`: what the candidates answer, when the host has it (the structure features relate each candidate to it). */
+  async rank(candidates: readonly string[], opts: { taskType?: string | null; lean?: number; prompt?: string | null } = {}): Promise<ScoreResult> {
     if (headOf(this.agent) !== 'score') throw new UsageError(`${this.agent} routes tasks; it does not score candidates`, 'use kourai route');
     const applied = this.applied(opts.taskType ?? null, opts.lean);
-    const features = await this.encoder.encode(candidates);
+    const features = await this.encoder.encode(candidates, opts.prompt ?? null);
     const ranking = this.inference.rank(features, applied.lean).map((r) => ({ index: r.index, text: candidates[r.index] as string, score: r.score, p: r.p }));
     return { agent: this.agent, use: this.use, lean: applied.lean, adapters: this.adapters, applied, ranking };
   }

@@ -3,8 +3,8 @@ import { embeddingCachePath, EmbeddingCache } from '../store/embedding-cache.js'
 import { BaseModel } from './base-model.js';
 import { builtinBaseSpec, embeddingsBaseSpec, type BaseSpec } from './base-spec.js';
 import { fetchEmbeddings } from './encoder/embeddings-client.js';
-import { HashedEncoder } from './encoder/hashed-ngrams.js';
-import { denseFeatures, type Features } from './features.js';
+import { inputEncoder } from './encoder/inputs.js';
+import type { Features } from './features.js';
 import { fingerprintOf } from './fingerprint.js';
 import type { EncoderConfig, EndpointEncoderConfig } from './learn-config.js';
 import type { EmbeddedTexts } from './worker-protocol.js';
@@ -19,7 +19,8 @@ export interface TextEncoder {
   readonly spec: BaseSpec;
   readonly base: BaseModel;
   readonly fingerprint: string;
-  encode(texts: readonly string[]): Promise<Features[]>;
+  /** The base's input vectors of candidate texts answering `prompt` (null: not known). */
+  encode(texts: readonly string[], prompt?: string | null): Promise<Features[]>;
   /** What the training worker needs to encode `texts` (null: it encodes them itself). */
   embedded(texts: readonly string[]): Promise<EmbeddedTexts | null>;
   close(): void;
@@ -36,11 +37,15 @@ export async function openTextEncoder(cfg: EncoderConfig, opts: { home: string; 
     const embed = (texts: readonly string[]): Promise<Float32Array[]> => embedThroughCache(fixed, cache, texts, opts);
     const spec = embeddingsBaseSpec(cfg.model, dim);
     const base = new BaseModel(spec);
+    const inputs = inputEncoder(spec);
     return {
       spec,
       base,
       fingerprint: fingerprintOf(base),
-      encode: async (texts) => (await embed(texts)).map((v) => denseFeatures(v)),
+      encode: async (texts, prompt = null) => {
+        const vecs = await embed(texts);
+        return texts.map((t, i) => inputs(t, prompt, vecs[i] as Float32Array));
+      },
       embedded: async (texts) => {
         const unique = [...new Set(texts)];
         const vecs = await embed(unique);
@@ -59,12 +64,12 @@ export async function openTextEncoder(cfg: EncoderConfig, opts: { home: string; 
 function builtin(): TextEncoder {
   const spec = builtinBaseSpec();
   const base = new BaseModel(spec);
-  const enc = new HashedEncoder(spec.encoder.dim);
+  const enc = inputEncoder(spec);
   return {
     spec,
     base,
     fingerprint: fingerprintOf(base),
-    encode: async (texts) => texts.map((t) => enc.encode(t)),
+    encode: async (texts, prompt = null) => texts.map((t) => enc(t, prompt)),
     embedded: async () => null,
     close: () => undefined,
   };

@@ -2,8 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import { BaseModel } from './base-model.js';
 import { canonicalSpec, type BaseSpec } from './base-spec.js';
 import { headOf } from './adapter-layout.js';
-import { HashedEncoder } from './encoder/hashed-ngrams.js';
-import { denseFeatures, type Features } from './features.js';
+import { encoderFor } from './run-encoder.js';
 import { loraWeights } from './lora.js';
 import { train } from './trainer.js';
 import type { EmbeddedTexts, FromWorker, ToWorker } from './worker-protocol.js';
@@ -22,20 +21,6 @@ function baseFor(spec: BaseSpec): BaseModel {
   const key = canonicalSpec(spec);
   if (cached?.key !== key) cached = { key, base: new BaseModel(spec) };
   return cached.base;
-}
-
-function encoderFor(spec: BaseSpec, embedded: EmbeddedTexts | null): (text: string) => Features {
-  if (spec.encoder.kind === 'hashed-ngrams') {
-    const enc = new HashedEncoder(spec.encoder.dim);
-    return (t) => enc.encode(t);
-  }
-  if (!embedded) throw new Error('an endpoint-encoder base needs its texts embedded before training');
-  const at = new Map(embedded.texts.map((t, i) => [t, i]));
-  return (t) => {
-    const i = at.get(t);
-    if (i === undefined) throw new Error('a text was not embedded before training');
-    return denseFeatures(embedded.data.subarray(i * embedded.dim, (i + 1) * embedded.dim));
-  };
 }
 
 port.on('message', (msg: ToWorker) => {

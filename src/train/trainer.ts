@@ -6,7 +6,10 @@ import type { BaseModel, HeadName } from './base-model.js';
 import { hashString } from './encoder/hashed-ngrams.js';
 import type { Example } from './examples/types.js';
 import type { Features } from './features.js';
-import { cloneLora, initLora, loraWeights, type LoraDims, type LoraWeights } from './lora.js';
+import { inputBlocks } from './base-spec.js';
+import { directMatrix, setDirectMatrix } from './direct-path.js';
+import { chooseLambda, fitLinear, type LambdaChoice, type LinearProblem } from './linear-fit.js';
+import { cloneLora, initLora, loraWeights, nonlinearSize, type LoraDims, type LoraWeights } from './lora.js';
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
 import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
 import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
@@ -24,8 +27,10 @@ export interface TrainSettings {
   batchSize: number;
   weightDecay: number;
   clipNorm: number;
-  /** Epochs without a better loss on the stopping scenes before stopping. */
+  /** Epochs without a better primary metric (pairwise accuracy, …) on the stopping scenes before stopping. */
   patience: number;
+  /** The direct path's L2 penalty λ; null: chosen by cross-validation over the training scenes. */
+  l2: number | null;
   /** Share of scenes held out: half decide early stopping, half measure the reported metrics. */
   heldOutFraction: number;
   /** Fewer usable examples than this and the agent is skipped, not trained on noise. */
@@ -33,7 +38,7 @@ export interface TrainSettings {
 }
 
 export const DEFAULT_SETTINGS: TrainSettings = {
-  epochs: 40,
+  epochs: 20,
   rank: 8,
   alpha: 16,
   lr: 0.01,
@@ -42,6 +47,7 @@ export const DEFAULT_SETTINGS: TrainSettings = {
   weightDecay: 0.01,
   clipNorm: 1,
   patience: 5,
+  l2: null,
   heldOutFraction: 0.3,
   minExamples: 8,
 };
@@ -96,6 +102,8 @@ export interface TrainReport {
   valLoss: number;
   /** Measured on the validation scenes only (never seen by training or early stopping). */
   metrics: Metric[];
+  /** The direct path's fit: its λ and how it was chosen. */
+  direct: { lambda: number; chosenBy: 'cross-validation' | 'setting'; curve: LambdaChoice['curve'] };
   examplesPerSec: number;
   settings: TrainSettings;
 }
@@ -118,14 +126,17 @@ interface Item {
   offset: Float64Array | null;
 }
 
-/** The texts of a run, encoded once and projected through the frozen layer once. */
+/** The texts of a run (with the prompt they answer), encoded once and projected through the frozen layer once. */
 export interface PreparedTexts {
   features: Features[];
   z0: Float64Array[];
   lengths: number[];
 }
 
-export function train(base: BaseModel, encode: (text: string) => Features, job: TrainJob, hooks: TrainHooks = {}): TrainOutcome {
+/** Encodes a text answering a prompt (null: none known) into the base's input vector. */
+export type EncodeFn = (text: string, prompt: string | null) => Features;
+
+export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: TrainHooks = {}): TrainOutcome {
   const { agent, settings } = job;
   const head = headOf(agent);
   const now = hooks.now ?? (() => performance.now());
@@ -160,15 +171,26 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
   checkDims(lora, dims);
   const applied: Applied[] = [...job.frozen.map((f) => appliedAdapter(f.lora, f.alpha)), appliedAdapter(lora, settings.alpha)];
   const run = new Run(net, applied, texts, items);
-  const opt = new AdamW(lora.all.length, { lr: settings.lr, weightDecay: settings.weightDecay, clipNorm: settings.clipNorm });
+
+  // Stage 1: the direct path, fitted on the training scenes (λ by cross-validation on them).
+  const direct = fitDirect(base, net, applied, lora, settings, texts, items, trainIdx, job.start ?? null, rand);
+  if (hooks.shouldStop?.()) return { status: 'skipped', agent, reason: 'stopped', examples: items.length };
+
+  // Stage 2: the nonlinear path by AdamW over its factors, the direct path fixed; the epoch kept
+  // is the one with the best primary metric on the stopping scenes (epoch 0: the fit alone).
+  const prefix = nonlinearSize(dims);
+  const params = lora.all.subarray(0, prefix);
+  const opt = new AdamW(prefix, { lr: settings.lr, weightDecay: settings.weightDecay, clipNorm: settings.clipNorm });
   const grad = loraWeights(dims);
+  const gradPrefix = grad.all.subarray(0, prefix);
 
   const batches = Math.ceil(trainIdx.length / settings.batchSize);
-  let best = { loss: Infinity, epoch: 0, all: Float64Array.from(lora.all) };
+  const score0 = run.stopScore(stopIdx, trainIdx);
+  let best = { ...score0, epoch: 0, all: Float64Array.from(params) };
   let bad = 0;
   let epoch = 0;
   let processed = 0;
-  let lastVal: { loss: number; metric: number | null } | null = null;
+  let lastVal: { loss: number; metric: number | null } | null = { loss: score0.loss, metric: score0.metric };
   let stoppedEarly = false;
   const order = [...trainIdx];
   for (epoch = 1; epoch <= settings.epochs; epoch++) {
@@ -180,17 +202,18 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
       const batch = order.slice(b * settings.batchSize, (b + 1) * settings.batchSize);
       let loss = 0;
       for (const i of batch) loss += run.accumulate(i, grad);
-      opt.stepAndClear(lora.all, grad.all, 1 / batch.length);
+      grad.all.fill(0, prefix);
+      opt.stepAndClear(params, gradPrefix, 1 / batch.length);
       epochLoss += loss;
       seen += batch.length;
       processed += batch.length;
       const elapsed = now() - t0;
       hooks.onProgress?.({ agent, epoch, epochs: settings.epochs, batch: b + 1, batches, trainLoss: epochLoss / seen, stopLoss: lastVal?.loss ?? null, stopMetric: lastVal?.metric ?? null, examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0, elapsedMs: elapsed });
     }
-    const stop = run.evaluate(stopIdx);
-    lastVal = { loss: stop.loss, metric: primaryMetric(run.metrics(stopIdx, trainIdx)) };
-    if (stop.loss < best.loss - 1e-6) {
-      best = { loss: stop.loss, epoch, all: Float64Array.from(lora.all) };
+    const sc = run.stopScore(stopIdx, trainIdx);
+    lastVal = { loss: sc.loss, metric: sc.metric };
+    if (sc.key > best.key + 1e-9 || (Math.abs(sc.key - best.key) <= 1e-9 && sc.loss < best.loss - 1e-6)) {
+      best = { ...sc, epoch, all: Float64Array.from(params) };
       bad = 0;
     } else if (++bad >= settings.patience) {
       stoppedEarly = true;
@@ -198,7 +221,7 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
     }
   }
   const epochsRun = Math.min(epoch, settings.epochs);
-  lora.all.set(best.all);
+  params.set(best.all);
   const elapsed = now() - t0;
   const trainEval = run.evaluate(trainIdx);
   const valEval = run.evaluate(valIdx);
@@ -216,10 +239,80 @@ export function train(base: BaseModel, encode: (text: string) => Features, job: 
     stoppingLoss: best.loss,
     valLoss: valEval.loss,
     metrics: run.metrics(valIdx, trainIdx),
+    direct,
     examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0,
     settings,
   };
   return { status: 'trained', report, lora };
+}
+
+/**
+ * Fits the trained adapter's direct path (linear-fit.ts) on the training items: the rest of the
+ * network (base, frozen adapters, this adapter's nonlinear factors) is each text's offset. The
+ * structure inputs are rescaled to unit spread over the training texts for the fit, so one λ
+ * suits every block; the stored weights are in the base's units.
+ */
+function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], lora: LoraWeights, settings: TrainSettings, texts: PreparedTexts, items: readonly Item[], trainIdx: readonly number[], start: LoraWeights | null, rand: () => number): TrainReport['direct'] {
+  const scale = settings.alpha / settings.rank;
+  const prior = start ? directMatrix(start, scale) : null;
+  const savedB = Float64Array.from(lora.directB);
+  lora.directB.fill(0);
+  const ws = net.workspace(applied);
+  const offsets = texts.features.map((f, t) => Float64Array.from(net.forward(f, texts.z0[t] as Float64Array, applied, ws)));
+  lora.directB.set(savedB);
+  const O = net.out;
+  const D = base.inDim;
+  const { structure, semantic } = inputBlocks(base.spec);
+  // Spread of each structure input over the training texts.
+  const used = new Set<number>();
+  for (const i of trainIdx) {
+    const it = items[i] as Item;
+    used.add(it.a);
+    if (it.b >= 0) used.add(it.b);
+  }
+  const K = semantic - structure;
+  const sum = new Float64Array(K);
+  const sq = new Float64Array(K);
+  for (const t of used) {
+    const { idx, val } = texts.features[t] as Features;
+    for (let k = 0; k < idx.length; k++) {
+      const j = idx[k] as number;
+      if (j < structure || j >= semantic) continue;
+      sum[j - structure] = (sum[j - structure] as number) + (val[k] as number);
+      sq[j - structure] = (sq[j - structure] as number) + (val[k] as number) ** 2;
+    }
+  }
+  const n = Math.max(1, used.size);
+  const sd = Array.from({ length: K }, (_, k) => {
+    const m = (sum[k] as number) / n;
+    const v = (sq[k] as number) / n - m * m;
+    return v > 1e-12 ? Math.sqrt(v) : 1;
+  });
+  const scaled = texts.features.map(({ idx, val }) => {
+    const v = Float64Array.from(val);
+    for (let k = 0; k < idx.length; k++) {
+      const j = idx[k] as number;
+      if (j >= structure && j < semantic) v[k] = (v[k] as number) / (sd[j - structure] as number);
+    }
+    return { idx, val: v };
+  });
+  // [out][in] (adapter) <-> [in][out] (fit), structure columns in fit units.
+  const toFit = (W: Float64Array): Float64Array => {
+    const U = new Float64Array(D * O);
+    for (let o = 0; o < O; o++) for (let j = 0; j < D; j++) U[j * O + o] = (W[o * D + j] as number) * (j >= structure && j < semantic ? (sd[j - structure] as number) : 1);
+    return U;
+  };
+  const problem: LinearProblem = { out: O, dim: D, texts: scaled, offsets, items, prior: prior ? toFit(prior) : null };
+  const choice: LambdaChoice = settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
+  const U = problem.prior ? Float64Array.from(problem.prior) : new Float64Array(D * O);
+  fitLinear(problem, trainIdx, choice.lambda, U);
+  const W = new Float64Array(O * D);
+  for (let j = 0; j < D; j++) {
+    const f = j >= structure && j < semantic ? 1 / (sd[j - structure] as number) : 1;
+    for (let o = 0; o < O; o++) W[o * D + j] = (U[j * O + o] as number) * f;
+  }
+  setDirectMatrix(lora, W, scale);
+  return { lambda: choice.lambda, chosenBy: settings.l2 !== null ? 'setting' : 'cross-validation', curve: choice.curve };
 }
 
 function checkDims(l: LoraWeights, d: LoraDims): void {
@@ -248,19 +341,20 @@ function shuffle(xs: number[], rand: () => number): void {
 }
 
 /** Examples -> items over a table of unique texts; examples the head cannot use are counted by reason. */
-export function prepare(base: BaseModel, encode: (text: string) => Features, examples: readonly Example[], head: HeadName): { items: Item[]; texts: PreparedTexts; skipped: Record<string, number> } {
+export function prepare(base: BaseModel, encode: EncodeFn, examples: readonly Example[], head: HeadName): { items: Item[]; texts: PreparedTexts; skipped: Record<string, number> } {
   const ids = new Map<string, number>();
   const texts: PreparedTexts = { features: [], z0: [], lengths: [] };
   const skipped: Record<string, number> = {};
   const skip = (why: string): void => {
     skipped[why] = (skipped[why] ?? 0) + 1;
   };
-  const text = (t: string): number => {
-    let id = ids.get(t);
+  const text = (t: string, prompt: string | null): number => {
+    const key = prompt === null ? `\u0001${t}` : `${prompt}\u0000${t}`;
+    let id = ids.get(key);
     if (id === undefined) {
       id = texts.features.length;
-      ids.set(t, id);
-      const f = encode(t);
+      ids.set(key, id);
+      const f = encode(t, prompt);
       const z0 = new Float64Array(base.hidden);
       base.project(f, z0);
       texts.features.push(f);
@@ -278,6 +372,7 @@ export function prepare(base: BaseModel, encode: (text: string) => Features, exa
       continue;
     }
     const base = { kind: e.kind, w: e.weight, scene: e.scene, b: -1, revision: 0, offset: null };
+    const prompt = e.prompt ?? null;
     if (e.kind === 'route') {
       if (head !== 'route') {
         skip('route label for a scoring head');
@@ -288,7 +383,7 @@ export function prepare(base: BaseModel, encode: (text: string) => Features, exa
         skip('route label not a specialist');
         continue;
       }
-      items.push({ ...base, a: text(e.text), target: label, offset: prior ? prior.score(e.description === undefined ? e.text : e.description, e.taskType).logits : null });
+      items.push({ ...base, a: text(e.text, null), target: label, offset: prior ? prior.score(e.description === undefined ? e.text : e.description, e.taskType).logits : null });
       continue;
     }
     if (head === 'route') {
@@ -300,14 +395,14 @@ export function prepare(base: BaseModel, encode: (text: string) => Features, exa
         skip('pair with identical texts');
         continue;
       }
-      items.push({ ...base, a: text(e.chosen), b: text(e.rejected), target: 1, revision: e.chosenBy === 'revision' ? 1 : 0 });
-    } else if (e.kind === 'binary') items.push({ ...base, a: text(e.text), target: e.label });
+      items.push({ ...base, a: text(e.chosen, prompt), b: text(e.rejected, prompt), target: 1, revision: e.chosenBy === 'revision' ? 1 : 0 });
+    } else if (e.kind === 'binary') items.push({ ...base, a: text(e.text, prompt), target: e.label });
     else {
       if (!(e.target >= 0 && e.target <= 1)) {
         skip('graded target outside [0, 1]');
         continue;
       }
-      items.push({ ...base, a: text(e.text), target: e.target });
+      items.push({ ...base, a: text(e.text, prompt), target: e.target });
     }
   }
   return { items, texts, skipped };
@@ -394,6 +489,17 @@ export class Run {
     let s = 0;
     for (const i of idx) s += this.predict(i).loss;
     return { loss: idx.length ? s / idx.length : NaN };
+  }
+
+  /**
+   * What early stopping compares: the primary metric on the stopping scenes as a "higher is
+   * better" key (mean absolute error negated), and the loss for ties.
+   */
+  stopScore(idx: readonly number[], fit: readonly number[]): { key: number; metric: number | null; loss: number } {
+    const m = this.metrics(idx, fit)[0];
+    const loss = this.evaluate(idx).loss;
+    if (!m) return { key: -Infinity, metric: null, loss };
+    return { key: m.name === 'mean_abs_error' ? -m.value : m.value, metric: m.value, loss };
   }
 
   /** Metrics on `idx` (validation) per kind, baselines fitted on `fit` (training) where they need fitting. */

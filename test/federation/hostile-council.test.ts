@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CancelledError, ExitCode, KouraiError } from '../../src/errors.js';
 import { membershipPath, redactError, requireMembership, type Membership } from '../../src/federation/round/membership.js';
-import type { RoundEvent } from '../../src/federation/round/run-round.js';
 import { httpTransport } from '../../src/federation/round/transport.js';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
+import { DEFAULT_PRIVACY_CONFIG } from '../../src/privacy/privacy-config.js';
+import { PrivacyGate } from '../../src/privacy/round-gate.js';
 import { SPECS, startTestCouncil, type TestCouncil } from '../council/helpers.js';
 import { testCtx, type TestCtx } from '../helpers/ctx.js';
 import { runCli } from '../helpers/run.js';
@@ -18,6 +19,8 @@ import { memoryAdapters, recording, roundDeps, smallLearner } from './round-harn
  */
 const join = () => import('../../src/commands/federate/join.js');
 const consent = () => import('../../src/commands/federate/consent.js');
+const synth = () => import('../../src/commands/memoir/synth.js');
+const round = () => import('../../src/commands/federate/round.js');
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -125,20 +128,28 @@ describe('every answer is bounded', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
   });
 
-  it('a silent council is given up within --retry-for plus one request deadline, saying so while it waits (exit 9)', async () => {
-    const { proxy, f } = await setup();
+  it('a silent council: `federate round --retry-for 2s` gives up within --retry-for plus one request deadline, saying so on stderr (exit 9)', async () => {
+    const council = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS } });
+    cleanups.push(() => council.close());
+    const proxy = await startHostileProxy(council.url);
+    cleanups.push(() => proxy.close());
+    const ctx = testCtx({ env: { KOURAI_COUNCIL_TIMEOUT: '1500ms' } });
+    cleanups.push(() => ctx.cleanup());
+    await runCli(synth, { player: 'ariadne', json: true }, ctx);
+    await runCli(join, { server: proxy.url, token: await council.token('athens') }, ctx);
+    await runCli(consent, { allow: ['all'] }, ctx);
     proxy.set({ kind: 'silent' });
-    const progress: string[] = [];
-    const events: RoundEvent[] = [];
-    const transport = httpTransport(proxy.url, f.membership.token, { timeoutMs: 1500, onWait: (line) => progress.push(line), waitNoticeMs: 500 });
-    const d = roundDeps(f, { transport, learner: smallLearner(5), events, options: { retryForMs: 2000 }, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
-    const t0 = Date.now();
-    await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.network });
-    expect(Date.now() - t0).toBeLessThan(2000 + 1500 + 1500);
-    expect(progress.some((l) => /waiting for the council \(GET \/v1\/health\)/.test(l))).toBe(true);
-    expect(d.gate.ledger.releases()).toEqual([]);
-    d.gate.close();
-  });
+    const asked = proxy.seen.length;
+    const err = (await runCli(round, { retryFor: '2s', json: true }, ctx).catch((e: unknown) => e)) as KouraiError;
+    // From the first request to the council (opening the encoder and the index come before it).
+    const took = Date.now() - (proxy.seen[asked]?.at ?? 0);
+    expect(err).toMatchObject({ exitCode: ExitCode.network, code: 'network' });
+    expect(took).toBeLessThan(2000 + 1500 + 1500);
+    expect(ctx.stderr.text).toMatch(/waiting for the council \(GET \/v1\/health\)/);
+    const gate = PrivacyGate.openReadOnly({ home: ctx.home, config: DEFAULT_PRIVACY_CONFIG });
+    expect(gate.ledger.releases()).toEqual([]);
+    gate.close();
+  }, 60_000);
 
   it('a council dripping one byte at a time is cut at the request deadline (exit 9, no TypeError)', async () => {
     const { proxy, f } = await setup();

@@ -32,6 +32,8 @@ export interface SeenRequest {
   path: string;
   bytes: number;
   authorization: boolean;
+  /** Date.now() when the request arrived. */
+  at: number;
 }
 
 export interface HostileProxy {
@@ -82,7 +84,7 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
   // attacker's host would), so a forge that followed the redirect would see its round succeed.
   const elsewhere = createServer((req, res) => {
     void readBody(req).then(async (body) => {
-      elsewhereSeen.push({ method: req.method ?? '', path: req.url ?? '', bytes: body.length, authorization: req.headers.authorization !== undefined });
+      elsewhereSeen.push({ method: req.method ?? '', path: req.url ?? '', bytes: body.length, authorization: req.headers.authorization !== undefined, at: Date.now() });
       const r = await fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers: forwardHeaders(req), ...(body.length ? { body } : {}) });
       res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
       res.end(Buffer.from(await r.arrayBuffer()));
@@ -99,11 +101,11 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
     const path = req.url ?? '/';
     if (m.kind === 'silent' && applies(m, req)) {
       req.resume();
-      seen.push({ method: req.method ?? '', path, bytes: 0, authorization: req.headers.authorization !== undefined });
+      seen.push({ method: req.method ?? '', path, bytes: 0, authorization: req.headers.authorization !== undefined, at: Date.now() });
       return; // never answers
     }
     const body = await readBody(req);
-    seen.push({ method: req.method ?? '', path, bytes: body.length, authorization: req.headers.authorization !== undefined });
+    seen.push({ method: req.method ?? '', path, bytes: body.length, authorization: req.headers.authorization !== undefined, at: Date.now() });
     if (req.method === 'PUT' && /\/updates\//.test(path)) uploads.push({ path, body, headers: forwardHeaders(req) });
     if (m.kind === 'redirect' && applies(m, req)) {
       res.writeHead(m.status, { location: `${elsewhereUrl}${path}`, 'content-length': '0' });

@@ -308,9 +308,10 @@ describe('a federation round against a real council (small learner)', () => {
   it('the budget spent for some agents: they stay silent with the reason, the others speak; the council_event says who and why', async () => {
     const c = await council();
     const f = await forge(c, 'athens');
-    // ε = 0.5 per agent affords one release at σ = 10 (the council's policy: ε 0.375), not two (ε 0.546).
-    const config = { ...DEFAULT_PRIVACY_CONFIG, agentEpsilon: 0.5, forgeEpsilon: 100 };
-    const pre = PrivacyGate.open({ home: f.ctx.home, config: { ...config, noiseMultiplier: 10 }, random: randomBytes });
+    // ε = 4 per agent (the floor: ε 0.5 a release, so the council's σ = 10, ε 0.375, is followed);
+    // techne and metis already spent more than 4 in one release by hand at σ = 1.
+    const config = { ...DEFAULT_PRIVACY_CONFIG, agentEpsilon: 4, forgeEpsilon: 100 };
+    const pre = PrivacyGate.open({ home: f.ctx.home, config: { ...config, agentEpsilon: 100, noiseMultiplier: 1 }, random: randomBytes });
     for (const agent of ['techne', 'metis'] as const) pre.recordRelease({ round: 'by-hand-1', agent, delta: SPECS.map((s) => ({ name: s.name, shape: s.shape, data: new Float32Array(s.shape[0]! * s.shape[1]!) })), baseFingerprint: BUILTIN_FINGERPRINT });
     pre.close();
     const learner = smallLearner(4, { examples: { aidos: 3 } });
@@ -319,7 +320,7 @@ describe('a federation round against a real council (small learner)', () => {
     expect(r.plan.mechanism).toMatchObject({ source: 'council', noise_multiplier: 10 });
     const silent = Object.fromEntries(r.details.silent.map((s) => [s.agent, s.reason]));
     expect(silent).toEqual({ techne: 'agent_budget', metis: 'agent_budget', aidos: 'too_little_data' });
-    expect(r.plan.agents.find((a) => a.agent === 'techne')?.detail).toMatch(/ε 0.375 of 0.5 spent; one more release at σ = 10 costs 0.171/);
+    expect(r.plan.agents.find((a) => a.agent === 'techne')?.detail).toMatch(/ε [\d.]+ of 4 spent; one more release at σ = 10 costs/);
     expect(learner.trained.sort()).toEqual(FEDERATING_AGENTS.filter((a) => !['techne', 'metis', 'aidos'].includes(a)).sort());
     const [event] = readCouncilEvents(f.membership.events_memoir);
     expect(event?.details.silent.map((s) => s.agent)).toEqual(['metis', 'techne', 'aidos']); // in the council's agent order
@@ -351,7 +352,8 @@ describe('a federation round against a real council (small learner)', () => {
     const f = await forge(c, 'athens');
     const transport = recording(httpTransport(c.url, f.membership.token));
     const learner = smallLearner(5);
-    const d = deps(f, { transport, learner });
+    // The player's floor (σ ≥ 0.1 here, ε ≤ 1000/8 a release) lets σ = 0.3 through to the Whisper Limit, which cannot afford it.
+    const d = deps(f, { transport, learner, config: { ...DEFAULT_PRIVACY_CONFIG, noiseMultiplier: 0.1, agentEpsilon: 1000 } });
     await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.budgetExhausted, message: expect.stringMatching(/σ = 0.3: one release costs ε .* nothing was sent/) });
     expect(learner.trained).toEqual([]);
     expect(transport.releases).toEqual([]);

@@ -7,7 +7,7 @@ import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import { openStateDb } from '../../src/store/state-db.js';
 import { adapterLayout } from '../../src/train/adapter-layout.js';
 import { AdapterStore } from '../../src/train/adapter-store.js';
-import { embeddingsBaseSpec } from '../../src/train/base-spec.js';
+import { embeddingsBaseSpec, inputDim } from '../../src/train/base-spec.js';
 import { initLora, type LoraWeights } from '../../src/train/lora.js';
 import { readSafetensors } from '../../src/tensor/safetensors.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
@@ -29,7 +29,9 @@ function fresh(): { home: string; store: AdapterStore; close: () => void } {
 
 function lora(seed: number): LoraWeights {
   const r = mulberry32(seed);
-  const w = initLora({ inDim: 64, hidden: 8, out: 1, rank: 2 }, r);
+  const w = initLora({ inDim: inputDim(smallSpec()), hidden: 8, out: 1, rank: 2 }, r);
+  for (let i = 0; i < w.directAt.length; i++) w.directAt[i] = r() - 0.5;
+  for (let i = 0; i < w.directB.length; i++) w.directB[i] = r() - 0.5;
   for (let i = 0; i < w.headB.length; i++) w.headB[i] = r() - 0.5;
   for (let i = 0; i < w.denseB.length; i++) w.denseB[i] = r() - 0.5;
   return w;
@@ -54,7 +56,7 @@ describe('adapter storage', () => {
     expect([v1.version, v2.version, v2.parentVersion]).toEqual([1, 2, 1]);
     expect(v2.path).toBe(join('adapters', 'techne', 'bond', 'v2'));
     const config = JSON.parse(readFileSync(join(home, v2.path, 'adapter_config.json'), 'utf8'));
-    expect(config).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['encoder.dense', 'head.score'], kourai: { agent: 'techne', kind: 'bond', version: 2, base_fingerprint: 'sha256:aaaa' } });
+    expect(config).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['encoder.dense', 'head.score', 'direct.score'], kourai: { agent: 'techne', kind: 'bond', version: 2, base_fingerprint: 'sha256:aaaa' } });
     const st = readSafetensors(readFileSync(join(home, v2.path, 'adapter_model.safetensors')));
     expect(st.tensors.map((t) => ({ name: t.name, shape: t.shape }))).toEqual(adapterLayout(spec, 'techne', 2));
     expect(st.digest).toBe('verified');
@@ -118,7 +120,26 @@ describe('adapter storage', () => {
     const other = new AdapterStore(home, openStateDb(home), { spec: embeddingsBaseSpec('nomic-embed-text', 64), fingerprint: 'sha256:bbbb' });
     const err = thrown(() => other.loadCurrent('techne', 'bond'));
     expect(err.exitCode).toBe(ExitCode.environment);
-    expect(err.message).toMatch(/trained over base aaaa, but the configured base is bbbb \(embeddings nomic-embed-text, 64 dimensions\)/);
+    expect(err.message).toMatch(/trained over base aaaa, but the configured base is bbbb \(hashed n-grams \(16384\) \+ 14 structure features \+ embeddings nomic-embed-text \(64\)\)/);
+    close();
+  });
+
+  it('refuses an adapter from the previous base format in one line naming its file and `kourai train bond` (exit 3); the file stays as it was', () => {
+    const { home, close } = fresh();
+    const oldSpec = { ...spec, format: 'kourai-base/1' } as unknown as typeof spec;
+    const db = openStateDb(home);
+    const old = new AdapterStore(home, db, { spec: oldSpec, fingerprint: 'sha256:0123456789ab' });
+    const v1 = save(old, 1);
+    db.close();
+    const file = join(home, v1.path, 'adapter_model.safetensors');
+    const before = readFileSync(file);
+    const now = new AdapterStore(home, openStateDb(home), base);
+    const err = thrown(() => now.loadCurrent('techne', 'bond'));
+    expect(err.exitCode).toBe(ExitCode.environment);
+    expect(err.message).not.toContain('\n');
+    expect(err.message).toContain(join(home, v1.path, 'adapter_config.json'));
+    expect(err.message).toMatch(/earlier base format kourai-base\/1 .*retrain it with `kourai train bond --agent techne`/);
+    expect(readFileSync(file).equals(before)).toBe(true);
     close();
   });
 });

@@ -74,7 +74,7 @@ describe('gradients match finite differences', () => {
         }
         expect(checked).toBe(trained.all.length);
         // Every factor carries gradient somewhere: the check is not comparing zeros with zeros.
-        for (const part of ['denseAt', 'denseB', 'headA', 'headB'] as const) expect(grad[part].some((g) => Math.abs(g) > 1e-4), part).toBe(true);
+        for (const part of ['denseAt', 'denseB', 'headA', 'headB', 'directAt', 'directB'] as const) expect(grad[part].some((g) => Math.abs(g) > 1e-4), part).toBe(true);
         expect(nonzero).toBeGreaterThan(20);
       });
     }

@@ -39,7 +39,7 @@ export default defineCommand({
       const a = loadChecked(r, fromRow);
       const b = loadChecked(r, toRow);
       if (fromRow.baseFingerprint !== toRow.baseFingerprint) throw new UsageError(`v${fromRow.version} and v${toRow.version} are over different bases: their updates are not comparable`);
-      const modules = (['dense', 'head'] as const).map((m, k): ModuleDiff => {
+      const modules = (['dense', 'head', 'direct'] as const).map((m, k): ModuleDiff => {
         const ca = a.config.lora_alpha / a.lora.rank;
         const cb = b.config.lora_alpha / b.lora.rank;
         const fromNorm = effectiveNorm([{ lora: a.lora, coef: ca }], m);

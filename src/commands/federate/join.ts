@@ -4,6 +4,7 @@ import { defaultEventsMemoir } from '../../federation/round/events-memoir.js';
 import { joinCouncil, type JoinFindings } from '../../federation/round/join.js';
 import { checkCouncilUrl, membershipPath } from '../../federation/round/membership.js';
 import { colors } from '../../output/color.js';
+import { note } from '../../output/notice.js';
 import { resolvePrivacyConfig } from '../../privacy/privacy-config.js';
 import { applyCouncilPolicy, roundCost } from '../../privacy/council-policy.js';
 import { defineCommand } from '../types.js';
@@ -14,6 +15,17 @@ const options = z.object({
   server: z.string({ error: 'required: the council URL, e.g. https://council.example.org' }).min(1),
   token: z.string().optional(),
   tokenFile: z.string().optional(),
+  retryFor: z
+    .string()
+    .default('1m')
+    .transform((v, c) => {
+      const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(v);
+      if (!m) {
+        c.addIssue({ code: 'custom', message: `"${v}" is not a duration (e.g. 30s, 5m)` });
+        return z.NEVER;
+      }
+      return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+    }),
   json: z.boolean().default(false),
 });
 
@@ -46,7 +58,7 @@ export default defineCommand({
     } finally {
       base.close();
     }
-    const { findings, membership } = await joinCouncil({ home, url, token, forgeFingerprint: fingerprint, transport: councilTransport(ctx, { url, token }), eventsMemoir: defaultEventsMemoir(home), now: ctx.now() });
+    const { findings, membership } = await joinCouncil({ home, url, token, forgeFingerprint: fingerprint, transport: councilTransport(ctx, { url, token }, { retryForMs: opts.retryFor, onWait: (line) => note(ctx, line) }), eventsMemoir: defaultEventsMemoir(home), now: ctx.now() });
     const p = findings.privacy_policy;
     const decision = p && applyCouncilPolicy(privacy, { clipNorm: p.clip_norm, noiseMultiplier: p.noise_multiplier });
     const council_policy = !p || !decision ? null : decision.ok ? { followed: true, epsilon_per_release: roundCost(p.noise_multiplier, privacy.delta), reason: null } : { followed: false, epsilon_per_release: null, reason: decision.message };

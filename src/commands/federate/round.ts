@@ -12,6 +12,7 @@ import { renderRoundResult, roundProgress } from '../../output/round-text.js';
 import { playScenes } from './scene.js';
 import { runForgeRound } from '../../federation/round/forge-round.js';
 import { indexFeedback } from '../../output/index-feedback.js';
+import { note } from '../../output/notice.js';
 
 const duration = (flag: string, dflt: string) =>
   z
@@ -57,6 +58,7 @@ export default defineCommand({
       memoirs: opts.memoir,
       indexFeedback: indexFeedback(ctx, opts.json || ctx.interactive),
       onEvent: roundProgress(ctx.stderr, { now: () => ctx.now().getTime() }),
+      transport: { onWait: (line) => note(ctx, line) },
       options: { dryRun: opts.dryRun, wait: opts.wait, waitForMs: opts.waitFor, pollMs: 1000, retryForMs: opts.retryFor, encoding: opts.encoding },
     });
     // The round came home: in a terminal, the Council of Sisters (and the Stoa Falls) play now.

@@ -3,6 +3,7 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { federationStatus, type FederationStatus } from '../../federation/round/status.js';
 import { readMembership } from '../../federation/round/membership.js';
 import { colors } from '../../output/color.js';
+import { note } from '../../output/notice.js';
 import { bar, percent } from '../../privacy/whisper-report.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
 import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
@@ -33,7 +34,7 @@ export default defineCommand({
     try {
       return await federationStatus({
         membership,
-        transport: membership && !opts.offline ? councilTransport(ctx, membership, { retries: 1, timeoutMs: 15_000 }) : null,
+        transport: membership && !opts.offline ? councilTransport(ctx, membership, { retries: 1, timeoutMs: 15_000, onWait: (line) => note(ctx, line) }) : null,
         rows: gate.ledger.releases(),
         consent: gate.consentMap(),
         config,

@@ -36,7 +36,9 @@ const int = (what: string, min: number, max: number) =>
 const options = z.object({
   memoir: z.array(z.string()).default([]),
   agent: z.array(z.enum(AGENTS as unknown as [Agent, ...Agent[]], { error: (i) => `unknown agent "${String(i.input)}"; expected one of: ${AGENTS.join(', ')}` })).default([]),
-  epochs: int('a whole number of epochs 1–10000', 1, 10_000).optional(),
+  epochs: int('a whole number of epochs 0–10000', 0, 10_000).optional(),
+  patience: int('a whole number of epochs 1–1000', 1, 1000).optional(),
+  l2: z.coerce.number({ error: 'must be a number' }).gt(0, { error: 'must be > 0' }).max(100, { error: 'must be ≤ 100' }).optional(),
   rank: int('a whole number 1–64', 1, 64).optional(),
   lr: z.coerce.number({ error: 'must be a number' }).gt(0, { error: 'must be > 0' }).max(1, { error: 'must be ≤ 1' }).optional(),
   seed: int('a whole number 0–4294967295', 0, 4_294_967_295).optional(),
@@ -81,7 +83,7 @@ export default defineCommand({
   options,
   async run(opts, ctx): Promise<TrainBondResult> {
     const home = kouraiHome(ctx);
-    const settings: TrainSettings = { ...DEFAULT_SETTINGS, ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}), ...(opts.rank !== undefined ? { rank: opts.rank } : {}), ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.seed !== undefined ? { seed: opts.seed } : {}) };
+    const settings: TrainSettings = { ...DEFAULT_SETTINGS, ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}), ...(opts.patience !== undefined ? { patience: opts.patience } : {}), ...(opts.l2 !== undefined ? { l2: opts.l2 } : {}), ...(opts.rank !== undefined ? { rank: opts.rank } : {}), ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.seed !== undefined ? { seed: opts.seed } : {}) };
     const cfg = learnConfig(home, ctx.env);
     // First: a home it cannot write is said before any training is done.
     const db = openStateDb(home);

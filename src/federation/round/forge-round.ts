@@ -21,12 +21,36 @@ import { trainerLearner } from './learner.js';
 import type { Membership } from './membership.js';
 import { writeKnownPolicy } from './known-policy.js';
 import { abortableSleep } from '../../runtime/cancel.js';
+import { EnvironmentError } from '../../errors.js';
 import { runRound, type RoundEvent, type RoundOptions, type RoundResult } from './run-round.js';
 import { httpTransport, type CouncilTransport } from './transport.js';
 
-/** The transport to the joined council, with the process's Ctrl-C signal. */
-export function councilTransport(ctx: Ctx, m: Pick<Membership, 'url' | 'token'>, opts: { encoding?: 'json' | 'safetensors'; timeoutMs?: number; retries?: number } = {}): CouncilTransport {
-  return httpTransport(m.url, m.token, { signal: ctx.signal, ...opts });
+/**
+ * The transport to the joined council, with the process's Ctrl-C signal; `onWait` says a line
+ * every few seconds while a request waits (a command passes src/output's note). The per-request
+ * deadline is 30 s unless KOURAI_COUNCIL_TIMEOUT (a duration: 10s, 2m) says otherwise.
+ */
+export interface CouncilTransportOptions {
+  encoding?: 'json' | 'safetensors';
+  timeoutMs?: number;
+  retries?: number;
+  retryForMs?: number;
+  onWait?: (line: string) => void;
+}
+
+export function councilTransport(ctx: Ctx, m: Pick<Membership, 'url' | 'token'>, opts: CouncilTransportOptions = {}): CouncilTransport {
+  const fromEnv = requestTimeoutFromEnv(ctx.env);
+  return httpTransport(m.url, m.token, { signal: ctx.signal, ...(fromEnv !== null ? { timeoutMs: fromEnv } : {}), ...opts });
+}
+
+/** KOURAI_COUNCIL_TIMEOUT as milliseconds, or null when unset; a bad value is exit 3 naming it. */
+export function requestTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>): number | null {
+  const raw = env.KOURAI_COUNCIL_TIMEOUT;
+  if (raw === undefined || raw === '') return null;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(raw);
+  const s = m ? Number(m[1]) * { ms: 0.001, s: 1, m: 60 }[(m[2] ?? 's') as 'ms' | 's' | 'm'] : Number.NaN;
+  if (!(s > 0) || !Number.isFinite(s)) throw new EnvironmentError(`KOURAI_COUNCIL_TIMEOUT: "${raw}" is not a duration (e.g. 30s, 2m)`);
+  return s * 1000;
 }
 
 /** The forge's base model (its encoder decides it), as training and the council see it. Close it. */
@@ -36,7 +60,7 @@ export async function forgeBase(ctx: Ctx, home: string): Promise<TextEncoder> {
 
 export async function runForgeRound(
   ctx: Ctx,
-  p: { membership: Membership; config: PrivacyConfig; memoirs: readonly string[]; options: RoundOptions; transport?: { timeoutMs?: number; retries?: number }; indexFeedback: IndexFeedback; onEvent?: (e: RoundEvent) => void },
+  p: { membership: Membership; config: PrivacyConfig; memoirs: readonly string[]; options: RoundOptions; transport?: CouncilTransportOptions; indexFeedback: IndexFeedback; onEvent?: (e: RoundEvent) => void },
 ): Promise<RoundResult> {
   const home = kouraiHome(ctx);
   // A dry run spends, draws and records nothing: it reads the state, and works in a read-only home.
@@ -52,7 +76,8 @@ export async function runForgeRound(
     const settings = DEFAULT_SETTINGS;
     const store = new AdapterStore(home, gate.db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
     return await runRound({
-      transport: councilTransport(ctx, p.membership, { encoding: p.options.encoding ?? 'json', ...p.transport }),
+      // The round's own retries (withRetry, one budget for the command) replace the client's.
+      transport: councilTransport(ctx, p.membership, { encoding: p.options.encoding ?? 'json', retries: 0, ...p.transport }),
       membership: p.membership,
       gate,
       learner: trainerLearner({ encoder, source: { index: indexed.index, files: indexed.fileIds }, settings, store, worker: () => (worker ??= new TrainerWorker(ctx.signal)) }),

@@ -106,13 +106,42 @@ export function redactSecret(text: string, secret: string | null | undefined): s
 
 /**
  * The error with the secret removed from its message, hint and stack, and its cause dropped (a
- * cause could carry request details). The error keeps its class (and so its exit code).
+ * cause could carry request details). The error keeps its class (and so its exit code) when its
+ * fields can be changed; an error whose message cannot be set (a DOMException's is a getter, a
+ * frozen error's is read-only) is replaced by a plain Error with the redacted text. Never throws:
+ * it runs on the way out of every failure, Ctrl-C included.
  */
 export function redactError<E>(err: E, secret: string | null | undefined): E {
   if (!secret || !(err instanceof Error)) return err;
-  err.message = redactSecret(err.message, secret);
-  if (err.stack) err.stack = redactSecret(err.stack, secret);
-  if (err instanceof KouraiError && err.hint !== undefined) (err as { hint: string | undefined }).hint = redactSecret(err.hint, secret);
-  if ('cause' in err) delete (err as { cause?: unknown }).cause;
-  return err;
+  try {
+    const message = redactSecret(String(err.message), secret);
+    const stack = typeof err.stack === 'string' ? redactSecret(err.stack, secret) : undefined;
+    if (!setField(err, 'message', message) || (stack !== undefined && !setField(err, 'stack', stack))) {
+      const copy = new Error(message);
+      copy.name = String(err.name);
+      if (stack !== undefined) copy.stack = stack;
+      return copy as E;
+    }
+    if (err instanceof KouraiError && err.hint !== undefined) setField(err, 'hint', redactSecret(err.hint, secret));
+    if ('cause' in err) {
+      try {
+        delete (err as { cause?: unknown }).cause;
+      } catch {
+        setField(err, 'cause', undefined);
+      }
+    }
+    return err;
+  } catch {
+    return new Error('a council request failed (its details are withheld: they could hold the token)') as E;
+  }
+}
+
+/** Sets a field if the object lets it; whether it now holds the value. */
+function setField(target: object, key: string, value: unknown): boolean {
+  try {
+    (target as Record<string, unknown>)[key] = value;
+    return (target as Record<string, unknown>)[key] === value;
+  } catch {
+    return false;
+  }
 }

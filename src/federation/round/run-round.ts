@@ -27,6 +27,7 @@ import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
 import { globalL2, type NamedTensor } from '../../tensor/tensor.js';
 import type { EpochProgress } from '../../train/trainer.js';
 import { CouncilRequestError } from '../council-client.js';
+import { checkCouncilAdapter, checkFiniteDelta } from './adapter-check.js';
 import { PROTOCOL_VERSION, type Receipt, type RoundStatus, type Trust } from '../../protocol/wire.js';
 import type { CouncilAdapters } from './council-adapters.js';
 import { signalOf, type CouncilValidation } from '../../train/applied-lean.js';
@@ -146,6 +147,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     sleep: d.sleep,
     signal: d.signal,
     onRetry: (what, err, inMs, attempt) => emit({ type: 'retry', what, error: err.message, in_ms: inMs, attempt }),
+    spent: { ms: 0 },
   };
   const call = <T>(what: string, fn: () => Promise<T>): Promise<T> => withRetry(what, fn, policy);
   const checkCancel = (what: string): void => {
@@ -240,7 +242,10 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
       // The global she trains from (round 0: the council's public initialisation); the plan made sure there is one.
       const g = status.globals[agent] as number;
       emit({ type: 'download', agent, what: 'global', round: g });
-      const start = (await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent))).tensors;
+      const layout = d.learner.layout(agent);
+      const global = await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent, { layout }));
+      checkCouncilAdapter(global, { layout });
+      const start = global.tensors;
       startOf.set(agent, start);
       const trained = await d.learner.train(agent, start, (progress) => emit({ type: 'training', agent, progress }));
       checkCancel(`after training ${agent}`);
@@ -258,6 +263,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
       }
       // Always the change from the global she trained from (protocol v2): clipping touches only what was learned.
       const delta = sub(trained.tensors, start);
+      checkFiniteDelta(agent, g, delta);
       try {
         out = gate.recordRelease({ round: key, agent, delta, baseFingerprint: d.learner.fingerprint });
       } catch (err) {
@@ -335,9 +341,18 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
       if (version === null) {
         checkCancel(`before ${agent}'s adapter was stored`);
         const from = status.globals[agent];
-        const before = startOf.get(agent) ?? d.adapters.current(agent)?.tensors ?? (from !== undefined ? (await call(`downloading ${agent}'s global adapter`, () => t.aggregate(from, agent))).tensors : null);
+        const layout = d.learner.layout(agent);
+        // The global this round started from: what the aggregate may move by at most the policy's bound.
+        const downloadFrom = async (g: number): Promise<NamedTensor[]> => {
+          const x = await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent, { layout }));
+          checkCouncilAdapter(x, { layout });
+          return x.tensors;
+        };
+        const startGlobal = startOf.get(agent) ?? (from !== undefined ? await downloadFrom(from) : null);
+        const before = startOf.get(agent) ?? d.adapters.current(agent)?.tensors ?? startGlobal;
         emit({ type: 'download', agent, what: 'aggregate', round: n });
-        const a = await call(`downloading ${agent}'s new council adapter`, () => t.aggregate(n, agent));
+        const a = await call(`downloading ${agent}'s new council adapter`, () => t.aggregate(n, agent, { layout }));
+        checkCouncilAdapter(a, { layout, ...(startGlobal ? { moved: { from: startGlobal, policy: s.privacy_policy, used: outcome.used } } : {}) });
         strategy = a.strategy;
         updateNorm = before ? globalL2(sub(a.tensors, before)) : null;
         const coords = a.tensors.reduce((x, tt) => x + tt.data.length, 0);

@@ -4,7 +4,7 @@
  * (`in-process.ts`), so a simulation can drive many forges without sockets or timers.
  */
 import type { CouncilRelease } from '../../privacy/release.js';
-import { CouncilClient, type DownloadedAdapter } from '../council-client.js';
+import { CouncilClient, type AdapterExpectation, type DownloadedAdapter } from '../council-client.js';
 import type { Health, Me, Receipt, RoundStatus, SealReceipt, Trust } from '../../protocol/wire.js';
 import { redactError } from './membership.js';
 
@@ -16,8 +16,9 @@ export interface CouncilTransport {
   currentRound(): Promise<RoundStatus>;
   round(round: number): Promise<RoundStatus>;
   /** The newest global council adapter of an agent (round 0, the public initialisation, before any aggregate); null when the council holds none for it. */
-  globalAdapter(agent: string): Promise<DownloadedAdapter | null>;
-  aggregate(round: number, agent: string): Promise<DownloadedAdapter>;
+  globalAdapter(agent: string, expect?: AdapterExpectation): Promise<DownloadedAdapter | null>;
+  /** `expect`: the forge's own layout for the agent (bounds what is read; the round checks it again). */
+  aggregate(round: number, agent: string, expect?: AdapterExpectation): Promise<DownloadedAdapter>;
   /** Sends a release document as it is. Idempotent on the council: a replay gets the same receipt. */
   submitRelease(round: number, release: CouncilRelease): Promise<Receipt>;
   seal(round: number): Promise<SealReceipt>;
@@ -32,6 +33,11 @@ export interface HttpTransportOptions {
   encoding?: 'json' | 'safetensors';
   signal?: AbortSignal;
   fetch?: typeof fetch;
+  /** Internal retries of one request stop once its first failure is this old. */
+  retryForMs?: number;
+  /** Progress while a request waits (a line for stderr). */
+  onWait?: (line: string) => void;
+  waitNoticeMs?: number;
 }
 
 /** The council over HTTP. Every error leaves here with the token removed from its text. */
@@ -44,6 +50,9 @@ export function httpTransport(url: string, token: string, opts: HttpTransportOpt
     ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...(opts.retryForMs !== undefined ? { retryForMs: opts.retryForMs } : {}),
+    ...(opts.onWait ? { onWait: opts.onWait } : {}),
+    ...(opts.waitNoticeMs !== undefined ? { waitNoticeMs: opts.waitNoticeMs } : {}),
   });
   const safe = async <T>(p: () => Promise<T>): Promise<T> => {
     try {
@@ -58,8 +67,8 @@ export function httpTransport(url: string, token: string, opts: HttpTransportOpt
     me: () => safe(() => client.me()),
     currentRound: () => safe(() => client.currentRound()),
     round: (n) => safe(() => client.round(n)),
-    globalAdapter: (agent) => safe(() => client.globalAdapter(agent)),
-    aggregate: (n, agent) => safe(() => client.aggregate(n, agent)),
+    globalAdapter: (agent, expect) => safe(() => client.globalAdapter(agent, expect)),
+    aggregate: (n, agent, expect) => safe(() => client.aggregate(n, agent, expect)),
     submitRelease: (n, release) => safe(() => client.submitRelease(n, release, { encoding: opts.encoding ?? 'json' })),
     seal: (n) => safe(() => client.seal(n)),
     trust: () => safe(() => client.trust()),

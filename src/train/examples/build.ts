@@ -44,6 +44,31 @@ export interface ExampleFields {
   beat: string | null;
   /** The scene's task description (bond only). */
   description: string | null;
+  /** Host signals from the entry's context (bond only): see `hostSignals`. */
+  signals: HostSignals;
+}
+
+/**
+ * Context keys the trainer reads when a host writes them (any other key is kept, not read):
+ *   tests_passed: boolean      the proposal's tests passed (true) or failed (false): a binary
+ *                              example, and with a passing and a failing proposal of the same
+ *                              agent in one scene, a preference pair (views.ts)
+ *   coverage_delta: number     change in test coverage, percentage points: a graded example
+ *                              with target clamp(0.5 + Δ / 20, 0, 1)
+ */
+export interface HostSignals {
+  testsPassed: boolean | null;
+  coverageDelta: number | null;
+}
+
+export const NO_SIGNALS: HostSignals = { testsPassed: null, coverageDelta: null };
+
+export function hostSignals(context: unknown): HostSignals {
+  if (context === null || typeof context !== 'object' || Array.isArray(context)) return NO_SIGNALS;
+  const c = context as Record<string, unknown>;
+  const t = c['tests_passed'];
+  const d = c['coverage_delta'];
+  return { testsPassed: typeof t === 'boolean' ? t : null, coverageDelta: typeof d === 'number' && Number.isFinite(d) ? d : null };
 }
 
 const ACCEPTANCE: Readonly<Record<ResponseKind, number>> = { accepted: 1, modified: 0.75, deferred: 0.5, rejected: 0 };
@@ -75,6 +100,7 @@ export function fromEntry(e: MemoirEntry, description: string | null): ExampleFi
     affinityDelta: e.affinity_delta,
     beat: e.narrative_beat,
     description,
+    signals: hostSignals(e.context),
   };
 }
 
@@ -95,6 +121,7 @@ export function fromCouncilFields(f: CouncilFields): ExampleFields {
     affinityDelta: 0,
     beat: null,
     description: null,
+    signals: NO_SIGNALS,
   };
 }
 
@@ -109,7 +136,7 @@ export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Ex
     skip('zero_weight');
     return [];
   }
-  const base = { agent: f.agent, entryId: f.entryId, scene: f.scene, weight, taskType: f.taskType };
+  const base = { agent: f.agent, entryId: f.entryId, scene: f.scene, weight, taskType: f.taskType, ...(f.agent !== 'hephaestus' && f.description !== null ? { prompt: f.description } : {}) };
 
   if (f.agent === 'hephaestus') {
     const target = f.source === 'specialist_proposed' ? routeTarget(f.text) : null;
@@ -151,12 +178,39 @@ export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Ex
   const out: Example[] = [];
   if (f.pair) out.push({ ...base, kind: 'pair', chosen: f.pair.chosen, rejected: f.pair.rejected, chosenBy: f.pair.chosenBy });
   const judged = f.text !== null && f.text !== '' && (f.source === 'specialist_proposed' || f.source === 'agent_interrupt');
-  if (judged && f.likert !== null) {
+  // A text on one side of the entry's own pair is already labelled by the pair: an outcome row
+  // for it would repeat the label (a revised proposal as a second, always-0 example).
+  const inPair = f.pair !== null && (f.text === f.pair.chosen || f.text === f.pair.rejected);
+  if (judged && f.signals.testsPassed !== null) out.push({ ...base, kind: 'binary', text: f.text as string, label: f.signals.testsPassed ? 1 : 0 });
+  if (judged && f.signals.coverageDelta !== null) out.push({ ...base, kind: 'graded', text: f.text as string, target: clamp01(0.5 + f.signals.coverageDelta / 20) });
+  if (judged && !inPair && f.likert !== null) {
     out.push({ ...base, kind: 'graded', text: f.text as string, target: (f.likert - 1) / 4 });
-  } else if (judged && f.outcome && f.outcome.kind !== 'deferred') {
+  } else if (judged && !inPair && f.outcome && f.outcome.kind !== 'deferred') {
     const taken = f.source === 'agent_interrupt' ? f.outcome.kind !== 'rejected' : f.outcome.kind === 'accepted';
     out.push({ ...base, kind: 'binary', text: f.text as string, label: taken ? 1 : 0 });
   }
   if (out.length === 0) skip(f.outcome?.kind === 'deferred' ? 'deferred' : 'no_label');
+  return out;
+}
+
+/**
+ * Dokimasia's test pairs: in one scene, an agent's proposal whose tests passed is preferred to
+ * one whose tests failed (`tests_passed` in the context). `judged` are the scene's judged
+ * proposals with a test result, in memoir order.
+ */
+export function testPairs(judged: readonly { fields: ExampleFields; text: string; passed: boolean; weight: number }[]): Example[] {
+  const out: Example[] = [];
+  const byScene = new Map<string, typeof judged[number][]>();
+  for (const j of judged) byScene.set(`${j.fields.agent}\u0000${j.fields.scene}`, [...(byScene.get(`${j.fields.agent}\u0000${j.fields.scene}`) ?? []), j]);
+  for (const list of byScene.values()) {
+    for (const p of list) {
+      if (!p.passed) continue;
+      for (const f of list) {
+        if (f.passed || f.text === p.text) continue;
+        const { fields } = p;
+        out.push({ agent: fields.agent, entryId: fields.entryId, scene: fields.scene, weight: Math.min(p.weight, f.weight), taskType: fields.taskType, ...(fields.description !== null ? { prompt: fields.description } : {}), kind: 'pair', chosen: p.text, rejected: f.text, chosenBy: 'choice' });
+      }
+    }
+  }
   return out;
 }

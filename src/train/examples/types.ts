@@ -18,6 +18,8 @@ interface ExampleBase {
   weight: number;
   /** context.task_type when present. */
   taskType: string | null;
+  /** What the text answers (the scene's task description, bond view only); absent: not known. */
+  prompt?: string | null;
 }
 
 /**

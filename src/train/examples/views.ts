@@ -9,7 +9,7 @@ import { SOURCES, type Source } from '../../memoir/format/sources.js';
 import type { EntryFilter, EntryRow, MemoirIndex } from '../../memoir-index/memoir-index.js';
 import { loadRevisionGraph, type IndexedRevisionNode } from '../../memoir-index/revision-queries.js';
 import { rowsInScenes } from '../../memoir-index/scene-queries.js';
-import { examplesOf, fromCouncilFields, fromEntry } from './build.js';
+import { examplesOf, fromCouncilFields, fromEntry, testPairs } from './build.js';
 import { routeTarget } from './route-text.js';
 import { streamReplayBuffer, type StreamOptions } from './stream-buffer.js';
 import type { DataView, Example } from './types.js';
@@ -152,12 +152,17 @@ export function bondView(source: ExampleSource, agent: Agent, opts: ViewOptions 
   out.skip('load_bearing_over_bound', buf.bearingOverBound);
   const loader = new RowLoader();
   try {
-    const describe = describer(source, buf.graph, loader, agent === 'hephaestus' ? new Set(buf.kept.map((r) => r.scene_id)) : new Set());
+    // The scene's task description: what Hephaestus routes, and the prompt every other agent's texts answer.
+    const describe = describer(source, buf.graph, loader, isBondOnly(agent) ? new Set() : new Set(buf.kept.map((r) => r.scene_id)));
+    const tested: Parameters<typeof testPairs>[0][number][] = [];
     for (const row of buf.kept) {
       const e = loader.load(row);
-      const description = agent === 'hephaestus' && routeTarget(e.agent_proposed) !== null ? describe(row.scene_id) : null;
-      out.add(examplesOf(fromEntry(e, description), out.skip));
+      const description = agent === 'hephaestus' ? (routeTarget(e.agent_proposed) !== null ? describe(row.scene_id) : null) : isBondOnly(agent) ? null : describe(row.scene_id);
+      const fields = fromEntry(e, description);
+      out.add(examplesOf(fields, out.skip));
+      if (fields.signals.testsPassed !== null && fields.text && (fields.source === 'specialist_proposed' || fields.source === 'agent_interrupt')) tested.push({ fields, text: fields.text, passed: fields.signals.testsPassed, weight: fields.weight ?? 1 });
     }
+    out.add(testPairs(tested));
   } finally {
     loader.close();
   }

@@ -78,12 +78,13 @@ describe('bondView: the example kinds of every agent (LEARNING-DESIGN.md §1)', 
     ]);
   });
 
-  it('Techne: the pair counts once (the larger weight), plus the binary outcome; a rating is graded (r-1)/4; deferred and zero-weight are skipped', () => {
+  it('Techne: the pair counts once (the larger weight) and no outcome row repeats its label; a rating is graded (r-1)/4; deferred and zero-weight are skipped', () => {
     const v = bondView(source(story()), 'techne');
     const pairs = of(v.examples, 'pair');
     expect(pairs).toHaveLength(1);
     expect(pairs[0]).toMatchObject({ chosen: 'PLAYER-REVISED f(x: number): number', rejected: 'function f(x) { return x }', chosenBy: 'revision', weight: 2 });
-    expect(of(v.examples, 'binary')).toEqual([expect.objectContaining({ text: 'function f(x) { return x }', label: 0 })]);
+    // The revised proposal is the pair's rejected side: a label-0 binary row for it would count it twice.
+    expect(of(v.examples, 'binary')).toEqual([]);
     expect(of(v.examples, 'graded')).toEqual([expect.objectContaining({ text: 'const g = 1;', target: 0.75 })]);
     expect(v.skipped).toMatchObject({ duplicate_pair: 1, deferred: 1, zero_weight: 1 });
   });

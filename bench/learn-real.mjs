@@ -1,0 +1,157 @@
+// Learning on data nobody here wrote: public human-preference datasets, converted to memoirs as a
+// Python host writes them, trained through the real path (train()), measured on held-out scenes
+// beside every trivial rule and an independent logistic regression on the same inputs (a ceiling
+// check). Datasets are read from $KOURAI_DATASETS (src/train/datasets/local.ts); a missing one is
+// skipped loudly. With KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL set, the embeddings base
+// (hashed + structure + the endpoint's vectors) is measured the same way.
+// Contract: export async function run(report, { quick }). Uses dist/ (npm run bench builds).
+// Env: KOURAI_DATASETS (required to run), KOURAI_LEARN_REAL_PAIRS (pairs per dataset, default
+// 1500; quick 500), KOURAI_LEARN_REAL_SPLITS (random splits, default 5; quick 2).
+const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
+
+/** Bradley–Terry logistic regression on x_chosen − x_rejected, plain full-batch gradient descent
+ * with Nesterov momentum; its own code, so it checks the trainer rather than repeating it. L2 from
+ * 3-fold cross-validation on the training pairs only. */
+function ceiling(trainPairs, testPairs, dim, scaleFrom) {
+  const diff = (p) => {
+    const m = new Map();
+    for (let k = 0; k < p.a.idx.length; k++) m.set(p.a.idx[k], (m.get(p.a.idx[k]) ?? 0) + p.a.val[k]);
+    for (let k = 0; k < p.b.idx.length; k++) m.set(p.b.idx[k], (m.get(p.b.idx[k]) ?? 0) - p.b.val[k]);
+    return { idx: Int32Array.from(m.keys()), val: Float64Array.from(m.values()) };
+  };
+  const fit = (ds, lam) => {
+    // structure (and embedding) columns to unit spread over these rows; n-grams as they are
+    const sq = new Float64Array(dim);
+    for (const d of ds) for (let k = 0; k < d.idx.length; k++) sq[d.idx[k]] += d.val[k] ** 2;
+    const sc = sq.map((s, j) => (j >= scaleFrom && s > 0 ? Math.sqrt(ds.length / s) : 1));
+    let L = 0;
+    for (const d of ds) {
+      let s = 0;
+      for (let k = 0; k < d.idx.length; k++) s += (d.val[k] * sc[d.idx[k]]) ** 2;
+      L = Math.max(L, s);
+    }
+    const step = 1 / (L / 4 + lam);
+    const w = new Float64Array(dim);
+    const v = new Float64Array(dim);
+    const g = new Float64Array(dim);
+    for (let it = 0; it < 150; it++) {
+      const mom = it / (it + 3);
+      const y = w.map((x, j) => x + mom * v[j]);
+      g.fill(0);
+      for (const d of ds) {
+        let m = 0;
+        for (let k = 0; k < d.idx.length; k++) m += y[d.idx[k]] * d.val[k] * sc[d.idx[k]];
+        const s = -1 / (1 + Math.exp(m));
+        for (let k = 0; k < d.idx.length; k++) g[d.idx[k]] += (s * d.val[k] * sc[d.idx[k]]) / ds.length;
+      }
+      for (let j = 0; j < dim; j++) {
+        const nw = y[j] - step * (g[j] + lam * y[j]);
+        v[j] = nw - w[j];
+        w[j] = nw;
+      }
+    }
+    return (d) => {
+      let m = 0;
+      for (let k = 0; k < d.idx.length; k++) m += w[d.idx[k]] * d.val[k] * sc[d.idx[k]];
+      return m;
+    };
+  };
+  const acc = (f, ds) => ds.reduce((a, d) => a + (f(d) > 0 ? 1 : f(d) === 0 ? 0.5 : 0), 0) / ds.length;
+  const tr = trainPairs.map(diff);
+  const te = testPairs.map(diff);
+  const grid = [3e-2, 1e-2, 3e-3, 1e-3];
+  const folds = [0, 1, 2].map((f) => ({ test: tr.filter((_, i) => i % 3 === f), train: tr.filter((_, i) => i % 3 !== f) }));
+  const cv = grid.map((lam) => folds.reduce((a, f) => a + acc(fit(f.train, lam), f.test), 0) / 3);
+  const lam = grid[cv.indexOf(Math.max(...cv))];
+  return { accuracy: acc(fit(tr, lam), te), lambda: lam };
+}
+
+async function embedAll(texts, env) {
+  const { learnConfig } = await dist('train/learn-config.js');
+  const { fetchEmbeddings } = await dist('train/encoder/embeddings-client.js');
+  const cfg = learnConfig('/nonexistent-kourai-home', env).encoder;
+  if (cfg.kind !== 'openai') return null;
+  const unique = [...new Set(texts)];
+  const out = new Map();
+  const signal = new AbortController().signal;
+  for (let i = 0; i < unique.length; i += cfg.batchSize) {
+    const batch = unique.slice(i, i + cfg.batchSize);
+    const vecs = await fetchEmbeddings(cfg, batch, { signal, env });
+    batch.forEach((t, k) => out.set(t, vecs[k]));
+  }
+  return { model: cfg.model, vectors: out };
+}
+
+export async function run(report, { quick }) {
+  const { localDatasets } = await dist('train/datasets/local.js');
+  const { examplesFromLines, evaluateSplit, interval, isTest } = await dist('train/datasets/held-out.js');
+  const { BaseModel } = await dist('train/base-model.js');
+  const { builtinBaseSpec, embeddingsBaseSpec, inputDim } = await dist('train/base-spec.js');
+  const { inputEncoder } = await dist('train/encoder/inputs.js');
+  const { DEFAULT_SETTINGS } = await dist('train/trainer.js');
+  const env = process.env;
+  const pairsCap = Number(env.KOURAI_LEARN_REAL_PAIRS ?? (quick ? 500 : 1500));
+  const splits = Number(env.KOURAI_LEARN_REAL_SPLITS ?? (quick ? 2 : 5));
+  const testFraction = 0.2;
+  const spec = builtinBaseSpec();
+  const base = new BaseModel(spec);
+  const enc = inputEncoder(spec);
+  const settings = { ...DEFAULT_SETTINGS, heldOutFraction: 0.2 };
+  const pct = (x) => `${(x.mean * 100).toFixed(1)}% [${(x.lo * 100).toFixed(1)}, ${(x.hi * 100).toFixed(1)}]`;
+  const endpoint = env.KOURAI_EMBEDDINGS_URL && env.KOURAI_EMBEDDINGS_MODEL;
+  for (const found of localDatasets(env)) {
+    if (found.status !== 'found') {
+      console.error(`learn-real: SKIPPED ${found.name}: ${found.reason}`);
+      report(`learn-real ${found.name}`, 'skipped', '', found.reason);
+      continue;
+    }
+    const ds = found.dataset;
+    const conv = ds.convert({ limit: pairsCap });
+    const { examples, cases } = examplesFromLines(conv.lines, ds.agent);
+    const all = [...cases.values()];
+    console.error(`learn-real: ${ds.name} (${ds.kind}): ${conv.pairs} pairs (${conv.skipped} skipped), ${splits} splits of ${Math.round(testFraction * 100)}% held out…`);
+    const figs = [];
+    for (let s = 0; s < splits; s++) {
+      const f = evaluateSplit(examples, cases, { base, encode: enc, agent: ds.agent, settings, splits, testFraction }, s);
+      const trainCases = all.filter((c) => !isTest(c.scene, s, testFraction));
+      const testCases = all.filter((c) => isTest(c.scene, s, testFraction));
+      const toPair = (c) => ({ a: enc(c.chosen, c.prompt), b: enc(c.rejected, c.prompt) });
+      const ceil = ceiling(trainCases.map(toPair), testCases.map(toPair), inputDim(spec), spec.encoder.dim);
+      figs.push({ ...f, ceiling: ceil.accuracy });
+      console.error(`  split ${s + 1}/${splits}: model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${(ceil.accuracy * 100).toFixed(1)}% (λ ${f.lambda}, ${f.trainSeconds.toFixed(0)} s)`);
+    }
+    const m = interval(figs.map((f) => f.model));
+    const n = `${figs[0].testPairs}–${Math.max(...figs.map((f) => f.testPairs))} held-out pairs per split, ${splits} splits`;
+    report(`learn-real ${ds.name}: learned model (train bond path)`, m.mean, '', `${pct(m)}; ${n}`);
+    const rules = Object.keys(figs[0].rules);
+    let bestRule = 0;
+    for (const r of rules) {
+      const x = interval(figs.map((f) => f.rules[r]));
+      bestRule = Math.max(bestRule, x.mean);
+      report(`learn-real ${ds.name}: ${r.replace('_', ' ')}`, x.mean, '', pct(x));
+    }
+    const c = interval(figs.map((f) => f.ceiling));
+    report(`learn-real ${ds.name}: logistic regression ceiling (same inputs)`, c.mean, '', pct(c));
+    report(`learn-real ${ds.name}: model − best trivial rule (goal ≥ 0.05)`, m.mean - bestRule, '', `mean train time ${(figs.reduce((a, f) => a + f.trainSeconds, 0) / figs.length).toFixed(1)} s per split`);
+    if (!endpoint) {
+      report(`learn-real ${ds.name}: embeddings base`, 'not configured', '', 'set KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL (e.g. Ollama) to measure it');
+      continue;
+    }
+    try {
+      const texts = all.flatMap((x) => [x.chosen, x.rejected]);
+      const t0 = performance.now();
+      const em = await embedAll(texts, env);
+      const dim = em.vectors.values().next().value.length;
+      const espec = embeddingsBaseSpec(em.model, dim);
+      const ebase = new BaseModel(espec);
+      const eenc0 = inputEncoder(espec);
+      const eenc = (t, p) => eenc0(t, p, em.vectors.get(t));
+      const es = [];
+      for (let s = 0; s < splits; s++) es.push(evaluateSplit(examples, cases, { base: ebase, encode: eenc, agent: ds.agent, settings, splits, testFraction }, s).model);
+      const e = interval(es);
+      report(`learn-real ${ds.name}: embeddings base (${em.model}, ${dim})`, e.mean, '', `${pct(e)}; embedding ${texts.length} texts took ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    } catch (err) {
+      report(`learn-real ${ds.name}: embeddings base`, 'failed', '', String(err.message ?? err));
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import type { Agent } from '../../memoir/format/agents.js';
+import type { MemoirEntry } from '../../memoir/format/schema.js';
+import { headOf } from '../adapter-layout.js';
+import type { BaseModel } from '../base-model.js';
+import { hashString } from '../encoder/hashed-ngrams.js';
+import { examplesOf, fromEntry } from '../examples/build.js';
+import type { Example, PairExample } from '../examples/types.js';
+import { Inference } from '../inference.js';
+import { train, type EncodeFn, type TrainSettings } from '../trainer.js';
+
+/**
+ * Held-out pairwise accuracy of the learned model on a converted dataset, beside the trivial
+ * rules, over several random splits by scene. The model is trained through the real path:
+ * memoir lines -> entries -> the bond view's example rules (build.ts) -> train() (its own
+ * train/stop/validate split inside the training part) -> Inference on the held-out scenes.
+ * Nothing about the held-out scenes reaches training, λ selection or early stopping.
+ */
+export interface PairCase {
+  scene: string;
+  chosen: string;
+  rejected: string;
+  prompt: string | null;
+  /** The entry's own text (its agent_proposed). */
+  proposal: string | null;
+  /** The pair lists the chosen text first. */
+  chosenFirst: boolean;
+}
+
+export interface SplitFigures {
+  model: number;
+  rules: Record<RuleName, number>;
+  trainPairs: number;
+  testPairs: number;
+  lambda: number;
+  trainSeconds: number;
+}
+
+export type RuleName = 'prefer_shorter' | 'prefer_longer' | 'prefer_proposal' | 'majority';
+
+/** The examples and pair cases of memoir lines, for one agent (descriptions of each scene as prompts). */
+export function examplesFromLines(lines: readonly string[], agent: Agent): { examples: Example[]; cases: Map<string, PairCase> } {
+  const entries = lines.map((l) => {
+    const e = JSON.parse(l) as MemoirEntry;
+    return { ...e, entry_id: `py_${createHash('sha256').update(l).digest('hex').slice(0, 24)}` } as MemoirEntry;
+  });
+  const described = new Map<string, string>();
+  for (const e of entries) if (e.source === 'task_description' && e.agent_proposed) described.set(e.scene_id, e.agent_proposed);
+  const examples: Example[] = [];
+  const cases = new Map<string, PairCase>();
+  const skip = (): void => undefined;
+  for (const e of entries) {
+    if (e.agent !== agent) continue;
+    const fields = fromEntry(e, described.get(e.scene_id) ?? null);
+    const ex = examplesOf(fields, skip);
+    examples.push(...ex);
+    const pair = ex.find((x): x is PairExample => x.kind === 'pair');
+    if (pair) {
+      const pp = e.training_label?.preference_pair ?? [];
+      cases.set(e.scene_id, { scene: e.scene_id, chosen: pair.chosen, rejected: pair.rejected, prompt: pair.prompt ?? null, proposal: e.agent_proposed, chosenFirst: (pp[0] as { score?: unknown } | undefined)?.score === 1 });
+    }
+  }
+  return { examples, cases };
+}
+
+/** Scene -> test (true) or train, a seeded coin per scene. */
+export function isTest(scene: string, seed: number, fraction: number): boolean {
+  return hashString(scene, (0x7e57 ^ seed) >>> 0) / 4294967296 < fraction;
+}
+
+function acc(margins: readonly number[]): number {
+  let s = 0;
+  for (const m of margins) s += m > 0 ? 1 : m === 0 ? 0.5 : 0;
+  return margins.length ? s / margins.length : NaN;
+}
+
+/** The trivial rules on test cases (majority: the list position that won more often in training). */
+export function trivialRules(trainCases: readonly PairCase[], test: readonly PairCase[]): Record<RuleName, number> {
+  const firstWins = trainCases.filter((c) => c.chosenFirst).length;
+  const majorityFirst = firstWins * 2 >= trainCases.length;
+  return {
+    prefer_shorter: acc(test.map((c) => c.rejected.length - c.chosen.length)),
+    prefer_longer: acc(test.map((c) => c.chosen.length - c.rejected.length)),
+    prefer_proposal: acc(test.map((c) => (c.proposal === c.chosen ? 1 : c.proposal === c.rejected ? -1 : 0))),
+    majority: acc(test.map((c) => (c.chosenFirst === majorityFirst ? 1 : -1))),
+  };
+}
+
+export interface EvalOptions {
+  base: BaseModel;
+  encode: EncodeFn;
+  agent: Agent;
+  settings: TrainSettings;
+  splits: number;
+  testFraction: number;
+}
+
+export function evaluateSplit(examples: readonly Example[], cases: ReadonlyMap<string, PairCase>, o: EvalOptions, split: number): SplitFigures {
+  const trainEx = examples.filter((e) => !isTest(e.scene, split, o.testFraction));
+  const test = [...cases.values()].filter((c) => isTest(c.scene, split, o.testFraction));
+  const trainCases = [...cases.values()].filter((c) => !isTest(c.scene, split, o.testFraction));
+  const t0 = performance.now();
+  const out = train(o.base, o.encode, { agent: o.agent, kind: 'bond', examples: trainEx, frozen: [], settings: { ...o.settings, seed: o.settings.seed + split } });
+  const trainSeconds = (performance.now() - t0) / 1000;
+  if (out.status !== 'trained') throw new Error(`training was skipped: ${out.reason}`);
+  const inf = new Inference({ agent: o.agent, head: headOf(o.agent), base: o.base, council: null, bond: { lora: out.lora, alpha: o.settings.alpha, version: 0 } });
+  const margins = test.map((c) => {
+    const [a, b] = inf.outputs([o.encode(c.chosen, c.prompt), o.encode(c.rejected, c.prompt)], 0);
+    return ((a as Float64Array)[0] as number) - ((b as Float64Array)[0] as number);
+  });
+  return { model: acc(margins), rules: trivialRules(trainCases, test), trainPairs: trainCases.length, testPairs: test.length, lambda: out.report.direct.lambda, trainSeconds };
+}
+
+/** Mean and 95% interval (Student t over the splits) of per-split figures. */
+export function interval(xs: readonly number[]): { mean: number; lo: number; hi: number } {
+  const n = xs.length;
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  if (n < 2) return { mean, lo: mean, hi: mean };
+  const sd = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
+  const T = [12.71, 4.3, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.2, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.1, 2.09];
+  const t = T[n - 2] ?? 1.96;
+  const h = (t * sd) / Math.sqrt(n);
+  return { mean, lo: mean - h, hi: mean + h };
+}

@@ -1,0 +1,45 @@
+import { inputBlocks, type BaseSpec } from '../base-spec.js';
+import type { Features } from '../features.js';
+import { HashedEncoder } from './hashed-ngrams.js';
+import { structureFeatures } from './structure.js';
+
+/**
+ * The base's input vector x for a text (and the prompt it answers, when the host gave one):
+ * the hashed n-grams (L2-normalised), the standardised structure features, and, over an
+ * embeddings base, the text's embedding (L2-normalised). Sparse, indices ascending.
+ */
+export type InputEncoder = (text: string, prompt: string | null, embedding?: ArrayLike<number> | null) => Features;
+
+export function inputEncoder(spec: BaseSpec): InputEncoder {
+  const hashed = new HashedEncoder(spec.encoder.dim);
+  const blocks = inputBlocks(spec);
+  const semanticDim = spec.semantic?.dim ?? 0;
+  return (text, prompt, embedding) => {
+    const h = hashed.encode(text);
+    const s = structureFeatures(text, prompt);
+    if (semanticDim > 0 && (!embedding || embedding.length !== semanticDim)) throw new RangeError(`the base takes ${semanticDim}-dimensional embeddings, got ${embedding ? embedding.length : 'none'}`);
+    let nnzS = 0;
+    for (let k = 0; k < s.length; k++) if (s[k] !== 0) nnzS++;
+    const n = h.idx.length + nnzS + semanticDim;
+    const idx = new Int32Array(n);
+    const val = new Float64Array(n);
+    idx.set(h.idx);
+    val.set(h.val);
+    let o = h.idx.length;
+    for (let k = 0; k < s.length; k++) {
+      if (s[k] === 0) continue;
+      idx[o] = blocks.structure + k;
+      val[o++] = s[k] as number;
+    }
+    if (semanticDim > 0 && embedding) {
+      let ss = 0;
+      for (let j = 0; j < semanticDim; j++) ss += (embedding[j] as number) * (embedding[j] as number);
+      const inv = ss > 0 ? 1 / Math.sqrt(ss) : 0;
+      for (let j = 0; j < semanticDim; j++) {
+        idx[o] = blocks.semantic + j;
+        val[o++] = (embedding[j] as number) * inv;
+      }
+    }
+    return { idx, val };
+  };
+}

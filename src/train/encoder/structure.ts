@@ -1,0 +1,115 @@
+/**
+ * Structure features (base spec `structure`, version 1): a few numbers about a text's length and
+ * shape, and about how it relates to the prompt it answers, kept OUTSIDE the L2-normalised hashed
+ * vector so that a linear model sees length as length. Each is a fixed transform (log1p counts,
+ * shares) then centred and scaled by published constants, so every forge computes the same inputs.
+ * Without a prompt the prompt features are 0 (their centre).
+ */
+export const STRUCTURE_FEATURES = [
+  'bias',
+  'log_chars',
+  'log_words',
+  'log_sentences',
+  'log_lines',
+  'log_list_items',
+  'log_code_lines',
+  'symbol_share',
+  'digit_share',
+  'upper_share',
+  'log_questions',
+  'prompt_overlap',
+  'prompt_coverage',
+  'log_length_ratio',
+] as const;
+
+export type StructureFeature = (typeof STRUCTURE_FEATURES)[number];
+
+/** Centre and scale of each feature (raw − centre) / scale; the bias is 1. */
+const NORM: Readonly<Record<StructureFeature, readonly [number, number]>> = {
+  bias: [0, 1],
+  log_chars: [5.5, 1.5],
+  log_words: [4, 1.3],
+  log_sentences: [1.8, 1],
+  log_lines: [1.2, 1],
+  log_list_items: [0.3, 0.7],
+  log_code_lines: [0.3, 0.9],
+  symbol_share: [0.05, 0.06],
+  digit_share: [0.01, 0.03],
+  upper_share: [0.04, 0.05],
+  log_questions: [0.2, 0.5],
+  prompt_overlap: [0, 0.3],
+  prompt_coverage: [0, 0.3],
+  log_length_ratio: [0, 1.5],
+};
+
+export const STRUCTURE_DIM = STRUCTURE_FEATURES.length;
+
+const WORD = /[\p{L}\p{N}_']+/gu;
+const SENTENCE_END = /[.!?]+(?=\s|$)/g;
+const LIST_ITEM = /^\s*(?:[-*•]|\d+[.)])\s+/;
+const CODE_LINE = /^(?: {4}|\t)|[;{}]\s*$|^\s*```/;
+
+function words(text: string): string[] {
+  return text.toLowerCase().match(WORD) ?? [];
+}
+
+/** Content words (three letters or more): what prompt overlap is measured on. */
+function contentTypes(text: string): Set<string> {
+  return new Set(words(text).filter((w) => w.length >= 3));
+}
+
+/** The raw (unstandardised) features of `text` answering `prompt` (null: no prompt known). */
+export function rawStructure(text: string, prompt: string | null): Float64Array {
+  const out = new Float64Array(STRUCTURE_DIM);
+  const ws = words(text);
+  const lines = text.split('\n');
+  let sym = 0;
+  let dig = 0;
+  let up = 0;
+  let letters = 0;
+  let q = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) dig++;
+    else if (c >= 65 && c <= 90) {
+      up++;
+      letters++;
+    } else if (c >= 97 && c <= 122) letters++;
+    else if (c === 63) q++;
+    else if (c > 32 && c < 127) sym++;
+  }
+  const n = Math.max(1, text.length);
+  const sentences = (text.match(SENTENCE_END) ?? []).length + (/[^.!?\s]\s*$/.test(text) ? 1 : 0);
+  out[0] = 1;
+  out[1] = Math.log1p(text.length);
+  out[2] = Math.log1p(ws.length);
+  out[3] = Math.log1p(sentences);
+  out[4] = Math.log1p(lines.length);
+  out[5] = Math.log1p(lines.filter((l) => LIST_ITEM.test(l)).length);
+  out[6] = Math.log1p(lines.filter((l) => CODE_LINE.test(l)).length);
+  out[7] = sym / n;
+  out[8] = dig / n;
+  out[9] = letters > 0 ? up / letters : 0;
+  out[10] = Math.log1p(q);
+  if (prompt !== null && prompt.trim() !== '') {
+    const a = contentTypes(text);
+    const p = contentTypes(prompt);
+    let shared = 0;
+    for (const w of a) if (p.has(w)) shared++;
+    out[11] = a.size > 0 ? shared / a.size : 0;
+    out[12] = p.size > 0 ? shared / p.size : 0;
+    out[13] = Math.log((1 + ws.length) / (1 + words(prompt).length));
+  }
+  return out;
+}
+
+/** The standardised features, as the base consumes them. */
+export function structureFeatures(text: string, prompt: string | null): Float64Array {
+  const raw = rawStructure(text, prompt);
+  const out = new Float64Array(STRUCTURE_DIM);
+  STRUCTURE_FEATURES.forEach((name, k) => {
+    const [c, s] = NORM[name];
+    out[k] = name === 'bias' ? 1 : ((raw[k] as number) - c) / s;
+  });
+  return out;
+}

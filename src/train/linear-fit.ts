@@ -1,0 +1,303 @@
+import type { Features } from './features.js';
+import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
+
+/**
+ * The direct path's fit: a regularised linear model on the sparse inputs, the same objectives as
+ * the network (Bradley–Terry pairs, logistic binary and graded targets, softmax routing), each
+ * text's output the fixed part of the network (`offsets`) plus W x. Convex, so it is solved, not
+ * descended: L-BFGS on the mean weighted loss + (λ/2)‖W − W0‖², with gradients that touch only the
+ * columns of the features present. λ is chosen by cross-validation over scenes of the training
+ * part (`chooseLambda`), on held-out accuracy, ties to the larger λ.
+ */
+export interface FitItem {
+  kind: 'pair' | 'binary' | 'graded' | 'route';
+  a: number;
+  /** The rejected text of a pair; -1 otherwise. */
+  b: number;
+  target: number;
+  w: number;
+  scene: string;
+}
+
+export interface LinearProblem {
+  out: number;
+  dim: number;
+  texts: readonly Features[];
+  /** Per text, `out` values added to W x (the rest of the network). */
+  offsets: readonly Float64Array[];
+  items: readonly FitItem[];
+  /** Shrink towards this [dim][out] matrix (a starting adapter); null: towards zero. */
+  prior: Float64Array | null;
+}
+
+export const LAMBDA_GRID: readonly number[] = [3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
+
+interface Objective {
+  value: number;
+  grad: Float64Array;
+}
+
+/** Scores of the texts `used` under W ([dim][out]). */
+function scores(p: LinearProblem, W: Float64Array, used: readonly number[], out: Float64Array[]): void {
+  const O = p.out;
+  for (const t of used) {
+    const s = out[t] as Float64Array;
+    s.set(p.offsets[t] as Float64Array);
+    const { idx, val } = p.texts[t] as Features;
+    for (let k = 0; k < idx.length; k++) {
+      const base = (idx[k] as number) * O;
+      const v = val[k] as number;
+      for (let o = 0; o < O; o++) s[o] = (s[o] as number) + v * (W[base + o] as number);
+    }
+  }
+}
+
+function textsOf(p: LinearProblem, idx: readonly number[]): number[] {
+  const set = new Set<number>();
+  for (const i of idx) {
+    const it = p.items[i] as FitItem;
+    set.add(it.a);
+    if (it.b >= 0) set.add(it.b);
+  }
+  return [...set].sort((a, b) => a - b);
+}
+
+class Evaluator {
+  private readonly used: number[];
+  private readonly s: Float64Array[];
+  private readonly g: Float64Array[];
+  private readonly gy: Float64Array;
+  private readonly wsum: number;
+
+  constructor(
+    private readonly p: LinearProblem,
+    private readonly idx: readonly number[],
+    private readonly lambda: number,
+  ) {
+    this.used = textsOf(p, idx);
+    this.s = p.texts.map(() => new Float64Array(p.out));
+    this.g = p.texts.map(() => new Float64Array(p.out));
+    this.gy = new Float64Array(p.out);
+    this.wsum = idx.reduce((a, i) => a + (p.items[i] as FitItem).w, 0) || 1;
+  }
+
+  eval(W: Float64Array): Objective {
+    const { p, used, s, g, gy } = this;
+    const O = p.out;
+    scores(p, W, used, s);
+    for (const t of used) (g[t] as Float64Array).fill(0);
+    let loss = 0;
+    for (const i of this.idx) {
+      const it = p.items[i] as FitItem;
+      const sa = s[it.a] as Float64Array;
+      const ga = g[it.a] as Float64Array;
+      if (it.kind === 'pair') {
+        const r = pairLoss(sa[0] as number, (s[it.b] as Float64Array)[0] as number, it.w);
+        loss += r.loss;
+        ga[0] = (ga[0] as number) + r.g;
+        const gb = g[it.b] as Float64Array;
+        gb[0] = (gb[0] as number) - r.g;
+      } else if (it.kind === 'route') {
+        loss += routeLoss(sa, it.target, it.w, gy);
+        for (let o = 0; o < O; o++) ga[o] = (ga[o] as number) + (gy[o] as number);
+      } else {
+        const r = logisticLoss(sa[0] as number, it.target, it.w);
+        loss += r.loss;
+        ga[0] = (ga[0] as number) + r.g;
+      }
+    }
+    const inv = 1 / this.wsum;
+    const grad = new Float64Array(W.length);
+    for (const t of used) {
+      const gt = g[t] as Float64Array;
+      const { idx, val } = p.texts[t] as Features;
+      for (let k = 0; k < idx.length; k++) {
+        const base = (idx[k] as number) * O;
+        const v = (val[k] as number) * inv;
+        for (let o = 0; o < O; o++) grad[base + o] = (grad[base + o] as number) + v * (gt[o] as number);
+      }
+    }
+    let reg = 0;
+    const prior = p.prior;
+    const lam = this.lambda;
+    for (let j = 0; j < W.length; j++) {
+      const d = (W[j] as number) - (prior ? (prior[j] as number) : 0);
+      if (d === 0) continue;
+      reg += d * d;
+      grad[j] = (grad[j] as number) + lam * d;
+    }
+    return { value: loss * inv + 0.5 * lam * reg, grad };
+  }
+}
+
+function dot(a: Float64Array, b: Float64Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] as number) * (b[i] as number);
+  return s;
+}
+
+/** Minimises the objective on items `idx` from W (changed in place); L-BFGS with backtracking. */
+export function fitLinear(p: LinearProblem, idx: readonly number[], lambda: number, W: Float64Array, opts: { maxIter?: number; tol?: number } = {}): Float64Array {
+  const ev = new Evaluator(p, idx, lambda);
+  const maxIter = opts.maxIter ?? 100;
+  const tol = opts.tol ?? 1e-5;
+  const m = 8;
+  const S: Float64Array[] = [];
+  const Y: Float64Array[] = [];
+  let cur = ev.eval(W);
+  const dir = new Float64Array(W.length);
+  const alpha = new Float64Array(m);
+  for (let iter = 0; iter < maxIter; iter++) {
+    let gmax = 0;
+    for (let j = 0; j < cur.grad.length; j++) gmax = Math.max(gmax, Math.abs(cur.grad[j] as number));
+    if (gmax < tol) break;
+    // Two-loop recursion: dir = −H g.
+    dir.set(cur.grad);
+    for (let k = S.length - 1; k >= 0; k--) {
+      const a = dot(S[k] as Float64Array, dir) / dot(Y[k] as Float64Array, S[k] as Float64Array);
+      alpha[k] = a;
+      const y = Y[k] as Float64Array;
+      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) - a * (y[j] as number);
+    }
+    if (S.length > 0) {
+      const s = S[S.length - 1] as Float64Array;
+      const y = Y[Y.length - 1] as Float64Array;
+      const gamma = dot(s, y) / dot(y, y);
+      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) * gamma;
+    } else {
+      const n = Math.sqrt(dot(cur.grad, cur.grad));
+      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) / Math.max(n, 1e-12);
+    }
+    for (let k = 0; k < S.length; k++) {
+      const y = Y[k] as Float64Array;
+      const s = S[k] as Float64Array;
+      const b = dot(y, dir) / dot(y, s);
+      const c = (alpha[k] as number) - b;
+      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) + c * (s[j] as number);
+    }
+    for (let j = 0; j < dir.length; j++) dir[j] = -(dir[j] as number);
+    let slope = dot(dir, cur.grad);
+    if (!(slope < 0)) {
+      // Not a descent direction: restart from steepest descent.
+      S.length = 0;
+      Y.length = 0;
+      for (let j = 0; j < dir.length; j++) dir[j] = -(cur.grad[j] as number);
+      slope = dot(dir, cur.grad);
+    }
+    let step = 1;
+    const W0 = Float64Array.from(W);
+    let next: Objective | null = null;
+    for (let ls = 0; ls < 30; ls++) {
+      for (let j = 0; j < W.length; j++) W[j] = (W0[j] as number) + step * (dir[j] as number);
+      const cand = ev.eval(W);
+      if (cand.value <= cur.value + 1e-4 * step * slope) {
+        next = cand;
+        break;
+      }
+      step *= 0.5;
+    }
+    if (!next) {
+      W.set(W0);
+      break;
+    }
+    const s = new Float64Array(W.length);
+    const y = new Float64Array(W.length);
+    for (let j = 0; j < W.length; j++) {
+      s[j] = (W[j] as number) - (W0[j] as number);
+      y[j] = (next.grad[j] as number) - (cur.grad[j] as number);
+    }
+    const decrease = cur.value - next.value;
+    cur = next;
+    if (dot(s, y) > 1e-12) {
+      S.push(s);
+      Y.push(y);
+      if (S.length > m) {
+        S.shift();
+        Y.shift();
+      }
+    }
+    if (decrease < 1e-8 * Math.max(1, Math.abs(cur.value))) break;
+  }
+  return W;
+}
+
+/** Per item: 1 when predicted right (a tie ½; graded: 1 − |σ(y) − target|), and its loss. */
+export function itemHits(p: LinearProblem, W: Float64Array, idx: readonly number[]): { hits: number; loss: number } {
+  const s = p.texts.map(() => new Float64Array(p.out));
+  scores(p, W, textsOf(p, idx), s);
+  const gy = new Float64Array(p.out);
+  let hits = 0;
+  let loss = 0;
+  for (const i of idx) {
+    const it = p.items[i] as FitItem;
+    const sa = s[it.a] as Float64Array;
+    if (it.kind === 'pair') {
+      const d = (sa[0] as number) - ((s[it.b] as Float64Array)[0] as number);
+      hits += d > 0 ? 1 : d === 0 ? 0.5 : 0;
+      loss += pairLoss(sa[0] as number, (s[it.b] as Float64Array)[0] as number, 1).loss;
+    } else if (it.kind === 'route') {
+      let arg = 0;
+      for (let o = 1; o < p.out; o++) if ((sa[o] as number) > (sa[arg] as number)) arg = o;
+      hits += arg === it.target ? 1 : 0;
+      loss += routeLoss(sa, it.target, 1, gy);
+    } else if (it.kind === 'binary') {
+      hits += (sa[0] as number) > 0 === (it.target === 1) ? 1 : 0;
+      loss += logisticLoss(sa[0] as number, it.target, 1).loss;
+    } else {
+      hits += 1 - Math.abs(sigmoid(sa[0] as number) - it.target);
+      loss += logisticLoss(sa[0] as number, it.target, 1).loss;
+    }
+  }
+  return { hits, loss };
+}
+
+/** Scene folds of the items (k at most, each scene in one fold), deterministic for a seed. */
+export function sceneFolds(items: readonly FitItem[], idx: readonly number[], k: number, rand: () => number): number[][] {
+  const scenes = [...new Set(idx.map((i) => (items[i] as FitItem).scene))].sort();
+  for (let i = scenes.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [scenes[i], scenes[j]] = [scenes[j] as string, scenes[i] as string];
+  }
+  const n = Math.min(k, scenes.length);
+  const foldOf = new Map(scenes.map((s, i) => [s, i % n]));
+  const folds: number[][] = Array.from({ length: n }, () => []);
+  for (const i of idx) (folds[foldOf.get((items[i] as FitItem).scene) as number] as number[]).push(i);
+  return folds;
+}
+
+export interface LambdaChoice {
+  lambda: number;
+  /** Mean held-out hit rate per grid value, in grid order (NaN: no cross-validation). */
+  curve: { lambda: number; accuracy: number; loss: number }[];
+}
+
+/** λ by k-fold cross-validation over scenes of `idx` (the training part only). */
+export function chooseLambda(p: LinearProblem, idx: readonly number[], rand: () => number, opts: { folds?: number; grid?: readonly number[]; maxIter?: number } = {}): LambdaChoice {
+  const grid = opts.grid ?? LAMBDA_GRID;
+  const folds = sceneFolds(p.items, idx, opts.folds ?? 3, rand);
+  if (folds.length < 2 || grid.length === 1) return { lambda: grid[Math.floor(grid.length / 2)] as number, curve: [] };
+  const hits = grid.map(() => 0);
+  const losses = grid.map(() => 0);
+  let n = 0;
+  for (let f = 0; f < folds.length; f++) {
+    const test = folds[f] as number[];
+    const train = folds.flatMap((x, g) => (g === f ? [] : x));
+    n += test.length;
+    // Warm starts down the grid (from the most regularised).
+    const W = p.prior ? Float64Array.from(p.prior) : new Float64Array(p.dim * p.out);
+    grid.forEach((lam, g) => {
+      fitLinear(p, train, lam, W, opts.maxIter !== undefined ? { maxIter: opts.maxIter } : {});
+      const r = itemHits(p, W, test);
+      hits[g] = (hits[g] as number) + r.hits;
+      losses[g] = (losses[g] as number) + r.loss;
+    });
+  }
+  const curve = grid.map((lambda, g) => ({ lambda, accuracy: (hits[g] as number) / n, loss: (losses[g] as number) / n }));
+  let best = 0;
+  for (let g = 1; g < curve.length; g++) {
+    const c = curve[g] as (typeof curve)[number];
+    const b = curve[best] as (typeof curve)[number];
+    if (c.accuracy > b.accuracy + 1e-9) best = g;
+  }
+  return { lambda: (curve[best] as (typeof curve)[number]).lambda, curve };
+}

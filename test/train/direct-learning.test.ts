@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/runtime/seeded-random.js';
+import { directMatrix, setDirectMatrix } from '../../src/train/direct-path.js';
+import type { Example } from '../../src/train/examples/types.js';
+import { loraWeights } from '../../src/train/lora.js';
+import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
+import { smallBase } from './helpers.js';
+
+/**
+ * The direct path on data whose rule the frozen random projection cannot express: a preference
+ * for one word over another, with length pointing the other way. A linear model on the raw inputs
+ * learns it from a few hundred pairs; "prefer the shorter" is wrong by construction.
+ */
+const WORDS = ['alpha', 'bravo', 'delta', 'kilo', 'lima', 'oscar', 'papa', 'romeo', 'sierra', 'tango', 'victor', 'zulu'];
+
+function synthetic(n: number, seed: number): Example[] {
+  const r = mulberry32(seed);
+  const pick = (): string => WORDS[Math.floor(r() * WORDS.length)] as string;
+  const filler = (k: number): string => Array.from({ length: k }, pick).join(' ');
+  const out: Example[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = 4 + Math.floor(r() * 6);
+    // the preferred text says "please" and is the longer one; the other says "now"
+    const chosen = `${filler(k)} please ${filler(3 + Math.floor(r() * 3))}`;
+    const rejected = `${filler(k)} now`;
+    out.push({ kind: 'pair', agent: 'metis', entryId: `e${i}`, scene: `s${i}`, weight: 1, taskType: null, chosen, rejected, chosenBy: 'choice' });
+  }
+  return out;
+}
+
+describe('the direct path learns what the data allows', () => {
+  it('a word preference against length: validation pairwise accuracy far above prefer-shorter, λ chosen on training scenes', () => {
+    const { base, encode } = smallBase(1024, 8);
+    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: synthetic(240, 3), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 3 } });
+    expect(out.status).toBe('trained');
+    if (out.status !== 'trained') return;
+    const m = out.report.metrics[0];
+    expect(m?.name).toBe('pairwise_accuracy');
+    const shorter = m?.baselines.find((b) => b.name === 'always_prefer_shorter')?.value ?? 1;
+    expect(shorter).toBe(0);
+    expect(m?.value).toBeGreaterThanOrEqual(0.95);
+    expect(out.report.direct.chosenBy).toBe('cross-validation');
+    expect(out.report.direct.curve.length).toBeGreaterThan(1);
+  });
+
+  it('with labels shuffled, validation accuracy stays near chance (the fit does not memorise its way to the held-out scenes)', () => {
+    const { base, encode } = smallBase(1024, 8);
+    const r = mulberry32(9);
+    const shuffled = synthetic(240, 5).map((e) => (e.kind === 'pair' && r() < 0.5 ? { ...e, chosen: e.rejected, rejected: e.chosen } : e));
+    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: shuffled, frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 3 } });
+    if (out.status !== 'trained') throw new Error(out.reason);
+    expect(out.report.metrics[0]?.value).toBeLessThan(0.75);
+  });
+
+  it('patience is a setting: with patience 1 the nonlinear path stops after one epoch without a better stopping-scene accuracy', () => {
+    const { base, encode } = smallBase(1024, 8);
+    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: synthetic(120, 4), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 30, patience: 1 } });
+    if (out.status !== 'trained') throw new Error(out.reason);
+    expect(out.report.epochs).toBeLessThanOrEqual(out.report.bestEpoch + 1);
+    expect(out.report.stoppedEarly || out.report.epochs === 30).toBe(true);
+  });
+
+  it('a fixed l2 skips cross-validation', () => {
+    const { base, encode } = smallBase(256, 8);
+    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: synthetic(60, 6), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 0, l2: 0.01 } });
+    if (out.status !== 'trained') throw new Error(out.reason);
+    expect(out.report.direct).toEqual({ lambda: 0.01, chosenBy: 'setting', curve: [] });
+  });
+});
+
+describe('the direct path as LoRA factors', () => {
+  const dims = (out: number, rank: number): { inDim: number; hidden: number; out: number; rank: number } => ({ inDim: 40, hidden: 4, out, rank });
+  const matrix = (out: number, seed: number): Float64Array => {
+    const r = mulberry32(seed);
+    return Float64Array.from({ length: out * 40 }, () => r() * 2 - 1);
+  };
+  for (const [out, rank] of [
+    [1, 8],
+    [7, 8],
+  ] as const) {
+    it(`out ${out}, rank ${rank}: s·B·A is the fitted matrix exactly, and B is the identity (factor averages are model averages)`, () => {
+      const l = loraWeights(dims(out, rank));
+      const W = matrix(out, out);
+      setDirectMatrix(l, W, 2);
+      const back = directMatrix(l, 2);
+      for (let i = 0; i < W.length; i++) expect(back[i]).toBeCloseTo(W[i] as number, 12);
+      for (let o = 0; o < out; o++) for (let i = 0; i < rank; i++) expect(l.directB[o * rank + i]).toBe(o === i ? 1 : 0);
+    });
+  }
+
+  it('out 7, rank 3: the best rank-3 approximation (its error is the sum of the dropped eigenvalues)', () => {
+    const l = loraWeights(dims(7, 3));
+    const W = matrix(7, 11);
+    setDirectMatrix(l, W, 1);
+    const back = directMatrix(l, 1);
+    let err = 0;
+    let total = 0;
+    for (let i = 0; i < W.length; i++) {
+      err += ((back[i] as number) - (W[i] as number)) ** 2;
+      total += (W[i] as number) ** 2;
+    }
+    expect(err).toBeGreaterThan(0);
+    expect(err).toBeLessThan(total * 0.75);
+  });
+});
