@@ -260,6 +260,14 @@ function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], l
   const ws = net.workspace(applied);
   const offsets = texts.features.map((f, t) => Float64Array.from(net.forward(f, texts.z0[t] as Float64Array, applied, ws)));
   lora.directB.set(savedB);
+  // A route item's prior is part of the rest of the model too: the direct path learns what it leaves.
+  const withPrior = new Set<number>();
+  for (const it of items) {
+    if (!it.offset || withPrior.has(it.a)) continue;
+    withPrior.add(it.a);
+    const o = offsets[it.a] as Float64Array;
+    for (let k = 0; k < o.length; k++) o[k] = (o[k] as number) + (it.offset[k] as number);
+  }
   const O = net.out;
   const D = base.inDim;
   const { structure, semantic } = inputBlocks(base.spec);

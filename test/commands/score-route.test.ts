@@ -131,8 +131,8 @@ describe('kourai route', () => {
       expect(res.prior.cues[0]!.agent, task).toBe(agent);
     }
     const text = await runCli(route, { task: 'is this citation real?' }, ctx);
-    expect(text.stdout).toContain('no adapter yet');
-    expect(text.stdout).toMatch(/cues in the task: citation → aletheia/);
+    expect(text.stdout).toContain('base + no adapter');
+    expect(text.stdout).toMatch(/prior: the specialists' written roles; cues in the task: citation → aletheia/);
     // The task type reaches the prior, not the head's text.
     const typed = await runCli(route, { task: 'look at the frobnicator', taskType: 'test', json: true }, ctx);
     expect((typed.json as { text: string }).text).toBe('look at the frobnicator');

@@ -30,7 +30,8 @@ describe('kourai route, end to end', { timeout: 240_000 }, () => {
     const t = kourai(['route', 'is this citation real?'], { home });
     expect(t.code).toBe(0);
     expect(t.stdout.split('\n')[1]).toMatch(/^aletheia +\d\.\d{3} /);
-    expect(t.stdout).toContain('no adapter yet');
+    expect(t.stdout).toContain('base + no adapter');
+    expect(t.stdout).toMatch(/prior: the specialists' written roles; cues in the task: citation → aletheia/);
   });
 
   it('after memoir synth and train bond, the same tasks still go to the same specialists', () => {
