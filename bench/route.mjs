@@ -14,6 +14,7 @@ import { cleanup, kourai, tempDir } from './lib.mjs';
 const dist = new URL('../dist/', import.meta.url);
 const load = (p) => import(new URL(p, dist).href);
 const TASKS = new URL('../test/fixtures/route/tasks.jsonl', import.meta.url);
+const FRESH = new URL('../test/fixtures/route/fresh.jsonl', import.meta.url);
 
 const pct = (x) => `${(x * 100).toFixed(1)}%`;
 
@@ -21,7 +22,8 @@ const pct = (x) => `${(x * 100).toFixed(1)}%`;
 function tasks() {
   const rows = readFileSync(TASKS, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   const tuning = rows.filter((r) => r.part === 'tuning');
-  return { tuning, heldOut: process.env.ROUTE_BENCH_PART === 'tuning' ? tuning : rows.filter((r) => r.part === 'held_out') };
+  const fresh = readFileSync(FRESH, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return { tuning, fresh, heldOut: process.env.ROUTE_BENCH_PART === 'tuning' ? tuning : rows.filter((r) => r.part === 'held_out') };
 }
 
 /** Multinomial logistic regression on hashed word stems and bigrams, L2, full-batch gradient descent. */
@@ -91,7 +93,12 @@ export async function run(report, { quick } = {}) {
   const { calibration, fitInverseTemperature } = await load('train/calibration.js');
   const { softmax } = await load('train/objectives.js');
   const { Scorer } = await load('train/scorer.js');
-  const { tuning, heldOut } = tasks();
+  const { tuning, heldOut, fresh } = tasks();
+  const freshLabels = fresh.map((r) => SPECIALISTS.indexOf(r.label));
+  const freshFigures = (name, probs) => {
+    const c = calibration(probs, freshLabels);
+    report(`route ${name}, fresh set: top-1 accuracy`, c.accuracy, '', `${c.n} tasks written after the prior was fixed; ECE ${c.ece.toFixed(3)}; wrong at p ≥ 0.9 ${Math.round(c.confidentWrong * c.n)} of ${c.n}`);
+  };
   const labels = heldOut.map((r) => SPECIALISTS.indexOf(r.label));
   const figures = (name, probs, note = '') => {
     const c = calibration(probs, labels);
@@ -121,6 +128,10 @@ export async function run(report, { quick } = {}) {
   console.log(`  confusion, prior alone (rows: label, columns: routed):\n${confusion(heldOut, priorProbs, SPECIALISTS)}`);
   const priorWrong = wrongs(heldOut, priorProbs, SPECIALISTS);
   if (priorWrong) console.log(`  wrong, prior alone:\n${priorWrong}`);
+  const freshPrior = fresh.map((r) => softmax(prior.score(r.text).logits));
+  freshFigures('prior alone', freshPrior);
+  const freshWrong = wrongs(fresh, freshPrior, SPECIALISTS);
+  if (freshWrong) console.log(`  wrong, prior alone, fresh set:\n${freshWrong}`);
 
   // After the sample forge: the bond adapter trained on the synthetic player's routing history.
   const sessions = quick ? ['4'] : ['4', '8'];
@@ -133,14 +144,20 @@ export async function run(report, { quick } = {}) {
       const val = heph?.metrics?.find((m) => m.kind === 'route');
       const ac = new AbortController();
       const sc = await Scorer.open({ home, env: {}, signal: ac.signal, agent: 'hephaestus', use: 'bond' });
-      const probs = [];
-      for (const r of heldOut) {
-        const res = await sc.route(r.text);
-        probs.push(SPECIALISTS.map((a) => res.distribution.find((d) => d.agent === a).p));
-      }
+      const routeAll = async (rows) => {
+        const out = [];
+        for (const r of rows) {
+          const res = await sc.route(r.text);
+          out.push(SPECIALISTS.map((a) => res.distribution.find((d) => d.agent === a).p));
+        }
+        return out;
+      };
+      const probs = await routeAll(heldOut);
+      const freshProbs = await routeAll(fresh);
       sc.close();
       const valNote = val ? `train bond's own validation: ${pct(val.value)} on ${val.n} sample-forge descriptions (${val.baselines.map((b) => `${b.name} ${pct(b.value)}`).join(', ')})` : '';
       figures(`after memoir synth --sessions ${n} + train bond`, probs, valNote);
+      freshFigures(`after memoir synth --sessions ${n} + train bond`, freshProbs);
       if (n === sessions[0]) {
         console.log(`  confusion, after training (rows: label, columns: routed):\n${confusion(heldOut, probs, SPECIALISTS)}`);
         const w = wrongs(heldOut, probs, SPECIALISTS);
