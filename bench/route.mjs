@@ -14,15 +14,21 @@ import { cleanup, kourai, tempDir } from './lib.mjs';
 const dist = new URL('../dist/', import.meta.url);
 const load = (p) => import(new URL(p, dist).href);
 const TASKS = new URL('../test/fixtures/route/tasks.jsonl', import.meta.url);
-const FRESH = new URL('../test/fixtures/route/fresh.jsonl', import.meta.url);
+const FRESH_1 = new URL('../test/fixtures/route/fresh.jsonl', import.meta.url);
+const FRESH = new URL('../test/fixtures/route/fresh2.jsonl', import.meta.url);
 
 const pct = (x) => `${(x * 100).toFixed(1)}%`;
 
-/** The two parts; ROUTE_BENCH_PART=tuning measures on the tuning part instead (while tuning: the held-out part stays unseen). */
+/**
+ * The tuning part (with fresh.jsonl, tuned on since the cues' second version), the held-out part,
+ * and the fresh set (fresh2.jsonl). ROUTE_BENCH_PART=tuning measures on the tuning part instead
+ * (while tuning: the held-out part stays unseen).
+ */
 function tasks() {
-  const rows = readFileSync(TASKS, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  const tuning = rows.filter((r) => r.part === 'tuning');
-  const fresh = readFileSync(FRESH, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const read = (url) => readFileSync(url, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const rows = read(TASKS);
+  const tuning = [...rows.filter((r) => r.part === 'tuning'), ...read(FRESH_1)];
+  const fresh = read(FRESH);
   return { tuning, fresh, heldOut: process.env.ROUTE_BENCH_PART === 'tuning' ? tuning : rows.filter((r) => r.part === 'held_out') };
 }
 
@@ -97,7 +103,7 @@ export async function run(report, { quick } = {}) {
   const freshLabels = fresh.map((r) => SPECIALISTS.indexOf(r.label));
   const freshFigures = (name, probs) => {
     const c = calibration(probs, freshLabels);
-    report(`route ${name}, fresh set: top-1 accuracy`, c.accuracy, '', `${c.n} tasks written after the prior was fixed; ECE ${c.ece.toFixed(3)}; wrong at p ≥ 0.9 ${Math.round(c.confidentWrong * c.n)} of ${c.n}`);
+    report(`route ${name}, fresh set: top-1 accuracy`, c.accuracy, '', `${c.n} tasks written after the prior was fixed (fresh2.jsonl); ECE ${c.ece.toFixed(3)}; wrong at p ≥ 0.9 ${Math.round(c.confidentWrong * c.n)} of ${c.n}`);
   };
   const labels = heldOut.map((r) => SPECIALISTS.indexOf(r.label));
   const figures = (name, probs, note = '') => {

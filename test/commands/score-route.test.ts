@@ -11,10 +11,11 @@ const score = () => import('../../src/commands/score.js');
 const route = () => import('../../src/commands/route.js');
 
 let template: string;
+// Training three adapters in-process (the direct path's λ by cross-validation) takes a while on a busy machine.
 beforeAll(() => {
   template = tempDir('kourai-score-home-');
   trainedHome(template);
-});
+}, 180_000);
 afterAll(() => removeDir(template));
 
 function home(stdinText?: string): TestCtx {
