@@ -12,7 +12,7 @@ import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
  * is one letter off a cue word (a typo: "implment", "funtion") is read as that word. β is the
  * inverse temperature of least log-loss (calibration.ts) on the tuning tasks in
  * test/fixtures/route/ (never the held-out part); with no cue at all the task goes, weakly, to Techne, as the
- * most common kind of work. Building the index takes well under a millisecond, so `kourai route`
+ * most common kind of work. Building the index takes a few milliseconds of CPU, so `kourai route`
  * builds it per call.
  */
 export const PRIOR_BETA = 2.1;
