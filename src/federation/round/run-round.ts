@@ -128,6 +128,15 @@ export function nothingToSend(plan: { round: number; mechanism?: { source: 'forg
   return new KouraiError(`nothing sent: every agent stays silent: ${list}`, { exitCode: ExitCode.failure, code: 'nothing_to_send', hint: 'kourai federate round --dry-run shows why each agent is silent' });
 }
 
+/** The council sampled other forges for this round (cohorts): this forge waits for the next one. */
+export function notInCohort(round: number, size: number, nextCheck: string): KouraiError {
+  return new KouraiError(`nothing sent: the council did not sample this forge for round ${round} (a cohort of ${size}); no budget was spent`, {
+    exitCode: ExitCode.conflict,
+    code: 'not_in_cohort',
+    hint: `run kourai federate round again after ${nextCheck} (or once round ${round} has closed)`,
+  });
+}
+
 function sub(a: readonly NamedTensor[], b: readonly NamedTensor[]): NamedTensor[] {
   const byName = new Map(b.map((t) => [t.name, t]));
   return a.map((t) => {
@@ -184,6 +193,8 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   }
   const resuming = unfinished !== null;
   if (unfinished && unfinished.round !== status.round) status = await call(`asking the council for round ${unfinished.round}`, () => t.round(unfinished.round));
+  // Not sampled into this round's cohort: nothing is trained, released, spent or sent.
+  if (!resuming && status.cohort && !status.cohort.you) throw notInCohort(status.round, status.cohort.size, status.cohort.next_check);
   const n = status.round;
   const key = roundKey(m.council_key, n);
   const trustBefore = await call('asking the council for this forge’s trust', () => t.trust());
@@ -420,7 +431,7 @@ async function probes(d: RoundDeps, agent: FederatingAgent, before: readonly Nam
 /** The scene's summary of a validation: accuracies by lean, and what is applied now. */
 function validationSummary(v: CouncilValidation): NonNullable<CouncilEventDetails['came_back'][number]['validation']> {
   const acc = (lean: number): number => v.choice.overall.scores.find((x) => x.lean === lean)?.accuracy ?? 0;
-  return { scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
+  return { bond_version: v.bond_version, scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
 }
 
 /** Records the forge's own exile once (a Stoa Falls council_event), the first time a run learns of it. */

@@ -145,7 +145,8 @@ class Preparer {
         scene_id: input.scene_id,
         agent: input.agent,
         source: input.source,
-        context: input.context,
+        // the context as given (zod checked it): its keys in their order, and what JSON.parse lost
+        context: (value as { context?: MemoirEntry['context'] }).context ?? null,
         narrative_beat: input.narrative_beat,
         agent_proposed: input.agent_proposed,
         player_response: input.player_response,
