@@ -247,9 +247,9 @@ export function buildCli(
     memoir
       .command('export')
       .description('write the preference pairs for training elsewhere, one file per agent (shareable pairs only unless --include-private)')
-      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL').choices(['trl-dpo']))
+      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL of strings; trl-dpo-chat: the same as messages with roles, for instruct models').choices(['trl-dpo', 'trl-dpo-chat']))
       .option('--agent <agent>', 'only this agent (repeatable; default: every agent with pairs)', collect, [])
-      .option('--out <dir>', 'directory for the files (default ./trl-dpo)')
+      .option('--out <dir>', 'directory for the files (default ./trl-dpo or ./trl-dpo-chat)')
       .option('--include-private', 'also private entries and the player’s own words: revisions, task descriptions (warns on stderr)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/export.js')));
@@ -367,13 +367,14 @@ export function buildCli(
   federate
     .command('simulate')
     .description('simulate a federation with the real trainer, privacy and council: Byzantine robustness, personalization, split, privacy/utility')
-    .option('--forges <n>', 'forges in the federation (default 11)')
+    .option('--forges <n>', 'forges in the federation (default 11; at most 1000)')
+    .option('--cohort <k>', 'forges sampled per round (default: all of them; Poisson at rate k/forges in cells with noise)')
     .option('--byzantine <f>', 'how many of them attack (default 2; with --forges alone: 20%, rounded down)')
     .option('--rounds <n>', 'federation rounds per run (default 4)')
     .option('--agents <list>', 'agents to federate and measure, comma-separated (default techne)')
     .option('--sessions <n>', 'sample-forge sessions per forge (default 4)')
     .option('--turns <n>', 'pipeline turns per session (default 12)')
-    .option('--strategies <list>', 'aggregation strategies to compare (default fedavg,multikrum+lora-fair,bulyan+lora-fair)')
+    .option('--strategies <list>', 'aggregation strategies to compare (default fedavg-naive,fedavg,multikrum+lora-fair,bulyan+lora-fair)')
     .option('--attacks <list>', 'attacks to compare (default: none and all six)')
     .option('--epsilon <e>', 'ε of the Byzantine grid and the split comparison (default inf: clipping, no noise)')
     .option('--epsilons <list>', 'ε values of the privacy/utility sweep (default 0.5,1,4,8,inf)')
@@ -382,6 +383,8 @@ export function buildCli(
     .option('--local-epochs <n>', 'council training epochs per round (default 3)')
     .option('--clip-norm <s>', 'S: every release is clipped to this L2 norm (default 1)')
     .option('--held-out <n>', 'held-out evaluation pairs per preference (default 200)')
+    .option('--personal-sample <n>', 'honest forges whose personal quality is measured, at most (default 24)')
+    .option('--threads <n>', 'worker threads for the trainings (default: the cores; 0: train on the main thread)')
     .option('--out <dir>', 'write report.html (self-contained) and results.json here')
     .option('--http', 'run every council as a real `kourai council serve` process on 127.0.0.1 (fidelity check)')
     .option('--fresh', 'ignore finished cells of an earlier run of the same experiment')
@@ -565,7 +568,7 @@ export function buildCli(
     .action(act(() => import('./commands/adapters/diff.js'), ['agent']));
   adapters
     .command('export')
-    .description('copy a version to a directory PEFT loads (adapter_model.safetensors + adapter_config.json)')
+    .description('copy a version to a directory in PEFT’s file layout (adapter_model.safetensors + adapter_config.json)')
     .argument('<agent>', 'the agent')
     .addOption(kindOpt())
     .option('--version <n>', 'the version (default: current)')

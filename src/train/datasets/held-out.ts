@@ -40,6 +40,8 @@ export type RuleName = 'prefer_shorter' | 'prefer_longer' | 'prefer_proposal' | 
 
 /** The examples and pair cases of memoir lines, for one agent (descriptions of each scene as prompts). */
 export function examplesFromLines(lines: readonly string[], agent: Agent): { examples: Example[]; cases: Map<string, PairCase> } {
+  // Read as the upstream Python model reads them (the converters' lines are checked against it
+  // byte for byte in the tests); entry ids are derived from the line, as for any Python line.
   const entries = lines.map((l) => {
     const e = JSON.parse(l) as MemoirEntry;
     return { ...e, entry_id: `py_${createHash('sha256').update(l).digest('hex').slice(0, 24)}` } as MemoirEntry;
