@@ -11,7 +11,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
 const only = onlyArg ? new Set(onlyArg.split(',')) : undefined;
-const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train', 'learn-real', 'instructions', 'council-scale'];
+const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train', 'learn-real', 'route', 'instructions', 'council-scale'];
 // run only when named in --only
 const optIn = new Set(['instructions', 'council-scale']);
 const unknown = [...(only ?? [])].filter((s) => !suites.includes(s));

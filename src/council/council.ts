@@ -10,7 +10,7 @@ import { aggregateClosedRound, computeAgentAggregate, type AgentAggregator } fro
 import { authenticate } from './auth.js';
 import type { CouncilConfig } from './config.js';
 import { CouncilHttpError } from './http-error.js';
-import { digestOf, ingest } from './ingest.js';
+import { checkReleaseBinding, digestOf, ingest } from './ingest.js';
 import { parseOutcome } from './outcome.js';
 import { configuredLayouts, describeLayout } from './layouts.js';
 import { parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
@@ -236,10 +236,18 @@ export class Council {
   }
 
   /** Accepts one agent's update, or refuses it precisely. A replay of an accepted body gets the same receipt. */
-  async submit(forge: ForgeRow, round: number, agent: string, body: Submission): Promise<{ created: boolean; receipt: Receipt }> {
+  async submit(forge: ForgeRow, round: number, agent: string, body: Submission, opts: { councilUrl?: string | null } = {}): Promise<{ created: boolean; receipt: Receipt }> {
+    checkReleaseBinding(body.round_key, { round, forge, ...(opts.councilUrl !== undefined ? { councilUrl: opts.councilUrl } : {}) });
     const digest = digestOf(body);
     const existing = await this.storage.submission(round, forge.id, agent);
-    if (existing) return this.replay(existing.digest, digest, existing.receiptJson, round, agent);
+    if (existing) return this.replay(existing.digest, digest, existing.receiptJson, round, agent, body.round_key);
+    // The same bytes as another forge's release are a replay of it, not an update of this forge's own
+    // (as a release or stripped to a plain body). Two plain bodies alike are left to the aggregation
+    // rule: colluding forges that send one vector (the simulator's attackers) are its to withstand.
+    const alike = (await this.storage.submissionsFor(round, agent)).filter((s) => s.digest === digest && s.forgeId !== forge.id);
+    if (alike.some((s) => body.round_key !== undefined || (JSON.parse(s.receiptJson) as { round_key?: unknown }).round_key !== undefined)) {
+      throw new CouncilHttpError('replayed_release', `another forge already sent exactly these bytes for ${agent} in round ${round}: an update is accepted from the forge that drew it, once`);
+    }
     if (!isAgent(agent)) throw new CouncilHttpError('unknown_agent', `unknown agent "${agent}"; the council aggregates ${FEDERATING_AGENTS.join(', ')}`, { agents: [...FEDERATING_AGENTS] });
     if (isBondOnly(agent)) throw new CouncilHttpError('bond_only_agent', `${agent} is bond-only: Cupid and Puck have no council adapter, nothing of theirs leaves a forge`);
     const fresh = (await this.storage.forgeById(forge.id)) ?? forge;
@@ -253,7 +261,7 @@ export class Council {
       if (!layout) throw new CouncilHttpError('agent_not_configured', `this council has no adapter layout for ${agent}, so it accepts no ${agent} updates (the round status lists the agents it accepts)`, { agent });
       const ing = ingest(body, { agent, acceptedFingerprints: this.config.base_fingerprints, layout, policy });
       const acceptedAt = this.now().toISOString();
-      const receipt: Receipt = { round, forge: forge.name, agent, digest, accepted_at: acceptedAt, coords: ing.layout.size, norm: ing.norm, norm_bound: ing.normBound };
+      const receipt: Receipt = { round, forge: forge.name, agent, digest, accepted_at: acceptedAt, coords: ing.layout.size, norm: ing.norm, norm_bound: ing.normBound, ...(body.round_key !== undefined ? { round_key: body.round_key } : {}) };
       try {
         const res = await this.storage.insertSubmission({
           round,
@@ -271,7 +279,7 @@ export class Council {
           chunks: ing.chunks,
           layout: ing.layout,
         });
-        if (!res.inserted) return this.replay(res.row.digest, digest, res.row.receiptJson, round, agent);
+        if (!res.inserted) return this.replay(res.row.digest, digest, res.row.receiptJson, round, agent, body.round_key);
         this.log(`council: round ${round}: accepted ${forge.name}/${agent} (${ing.layout.size} coords, norm ${ing.norm.toPrecision(4)} ≤ ${ing.normBound.toPrecision(4)})`);
         return { created: true, receipt };
       } catch (err) {
@@ -282,8 +290,12 @@ export class Council {
     }
   }
 
-  private replay(stored: string, presented: string, receiptJson: string, round: number, agent: string): { created: boolean; receipt: Receipt } {
-    if (stored === presented) return { created: false, receipt: JSON.parse(receiptJson) as Receipt };
+  private replay(stored: string, presented: string, receiptJson: string, round: number, agent: string, roundKey: string | undefined): { created: boolean; receipt: Receipt } {
+    const receipt = JSON.parse(receiptJson) as Receipt;
+    if (stored === presented && (roundKey === undefined || receipt.round_key === undefined || receipt.round_key === roundKey)) return { created: false, receipt };
+    if (stored === presented) {
+      throw new CouncilHttpError('duplicate_submission', `the update for ${agent} in round ${round} was accepted with round key ${receipt.round_key ?? '(none)'}; the same bytes under round key ${roundKey ?? '(none)'} are not a replay of it`, { accepted_round_key: receipt.round_key ?? null, round_key: roundKey ?? null });
+    }
     throw new CouncilHttpError('duplicate_submission', `an update for ${agent} in round ${round} was already accepted from this forge, with different content (digest ${stored.slice(0, 12)}…); one update per agent and round`, { accepted_digest: stored, digest: presented });
   }
 

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
+import { COUNCIL_URL_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
 import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';
@@ -30,8 +30,10 @@ import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
  *   (or one of another protocol) is never read, buffered or parsed;
  * - an upload must declare its size (Content-Length, at most `payload_limit`) and takes one of
  *   `max_in_flight` slots (more: 503 busy) and one of its forge's `max_uploads_per_forge` (more:
- *   429), so one forge cannot hold every slot;
- * - its body must arrive within `upload_grace` + size / `upload_rate` (408, connection closed);
+ *   429); a forge that already has an upload in progress cannot take the last quarter of the
+ *   slots (429), so a few forges' stalled uploads never hold them all;
+ * - its body must keep arriving: after `upload_grace` at `upload_rate` on average, and in full
+ *   within `upload_grace` + size / `upload_rate` (408, connection closed);
  * - aggregation runs in a worker thread, so the event loop keeps answering during a round.
  * Request memory stays below about max_in_flight × payload_limit × 3 (the JSON text, the decoded
  * bytes, the float32 copy). Accepted updates go to SQLite at once.
@@ -155,6 +157,7 @@ export function buildApp(
 
   let inFlight = 0;
   const perForge = new Map<number, number>();
+  const consumed = new WeakMap<Socket, number>();
   const forgeOf = (req: FastifyRequest): ForgeRow => req.forge as ForgeRow;
   const roundParam = (raw: unknown, min = 1): number => {
     const s = String(raw);
@@ -195,19 +198,44 @@ export function buildApp(
         if (mine >= config.max_uploads_per_forge) {
           return refuse(new CouncilHttpError('too_many_uploads', `forge "${forge.name}" already has ${mine} uploads in progress (at most ${config.max_uploads_per_forge} at once); retry when one has finished`), { 'retry-after': '1' });
         }
+        // The last quarter of the slots is kept for forges with no upload in progress: a few
+        // forges' stalled uploads can never hold them all.
+        const reserved = Math.max(1, Math.floor(config.max_in_flight / 4));
+        if (mine > 0 && inFlight >= config.max_in_flight - reserved) {
+          return refuse(new CouncilHttpError('too_many_uploads', `forge "${forge.name}" already has ${mine} upload${mine === 1 ? '' : 's'} in progress and the council keeps its last ${reserved} slot${reserved === 1 ? '' : 's'} for forges with none; retry when one has finished`), { 'retry-after': '1' });
+        }
         if (inFlight >= config.max_in_flight) return refuse(new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`), { 'retry-after': '1' });
         inFlight++;
         perForge.set(forge.id, mine + 1);
-        const seconds = config.upload_grace + length / config.upload_rate;
-        const timer = clock.setTimer(seconds * 1000, () => {
+        // The deadline follows the bytes that arrive, not the size declared: after upload_grace the
+        // body must keep coming at upload_rate (a stalled upload is cut at the grace), and the whole
+        // declared size must arrive within upload_grace + length / upload_rate.
+        const socket = req.raw.socket;
+        // Bytes read on this connection before this request (keep-alive); its own headers count as arrived.
+        const from = consumed.get(socket) ?? 0;
+        const started = clock.now().getTime();
+        const longest = (config.upload_grace + length / config.upload_rate) * 1000;
+        let timer = { cancel: () => undefined as void };
+        const check = (): void => {
           if (req.bodyRead) return;
-          const e = new CouncilHttpError('request_timeout', `the ${length}-byte body did not arrive within ${Number(seconds.toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`);
-          log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared)`);
-          const socket = req.raw.socket;
+          const got = Math.max(0, socket.bytesRead - from);
+          const elapsed = clock.now().getTime() - started;
+          const earned = Math.min(longest, (config.upload_grace + got / config.upload_rate) * 1000);
+          if (elapsed < earned) {
+            timer = clock.setTimer(earned - elapsed, check);
+            return;
+          }
+          const e =
+            elapsed >= longest
+              ? new CouncilHttpError('request_timeout', `the ${length}-byte body did not arrive within ${Number((longest / 1000).toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`)
+              : new CouncilHttpError('request_timeout', `the ${length}-byte body stopped arriving: ${got} bytes in ${Number((elapsed / 1000).toPrecision(6))} s (the council waits ${config.upload_grace} s, then needs ${config.upload_rate} B/s); upload again`);
+          log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared, ${got} arrived)`);
           if (!reply.raw.headersSent && socket.writable) socket.end(errorReplyText(e));
           socket.destroy();
-        });
+        };
+        timer = clock.setTimer(config.upload_grace * 1000, check);
         reply.raw.once('close', () => {
+          consumed.set(socket, socket.bytesRead);
           timer.cancel();
           inFlight--;
           const n = (perForge.get(forge.id) ?? 1) - 1;
@@ -224,7 +252,8 @@ export function buildApp(
     async (req, reply) => {
       const round = roundParam(req.params.round);
       const body = Buffer.isBuffer(req.body) ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent) : submissionFromBody(req.body, req.params.agent);
-      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body);
+      const url = req.headers[COUNCIL_URL_HEADER];
+      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body, { councilUrl: typeof url === 'string' ? url : null });
       void reply.status(created ? 201 : 200);
       return receipt;
     },

@@ -72,10 +72,11 @@ for (const backend of BACKENDS) {
         // An operator who allows clips up to the float32 limit: each update is within policy, their running sum is not.
         c = await startTestCouncil({ strategy: 'fedavg', min_forges: 3, clip_norm: { min: 0, max: 3.4e38 } });
         const tokens = await Promise.all(['athens', 'sparta', 'thebes'].map((n) => c!.token(n)));
-        const big = (): ReturnType<typeof update> => SPECS.map((s, i) => ({ name: s.name, shape: s.shape, data: Float32Array.from({ length: s.shape[0]! * s.shape[1]! }, (_, k) => (i === 0 && k === 0 ? 1e38 : 0)) }));
+        // Each forge's own bytes (the council refuses one forge's exact bytes from another): a small mark in coordinate 1.
+        const big = (forge: number): ReturnType<typeof update> => SPECS.map((s, i) => ({ name: s.name, shape: s.shape, data: Float32Array.from({ length: s.shape[0]! * s.shape[1]! }, (_, k) => (i === 0 && k === 0 ? 1e38 : i === 0 && k === 1 ? forge : 0)) }));
         for (let round = 1; round <= 4; round++) {
-          for (const t of tokens) {
-            const r = await call(c.url, 'PUT', `/v1/rounds/${round}/updates/metis`, t, body(big(), { privacy: { clip_norm: 3.4e38, noise_multiplier: 0 } }));
+          for (const [n, t] of tokens.entries()) {
+            const r = await call(c.url, 'PUT', `/v1/rounds/${round}/updates/metis`, t, body(big(n), { privacy: { clip_norm: 3.4e38, noise_multiplier: 0 } }));
             expect(r.status, JSON.stringify(r.json)).toBe(201);
             await call(c.url, 'POST', `/v1/rounds/${round}/seal`, t, {});
           }
@@ -155,7 +156,7 @@ for (const backend of BACKENDS) {
         }
       });
 
-      it('a stalled body is cut off at a deadline proportional to its size (virtual clock), freeing its slot', async () => {
+      it('a stalled body is cut off once it stops arriving (virtual clock), freeing its slot', async () => {
         const clock = new VirtualClock(Date.UTC(2026, 0, 1));
         c = await startTestCouncil({ max_in_flight: 1, upload_grace: 10, upload_rate: 1000 }, undefined, clock);
         const t = await c.token('athens');
@@ -163,10 +164,10 @@ for (const backend of BACKENDS) {
         // The slot is held: wait until the server has the upload (no sleeping).
         while (c.server.uploadsInFlight() === 0) await new Promise((r) => setImmediate(r));
         expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', await c.token('sparta'), body(update(1))), 503, 'busy');
-        clock.advance(10_000 + 5_000 - 1); // grace + 5000 bytes at 1000 B/s, less a millisecond
+        clock.advance(10_000 - 1); // the grace, less a millisecond: the few bytes that came buy a little more
         expect(c.server.uploadsInFlight()).toBe(1);
-        clock.advance(1);
-        expect(await s.response).toMatch(/^HTTP\/1\.1 408[\s\S]*"code":"request_timeout"[\s\S]*5000-byte body did not arrive within 15 s/);
+        clock.advance(1000); // far less than the 5 s its declared 5000 bytes at 1000 B/s would have bought
+        expect(await s.response).toMatch(/^HTTP\/1\.1 408[\s\S]*"code":"request_timeout"[\s\S]*5000-byte body stopped arriving/);
         expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', t, body(update(1)))).status).toBe(201);
       });
 

@@ -25,7 +25,8 @@ export const ROUTE_TASKS: [string, Extract<Example, { kind: 'route' }>['label']]
 
 export function trainedHome(home: string): void {
   const base = new BaseModel(builtinBaseSpec());
-  const encode = inputEncoder(base.spec);
+  const enc = inputEncoder(base.spec);
+  const encode = (t: string) => enc(t, null);
   const v = vocabularies();
   const db = openStateDb(home);
   const store = new AdapterStore(home, db, { spec: base.spec, fingerprint: BUILTIN_FINGERPRINT });

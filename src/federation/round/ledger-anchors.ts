@@ -29,7 +29,13 @@ export function councilAnchors(councilKey: string, rounds: readonly (RoundStatus
   for (const round of rounds) {
     if (!round) continue;
     const key = roundKey(councilKey, round.round);
-    for (const agent of round.you.submitted) council.push({ round: key, agent, where: `the council (round ${round.round} status)` });
+    for (const agent of round.you.submitted) {
+      // The round key of the release the council holds, when it says: a release accepted into another
+      // round than it was drawn for is anchored to the round it was drawn for (the ledger's).
+      const held = round.you.round_keys?.[agent];
+      if (held !== undefined && parseRoundKey(held)?.councilKey !== councilKey) continue; // not a release this forge drew
+      council.push({ round: held ?? key, agent, where: `the council (round ${round.round} status)` });
+    }
     const a = round.privacy_policy.accepted;
     policies.push({ round: key, noiseMultiplier: a.noise_multiplier, clipNorm: a.clip_norm, where: `the council's round ${round.round} policy` });
   }

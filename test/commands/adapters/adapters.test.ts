@@ -64,7 +64,7 @@ describe('kourai adapters', () => {
     const s = r.json as { version: number; tensors: { name: string; shape: number[]; l2: number }[]; target_modules: string[] };
     expect(s.version).toBe(2);
     expect(s.target_modules).toEqual(['encoder.dense', 'head.score', 'direct.score']);
-    expect(s.tensors.map((t) => t.name)).toEqual(['base_model.model.encoder.dense.lora_A.weight', 'base_model.model.encoder.dense.lora_B.weight', 'base_model.model.head.score.lora_A.weight', 'base_model.model.head.score.lora_B.weight']);
+    expect(s.tensors.map((t) => t.name)).toEqual(['base_model.model.encoder.dense.lora_A.weight', 'base_model.model.encoder.dense.lora_B.weight', 'base_model.model.head.score.lora_A.weight', 'base_model.model.head.score.lora_B.weight', 'base_model.model.direct.score.lora_A.weight', 'base_model.model.direct.score.lora_B.weight']);
     expect(s.tensors[1]!.l2).toBeGreaterThan(0);
     const v1 = await runCli(show, { agent: 'techne', version: '1' }, ctx);
     expect(v1.stdout).toContain('techne bond adapter v1');
