@@ -91,7 +91,7 @@ const SPECIAL: { match: string; docs?: true; exit?: number; stderr?: RegExp; ser
     match: 'kourai federate join --server https://council.example.org',
     docs: true,
     exit: 9,
-    stderr: /^kourai: council: cannot reach https:\/\/council\.example\.org/,
+    stderr: /^kourai: council: cannot reach https:\/\/council\.example\.org/m,
     why: 'council.example.org is the pages’ placeholder; the README tour joins a real council',
   },
 ];
