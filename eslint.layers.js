@@ -1,6 +1,6 @@
 // The layers of the tree (HOUSE_STYLE.md, "The floors"), enforced with no-restricted-imports and
-// no-restricted-syntax. Imported by eslint.config.js, and by test/lint/layers.test.ts, which
-// checks on sample code that each rule fires.
+// no-restricted-syntax (which also refuses the same paths in import() expressions). Imported by
+// eslint.config.js, and by test/lint/layers.test.ts, which checks on sample code that each rule fires.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -82,6 +82,20 @@ const SQL = [
   { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/ or src/memoir-index/, not here.' },
 ];
 
+/**
+ * no-restricted-imports sees static imports only; the same patterns and packages, refused in
+ * `import('...')` expressions too (a dynamic import is a runtime load, so type-only allowances do not apply).
+ */
+function dynamicImports(patterns, files) {
+  const slash = (re) => re.replace(/\//g, '\\/');
+  return [
+    ...patterns.map((p) => ({ selector: `ImportExpression[source.value=/${slash(p.regex)}/]`, message: p.message })),
+    ...packagePaths(files)
+      .filter((p) => !p.importNames)
+      .map((p) => ({ selector: `ImportExpression[source.value='${p.name}']`, message: p.message })),
+  ];
+}
+
 /** One config block per unit of the tree (a directory, a command group, a file at the top of src/). */
 function layerBlock(files, name, atRoot, extraPatterns = []) {
   const lvl = level.get(name);
@@ -98,7 +112,7 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
     files,
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', { paths: packagePaths(files), patterns }],
-      'no-restricted-syntax': ['error', ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
+      'no-restricted-syntax': ['error', ...dynamicImports(patterns, files), ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
     },
   };
 }
