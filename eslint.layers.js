@@ -1,6 +1,6 @@
 // The layers of the tree (HOUSE_STYLE.md, "The floors"), enforced with no-restricted-imports and
-// no-restricted-syntax (which also refuses the same paths in import() expressions). Imported by
-// eslint.config.js, and by test/lint/layers.test.ts, which checks on sample code that each rule fires.
+// no-restricted-syntax. Imported by eslint.config.js, and by test/lint/layers.test.ts, which
+// checks on sample code that each rule fires.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -82,20 +82,6 @@ const SQL = [
   { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/ or src/memoir-index/, not here.' },
 ];
 
-/**
- * no-restricted-imports sees static imports only; the same patterns and packages, refused in
- * `import('...')` expressions too (a dynamic import is a runtime load, so type-only allowances do not apply).
- */
-function dynamicImports(patterns, files) {
-  const slash = (re) => re.replace(/\//g, '\\/');
-  return [
-    ...patterns.map((p) => ({ selector: `ImportExpression[source.value=/${slash(p.regex)}/]`, message: p.message })),
-    ...packagePaths(files)
-      .filter((p) => !p.importNames)
-      .map((p) => ({ selector: `ImportExpression[source.value='${p.name}']`, message: p.message })),
-  ];
-}
-
 /** One config block per unit of the tree (a directory, a command group, a file at the top of src/). */
 function layerBlock(files, name, atRoot, extraPatterns = []) {
   const lvl = level.get(name);
@@ -108,13 +94,27 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
   ];
   const sqlHome = matches(SQL_HOMES, files);
   const writeHome = name === 'output' || name === 'main.ts';
+  const paths = packagePaths(files);
   return {
     files,
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: packagePaths(files), patterns }],
-      'no-restricted-syntax': ['error', ...dynamicImports(patterns, files), ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }],
+      'no-restricted-syntax': ['error', ...dynamicImports(paths, patterns), ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
     },
   };
+}
+
+/**
+ * The same rules for `import()` expressions, which no-restricted-imports does not see. A type-only
+ * allowance does not apply (an `import()` loads the module), nor does a rule on named imports
+ * (which names a dynamic import takes is not in the expression).
+ */
+function dynamicImports(paths, patterns) {
+  const re = (source) => source.replace(/\//g, '\\/');
+  return [
+    ...patterns.map((p) => ({ selector: `ImportExpression[source.value=/${re(p.regex)}/]`, message: p.message })),
+    ...paths.filter((p) => !p.importNames).map((p) => ({ selector: `ImportExpression[source.value='${p.name}']`, message: p.message })),
+  ];
 }
 
 /** Modules at the top of src/commands that every group may import: the shared base, no group's helpers. */

@@ -1,8 +1,8 @@
 /**
- * A council in the same process as the forge: a transport that lets a test drive forges
- * through real rounds without HTTP. It calls the same Council methods the HTTP routes
- * call, with the same bodies (a release becomes the same Submission), and turns the council's
- * refusals into the same CouncilRequestError the HTTP client throws.
+ * A council in the same process as the forge, for tests: a round driven without HTTP. It calls
+ * the same Council methods the HTTP routes call, with the same bodies (a release becomes the same
+ * Submission), and turns the council's refusals into the same CouncilRequestError the HTTP client
+ * throws.
  */
 import { PROTOCOL_VERSION, submissionFromRelease } from '../../src/protocol/wire.js';
 import { CouncilRequestError, decodeAdapter } from '../../src/federation/council-client.js';
