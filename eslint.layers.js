@@ -112,7 +112,7 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
 function dynamicImports(paths, patterns) {
   const re = (source) => source.replace(/\//g, '\\/');
   return [
-    ...patterns.filter((p) => !p.allowTypeImports).map((p) => ({ selector: `ImportExpression[source.value=/${re(p.regex)}/]`, message: p.message })),
+    ...patterns.map((p) => ({ selector: `ImportExpression[source.value=/${re(p.regex)}/]`, message: p.message })),
     ...paths.filter((p) => !p.importNames).map((p) => ({ selector: `ImportExpression[source.value='${p.name}']`, message: p.message })),
   ];
 }

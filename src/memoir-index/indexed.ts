@@ -36,6 +36,8 @@ export interface IndexFeedback {
   integrity?(update: FileUpdate): void;
   /** Some lines of these memoirs are not valid entries and are skipped. */
   skipped?(invalidLines: number, memoirs: number): void;
+  /** A memoir ends in a torn final fragment (bytes after its last newline), which is not read. */
+  torn?(path: string, bytes: number): void;
 }
 
 /**
@@ -94,6 +96,7 @@ export async function openIndexed(
     for (const u of updates) if (u.integrity) feedback.integrity?.(u);
     const invalidLines = new MemoirQueries(index).invalidLines(fileIds);
     if (invalidLines > 0) feedback.skipped?.(invalidLines, fileIds.length);
+    for (const u of updates) if (u.tornTailBytes > 0) feedback.torn?.(u.path, u.tornTailBytes);
     return { index, paths, updates, fileIds, invalidLines };
   } catch (err) {
     index.close();

@@ -8,7 +8,7 @@ import { progress, type Progress } from './progress.js';
  * What the operator sees on stderr while a command brings the memoir index up to date: a
  * progress bar (not with `quiet`: --json runs and screens), a warning per file that changed
  * other than by an append, and how many lines were skipped because they are not valid entries
- * (always: a reader must never mistake "0 entries" for an empty memoir).
+ * and a torn final fragment (always: a reader must never mistake "0 entries" for an empty memoir).
  */
 export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>, quiet: boolean): IndexFeedback {
   let bar: Progress | undefined;
@@ -31,6 +31,10 @@ export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>,
     },
     integrity(u) {
       if (!quiet) warn(ctx, `${u.path}: ${u.integrity ?? 'changed'}; the index was rebuilt for it (see \`kourai memoir verify\`)`);
+    },
+    torn(path, bytes) {
+      // The wording and the fix of `memoir verify`'s torn_tail.
+      warn(ctx, `${path}: torn final fragment of ${count(bytes, 'byte')} (a write that never finished) was not read  (fix: kourai memoir repair --memoir ${path})`);
     },
     skipped(invalid, memoirs) {
       warn(ctx, `${count(invalid, 'line')} of ${count(memoirs, 'memoir')} ${invalid === 1 ? 'is' : 'are'} not a valid entry and ${invalid === 1 ? 'was' : 'were'} skipped; see \`kourai memoir verify\``);

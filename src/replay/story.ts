@@ -113,7 +113,7 @@ export interface SceneWindow {
 
 /**
  * Navigation over a story without loading it: every method fetches what it needs. Implemented
- * over the SQLite index (StoryCursor, keyset pages) and in memory (MemoryStory, for tests).
+ * over the SQLite index (StoryCursor, keyset pages) and in memory (MemoryStory, in test/replay, the tests' reference).
  * All methods are synchronous and read-only.
  */
 export interface StoryNav {

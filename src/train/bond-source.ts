@@ -5,7 +5,8 @@ import { resolveMemoirs } from '../memoir/file/discover.js';
 import { openIndex } from '../memoir-index/memoir-index.js';
 import { bondView } from './examples/views.js';
 import type { BondData } from './train-bond.js';
-import { limitPageCache } from '../memoir-index/indexed.js';
+import { limitPageCache, type IndexFeedback } from '../memoir-index/indexed.js';
+import { MemoirQueries } from '../memoir-index/memoir-queries.js';
 
 /**
  * The bond data of a forge: the memoirs (`--memoir` or every memoir under the home), the index
@@ -22,7 +23,17 @@ export interface BondSource {
   close(): void;
 }
 
-export function openBondSource(o: { home: string; cwd: string; memoirs: readonly string[]; now: () => Date; signal: AbortSignal; bound?: number; onIndexProgress?: (bytes: number, total: number) => void }): BondSource {
+/** `feedback`: told of lines that are not valid entries and of torn final fragments (both skipped). */
+export function openBondSource(o: {
+  home: string;
+  cwd: string;
+  memoirs: readonly string[];
+  now: () => Date;
+  signal: AbortSignal;
+  bound?: number;
+  onIndexProgress?: (bytes: number, total: number) => void;
+  feedback?: Pick<IndexFeedback, 'skipped' | 'torn'>;
+}): BondSource {
   const paths = resolveMemoirs(o.memoirs, o.home, o.cwd);
   const index = openIndex(o.home);
   try {
@@ -33,8 +44,11 @@ export function openBondSource(o: { home: string; cwd: string; memoirs: readonly
     paths.forEach((p, i) => {
       const [u] = index.update([p], { now: o.now, onProgress: (b) => o.onIndexProgress?.(before + b, total) });
       if (u) files.push(u.fileId);
+      if (u && u.tornTailBytes > 0) o.feedback?.torn?.(u.path, u.tornTailBytes);
       before += sizes[i] ?? 0;
     });
+    const invalidLines = new MemoirQueries(index).invalidLines(files);
+    if (invalidLines > 0) o.feedback?.skipped?.(invalidLines, files.length);
     // The views stream the index once per agent: a page cache the size of the index (it allows
     // 64 MB, for building it) would make memory follow the memoir, not the buffer.
     limitPageCache(index, TRAINING_CACHE_KB);

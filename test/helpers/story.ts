@@ -1,5 +1,5 @@
 import type { MemoirEntry } from '../../src/memoir/format/schema.js';
-import { MemoryStory } from '../../src/replay/memory-story.js';
+import { MemoryStory } from '../replay/memory-story.js';
 
 let n = 0;
 /** A stored entry with defaults (ids are readable: E001, E002, …). */

@@ -54,6 +54,29 @@ describe('the floors: a module imports from its own floor or below', () => {
   });
 });
 
+describe('the floors hold for import() expressions too', () => {
+  it.each([
+    ['src/memoir/format/x.ts', "export const load = () => import('../../ui/x.js');", /higher floor/],
+    ['src/privacy/x.ts', "export const load = async () => (await import('../commands/options.js')).x;", /higher floor/],
+    ['src/errors.ts', "export const load = () => import('./store/db.js');", /higher floor/],
+    ['src/output/x.ts', "export const load = () => import('../ui/theme.js');", /output never imports ui/],
+    ['src/ui/replay/x.tsx', "export const load = () => import('../../store/memoir-index.js');", /never open the database/],
+    ['src/commands/memoir/x.ts', "export const load = () => import('../whisper.js');", /another group's helpers/],
+    ['src/privacy/x.ts', "export const load = () => import('ink');", /Ink screens live in src\/ui/],
+  ])('%s: %s is refused', async (file, code, message) => {
+    expect((await problems(file, code)).join('\n')).toMatch(message);
+  });
+
+  it.each([
+    ['src/commands/memoir/x.ts', "export const load = () => import('../../ui/x.js');"],
+    ['src/train/x.ts', "export const load = () => import('../memoir/format/parse.js');"],
+    ['src/cli.ts', "export const load = () => import('./commands/memoir/inspect.js');"],
+    ['src/memoir/x.ts', "export const load = (name: string) => import(name);"],
+  ])('%s may load %s', async (file, code) => {
+    expect(await problems(file, code)).toEqual([]);
+  });
+});
+
 describe('packages belong to one layer', () => {
   it.each([
     ['src/memoir/x.ts', "import chalk from 'chalk';"],

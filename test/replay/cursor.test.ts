@@ -4,7 +4,7 @@ import type { Agent } from '../../src/memoir/format/agents.js';
 import { ulidGenerator } from '../../src/memoir/format/entry-id.js';
 import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import { StoryCursor } from '../../src/replay/cursor.js';
-import { MemoryStory } from '../../src/replay/memory-story.js';
+import { MemoryStory } from './memory-story.js';
 import type { BeatRef, StoryFilter, StoryNav } from '../../src/replay/story.js';
 import { openIndex, type MemoirIndex } from '../../src/memoir-index/memoir-index.js';
 import { StoryIndex } from '../../src/memoir-index/story-queries.js';

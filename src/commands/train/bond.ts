@@ -17,6 +17,8 @@ import { DEFAULT_SETTINGS, type TrainSettings } from '../../train/trainer.js';
 import { initialTrainState, progressLine, trainReducer, type TrainState } from '../../ui/train/use-train-state.js';
 import { defineCommand } from '../types.js';
 import { logLine, note } from '../../output/notice.js';
+import { indexFeedback } from '../../output/index-feedback.js';
+import { count } from '../../format.js';
 
 /**
  * Replay buffer bound per agent for a bond run, a hard one: load-bearing entries first (best
@@ -98,6 +100,12 @@ function agentBlocks(agents: readonly AgentResult[], f: { c: ReturnType<typeof c
   return `${lines.join('\n')}\n`;
 }
 
+/** The memoirs a run read, for messages: the files given with --memoir, or how many were found under the home. */
+function searched(given: readonly string[], memoirs: readonly string[], home: string): string {
+  if (given.length > 0) return memoirs.join(', ');
+  return `${count(memoirs.length, 'memoir')} under ${home}`;
+}
+
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<TrainBondResult> {
@@ -108,7 +116,7 @@ export default defineCommand({
     const db = openStateDb(home);
     const closers: (() => unknown)[] = [() => db.close()];
     try {
-      const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal, bound: opts.buffer });
+      const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal, bound: opts.buffer, feedback: indexFeedback(ctx, opts.json) });
       closers.push(() => source.close());
       const encoder = await openTextEncoder(cfg.encoder, { home, env: ctx.env, signal: ctx.signal });
       closers.push(() => encoder.close());
@@ -123,7 +131,7 @@ export default defineCommand({
         await sink.close();
       }
       if (agents.every((a) => a.status === 'skipped' && a.examples === 0)) {
-        throw new NotFoundError(`no labelled entries to train on in ${source.memoirs.length} memoir${source.memoirs.length === 1 ? '' : 's'} under ${home}`, 'labels come from player responses, revisions and `kourai feedback`; see `kourai memoir stats`');
+        throw new NotFoundError(`no labelled entries to train on in ${searched(opts.memoir, source.memoirs, home)}`, 'labels come from player responses, revisions and `kourai feedback`; see `kourai memoir stats`');
       }
       return { base_fingerprint: encoder.fingerprint, encoder: describeEncoder(encoder.spec), settings, memoirs: source.memoirs.length, agents };
     } finally {

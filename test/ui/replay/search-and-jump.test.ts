@@ -3,7 +3,7 @@ import type { Agent } from '../../../src/memoir/format/agents.js';
 import { appendLines, prepareEntries } from '../../../src/memoir/file/append.js';
 import { ulidGenerator } from '../../../src/memoir/format/entry-id.js';
 import { StoryCursor } from '../../../src/replay/cursor.js';
-import { MemoryStory } from '../../../src/replay/memory-story.js';
+import { MemoryStory } from '../../replay/memory-story.js';
 import { NO_FILTER, type BeatRef, type StoryFilter, type StoryNav } from '../../../src/replay/story.js';
 import { openIndex, type MemoirIndex } from '../../../src/memoir-index/memoir-index.js';
 import { StoryIndex } from '../../../src/memoir-index/story-queries.js';

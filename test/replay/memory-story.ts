@@ -1,13 +1,13 @@
-import { roundAffinity } from '../affinity/affinity.js';
-import type { Agent } from '../memoir/format/agents.js';
-import { AGENTS } from '../memoir/format/agents.js';
-import type { MemoirEntry } from '../memoir/format/schema.js';
-import { isShareable } from '../memoir/format/split-rule.js';
-import { compareRefs, toBeat, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from './story.js';
+import { roundAffinity } from '../../src/affinity/affinity.js';
+import type { Agent } from '../../src/memoir/format/agents.js';
+import { AGENTS } from '../../src/memoir/format/agents.js';
+import type { MemoirEntry } from '../../src/memoir/format/schema.js';
+import { isShareable } from '../../src/memoir/format/split-rule.js';
+import { compareRefs, toBeat, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from '../../src/replay/story.js';
 
 /**
  * A story held in memory: the reference implementation of StoryNav (linear scans, obviously
- * right). Tests check the SQLite cursor against it; small tools may use it directly.
+ * right). Tests check the SQLite cursor against it.
  * Lines are numbered 1.. in each session; superseded entries are left out as in the cursor.
  */
 export class MemoryStory implements StoryNav {
