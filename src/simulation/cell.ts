@@ -172,21 +172,29 @@ function checkStop(signal?: AbortSignal): void {
 
 /**
  * Which of an adapter's flat values a cell federates (null: all of them). The layout is the
- * trainer's (lora.ts): dense Aᵀ, dense B, head A, head B, one after the other.
+ * trainer's (lora.ts): dense Aᵀ, dense B, head A, head B, direct Aᵀ, direct B, one after the other.
+ * `small` keeps the two input-side A factors (in × r each, nearly all the values) at the public
+ * initialisation and federates the rest; `fedsa` federates the A factors, `param-random` a random
+ * half of all values (the same half at every forge: the council must know what it averages).
  */
 export function federatedMask(cell: Pick<Cell, 'split' | 'share'>, d: LoraDims, seed: number): Uint8Array | null {
-  const n = loraSize(d);
-  const denseA = d.inDim * d.rank;
-  const denseB = d.hidden * d.rank;
-  const headA = d.rank * d.hidden;
   if (cell.split === 'semantic' && cell.share === 'full') return null;
+  const n = loraSize(d);
+  const sizes = { denseA: d.inDim * d.rank, denseB: d.hidden * d.rank, headA: d.rank * d.hidden, headB: d.out * d.rank, directA: d.inDim * d.rank, directB: d.out * d.rank };
+  const at: Record<keyof typeof sizes, [number, number]> = {} as Record<keyof typeof sizes, [number, number]>;
+  let o = 0;
+  for (const k of Object.keys(sizes) as (keyof typeof sizes)[]) {
+    at[k] = [o, o + sizes[k]];
+    o += sizes[k];
+  }
+  if (o !== n) throw new RangeError(`adapter layout of ${n} values, the mask knows ${o}`);
   const m = new Uint8Array(n);
-  if (cell.split === 'semantic') m.fill(1, denseA);
-  else if (cell.split === 'fedsa') {
-    m.fill(1, 0, denseA);
-    m.fill(1, denseA + denseB, denseA + denseB + headA);
-  } else {
-    // A random half, the same at every forge (the council must know what it averages).
+  const share = (...parts: (keyof typeof sizes)[]): void => {
+    for (const p of parts) m.fill(1, at[p][0], at[p][1]);
+  };
+  if (cell.split === 'semantic') share('denseB', 'headA', 'headB', 'directB');
+  else if (cell.split === 'fedsa') share('denseA', 'headA', 'directA');
+  else {
     const rand = mulberry32(hashString(`param-split|${seed}`));
     const idx = Array.from({ length: n }, (_, i) => i);
     for (let i = n - 1; i > 0; i--) {
