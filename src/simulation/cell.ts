@@ -16,6 +16,7 @@ import { hashString } from '../train/encoder/hashed-ngrams.js';
 import type { Example } from '../train/examples/types.js';
 import type { Features } from '../train/features.js';
 import { loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
+import { LAMBDA_GRID } from '../train/linear-fit.js';
 import { DEFAULT_SETTINGS, type TrainSettings } from '../train/trainer.js';
 import { capNorm, craftUpdate, mean, norm } from './attacks.js';
 import { layoutsFor, type CouncilPort, type CouncilSetup } from './council-port.js';
@@ -156,8 +157,15 @@ function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims
   return { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(agent)), rank };
 }
 
+/**
+ * λ of the direct path in a council round: the value the trainer itself falls back to without
+ * cross-validation (the middle of its grid). A forge's council round is a few epochs from the
+ * council's adapter; cross-validating λ in every one of them was nine tenths of a round's cost.
+ */
+export const COUNCIL_L2 = LAMBDA_GRID[Math.floor(LAMBDA_GRID.length / 2)] as number;
+
 function councilSettings(x: Experiment, seed: number, round: number): TrainSettings {
-  return { ...DEFAULT_SETTINGS, epochs: x.localEpochs, patience: x.localEpochs, seed: seed * 100 + round };
+  return { ...DEFAULT_SETTINGS, epochs: x.localEpochs, patience: x.localEpochs, seed: seed * 100 + round, l2: COUNCIL_L2 };
 }
 
 function sub(a: Float64Array, b: Float64Array): Float64Array {
