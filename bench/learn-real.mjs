@@ -34,7 +34,7 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
     const w = new Float64Array(dim);
     const v = new Float64Array(dim);
     const g = new Float64Array(dim);
-    for (let it = 0; it < 150; it++) {
+    for (let it = 0; it < 100; it++) {
       const mom = it / (it + 3);
       const y = w.map((x, j) => x + mom * v[j]);
       g.fill(0);
@@ -59,7 +59,7 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
   const acc = (f, ds) => ds.reduce((a, d) => a + (f(d) > 0 ? 1 : f(d) === 0 ? 0.5 : 0), 0) / ds.length;
   const tr = trainPairs.map(diff);
   const te = testPairs.map(diff);
-  const grid = [3e-2, 1e-2, 3e-3, 1e-3];
+  const grid = [1e-2, 3e-3, 1e-3];
   const folds = [0, 1, 2].map((f) => ({ test: tr.filter((_, i) => i % 3 === f), train: tr.filter((_, i) => i % 3 !== f) }));
   const cv = grid.map((lam) => folds.reduce((a, f) => a + acc(fit(f.train, lam), f.test), 0) / 3);
   const lam = grid[cv.indexOf(Math.max(...cv))];

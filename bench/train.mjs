@@ -57,7 +57,8 @@ function npy(arr, shape) {
 async function throughput(kind, { examples: E, steps: S, batch: B }) {
   const { BaseModel } = await load('train/base-model.js');
   const { builtinBaseSpec } = await load('train/base-spec.js');
-  const { HashedEncoder } = await load('train/encoder/hashed-ngrams.js');
+  const { inputEncoder } = await load('train/encoder/inputs.js');
+  const { inputBlocks } = await load('train/base-spec.js');
   const { Network } = await load('train/network.js');
   const { applied } = await load('train/network.js');
   const { initLora, loraWeights } = await load('train/lora.js');
@@ -66,7 +67,7 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
   const { mulberry32 } = await load('runtime/seeded-random.js');
   const spec = builtinBaseSpec();
   const base = new BaseModel(spec);
-  const enc = new HashedEncoder(spec.encoder.dim);
+  const enc = inputEncoder(spec);
   const { rand, text } = textMaker(42);
   const specialists = spec.specialists;
   const agent = kind === 'route' ? 'hephaestus' : 'techne';
@@ -78,7 +79,7 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
     return { ...b, kind, text: text(), label: specialists[Math.floor(rand() * specialists.length)] };
   });
   const head = kind === 'route' ? 'route' : 'score';
-  const { items, texts } = prepare(base, (t) => enc.encode(t), exs, head);
+  const { items, texts } = prepare(base, (t, p) => enc(t, p), exs, head);
   const net = new Network(base, head);
   const s = DEFAULT_SETTINGS;
   const dims = { inDim: base.inDim, hidden: base.hidden, out: net.out, rank: s.rank };
@@ -127,7 +128,8 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
       init: npy(init, [init.length]),
     };
     for (const [k, v] of Object.entries(files)) writeFileSync(join(dir, `${k}.npy`), v);
-    writeFileSync(join(dir, 'meta.json'), JSON.stringify({ kind, D: base.inDim, H: base.hidden, O: net.out, rank: s.rank, alpha: s.alpha, lr: s.lr, weightDecay: s.weightDecay, clipNorm: s.clipNorm, seed: spec.seed, init: spec.init }));
+    const blocks = inputBlocks(spec);
+    writeFileSync(join(dir, 'meta.json'), JSON.stringify({ kind, structureAt: blocks.structure, semanticAt: blocks.semantic, D: base.inDim, H: base.hidden, O: net.out, rank: s.rank, alpha: s.alpha, lr: s.lr, weightDecay: s.weightDecay, clipNorm: s.clipNorm, seed: spec.seed, init: spec.init }));
     // One BLAS thread, as the JS trainer runs on one: on a shared 2-core machine a multi-threaded BLAS
     // spins against the load and NumPy's rate swung 10× between runs.
     const py = spawnSync('python3', [NUMPY, dir], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } });
@@ -239,8 +241,9 @@ function duBytes(path) {
 async function encoderDecision(report) {
   const dir = tempDir('kourai-bench-enc-');
   try {
-    const { HashedEncoder } = await load('train/encoder/hashed-ngrams.js');
-    const hashed = new HashedEncoder(1 << 14);
+    const { inputEncoder } = await load('train/encoder/inputs.js');
+    const { builtinBaseSpec } = await load('train/base-spec.js');
+    const inputs = inputEncoder(builtinBaseSpec());
     let bpe = null;
     try {
       bpe = await bpeEncoder(1 << 14);
@@ -258,7 +261,7 @@ async function encoderDecision(report) {
       ['daedalus', 'metis', 'numbered-steps'],
     ];
     const views = { ariadne: await sampleViews(dir, 'ariadne', ['techne', 'mneme']), daedalus: await sampleViews(dir, 'daedalus', ['techne', 'metis']) };
-    const encoders = [['hashed n-grams', (t) => hashed.encode(t)], ...(bpe ? [['gpt-tokenizer BPE', bpe.encode]] : [])];
+    const encoders = [['hashed n-grams + structure', (t) => inputs(t, null)], ...(bpe ? [['gpt-tokenizer BPE', bpe.encode]] : [])];
     const mean = (o) => Object.values(o).reduce((a, b) => a + b, 0) / Object.values(o).length;
     for (const [name, encode] of encoders) {
       const acc = await heldOutWith(encode, views, cases);
@@ -285,16 +288,19 @@ async function encoderDecision(report) {
 async function inProcessScoring(report) {
   const { BaseModel } = await load('train/base-model.js');
   const { builtinBaseSpec } = await load('train/base-spec.js');
-  const { HashedEncoder } = await load('train/encoder/hashed-ngrams.js');
+  const { inputEncoder } = await load('train/encoder/inputs.js');
   const { Inference } = await load('train/inference.js');
   const { initLora } = await load('train/lora.js');
   const { mulberry32 } = await load('runtime/seeded-random.js');
   const base = new BaseModel(builtinBaseSpec());
-  const enc = new HashedEncoder(base.inDim);
+  const inputs = inputEncoder(base.spec);
+  const enc = { encode: (t) => inputs(t, null) };
   const r = mulberry32(3);
   const mk = () => {
     const l = initLora({ inDim: base.inDim, hidden: base.hidden, out: 1, rank: 8 }, r);
     for (let i = 0; i < l.denseB.length; i++) l.denseB[i] = r() - 0.5;
+    for (let i = 0; i < l.directAt.length; i++) l.directAt[i] = (r() - 0.5) * 0.01;
+    for (let i = 0; i < l.directB.length; i++) l.directB[i] = r() - 0.5;
     return { lora: l, alpha: 16, version: 1 };
   };
   const inf = new Inference({ agent: 'techne', head: 'score', base, council: mk(), bond: mk() });

@@ -16,8 +16,9 @@ L = lambda n: np.load(f"{d}/{n}.npy")
 idx, val, indptr = L("idx"), L("val"), L("indptr")
 ex_a, ex_b, ex_t, ex_w = L("a"), L("b"), L("target"), L("w")
 batches = L("batches")
-theta = L("init").astype(np.float64).copy()
 D, H, O, r = meta["D"], meta["H"], meta["O"], meta["rank"]
+# The nonlinear path's factors (the buffer's prefix); the direct path's are zero and stay zero.
+theta = L("init").astype(np.float64)[: D * r + H * r + r * H + O * r].copy()
 s = meta["alpha"] / r
 kind = meta["kind"]
 
@@ -40,7 +41,8 @@ N = len(indptr) - 1
 # Frozen projection, z0 = W0 x + b0, with W0 columns generated for the features used.
 used = np.unique(idx)
 cols = (used.astype(np.uint64)[:, None] * H + np.arange(H, dtype=np.uint64)[None, :]).astype(np.uint32)
-W0u = (init["dense"]["scale"] * uniform(meta["seed"], init["dense"]["stream"], cols)).astype(np.float32).astype(np.float64)  # [U, H]
+col_scale = np.where((used >= meta["structureAt"]) & (used < meta["semanticAt"]), init["denseStructure"]["scale"], init["dense"]["scale"])[:, None]
+W0u = (col_scale * uniform(meta["seed"], init["dense"]["stream"], cols)).astype(np.float32).astype(np.float64)  # [U, H]
 pos = np.searchsorted(used, idx)
 b0 = matrix(init["denseBias"], H, 1)[:, 0]
 rows = np.repeat(np.arange(N), np.diff(indptr))

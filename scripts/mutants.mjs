@@ -12,6 +12,8 @@ const KRUM_TESTS = ['test/aggregation'];
 const APPEND_TESTS = ['test/memoir', 'test/memoir-index/memoir-index.test.ts', 'test/commands/memoir.test.ts', 'test/commands/memoir'];
 const INGEST_TESTS = ['test/council', 'test/commands/federate'];
 const SCAN_TESTS = ['test/memoir/format/scan', 'test/memoir/verify'];
+const HOSTILE_TESTS = ['test/federation/hostile-council.test.ts'];
+const BINDING_TESTS = ['test/council/round-binding.test.ts'];
 
 export const MUTANTS = [
   // the split rule
@@ -92,4 +94,18 @@ export const MUTANTS = [
   { id: 'ranges-eager-occurrence-id', file: 'src/memoir/verify/verify.ts', find: 'if (occurrence > 1 && idHash >= 0) idHash = hash52Continue(idHash, `~${occurrence}`);', replace: '', bug: 'in the eager pass, identical Python lines get one id (false duplicates)', tests: SCAN_TESTS },
   { id: 'blocks-kept-chunk-reused', file: 'src/memoir/verify/verify.ts', find: 'freshChunks: !inTurn', replace: 'freshChunks: false', bug: 'a range read before its turn keeps one reused chunk (its lines overwritten)', tests: SCAN_TESTS },
   { id: 'blocks-early-out-of-order', file: 'src/memoir/verify/verify.ts', find: 'const mine = early.get(next);', replace: 'const mine = early.size > 0 ? early.get(next) ?? early.get(Math.max(...early.keys())) : undefined;', bug: 'a range read early is merged before the ranges ahead of it', tests: SCAN_TESTS },
+
+  // the forge against its own council: the privacy floor, redirects, bounded answers, round binding
+  { id: 'defend-floor-sigma', file: 'src/privacy/privacy-floor.ts', find: 'if (!(sigma >= floor.min_noise_multiplier))', replace: 'if (!(sigma >= 0))', bug: "a council σ below the player's own is followed", tests: HOSTILE_TESTS },
+  { id: 'defend-floor-clip-max', file: 'src/privacy/privacy-floor.ts', find: 'if (!(s <= floor.clip_norm.max))', replace: 'if (!(s <= Infinity))', bug: 'an absurdly large council clip S (1e38) is followed', tests: HOSTILE_TESTS },
+  { id: 'defend-floor-unchecked', file: 'src/privacy/council-policy.ts', find: '  if (below) {', replace: '  if (below && false) {', bug: 'the council policy is never checked against the floor', tests: HOSTILE_TESTS },
+  { id: 'defend-redirect-followed', file: 'src/federation/council-client.ts', find: "redirect: 'manual',", replace: "redirect: 'follow',", bug: 'a redirect from the council is followed to another host', tests: HOSTILE_TESTS },
+  { id: 'defend-answer-cap-kind', file: 'src/federation/council-client.ts', find: "return this.request('GET', ROUTES.health, HealthSchema, { auth: false, retry: true, maxBytes: ANSWER_LIMITS.small });", replace: "return this.request('GET', ROUTES.health, HealthSchema, { auth: false, retry: true, maxBytes: ANSWER_LIMITS.adapter });", bug: 'a health answer may be as large as an adapter', tests: HOSTILE_TESTS },
+  { id: 'defend-answer-cap-stream', file: 'src/federation/council-client.ts', find: 'if (received > maxBytes) throw tooLarge(this.base, what, maxBytes);', replace: '', bug: 'an answer that does not declare its size is read whole, however large', tests: HOSTILE_TESTS },
+  { id: 'defend-request-deadline', file: 'src/federation/council-client.ts', find: '    }, deadlineMs);', replace: '    }, deadlineMs * 1000);', bug: 'a silent or dripping council holds a request far past its deadline', tests: HOSTILE_TESTS },
+  { id: 'defend-retry-budget-per-call', file: 'src/federation/round/retry.ts', find: '      spent.ms += Math.max(0, performance.now() - began);', replace: '', bug: "--retry-for does not count the time failed requests took (a silent council outlives it)", tests: HOSTILE_TESTS },
+  { id: 'defend-round-mismatch', file: 'src/council/ingest.ts', find: 'if (k.round !== p.round) throw', replace: 'if (k.round < 0) throw', bug: "a release is accepted into another round than the one it was drawn for", tests: BINDING_TESTS },
+  { id: 'defend-foreign-round-key', file: 'src/council/ingest.ts', find: '  if (k.councilKey !== own) {', replace: '  if (k.councilKey === "") {', bug: "a release whose round key names another forge is accepted", tests: BINDING_TESTS },
+  { id: 'defend-replayed-release', file: 'src/council/council.ts', find: 'filter((s) => s.digest === digest && s.forgeId !== forge.id)', replace: 'filter((s) => s.digest === digest && s.forgeId === -1)', bug: "one forge's exact bytes are accepted from another forge", tests: BINDING_TESTS },
+  { id: 'defend-anchor-held-key', file: 'src/federation/round/status.ts', find: 'out.push({ round: held ?? roundKey(councilKey, round.round), agent,', replace: 'out.push({ round: roundKey(councilKey, round.round), agent,', bug: "the ledger anchor ignores which release the council says it holds (a false roll-back alarm)", tests: BINDING_TESTS },
 ];

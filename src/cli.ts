@@ -247,9 +247,9 @@ export function buildCli(
     memoir
       .command('export')
       .description('write the preference pairs for training elsewhere, one file per agent (shareable pairs only unless --include-private)')
-      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL').choices(['trl-dpo']))
+      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL of strings; trl-dpo-chat: the same as messages with roles, for instruct models').choices(['trl-dpo', 'trl-dpo-chat']))
       .option('--agent <agent>', 'only this agent (repeatable; default: every agent with pairs)', collect, [])
-      .option('--out <dir>', 'directory for the files (default ./trl-dpo)')
+      .option('--out <dir>', 'directory for the files (default ./trl-dpo or ./trl-dpo-chat)')
       .option('--include-private', 'also private entries and the player’s own words: revisions, task descriptions (warns on stderr)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/export.js')));
@@ -394,7 +394,10 @@ export function buildCli(
   // --- issue 6: council ---
   const council = program.command('council').description('the council: the aggregation server federation rounds talk to, its forges, rounds and trust');
   const withLocation = (c: Command): Command =>
-    c.option('--data-dir <dir>', 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)').option('--config <file>', 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)');
+    c
+      .option('--data-dir <dir>', 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)')
+      .option('--database <url>', 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)')
+      .option('--config <file>', 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)');
 
   withLocation(
     council
@@ -428,6 +431,8 @@ export function buildCli(
       .option('--lora-fair-lr <x>', 'LoRA-FAIR step size (default 0.01)')
       .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
       .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
+      .option('--cohort <k>', 'forges sampled per round, by a secret seed kept in the council database (default: every forge)')
+      .option('--aggregation-lease <duration>', 'with several processes: how long a silent aggregator keeps a closed round before another takes over (default 30s)')
       .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
       .option('--ndjson', 'events on stdout, one a line (listening, stopped)')
       .option('--json', 'the same as --ndjson (serve only streams)'),
@@ -480,6 +485,13 @@ export function buildCli(
   withLocation(
     council.command('rounds').description('the rounds, newest first: state, forges, what each agent aggregated').option('--limit <n>', 'at most n rounds (default 20)').option('--json', 'JSON output'),
   ).action(act(() => import('./commands/council/rounds.js')));
+
+  withLocation(council.command('migrate').description("bring the council database's schema up to date (PostgreSQL: run once before `serve`)").option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/migrate.js')),
+  );
+  withLocation(council.command('status').description('the council processes sharing the database and their last heartbeat, and the current round').option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/status.js')),
+  );
 
   withLocation(council.command('trust').description('trust score and status of every forge, and the Stoa Falls (exiles)').option('--json', 'JSON output')).action(
     act(() => import('./commands/council/trust.js')),
@@ -556,7 +568,7 @@ export function buildCli(
     .action(act(() => import('./commands/adapters/diff.js'), ['agent']));
   adapters
     .command('export')
-    .description('copy a version to a directory PEFT loads (adapter_model.safetensors + adapter_config.json)')
+    .description('copy a version to a directory in PEFT’s file layout (adapter_model.safetensors + adapter_config.json)')
     .argument('<agent>', 'the agent')
     .addOption(kindOpt())
     .option('--version <n>', 'the version (default: current)')

@@ -14,7 +14,11 @@ const options = z.object({
   json: z.boolean().default(false),
 });
 
-/** Hephaestus's routing head: which specialist should take this task, as a distribution. */
+/**
+ * Hephaestus's routing head: which specialist should take this task, as a distribution. It works
+ * from the first session (the specialists' written roles are its prior); the player's routing
+ * history, once `train bond` has learned from it, adapts it.
+ */
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<RouteResult> {
@@ -33,6 +37,8 @@ export default defineCommand({
       { header: 'P', get: (d) => d.p.toFixed(3), align: 'right' },
       { header: '', get: (d) => c.cyan(bar(d.p)) },
     ]);
-    return `${table}${c.dim(appliedText('hephaestus', r.applied))}`;
+    const cues = r.prior.cues.slice(0, 4).map((h) => `${h.cue} → ${h.agent}`);
+    const prior = `\n  prior: the specialists' written roles${cues.length ? `; cues in the task: ${cues.join(', ')}` : ', no cue in the task'}`;
+    return `${table}${c.dim(appliedText('hephaestus', r.applied))}${c.dim(prior)}`;
   },
 });

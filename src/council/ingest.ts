@@ -5,7 +5,8 @@ import type { Layout } from '../tensor/layout.js';
 import type { Range } from './config.js';
 import { normBound } from './norm-bound.js';
 import { formatRange, type PrivacyPolicy } from './round-settings.js';
-import type { Submission } from '../protocol/wire.js';
+import { COUNCIL_URL_HEADER, type Submission } from '../protocol/wire.js';
+import { councilKeyOf, parseRoundKey } from '../protocol/round-key.js';
 import { CouncilHttpError } from './http-error.js';
 
 /**
@@ -102,4 +103,25 @@ export function ingest(sub: Submission, opts: { agent: string; acceptedFingerpri
   }
   const chunks = chunkRanges(layout).map(([s, e]) => toLE(data.subarray(s, e)));
   return { layout, data, chunks, norm, normBound: bound };
+}
+
+/**
+ * A release is bound to its round and its forge: its round key (`<council key>#<round>`) must name
+ * the round of the URL it was sent to, and the council key must be the sending forge's own — the
+ * digest of the URL the forge joined (Kourai-Council-Url), its name and its registration here.
+ * `councilUrl` undefined: no HTTP request (an in-process council), only the round is checked.
+ */
+export function checkReleaseBinding(roundKey: string | undefined, p: { round: number; forge: { name: string; createdAt: string }; councilUrl?: string | null }): void {
+  if (roundKey === undefined) return;
+  const k = parseRoundKey(roundKey);
+  if (!k) throw new CouncilHttpError('round_mismatch', `the release's round ${JSON.stringify(roundKey.slice(0, 64))} is not a council round key (<council key>#<round>)`, { round_key: roundKey.slice(0, 64) });
+  if (k.round !== p.round) throw new CouncilHttpError('round_mismatch', `the release is for round ${k.round} but was sent to round ${p.round}`, { release_round: k.round, round: p.round });
+  if (p.councilUrl === undefined) return;
+  if (p.councilUrl === null || p.councilUrl.length > 2048) {
+    throw new CouncilHttpError('foreign_round_key', `a release must say the council URL the forge joined (the ${COUNCIL_URL_HEADER} header): its round key cannot be checked without it`);
+  }
+  const own = councilKeyOf({ url: p.councilUrl, forge: p.forge.name, registeredAt: p.forge.createdAt });
+  if (k.councilKey !== own) {
+    throw new CouncilHttpError('foreign_round_key', `the release's round key ${k.councilKey}#${k.round} is not forge "${p.forge.name}"'s own (${own}#${p.round} for ${p.councilUrl}): a release is sent by the forge that drew it, to the round it was drawn for`, { round_key: roundKey, expected: `${own}#${p.round}` });
+  }
 }

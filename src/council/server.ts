@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
+import { COUNCIL_URL_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
 import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';
@@ -11,8 +11,11 @@ import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
 import { protocolRefusal } from './protocol-check.js';
-import { SqliteCouncilStorage } from './sqlite-storage.js';
-import { DamagedStateError, type CouncilStorage, type ForgeRow } from './storage.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { councilPolicy, policyConflict } from './council-policy.js';
+import { openCouncilStorage } from './open-storage.js';
+import { DamagedStateError, StorageUnavailableError, type CouncilStorage, type ForgeRow } from './storage.js';
 import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
 
 /**
@@ -27,8 +30,10 @@ import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
  *   (or one of another protocol) is never read, buffered or parsed;
  * - an upload must declare its size (Content-Length, at most `payload_limit`) and takes one of
  *   `max_in_flight` slots (more: 503 busy) and one of its forge's `max_uploads_per_forge` (more:
- *   429), so one forge cannot hold every slot;
- * - its body must arrive within `upload_grace` + size / `upload_rate` (408, connection closed);
+ *   429); a forge that already has an upload in progress cannot take the last quarter of the
+ *   slots (429), so a few forges' stalled uploads never hold them all;
+ * - its body must keep arriving: after `upload_grace` at `upload_rate` on average, and in full
+ *   within `upload_grace` + size / `upload_rate` (408, connection closed);
  * - aggregation runs in a worker thread, so the event loop keeps answering during a round.
  * Request memory stays below about max_in_flight × payload_limit × 3 (the JSON text, the decoded
  * bytes, the float32 copy). Accepted updates go to SQLite at once.
@@ -87,7 +92,13 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
-export function buildApp(council: Council, config: CouncilConfig, log: (line: string) => void, clock: Clock = systemClock): FastifyInstance & { uploadsInFlight(): number } {
+export function buildApp(
+  council: Council,
+  config: CouncilConfig,
+  log: (line: string) => void,
+  clock: Clock = systemClock,
+  self: { id: string; backend: 'sqlite' | 'postgres' } = { id: 'council', backend: 'sqlite' },
+): FastifyInstance & { uploadsInFlight(): number } {
   const longestUpload = (config.upload_grace + config.payload_limit / config.upload_rate) * 1000;
   const app = Fastify({
     logger: false,
@@ -110,6 +121,11 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toHttpError(err, req);
+    if (err instanceof StorageUnavailableError) {
+      log(`council: ${req.method} ${req.url}: 503: ${err.message}`);
+      void reply.status(e.status).header('retry-after', '5').send(e.body());
+      return;
+    }
     if (err instanceof DamagedStateError) log(`council: DAMAGED STATE — ${req.method} ${req.url}: ${err.message}; restore council.db from a backup`);
     else if (e.status >= 500) log(`council: ${req.method} ${req.url} failed: ${(err as Error).stack ?? String(err)}`);
     else if (e.status !== 401 && req.method !== 'GET') log(`council: refused ${req.method} ${req.url}: ${e.code}: ${e.message}`);
@@ -141,6 +157,7 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
 
   let inFlight = 0;
   const perForge = new Map<number, number>();
+  const consumed = new WeakMap<Socket, number>();
   const forgeOf = (req: FastifyRequest): ForgeRow => req.forge as ForgeRow;
   const roundParam = (raw: unknown, min = 1): number => {
     const s = String(raw);
@@ -149,12 +166,13 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
   };
 
   app.get(ROUTES.health, { config: { auth: false } }, async (_req, reply): Promise<Health | undefined> => {
+    const process = { id: self.id, role: council.role() };
     try {
-      return { ok: true, protocol: PROTOCOL_VERSION, version, round: (await council.currentRound()).round };
+      return { ok: true, protocol: PROTOCOL_VERSION, version, round: (await council.currentRound()).round, database: { backend: self.backend, ok: true }, process };
     } catch (err) {
-      const e = err instanceof CouncilHttpError && err.code === 'round_not_found' ? null : new CouncilHttpError('unavailable', `the council cannot read its state: ${(err as Error).message}`);
-      if (!e) return { ok: true, protocol: PROTOCOL_VERSION, version, round: null };
-      void reply.status(e.status).send(e.body());
+      const e = err instanceof CouncilHttpError && err.code === 'round_not_found' ? null : new CouncilHttpError('unavailable', `the council cannot read its state: ${(err as Error).message}`, { database: { backend: self.backend, ok: false }, process });
+      if (!e) return { ok: true, protocol: PROTOCOL_VERSION, version, round: null, database: { backend: self.backend, ok: true }, process };
+      void reply.status(e.status).header('retry-after', '5').send(e.body());
       return undefined;
     }
   });
@@ -180,19 +198,44 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
         if (mine >= config.max_uploads_per_forge) {
           return refuse(new CouncilHttpError('too_many_uploads', `forge "${forge.name}" already has ${mine} uploads in progress (at most ${config.max_uploads_per_forge} at once); retry when one has finished`), { 'retry-after': '1' });
         }
+        // The last quarter of the slots is kept for forges with no upload in progress: a few
+        // forges' stalled uploads can never hold them all.
+        const reserved = Math.max(1, Math.floor(config.max_in_flight / 4));
+        if (mine > 0 && inFlight >= config.max_in_flight - reserved) {
+          return refuse(new CouncilHttpError('too_many_uploads', `forge "${forge.name}" already has ${mine} upload${mine === 1 ? '' : 's'} in progress and the council keeps its last ${reserved} slot${reserved === 1 ? '' : 's'} for forges with none; retry when one has finished`), { 'retry-after': '1' });
+        }
         if (inFlight >= config.max_in_flight) return refuse(new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`), { 'retry-after': '1' });
         inFlight++;
         perForge.set(forge.id, mine + 1);
-        const seconds = config.upload_grace + length / config.upload_rate;
-        const timer = clock.setTimer(seconds * 1000, () => {
+        // The deadline follows the bytes that arrive, not the size declared: after upload_grace the
+        // body must keep coming at upload_rate (a stalled upload is cut at the grace), and the whole
+        // declared size must arrive within upload_grace + length / upload_rate.
+        const socket = req.raw.socket;
+        // Bytes read on this connection before this request (keep-alive); its own headers count as arrived.
+        const from = consumed.get(socket) ?? 0;
+        const started = clock.now().getTime();
+        const longest = (config.upload_grace + length / config.upload_rate) * 1000;
+        let timer = { cancel: () => undefined as void };
+        const check = (): void => {
           if (req.bodyRead) return;
-          const e = new CouncilHttpError('request_timeout', `the ${length}-byte body did not arrive within ${Number(seconds.toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`);
-          log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared)`);
-          const socket = req.raw.socket;
+          const got = Math.max(0, socket.bytesRead - from);
+          const elapsed = clock.now().getTime() - started;
+          const earned = Math.min(longest, (config.upload_grace + got / config.upload_rate) * 1000);
+          if (elapsed < earned) {
+            timer = clock.setTimer(earned - elapsed, check);
+            return;
+          }
+          const e =
+            elapsed >= longest
+              ? new CouncilHttpError('request_timeout', `the ${length}-byte body did not arrive within ${Number((longest / 1000).toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`)
+              : new CouncilHttpError('request_timeout', `the ${length}-byte body stopped arriving: ${got} bytes in ${Number((elapsed / 1000).toPrecision(6))} s (the council waits ${config.upload_grace} s, then needs ${config.upload_rate} B/s); upload again`);
+          log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared, ${got} arrived)`);
           if (!reply.raw.headersSent && socket.writable) socket.end(errorReplyText(e));
           socket.destroy();
-        });
+        };
+        timer = clock.setTimer(config.upload_grace * 1000, check);
         reply.raw.once('close', () => {
+          consumed.set(socket, socket.bytesRead);
           timer.cancel();
           inFlight--;
           const n = (perForge.get(forge.id) ?? 1) - 1;
@@ -209,7 +252,8 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
     async (req, reply) => {
       const round = roundParam(req.params.round);
       const body = Buffer.isBuffer(req.body) ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent) : submissionFromBody(req.body, req.params.agent);
-      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body);
+      const url = req.headers[COUNCIL_URL_HEADER];
+      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body, { councilUrl: typeof url === 'string' ? url : null });
       void reply.status(created ? 201 : 200);
       return receipt;
     },
@@ -233,6 +277,7 @@ function payloadTooLarge(limit: number, what: string): CouncilHttpError {
 
 function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
   if (err instanceof CouncilHttpError) return err;
+  if (err instanceof StorageUnavailableError) return new CouncilHttpError('unavailable', `${err.message}; retry shortly (what was acknowledged is kept)`);
   if (err instanceof DamagedStateError) return new CouncilHttpError('unavailable', `the council's stored state is damaged: ${err.message}; the operator must restore council.db`);
   if (err instanceof ZodError) {
     const issue = err.issues[0];
@@ -254,8 +299,12 @@ function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
 
 /**
  * Opens the storage, starts the council (resuming interrupted work) and listens. Aggregation runs
- * in a worker thread when the storage is the built-in SQLite one and the worker is built;
+ * in a worker thread when the worker is built (it opens its own connection to the same storage);
  * otherwise in this thread (with `pool` for pairwise distances).
+ *
+ * With PostgreSQL, several such processes may share one database: each reports a heartbeat
+ * (`council status`), refuses to start beside a live process of other settings, and every
+ * `tick` picks up closed rounds whose aggregator went silent (see Council.sweep).
  */
 export async function startCouncilServer(opts: {
   config: CouncilConfig;
@@ -267,18 +316,36 @@ export async function startCouncilServer(opts: {
   threads?: number;
   /** 'thread': aggregate on the event loop (tests of the in-thread path). */
   aggregation?: 'worker' | 'thread';
+  /** This process's name among those sharing the storage (default: host:pid:random with PostgreSQL, 'council' with SQLite). */
+  processId?: string;
 }): Promise<CouncilServer> {
   const { config, log } = opts;
   const clock = opts.clock ?? systemClock;
-  const storage = opts.storage ?? new SqliteCouncilStorage(config.data_dir);
-  const useWorker = (opts.aggregation ?? 'worker') === 'worker' && storage instanceof SqliteCouncilStorage && workerAvailable();
-  const worker = useWorker ? new WorkerAggregator({ dataDir: config.data_dir, threads: opts.threads ?? 1, trustTolerance: config.trust_tolerance }) : null;
-  const council = new Council({ storage, config, clock, log, pool: opts.pool ?? null, ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}) });
+  const storage = opts.storage ?? (await openCouncilStorage(config, 'create', log));
+  const info = storage.info();
+  const id = opts.processId ?? (info.backend === 'postgres' ? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}` : 'council');
+  const useWorker = (opts.aggregation ?? 'worker') === 'worker' && (opts.storage === undefined || info.backend === 'sqlite') && workerAvailable();
+  const worker = useWorker ? new WorkerAggregator({ dataDir: config.data_dir, database: config.database, threads: opts.threads ?? 1, trustTolerance: config.trust_tolerance }) : null;
+  const council = new Council({ storage, config, clock, log, owner: id, pool: opts.pool ?? null, ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}) });
+  const policyJson = JSON.stringify(councilPolicy(config));
+  // A heartbeat and a sweep every quarter lease (0.5–5 s): a silent process is noticed within one lease.
+  const tickMs = Math.min(5000, Math.max(500, (config.aggregation_lease * 1000) / 4));
+  const startedAt = clock.now().toISOString();
+  let url = '';
+  let port = config.port;
   let app: (FastifyInstance & { uploadsInFlight(): number }) | undefined;
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  const beat = () => storage.heartbeat({ id, host: hostname(), pid: process.pid, url, startedAt, heartbeatAt: clock.now().toISOString(), role: council.role(), policyJson });
   try {
+    const live = await storage.processes(new Date(clock.now().getTime() - 3 * tickMs).toISOString());
+    for (const other of live) if (other.id !== id) policyConflict(JSON.parse(policyJson) as Record<string, unknown>, other);
     await council.start();
-    app = buildApp(council, config, log, clock);
+    app = buildApp(council, config, log, clock, { id, backend: info.backend });
     await app.listen({ host: config.host, port: config.port });
+    const addr = app.server.address();
+    port = typeof addr === 'object' && addr ? addr.port : config.port;
+    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    await beat();
   } catch (err) {
     await council.stop();
     await app?.close();
@@ -286,21 +353,30 @@ export async function startCouncilServer(opts: {
     await storage.close();
     throw err;
   }
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  let ticking = false;
+  ticker = setInterval(() => {
+    if (ticking) return;
+    ticking = true;
+    Promise.all([beat(), council.sweep()])
+      .catch((err: unknown) => log(`council: ${err instanceof StorageUnavailableError ? err.message : `background check failed: ${String(err)}`}`))
+      .finally(() => (ticking = false));
+  }, tickMs);
+  ticker.unref();
   const server = app;
   return {
     app: server,
     council,
     storage,
-    url: `http://${host}:${port}`,
+    url,
     port,
     uploadsInFlight: () => server.uploadsInFlight(),
     async close() {
+      clearInterval(ticker);
+      ticker = undefined;
       await server.close();
       await council.stop();
       await worker?.close();
+      await storage.removeProcess(id).catch(() => undefined);
       await storage.close();
     },
   };

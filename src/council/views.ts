@@ -83,6 +83,7 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
     globals[agent] = (await storage.globalOf(agent, r.round))?.round ?? 0;
   }
   const me = (await storage.forgeById(forge.id)) ?? forge;
+  const submitted = await storage.submittedAgents(r.round, forge.id);
   return {
     round: s.round,
     state: s.state,
@@ -102,7 +103,8 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
     public_init: { scheme: PUBLIC_INIT_SCHEME, seed: PUBLIC_INIT_SEED },
     you: {
       forge: me.name,
-      submitted: await storage.submittedAgents(r.round, forge.id),
+      submitted,
+      round_keys: await heldRoundKeys(storage, r.round, forge.id, submitted),
       sealed: (await storage.sealOf(r.round, forge.id)) !== undefined,
       trust: me.trust,
       exiled: me.exiledAt !== null,
@@ -116,6 +118,7 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
       yours_used: a.forges.includes(forge.name) ? a.used.includes(forge.name) : null,
     })),
     exiles: (await storage.listForges()).filter((f) => f.exiledRound === r.round).map((f) => ({ forge: f.name, round: r.round })),
+    cohort: r.cohort && { size: r.cohort.length, forges: [...r.cohort], you: r.cohort.includes(me.name), next_check: r.deadline },
   };
 }
 
@@ -256,4 +259,15 @@ export async function forgeListView(storage: CouncilStorage): Promise<ForgeListE
     updates: activity.get(f.id)?.submissions ?? 0,
     last_update: activity.get(f.id)?.lastAt ?? null,
   }));
+}
+
+/** Per submitted agent, the round key of the release the council holds for the forge (from its receipt). */
+async function heldRoundKeys(storage: CouncilStorage, round: number, forgeId: number, agents: readonly string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const agent of agents) {
+    const row = await storage.submission(round, forgeId, agent);
+    const key = row ? (JSON.parse(row.receiptJson) as { round_key?: unknown }).round_key : undefined;
+    if (typeof key === 'string') out[agent] = key;
+  }
+  return out;
 }

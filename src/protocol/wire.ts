@@ -77,6 +77,8 @@ export const ERROR_STATUS = {
   invalid_body: 400,
   unauthorized: 401,
   forge_exiled: 403,
+  /** The forge was not sampled into this round's cohort: it sends nothing until the next round. */
+  not_in_cohort: 403,
   /** The operator revoked this forge's token (`kourai council forge revoke`). */
   forge_revoked: 403,
   not_found: 404,
@@ -84,10 +86,12 @@ export const ERROR_STATUS = {
   unknown_agent: 404,
   no_aggregate: 404,
   no_global: 404,
-  /** The body did not arrive within its deadline (upload_grace + size / upload_rate). */
+  /** The body stopped arriving (after upload_grace, at upload_rate) or did not arrive within upload_grace + size / upload_rate. */
   request_timeout: 408,
   duplicate_submission: 409,
   late_submission: 409,
+  /** Another forge already sent these exact bytes for this agent and round. */
+  replayed_release: 409,
   /** An upload must declare its size (Content-Length). */
   length_required: 411,
   payload_too_large: 413,
@@ -105,6 +109,10 @@ export const ERROR_STATUS = {
   invalid_base64: 422,
   non_finite: 422,
   norm_exceeds_clip: 422,
+  /** A release's round key names another round than the URL's. */
+  round_mismatch: 422,
+  /** A release's round key is not the sending forge's own (or the Kourai-Council-Url header is missing). */
+  foreign_round_key: 422,
   /** This forge already has max_uploads_per_forge uploads in progress (Retry-After). */
   too_many_uploads: 429,
   headers_too_large: 431,
@@ -148,6 +156,11 @@ export const SubmissionSchema = z.object({
   weight: finite.pipe(z.number().positive()).optional(),
   /** The update: the difference from the global adapter the forge trained from (round 0's is the public initialisation). */
   tensors: z.array(WireTensorSchema).min(1).max(4096),
+  /**
+   * A release document's round key (`<council key>#<round>`, round-key.ts): present when the body
+   * is a release. Its round must be the URL's and its council key the sending forge's own.
+   */
+  round_key: z.string().min(1).max(256).optional(),
 });
 export type Submission = z.infer<typeof SubmissionSchema>;
 
@@ -169,6 +182,7 @@ export function submissionFromRelease(r: CouncilRelease, agent: string): Submiss
     base_fingerprint: r.base_fingerprint,
     privacy: { clip_norm: r.mechanism.clip_norm, noise_multiplier: r.mechanism.noise_multiplier },
     tensors: r.tensors,
+    round_key: r.round,
   });
 }
 
@@ -194,6 +208,8 @@ export const ReceiptSchema = z.object({
   coords: z.number().int(),
   norm: z.number(),
   norm_bound: z.number(),
+  /** The round key of the release accepted (absent for a plain submission). */
+  round_key: z.string().optional(),
 });
 export type Receipt = z.infer<typeof ReceiptSchema>;
 
@@ -277,10 +293,26 @@ export const RoundStatusSchema = z.object({
     sealed: z.boolean(),
     trust: z.number(),
     exiled: z.boolean(),
+    /** Per submitted agent, the round key of the release the council holds (absent for plain submissions and older councils). */
+    round_keys: z.record(z.string(), z.string()).optional(),
   }),
   outcomes: z.array(AgentOutcomeSchema),
   /** Forges exiled when this round was aggregated (the Stoa Falls), this forge included. Absent from older councils. */
   exiles: z.array(z.object({ forge: z.string(), round: z.number().int() })).optional(),
+  /**
+   * The forges sampled for this round (src/protocol/cohort.ts, by a seed only the council knows);
+   * null when every forge takes part; absent from older councils. A forge not in it sends nothing
+   * this round and looks again after `next_check` (the round's deadline) or once the round closed.
+   */
+  cohort: z
+    .object({
+      size: z.number().int(),
+      forges: z.array(z.string()),
+      you: z.boolean(),
+      next_check: z.string(),
+    })
+    .nullable()
+    .optional(),
 });
 export type RoundStatus = z.infer<typeof RoundStatusSchema>;
 
@@ -337,5 +369,14 @@ export const LayoutsSchema = z.object({
 });
 export type Layouts = z.infer<typeof LayoutsSchema>;
 
-export const HealthSchema = z.object({ ok: z.literal(true), protocol: z.number().int(), version: z.string().max(128), round: z.number().int().nullable() });
+export const HealthSchema = z.object({
+  ok: z.literal(true),
+  protocol: z.number().int(),
+  version: z.string().max(128),
+  round: z.number().int().nullable(),
+  /** Where the council keeps its state and whether it answered (absent from older councils). */
+  database: z.object({ backend: z.enum(['sqlite', 'postgres']), ok: z.boolean() }).optional(),
+  /** This process: its id among the processes sharing the database, and what it is doing. */
+  process: z.object({ id: z.string().max(256), role: z.string().max(256) }).optional(),
+});
 export type Health = z.infer<typeof HealthSchema>;

@@ -66,9 +66,13 @@ export class Inference {
     return scores.map((score, index) => ({ index, score, p: p[index] as number })).sort((a, b) => b.score - a.score || a.index - b.index);
   }
 
-  /** The routing head's distribution over specialists, most likely first. */
-  route(features: Features, lean: number): { agent: Agent; p: number; logit: number }[] {
-    const y = (this.outputs([features], lean)[0] as Float64Array);
+  /**
+   * The routing head's distribution over specialists, most likely first. `prior` (the routing
+   * prior's logits, route-prior/) is added to the head's: the head was trained on top of it.
+   */
+  route(features: Features, lean: number, prior?: ArrayLike<number>): { agent: Agent; p: number; logit: number }[] {
+    const y = this.outputs([features], lean)[0] as Float64Array;
+    if (prior) for (let o = 0; o < y.length; o++) y[o] = (y[o] as number) + (prior[o] as number);
     const p = softmax(y);
     return this.model.base.spec.specialists.map((agent, i) => ({ agent, p: p[i] as number, logit: y[i] as number })).sort((a, b) => b.p - a.p);
   }

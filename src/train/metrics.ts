@@ -3,12 +3,12 @@
  *   pair    pairwise accuracy (ties count ½) vs always-prefer-shorter and always-prefer-revised
  *   binary  accuracy at p = ½ vs the training majority class
  *   graded  mean absolute error of σ(y) vs predicting the training mean
- *   route   top-1 accuracy vs the training majority specialist
+ *   route   top-1 accuracy vs the training majority specialist and the routing prior alone
  */
 export type MetricName = 'pairwise_accuracy' | 'accuracy' | 'mean_abs_error';
 
 export interface Baseline {
-  name: 'always_prefer_shorter' | 'always_prefer_revised' | 'majority_class' | 'mean_target';
+  name: 'always_prefer_shorter' | 'always_prefer_revised' | 'majority_class' | 'mean_target' | 'routing_prior';
   value: number;
 }
 

@@ -9,6 +9,7 @@ import { configuredLean, learnConfig, type LearnConfig } from './learn-config.js
 import { resolveLean, type AppliedLean, type LoadedRow } from './applied-lean.js';
 import { openTextEncoder, type TextEncoder } from './text-encoder.js';
 import { routeText } from './examples/route-text.js';
+import { RoutePrior, type CueHit } from './route-prior/prior.js';
 
 /**
  * What hosts call: rank candidate texts for an agent (best-of-n reranking), or ask Hephaestus's
@@ -52,8 +53,11 @@ export interface RouteResult {
   lean: number;
   adapters: { council: number | null; bond: number | null };
   applied: AppliedLean;
+  /** What the routing head read (the description, else the task type line). */
   text: string;
   distribution: { agent: Agent; p: number }[];
+  /** The written-role prior the head adds to: the cues it found in the task, strongest first. */
+  prior: { cues: CueHit[] };
 }
 
 export class Scorer {
@@ -65,7 +69,11 @@ export class Scorer {
     private readonly encoder: TextEncoder,
     private readonly inference: Inference,
     private readonly rows: { council: LoadedRow | null; bond: LoadedRow | null },
-  ) {}
+  ) {
+    this.prior = new RoutePrior(encoder.spec.specialists);
+  }
+
+  private readonly prior: RoutePrior;
 
   static async open(o: ScorerOptions): Promise<Scorer> {
     const use = o.use ?? 'both';
@@ -87,7 +95,8 @@ export class Scorer {
       const council = use === 'bond' ? null : load('council');
       if (use === 'bond' && !bond) throw new NotFoundError(`no bond adapter for ${o.agent} yet`, `train one: kourai train bond --agent ${o.agent}`);
       if (use === 'council' && !council) throw new NotFoundError(`no council adapter for ${o.agent} yet`, 'council adapters arrive with a federation round; until then use --use bond');
-      if (!bond && !council) throw new NotFoundError(`no adapter for ${o.agent} yet (neither bond nor council)`, `train one: kourai train bond --agent ${o.agent}`);
+      // Routing works from the first session: the prior knows the specialists before any history.
+      if (!bond && !council && headOf(o.agent) !== 'route') throw new NotFoundError(`no adapter for ${o.agent} yet (neither bond nor council)`, `train one: kourai train bond --agent ${o.agent}`);
       const model: AgentModel = { agent: o.agent, head: headOf(o.agent), base: encoder.base, council, bond };
       return new Scorer(o.agent, use, cfg, o.lean, encoder, new Inference(model), rows);
     } catch (err) {
@@ -117,12 +126,15 @@ export class Scorer {
   }
 
   async route(description: string | null, opts: { taskType?: string | null; lean?: number } = {}): Promise<RouteResult> {
-    const text = routeText(description, opts.taskType ?? null);
+    if (headOf(this.agent) !== 'route') throw new UsageError(`${this.agent} scores candidates; only Hephaestus routes tasks`, 'use kourai score');
+    const taskType = opts.taskType ?? null;
+    const text = routeText(description, taskType);
     if (text === null) throw new UsageError('route needs a task description or --task-type');
-    const applied = this.applied(opts.taskType ?? null, opts.lean);
+    const applied = this.applied(taskType, opts.lean);
     const [features] = await this.encoder.encode([text]);
-    const distribution = this.inference.route(features as NonNullable<typeof features>, applied.lean).map(({ agent, p }) => ({ agent, p }));
-    return { use: this.use, lean: applied.lean, adapters: this.adapters, applied, text, distribution };
+    const prior = this.prior.score(description, taskType);
+    const distribution = this.inference.route(features as NonNullable<typeof features>, applied.lean, prior.logits).map(({ agent, p }) => ({ agent, p }));
+    return { use: this.use, lean: applied.lean, adapters: this.adapters, applied, text, distribution, prior: { cues: prior.hits } };
   }
 
   close(): void {

@@ -5,7 +5,7 @@ import { headOf } from './adapter-layout.js';
 import { encoderFor } from './run-encoder.js';
 import { loraWeights } from './lora.js';
 import { train } from './trainer.js';
-import type { EmbeddedTexts, FromWorker, ToWorker } from './worker-protocol.js';
+import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 /**
  * The training worker: runs train() off the main thread, so the main thread stays free for the

@@ -13,6 +13,7 @@ import { cloneLora, initLora, loraWeights, nonlinearSize, type LoraDims, type Lo
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
 import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
 import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
+import { RoutePrior } from './route-prior/prior.js';
 import { sceneRoles } from './scene-split.js';
 
 /** Everything that shapes a training run besides the data. */
@@ -121,6 +122,8 @@ interface Item {
   scene: string;
   /** Pairs: 1 when the chosen side is the player's revision, 0 when the player chose between two texts. */
   revision: number;
+  /** Route: the routing prior's logits, added to the head's (the head learns what the prior leaves). */
+  offset: Float64Array | null;
 }
 
 /** The texts of a run (with the prompt they answer), encoded once and projected through the frozen layer once. */
@@ -257,6 +260,14 @@ function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], l
   const ws = net.workspace(applied);
   const offsets = texts.features.map((f, t) => Float64Array.from(net.forward(f, texts.z0[t] as Float64Array, applied, ws)));
   lora.directB.set(savedB);
+  // A route item's prior is part of the rest of the model too: the direct path learns what it leaves.
+  const withPrior = new Set<number>();
+  for (const it of items) {
+    if (!it.offset || withPrior.has(it.a)) continue;
+    withPrior.add(it.a);
+    const o = offsets[it.a] as Float64Array;
+    for (let k = 0; k < o.length; k++) o[k] = (o[k] as number) + (it.offset[k] as number);
+  }
   const O = net.out;
   const D = base.inDim;
   const { structure, semantic } = inputBlocks(base.spec);
@@ -285,28 +296,39 @@ function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], l
     const v = (sq[k] as number) / n - m * m;
     return v > 1e-12 ? Math.sqrt(v) : 1;
   });
-  const scaled = texts.features.map(({ idx, val }) => {
-    const v = Float64Array.from(val);
+  // The fit runs over the columns the training texts touch (the others have no data: they stay
+  // at the prior), renumbered densely, so its cost follows the data, not the input width.
+  const colOf = new Int32Array(D).fill(-1);
+  const active: number[] = [];
+  for (const t of used) for (const j of (texts.features[t] as Features).idx) if (colOf[j] === -1) colOf[j] = active.push(j) - 1;
+  const unitOf = (j: number): number => (j >= structure && j < semantic ? (sd[j - structure] as number) : 1);
+  const empty: Features = { idx: new Int32Array(0), val: new Float64Array(0) };
+  const compact = texts.features.map(({ idx, val }, t) => {
+    if (!used.has(t)) return empty;
+    const ci = new Int32Array(idx.length);
+    const cv = new Float64Array(idx.length);
     for (let k = 0; k < idx.length; k++) {
       const j = idx[k] as number;
-      if (j >= structure && j < semantic) v[k] = (v[k] as number) / (sd[j - structure] as number);
+      ci[k] = colOf[j] as number;
+      cv[k] = (val[k] as number) / unitOf(j);
     }
-    return { idx, val: v };
+    return { idx: ci, val: cv };
   });
-  // [out][in] (adapter) <-> [in][out] (fit), structure columns in fit units.
-  const toFit = (W: Float64Array): Float64Array => {
-    const U = new Float64Array(D * O);
-    for (let o = 0; o < O; o++) for (let j = 0; j < D; j++) U[j * O + o] = (W[o * D + j] as number) * (j >= structure && j < semantic ? (sd[j - structure] as number) : 1);
-    return U;
-  };
-  const problem: LinearProblem = { out: O, dim: D, texts: scaled, offsets, items, prior: prior ? toFit(prior) : null };
+  const A = active.length;
+  // [out][in] (adapter) <-> [active][out] (fit), structure columns in fit units.
+  let priorFit: Float64Array | null = null;
+  if (prior) {
+    priorFit = new Float64Array(A * O);
+    for (let c = 0; c < A; c++) for (let o = 0; o < O; o++) priorFit[c * O + o] = (prior[o * D + (active[c] as number)] as number) * unitOf(active[c] as number);
+  }
+  const problem: LinearProblem = { out: O, dim: A, texts: compact, offsets, items, prior: priorFit };
   const choice: LambdaChoice = settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
-  const U = problem.prior ? Float64Array.from(problem.prior) : new Float64Array(D * O);
+  const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);
-  const W = new Float64Array(O * D);
-  for (let j = 0; j < D; j++) {
-    const f = j >= structure && j < semantic ? 1 / (sd[j - structure] as number) : 1;
-    for (let o = 0; o < O; o++) W[o * D + j] = (U[j * O + o] as number) * f;
+  const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);
+  for (let c = 0; c < A; c++) {
+    const j = active[c] as number;
+    for (let o = 0; o < O; o++) W[o * D + j] = (U[c * O + o] as number) / unitOf(j);
   }
   setDirectMatrix(lora, W, scale);
   return { lambda: choice.lambda, chosenBy: settings.l2 !== null ? 'setting' : 'cross-validation', curve: choice.curve };
@@ -316,10 +338,6 @@ function checkDims(l: LoraWeights, d: LoraDims): void {
   if (l.inDim !== d.inDim || l.hidden !== d.hidden || l.out !== d.out || l.rank !== d.rank) {
     throw new RangeError(`adapter dims [in ${l.inDim}, hidden ${l.hidden}, out ${l.out}, rank ${l.rank}] do not match the run's [in ${d.inDim}, hidden ${d.hidden}, out ${d.out}, rank ${d.rank}]`);
   }
-}
-
-function primaryMetric(ms: readonly Metric[]): number | null {
-  return ms[0]?.value ?? null;
 }
 
 function countBy(xs: readonly string[]): Record<string, number> {
@@ -362,12 +380,13 @@ export function prepare(base: BaseModel, encode: EncodeFn, examples: readonly Ex
   };
   const items: Item[] = [];
   const specialists = base.spec.specialists;
+  const prior = head === 'route' ? new RoutePrior(specialists) : null;
   for (const e of examples) {
     if (!(e.weight > 0) || !Number.isFinite(e.weight)) {
       skip('non-positive weight');
       continue;
     }
-    const base = { kind: e.kind, w: e.weight, scene: e.scene, b: -1, revision: 0 };
+    const base = { kind: e.kind, w: e.weight, scene: e.scene, b: -1, revision: 0, offset: null };
     const prompt = e.prompt ?? null;
     if (e.kind === 'route') {
       if (head !== 'route') {
@@ -379,7 +398,7 @@ export function prepare(base: BaseModel, encode: EncodeFn, examples: readonly Ex
         skip('route label not a specialist');
         continue;
       }
-      items.push({ ...base, a: text(e.text, null), target: label });
+      items.push({ ...base, a: text(e.text, null), target: label, offset: prior ? prior.score(e.description === undefined ? e.text : e.description, e.taskType).logits : null });
       continue;
     }
     if (head === 'route') {
@@ -409,6 +428,7 @@ export class Run {
   private readonly ws1: Workspace;
   private readonly ws2: Workspace;
   private readonly gy: Float64Array;
+  private readonly yo: Float64Array;
   private readonly t: number;
 
   constructor(
@@ -420,7 +440,15 @@ export class Run {
     this.ws1 = net.workspace(applied);
     this.ws2 = net.workspace(applied);
     this.gy = new Float64Array(net.out);
+    this.yo = new Float64Array(net.out);
     this.t = applied.length - 1;
+  }
+
+  /** The head's outputs plus the item's offset (the routing prior), in scratch space. */
+  private withOffset(y: Float64Array, offset: Float64Array | null): Float64Array {
+    if (!offset) return y;
+    for (let o = 0; o < y.length; o++) this.yo[o] = (y[o] as number) + (offset[o] as number);
+    return this.yo;
   }
 
   private fwd(text: number, ws: Workspace): Float64Array {
@@ -443,7 +471,7 @@ export class Run {
     }
     const y = this.fwd(it.a, ws1);
     let loss: number;
-    if (it.kind === 'route') loss = routeLoss(y, it.target, it.w, gy);
+    if (it.kind === 'route') loss = routeLoss(this.withOffset(y, it.offset), it.target, it.w, gy);
     else {
       const r = logisticLoss(y[0] as number, it.target, it.w);
       gy[0] = r.g;
@@ -461,12 +489,13 @@ export class Run {
       const yr = this.fwd(it.b, this.ws2)[0] as number;
       return { loss: pairLoss(yc, yr, it.w).loss, margin: yc - yr, argmax: -1 };
     }
-    const y = this.fwd(it.a, this.ws1);
     if (it.kind === 'route') {
+      const y = this.withOffset(this.fwd(it.a, this.ws1), it.offset);
       let arg = 0;
       for (let o = 1; o < y.length; o++) if ((y[o] as number) > (y[arg] as number)) arg = o;
       return { loss: routeLoss(y, it.target, it.w, this.gy), margin: 0, argmax: arg };
     }
+    const y = this.fwd(it.a, this.ws1);
     return { loss: logisticLoss(y[0] as number, it.target, it.w).loss, margin: y[0] as number, argmax: -1 };
   }
 
@@ -508,7 +537,15 @@ export class Run {
       const maj = majority(of('route', fit).map((it) => it.target)) ?? 0;
       const hits = route.filter((i) => this.predict(i).argmax === (items[i] as Item).target).length;
       const majHits = route.filter((i) => (items[i] as Item).target === maj).length;
-      out.push({ kind: 'route', name: 'accuracy', value: hits / route.length, n: route.length, baselines: [{ name: 'majority_class', value: majHits / route.length }] });
+      // The prior alone (what routing is before any history): what the head must add to.
+      const priorHits = route.filter((i) => {
+        const it = items[i] as Item;
+        if (!it.offset) return false;
+        let arg = 0;
+        for (let o = 1; o < it.offset.length; o++) if ((it.offset[o] as number) > (it.offset[arg] as number)) arg = o;
+        return arg === it.target;
+      }).length;
+      out.push({ kind: 'route', name: 'accuracy', value: hits / route.length, n: route.length, baselines: [{ name: 'majority_class', value: majHits / route.length }, { name: 'routing_prior', value: priorHits / route.length }] });
     }
     const bin = idxOf('binary');
     if (bin.length) {

@@ -6,6 +6,8 @@ import forgeRevoke from '../../src/commands/council/forge-revoke.js';
 import forgeRotate from '../../src/commands/council/forge-rotate.js';
 import layoutReset from '../../src/commands/council/layout-reset.js';
 import layoutShow from '../../src/commands/council/layout-show.js';
+import migrate from '../../src/commands/council/migrate.js';
+import status, { type StatusResult } from '../../src/commands/council/status.js';
 import type { Command } from '../../src/commands/types.js';
 import { authenticate } from '../../src/council/auth.js';
 import { addForge } from '../../src/council/forges.js';
@@ -156,5 +158,23 @@ describe('kourai council layout show|reset (issue 12, item 2)', () => {
     expect((await call(c.url, 'GET', '/v1/rounds/1/aggregate/metis', t)).json.tensors.map((x: { shape: number[] }) => x.shape)).toEqual([[2, 8], [6, 2]]);
     const r4 = body(update(3, { specs: rank4 }));
     expect((await call(c.url, 'PUT', '/v1/rounds/2/updates/metis', t, r4)).status).toBe(201);
+  });
+});
+
+describe('kourai council migrate and status (SQLite)', () => {
+  it('migrate creates or upgrades council.db and says from which version; status lists the serving process and the round', async () => {
+    ctx = testCtx();
+    const dataDir = join(ctx.home, 'council');
+    expect(await run(migrate as never, { dataDir })).toEqual({ backend: 'sqlite', database: dataDir, from_version: 0, to_version: 3 });
+    expect(await run(migrate as never, { dataDir })).toMatchObject({ from_version: 3, to_version: 3 });
+    c = await startTestCouncil({ data_dir: dataDir }, ctx.home);
+    const s = (await run(status as never, { dataDir })) as StatusResult;
+    expect(s).toMatchObject({ backend: 'sqlite', round: { round: 1, state: 'open', cohort: null } });
+    expect(s.processes).toHaveLength(1);
+    expect(s.processes[0]).toMatchObject({ id: 'council', url: c.url, role: 'serving', stale: false });
+    // A process that stopped cleanly is no longer listed (the home, council.db in it, goes with ctx).
+    await c.server.close();
+    c = undefined;
+    expect(((await run(status as never, { dataDir })) as StatusResult).processes).toEqual([]);
   });
 });

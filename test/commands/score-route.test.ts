@@ -11,10 +11,11 @@ const score = () => import('../../src/commands/score.js');
 const route = () => import('../../src/commands/route.js');
 
 let template: string;
+// Training three adapters in-process (the direct path's λ by cross-validation) takes a while on a busy machine.
 beforeAll(() => {
   template = tempDir('kourai-score-home-');
   trainedHome(template);
-});
+}, 180_000);
 afterAll(() => removeDir(template));
 
 function home(stdinText?: string): TestCtx {
@@ -110,6 +111,35 @@ describe('kourai route', () => {
     expect((plan.json as { distribution: { agent: string }[] }).distribution[0]!.agent).toBe('metis');
     const text = await runCli(route, { task: 'write tests for the parser' }, ctx);
     expect(text.stdout).toMatch(/^SPECIALIST/);
+    ctx.cleanup();
+  });
+
+  it('works from the first session, with no adapter: the specialists’ roles route the tasks a new player types', async () => {
+    const ctx = testCtx();
+    const cases: [string, string][] = [
+      ['write tests for the parser', 'dokimasia'],
+      ['is this citation real?', 'aletheia'],
+      ['does this PR description read like AI slop?', 'aidos'],
+      ['fix the null pointer crash when the config file is missing', 'techne'],
+      ['split this feature across the team', 'metis'],
+    ];
+    for (const [task, agent] of cases) {
+      const r = await runCli(route, { task, json: true }, ctx);
+      const res = r.json as { distribution: { agent: string; p: number }[]; adapters: unknown; text: string; prior: { cues: { agent: string; cue: string }[] } };
+      expect(res.distribution[0]!.agent, task).toBe(agent);
+      expect(res.adapters).toEqual({ council: null, bond: null });
+      expect(res.text).toBe(task);
+      expect(res.prior.cues[0]!.agent, task).toBe(agent);
+    }
+    const text = await runCli(route, { task: 'is this citation real?' }, ctx);
+    expect(text.stdout).toContain('base + no adapter');
+    expect(text.stdout).toMatch(/prior: the specialists' written roles; cues in the task: citation → aletheia/);
+    // The task type reaches the prior, not the head's text.
+    const typed = await runCli(route, { task: 'look at the frobnicator', taskType: 'test', json: true }, ctx);
+    expect((typed.json as { text: string }).text).toBe('look at the frobnicator');
+    expect((typed.json as { distribution: { agent: string }[] }).distribution[0]!.agent).toBe('dokimasia');
+    // Asking for an adapter that is not there is still refused.
+    expect(await fails(route, { task: 'x', use: 'bond' }, ctx)).toMatchObject({ exitCode: ExitCode.notFound });
     ctx.cleanup();
   });
 

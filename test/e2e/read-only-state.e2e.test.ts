@@ -1,14 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 import { DEFAULT_SETTINGS } from '../../src/train/trainer.js';
-import { assertBuilt } from '../helpers/bin.js';
+import { assertBuilt, cleanEnv } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
-import { unprivileged, type Unprivileged } from '../helpers/unprivileged.js';
-import { BIN, kourai, type BinResult } from './run-bin.js';
+import { unprivileged, unprivilegedBin, type Unprivileged } from '../helpers/unprivileged.js';
+import { BIN, kourai, kouraiAsync, type BinResult } from './run-bin.js';
 
 /**
  * A joined forge with a healthy state database (consent given, bond adapters trained), in a home
@@ -73,13 +73,16 @@ beforeAll(async () => {
   const token = (ok(kourai(['council', 'forge', 'add', 'athens', '--data-dir', join(root, 'council'), '--json'], { home: root }), 'forge add') as { token: string }).token;
   u = unprivileged();
   home = u.home;
-  const synth = ok(u.run(['memoir', 'synth', '--json']), 'synth') as { memoirs: string[] };
+  // Set up as this process's user without a time limit (training is minutes on a loaded machine), then given to the forge's user.
+  const setup = async (args: string[], what: string): Promise<unknown> => ok(await kouraiAsync(args, { home }), what);
+  const synth = (await setup(['memoir', 'synth', '--json'], 'synth')) as { memoirs: string[] };
   memoir = synth.memoirs[0] as string;
   scene = (JSON.parse(readFileSync(memoir, 'utf8').split('\n')[0] as string) as { scene_id: string }).scene_id;
-  ok(u.run(['federate', 'join', '--server', c.url, '--token', token, '--json']), 'join');
-  ok(u.run(['federate', 'consent', '--allow', 'all', '--json']), 'consent');
-  ok(u.run(['memoir', 'index', '--json']), 'index');
-  ok(u.run(['train', 'bond', '--epochs', '2', '--json']), 'train bond');
+  await setup(['federate', 'join', '--server', c.url, '--token', token, '--json'], 'join');
+  await setup(['federate', 'consent', '--allow', 'all', '--json'], 'consent');
+  await setup(['memoir', 'index', '--json'], 'index');
+  await setup(['train', 'bond', '--epochs', '1', '--agent', 'techne', '--agent', 'hephaestus', '--json'], 'train bond');
+  expect(spawnSync('chown', ['-R', `${u.uid}:${u.gid}`, home]).status).toBe(0);
   readOnly(home, false);
   before = snapshot(home);
 }, 300_000);
@@ -123,4 +126,34 @@ describe('a read-only home with a healthy state database', () => {
     expect(r.stderr).not.toMatch(/unreadable|restore it from a backup/i);
     expect(snapshot(home)).toEqual(before);
   }, 120_000);
+});
+
+describe('a home owned by another user (files 0644, directories 0755)', () => {
+  it('reading commands work as that other user; a writer says it cannot write there (exit 3)', async (ctx) => {
+    ctx.skip(process.getuid?.() !== 0, 'needs root to own a home another user (nobody) then reads: the other-owner case was not checked');
+    const other = join(tempDir('kourai-other-'), 'home');
+    mkdirSync(other);
+    try {
+      ok(await kouraiAsync(['memoir', 'synth', '--json'], { home: other }), 'synth');
+      ok(await kouraiAsync(['federate', 'consent', '--allow', 'all', '--json'], { home: other }), 'consent');
+      ok(await kouraiAsync(['train', 'bond', '--epochs', '1', '--agent', 'techne', '--json'], { home: other }), 'train bond');
+      for (let d = other; d !== '/'; d = dirname(d)) chmodSync(d, statSync(d).mode | 0o005);
+      for (const p of tree(other)) chmodSync(p, statSync(p).isDirectory() ? 0o755 : statSync(p).mode | 0o044);
+      const was = snapshot(other);
+      const run = (args: string[]): BinResult => {
+        const r = spawnSync(process.execPath, [unprivilegedBin(), ...args], { cwd: '/', env: cleanEnv(other, { CI: '1' }), encoding: 'utf8', timeout: 120_000, uid: 65534, gid: 65534 });
+        return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+      };
+      for (const args of [['whisper', '--json'], ['privacy', 'ledger', '--json'], ['adapters', 'list', '--json'], ['score', '--agent', 'techne', '--json', 'a', 'b'], ['federate', 'consent', '--show', '--json']]) {
+        const r = run(args);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      }
+      const w = run(['federate', 'consent', '--allow', 'aidos']);
+      expect(w.code, w.stderr).toBe(3);
+      expect(w.stderr.split('\n')[0]).toContain('cannot write the state database');
+      expect(snapshot(other)).toEqual(was);
+    } finally {
+      removeDir(dirname(other));
+    }
+  }, 300_000);
 });

@@ -21,6 +21,8 @@ const join = () => import('../../src/commands/federate/join.js');
 const consent = () => import('../../src/commands/federate/consent.js');
 const synth = () => import('../../src/commands/memoir/synth.js');
 const round = () => import('../../src/commands/federate/round.js');
+const status = () => import('../../src/commands/federate/status.js');
+const whisper = () => import('../../src/commands/whisper.js');
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -76,6 +78,31 @@ describe('the privacy floor binds whatever the council asks', () => {
     expect(transport.releases.every((x) => x.mechanism.noise_multiplier === 9 && x.mechanism.clip_norm === 0.5)).toBe(true);
     d.gate.close();
   });
+  it('federate status shows the floor beside the council’s policy, and says when the policy is outside it', async () => {
+    const { proxy, f } = await setup();
+    proxy.set({ kind: 'policy', noise_multiplier: 0.64 });
+    const r = await runCli(status, { json: true }, f.ctx);
+    const doc = r.json as { floor: { min_noise_multiplier: number; max_release_epsilon: number; clip_norm: { min: number; max: number }; council_policy_outside: string | null } };
+    expect(doc.floor).toMatchObject({ min_noise_multiplier: 8, max_release_epsilon: 1, clip_norm: { min: 0.001, max: 1000 } });
+    expect(doc.floor.council_policy_outside).toMatch(/σ = 0\.64 is below this forge's privacy floor \(σ ≥ 8\)/);
+    const text = await runCli(status, {}, f.ctx);
+    expect(text.stdout).toMatch(/privacy floor σ ≥ 8, ε ≤ 1 per release, S ∈ \[0\.001, 1000\]/);
+    expect(text.stdout).toMatch(/council policy σ = 0\.64, S = 1 \(outside this forge's privacy floor/);
+  });
+
+  it('whisper --next-round shows the floor next to the council’s policy', async () => {
+    const council = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS } });
+    cleanups.push(() => council.close());
+    const ctx = testCtx();
+    cleanups.push(() => ctx.cleanup());
+    await runCli(synth, { player: 'ariadne', json: true }, ctx);
+    await runCli(join, { server: council.url, token: await council.token('athens') }, ctx);
+    await runCli(consent, { allow: ['all'] }, ctx);
+    const r = await runCli(whisper, { nextRound: true, json: true }, ctx);
+    expect((r.json as { next_round: { floor: unknown; mechanism: unknown } }).next_round).toMatchObject({ mechanism: { source: 'council', noise_multiplier: 10 }, floor: { min_noise_multiplier: 8, max_release_epsilon: 1 } });
+    const text = await runCli(whisper, { nextRound: true }, ctx);
+    expect(text.stdout).toMatch(/mechanism: S = 1, σ = 10 .*\n.*floor: +σ ≥ 8, ε ≤ 1 per release/);
+  }, 60_000);
 });
 
 describe('only the joined council hears from the forge', () => {
@@ -112,12 +139,15 @@ describe('only the joined council hears from the forge', () => {
 });
 
 describe('every answer is bounded', () => {
-  it('a 400 MB health answer: join stores nothing, reads at most the cap, exit 9', async () => {
+  it.each([
+    { how: 'declaring its size', chunked: false },
+    { how: 'chunked, its size unsaid', chunked: true },
+  ])('a 400 MB health answer ($how): join stores nothing, reads at most the cap, exit 9', async ({ chunked }) => {
     const council = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS } });
     cleanups.push(() => council.close());
     const proxy = await startHostileProxy(council.url);
     cleanups.push(() => proxy.close());
-    proxy.set({ kind: 'huge', bytes: 400 * 1024 * 1024, when: (_m, p) => p === '/v1/health' });
+    proxy.set({ kind: 'huge', bytes: 400 * 1024 * 1024, chunked, when: (_m, p) => p === '/v1/health' });
     const ctx = testCtx();
     cleanups.push(() => ctx.cleanup());
     const before = process.memoryUsage().rss;

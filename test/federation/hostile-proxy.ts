@@ -19,7 +19,7 @@ export type HostileMode =
   /** Answers a redirect (to `elsewhere`, same path) instead of forwarding. */
   | { kind: 'redirect'; status: 301 | 302 | 303 | 307 | 308; when?: (method: string, path: string) => boolean }
   /** Answers 200 with a body of `bytes` bytes (a JSON string that never ends early), streamed. */
-  | { kind: 'huge'; bytes: number; when?: (method: string, path: string) => boolean }
+  | { kind: 'huge'; bytes: number; when?: (method: string, path: string) => boolean; chunked?: boolean }
   /** Accepts the connection and never answers. */
   | { kind: 'silent'; when?: (method: string, path: string) => boolean }
   /** Answers headers, then one byte every `everyMs`, forever. */
@@ -113,7 +113,7 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       return;
     }
     if (m.kind === 'huge' && applies(m, req)) {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(m.bytes) });
+      res.writeHead(200, { 'content-type': 'application/json', ...(m.chunked ? {} : { 'content-length': String(m.bytes) }) });
       const head = Buffer.from('{"ok":true,"protocol":2,"round":1,"version":"');
       res.write(head);
       let left = m.bytes - head.length;

@@ -3,23 +3,27 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CouncilClient } from '../../src/federation/council-client.js';
 import { GaussianSampler } from '../../src/privacy/gaussian-noise.js';
 import { buildRelease, releaseJson, releaseToSafetensors, type CouncilRelease } from '../../src/privacy/release.js';
+import { councilKeyOf, roundKey } from '../../src/protocol/round-key.js';
 import { call, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil } from '../council/helpers.js';
 
-/** One release for the test council's layout, as the forge would build it. */
+/** One release for the test council's layout, as the forge "athens" would build it (its own round key). */
 function release(round: number, agent: 'metis' | 'aidos' = 'metis', seed = 1): CouncilRelease {
-  return buildRelease({ round: `c0123456789abcde#${round}`, agent, baseFingerprint: FINGERPRINT, delta: update(seed, { specs: SPECS }), clipNorm: 1, noiseMultiplier: 0.5, sampler: new GaussianSampler(randomBytes) }).release;
+  return buildRelease({ round: roundKey(councilKey, round), agent, baseFingerprint: FINGERPRINT, delta: update(seed, { specs: SPECS }), clipNorm: 1, noiseMultiplier: 0.5, sampler: new GaussianSampler(randomBytes) }).release;
 }
 
 async function put(url: string, token: string, route: string, body: string | Buffer, type: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}${route}`, { method: 'PUT', headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}`, 'content-type': type }, body });
+  const res = await fetch(`${url}${route}`, { method: 'PUT', headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}`, 'content-type': type, 'kourai-council-url': url }, body });
   return { status: res.status, json: JSON.parse(await res.text()) };
 }
 
 let council: TestCouncil;
 let token: string;
+let councilKey: string;
 beforeEach(async () => {
   council = await startTestCouncil({ min_forges: 2 });
   token = await council.token('athens');
+  const me = await new CouncilClient({ url: council.url, token }).me();
+  councilKey = councilKeyOf({ url: council.url, forge: me.forge, registeredAt: me.created_at });
 });
 afterEach(async () => council.close());
 

@@ -67,6 +67,8 @@ describe('kourai federate round (two forges, a real council on 127.0.0.1)', () =
       'base_model.model.encoder.dense.lora_B.weight',
       'base_model.model.head.score.lora_A.weight',
       'base_model.model.head.score.lora_B.weight',
+      'base_model.model.direct.score.lora_A.weight',
+      'base_model.model.direct.score.lora_B.weight',
     ]);
     expect(r.plan.agents.find((x) => x.agent === 'cupid')).toMatchObject({ verdict: 'bond_only', speaks: false });
     const status = await fetch(`${council.url}/v1/rounds/1`, { headers: { 'kourai-protocol': '2', authorization: `Bearer ${readMembership(a.home)?.token}` } }).then((x) => x.json() as Promise<any>);
@@ -83,7 +85,7 @@ describe('kourai federate round (two forges, a real council on 127.0.0.1)', () =
     expect(x.round).toBe(1);
     expect(x.details.spoke.length).toBeGreaterThan(0);
     for (const agent of FEDERATING_AGENTS) expect(councilTensors(a.home, agent)).toEqual(councilTensors(b.home, agent));
-    expect(Object.keys(councilTensors(a.home, 'techne')).length).toBe(4);
+    expect(Object.keys(councilTensors(a.home, 'techne')).length).toBe(6);
     const events = readCouncilEvents(readMembership(a.home)?.events_memoir ?? '');
     expect(events.map((e) => e.details.beat)).toEqual(['council_of_sisters']);
     const db = openStateDb(a.home);

@@ -104,7 +104,7 @@ describe('real data (KOURAI_DATASETS)', () => {
   it('the learned model, through the real train path, beats prefer-shorter on held-out CodeXGLUE refinements', (ctx) => {
     const found = localDatasets(process.env).find((f) => f.status === 'found' && f.dataset.name.startsWith('codexglue'));
     if (!found || found.status !== 'found') {
-      const why = localDatasets(process.env).find((f) => f.name === 'codexglue-refinement');
+      const why = localDatasets(process.env).find((f) => f.status === 'missing' && f.name === 'codexglue-refinement');
       ctx.skip(`real-data learning was NOT checked: ${why?.status === 'missing' ? why.reason : 'dataset missing'} (see src/train/datasets/local.ts)`);
       return;
     }

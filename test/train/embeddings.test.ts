@@ -94,7 +94,7 @@ describe('the /v1/embeddings client (a real server on 127.0.0.1)', () => {
 describe('the endpoint encoder', () => {
   it('learns the dimension, names model and dimension in the fingerprint, and embeds each text once (SQLite cache)', async () => {
     const enc = await openTextEncoder(cfg(), { home, env: {}, signal: new AbortController().signal });
-    expect(enc.spec.encoder).toEqual({ kind: 'embeddings', model: 'toy-embed', dim: 32 });
+    expect(enc.spec.semantic).toEqual({ kind: 'embeddings', model: 'toy-embed', dim: 32 });
     expect(enc.fingerprint).not.toBe(BUILTIN_FINGERPRINT);
     const texts = ['one', 'two', 'three', 'four', 'two'];
     const f = await enc.encode(texts);

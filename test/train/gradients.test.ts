@@ -27,7 +27,7 @@ const cases: { name: string; head: HeadName; example: Example }[] = [
   { name: 'binary (accept/reject)', head: 'score', example: { ...common, kind: 'binary', weight: 0.5, text: 'feat: stream the verify pass', label: 1 } },
   { name: 'binary, label 0', head: 'score', example: { ...common, kind: 'binary', weight: 2, text: 'x = compute()  # TODO', label: 0 } },
   { name: 'graded (Likert, affinity gain)', head: 'score', example: { ...common, kind: 'graded', weight: 1, text: 'You kept going when the tests were red.', target: 0.75 } },
-  { name: 'route (softmax cross-entropy)', head: 'route', example: { ...common, agent: 'hephaestus', kind: 'route', weight: 1.25, text: 'write tests for the snapshot parser test', label: 'dokimasia' } },
+  { name: 'route (softmax cross-entropy)', head: 'route', example: { ...common, agent: 'hephaestus', kind: 'route', weight: 1.25, text: 'write tests for the snapshot parser test', label: 'aletheia' } }, // against the prior: its gradient does not vanish
 ];
 
 describe('gradients match finite differences', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
-import { HashedEncoder } from '../../src/train/encoder/hashed-ngrams.js';
+import { inputEncoder } from '../../src/train/encoder/inputs.js';
 import type { Example } from '../../src/train/examples/types.js';
 import { applied, Network } from '../../src/train/network.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
@@ -14,8 +14,8 @@ import { plantedExamples, plantedPairs, PREFERENCES, vocabularies } from './plan
  * validation. A deliberately leaky split (the same pairs in training and validation) is caught.
  */
 const base = new BaseModel(builtinBaseSpec());
-const enc = new HashedEncoder(base.inDim);
-const encode = (t: string) => enc.encode(t);
+const enc = inputEncoder(base.spec);
+const encode = (t: string) => enc(t, null);
 const v = vocabularies();
 
 function heldOutAccuracy(lora: Parameters<Network['forward']>[2][number]['lora'], pairs: { preferred: string; dispreferred: string }[]): number {

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Ctx } from '../../context.js';
-import { fsError, UsageError } from '../../errors.js';
+import { EnvironmentError, fsError, UsageError } from '../../errors.js';
+import { warn } from '../../output/notice.js';
 
 /**
  * The token from --token (or `-` for stdin), --token-file, or KOURAI_COUNCIL_TOKEN; never echoed.
@@ -14,15 +15,24 @@ export async function readToken(ctx: Ctx, opts: { token?: string | undefined; to
   if (opts.tokenFile !== undefined) {
     const path = resolve(ctx.cwd, opts.tokenFile);
     try {
+      const mode = statSync(path).mode;
+      if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+        throw new EnvironmentError(`the token file ${path} can be read by other users (mode ${(mode & 0o777).toString(8)}): refusing to use it`, `chmod 600 ${path}, and ask the council operator for a new token if others may have read it (kourai council forge rotate)`);
+      }
       raw = readFileSync(path, 'utf8');
     } catch (err) {
+      if (err instanceof EnvironmentError) throw err;
       throw fsError(err, 'token file', path);
     }
   } else if (opts.token === '-') {
     const chunks: Buffer[] = [];
     for await (const c of ctx.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
     raw = Buffer.concat(chunks).toString('utf8');
-  } else raw = opts.token ?? ctx.env.KOURAI_COUNCIL_TOKEN;
+  } else {
+    // A value on the command line sits in the process list (/proc/PID/cmdline, ps) for other users to read.
+    if (opts.token !== undefined) warn(ctx, '--token puts the token in the process list, where other users on this machine can read it; pass --token-file FILE (mode 600) or --token - (read from stdin) instead');
+    raw = opts.token ?? ctx.env.KOURAI_COUNCIL_TOKEN;
+  }
   let token = raw?.trim();
   if (token?.startsWith('{')) token = tokenOfDocument(token, opts.tokenFile ?? 'stdin');
   if (!token) throw new UsageError('--token: required: the forge token the council operator gave you', 'pass --token T, --token - (read from stdin), --token-file FILE or set KOURAI_COUNCIL_TOKEN');

@@ -4,8 +4,8 @@
  * a file only the user can read (0600 in a 0700 directory). The token is a secret: it is never
  * printed, never logged, and removed from any error text (redactSecret) before it is shown.
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, rmSync, type Stats } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { EnvironmentError, fsError, KouraiError, UsageError } from '../../errors.js';
 import { readPrivateFile, writePrivateFile } from '../../runtime/private-file.js';
@@ -40,6 +40,7 @@ export function membershipPath(home: string): string {
 /** The membership, or null when the forge has not joined a council. */
 export function readMembership(home: string): Membership | null {
   const path = membershipPath(home);
+  if (!checkPrivatePlace(home)) return null;
   const bytes = readPrivateFile(path, 'the council membership file');
   if (bytes === null) return null;
   let doc: unknown;
@@ -64,7 +65,48 @@ export function requireMembership(home: string): Membership {
 }
 
 export function writeMembership(home: string, m: Membership): void {
+  checkPrivatePlace(home, { creating: true });
   writePrivateFile(membershipPath(home), `${JSON.stringify(MembershipSchema.parse(m), null, 2)}\n`, 'the council membership file');
+}
+
+/** The most a membership file holds (a URL, a token, a few names): anything larger is not one. */
+export const MEMBERSHIP_MAX_BYTES = 64 * 1024;
+
+/**
+ * The membership holds the token: its directory and file must be the user's alone — owned by the
+ * user, no access for group or others (0700 / 0600), and neither a symbolic link (a link could
+ * point anywhere another user can change). Returns whether the file exists; throws exit 3 naming
+ * what is wrong and the fix. `creating`: the directory may not exist yet.
+ */
+function checkPrivatePlace(home: string, opts: { creating?: boolean } = {}): boolean {
+  const file = membershipPath(home);
+  const dir = dirname(file);
+  const refuse = (what: string, path: string, why: string, fix: string): never => {
+    throw new EnvironmentError(`${what} ${path} ${why}: refusing to use it (it holds the council token)`, fix);
+  };
+  const look = (path: string): Stats | null => {
+    try {
+      return lstatSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw fsError(err, 'the council membership file', path);
+    }
+  };
+  const d = look(dir);
+  if (!d) return false;
+  if (d.isSymbolicLink()) refuse('the membership directory', dir, 'is a symbolic link', `replace it with a real directory: mkdir -m 700 ${dir}, then kourai federate join again`);
+  if (!d.isDirectory()) refuse('the membership directory', dir, 'is not a directory', `remove it, then kourai federate join again`);
+  if (process.platform !== 'win32') {
+    if (typeof process.getuid === 'function' && d.uid !== process.getuid()) refuse('the membership directory', dir, `belongs to another user (uid ${d.uid})`, `remove it, then kourai federate join again`);
+    if ((d.mode & 0o077) !== 0 && !opts.creating) refuse('the membership directory', dir, `is open to other users (mode ${(d.mode & 0o777).toString(8)})`, `chmod 700 ${dir}, and replace the token if others may have read it`);
+  }
+  const f = look(file);
+  if (!f) return false;
+  if (f.isSymbolicLink()) refuse('the council membership file', file, 'is a symbolic link', `remove it, then kourai federate join again`);
+  if (!f.isFile()) refuse('the council membership file', file, 'is not a regular file', `remove it, then kourai federate join again`);
+  if (process.platform !== 'win32' && typeof process.getuid === 'function' && f.uid !== process.getuid()) refuse('the council membership file', file, `belongs to another user (uid ${f.uid})`, `remove it, then kourai federate join again`);
+  if (f.size > MEMBERSHIP_MAX_BYTES && !opts.creating) refuse('the council membership file', file, `is too large (${f.size} bytes; a membership holds at most ${MEMBERSHIP_MAX_BYTES})`, 'remove it, then kourai federate join again');
+  return true;
 }
 
 /** Forgets the membership; returns whether there was one. */

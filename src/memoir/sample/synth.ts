@@ -8,7 +8,7 @@ import { between, pick } from './planted/pseudo-words.js';
 import { aidosFlag, AIDOS_AXES, disagreementPositions, DISAGREEMENT_AXES, kallosEdit, KALLOS_AXES, reviewContent, type ReviewContent } from './planted/render-review.js';
 import { axesOf, balancedPair, newSample, randomStyle, render, withPoles, type SampleKind } from './planted/samples.js';
 import type { Style } from './planted/style.js';
-import { pickTask, SPECIALIST, taskDescription, TASK_TYPES, type TaskType } from './planted/tasks.js';
+import { pickTask, PIPELINE_TASK_TYPES, READING_TASK_TYPES, SPECIALIST, taskDescription, type TaskType } from './planted/tasks.js';
 import type { Context, Interrupt, MemoirEntry, PlayerResponse, TrainingLabel } from '../format/schema.js';
 import type { Felt, ReasonClass, ResponseKind, Source, Visibility } from '../format/sources.js';
 import { strictSplit } from '../format/split-rule.js';
@@ -16,7 +16,7 @@ import { strictSplit } from '../format/split-rule.js';
 /**
  * The sample forge: a seeded, realistic multi-session memoir of one player. Every pipeline turn
  * starts with the player's task (a private `task_description`); Hephaestus routes it (now and
- * then wrongly, and the player steps in); the specialist proposes; the player accepts proposals
+ * then wrongly, and the player steps in) to any of the seven specialists; the specialist proposes; the player accepts proposals
  * in their style and rewrites or rejects the others (planted preferences: `planted/`). Around
  * that: interrupts (silent and private ones too), Aidos's slop calls and Aletheia's corrections
  * with the player's answer, Kallos's style edits, Kallos–Aidos disagreements, Likert feedback,
@@ -98,6 +98,11 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
   const held = heldPoles(profile);
   let clock = opts.startMs ?? Date.UTC(2026, 9, 1, 9, 0, 0);
   const ids = ulidGenerator(() => clock, (n) => Uint8Array.from({ length: n }, () => Math.floor(rand() * 256)));
+  // Reading tasks (Aidos, Aletheia) draw from a stream of their own and are written after the
+  // session's other lines, on a clock of their own: every other line stays as it was without them.
+  const readRand = mulberry32((opts.seed ^ 0x5eed_a1d0) >>> 0);
+  let readClock = 0;
+  const readIds = ulidGenerator(() => readClock, (n) => Uint8Array.from({ length: n }, () => Math.floor(readRand() * 256)));
   for (let s = 0; s < opts.sessions; s++) {
     const sessionId = `${hex(rand, 8)}-${hex(rand, 4)}-4${hex(rand, 3)}-a${hex(rand, 3)}-${hex(rand, 12)}`;
     const scenePrefix = `session-${sessionId.slice(0, 8)}`;
@@ -105,8 +110,7 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
     const pythonHost = s % 3 === 2;
     const lines: string[] = [];
     let turn = 0;
-    const emit = (e: SynthInput): string => {
-      clock += 20_000 + Math.floor(rand() * 160_000);
+    const write = (e: SynthInput, at: number, nextId: () => string): string => {
       const entryType = e.entry_type ?? (e.source === 'agent_interrupt' ? 'interrupt' : 'pipeline_turn');
       const split = strictSplit({ ...e, entry_type: entryType });
       if (pythonHost) {
@@ -114,19 +118,54 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
         lines.push(encodeEntry({ ...upstream, split }));
         return '';
       }
-      const id = ids.next();
-      lines.push(encodeEntry({ ...e, split, entry_id: id, recorded_at: new Date(clock).toISOString(), entry_type: entryType }));
+      const id = nextId();
+      lines.push(encodeEntry({ ...e, split, entry_id: id, recorded_at: new Date(at).toISOString(), entry_type: entryType }));
       return id;
     };
+    const emit = (e: SynthInput): string => {
+      clock += 20_000 + Math.floor(rand() * 160_000);
+      return write(e, clock, () => ids.next());
+    };
+    const emitReading = (e: SynthInput): string => {
+      readClock += 20_000 + Math.floor(readRand() * 160_000);
+      return write(e, readClock, () => readIds.next());
+    };
     const scene = (): string => `${scenePrefix}.turn-${turn++}`;
-    const ctxFor = (task: string, preceding: Agent[]): Context => ({ task_type: task, transcript_hash: `sha256:${hex(rand, 16)}`, preceding_agents: preceding });
+    const ctxFor = (task: string, preceding: Agent[], r = rand): Context => ({ task_type: task, transcript_hash: `sha256:${hex(r, 16)}`, preceding_agents: preceding });
     const base = { context: null, narrative_beat: null, agent_proposed: null, player_response: null, affinity_delta: 0, training_label: null };
 
     /** The player's answer to a review (taken or dismissed) given the pole it asks for. */
-    const answers = (axis: Axis, toward: 0 | 1): boolean => {
+    const answers = (axis: Axis, toward: 0 | 1, r = rand): boolean => {
       const h = held[axis];
-      if (h === undefined) return rand() < 0.5;
-      return rand() < 0.95 ? toward === h : toward !== h;
+      if (h === undefined) return r() < 0.5;
+      return r() < 0.95 ? toward === h : toward !== h;
+    };
+
+    /**
+     * A reading task: the player asks Aidos whether a text is slop, or Aletheia whether its claims
+     * and sources hold; Hephaestus routes it; she answers, and the player takes the answer or not
+     * as they hold the axis. Reading tasks move no affinity (the planted arcs stay as they were).
+     */
+    const readingTurn = (task: TaskType): void => {
+      const r = readRand;
+      const specialist = SPECIALIST[task];
+      const sc = scene();
+      const ctx = (preceding: Agent[]): Context => ctxFor(task, preceding, r);
+      emitReading({ ...base, scene_id: sc, agent: 'hephaestus', source: 'task_description', context: ctx([]), agent_proposed: taskDescription(r, task, 'train') });
+      emitReading({ ...base, scene_id: sc, agent: 'hephaestus', source: 'specialist_proposed', context: ctx([]), narrative_beat: `hephaestus_routes_to_${specialist}`, agent_proposed: `route:${specialist}` });
+      let text: string;
+      let taken: boolean;
+      if (task === 'slop_review') {
+        const axis = pick(r, AIDOS_AXES);
+        text = aidosFlag(reviewContent(r, 'train'), axis);
+        taken = answers(axis, 0, r);
+      } else {
+        const style = randomStyle(r, 'citation');
+        text = render(newSample(r, 'citation', 'train'), style);
+        taken = answers('citations', style.citations?.pole ?? 0, r);
+      }
+      const kindOf: ResponseKind = taken ? 'accepted' : 'rejected';
+      emitReading({ ...base, scene_id: sc, agent: specialist, source: 'specialist_proposed', context: ctx(['hephaestus']), narrative_beat: `${specialist}_${BEAT[kindOf]}`, agent_proposed: text, player_response: { kind: kindOf, delta: null, felt: FELT[kindOf] }, training_label: taken ? null : { preference_pair: null, weight: 0.5 } });
     };
 
     /** One proposal of a sample kind and the player's answer; returns the proposal's entry id. */
@@ -205,7 +244,7 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
       emit({ ...base, scene_id: sc, agent: 'hephaestus', source: 'task_description', context: ctxFor(task, []), agent_proposed: taskDescription(rand, task, 'train') });
       if (rand() < 0.06) {
         // A misroute: the player sends the task elsewhere (an intervention the routing head skips).
-        const wrongTo = pick(rand, TASK_TYPES.map((x) => SPECIALIST[x]).filter((a) => a !== specialist));
+        const wrongTo = pick(rand, PIPELINE_TASK_TYPES.map((x) => SPECIALIST[x]).filter((a) => a !== specialist));
         emit({ ...base, scene_id: sc, agent: 'hephaestus', source: 'specialist_proposed', context: ctxFor(task, []), narrative_beat: `hephaestus_routes_to_${wrongTo}`, agent_proposed: `route:${wrongTo}`, player_response: { kind: 'rejected', delta: null, felt: 'off' } });
       }
       emit({ ...base, scene_id: sc, agent: 'hephaestus', source: 'specialist_proposed', context: ctxFor(task, []), narrative_beat: `hephaestus_routes_to_${specialist}`, agent_proposed: `route:${specialist}` });
@@ -281,6 +320,9 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
     const loyal = pick(rand, FEDERATING_AGENTS);
     emit({ ...base, scene_id: scene(), agent: loyal, source: 'affinity_change', entry_type: 'loyalty_beat', narrative_beat: `${loyal}_loyalty_step_${1 + (s % 3)}`, affinity_delta: round6(0.03 + rand() * 0.02) });
     emit({ ...base, scene_id: scene(), agent: 'hephaestus', source: 'raw_transcript', context: ctxFor('session', []), agent_proposed: `transcript of ${scenePrefix} (${turn} turns)` });
+    readClock = clock;
+    const reading = 1 + Math.floor(readRand() * 2);
+    for (let k = 0; k < reading; k++) readingTurn(pick(readRand, READING_TASK_TYPES));
     yield { sessionId, lines, entries: lines.length };
     clock += 18 * 3600_000;
   }

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { InvalidDataError } from '../../errors.js';
+import { parseLine } from '../../memoir/format/parse.js';
 import type { Agent } from '../../memoir/format/agents.js';
 import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { headOf } from '../adapter-layout.js';
@@ -12,7 +13,7 @@ import { train, type EncodeFn, type TrainSettings } from '../trainer.js';
 /**
  * Held-out pairwise accuracy of the learned model on a converted dataset, beside the trivial
  * rules, over several random splits by scene. The model is trained through the real path:
- * memoir lines -> entries -> the bond view's example rules (build.ts) -> train() (its own
+ * memoir lines -> the memoir reader's parse -> the bond view's example rules (build.ts) -> train() (its own
  * train/stop/validate split inside the training part) -> Inference on the held-out scenes.
  * Nothing about the held-out scenes reaches training, λ selection or early stopping.
  */
@@ -40,9 +41,16 @@ export type RuleName = 'prefer_shorter' | 'prefer_longer' | 'prefer_proposal' | 
 
 /** The examples and pair cases of memoir lines, for one agent (descriptions of each scene as prompts). */
 export function examplesFromLines(lines: readonly string[], agent: Agent): { examples: Example[]; cases: Map<string, PairCase> } {
-  const entries = lines.map((l) => {
-    const e = JSON.parse(l) as MemoirEntry;
-    return { ...e, entry_id: `py_${createHash('sha256').update(l).digest('hex').slice(0, 24)}` } as MemoirEntry;
+  // Through the memoir reader's own parse (entry ids derived from the line, as for any Python line).
+  const seen = new Map<string, number>();
+  const entries: MemoirEntry[] = lines.map((l, i) => {
+    const r = parseLine(l, (id) => {
+      const n = (seen.get(id) ?? 0) + 1;
+      seen.set(id, n);
+      return n;
+    });
+    if (!r.ok) throw new InvalidDataError(`converted line ${i + 1} is not a memoir entry: ${r.message}`);
+    return r.entry;
   });
   const described = new Map<string, string>();
   for (const e of entries) if (e.source === 'task_description' && e.agent_proposed) described.set(e.scene_id, e.agent_proposed);

@@ -14,7 +14,7 @@ import type { ChosenBy, Example } from './types.js';
  *   agent                     kind     from
  *   hephaestus                route    a `route:<specialist>` proposal the player did not step in
  *                                      on (rejected or modified = intervened, skipped); text =
- *                                      task description + task type (bond), task type (council)
+ *                                      the task description (bond), else the task type (council)
  *   metis, techne, mneme,     pair     a preference pair (proposed vs revised, or two candidates)
  *   dokimasia, kallos, aidos, binary   a proposal's outcome: accepted 1; modified, rejected 0
  *   aletheia                           an interrupt's outcome: taken (accepted, modified) 1,
@@ -158,7 +158,8 @@ export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Ex
       skip('no_task');
       return [];
     }
-    return [{ ...base, kind: 'route', text, label }];
+    const description = f.description !== null && f.description.trim() !== '' ? f.description.trim() : null;
+    return [{ ...base, kind: 'route', text, description, label }];
   }
 
   if (isBondOnly(f.agent)) {

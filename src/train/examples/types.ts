@@ -35,8 +35,13 @@ export type PairExample = ExampleBase & { kind: 'pair'; chosen: string; rejected
 export type BinaryExample = ExampleBase & { kind: 'binary'; text: string; label: 0 | 1 };
 /** A target in [0, 1]: a Likert rating (r − 1) / 4, scene acceptance, affinity gain. */
 export type GradedExample = ExampleBase & { kind: 'graded'; text: string; target: number };
-/** Hephaestus's routing head: the specialist the task went to. */
-export type RouteExample = ExampleBase & { kind: 'route'; text: string; label: Agent };
+/**
+ * Hephaestus's routing head: the specialist the task went to. `text` is what the head reads: the
+ * task description, or (without one, as in the council view) a `task type: X` line. The routing
+ * prior reads `description` (absent: `text`) and `taskType` (route-prior/); the head learns what
+ * the prior leaves.
+ */
+export type RouteExample = ExampleBase & { kind: 'route'; text: string; description?: string | null; label: Agent };
 
 export type Example = PairExample | BinaryExample | GradedExample | RouteExample;
 

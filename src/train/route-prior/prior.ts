@@ -9,13 +9,13 @@ import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
  *   logit[s] = β · score[s] + bias[s]
  *
  * Words are matched on light stems (plural, -ing, -ed), and a word of five letters or more that
- * is one letter off a cue word (a typo: "implment", "funtion") is read as that word. β and the
- * bias are calibration constants fitted on the tuning part of test/fixtures/route/tasks.jsonl
- * (fitTemperature in calibration.ts); with no cue at all the task goes, weakly, to Techne, as the
- * most common kind of work. Building the index takes well under a millisecond, so `kourai route`
+ * is one letter off a cue word (a typo: "implment", "funtion") is read as that word. β is the
+ * inverse temperature of least log-loss (calibration.ts) on the tuning tasks in
+ * test/fixtures/route/ (never the held-out part); with no cue at all the task goes, weakly, to Techne, as the
+ * most common kind of work. Building the index takes a few milliseconds of CPU, so `kourai route`
  * builds it per call.
  */
-export const PRIOR_BETA = 1.8;
+export const PRIOR_BETA = 2.1;
 const TASK_TYPE_WEIGHT = 4;
 const BIAS: Readonly<Partial<Record<Agent, number>>> = { techne: 0.5 };
 

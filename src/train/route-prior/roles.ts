@@ -33,7 +33,7 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['sequence', 2], ['order of work', 3], ['what order', 3], ['dependency graph', 2.5], ['strategy', 2.5], ['approach', 2], ['tradeoff', 2.5], ['trade-off', 2.5],
       ['scope', 2.5], ['mvp', 3], ['acceptance criteria', 3], ['coordinate', 2.5], ['think through', 2.5], ['think it through', 2.5], ['deprecate', 1],
       ['migration', 1.5], ['schema', 1], ['upgrade', 1], ['gradually', 1.5], ['incrementally', 1.5], ['before we', 1], ['the teams', 2], ['team', 1],
-      ['decide', 1.5], ['ticket', 1.5],
+      ['decide', 1.5], ['ticket', 1.5], ['who does what', 3], ['lay out', 2], ['people', 1], ['deadline', 1.5], ['timeline', 3], ['what needs to happen', 2], ['split the work', 3], ['divide', 2], ['delegate', 2.5], ['go about', 2], ['how would you', 1.5], ['staffing', 2], ['weeks', 1], ['plan out', 3],
     ],
   },
   techne: {
@@ -46,7 +46,7 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['support', 1], ['port', 2], ['migrate', 1], ['wire up', 2.5], ['hook up', 2.5], ['build fail', 2], ['broken', 2], ['null', 2], ['undefined', 2],
       ['nan', 2], ['off by one', 3], ['off-by-one', 3], ['handle', 1.5], ['cache', 1], ['webhook', 2], ['query', 1], ['async', 1], ['await', 1], ['callback', 1.5],
       ['toggle', 1.5], ['handler', 1.5], ['rate limit', 2], ['reconnect', 1.5], ['retry', 1.5], ['code', 0.5], ['add a', 0.5],
-      ['extract', 1.5], ['module', 0.5], ['api', 0.5], ['returns', 1], ['stream', 1],
+      ['extract', 1.5], ['module', 0.5], ['api', 0.5], ['returns', 1], ['stream', 1], ['doesnt work', 2], ["doesn't work", 2], ['not working', 2], ['blank', 1.5], ['wrong', 1], ['redirect', 1.5], ['sort out', 1], ['issue', 0.5], ['problem', 0.5], ['fails', 1], ['timeout', 1], ['login', 1], ['button', 1], ['page', 0.5], ['ui', 1], ['database', 0.5], ['websocket', 1], ['polling', 1], ['subscription', 1], ['regex', 1.5], ['compile', 1.5], ['install', 1], ['uncaught', 2.5], ['traceback', 3], ['panic', 2], ['throws', 1.5], ['exceeded', 1], ['importer', 1], ['returns', 1], ['skip', 0.5],
     ],
   },
   dokimasia: {
@@ -57,7 +57,7 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['integration test', 4], ['fixture', 2.5], ['mock', 2.5], ['stub', 2.5], ['assert', 2.5], ['assertion', 2.5], ['snapshot', 2], ['fuzz', 3.5],
       ['property-based', 3], ['property test', 3], ['pytest', 3], ['vitest', 2.5], ['jest', 2.5], ['load test', 3], ['edge case', 2.5], ['test case', 3],
       ['reproduce', 1.5], ['failing test', 3], ['golden-file', 2], ['mutation testing', 3], ['contract test', 3], ['deterministic', 1.5], ['smoke test', 3],
-      ['tdd', 3], ['spec', 1], ['qa', 2],
+      ['tdd', 3], ['spec', 2], ['qa', 2], ['automated check', 3], ['automated', 1.5], ['harness', 3], ['catch', 1], ['regression', 2.5], ['ci', 1], ['passes', 1], ['scenario', 1.5], ['testable', 2], ['flake', 3],
     ],
   },
   kallos: {
@@ -70,18 +70,18 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['camelcase', 3], ['snake case', 2.5], ['dead code', 2.5], ['commented-out', 2], ['quote style', 3], ['style guide', 3], ['clear', 1],
       ['clearer', 1.5], ['descriptive', 2], ['variable names', 3], ['reorganize', 1.5], ['reorganise', 1.5], ['docstring', 1], ['wording', 1.5], ['concise', 1.5],
       ['polish', 2], ['simplify', 1.5], ['one-liner', 1.5], ['clever', 1.5], ['ternary', 2], ['restructure', 1], ['comments', 1], ['review', 1],
-      ['unify', 1.5],
+      ['unify', 1.5], ['abbreviation', 2], ['uniform', 2], ['messy', 1.5], ['mess', 1], ['easier to follow', 2.5], ['easier to read', 3], ['convention', 2.5], ['clean', 1.5], ['cleaner', 2], ['idiom', 2.5], ['consistency', 1.5], ['smaller functions', 2], ['smaller pieces', 1.5], ['all over the place', 1.5], ['formatting rules', 3],
     ],
   },
   mneme: {
     role: 'Mneme keeps the record: commit messages, history, changelogs and release notes, the story of what changed and why.',
     taskTypes: ['commit', 'commit_message', 'changelog', 'release_notes', 'history'],
     cues: [
-      ['commit', 3], ['commit message', 4.5], ['commit msg', 4.5], ['msg', 1], ['changelog', 3.5], ['release notes', 4], ['release', 1], ['squash', 3],
+      ['commit', 3], ['commit message', 4.5], ['commit msg', 4.5], ['msg', 1], ['changelog', 3.5], ['release notes', 4], ['release', 1.5], ['squash', 3],
       ['rebase', 2.5], ['git log', 3.5], ['git history', 3.5], ['history', 2], ['blame', 3], ['bisect', 2], ['tag', 1.5], ['pr description', 2],
       ['merge commit', 3], ['amend', 3], ['reword', 3], ['conventional commits', 3], ['ship', 1], ['summarize', 1.5], ['summarise', 1.5],
       ['what changed', 2], ['version bump', 3], ['bump', 1.5], ['log', 1], ['record', 1.5], ['archive', 2], ['for the reviewers', 1.5], ['merged', 1.5],
-      ['who changed', 3],
+      ['who changed', 3], ['changes since', 2.5], ['write up', 1], ['went into', 1.5], ['version', 1], ['changes', 1], ['release announcement', 1],
     ],
   },
   aidos: {
@@ -93,7 +93,7 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['hype', 3], ['word salad', 4], ['platitude', 4], ['hedging', 3], ['padded', 3], ['verbose', 1.5], ['sound like', 2.5], ['sounds like', 2.5], ['read like', 2],
       ['reads like', 1.5], ['authentic', 3.5], ['human', 1.5], ['noise', 2], ['meaningless', 3], ['vague', 2.5], ['empty', 1.5], ['delve', 4],
       ['important to note', 3], ['spam', 3], ['legit', 1.5], ['say anything', 2.5], ['tone', 1.5],
-      ['wrote them', 1.5], ['written by', 1.5], ['real thinking', 2.5], ['useless', 1.5], ['robust', 1], ['scalable', 1], ['seamless', 2], ['leverage', 1.5], ['comprehensive', 1],
+      ['wrote them', 1.5], ['written by', 1.5], ['real thinking', 2.5], ['useless', 1.5], ['sound canned', 3], ['canned answer', 3], ['canned response', 3], ['content mill', 3], ['corporate', 2], ['padding', 3], ['copy', 1.5], ['marketing', 1], ['cliché', 3], ['cliche', 3], ['unlock', 1], ['empower', 2], ['revolutionize', 2], ['synergy', 3], ['jargon', 2], ['wordy', 2], ['bland', 2.5], ['formulaic', 3], ['templated', 2], ['machine-written', 3.5], ['ai-written', 3.5], ['soulless', 3], ['repetitive', 2], ['a bot', 2], ['robust', 1], ['scalable', 1], ['seamless', 2], ['leverage', 1.5], ['comprehensive', 1],
     ],
   },
   aletheia: {
@@ -103,9 +103,9 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['citation', 5], ['cite', 4], ['cited', 4], ['source', 3], ['reference', 3.5], ['bibliography', 4], ['doi', 4], ['paper', 2.5], ['study', 2.5],
       ['fact-check', 5], ['fact check', 5], ['fact', 2], ['true', 2], ['is it true', 3], ['real', 1.5], ['exist', 2], ['accurate', 2.5], ['correct', 1.5],
       ['claim', 3], ['verify', 2], ['validate', 1], ['double check', 2], ['cross-check', 2.5], ['confirm', 2], ['quote', 2], ['quoted', 2], ['attributed', 3],
-      ['link', 1.5], ['url', 1.5], ['statistics', 2], ['numbers', 1.5], ['footnote', 3], ['primary source', 4], ['wikipedia', 3], ['license', 1], ['cve', 2],
+      ['link', 1.5], ['url', 1.5], ['statistics', 2], ['numbers', 1], ['footnote', 3], ['primary source', 4], ['wikipedia', 3], ['license', 1], ['cve', 2],
       ['hallucinated', 3], ['backs that up', 3], ['evidence', 3], ['come from', 1.5], ['official', 2], ['is that correct', 2], ['really say', 2.5], ['actually exist', 3],
-      ['published', 1.5], ['original study', 3], ['check the tags', 1], ['actually true', 2.5], ['rfc', 1],
+      ['published', 1.5], ['original study', 3], ['check the tags', 1], ['actually true', 2.5], ['rfc', 1], ["where's that from", 3], ['where is that from', 3], ['actually say', 2.5], ['according to', 2], ['citation needed', 5], ['figures', 1], ['made up', 2.5], ['made-up', 2.5], ['fabricated', 3], ['misquoted', 3], ['debunk', 3], ['myth', 2], ['true or false', 3], ['percent', 1], ['stat', 2],
     ],
   },
 };

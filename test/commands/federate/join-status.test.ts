@@ -33,7 +33,7 @@ afterEach(async () => {
 
 function join_(dir: string, name: string, text: string): string {
   const path = joinPath(dir, name);
-  writeFileSync(path, text);
+  writeFileSync(path, text, { mode: 0o600 }); // a token file must be private to the user
   return path;
 }
 

@@ -56,6 +56,8 @@ describe('kourai train bond', { timeout: 240_000 }, () => {
     expect(techne).toMatchObject({ status: 'trained', version: 1, parent_version: null });
     expect(techne.metric!.name).toBe('pairwise_accuracy');
     expect(ctx.stderr.text).toMatch(/techne: trained v1 after \d+ epochs/);
+    // As a pipe (no terminal width): the whole table (narrow terminals: bond-render.test.ts).
+    Object.assign(ctx.stdout, { columns: undefined });
     const text = await runCli(bond, { ...quick, agent: ['techne'] }, ctx);
     expect(text.stdout).toMatch(/^AGENT\s+EXAMPLES\s+TRAIN LOSS\s+VAL LOSS\s+VALIDATION\s+TRIVIAL BASELINES\s+ADAPTER/);
     expect(text.stdout).toMatch(/techne .* bond v2/);
@@ -124,11 +126,11 @@ describe('train bond over an embeddings endpoint (a real server on 127.0.0.1)', 
     writeFileSync(join(ctx.home, 'config.json'), JSON.stringify({ learn: { encoder: { kind: 'openai', url: server.url, model: 'toy-embed', retries: 0 } } }));
     const mismatch = await fails({ agent: 'techne', candidates: ['a', 'b'] }, ctx, score);
     expect(mismatch.exitCode).toBe(ExitCode.environment);
-    expect(mismatch.message).toMatch(/techne bond adapter v1 was trained over base 8cbed4d33037, but the configured base is [0-9a-f]{12} \(embeddings toy-embed, 48 dimensions\)/);
+    expect(mismatch.message).toMatch(/techne bond adapter v1 \(.*adapter_config\.json\) was trained over base 9699214dc40c, but the configured base is [0-9a-f]{12} \(hashed n-grams \(16384\) \+ 14 structure features \+ embeddings toy-embed \(48\)\)/);
     const r = await runCli(bond, { ...quick, agent: ['techne'], json: true }, ctx);
     const res = r.json as Result;
     expect(res.agents[0]).toMatchObject({ agent: 'techne', status: 'trained', version: 2 });
-    expect(res.base_fingerprint).not.toMatch(/^sha256:8cbed4d3/);
+    expect(res.base_fingerprint).not.toMatch(/^sha256:9699214d/);
     const ranked = await runCli(score, { agent: 'techne', candidates: ['a', 'b'], json: true }, ctx);
     expect((ranked.json as { adapters: { bond: number } }).adapters.bond).toBe(2);
     const sent = server.requests.length;

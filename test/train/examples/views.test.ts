@@ -64,9 +64,9 @@ function story(): MemoirEntry[] {
 }
 
 describe('bondView: the example kinds of every agent (LEARNING-DESIGN.md §1)', () => {
-  it('Hephaestus: a route example per routing decision the player did not override; text = task description + task type', () => {
+  it('Hephaestus: a route example per routing decision the player did not override; text = the task description alone', () => {
     const v = bondView(source(story()), 'hephaestus');
-    expect(v.examples).toEqual([{ kind: 'route', agent: 'hephaestus', entryId: expect.any(String), scene: 's-test', weight: 1, taskType: 'test', text: 'write tests for the kabo parser\ntask type: test', label: 'dokimasia' }]);
+    expect(v.examples).toEqual([{ kind: 'route', agent: 'hephaestus', entryId: expect.any(String), scene: 's-test', weight: 1, taskType: 'test', text: 'write tests for the kabo parser', description: 'write tests for the kabo parser', label: 'dokimasia' }]);
     expect(v.skipped).toEqual({ route_intervened: 1, unlabelled_source: 1 }); // the task description teaches through the route
   });
 
@@ -157,7 +157,7 @@ describe('councilView: shareable entries, council fields only', () => {
 
   it('Hephaestus: the council routes on the task type alone (the description is the player’s words)', () => {
     const v = councilView(source(story()), 'hephaestus');
-    expect(v.examples).toEqual([expect.objectContaining({ kind: 'route', text: 'task type: test', label: 'dokimasia' })]);
+    expect(v.examples).toEqual([expect.objectContaining({ kind: 'route', text: 'task type: test', description: null, label: 'dokimasia' })]);
     expect(all(v)).not.toContain('kabo parser');
   });
 

@@ -9,10 +9,14 @@ import { THINGS } from './render-text.js';
  * asks for Dokimasia) while the nouns (pseudo-words, shared English nouns) predict nothing.
  */
 
-export const TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit'] as const;
+export const TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit', 'slop_review', 'fact_check'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
+/** The pipeline's tasks (Metis → Techne → Dokimasia → Kallos → Mneme), drawn by pickTask. */
+export const PIPELINE_TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit'] as const satisfies readonly TaskType[];
+/** Reading tasks, for Aidos (slop) and Aletheia (claims and sources): synth.ts draws them from a stream of their own. */
+export const READING_TASK_TYPES = ['slop_review', 'fact_check'] as const satisfies readonly TaskType[];
 
-export const SPECIALIST: Readonly<Record<TaskType, Agent>> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme' };
+export const SPECIALIST: Readonly<Record<TaskType, Agent>> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme', slop_review: 'aidos', fact_check: 'aletheia' };
 
 /** How often each task type comes up (code-heavy, as forges are). */
 const TASK_WEIGHTS: readonly (readonly [TaskType, number])[] = [
@@ -62,6 +66,18 @@ const TEMPLATES: Readonly<Record<TaskType, readonly ((n: string, t: string) => s
     (n, t) => `write the commit message for the ${n} ${t} change`,
     (n, t) => `summarise the ${n} ${t} work as a commit`,
     (n, t) => `commit the ${n} ${t} fix with a good message`,
+  ],
+  slop_review: [
+    (n, t) => `does the ${n} ${t} description read like slop`,
+    (n, t) => `flag the filler in the ${n} ${t} notes`,
+    (n, t) => `check the ${n} ${t} docs for generic boilerplate`,
+    (n, t) => `is the ${n} ${t} summary machine-written fluff`,
+  ],
+  fact_check: [
+    (n, t) => `check the sources cited in the ${n} ${t} notes`,
+    (n, t) => `verify the claims in the ${n} ${t} docs`,
+    (n, t) => `is the reference in the ${n} ${t} comment real`,
+    (n, t) => `fact-check the ${n} ${t} benchmark figures`,
   ],
 };
 
