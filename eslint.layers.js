@@ -94,13 +94,27 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
   ];
   const sqlHome = matches(SQL_HOMES, files);
   const writeHome = name === 'output' || name === 'main.ts';
+  const paths = packagePaths(files);
   return {
     files,
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { paths: packagePaths(files), patterns }],
-      'no-restricted-syntax': ['error', ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
+      '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }],
+      'no-restricted-syntax': ['error', ...dynamicImports(paths, patterns), ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
     },
   };
+}
+
+/**
+ * The same rules for `import()` expressions, which no-restricted-imports does not see. A type-only
+ * allowance does not apply (an `import()` loads the module), nor does a rule on named imports
+ * (which names a dynamic import takes is not in the expression).
+ */
+function dynamicImports(paths, patterns) {
+  const re = (source) => source.replace(/\//g, '\\/');
+  return [
+    ...patterns.filter((p) => !p.allowTypeImports).map((p) => ({ selector: `ImportExpression[source.value=/${re(p.regex)}/]`, message: p.message })),
+    ...paths.filter((p) => !p.importNames).map((p) => ({ selector: `ImportExpression[source.value='${p.name}']`, message: p.message })),
+  ];
 }
 
 /** Modules at the top of src/commands that every group may import: the shared base, no group's helpers. */

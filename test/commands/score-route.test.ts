@@ -49,6 +49,21 @@ describe('kourai score', () => {
     ctx.cleanup();
   });
 
+  it('takes the prompt the candidates answer (--prompt, --prompt-file, or "prompt" in a request); both flags at once is a usage error (2)', async () => {
+    const ctx = home();
+    const promptFile = join(ctx.home, 'prompt.txt');
+    writeFileSync(promptFile, 'refactor the parser so every branch returns early');
+    const a = await runCli(score, { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], prompt: 'refactor the parser', json: true }, ctx);
+    const b = await runCli(score, { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], promptFile, json: true }, ctx);
+    for (const r of [a, b]) expect((r.json as { ranking: { index: number }[] }).ranking.map((x) => x.index)).toEqual([1, 0]);
+    const both = await fails(score, { agent: 'techne', candidates: ['x', 'y'], prompt: 'p', promptFile }, ctx);
+    expect(both.exitCode).toBe(ExitCode.usage);
+    expect(both.message).toBe('give the prompt one way: --prompt TEXT or --prompt-file PATH');
+    const missing = await fails(score, { agent: 'techne', candidates: ['x', 'y'], promptFile: join(ctx.home, 'nope.txt') }, ctx);
+    expect(missing.message).toContain('nope.txt');
+    ctx.cleanup();
+  });
+
   it('reads candidates from a JSON file, with a task type', async () => {
     const ctx = home();
     const f = join(ctx.home, 'c.json');

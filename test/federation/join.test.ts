@@ -4,7 +4,7 @@ import { ExitCode, type KouraiError } from '../../src/errors.js';
 import { joinCouncil } from '../../src/federation/round/join.js';
 import { checkCouncilUrl, forgetMembership, membershipPath, readMembership, redactError } from '../../src/federation/round/membership.js';
 import { httpTransport } from '../../src/federation/round/transport.js';
-import { inProcessTransport } from '../../src/federation/round/in-process.js';
+import { inProcessTransport } from './in-process-transport.js';
 import { addForge } from '../../src/council/forges.js';
 import { randomBytes } from 'node:crypto';
 import { removeDir, tempDir } from '../helpers/ctx.js';

@@ -32,6 +32,10 @@ describe('the floors: a module imports from its own floor or below', () => {
     ['src/runtime/x.ts', "import { openIndex } from '../store/memoir-index.js';", /higher floor/],
     ['src/errors.ts', "import { kouraiHome } from './store/db.js';", /higher floor/],
     ['src/output/x.ts', "import { palette } from '../ui/theme.js';", /output never imports ui/],
+    ['src/memoir/format/x.ts', "export const load = () => import('../../output/color.js');", /higher floor/],
+    ['src/store/x.ts', "export const load = async () => (await import('../memoir-index/memoir-index.js')).openIndex;", /higher floor/],
+    ['src/output/x.ts', "export const load = () => import('../ui/theme.js');", /output never imports ui/],
+    ['src/memoir/x.ts', "export const load = () => import('better-sqlite3');", /SQL lives in/],
     ['src/ui/replay/x.tsx', "import { openIndex } from '../../store/memoir-index.js';", /never open the database/],
   ])('%s: %s is refused', async (file, code, message) => {
     expect((await problems(file, code)).join('\n')).toMatch(message);
@@ -43,6 +47,8 @@ describe('the floors: a module imports from its own floor or below', () => {
     ['src/train/x.ts', "import { PrivacyGate } from '../privacy/round-gate.js';\nimport { openIndex } from '../store/memoir-index.js';"],
     ['src/ui/replay/x.tsx', "import type { StoryRow } from '../../store/story-queries.js';\nimport { palette } from '../../output/theme.js';"],
     ['src/cli.ts', "import { runCommand } from './run-command.js';"],
+    ['src/commands/memoir/x.ts', "export const load = () => import('../../memoir-index/indexed.js');"],
+    ['src/memoir-index/x.ts', "export const load = () => import('../store/db.js');"],
   ])('%s may import %s', async (file, code) => {
     expect(await problems(file, code)).toEqual([]);
   });

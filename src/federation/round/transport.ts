@@ -1,7 +1,7 @@
 /**
  * What a federation round needs from a council, as a small interface: the HTTP client
- * (`httpTransport`, CouncilClient underneath) or a council in the same process
- * (`in-process.ts`), so a simulation can drive many forges without sockets or timers.
+ * (`httpTransport`, CouncilClient underneath) or any other carrier (the simulation's council
+ * port; a council in the same process in the tests), so a round runs without sockets or timers.
  */
 import type { CouncilRelease } from '../../privacy/release.js';
 import { CouncilClient, type AdapterExpectation, type DownloadedAdapter } from '../council-client.js';

@@ -1,5 +1,6 @@
 /**
  * One memoir line: what it may hold and how it is written.
+ *   fields.ts          the keys of a line in order, and each extension's kind: the one list of them
  *   schema.ts          the entry (the ten upstream keys and kourai's extensions), zod
  *   agents.ts          the ten agents; which federate
  *   sources.ts         sources, entry types, response kinds and the other closed vocabularies
@@ -12,6 +13,7 @@
  *   encode.ts          an entry to its line, byte-identical to pydantic's model_dump_json()
  *   encode-bytes.ts    the same, as UTF-8 straight into a batch buffer
  *   python-json.ts     JSON numbers and strings as pydantic-core writes them
+ *   py-object.ts       a context (any JSON object) kept and re-encoded as pydantic writes it
  *   utf8.ts            UTF-8 checks (lone surrogates, the first invalid byte)
  *   scan/              a byte scanner for lines laid out as kourai and Python write them
  *

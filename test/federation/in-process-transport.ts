@@ -1,15 +1,15 @@
 /**
- * A council in the same process as the forge: the transport a simulation uses to drive many
- * forges through real rounds without HTTP. It calls the same Council methods the HTTP routes
- * call, with the same bodies (a release becomes the same Submission), and turns the council's
- * refusals into the same CouncilRequestError the HTTP client throws.
+ * A council in the same process as the forge, for tests: a round driven without HTTP. It calls
+ * the same Council methods the HTTP routes call, with the same bodies (a release becomes the same
+ * Submission), and turns the council's refusals into the same CouncilRequestError the HTTP client
+ * throws.
  */
-import { PROTOCOL_VERSION, submissionFromRelease } from '../../protocol/wire.js';
-import { CouncilRequestError, decodeAdapter } from '../council-client.js';
-import type { Council } from '../../council/council.js';
-import { CouncilHttpError } from '../../council/http-error.js';
-import type { ForgeRow } from '../../council/storage.js';
-import type { CouncilTransport } from './transport.js';
+import { PROTOCOL_VERSION, submissionFromRelease } from '../../src/protocol/wire.js';
+import { CouncilRequestError, decodeAdapter } from '../../src/federation/council-client.js';
+import type { Council } from '../../src/council/council.js';
+import { CouncilHttpError } from '../../src/council/http-error.js';
+import type { ForgeRow } from '../../src/council/storage.js';
+import type { CouncilTransport } from '../../src/federation/round/transport.js';
 
 async function mapped<T>(p: () => Promise<T>): Promise<T> {
   try {
