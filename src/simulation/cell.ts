@@ -16,6 +16,7 @@ import { hashString } from '../train/encoder/hashed-ngrams.js';
 import type { Example } from '../train/examples/types.js';
 import type { Features } from '../train/features.js';
 import { loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
+import { LAMBDA_GRID } from '../train/linear-fit.js';
 import { DEFAULT_SETTINGS, type TrainSettings } from '../train/trainer.js';
 import { capNorm, craftUpdate, mean, norm } from './attacks.js';
 import { layoutsFor, type CouncilPort, type CouncilSetup } from './council-port.js';
@@ -156,8 +157,15 @@ function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims
   return { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(agent)), rank };
 }
 
+/**
+ * λ of the direct path in a council round: the value the trainer itself falls back to without
+ * cross-validation (the middle of its grid). A forge's council round is a few epochs from the
+ * council's adapter; cross-validating λ in every one of them was nine tenths of a round's cost.
+ */
+export const COUNCIL_L2 = LAMBDA_GRID[Math.floor(LAMBDA_GRID.length / 2)] as number;
+
 function councilSettings(x: Experiment, seed: number, round: number): TrainSettings {
-  return { ...DEFAULT_SETTINGS, epochs: x.localEpochs, patience: x.localEpochs, seed: seed * 100 + round };
+  return { ...DEFAULT_SETTINGS, epochs: x.localEpochs, patience: x.localEpochs, seed: seed * 100 + round, l2: COUNCIL_L2 };
 }
 
 function sub(a: Float64Array, b: Float64Array): Float64Array {
@@ -172,21 +180,29 @@ function checkStop(signal?: AbortSignal): void {
 
 /**
  * Which of an adapter's flat values a cell federates (null: all of them). The layout is the
- * trainer's (lora.ts): dense Aᵀ, dense B, head A, head B, one after the other.
+ * trainer's (lora.ts): dense Aᵀ, dense B, head A, head B, direct Aᵀ, direct B, one after the other.
+ * `small` keeps the two input-side A factors (in × r each, nearly all the values) at the public
+ * initialisation and federates the rest; `fedsa` federates the A factors, `param-random` a random
+ * half of all values (the same half at every forge: the council must know what it averages).
  */
 export function federatedMask(cell: Pick<Cell, 'split' | 'share'>, d: LoraDims, seed: number): Uint8Array | null {
-  const n = loraSize(d);
-  const denseA = d.inDim * d.rank;
-  const denseB = d.hidden * d.rank;
-  const headA = d.rank * d.hidden;
   if (cell.split === 'semantic' && cell.share === 'full') return null;
+  const n = loraSize(d);
+  const sizes = { denseA: d.inDim * d.rank, denseB: d.hidden * d.rank, headA: d.rank * d.hidden, headB: d.out * d.rank, directA: d.inDim * d.rank, directB: d.out * d.rank };
+  const at: Record<keyof typeof sizes, [number, number]> = {} as Record<keyof typeof sizes, [number, number]>;
+  let o = 0;
+  for (const k of Object.keys(sizes) as (keyof typeof sizes)[]) {
+    at[k] = [o, o + sizes[k]];
+    o += sizes[k];
+  }
+  if (o !== n) throw new RangeError(`adapter layout of ${n} values, the mask knows ${o}`);
   const m = new Uint8Array(n);
-  if (cell.split === 'semantic') m.fill(1, denseA);
-  else if (cell.split === 'fedsa') {
-    m.fill(1, 0, denseA);
-    m.fill(1, denseA + denseB, denseA + denseB + headA);
-  } else {
-    // A random half, the same at every forge (the council must know what it averages).
+  const share = (...parts: (keyof typeof sizes)[]): void => {
+    for (const p of parts) m.fill(1, at[p][0], at[p][1]);
+  };
+  if (cell.split === 'semantic') share('denseB', 'headA', 'headB', 'directB');
+  else if (cell.split === 'fedsa') share('denseA', 'headA', 'directA');
+  else {
     const rand = mulberry32(hashString(`param-split|${seed}`));
     const idx = Array.from({ length: n }, (_, i) => i);
     for (let i = n - 1; i > 0; i--) {

@@ -72,7 +72,7 @@ export type Split = (typeof SPLITS)[number];
 export const NOISES = ['local', 'distributed'] as const;
 export type Noise = (typeof NOISES)[number];
 
-/** Which parameters a `semantic` council adapter federates: all, or all but the dense layer's A (~3% of them). */
+/** Which parameters a `semantic` council adapter federates: all, or all but the input-side A factors (a few percent of them). */
 export const SHARES = ['full', 'small'] as const;
 export type Share = (typeof SHARES)[number];
 

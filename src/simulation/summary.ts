@@ -269,8 +269,12 @@ function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRo
     }
   }
   void byz;
-  const fe = results.reduce((s, r) => s + r.falseExiles, 0);
-  if (results.length) out.push({ name: 'exile: no false exiles', goal: '0 honest forges exiled, in any cell', value: fe, unit: 'count', met: fe === 0, detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${results.length} cell${results.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)` });
+  // Naive FedAvg is a baseline no council runs: its garbage aggregates make honest forges look far
+  // off, so its false exiles are reported beside the claim, not inside it.
+  const real = results.filter((r) => r.cell.strategy !== 'fedavg-naive');
+  const fe = real.reduce((s, r) => s + r.falseExiles, 0);
+  const naiveFe = results.length - real.length ? results.filter((r) => r.cell.strategy === 'fedavg-naive').reduce((s, r) => s + r.falseExiles, 0) : 0;
+  if (real.length) out.push({ name: 'exile: no false exiles', goal: '0 honest forges exiled, in any cell of a strategy a council runs (all but naive FedAvg)', value: fe, unit: 'count', met: fe === 0, detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${real.length} cell${real.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)${naiveFe ? `; naive FedAvg's cells: ${naiveFe} more` : ''}` });
   if (exileRounds.length) {
     const never = exileRounds.filter((e) => e.rounds === null);
     const slow = exileRounds.filter((e) => e.rounds !== null && e.rounds > EXILE_WITHIN);

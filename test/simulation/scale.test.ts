@@ -16,15 +16,15 @@ const ref = JSON.parse(readFileSync(new URL('../fixtures/privacy/opacus-rdp.json
 const dims = { inDim: 64, hidden: 16, out: 1, rank: 4 };
 
 describe('what a forge federates', () => {
-  it('full: everything; small: all but the dense A; fedsa: the A factors; param-random: half, the same at every forge and seed-dependent', () => {
+  it('full: everything; small: all but the input-side A factors; fedsa: the A factors; param-random: half, the same at every forge and seed-dependent', () => {
     const n = loraSize(dims);
     const count = (m: Uint8Array | null): number => (m ? m.reduce((a, b) => a + b, 0) : n);
     expect(federatedMask({ split: 'semantic', share: 'full' }, dims, 1)).toBeNull();
     const small = federatedMask({ split: 'semantic', share: 'small' }, dims, 1) as Uint8Array;
-    expect(count(small)).toBe(n - dims.inDim * dims.rank);
+    expect(count(small)).toBe(n - 2 * dims.inDim * dims.rank);
     expect(small[0]).toBe(0);
     const fedsa = federatedMask({ split: 'fedsa', share: 'full' }, dims, 1) as Uint8Array;
-    expect(count(fedsa)).toBe(dims.inDim * dims.rank + dims.rank * dims.hidden);
+    expect(count(fedsa)).toBe(2 * dims.inDim * dims.rank + dims.rank * dims.hidden);
     expect(fedsa[dims.inDim * dims.rank]).toBe(0); // dense B stays local
     const half = federatedMask({ split: 'param-random', share: 'full' }, dims, 1) as Uint8Array;
     expect(count(half)).toBe(n >> 1);

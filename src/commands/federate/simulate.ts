@@ -141,6 +141,13 @@ function readFinished(file: string, id: string): Map<string, CellResult> {
       const r = rec.result;
       // JSON has no ∞: the cell's ε comes back as null.
       if (r.cell.epsilon === null) r.cell.epsilon = Infinity;
+      const p = r.privacy as { observerEpsilon: number | null; forgeLedgerEpsilon: number | null } | undefined;
+      if (p?.observerEpsilon === null) p.observerEpsilon = Infinity;
+      if (p?.forgeLedgerEpsilon === null) p.forgeLedgerEpsilon = Infinity;
+      for (const round of r.rounds ?? []) {
+        round.signal ??= NaN;
+        round.noise ??= NaN;
+      }
       out.set(r.key, r);
     } catch {
       // A torn last line (Ctrl-C mid-write) is ignored: that cell runs again.
