@@ -50,7 +50,9 @@ describe('kourai federate join: exit 9 from the real binary', () => {
     const url = await closedPort();
     const r = kourai(['federate', 'join', '--server', url, '--token', TOKEN, '--json'], { home });
     expect(r.code, r.stderr).toBe(9);
-    expect(r.stderr.split('\n')[0]).toMatch(new RegExp(`^kourai: .*${url.replace(/[.:/]/g, '\\$&')}`));
+    // --token on the command line: a warning first (the token is in the process list), then the error.
+    expect(r.stderr.split('\n')[0]).toMatch(/^warning: --token puts the token in the process list.*--token-file FILE .*--token -/);
+    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(new RegExp(`^kourai: .*${url.replace(/[.:/]/g, '\\$&')}`));
     expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'network', exit_code: 9 } });
     expect(`${r.stdout}${r.stderr}`).not.toContain(TOKEN);
     expectNotJoined();
@@ -63,7 +65,7 @@ describe('kourai federate join: exit 9 from the real binary', () => {
     });
     const r = await kouraiAsync(['federate', 'join', '--server', url, '--token', TOKEN], { home });
     expect(r.code, r.stderr).toBe(9);
-    expect(r.stderr.split('\n')[0]).toMatch(/^kourai: .* does not answer like a kourai council/);
+    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(/^kourai: .* does not answer like a kourai council/);
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toContain(TOKEN);
     expectNotJoined();
