@@ -31,7 +31,7 @@ const FLOORS = [
 ];
 
 /** Where SQL may be written: the memoir index and state repositories, and the council's own storage. */
-const SQL_HOMES = ['src/store/**', 'src/memoir-index/**', 'src/council/storage.ts', 'src/council/sqlite-storage.ts'];
+const SQL_HOMES = ['src/store/**', 'src/memoir-index/**', 'src/council/storage.ts', 'src/council/sqlite-storage.ts', 'src/council/pg-storage.ts', 'src/council/pg-schema.ts'];
 /** Packages that belong to one layer. */
 const PACKAGE_HOMES = [
   { name: 'commander', home: ['src/cli.ts'], why: 'argv parsing is the job of src/cli.ts alone' },
@@ -39,6 +39,7 @@ const PACKAGE_HOMES = [
   { name: 'react', home: ['src/ui/**'], why: 'React components live in src/ui/' },
   { name: 'chalk', home: ['src/output/**'], why: 'colour comes from the one Chalk instance in src/output/color.ts', typesFrom: ['src/commands/**', 'src/ui/**'] },
   { name: 'better-sqlite3', home: SQL_HOMES, why: 'SQL lives in src/store/ and src/memoir-index/ (and the council storage)' },
+  { name: 'pg', home: ['src/council/pg-storage.ts'], why: 'PostgreSQL is reached through the council storage (src/council/pg-storage.ts) alone' },
   // One decision about the node flags a worker inherits (`node --input-type=module` broke every worker).
   ...['node:worker_threads', 'worker_threads'].map((name) => ({
     name,
@@ -127,7 +128,7 @@ export function layerBlocks(root) {
       ]),
     ),
     // The council's storage may hold SQL; the rest of src/council may not.
-    layerBlock(['src/council/storage.ts', 'src/council/sqlite-storage.ts'], 'council', false),
+    layerBlock(['src/council/storage.ts', 'src/council/sqlite-storage.ts', 'src/council/pg-storage.ts', 'src/council/pg-schema.ts'], 'council', false),
     // The one place that starts worker threads.
     layerBlock(['src/runtime/worker-start.ts'], 'runtime', false),
   ];

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run bench [-- --quick] [-- --only memoir,privacy,council]
 // npm run bench -- --only instructions   (opt-in: issue 13's ratios counted by valgrind, ~10 min)
+// npm run bench -- --only council-scale  (opt-in: 1,000 forges, two council processes on PostgreSQL, kill -9)
 // Prints every performance figure the issues name, as numbers and as ratios against baselines
 // measured on the same machine in the same run (the machines are shared and noisy).
 import { existsSync } from 'node:fs';
@@ -10,9 +11,9 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
 const only = onlyArg ? new Set(onlyArg.split(',')) : undefined;
-const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train', 'learn-real', 'instructions'];
+const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train', 'learn-real', 'instructions', 'council-scale'];
 // run only when named in --only
-const optIn = new Set(['instructions']);
+const optIn = new Set(['instructions', 'council-scale']);
 const unknown = [...(only ?? [])].filter((s) => !suites.includes(s));
 if (unknown.length) {
   console.error(`bench: no suite named ${unknown.join(', ')} (suites: ${suites.join(', ')})`);

@@ -247,9 +247,9 @@ export function buildCli(
     memoir
       .command('export')
       .description('write the preference pairs for training elsewhere, one file per agent (shareable pairs only unless --include-private)')
-      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL').choices(['trl-dpo']))
+      .addOption(new Option('--format <format>', 'trl-dpo: TRL’s DPO format, {"prompt","chosen","rejected"} JSONL of strings; trl-dpo-chat: the same as messages with roles, for instruct models').choices(['trl-dpo', 'trl-dpo-chat']))
       .option('--agent <agent>', 'only this agent (repeatable; default: every agent with pairs)', collect, [])
-      .option('--out <dir>', 'directory for the files (default ./trl-dpo)')
+      .option('--out <dir>', 'directory for the files (default ./trl-dpo or ./trl-dpo-chat)')
       .option('--include-private', 'also private entries and the player’s own words: revisions, task descriptions (warns on stderr)')
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/export.js')));
@@ -367,13 +367,14 @@ export function buildCli(
   federate
     .command('simulate')
     .description('simulate a federation with the real trainer, privacy and council: Byzantine robustness, personalization, split, privacy/utility')
-    .option('--forges <n>', 'forges in the federation (default 11)')
+    .option('--forges <n>', 'forges in the federation (default 11; at most 1000)')
+    .option('--cohort <k>', 'forges sampled per round (default: all of them; Poisson at rate k/forges in cells with noise)')
     .option('--byzantine <f>', 'how many of them attack (default 2; with --forges alone: 20%, rounded down)')
     .option('--rounds <n>', 'federation rounds per run (default 4)')
     .option('--agents <list>', 'agents to federate and measure, comma-separated (default techne)')
     .option('--sessions <n>', 'sample-forge sessions per forge (default 4)')
     .option('--turns <n>', 'pipeline turns per session (default 12)')
-    .option('--strategies <list>', 'aggregation strategies to compare (default fedavg,multikrum+lora-fair,bulyan+lora-fair)')
+    .option('--strategies <list>', 'aggregation strategies to compare (default fedavg-naive,fedavg,multikrum+lora-fair,bulyan+lora-fair)')
     .option('--attacks <list>', 'attacks to compare (default: none and all six)')
     .option('--epsilon <e>', 'ε of the Byzantine grid and the split comparison (default inf: clipping, no noise)')
     .option('--epsilons <list>', 'ε values of the privacy/utility sweep (default 0.5,1,4,8,inf)')
@@ -382,6 +383,8 @@ export function buildCli(
     .option('--local-epochs <n>', 'council training epochs per round (default 3)')
     .option('--clip-norm <s>', 'S: every release is clipped to this L2 norm (default 1)')
     .option('--held-out <n>', 'held-out evaluation pairs per preference (default 200)')
+    .option('--personal-sample <n>', 'honest forges whose personal quality is measured, at most (default 24)')
+    .option('--threads <n>', 'worker threads for the trainings (default: the cores; 0: train on the main thread)')
     .option('--out <dir>', 'write report.html (self-contained) and results.json here')
     .option('--http', 'run every council as a real `kourai council serve` process on 127.0.0.1 (fidelity check)')
     .option('--fresh', 'ignore finished cells of an earlier run of the same experiment')
@@ -391,7 +394,10 @@ export function buildCli(
   // --- issue 6: council ---
   const council = program.command('council').description('the council: the aggregation server federation rounds talk to, its forges, rounds and trust');
   const withLocation = (c: Command): Command =>
-    c.option('--data-dir <dir>', 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)').option('--config <file>', 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)');
+    c
+      .option('--data-dir <dir>', 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)')
+      .option('--database <url>', 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)')
+      .option('--config <file>', 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)');
 
   withLocation(
     council
@@ -425,6 +431,8 @@ export function buildCli(
       .option('--lora-fair-lr <x>', 'LoRA-FAIR step size (default 0.01)')
       .option('--lora-fair-steps <n>', 'LoRA-FAIR gradient steps (default 1000)')
       .addOption(new Option('--lora-fair-solver <s>', 'LoRA-FAIR solver (default gd)').choices(['gd', 'ridge']))
+      .option('--cohort <k>', 'forges sampled per round, by a secret seed kept in the council database (default: every forge)')
+      .option('--aggregation-lease <duration>', 'with several processes: how long a silent aggregator keeps a closed round before another takes over (default 30s)')
       .option('--threads <n>', 'threads for pairwise distances (default: all cores)')
       .option('--ndjson', 'events on stdout, one a line (listening, stopped)')
       .option('--json', 'the same as --ndjson (serve only streams)'),
@@ -477,6 +485,13 @@ export function buildCli(
   withLocation(
     council.command('rounds').description('the rounds, newest first: state, forges, what each agent aggregated').option('--limit <n>', 'at most n rounds (default 20)').option('--json', 'JSON output'),
   ).action(act(() => import('./commands/council/rounds.js')));
+
+  withLocation(council.command('migrate').description("bring the council database's schema up to date (PostgreSQL: run once before `serve`)").option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/migrate.js')),
+  );
+  withLocation(council.command('status').description('the council processes sharing the database and their last heartbeat, and the current round').option('--json', 'JSON output')).action(
+    act(() => import('./commands/council/status.js')),
+  );
 
   withLocation(council.command('trust').description('trust score and status of every forge, and the Stoa Falls (exiles)').option('--json', 'JSON output')).action(
     act(() => import('./commands/council/trust.js')),
@@ -553,7 +568,7 @@ export function buildCli(
     .action(act(() => import('./commands/adapters/diff.js'), ['agent']));
   adapters
     .command('export')
-    .description('copy a version to a directory PEFT loads (adapter_model.safetensors + adapter_config.json)')
+    .description('copy a version to a directory in PEFT’s file layout (adapter_model.safetensors + adapter_config.json)')
     .argument('<agent>', 'the agent')
     .addOption(kindOpt())
     .option('--version <n>', 'the version (default: current)')

@@ -79,7 +79,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   'memoir episodes': { examples: [['memoir episodes', 'one episode per scene'], ['memoir episodes --by session --write', 'store them']], exits: [...READS, conflict] },
   'memoir buffer': { examples: [['memoir buffer --max 500 --dry-run', 'what a trainer would replay, and why']], exits: READS },
   'memoir players': { examples: [['memoir players', 'every memoir, grouped by player'], ['memoir players --player ariadne --json', 'one player']], exits: READS },
-  'memoir export': { examples: [['memoir export --format trl-dpo --agent techne --out dpo --json', 'pairs for TRL']], exits: [...READS, conflict] },
+  'memoir export': { examples: [['memoir export --format trl-dpo --agent techne --out dpo --json', 'pairs for TRL'], ['memoir export --format trl-dpo-chat --agent techne', 'the same as chat messages, for instruct models']], exits: [...READS, conflict] },
   feedback: {
     examples: [
       ['feedback --memoir ./forge --agent techne --scene S --proposed-file proposal.py', 'ask in a terminal'],
@@ -153,7 +153,7 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   'adapters list': { examples: [['adapters list', 'versions, the current one marked']], exits: [env, integrity] },
   'adapters show': { examples: [['adapters show techne --json', 'the current version']], exits: [env, notFound, integrity] },
   'adapters diff': { examples: [['adapters diff techne', 'the current version vs the one before']], exits: [env, notFound, integrity] },
-  'adapters export': { examples: [['adapters export techne --out techne-peft', 'a directory PEFT loads']], exits: [env, notFound, conflict, integrity] },
+  'adapters export': { examples: [['adapters export techne --out techne-peft', 'a directory in PEFT’s file layout']], exits: [env, notFound, conflict, integrity] },
   'adapters rollback': { examples: [['adapters rollback techne', 'make the previous version current']], exits: [env, notFound, integrity] },
   'adapters prune': { examples: [['adapters prune --keep 2 --dry-run', 'what would be deleted']], exits: [env, integrity] },
   score: { examples: [['score --agent techne "return early" "nest the ifs"', 'rank two candidates']], exits: [env, invalid, notFound, integrity, network] },

@@ -19,6 +19,7 @@ import { budgetFlags, memoirOpt } from './options.js';
 import { defineCommand } from './types.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { readMembership, requireMembership } from '../federation/round/membership.js';
+import { localAnchors } from '../federation/round/ledger-anchors.js';
 import type { FederationPlan } from '../federation/round/plan.js';
 import { renderPlan } from '../output/round-text.js';
 
@@ -71,11 +72,11 @@ export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): P
   const resolved = privacyConfigFor(ctx, opts);
   const { counts, note } = await shareableCounts(ctx, opts.memoir, opts.json || ctx.interactive);
   const home = kouraiHome(ctx);
-  const gate = PrivacyGate.openReadOnly({ home, config: resolved.config, now: ctx.now });
+  const gate = PrivacyGate.openReadOnly({ home, config: resolved.config, now: ctx.now, anchors: localAnchors(home) });
   try {
     const priced = pricing(home, resolved.config);
     const plan = gate.withConfig(priced.config).planRound({ round: opts.round ?? null, shareable: counts });
-    const releases = gate.ledger.releases();
+    const releases = gate.releases();
     const notes = [...(note ? [note] : []), ...(priced.note ? [priced.note] : [])];
     return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes, forgeConfig: resolved.config, pricedAt: priced.pricedAt });
   } finally {

@@ -2,11 +2,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { GramPool } from '../aggregation/gram-pool.js';
 import { computeAgentAggregate, type AgentAggregate } from './aggregate-round.js';
 import type { RoundSettings } from './round-settings.js';
-import { SqliteCouncilStorage } from './sqlite-storage.js';
+import { openCouncilStorage } from './open-storage.js';
+import type { CouncilStorage } from './storage.js';
 
 /**
  * The aggregation worker thread (see worker-aggregator.ts): computes one agent's aggregate at a
- * time from its own read-only connection to council.db, so the event loop that answers forges
+ * time from its own connection to the storage (read-only for council.db), so the event loop that answers forges
  * never waits for LoRA-FAIR or Krum. It writes nothing: the main thread records the result.
  */
 export interface AggregateJob {
@@ -22,12 +23,13 @@ export type AggregateReply = { id: number; ok: true; result: AgentAggregate } | 
 
 interface Init {
   dataDir: string;
+  database: string | null;
   threads: number;
   trustTolerance: number;
 }
 
 const init = workerData as Init;
-const storage = new SqliteCouncilStorage(init.dataDir, { readonly: true });
+let storage: Promise<CouncilStorage> | null = null;
 let pool: Promise<GramPool | null> | null = null;
 
 parentPort?.on('message', (job: AggregateJob) => {
@@ -36,8 +38,12 @@ parentPort?.on('message', (job: AggregateJob) => {
 
 async function run(job: AggregateJob): Promise<void> {
   try {
+    storage ??= openCouncilStorage({ data_dir: init.dataDir, database: init.database }, 'read').catch((err: unknown) => {
+      storage = null;
+      throw err;
+    });
     pool ??= init.threads > 1 ? GramPool.create(init.threads) : Promise.resolve(null);
-    const result = await computeAgentAggregate({ storage, now: () => new Date(job.now), pool: await pool, trustTolerance: init.trustTolerance }, job.round, job.agent, job.settings);
+    const result = await computeAgentAggregate({ storage: await storage, now: () => new Date(job.now), pool: await pool, trustTolerance: init.trustTolerance }, job.round, job.agent, job.settings);
     const transfer = (result.globalChunks ?? []).map((b) => b.buffer as ArrayBuffer);
     parentPort?.postMessage({ id: job.id, ok: true, result } satisfies AggregateReply, transfer);
   } catch (err) {

@@ -26,6 +26,15 @@ export const CouncilConfigSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65535),
   data_dir: z.string().min(1),
+  /** A postgres:// URL: the council's state in PostgreSQL (several processes may share it); null: SQLite in data_dir. */
+  database: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/./i, 'must be a postgres:// URL (or unset for SQLite in data_dir)')
+    .nullable(),
+  /** Forges sampled per round (null: every forge takes part). */
+  cohort: z.number().int().min(1).nullable(),
+  /** Seconds a process holds the right to aggregate a closed round without renewing it (another takes over after). */
+  aggregation_lease: z.number().min(1),
   strategy: z.enum(STRATEGIES),
   byzantine: z.number().int().min(0),
   trim: z.number().int().min(0).nullable(),
@@ -67,11 +76,14 @@ export type CouncilConfig = z.infer<typeof CouncilConfigSchema>;
 export type Range = z.infer<typeof RangeSchema>;
 export type ConfigKey = keyof CouncilConfig;
 
-type Kind = 'string' | 'int' | 'number' | 'duration' | 'size' | 'list' | 'nullable-int' | 'range' | 'json-or-file';
+type Kind = 'string' | 'nullable-string' | 'int' | 'number' | 'duration' | 'size' | 'list' | 'nullable-int' | 'range' | 'json-or-file';
 const KEYS: Record<ConfigKey, Kind> = {
   host: 'string',
   port: 'int',
   data_dir: 'string',
+  database: 'nullable-string',
+  cohort: 'nullable-int',
+  aggregation_lease: 'duration',
   strategy: 'string',
   byzantine: 'int',
   trim: 'nullable-int',
@@ -105,6 +117,9 @@ export function defaults(home: string): CouncilConfig {
     host: '127.0.0.1',
     port: 7470,
     data_dir: join(home, 'council'),
+    database: null,
+    cohort: null,
+    aggregation_lease: 30,
     strategy: 'lora-fair',
     byzantine: 0,
     trim: null,
@@ -197,6 +212,10 @@ function coerce(key: ConfigKey, raw: unknown, base: string): unknown {
   switch (kind) {
     case 'string':
       return text(raw);
+    case 'nullable-string': {
+      const s = text(raw).trim();
+      return s === '' || s === 'none' || s === 'null' ? null : s;
+    }
     case 'int':
     case 'number':
     case 'nullable-int': {

@@ -1,6 +1,8 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
 import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submission, Trust } from '../protocol/wire.js';
 import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/format/agents.js';
+import { randomBytes } from 'node:crypto';
+import { sampleCohort } from '../protocol/cohort.js';
 import { ConflictError } from '../errors.js';
 import { systemClock, type Clock, type Timer } from '../runtime/clock.js';
 import { sameLayout, type Layout } from '../tensor/layout.js';
@@ -36,6 +38,21 @@ export interface CouncilDeps {
   pool?: GramPool | null;
   /** How one agent's aggregate is computed (default: in this thread). */
   aggregator?: AgentAggregator;
+  /**
+   * Who this council is among the processes sharing the storage (claims of closed rounds are held
+   * in its name). One name for every start of a single-process council, so a restart resumes its
+   * own claim at once; a distinct one per process when several share a database.
+   */
+  owner?: string;
+  /** Secret randomness (the cohort seed): node:crypto unless a test gives its own. */
+  secureRandom?: (n: number) => Buffer;
+}
+
+/** The aggregation claim of a round went to another process (ours ran out): stop, it carries on. */
+class ClaimLostError extends Error {
+  constructor(readonly round: number) {
+    super(`the claim on round ${round} was lost`);
+  }
 }
 
 export class Council {
@@ -47,12 +64,21 @@ export class Council {
   private timer: Timer | null = null;
   private work: Promise<void> = Promise.resolve();
   private stopped = false;
+  private readonly owner: string;
+  private readonly secureRandom: (n: number) => Buffer;
+  /** Rounds queued or being aggregated by this process. */
+  private readonly queued = new Set<number>();
+  private aggregatingRound: number | null = null;
+  /** The deadline check the timer started last (idle() waits for it). */
+  private timerCheck: Promise<void> = Promise.resolve();
 
   constructor(deps: CouncilDeps) {
     this.storage = deps.storage;
     this.config = deps.config;
     this.clock = deps.clock ?? systemClock;
     this.log = deps.log;
+    this.owner = deps.owner ?? 'council';
+    this.secureRandom = deps.secureRandom ?? randomBytes;
     const pool = deps.pool ?? null;
     this.aggregator =
       deps.aggregator ?? ((round, agent, settings) => computeAgentAggregate({ storage: this.storage, now: () => this.clock.now(), pool, trustTolerance: this.config.trust_tolerance }, round, agent, settings));
@@ -82,9 +108,25 @@ export class Council {
     const latest = await this.storage.latestRound();
     if (!latest || latest.state === 'aggregated') {
       const n = (latest?.round ?? 0) + 1;
-      await this.storage.openRound(this.newRound(n));
+      await this.storage.openRound(await this.newRound(n));
       this.log(`council: round ${n} opened`);
     }
+    await this.checkDeadline();
+  }
+
+  /** What this process is doing now (health, `council status`). */
+  role(): string {
+    return this.aggregatingRound === null ? 'serving' : `aggregating round ${this.aggregatingRound}`;
+  }
+
+  /**
+   * With several processes on one database: picks up closed rounds no live process is aggregating
+   * (a claimer that died lets its lease run out) and notices rounds other processes opened or
+   * closed. The server calls it every few seconds; a single process needs it only after a crash.
+   */
+  async sweep(): Promise<void> {
+    if (this.stopped) return;
+    for (const r of await this.storage.closingRounds()) this.enqueueAggregation(r.round);
     await this.checkDeadline();
   }
 
@@ -96,9 +138,15 @@ export class Council {
     await this.work.catch(() => undefined);
   }
 
-  /** Resolves when queued aggregation work is done (tests, the simulator, graceful shutdown). */
-  idle(): Promise<void> {
-    return this.work.catch(() => undefined);
+  /** Resolves when deadline checks the timer started and queued aggregation work are done (tests, the simulator, graceful shutdown). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const check = this.timerCheck;
+      const work = this.work;
+      await check;
+      await work.catch(() => undefined);
+      if (check === this.timerCheck && work === this.work) return;
+    }
   }
 
   private async adoptConfiguredLayouts(): Promise<void> {
@@ -128,15 +176,29 @@ export class Council {
     }
   }
 
-  private newRound(round: number): NewRound {
+  private async newRound(round: number, exiling: ReadonlySet<number> = new Set()): Promise<NewRound> {
     const at = this.now();
     return {
       round,
       openedAt: at.toISOString(),
       deadline: new Date(at.getTime() + this.config.round_deadline * 1000).toISOString(),
       strategyJson: JSON.stringify(roundSettingsOf(this.config)),
-      cohort: null,
+      cohort: await this.cohortFor(round, exiling),
     };
+  }
+
+  /**
+   * The forges sampled for a round (null: all take part): sampleCohort over the forges that may
+   * take part (not revoked, not exiled), keyed by the council's secret seed. The seed is made once,
+   * from node:crypto, and kept in the database, so every process samples alike and no forge can
+   * predict whether it will be sampled (which is what privacy amplification by sampling needs).
+   */
+  private async cohortFor(round: number, exiling: ReadonlySet<number>): Promise<string[] | null> {
+    const size = this.config.cohort;
+    if (size === null) return null;
+    const seed = await this.storage.settingOnce('cohort_seed', this.secureRandom(32));
+    const eligible = (await this.storage.listForges()).filter((f) => !f.revokedAt && !f.exiledAt && !exiling.has(f.id)).map((f) => f.name);
+    return sampleCohort(eligible, { round, seed, size });
   }
 
   authenticate(authorization: string | undefined): Promise<ForgeRow> {
@@ -164,7 +226,12 @@ export class Council {
   }
 
   async roundStatus(forge: ForgeRow, which: number | 'current'): Promise<RoundStatus> {
-    const r = which === 'current' ? await this.currentRound() : await this.roundOrThrow(which);
+    let r = which === 'current' ? await this.currentRound() : await this.roundOrThrow(which);
+    // A round past its deadline is closed by whoever notices first: a timer, or this request.
+    if (r.state === 'open' && this.now().getTime() >= Date.parse(r.deadline)) {
+      await this.checkDeadline();
+      r = await this.roundOrThrow(r.round);
+    }
     return roundStatusView(this.storage, this.config, r, forge);
   }
 
@@ -186,6 +253,7 @@ export class Council {
     const fresh = (await this.storage.forgeById(forge.id)) ?? forge;
     if (fresh.exiledAt) throw new CouncilHttpError('forge_exiled', `forge "${forge.name}" was exiled after round ${fresh.exiledRound} (trust ${fresh.trust.toFixed(3)} below ${this.config.trust_threshold}); the council no longer aggregates its updates`, { exiled_round: fresh.exiledRound, trust: fresh.trust });
     const r = await this.roundOrThrow(round);
+    this.refuseIfNotSampled(r, forge);
     await this.refuseIfLate(r, forge);
     const policy = parseRoundSettings(r.strategyJson, privacyPolicyOf(this.config)).privacy;
     for (let attempt = 0; ; attempt++) {
@@ -235,6 +303,16 @@ export class Council {
     return new CouncilHttpError('late_submission', `round ${round} is ${r.state === 'open' ? 'past its deadline' : `closed (${r.closeReason ?? 'closed'} at ${r.closedAt ?? '?'})`}; submit to the current round`, { state: r.state, deadline: r.deadline });
   }
 
+  /** A forge outside the round's cohort sends nothing this round; it is told when to look again. */
+  private refuseIfNotSampled(r: RoundRow, forge: ForgeRow): void {
+    if (!r.cohort || r.cohort.includes(forge.name)) return;
+    throw new CouncilHttpError('not_in_cohort', `forge "${forge.name}" is not in the cohort of round ${r.round} (${r.cohort.length} forges sampled); send nothing, and look again after ${r.deadline} or when the round has closed`, {
+      round: r.round,
+      cohort_size: r.cohort.length,
+      retry_after: r.deadline,
+    });
+  }
+
   private async refuseIfLate(r: RoundRow, forge: ForgeRow): Promise<void> {
     if (r.state !== 'open') throw this.lateError(r.round, r);
     if (this.now().getTime() >= Date.parse(r.deadline)) {
@@ -250,6 +328,7 @@ export class Council {
     const r = await this.roundOrThrow(round);
     const prior = await this.storage.sealOf(round, forge.id);
     if (!prior) {
+      this.refuseIfNotSampled(r, forge);
       const fresh = (await this.storage.forgeById(forge.id)) ?? forge;
       if (fresh.exiledAt) throw new CouncilHttpError('forge_exiled', `forge "${forge.name}" was exiled after round ${fresh.exiledRound}`, { exiled_round: fresh.exiledRound });
       if (r.state !== 'open' || this.now().getTime() >= Date.parse(r.deadline)) {
@@ -280,7 +359,15 @@ export class Council {
   }
 
   private enqueueAggregation(round: number): void {
-    this.work = this.work.then(() => this.aggregateRound(round)).catch((err: unknown) => this.log(`council: aggregation of round ${round} failed: ${(err as Error).stack ?? String(err)}`));
+    if (this.queued.has(round)) return;
+    this.queued.add(round);
+    this.work = this.work
+      .then(() => this.aggregateRound(round))
+      .catch((err: unknown) => {
+        if (err instanceof ClaimLostError) this.log(`council: round ${round}: another process took over its aggregation (this one was too slow to renew its claim); leaving it to that one`);
+        else this.log(`council: aggregation of round ${round} failed: ${(err as Error).stack ?? String(err)}`);
+      })
+      .finally(() => this.queued.delete(round));
   }
 
   /** Closes (or extends) the open round if its deadline has passed; re-arms the timer. */
@@ -294,7 +381,8 @@ export class Council {
         if (counts.submitted > 0) await this.close(r.round, 'deadline');
         else {
           const deadline = new Date(now.getTime() + this.config.round_deadline * 1000).toISOString();
-          await this.storage.extendDeadline(r.round, deadline, now.toISOString());
+          // Nobody sent anything: sample the cohort afresh (forges that joined since take part).
+          await this.storage.extendDeadline(r.round, deadline, now.toISOString(), this.config.cohort === null ? undefined : await this.cohortFor(r.round, new Set()));
           this.log(`council: round ${r.round} reached its deadline with no updates: extended to ${deadline}`);
         }
       }
@@ -313,7 +401,7 @@ export class Council {
     this.timer = null;
     if (this.stopped || r?.state !== 'open') return;
     this.timer = this.clock.setTimer(Date.parse(r.deadline) - this.now().getTime(), () => {
-      this.checkDeadline().catch((err: unknown) => this.log(`council: deadline check failed: ${String(err)}`));
+      this.timerCheck = this.checkDeadline().catch((err: unknown) => this.log(`council: deadline check failed: ${String(err)}`));
     });
   }
 
@@ -322,11 +410,44 @@ export class Council {
    * then applies trust and opens the next round.
    */
   async aggregateRound(round: number): Promise<void> {
-    // Between agents, let the HTTP server answer polls.
-    const between = (): Promise<void> => new Promise((res) => setImmediate(res));
-    const done = await aggregateClosedRound(this.storage, round, this.aggregator, { log: this.log, fallbackPolicy: privacyPolicyOf(this.config), now: () => this.now(), between });
-    if (!done) return;
-    await this.finish(round);
+    // Exactly one process aggregates a round at a time: the one holding its claim, renewed well
+    // before the lease runs out. A process that dies stops renewing; another claims after the lease.
+    const leaseMs = this.config.aggregation_lease * 1000;
+    const claim = (): Promise<boolean> => {
+      const at = this.now();
+      return this.storage.claimRound(round, this.owner, at.toISOString(), new Date(at.getTime() + leaseMs).toISOString());
+    };
+    if (!(await claim())) return;
+    let lost = false;
+    let renewal: Timer | null = null;
+    const renew = (): void => {
+      renewal = this.clock.setTimer(leaseMs / 3, () => {
+        claim().then(
+          (ok) => {
+            if (!ok) lost = true;
+            else if (renewal) renew();
+          },
+          (err: unknown) => this.log(`council: round ${round}: cannot renew the aggregation claim: ${String(err)}`),
+        );
+      });
+    };
+    renew();
+    this.aggregatingRound = round;
+    try {
+      // Between agents, let the HTTP server answer polls, and stop if the claim went to another process.
+      const between = async (): Promise<void> => {
+        await new Promise((res) => setImmediate(res));
+        if (lost) throw new ClaimLostError(round);
+      };
+      const done = await aggregateClosedRound(this.storage, round, this.aggregator, { log: this.log, fallbackPolicy: privacyPolicyOf(this.config), now: () => this.now(), between });
+      if (!done) return;
+      if (lost || !(await claim())) throw new ClaimLostError(round);
+      await this.finish(round);
+    } finally {
+      (renewal as Timer | null)?.cancel();
+      renewal = null;
+      this.aggregatingRound = null;
+    }
   }
 
   private async finish(round: number): Promise<void> {
@@ -334,7 +455,7 @@ export class Council {
     const forges = new Map((await this.storage.listForges()).map((f) => [f.id, f]));
     const settings = this.trustSettings;
     const updates = roundTrustUpdates(scores, forges, settings);
-    const next = this.newRound(round + 1);
+    const next = await this.newRound(round + 1, new Set(updates.filter((u) => u.exile).map((u) => u.forgeId)));
     if (!(await this.storage.finishRound(round, this.now().toISOString(), updates, next))) return;
     for (const u of updates.filter((x) => x.exile)) {
       this.log(`council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}`);

@@ -11,8 +11,11 @@ import type { CouncilConfig } from './config.js';
 import { Council } from './council.js';
 import { CouncilHttpError } from './http-error.js';
 import { protocolRefusal } from './protocol-check.js';
-import { SqliteCouncilStorage } from './sqlite-storage.js';
-import { DamagedStateError, type CouncilStorage, type ForgeRow } from './storage.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { councilPolicy, policyConflict } from './council-policy.js';
+import { openCouncilStorage } from './open-storage.js';
+import { DamagedStateError, StorageUnavailableError, type CouncilStorage, type ForgeRow } from './storage.js';
 import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
 
 /**
@@ -89,7 +92,13 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
-export function buildApp(council: Council, config: CouncilConfig, log: (line: string) => void, clock: Clock = systemClock): FastifyInstance & { uploadsInFlight(): number } {
+export function buildApp(
+  council: Council,
+  config: CouncilConfig,
+  log: (line: string) => void,
+  clock: Clock = systemClock,
+  self: { id: string; backend: 'sqlite' | 'postgres' } = { id: 'council', backend: 'sqlite' },
+): FastifyInstance & { uploadsInFlight(): number } {
   const longestUpload = (config.upload_grace + config.payload_limit / config.upload_rate) * 1000;
   const app = Fastify({
     logger: false,
@@ -112,6 +121,11 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toHttpError(err, req);
+    if (err instanceof StorageUnavailableError) {
+      log(`council: ${req.method} ${req.url}: 503: ${err.message}`);
+      void reply.status(e.status).header('retry-after', '5').send(e.body());
+      return;
+    }
     if (err instanceof DamagedStateError) log(`council: DAMAGED STATE — ${req.method} ${req.url}: ${err.message}; restore council.db from a backup`);
     else if (e.status >= 500) log(`council: ${req.method} ${req.url} failed: ${(err as Error).stack ?? String(err)}`);
     else if (e.status !== 401 && req.method !== 'GET') log(`council: refused ${req.method} ${req.url}: ${e.code}: ${e.message}`);
@@ -152,12 +166,13 @@ export function buildApp(council: Council, config: CouncilConfig, log: (line: st
   };
 
   app.get(ROUTES.health, { config: { auth: false } }, async (_req, reply): Promise<Health | undefined> => {
+    const process = { id: self.id, role: council.role() };
     try {
-      return { ok: true, protocol: PROTOCOL_VERSION, version, round: (await council.currentRound()).round };
+      return { ok: true, protocol: PROTOCOL_VERSION, version, round: (await council.currentRound()).round, database: { backend: self.backend, ok: true }, process };
     } catch (err) {
-      const e = err instanceof CouncilHttpError && err.code === 'round_not_found' ? null : new CouncilHttpError('unavailable', `the council cannot read its state: ${(err as Error).message}`);
-      if (!e) return { ok: true, protocol: PROTOCOL_VERSION, version, round: null };
-      void reply.status(e.status).send(e.body());
+      const e = err instanceof CouncilHttpError && err.code === 'round_not_found' ? null : new CouncilHttpError('unavailable', `the council cannot read its state: ${(err as Error).message}`, { database: { backend: self.backend, ok: false }, process });
+      if (!e) return { ok: true, protocol: PROTOCOL_VERSION, version, round: null, database: { backend: self.backend, ok: true }, process };
+      void reply.status(e.status).header('retry-after', '5').send(e.body());
       return undefined;
     }
   });
@@ -262,6 +277,7 @@ function payloadTooLarge(limit: number, what: string): CouncilHttpError {
 
 function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
   if (err instanceof CouncilHttpError) return err;
+  if (err instanceof StorageUnavailableError) return new CouncilHttpError('unavailable', `${err.message}; retry shortly (what was acknowledged is kept)`);
   if (err instanceof DamagedStateError) return new CouncilHttpError('unavailable', `the council's stored state is damaged: ${err.message}; the operator must restore council.db`);
   if (err instanceof ZodError) {
     const issue = err.issues[0];
@@ -283,8 +299,12 @@ function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
 
 /**
  * Opens the storage, starts the council (resuming interrupted work) and listens. Aggregation runs
- * in a worker thread when the storage is the built-in SQLite one and the worker is built;
+ * in a worker thread when the worker is built (it opens its own connection to the same storage);
  * otherwise in this thread (with `pool` for pairwise distances).
+ *
+ * With PostgreSQL, several such processes may share one database: each reports a heartbeat
+ * (`council status`), refuses to start beside a live process of other settings, and every
+ * `tick` picks up closed rounds whose aggregator went silent (see Council.sweep).
  */
 export async function startCouncilServer(opts: {
   config: CouncilConfig;
@@ -296,18 +316,36 @@ export async function startCouncilServer(opts: {
   threads?: number;
   /** 'thread': aggregate on the event loop (tests of the in-thread path). */
   aggregation?: 'worker' | 'thread';
+  /** This process's name among those sharing the storage (default: host:pid:random with PostgreSQL, 'council' with SQLite). */
+  processId?: string;
 }): Promise<CouncilServer> {
   const { config, log } = opts;
   const clock = opts.clock ?? systemClock;
-  const storage = opts.storage ?? new SqliteCouncilStorage(config.data_dir);
-  const useWorker = (opts.aggregation ?? 'worker') === 'worker' && storage instanceof SqliteCouncilStorage && workerAvailable();
-  const worker = useWorker ? new WorkerAggregator({ dataDir: config.data_dir, threads: opts.threads ?? 1, trustTolerance: config.trust_tolerance }) : null;
-  const council = new Council({ storage, config, clock, log, pool: opts.pool ?? null, ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}) });
+  const storage = opts.storage ?? (await openCouncilStorage(config, 'create', log));
+  const info = storage.info();
+  const id = opts.processId ?? (info.backend === 'postgres' ? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}` : 'council');
+  const useWorker = (opts.aggregation ?? 'worker') === 'worker' && (opts.storage === undefined || info.backend === 'sqlite') && workerAvailable();
+  const worker = useWorker ? new WorkerAggregator({ dataDir: config.data_dir, database: config.database, threads: opts.threads ?? 1, trustTolerance: config.trust_tolerance }) : null;
+  const council = new Council({ storage, config, clock, log, owner: id, pool: opts.pool ?? null, ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}) });
+  const policyJson = JSON.stringify(councilPolicy(config));
+  // A heartbeat and a sweep every quarter lease (0.5–5 s): a silent process is noticed within one lease.
+  const tickMs = Math.min(5000, Math.max(500, (config.aggregation_lease * 1000) / 4));
+  const startedAt = clock.now().toISOString();
+  let url = '';
+  let port = config.port;
   let app: (FastifyInstance & { uploadsInFlight(): number }) | undefined;
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  const beat = () => storage.heartbeat({ id, host: hostname(), pid: process.pid, url, startedAt, heartbeatAt: clock.now().toISOString(), role: council.role(), policyJson });
   try {
+    const live = await storage.processes(new Date(clock.now().getTime() - 3 * tickMs).toISOString());
+    for (const other of live) if (other.id !== id) policyConflict(JSON.parse(policyJson) as Record<string, unknown>, other);
     await council.start();
-    app = buildApp(council, config, log, clock);
+    app = buildApp(council, config, log, clock, { id, backend: info.backend });
     await app.listen({ host: config.host, port: config.port });
+    const addr = app.server.address();
+    port = typeof addr === 'object' && addr ? addr.port : config.port;
+    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    await beat();
   } catch (err) {
     await council.stop();
     await app?.close();
@@ -315,21 +353,30 @@ export async function startCouncilServer(opts: {
     await storage.close();
     throw err;
   }
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  let ticking = false;
+  ticker = setInterval(() => {
+    if (ticking) return;
+    ticking = true;
+    Promise.all([beat(), council.sweep()])
+      .catch((err: unknown) => log(`council: ${err instanceof StorageUnavailableError ? err.message : `background check failed: ${String(err)}`}`))
+      .finally(() => (ticking = false));
+  }, tickMs);
+  ticker.unref();
   const server = app;
   return {
     app: server,
     council,
     storage,
-    url: `http://${host}:${port}`,
+    url,
     port,
     uploadsInFlight: () => server.uploadsInFlight(),
     async close() {
+      clearInterval(ticker);
+      ticker = undefined;
       await server.close();
       await council.stop();
       await worker?.close();
+      await storage.removeProcess(id).catch(() => undefined);
       await storage.close();
     },
   };

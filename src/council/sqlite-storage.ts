@@ -186,7 +186,8 @@ export const COUNCIL_MIGRATIONS: Migration[] = [
         url TEXT NOT NULL,
         started_at TEXT NOT NULL,
         heartbeat_at TEXT NOT NULL,
-        role TEXT NOT NULL
+        role TEXT NOT NULL,
+        policy_json TEXT NOT NULL
       );
     `,
   },
@@ -323,12 +324,13 @@ export class SqliteCouncilStorage implements CouncilStorage {
       settingOnce: db.prepare('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)'),
       setting: db.prepare('SELECT value FROM settings WHERE key = ?'),
       heartbeat: db.prepare(
-        `INSERT INTO processes (id, host, pid, url, started_at, heartbeat_at, role) VALUES (@id, @host, @pid, @url, @startedAt, @heartbeatAt, @role)
+        `INSERT INTO processes (id, host, pid, url, started_at, heartbeat_at, role, policy_json) VALUES (@id, @host, @pid, @url, @startedAt, @heartbeatAt, @role, @policyJson)
          ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, role = excluded.role, url = excluded.url`,
       ),
-      processes: db.prepare('SELECT id, host, pid, url, started_at AS startedAt, heartbeat_at AS heartbeatAt, role FROM processes WHERE heartbeat_at >= ? ORDER BY heartbeat_at DESC, id'),
+      processes: db.prepare('SELECT id, host, pid, url, started_at AS startedAt, heartbeat_at AS heartbeatAt, role, policy_json AS policyJson FROM processes WHERE heartbeat_at >= ? ORDER BY heartbeat_at DESC, id'),
       removeProcess: db.prepare('DELETE FROM processes WHERE id = ?'),
       extend: db.prepare("UPDATE rounds SET deadline = ? WHERE round = ? AND state = 'open'"),
+      setCohort: db.prepare('UPDATE rounds SET cohort_json = ? WHERE round = ?'),
       close: db.prepare("UPDATE rounds SET state = 'closing', closed_at = ?, close_reason = ? WHERE round = ? AND state = 'open'"),
       layout: db.prepare('SELECT layout_json FROM layouts WHERE agent = ? AND since_round <= ? ORDER BY since_round DESC LIMIT 1'),
       layoutHistory: db.prepare('SELECT agent, since_round, layout_json, set_at, source FROM layouts WHERE agent = ? ORDER BY since_round'),
@@ -377,6 +379,25 @@ export class SqliteCouncilStorage implements CouncilStorage {
       event: db.prepare('INSERT INTO events (at, round, forge_id, kind, detail_json) VALUES (?, ?, ?, ?, ?)'),
       events: db.prepare('SELECT id, at, round, forge_id AS forgeId, kind, detail_json AS detailJson FROM events ORDER BY id DESC LIMIT ?'),
     };
+  }
+
+  /** Creates or upgrades `<dataDir>/council.db` (`kourai council migrate`); the versions before and after. */
+  static migrate(dataDir: string): { from: number; to: number } {
+    const path = councilDbPath(dataDir);
+    let from = 0;
+    if (existsSync(path)) {
+      preflight(path, false);
+      const db = new Database(path, { readonly: true, fileMustExist: true });
+      try {
+        from = db.pragma('user_version', { simple: true }) as number;
+      } finally {
+        db.close();
+      }
+    }
+    const storage = new SqliteCouncilStorage(dataDir);
+    const to = storage.db.pragma('user_version', { simple: true }) as number;
+    storage.db.close();
+    return { from, to };
   }
 
   async addForge(name: string, createdAt: string, tokenHashFor: (id: number) => Buffer): Promise<ForgeRow> {
@@ -453,9 +474,9 @@ export class SqliteCouncilStorage implements CouncilStorage {
     this.s.openRound.run(r.round, r.openedAt, r.deadline, r.strategyJson, r.cohort && JSON.stringify(r.cohort));
   }
 
-  async extendDeadline(round: number, deadline: string, at: string): Promise<void> {
+  async extendDeadline(round: number, deadline: string, at: string, cohort?: string[] | null): Promise<void> {
     this.db.transaction(() => {
-      this.s.extend.run(deadline, round);
+      if (this.s.extend.run(deadline, round).changes === 1 && cohort !== undefined) this.s.setCohort.run(cohort && JSON.stringify(cohort), round);
       this.s.event.run(at, round, null, 'round_extended', JSON.stringify({ deadline, reason: 'no submissions by the deadline' }));
     })();
   }

@@ -148,6 +148,8 @@ export interface ProcessRow {
   heartbeatAt: string;
   /** What it is doing: 'serving', or 'aggregating round N'. */
   role: string;
+  /** The settings every process of one council must share (council-policy.ts), as JSON. */
+  policyJson: string;
 }
 
 /** Where the state lives, for health and logs (never a password). */
@@ -188,7 +190,8 @@ export interface CouncilStorage {
   /** Rounds left `closing` by a crash (aggregation must resume). */
   closingRounds(): Promise<RoundRow[]>;
   openRound(r: NewRound): Promise<void>;
-  extendDeadline(round: number, deadline: string, at: string): Promise<void>;
+  /** Extends an open round with no updates; `cohort` (when given) replaces its cohort (forges may have joined meanwhile). */
+  extendDeadline(round: number, deadline: string, at: string, cohort?: string[] | null): Promise<void>;
   /** open → closing; false if the round was not open. */
   closeRound(round: number, at: string, reason: 'min_forges' | 'deadline'): Promise<boolean>;
   /**
@@ -279,5 +282,13 @@ export class DamagedStateError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'DamagedStateError';
+  }
+}
+
+/** The database cannot be reached now (PostgreSQL restarting, network): answered 503, retried by forges. */
+export class StorageUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageUnavailableError';
   }
 }

@@ -118,6 +118,7 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
       yours_used: a.forges.includes(forge.name) ? a.used.includes(forge.name) : null,
     })),
     exiles: (await storage.listForges()).filter((f) => f.exiledRound === r.round).map((f) => ({ forge: f.name, round: r.round })),
+    cohort: r.cohort && { size: r.cohort.length, forges: [...r.cohort], you: r.cohort.includes(me.name), next_check: r.deadline },
   };
 }
 

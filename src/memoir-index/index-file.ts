@@ -124,6 +124,8 @@ export function openIndexDb(path: string, now: () => Date): OpenedIndexDb {
     return { db: openDb(path, INDEX_MIGRATIONS), source: 'file', notes };
   } catch (err) {
     if (isPermission(err)) return readOnly(path, (err as Error).message, notes);
+    // A full disk says nothing about the file: read it as a read-only home would, never move it aside.
+    if (isFull(codeOf(err)) || isIo(codeOf(err))) return readOnly(path, isFull(codeOf(err)) ? 'the disk is full' : `an I/O error (${codeOf(err)})`, notes);
     if (!isDamage(err) && !(err instanceof IntegrityError)) throw err;
     const aside = moveAside(path, now());
     notes.push(`the memoir index ${path} was damaged (${reason(err)}); it was moved aside to ${aside} and is rebuilt from the memoirs`);

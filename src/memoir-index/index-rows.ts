@@ -80,7 +80,7 @@ function searchParts(e: MemoirEntry): string[] {
   if (e.narrative_beat) parts.push(e.narrative_beat.replace(/_/g, ' '));
   if (e.agent_proposed) parts.push(e.agent_proposed);
   if (e.player_response?.delta) parts.push(e.player_response.delta);
-  if (e.context) parts.push(e.context.task_type);
+  if (e.context?.task_type !== undefined) parts.push(e.context.task_type);
   if (e.training_label?.preference_pair) for (const p of e.training_label.preference_pair) parts.push(p.text);
   if (typeof e.comment === 'string') parts.push(e.comment);
   if (typeof e.revision_reason === 'string') parts.push(e.revision_reason);

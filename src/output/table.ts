@@ -55,3 +55,23 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
   for (const row of cells) lines.push(row.map((s, i) => pad(s, i)).join(sep).trimEnd());
   return `${lines.join('\n')}\n`;
 }
+
+/** Wraps plain text at spaces to lines of at most `width` visible characters (a longer word stands alone). */
+export function wrapWords(text: string, width: number): string {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const next = line === '' ? word : `${line} ${word}`;
+    if (line !== '' && visibleLength(next) > width) {
+      out.push(line);
+      line = word;
+    } else line = next;
+  }
+  if (line !== '') out.push(line);
+  return out.join('\n');
+}
+
+/** The widest line of a rendered block. */
+export function blockWidth(text: string): number {
+  return Math.max(0, ...text.split('\n').map(visibleLength));
+}

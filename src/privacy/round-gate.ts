@@ -25,6 +25,7 @@ import { checkTensors } from './clip.js';
 import { noConsent, type ConsentMap } from './consent.js';
 import { GaussianSampler, type SecureBytes } from './gaussian-noise.js';
 import { deltaDigest, forgeNoise, type NoiseStreams } from './noise-key.js';
+import { checkLedger, type Anchors } from './ledger-anchor.js';
 import type { PrivacyConfig } from './privacy-config.js';
 import { buildRelease, parseStoredRelease, releaseJson, type CouncilRelease } from './release.js';
 
@@ -46,17 +47,27 @@ export class PrivacyGate {
   readonly ledger: PrivacyLedger;
   readonly consent: ConsentStore;
   readonly config: PrivacyConfig;
+  /** What the ledger is checked against before anything reads or spends it (ledger-anchor.ts). */
+  readonly anchors: Anchors;
   private readonly noise: NoiseStreams;
   private readonly now: () => Date;
 
   /** `noise`: where each release's noise bytes come from (keyed by the forge's secret: src/privacy/noise-key.ts). */
-  constructor(db: DB, opts: { config: PrivacyConfig; noise: NoiseStreams; now?: () => Date }) {
+  constructor(db: DB, opts: { config: PrivacyConfig; noise: NoiseStreams; now?: () => Date; anchors?: Anchors }) {
     this.db = db;
     this.ledger = new PrivacyLedger(db);
     this.consent = new ConsentStore(db);
     this.config = opts.config;
+    this.anchors = opts.anchors ?? {};
     this.noise = opts.noise;
     this.now = opts.now ?? (() => new Date());
+  }
+
+  /** Every release, after the one ledger check (chain, documents, anchors): exit 8 when it fails. */
+  releases(): ReleaseRow[] {
+    const rows = this.ledger.releases();
+    checkLedger(rows, this.ledger.envelopes(), this.anchors);
+    return rows;
   }
 
   /**
@@ -64,23 +75,23 @@ export class PrivacyGate {
    * for a round). Shares the database: close only the gate that opened it.
    */
   withConfig(config: PrivacyConfig): PrivacyGate {
-    return new PrivacyGate(this.db, { config, noise: this.noise, now: this.now });
+    return new PrivacyGate(this.db, { config, noise: this.noise, now: this.now, anchors: this.anchors });
   }
 
   /**
    * Opens `$KOURAI_HOME/kourai.db`. Noise is keyed by the forge's secret (`random` creates it on
    * the first release) unless `noise` says otherwise (tests). The caller closes the gate.
    */
-  static open(opts: { home: string; config: PrivacyConfig; random: SecureBytes; noise?: NoiseStreams; now?: () => Date }): PrivacyGate {
-    return new PrivacyGate(openStateDb(opts.home), { config: opts.config, noise: opts.noise ?? forgeNoise(opts.home, opts.random), ...(opts.now ? { now: opts.now } : {}) });
+  static open(opts: { home: string; config: PrivacyConfig; random: SecureBytes; noise?: NoiseStreams; now?: () => Date; anchors?: Anchors }): PrivacyGate {
+    return new PrivacyGate(openStateDb(opts.home), { config: opts.config, noise: opts.noise ?? forgeNoise(opts.home, opts.random), ...(opts.now ? { now: opts.now } : {}), ...(opts.anchors ? { anchors: opts.anchors } : {}) });
   }
 
   /** For planning only (`whisper`): creates nothing, works on a read-only home; recording a release fails. */
-  static openReadOnly(opts: { home: string; config: PrivacyConfig; now?: () => Date }): PrivacyGate {
+  static openReadOnly(opts: { home: string; config: PrivacyConfig; now?: () => Date; anchors?: Anchors }): PrivacyGate {
     const noise: NoiseStreams = () => {
       throw new Error('a read-only privacy gate cannot draw noise');
     };
-    return new PrivacyGate(openStateDbReadOnly(opts.home), { config: opts.config, noise, ...(opts.now ? { now: opts.now } : {}) });
+    return new PrivacyGate(openStateDbReadOnly(opts.home), { config: opts.config, noise, ...(opts.now ? { now: opts.now } : {}), ...(opts.anchors ? { anchors: opts.anchors } : {}) });
   }
 
   close(): void {
@@ -95,7 +106,7 @@ export class PrivacyGate {
 
   /** Who speaks next round and why the others stay silent. `shareable`: shareable entries per agent. */
   planRound(p: { round?: string | null; shareable: Readonly<Partial<Record<Agent, number>>> }): RoundPlan {
-    return planRound({ releases: this.ledger.releases(), consent: this.consentMap(), shareable: p.shareable, config: this.config, round: p.round ?? null });
+    return planRound({ releases: this.releases(), consent: this.consentMap(), shareable: p.shareable, config: this.config, round: p.round ?? null });
   }
 
   /**
@@ -112,7 +123,10 @@ export class PrivacyGate {
     if (typeof p.baseFingerprint !== 'string' || p.baseFingerprint === '') throw new UsageError('base fingerprint: required (the base model the adapter is over)');
 
     const previous = this.ledger.find(agent, p.round);
-    if (previous) return this.reuse(previous, p.baseFingerprint);
+    if (previous) {
+      this.releases(); // nothing is spent, but nothing is handed out from a ledger that fails its check
+      return this.reuse(previous, p.baseFingerprint);
+    }
 
     const { config } = this;
     let row: ReleaseRow;
@@ -120,6 +134,7 @@ export class PrivacyGate {
       row = this.ledger.append(
         { round: p.round, agent, noiseMultiplier: config.noiseMultiplier, clipNorm: config.clipNorm, sampleRate: ROUND_SAMPLE_RATE, delta: config.delta },
         (existing) => {
+          checkLedger(existing, this.ledger.envelopes(), this.anchors);
           if (existing.some((r) => r.agent === agent && r.round === p.round)) throw new AlreadyReleased();
           if (!this.consentMap()[agent]) {
             throw new KouraiError(`${agent} has no consent to speak for the forge; nothing was released`, {

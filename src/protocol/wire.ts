@@ -77,6 +77,8 @@ export const ERROR_STATUS = {
   invalid_body: 400,
   unauthorized: 401,
   forge_exiled: 403,
+  /** The forge was not sampled into this round's cohort: it sends nothing until the next round. */
+  not_in_cohort: 403,
   /** The operator revoked this forge's token (`kourai council forge revoke`). */
   forge_revoked: 403,
   not_found: 404,
@@ -297,6 +299,20 @@ export const RoundStatusSchema = z.object({
   outcomes: z.array(AgentOutcomeSchema),
   /** Forges exiled when this round was aggregated (the Stoa Falls), this forge included. Absent from older councils. */
   exiles: z.array(z.object({ forge: z.string(), round: z.number().int() })).optional(),
+  /**
+   * The forges sampled for this round (src/protocol/cohort.ts, by a seed only the council knows);
+   * null when every forge takes part; absent from older councils. A forge not in it sends nothing
+   * this round and looks again after `next_check` (the round's deadline) or once the round closed.
+   */
+  cohort: z
+    .object({
+      size: z.number().int(),
+      forges: z.array(z.string()),
+      you: z.boolean(),
+      next_check: z.string(),
+    })
+    .nullable()
+    .optional(),
 });
 export type RoundStatus = z.infer<typeof RoundStatusSchema>;
 
@@ -353,5 +369,14 @@ export const LayoutsSchema = z.object({
 });
 export type Layouts = z.infer<typeof LayoutsSchema>;
 
-export const HealthSchema = z.object({ ok: z.literal(true), protocol: z.number().int(), version: z.string().max(128), round: z.number().int().nullable() });
+export const HealthSchema = z.object({
+  ok: z.literal(true),
+  protocol: z.number().int(),
+  version: z.string().max(128),
+  round: z.number().int().nullable(),
+  /** Where the council keeps its state and whether it answered (absent from older councils). */
+  database: z.object({ backend: z.enum(['sqlite', 'postgres']), ok: z.boolean() }).optional(),
+  /** This process: its id among the processes sharing the database, and what it is doing. */
+  process: z.object({ id: z.string().max(256), role: z.string().max(256) }).optional(),
+});
 export type Health = z.infer<typeof HealthSchema>;

@@ -3,7 +3,10 @@ import type { FederatingAgent } from '../memoir/format/agents.js';
 import { normBound } from '../council/norm-bound.js';
 import type { UpdateToSubmit } from '../federation/council-client.js';
 import { clipToNorm } from '../privacy/clip.js';
+import type { GaussianSampler } from '../privacy/gaussian-noise.js';
+import { epsilonFor } from '../privacy/rdp-accountant.js';
 import { buildRelease } from '../privacy/release.js';
+import { poissonCohort, sampleCohort } from '../protocol/cohort.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
 import { tensorFromJson } from '../tensor/json.js';
 import type { NamedTensor } from '../tensor/tensor.js';
@@ -13,19 +16,24 @@ import { hashString } from '../train/encoder/hashed-ngrams.js';
 import type { Example } from '../train/examples/types.js';
 import type { Features } from '../train/features.js';
 import { loraSize, loraWeights, type LoraDims, type LoraWeights } from '../train/lora.js';
-import { DEFAULT_SETTINGS, train, type TrainSettings } from '../train/trainer.js';
-import { capNorm, craftUpdate } from './attacks.js';
+import { DEFAULT_SETTINGS, type TrainSettings } from '../train/trainer.js';
+import { capNorm, craftUpdate, mean, norm } from './attacks.js';
 import { layoutsFor, type CouncilPort, type CouncilSetup } from './council-port.js';
-import { cellKey, measuresPersonal, type Cell, type Experiment } from './experiment.js';
+import { cellKey, cohortByzantine, measuresPersonal, type Cell, type Experiment } from './experiment.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
 import { seededSampler, sigmaFor } from './sim-privacy.js';
+import type { TrainPool } from './train-pool.js';
 
 /**
- * One cell of the grid: R real council rounds. Each round every living forge trains each agent's
- * council adapter with the real trainer from the current global adapter, on its council view
- * (or its label-flipped or random-split view), and releases the delta through the real privacy
- * code (clip to S, Gaussian noise σ·S); Byzantine forges send what their attack crafts instead.
+ * One cell of the grid: R real council rounds. Each round the council's cohort is sampled
+ * (src/protocol/cohort.ts, the council's own function; exactly K forges, or Poisson at rate K/N
+ * when the cell adds noise, as the accountant assumes); forges not sampled sit the round out and
+ * release nothing. Every sampled forge trains each agent's council adapter with the real trainer
+ * from the current global adapter, on its council view (or its label-flipped view, or all its
+ * entries under a parameter-split control), and releases the delta through the privacy code
+ * (clip to S, Gaussian noise σ·S, on the federated values only); Byzantine forges send what their
+ * attack crafts instead.
  * The council (in-process or over HTTP) aggregates with the cell's strategy, scores trust and
  * exiles. After every round the global council adapter is measured on held-out craft pairs;
  * in the clean reference cells each honest forge finally trains its bond adapters (on top of the
@@ -54,7 +62,7 @@ export interface Quality {
 }
 
 export interface PersonalResult {
-  /** Means over honest forges (each measured on its own player's preferences). */
+  /** Means over the measured honest forges (each measured on its own player's preferences). */
   bondCouncil: Quality;
   councilOnly: Quality;
   bondOnly: Quality;
@@ -65,6 +73,39 @@ export interface ExileEvent {
   forge: string;
   round: number;
   byzantine: boolean;
+}
+
+/**
+ * The simulated round status: who was sampled (forge indices) and how many of them are Byzantine;
+ * and the physics of the round's noise, for the first agent: the norm of the honest cohort's mean
+ * update before noise (`signal`) against the expected norm of the noise in that mean (`noise`:
+ * σS·√(d/K) when each of K forges adds σS, σS·√d/K when they add shares of it; d the federated values).
+ */
+export interface RoundRecord {
+  round: number;
+  cohort: number[];
+  byzantine: number;
+  signal: number;
+  noise: number;
+}
+
+/**
+ * What the cell's noise guarantees, and what each forge spent. `observer`: ε toward anyone who sees
+ * only the released council models and cannot predict the cohorts (amplified by sampling at rate q
+ * over R rounds). `forgeLedger`: what the forge's own Whisper ledger charges, trusting no council
+ * and so no amplification — one unsampled Gaussian release per round it actually took part in.
+ */
+export interface PrivacyAccount {
+  sigma: number;
+  /** The noise multiplier each forge's own release carries (σ/√|C| under distributed noise). */
+  releaseSigma: number;
+  q: number;
+  rounds: number;
+  observerEpsilon: number;
+  releases: { max: number; mean: number; never: number };
+  forgeLedgerEpsilon: number;
+  /** Federated values per agent (the shared part of the adapter). */
+  sharedValues: number;
 }
 
 export interface CellResult {
@@ -79,6 +120,8 @@ export interface CellResult {
   exiles: ExileEvent[];
   falseExiles: number;
   forgeRounds: number;
+  rounds: RoundRecord[];
+  privacy: PrivacyAccount;
 }
 
 /** Everything cells of one seed share (built once per seed). */
@@ -91,7 +134,8 @@ export interface SeedContext {
   evaluator: Evaluator;
   forges: SimForge[];
   /** Trainings that do not depend on the cell: round 1 from the council's public init, bonds trained alone. */
-  memo: Map<string, LoraWeights | null>;
+  memo: Map<string, Float64Array | null>;
+  pool: TrainPool;
 }
 
 export interface CellHooks {
@@ -101,6 +145,12 @@ export interface CellHooks {
   port: (setup: CouncilSetup) => Promise<CouncilPort>;
   dataDir: string;
 }
+
+/** The clip norm of naive FedAvg: so large that nothing is clipped and nothing is refused. */
+export const NAIVE_CLIP = 1e6;
+
+/** Round-1 trainings are memoised per forge only while that stays small (each is a whole adapter). */
+const MEMO_FORGES = 64;
 
 function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims {
   return { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(agent)), rank };
@@ -120,23 +170,73 @@ function checkStop(signal?: AbortSignal): void {
   if (signal?.aborted) throw new CancelledError('simulation cancelled');
 }
 
+/**
+ * Which of an adapter's flat values a cell federates (null: all of them). The layout is the
+ * trainer's (lora.ts): dense Aᵀ, dense B, head A, head B, one after the other.
+ */
+export function federatedMask(cell: Pick<Cell, 'split' | 'share'>, d: LoraDims, seed: number): Uint8Array | null {
+  const n = loraSize(d);
+  const denseA = d.inDim * d.rank;
+  const denseB = d.hidden * d.rank;
+  const headA = d.rank * d.hidden;
+  if (cell.split === 'semantic' && cell.share === 'full') return null;
+  const m = new Uint8Array(n);
+  if (cell.split === 'semantic') m.fill(1, denseA);
+  else if (cell.split === 'fedsa') {
+    m.fill(1, 0, denseA);
+    m.fill(1, denseA + denseB, denseA + denseB + headA);
+  } else {
+    // A random half, the same at every forge (the council must know what it averages).
+    const rand = mulberry32(hashString(`param-split|${seed}`));
+    const idx = Array.from({ length: n }, (_, i) => i);
+    for (let i = n - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [idx[i], idx[j]] = [idx[j] as number, idx[i] as number];
+    }
+    for (let i = 0; i < n >> 1; i++) m[idx[i] as number] = 1;
+  }
+  return m;
+}
+
+function countMask(m: Uint8Array | null, n: number): number {
+  if (!m) return n;
+  let c = 0;
+  for (let i = 0; i < m.length; i++) c += m[i] as number;
+  return c;
+}
+
+/** The cohort's sampling seed: the experiment seed alone, so every cell of a seed samples the same forges in the same round (paired comparisons). */
+export function cohortSeed(seed: number): string {
+  return `kourai-simulation-cohort/${seed}`;
+}
+
 export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Promise<CellResult> {
   const { x, base, forges, evaluator } = sc;
   const spec = base.spec;
   const attacking = cell.attack !== 'none';
+  const naive = cell.strategy === 'fedavg-naive';
+  const distributed = cell.noise === 'distributed';
+  const controlSplit = cell.split !== 'semantic';
   const settings0 = councilSettings(x, sc.seed, 1);
+  const sampled = x.cohort < x.forges;
+  const poisson = sampled && cell.epsilon !== Infinity;
+  const q = x.cohort / x.forges;
+  const sigmaCell = sigmaFor(cell.epsilon, x.rounds, x.delta, q);
+  const f = cohortByzantine(x);
+  const clip = naive ? NAIVE_CLIP : x.clipNorm;
   const port = await hooks.port({
     strategy: cell.strategy,
-    byzantine: x.byzantine,
-    forges: forges.map((f) => f.name),
+    byzantine: f,
+    forges: forges.map((g) => g.name),
     baseFingerprint: sc.fingerprint,
     layouts: layoutsFor(spec, x.agents, settings0.rank),
-    privacy: { clipNorm: x.clipNorm, noiseMultiplier: sigmaFor(cell.epsilon, x.rounds, x.delta) },
+    privacy: { clipNorm: clip, noiseMultiplier: sigmaCell, ...(distributed ? { minNoiseMultiplier: sigmaCell / Math.sqrt(x.forges) } : {}) },
     dataDir: hooks.dataDir,
   });
-  let sigma = NaN;
   const curves = new Map<FederatingAgent, number[]>(x.agents.map((a) => [a, []]));
   let forgeRounds = 0;
+  const rounds: RoundRecord[] = [];
+  const releases = new Uint32Array(forges.length);
   // Every agent's round-0 global: the public initialisation the council publishes.
   const globals = new Map<FederatingAgent, LoraWeights>();
   for (const a of x.agents) {
@@ -144,19 +244,12 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
     if (!g) throw new Error(`the council published no ${a} adapter to start from`);
     globals.set(a, tensorsToLora(spec, a, settings0.rank, g));
   }
-  const shouldStop = (): boolean => hooks.signal?.aborted === true;
-  /** The update a forge releases (before clipping): trained − the global it trained from (zero when it could not train). */
-  const trainCouncil = (f: SimForge, agent: FederatingAgent, examples: Example[], start: LoraWeights, round: number, variant: string): Float64Array => {
-    const memoKey = round === 1 ? `r1|${f.index}|${agent}|${variant}` : null;
-    let lora: LoraWeights | null | undefined = memoKey ? sc.memo.get(memoKey) : undefined;
-    if (lora === undefined) {
-      const out = train(base, sc.encode, { agent, kind: 'council', examples, start, frozen: [], settings: councilSettings(x, sc.seed, round) }, { shouldStop });
-      checkStop(hooks.signal);
-      lora = out.status === 'trained' ? out.lora : null;
-      if (memoKey) sc.memo.set(memoKey, lora);
-    }
-    return lora ? sub(lora.all, start.all) : new Float64Array(start.all.length);
-  };
+  const masks = new Map<FederatingAgent, Uint8Array | null>(x.agents.map((a) => [a, federatedMask(cell, dimsOf(base, a, settings0.rank), sc.seed)]));
+  // The parameter-split controls: each forge's local part (its values off the mask), as it left them.
+  const local = new Map<string, Float32Array>();
+  const memoise = x.forges <= MEMO_FORGES;
+  const names = forges.map((g) => g.name);
+  const byName = new Map(forges.map((g) => [g.name, g]));
   try {
     for (let r = 1; r <= x.rounds; r++) {
       checkStop(hooks.signal);
@@ -164,33 +257,84 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       // Every forge follows the privacy policy the council publishes for the round.
       const policy = await port.policy(round);
       const S = policy.clipNorm;
-      sigma = policy.noiseMultiplier;
       const exiled = await port.exiles();
-      const living = forges.filter((f) => !exiled.has(f.index));
-      const bodies = new Map<number, { agent: FederatingAgent; body: UpdateToSubmit }[]>(living.map((f) => [f.index, []]));
+      const living = names.filter((_, i) => !exiled.has(i));
+      const chosen = poisson ? poissonCohort(living, { round: r, seed: cohortSeed(sc.seed), rate: q }) : sampleCohort(living, { round: r, seed: cohortSeed(sc.seed), size: Math.min(x.cohort, living.length) });
+      const cohort = chosen.map((n) => byName.get(n) as SimForge);
+      const record: RoundRecord = { round: r, cohort: cohort.map((g) => g.index), byzantine: cohort.filter((g) => g.byzantine).length, signal: NaN, noise: NaN };
+      rounds.push(record);
+      // Distributed noise: each forge adds a 1/|C| share of the variance; the sum carries σ.
+      const sigma = distributed ? sigmaCell / Math.sqrt(Math.max(1, cohort.length)) : policy.noiseMultiplier;
+      const bodies = new Map<number, { agent: FederatingAgent; body: UpdateToSubmit }[]>(cohort.map((g) => [g.index, []]));
       for (const agent of x.agents) {
         const start = globals.get(agent) as LoraWeights;
+        const mask = masks.get(agent) ?? null;
         const dims = dimsOf(base, agent, start.rank);
         const bound = normBound(S, sigma, loraSize(dims), policy.tailMargin);
         const toBody = (tensors: NamedTensor[]): UpdateToSubmit => ({ baseFingerprint: sc.fingerprint, clipNorm: S, noiseMultiplier: sigma, tensors });
         const asTensors = (flat: Float64Array): NamedTensor[] => loraToTensors(spec, agent, loraWeights(dims, flat));
-        // Honest forges (and label-flipping ones, which behave honestly on poisoned data).
+        const startOf = (g: SimForge): Float64Array => {
+          const own = controlSplit ? local.get(`${g.index}|${agent}`) : undefined;
+          if (!own || !mask) return start.all;
+          const s0 = Float64Array.from(start.all);
+          for (let i = 0, k = 0; i < s0.length; i++) if (!mask[i]) s0[i] = own[k++] as number;
+          return s0;
+        };
+        // Who trains what this round: honest forges (and label-flipping ones, honest on poisoned data), then the attackers' own trainings.
+        interface Want {
+          g: SimForge;
+          variant: string;
+          examples: readonly Example[];
+          start: Float64Array;
+        }
+        const wants: Want[] = [];
+        for (const g of cohort) {
+          const flips = g.byzantine && cell.attack === 'label-flip';
+          if (g.byzantine && attacking && !flips) {
+            if (cell.attack === 'sign-flip') wants.push({ g, variant: 'semantic', examples: g.council.get(agent) ?? [], start: start.all });
+            if (cell.attack === 'scale') wants.push({ g, variant: 'flipped', examples: g.flipped.get(agent) ?? [], start: start.all });
+            continue;
+          }
+          const variant = flips ? 'flipped' : controlSplit ? 'all' : 'semantic';
+          const examples = (flips ? g.flipped : controlSplit ? g.bond : g.council).get(agent) ?? [];
+          wants.push({ g, variant, examples, start: startOf(g) });
+        }
+        const trained = await trainAll(sc, wants.map((w) => ({ key: r === 1 && memoise ? `r1|${w.g.index}|${agent}|${w.variant}` : null, agent, examples: w.examples, start: w.start, settings: councilSettings(x, sc.seed, r) })), hooks.signal);
+        const updateOf = new Map<string, Float64Array>();
+        wants.forEach((w, i) => {
+          const lora = trained[i] ?? null;
+          const update = lora ? sub(lora, w.start) : new Float64Array(w.start.length);
+          updateOf.set(`${w.g.index}|${w.variant}`, update);
+          if (controlSplit && mask && lora) {
+            const own = new Float32Array(mask.length - countMask(mask, mask.length));
+            for (let j = 0, k = 0; j < mask.length; j++) if (!mask[j]) own[k++] = lora[j] as number;
+            local.set(`${w.g.index}|${agent}`, own);
+          }
+        });
         const honestClipped: Float64Array[] = [];
-        for (const f of living) {
-          const flips = f.byzantine && cell.attack === 'label-flip';
-          if (f.byzantine && attacking && !flips) continue;
-          const examples = (flips ? f.flipped : cell.split === 'random' ? f.randomCouncil : f.council).get(agent) ?? [];
-          const update = trainCouncil(f, agent, examples, start, r, flips ? 'flipped' : cell.split);
-          if (!f.byzantine) honestClipped.push(capNorm(update, S));
+        for (const g of cohort) {
+          const flips = g.byzantine && cell.attack === 'label-flip';
+          if (g.byzantine && attacking && !flips) continue;
+          const raw = updateOf.get(`${g.index}|${flips ? 'flipped' : controlSplit ? 'all' : 'semantic'}`) as Float64Array;
+          const update = mask ? raw.map((v, i) => (mask[i] ? v : 0)) : raw;
+          if (!g.byzantine) honestClipped.push(capNorm(update, S));
+          const label = `${cellKey(cell)}|${g.name}|${r}|${agent}`;
           let released: NamedTensor[];
-          if (sigma > 0) {
-            const sampler = seededSampler(`${cellKey(cell)}|${f.name}|${r}|${agent}`);
-            released = buildRelease({ round: `sim-${r}`, agent, baseFingerprint: sc.fingerprint, delta: asTensors(update), clipNorm: S, noiseMultiplier: sigma, sampler }).release.tensors.map(tensorFromJson);
-          } else released = clipToNorm(asTensors(update), S).tensors;
-          bodies.get(f.index)?.push({ agent, body: toBody(released) });
+          if (sigma > 0 && !mask && !distributed) {
+            released = buildRelease({ round: `sim-${r}`, agent, baseFingerprint: sc.fingerprint, delta: asTensors(update), clipNorm: S, noiseMultiplier: sigma, sampler: seededSampler(label) }).release.tensors.map(tensorFromJson);
+          } else if (sigma > 0) released = asTensors(noisedRelease(update, mask, S, sigma, seededSampler(label)));
+          else released = clipToNorm(asTensors(update), S).tensors;
+          releases[g.index] = (releases[g.index] as number) + (agent === x.agents[0] ? 1 : 0);
+          bodies.get(g.index)?.push({ agent, body: toBody(released) });
           hooks.onForgeRound?.(++forgeRounds);
         }
-        // Byzantine forges with a crafted update.
+        if (agent === x.agents[0] && honestClipped.length) {
+          const k = cohort.length;
+          const d = countMask(mask, start.all.length);
+          record.signal = norm(mean(honestClipped, start.all.length));
+          record.noise = (sigma * S * Math.sqrt(d * k)) / k;
+        }
+        // Byzantine forges of the cohort with a crafted update.
         const crafted = cell.attack === 'none' || cell.attack === 'label-flip' ? null : cell.attack;
         if (crafted) {
           const normal = mulberry32(hashString(`${cellKey(cell)}|${r}|${agent}|attack`));
@@ -198,26 +342,27 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
             const u = Math.max(normal(), 1e-12);
             return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * normal());
           };
-          for (const f of living.filter((g) => g.byzantine)) {
-            const own = cell.attack === 'sign-flip' ? trainCouncil(f, agent, f.council.get(agent) ?? [], start, r, cell.split) : null;
-            const poisoned = cell.attack === 'scale' ? trainCouncil(f, agent, f.flipped.get(agent) ?? [], start, r, 'flipped') : null;
-            const v = craftUpdate({ attack: crafted, own, poisoned, honest: honestClipped, forges: x.forges, byzantine: x.byzantine, clipNorm: S, bound, normal: gauss }, start.all.length);
-            bodies.get(f.index)?.push({ agent, body: toBody(asTensors(v)) });
+          const bad = cohort.filter((g) => g.byzantine);
+          for (const g of bad) {
+            const own = cell.attack === 'sign-flip' ? (updateOf.get(`${g.index}|semantic`) ?? null) : null;
+            const poisoned = cell.attack === 'scale' ? (updateOf.get(`${g.index}|flipped`) ?? null) : null;
+            const v = craftUpdate({ attack: crafted, own, poisoned, honest: honestClipped, forges: cohort.length, byzantine: bad.length, clipNorm: S, bound, normal: gauss }, start.all.length);
+            bodies.get(g.index)?.push({ agent, body: toBody(asTensors(v)) });
             hooks.onForgeRound?.(++forgeRounds);
           }
         }
       }
-      for (const f of living) {
-        for (const { agent, body } of bodies.get(f.index) ?? []) await port.submit(f.index, round, agent, body);
-        await port.seal(f.index, round);
+      for (const g of cohort) {
+        for (const { agent, body } of bodies.get(g.index) ?? []) await port.submit(g.index, round, agent, body);
+        await port.seal(g.index, round);
       }
       await port.finishRound(round);
       for (const agent of x.agents) {
         const g = await port.global(agent);
         if (g) globals.set(agent, tensorsToLora(spec, agent, (globals.get(agent) as LoraWeights).rank, g));
         const craft = craftFor(agent).map((p) => evaluator.probe(p, agent));
-        const q = craft.length ? craft.reduce((s, p) => s + evaluator.accuracy(p, [{ lora: globals.get(agent) as LoraWeights, alpha: settings0.alpha }]), 0) / craft.length : NaN;
-        curves.get(agent)?.push(q);
+        const qy = craft.length ? craft.reduce((s, p) => s + evaluator.accuracy(p, [{ lora: globals.get(agent) as LoraWeights, alpha: settings0.alpha }]), 0) / craft.length : NaN;
+        curves.get(agent)?.push(qy);
       }
     }
     const exiled = await port.exiles();
@@ -225,16 +370,21 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
     const agents: CellResult['agents'] = {};
     for (const agent of x.agents) {
       const curve = curves.get(agent) ?? [];
-      const personal = measuresPersonal(x, cell) ? personalQuality(sc, agent, globals.get(agent) as LoraWeights, settings0.alpha, hooks.signal) : null;
+      let personal: PersonalResult | null = null;
+      if (measuresPersonal(x, cell) && cell.share === 'full') {
+        const g = globals.get(agent) as LoraWeights;
+        personal = controlSplit ? await splitPersonal(sc, agent, g, masks.get(agent) ?? null, local, settings0.alpha, hooks.signal) : await personalQuality(sc, agent, g, settings0.alpha, hooks.signal);
+      }
       agents[agent] = { curve, council: curve[curve.length - 1] ?? NaN, personal };
     }
     const measured = x.agents.map((a) => agents[a] as AgentResult).filter((a) => Number.isFinite(a.council));
     const curve = Array.from({ length: x.rounds }, (_, i) => meanOf(measured.map((a) => a.curve[i] ?? NaN)));
     const personals = x.agents.map((a) => agents[a]?.personal).filter((p): p is PersonalResult => p !== null && p !== undefined && p.forges > 0);
+    const dims0 = dimsOf(base, x.agents[0] as FederatingAgent, settings0.rank);
     return {
       key: cellKey(cell),
       cell,
-      sigma,
+      sigma: sigmaCell,
       agents,
       council: meanOf(measured.map((a) => a.council)),
       curve,
@@ -244,52 +394,145 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       exiles,
       falseExiles: exiles.filter((e) => !e.byzantine).length,
       forgeRounds,
+      rounds,
+      privacy: account(sigmaCell, distributed ? sigmaCell / Math.sqrt(Math.max(1, x.cohort)) : sigmaCell, poisson ? q : 1, x.rounds, x.delta, releases, countMask(masks.get(x.agents[0] as FederatingAgent) ?? null, loraSize(dims0))),
     };
   } finally {
     await port.close();
   }
 }
 
+/** The cell's privacy account (see PrivacyAccount). */
+export function account(sigma: number, releaseSigma: number, q: number, rounds: number, delta: number, releases: Uint32Array, sharedValues: number): PrivacyAccount {
+  const counts = Array.from(releases);
+  const max = counts.reduce((a, b) => Math.max(a, b), 0);
+  const mean = counts.length ? counts.reduce((a, b) => a + b, 0) / counts.length : 0;
+  const never = counts.filter((c) => c === 0).length;
+  const eps = (steps: number, rate: number): number => (sigma > 0 && steps > 0 ? epsilonFor({ noiseMultiplier: sigma, sampleRate: rate, steps, delta }).epsilon : sigma > 0 ? 0 : Infinity);
+  return { sigma, releaseSigma, q, rounds, observerEpsilon: eps(rounds, q), releases: { max, mean, never }, forgeLedgerEpsilon: eps(max, 1), sharedValues };
+}
+
+/** Clip the masked update to S and add N(0, σ²S²) to the federated coordinates only (the others are not sent). */
+export function noisedRelease(update: Float64Array, mask: Uint8Array | null, S: number, sigma: number, sampler: GaussianSampler): Float64Array {
+  const out = capNorm(update, S);
+  const sd = sigma * S;
+  for (let i = 0; i < out.length; i++) if (!mask || mask[i]) out[i] = (out[i] as number) + sampler.standardNormal() * sd;
+  return out;
+}
+
+interface MemoJob {
+  key: string | null;
+  agent: FederatingAgent;
+  examples: readonly Example[];
+  start: Float64Array;
+  settings: TrainSettings;
+}
+
+/** The jobs' trained adapters, from the memo where a job is cell-independent, the rest through the pool. */
+async function trainAll(sc: SeedContext, jobs: readonly MemoJob[], signal?: AbortSignal): Promise<(Float64Array | null)[]> {
+  const out: (Float64Array | null | undefined)[] = jobs.map((j) => (j.key ? sc.memo.get(j.key) : undefined));
+  const todo = jobs.map((j, i) => ({ j, i })).filter(({ i }) => out[i] === undefined);
+  const done = await sc.pool.run(todo.map(({ j }) => ({ agent: j.agent, kind: 'council', examples: j.examples, start: j.start, frozen: [], settings: j.settings })));
+  checkStop(signal);
+  todo.forEach(({ j, i }, k) => {
+    const v = done[k] ?? null;
+    out[i] = v;
+    if (j.key) sc.memo.set(j.key, v);
+  });
+  return out as (Float64Array | null)[];
+}
+
+/** The honest forges whose personal quality is measured: at most `personalSample`, chosen by the seed. */
+export function measuredForges(sc: Pick<SeedContext, 'forges' | 'seed' | 'x'>): SimForge[] {
+  const honest = sc.forges.filter((g) => !g.byzantine);
+  if (honest.length <= sc.x.personalSample) return honest;
+  const rand = mulberry32(hashString(`personal-sample|${sc.seed}`));
+  const idx = honest.map((_, i) => i);
+  for (let i = idx.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [idx[i], idx[j]] = [idx[j] as number, idx[i] as number];
+  }
+  return idx.slice(0, sc.x.personalSample).sort((a, b) => a - b).map((i) => honest[i] as SimForge);
+}
+
+/** Bonds trained alone, once per seed (the same in every cell). */
+async function bondsAlone(sc: SeedContext, agent: FederatingAgent, fs: readonly SimForge[], signal?: AbortSignal): Promise<(LoraWeights | null)[]> {
+  const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
+  const jobs = fs.map((g) => ({ key: `bond|${g.index}|${agent}`, agent, examples: g.bond.get(agent) ?? [], settings }));
+  const missing = jobs.filter((j) => !sc.memo.has(j.key));
+  const done = await sc.pool.run(missing.map((j) => ({ agent, kind: 'bond', examples: j.examples, start: null, frozen: [], settings })));
+  checkStop(signal);
+  missing.forEach((j, k) => sc.memo.set(j.key, done[k] ?? null));
+  const dims = dimsOf(sc.base, agent, settings.rank);
+  return jobs.map((j) => {
+    const v = sc.memo.get(j.key);
+    return v ? loraWeights(dims, v) : null;
+  });
+}
+
+function qualityOf(sc: SeedContext, agent: FederatingAgent, g: SimForge): (adapters: AppliedAdapter[]) => Quality {
+  const { evaluator } = sc;
+  const craft = craftFor(agent).map((p) => evaluator.probe(p, agent));
+  const prefs = personalFor(g.profile, agent).map((p) => evaluator.probe(p, agent));
+  return (adapters) => {
+    const p = prefs.map((x) => evaluator.accuracy(x, adapters));
+    const k = craft.map((x) => evaluator.accuracy(x, adapters));
+    return { personal: meanOf(p), craft: meanOf(k), all: meanOf([...p, ...k]) };
+  };
+}
+
+const CHANCE: Quality = { personal: 0.5, craft: 0.5, all: 0.5 };
+
+/** Each measured honest forge trains its bond adapter over the council adapter and alone; held-out quality on its player's preferences. */
+async function personalQuality(sc: SeedContext, agent: FederatingAgent, council: LoraWeights, alpha: number, signal?: AbortSignal): Promise<PersonalResult> {
+  const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
+  const fs = measuredForges(sc).filter((g) => personalFor(g.profile, agent).length > 0);
+  const alone = await bondsAlone(sc, agent, fs, signal);
+  const onTop = await sc.pool.run(fs.map((g) => ({ agent, kind: 'bond', examples: g.bond.get(agent) ?? [], start: null, frozen: [{ all: council.all, rank: council.rank, alpha }], settings })));
+  checkStop(signal);
+  const dims = dimsOf(sc.base, agent, settings.rank);
+  const c = { lora: council, alpha };
+  const rows = fs.map((g, i) => {
+    const quality = qualityOf(sc, agent, g);
+    const top = onTop[i];
+    const a = alone[i];
+    return { both: quality(top ? [c, { lora: loraWeights(dims, top), alpha: settings.alpha }] : [c]), cOnly: quality([c]), bOnly: a ? quality([{ lora: a, alpha: settings.alpha }]) : CHANCE };
+  });
+  return { bondCouncil: meanQuality(rows.map((r) => r.both)), councilOnly: meanQuality(rows.map((r) => r.cOnly)), bondOnly: meanQuality(rows.map((r) => r.bOnly)), forges: rows.length };
+}
+
+/**
+ * The parameter-split controls: each measured forge's one adapter is the council's values on the
+ * federated coordinates and its own elsewhere. It trains once more on all its entries from there
+ * (as a bond would), then takes the council's values back on the federated coordinates (those are
+ * the council's, not its own). Council-only: the global with the public init off the mask.
+ */
+async function splitPersonal(sc: SeedContext, agent: FederatingAgent, global: LoraWeights, mask: Uint8Array | null, local: ReadonlyMap<string, Float32Array>, alpha: number, signal?: AbortSignal): Promise<PersonalResult> {
+  const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
+  const fs = measuredForges(sc).filter((g) => personalFor(g.profile, agent).length > 0);
+  const alone = await bondsAlone(sc, agent, fs, signal);
+  const starts = fs.map((g) => {
+    const s0 = Float64Array.from(global.all);
+    const own = local.get(`${g.index}|${agent}`);
+    if (own && mask) for (let i = 0, k = 0; i < s0.length; i++) if (!mask[i]) s0[i] = own[k++] as number;
+    return s0;
+  });
+  const tuned = await sc.pool.run(fs.map((g, i) => ({ agent, kind: 'bond', examples: g.bond.get(agent) ?? [], start: starts[i] as Float64Array, frozen: [], settings })));
+  checkStop(signal);
+  const dims = dimsOf(sc.base, agent, global.rank);
+  const rows = fs.map((g, i) => {
+    const quality = qualityOf(sc, agent, g);
+    const mine = Float64Array.from(tuned[i] ?? (starts[i] as Float64Array));
+    if (mask) for (let j = 0; j < mine.length; j++) if (mask[j]) mine[j] = global.all[j] as number;
+    const a = alone[i];
+    return { both: quality([{ lora: loraWeights(dims, mine), alpha }]), cOnly: quality([{ lora: global, alpha }]), bOnly: a ? quality([{ lora: a, alpha: settings.alpha }]) : CHANCE };
+  });
+  return { bondCouncil: meanQuality(rows.map((r) => r.both)), councilOnly: meanQuality(rows.map((r) => r.cOnly)), bondOnly: meanQuality(rows.map((r) => r.bOnly)), forges: rows.length };
+}
+
 export function meanOf(xs: readonly number[]): number {
   const ok = xs.filter(Number.isFinite);
   return ok.length ? ok.reduce((a, b) => a + b, 0) / ok.length : NaN;
-}
-
-/** Each honest forge trains its bond adapter over the council adapter and alone; held-out quality on its player's preferences. */
-function personalQuality(sc: SeedContext, agent: FederatingAgent, council: LoraWeights, alpha: number, signal?: AbortSignal): PersonalResult {
-  const { base, evaluator } = sc;
-  const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
-  const rows: { both: Quality; cOnly: Quality; bOnly: Quality }[] = [];
-  const craft = craftFor(agent).map((p) => evaluator.probe(p, agent));
-  const stop = (): boolean => signal?.aborted === true;
-  for (const f of sc.forges) {
-    if (f.byzantine) continue;
-    const prefs = personalFor(f.profile, agent).map((p) => evaluator.probe(p, agent));
-    if (prefs.length === 0) continue;
-    const examples = f.bond.get(agent) ?? [];
-    const onTop = train(base, sc.encode, { agent, kind: 'bond', examples, frozen: [{ lora: council, alpha }], settings }, { shouldStop: stop });
-    checkStop(signal);
-    const aloneKey = `bond|${f.index}|${agent}`;
-    let alone = sc.memo.get(aloneKey);
-    if (alone === undefined) {
-      const out = train(base, sc.encode, { agent, kind: 'bond', examples, frozen: [], settings }, { shouldStop: stop });
-      checkStop(signal);
-      alone = out.status === 'trained' ? out.lora : null;
-      sc.memo.set(aloneKey, alone);
-    }
-    const c = { lora: council, alpha };
-    const quality = (adapters: AppliedAdapter[]): Quality => {
-      const p = prefs.map((x) => evaluator.accuracy(x, adapters));
-      const k = craft.map((x) => evaluator.accuracy(x, adapters));
-      return { personal: meanOf(p), craft: meanOf(k), all: meanOf([...p, ...k]) };
-    };
-    rows.push({
-      both: quality(onTop.status === 'trained' ? [c, { lora: onTop.lora, alpha: settings.alpha }] : [c]),
-      cOnly: quality([c]),
-      bOnly: alone ? quality([{ lora: alone, alpha: settings.alpha }]) : { personal: 0.5, craft: 0.5, all: 0.5 },
-    });
-  }
-  return { bondCouncil: meanQuality(rows.map((r) => r.both)), councilOnly: meanQuality(rows.map((r) => r.cOnly)), bondOnly: meanQuality(rows.map((r) => r.bOnly)), forges: rows.length };
 }
 
 export function meanQuality(qs: readonly Quality[]): Quality {

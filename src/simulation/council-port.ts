@@ -42,13 +42,17 @@ export interface CouncilPort {
 
 export interface CouncilSetup {
   strategy: SimStrategy;
+  /** f of the council's rule (for a sampled cohort: the Byzantine forges a cohort holds on average). */
   byzantine: number;
   forges: readonly string[];
   baseFingerprint: string;
   /** The adapter layout of every federated agent: the trainer's, for the base the forges train on. */
   layouts: Partial<Record<FederatingAgent, TensorSpec[]>>;
-  /** The privacy policy the council sets for the cell (S, and σ for the cell's ε). */
-  privacy: { clipNorm: number; noiseMultiplier: number };
+  /**
+   * The privacy policy the council sets for the cell (S, and σ for the cell's ε). Under
+   * distributed noise a forge's share carries less (σ/√|cohort|): the smallest σ accepted.
+   */
+  privacy: { clipNorm: number; noiseMultiplier: number; minNoiseMultiplier?: number };
   /** Where the council keeps its database (a temporary directory). */
   dataDir: string;
 }
@@ -86,7 +90,7 @@ export function simCouncilConfig(s: CouncilSetup): CouncilConfig {
     base_fingerprints: [s.baseFingerprint],
     // The council sets the policy; its forges read it from the round status and follow it.
     clip_norm: { min: s.privacy.clipNorm, max: s.privacy.clipNorm },
-    noise_multiplier: { min: s.privacy.noiseMultiplier, max: s.privacy.noiseMultiplier },
+    noise_multiplier: { min: s.privacy.minNoiseMultiplier ?? s.privacy.noiseMultiplier, max: s.privacy.noiseMultiplier },
     layouts: s.layouts,
   };
 }

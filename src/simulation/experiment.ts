@@ -28,8 +28,12 @@ export const ATTACK_TEXT: Readonly<Record<Attack, string>> = {
   ipm: 'inner-product manipulation: −ε × the honest mean, ε tuned so the plain mean turns against the honest direction',
 };
 
-/** The aggregation strategies a simulation compares, by the name the table shows. */
-export const SIM_STRATEGIES = ['fedavg', 'multikrum+lora-fair', 'bulyan+lora-fair', 'lora-fair', 'multikrum', 'bulyan', 'krum', 'median', 'trimmed-mean'] as const;
+/**
+ * The aggregation strategies a simulation compares, by the name the table shows. `fedavg-naive`
+ * is FedAvg with neither clipping nor a norm bound (the catastrophic baseline the design asks
+ * for); `fedavg` is FedAvg behind the council's norm bound, as every real council runs it.
+ */
+export const SIM_STRATEGIES = ['fedavg-naive', 'fedavg', 'multikrum+lora-fair', 'bulyan+lora-fair', 'lora-fair', 'multikrum', 'bulyan', 'krum', 'median', 'trimmed-mean'] as const;
 export type SimStrategy = (typeof SIM_STRATEGIES)[number];
 
 /** The council settings of a strategy with Byzantine bound f. */
@@ -42,18 +46,44 @@ export function strategyConfig(s: SimStrategy, f: number): StrategyConfig & { se
     case 'lora-fair':
       return { strategy: 'lora-fair', f: 0, selection: 'none' };
     case 'fedavg':
+    case 'fedavg-naive':
       return { strategy: 'fedavg', f: 0 };
     default:
       return { strategy: s, f };
   }
 }
 
-export const SPLITS = ['semantic', 'random'] as const;
+/**
+ * What each forge federates. `semantic`: the design's split — a council adapter trained on the
+ * entries the gameplay rule shares, a bond adapter on everything, kept home. The two controls
+ * train one adapter per agent on all of a forge's entries and federate part of its parameters,
+ * keeping the rest local: `param-random` a random half of them (the same half at every forge),
+ * `fedsa` the A factors (FedSA-LoRA: A shared, B local).
+ */
+export const SPLITS = ['semantic', 'param-random', 'fedsa'] as const;
 export type Split = (typeof SPLITS)[number];
+
+/**
+ * Where the DP noise is added. `local`: each forge adds N(0, σ²S²) to its own release, so the
+ * cohort mean carries noise σS/√K. `distributed`: each forge adds a 1/K share of the variance
+ * and the council sees only the sum under secure aggregation (SecAgg+), so the mean carries σS/K
+ * — the same guarantee on the released model, K times less noise in it.
+ */
+export const NOISES = ['local', 'distributed'] as const;
+export type Noise = (typeof NOISES)[number];
+
+/** Which parameters a `semantic` council adapter federates: all, or all but the dense layer's A (~3% of them). */
+export const SHARES = ['full', 'small'] as const;
+export type Share = (typeof SHARES)[number];
 
 export interface Experiment {
   /** Forges in the federation. */
   forges: number;
+  /**
+   * Forges sampled per round (K; = forges: everyone, every round). Cells at a finite ε sample a
+   * Poisson cohort (rate K/N, the accountant's assumption); the others exactly K forges.
+   */
+  cohort: number;
   /** How many of them are Byzantine (they attack in every cell whose attack is not `none`). */
   byzantine: number;
   rounds: number;
@@ -79,6 +109,8 @@ export interface Experiment {
   delta: number;
   /** Held-out evaluation pairs per preference (words never seen in training). */
   heldOut: number;
+  /** Honest forges (at most) whose personal quality is measured (bond training is the expensive part). */
+  personalSample: number;
 }
 
 /**
@@ -89,12 +121,13 @@ export interface Experiment {
  */
 export const DEFAULT_EXPERIMENT: Experiment = {
   forges: 11,
+  cohort: 11,
   byzantine: 2,
   rounds: 4,
   agents: ['techne'],
   sessions: 4,
   turns: 12,
-  strategies: ['fedavg', 'multikrum+lora-fair', 'bulyan+lora-fair'],
+  strategies: ['fedavg-naive', 'fedavg', 'multikrum+lora-fair', 'bulyan+lora-fair'],
   attacks: [...ATTACKS],
   epsilon: Infinity,
   epsilons: [0.5, 1, 4, 8, Infinity],
@@ -104,6 +137,7 @@ export const DEFAULT_EXPERIMENT: Experiment = {
   clipNorm: 1,
   delta: 1e-5,
   heldOut: 200,
+  personalSample: 24,
 };
 
 export interface Cell {
@@ -111,26 +145,50 @@ export interface Cell {
   attack: Attack;
   epsilon: number;
   split: Split;
+  noise: Noise;
+  share: Share;
   seed: number;
 }
 
 export function cellKey(c: Omit<Cell, 'seed'> & { seed?: number }): string {
-  return `${c.strategy}|${c.attack}|${epsText(c.epsilon)}|${c.split}${c.seed === undefined ? '' : `|${c.seed}`}`;
+  const variant = `${c.noise === 'distributed' ? '|distributed' : ''}${c.share === 'small' ? '|small' : ''}`;
+  return `${c.strategy}|${c.attack}|${epsText(c.epsilon)}|${c.split}${variant}${c.seed === undefined ? '' : `|${c.seed}`}`;
 }
 
 export function epsText(e: number): string {
   return e === Infinity ? '∞' : String(e);
 }
 
-/** The cells of an experiment, seeds innermost last (every configuration for seed 1 first). */
+/** A short label of a cell's configuration (progress, tables). */
+export function cellLabel(c: Omit<Cell, 'seed'>): string {
+  const parts = [c.strategy, c.attack, `ε ${epsText(c.epsilon)}`];
+  if (c.split !== 'semantic') parts.push(`${c.split} split`);
+  if (c.noise === 'distributed') parts.push('distributed noise');
+  if (c.share === 'small') parts.push('small shared adapter');
+  return parts.join(' / ');
+}
+
+/**
+ * The cells of an experiment, seeds innermost last (every configuration for seed 1 first):
+ *   - Byzantine: every strategy × every attack at the experiment's ε;
+ *   - privacy/utility: the reference strategy, no attack, every ε of `epsilons`, with the full and
+ *     the small shared adapter; at every finite ε also distributed noise on both (under secure
+ *     aggregation the council sees only the sum, so it runs FedAvg behind its norm bound);
+ *   - split: the reference strategy, no attack, the semantic split and the two parameter controls.
+ */
 export function cellsOf(x: Experiment): Cell[] {
   const configs = new Map<string, Omit<Cell, 'seed'>>();
   const add = (c: Omit<Cell, 'seed'>): void => {
     if (!configs.has(cellKey(c))) configs.set(cellKey(c), c);
   };
-  for (const strategy of x.strategies) for (const attack of x.attacks) add({ strategy, attack, epsilon: x.epsilon, split: 'semantic' });
-  for (const epsilon of x.epsilons) add({ strategy: x.reference, attack: 'none', epsilon, split: 'semantic' });
-  add({ strategy: x.reference, attack: 'none', epsilon: x.epsilon, split: 'random' });
+  const plain = { split: 'semantic', noise: 'local', share: 'full' } as const;
+  for (const strategy of x.strategies) for (const attack of x.attacks) add({ strategy, attack, epsilon: x.epsilon, ...plain });
+  for (const epsilon of x.epsilons) {
+    add({ strategy: x.reference, attack: 'none', epsilon, ...plain });
+    add({ strategy: x.reference, attack: 'none', epsilon, ...plain, share: 'small' });
+    if (epsilon !== Infinity) for (const share of SHARES) add({ strategy: 'fedavg', attack: 'none', epsilon, ...plain, noise: 'distributed', share });
+  }
+  for (const split of SPLITS) add({ strategy: x.reference, attack: 'none', epsilon: x.epsilon, ...plain, split });
   const out: Cell[] = [];
   for (const seed of x.seeds) for (const c of configs.values()) out.push({ ...c, seed });
   return out;
@@ -138,7 +196,15 @@ export function cellsOf(x: Experiment): Cell[] {
 
 /** Whether a cell measures personal quality (bond training is the expensive part: clean reference cells only). */
 export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
-  return c.attack === 'none' && c.strategy === x.reference;
+  return c.attack === 'none' && c.strategy === x.reference && c.noise === 'local';
+}
+
+/**
+ * f of the council's robust rule: the Byzantine forges a cohort holds on average, K·b/N rounded
+ * (b/N of every cohort, as the literature states f for sampled rounds).
+ */
+export function cohortByzantine(x: Pick<Experiment, 'forges' | 'cohort' | 'byzantine'>): number {
+  return Math.round((x.cohort * x.byzantine) / x.forges);
 }
 
 /**
@@ -149,24 +215,31 @@ export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean 
  * ask for share finished cells — e.g. seeds run in parallel as separate processes, then the full command.
  */
 export function experimentId(x: Experiment, run: RunDefinition): string {
-  const { seeds: _s, strategies: _t, attacks: _a, epsilons: _e, ...shaping } = x;
+  const { seeds: _s, strategies: _t, attacks: _a, epsilons: _e, personalSample: _p, ...shaping } = x;
   const canon = JSON.stringify({ ...shaping, epsilon: epsText(x.epsilon), run });
   return createHash('sha256').update(canon).digest('hex').slice(0, 16);
 }
 
-/** Checks what the schema cannot: the strategies' needs against N and f. Returns the first problem. */
+/** Checks what the schema cannot: the strategies' needs against the cohort and f. Returns the first problem. */
 export function problemWith(x: Experiment): string | null {
+  if (x.forges < 1) return `--forges ${x.forges}: a federation needs at least one forge`;
+  if (x.cohort < 1) return `--cohort ${x.cohort}: a round needs at least one forge`;
+  if (x.cohort > x.forges) return `--cohort ${x.cohort} is larger than --forges ${x.forges}`;
   if (x.byzantine >= x.forges) return `--byzantine ${x.byzantine} leaves no honest forge among ${x.forges}`;
+  const f = cohortByzantine(x);
+  const n = x.cohort;
+  const where = n === x.forges ? `got --forges ${x.forges}` : `got --cohort ${n} (f = ${f}: the ${x.byzantine} of ${x.forges} Byzantine forges a cohort holds on average)`;
+  const unit = n === x.forges ? 'forges' : 'forges per cohort';
   for (const s of x.strategies.includes(x.reference) ? x.strategies : [...x.strategies, x.reference]) {
-    const c = strategyConfig(s, x.byzantine);
+    const c = strategyConfig(s, f);
     const sel = c.strategy === 'lora-fair' ? c.selection : c.strategy;
-    const f = c.f;
-    if ((sel === 'bulyan' || c.strategy === 'bulyan') && x.forges < 4 * f + 3) return `${s} with f=${f} needs at least ${4 * f + 3} forges (n ≥ 4f+3); got --forges ${x.forges}`;
-    if ((sel === 'multikrum' || c.strategy === 'multikrum' || c.strategy === 'krum') && x.forges < 2 * f + 3) return `${s} with f=${f} needs at least ${2 * f + 3} forges (n > 2f+2); got --forges ${x.forges}`;
-    if (c.strategy === 'trimmed-mean' && x.forges < 2 * f + 1) return `${s} with f=${f} needs at least ${2 * f + 1} forges; got --forges ${x.forges}`;
+    if ((sel === 'bulyan' || c.strategy === 'bulyan') && n < 4 * c.f + 3) return `${s} with f=${c.f} needs at least ${4 * c.f + 3} ${unit} (n ≥ 4f+3); ${where}`;
+    if ((sel === 'multikrum' || c.strategy === 'multikrum' || c.strategy === 'krum') && n < 2 * c.f + 3) return `${s} with f=${c.f} needs at least ${2 * c.f + 3} ${unit} (n > 2f+2); ${where}`;
+    if (c.strategy === 'trimmed-mean' && n < 2 * c.f + 1) return `${s} with f=${c.f} needs at least ${2 * c.f + 1} ${unit}; ${where}`;
   }
   for (const a of x.agents) if (!(FEDERATING_AGENTS as readonly string[]).includes(a)) return `--agents: ${a} has no council adapter`;
   if (x.attacks.some((a) => a !== 'none') && x.byzantine === 0) return 'attacks need Byzantine forges: pass --byzantine N (N ≥ 1)';
+  for (const e of [x.epsilon, ...x.epsilons]) if (!(e > 0)) return `ε ${e}: give a positive ε (or inf for no noise)`;
   return null;
 }
 
@@ -179,6 +252,7 @@ export function reproduceCommand(x: Experiment): string {
   const num = (flag: string, v: number, dv: number): void => void (v !== dv && flags.push(`${flag} ${v}`));
   const lst = (flag: string, v: readonly (string | number)[], dv: readonly (string | number)[], f: (s: string | number) => string = String): void => void (!same(v, dv) && flags.push(`${flag} ${v.map(f).join(',')}`));
   num('--forges', x.forges, d.forges);
+  if (x.cohort !== x.forges) flags.push(`--cohort ${x.cohort}`);
   // --forges alone implies 20% Byzantine: state f whenever it is not the default.
   if (x.byzantine !== d.byzantine || x.forges !== d.forges) flags.push(`--byzantine ${x.byzantine}`);
   num('--rounds', x.rounds, d.rounds);
@@ -194,5 +268,6 @@ export function reproduceCommand(x: Experiment): string {
   num('--local-epochs', x.localEpochs, d.localEpochs);
   num('--clip-norm', x.clipNorm, d.clipNorm);
   num('--held-out', x.heldOut, d.heldOut);
+  num('--personal-sample', x.personalSample, d.personalSample);
   return ['kourai federate simulate', ...flags].join(' ');
 }

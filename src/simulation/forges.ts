@@ -18,10 +18,9 @@ import type { Experiment } from './experiment.js';
  * player's planted personal preferences — written as memoir files, indexed, and read through the
  * real data views (`councilView`: shareable entries, council fields only; `bondView`: everything).
  *
- * Per forge and agent it also holds the two controls the experiment needs, as pure functions of
- * those views: a label-flipped council view (what a poisoning forge trains on) and a random split
- * (the same number of council examples drawn at random from all of the agent's examples, instead
- * of the ones the gameplay rule shares).
+ * Per forge and agent it also holds the label-flipped council view (what a poisoning forge trains
+ * on), a pure function of the council view. A forge is this data and nothing else: its adapters
+ * live in the cell that trains them.
  */
 export interface SimForge {
   index: number;
@@ -31,7 +30,6 @@ export interface SimForge {
   byzantine: boolean;
   council: Map<FederatingAgent, Example[]>;
   bond: Map<FederatingAgent, Example[]>;
-  randomCouncil: Map<FederatingAgent, Example[]>;
   flipped: Map<FederatingAgent, Example[]>;
 }
 
@@ -53,15 +51,6 @@ export function byzantineSet(forges: number, f: number, seed: number): Set<numbe
   return new Set(idx.slice(0, f));
 }
 
-function sample<T>(xs: readonly T[], n: number, rand: () => number): T[] {
-  const a = [...xs];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [a[i], a[j]] = [a[j] as T, a[i] as T];
-  }
-  return a.slice(0, Math.min(n, a.length));
-}
-
 export function buildForges(x: Experiment, seed: number, home: string, specialists: readonly string[], signal?: AbortSignal): SimForge[] {
   const bad = byzantineSet(x.forges, x.byzantine, seed);
   const index = openIndex(home);
@@ -79,20 +68,17 @@ export function buildForges(x: Experiment, seed: number, home: string, specialis
       }
       const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
       const source = { index, files };
-      const rand = mulberry32((seed * 31 + k) >>> 0);
       const council = new Map<FederatingAgent, Example[]>();
       const bond = new Map<FederatingAgent, Example[]>();
-      const randomCouncil = new Map<FederatingAgent, Example[]>();
       const flipped = new Map<FederatingAgent, Example[]>();
       for (const agent of x.agents) {
         const c = councilView(source, agent).examples as Example[];
         const b = bondView(source, agent).examples as Example[];
         council.set(agent, c);
         bond.set(agent, b);
-        randomCouncil.set(agent, sample(b, c.length, rand));
         flipped.set(agent, flipLabels(c, specialists));
       }
-      out.push({ index: k, name: `forge-${String(k + 1).padStart(2, '0')}`, profile, byzantine: bad.has(k), council, bond, randomCouncil, flipped });
+      out.push({ index: k, name: `forge-${String(k + 1).padStart(2, '0')}`, profile, byzantine: bad.has(k), council, bond, flipped });
     }
     return out;
   } finally {

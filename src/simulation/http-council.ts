@@ -33,7 +33,7 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
   const layoutsFile = join(s.dataDir, 'layouts.json');
   writeFileSync(layoutsFile, JSON.stringify(config.layouts));
   const args = ['council', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', s.dataDir, '--base-fingerprint', s.baseFingerprint, '--strategy', config.strategy, '--byzantine', String(config.byzantine), '--min-forges', String(config.min_forges), '--round-deadline', `${HTTP_DEADLINE_S}s`, '--threads', '1', '--json'];
-  args.push('--layouts', layoutsFile, '--clip-norm', String(s.privacy.clipNorm), '--noise-multiplier', String(s.privacy.noiseMultiplier), '--tail-margin', String(config.tail_margin));
+  args.push('--layouts', layoutsFile, '--clip-norm', String(s.privacy.clipNorm), '--noise-multiplier', `${config.noise_multiplier.min}..${config.noise_multiplier.max}`, '--tail-margin', String(config.tail_margin));
   if (config.selection) args.push('--selection', config.selection);
   const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';

@@ -1,16 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CancelledError } from '../errors.js';
-import { BaseModel } from '../train/base-model.js';
+import type { BaseModel } from '../train/base-model.js';
 import { builtinBaseSpec } from '../train/base-spec.js';
-import { inputEncoder } from '../train/encoder/inputs.js';
 import type { Features } from '../train/features.js';
 import { fingerprintOf } from '../train/fingerprint.js';
+import { CachedBase, cachedEncoder } from './cached-model.js';
 import { runCell, type CellResult, type SeedContext } from './cell.js';
 import type { CouncilPort, CouncilSetup } from './council-port.js';
 import { Evaluator } from './evaluate.js';
-import { cellKey, cellsOf, type Experiment } from './experiment.js';
+import { cellKey, cellLabel, cellsOf, type Experiment } from './experiment.js';
 import { buildForges } from './forges.js';
+import { inlinePool, workerPool, type TrainPool } from './train-pool.js';
 
 /**
  * Runs an experiment's grid, seed by seed (a seed's forges, held-out probes and cell-independent
@@ -29,6 +30,8 @@ export interface RunOptions {
   onCell?(r: CellResult): void;
   /** Forge-rounds done and expected (for progress with ETA). */
   onProgress?(done: number, total: number, label: string): void;
+  /** Worker threads for the trainings (capped at the cores); 0: train on this thread. */
+  threads?: number;
 }
 
 export interface RunOutcome {
@@ -40,6 +43,8 @@ export interface RunOutcome {
   /** Simulated forge-rounds this run computed, and the wall time it took (for the bench figure). */
   forgeRounds: number;
   seconds: number;
+  /** Worker threads the trainings ran on (0: this thread). */
+  threads: number;
 }
 
 export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
@@ -53,12 +58,15 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
     return !prev;
   });
   const reused = results.length;
-  const perCell = x.forges * x.rounds * x.agents.length;
+  const perCell = x.cohort * x.rounds * x.agents.length;
   const total = todo.length * perCell;
   let done = 0;
   let forgeRounds = 0;
   const shared = sharedModel();
   let cancelled = false;
+  const stopper = new AbortController();
+  const signal = o.signal ? AbortSignal.any([o.signal, stopper.signal]) : stopper.signal;
+  const pool: TrainPool = ((o.threads ?? 0) > 0 ? workerPool(shared.base.spec, o.threads ?? 0, signal) : null) ?? inlinePool(shared.base, shared.encode, () => signal.aborted);
   try {
     for (const seed of x.seeds) {
       const cells = todo.filter((c) => c.seed === seed);
@@ -66,12 +74,12 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
       const dir = mkdtempSync(join(o.scratch, `seed-${seed}-`));
       try {
         o.onProgress?.(done, total, `seed ${seed}: building ${x.forges} forges`);
-        const sc = seedContext(x, seed, dir, shared, o.signal);
+        const sc = seedContext(x, seed, dir, shared, pool, o.signal);
         if (o.signal?.aborted) throw new CancelledError();
         for (const cell of cells) {
           const cellDir = mkdtempSync(join(dir, 'council-'));
           const before = done;
-          const label = `seed ${seed}: ${cell.strategy} / ${cell.attack} / ε ${cell.epsilon === Infinity ? '∞' : cell.epsilon}${cell.split === 'random' ? ' / random split' : ''}`;
+          const label = `seed ${seed}: ${cellLabel(cell)}`;
           o.onProgress?.(done, total, label);
           const r = await runCell(sc, cell, {
             port: o.port,
@@ -94,10 +102,13 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
   } catch (err) {
     if (!(err instanceof CancelledError)) throw err;
     cancelled = true;
+  } finally {
+    stopper.abort();
+    await pool.close();
   }
   const order = new Map(grid.map((c, i) => [cellKey(c), i]));
   results.sort((a, b) => (order.get(a.key) ?? 0) - (order.get(b.key) ?? 0));
-  return { cells: results, total: grid.length, reused, cancelled, forgeRounds, seconds: (performance.now() - t0) / 1000 };
+  return { cells: results, total: grid.length, reused, cancelled, forgeRounds, seconds: (performance.now() - t0) / 1000, threads: pool.threads };
 }
 
 export interface SharedModel {
@@ -106,25 +117,15 @@ export interface SharedModel {
   encode: (text: string) => Features;
 }
 
-/** The frozen base, its fingerprint and a memoised encoder (texts recur across rounds and cells). */
+/** The frozen base, its fingerprint and the encoder, both caching per text (texts recur across rounds and cells). */
 export function sharedModel(): SharedModel {
   const spec = builtinBaseSpec();
-  const base = new BaseModel(spec);
-  const enc = inputEncoder(spec);
-  const cache = new Map<string, Features>();
-  const encode = (t: string): Features => {
-    let f = cache.get(t);
-    if (!f) {
-      f = enc(t, null);
-      cache.set(t, f);
-    }
-    return f;
-  };
-  return { base, fingerprint: fingerprintOf(base), encode };
+  const base = new CachedBase(spec);
+  return { base, fingerprint: fingerprintOf(base), encode: cachedEncoder(spec) };
 }
 
 /** One seed's forges (memoirs under `dir`), held-out probes and memo of cell-independent trainings. */
-export function seedContext(x: Experiment, seed: number, dir: string, m: SharedModel = sharedModel(), signal?: AbortSignal): SeedContext {
+export function seedContext(x: Experiment, seed: number, dir: string, m: SharedModel = sharedModel(), pool: TrainPool = inlinePool(m.base, m.encode), signal?: AbortSignal): SeedContext {
   const forges = buildForges(x, seed, dir, m.base.spec.specialists, signal);
-  return { x, seed, base: m.base, fingerprint: m.fingerprint, encode: m.encode, evaluator: new Evaluator(m.base, m.encode, x.heldOut, 10_000 + seed), forges, memo: new Map() };
+  return { x, seed, base: m.base, fingerprint: m.fingerprint, encode: m.encode, evaluator: new Evaluator(m.base, m.encode, x.heldOut, 10_000 + seed), forges, memo: new Map(), pool };
 }

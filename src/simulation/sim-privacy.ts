@@ -11,11 +11,24 @@ import { sigmaForEpsilon } from '../privacy/rdp-accountant.js';
  * from node:crypto (src/privacy/gaussian-noise.ts, keyed per release by the federation round).
  */
 
-/** σ such that R rounds of one release each (q = 1) cost at most ε at δ; 0 for ε = ∞ (clip only). */
-export function sigmaFor(epsilon: number, rounds: number, delta: number): number {
+/**
+ * σ such that R rounds cost at most ε at δ toward an observer of the released council models; 0
+ * for ε = ∞ (clip only). Each round samples every forge independently with probability q (a
+ * Poisson cohort), so the sampled-Gaussian accountant amplifies; q = 1: everyone, every round.
+ */
+export function sigmaFor(epsilon: number, rounds: number, delta: number, q = 1): number {
   if (epsilon === Infinity) return 0;
-  return sigmaForEpsilon({ epsilon, delta, steps: rounds, sampleRate: 1, tolerance: 1e-6 }).noiseMultiplier;
+  // The search over σ costs seconds at q < 1; every cell of a sweep asks the same few questions.
+  const key = `${epsilon}|${rounds}|${delta}|${q}`;
+  let s = sigmas.get(key);
+  if (s === undefined) {
+    s = sigmaForEpsilon({ epsilon, delta, steps: rounds, sampleRate: q, tolerance: 1e-6 }).noiseMultiplier;
+    sigmas.set(key, s);
+  }
+  return s;
 }
+
+const sigmas = new Map<string, number>();
 
 /** A deterministic byte stream for a label (the same label, the same bytes). */
 export function seededBytes(label: string): SecureBytes {

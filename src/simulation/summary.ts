@@ -1,6 +1,6 @@
 import type { CellResult, PersonalResult, Quality } from './cell.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
-import { cellKey, type Attack, type Experiment, type SimStrategy, type Split } from './experiment.js';
+import { cellKey, cohortByzantine, type Attack, type Cell, type Experiment, type Noise, type Share, type SimStrategy, type Split } from './experiment.js';
 
 /**
  * The results of an experiment, over seeds (mean and sample standard deviation), and the claims
@@ -33,19 +33,36 @@ export interface ByzantineRow {
   curve: number[];
 }
 
+/** The variants of the privacy sweep: local noise on the full adapter (the reference), distributed noise, a small shared adapter. */
+export type PrivacyVariant = 'local' | 'small' | 'distributed' | 'distributed-small';
+
 export interface PrivacyRow {
   /** null: ε = ∞ (clipping, no noise). */
   epsilon: number | null;
+  variant: PrivacyVariant;
+  strategy: SimStrategy;
   sigma: number;
   council: Stat;
   bondCouncil: Stat | null;
   curve: number[];
+  /** The first round whose mean council quality is within 1 point of the curve's best (NaN: no curve). */
+  roundsToConverge: number;
+  /** ε toward an observer of the released council models (amplified by sampling), and the most any forge's own ledger charged (unamplified). */
+  observerEpsilon: number | null;
+  forgeLedgerEpsilon: number | null;
+  /** Rounds the busiest forge released in, and the mean over forges. */
+  releases: { max: number; mean: number };
+  sharedValues: number;
+  /** Mean over rounds and seeds: the norm of the honest cohort's mean update, and the expected norm of the noise in it. */
+  signal: number;
+  noise: number;
 }
 
 export interface SplitRow {
   split: Split;
   council: Stat;
   bondCouncil: Stat | null;
+  councilOnly: Stat | null;
 }
 
 /** One agent's numbers in one cell configuration (the summary's other tables average the agents). */
@@ -65,7 +82,10 @@ export interface Target {
   /** Recognisable claim names: byzantine robustness, personalization, semantic split, privacy/utility, false exiles. */
   name: string;
   goal: string;
+  /** The measured value (a share for qualities and drops, a count for exiles; NaN: not measured). */
   value: number;
+  /** How `value` reads: a share shown as %, percentage points, a count, or rounds. */
+  unit: 'share' | 'points' | 'count' | 'rounds';
   met: boolean;
   detail: string;
 }
@@ -88,6 +108,8 @@ export interface Summary {
   split: SplitRow[];
   personalization: { bondCouncil: Record<keyof Quality, Stat>; councilOnly: Record<keyof Quality, Stat>; bondOnly: Record<keyof Quality, Stat>; forges: number } | null;
   exiles: ExileRecord[];
+  /** Per attack of the reference strategy: rounds until every Byzantine forge of the cell was exiled (max over seeds; null: some never were). */
+  exileRounds: { attack: Attack; rounds: number | null; exiled: number; byzantine: number }[];
   /** Every configuration × every measured agent (mean ± sd over seeds). */
   perAgent: AgentRow[];
   targets: Target[];
@@ -109,7 +131,7 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
     const k = cellKey({ ...r.cell, seed: undefined });
     by.set(k, [...(by.get(k) ?? []), r]);
   }
-  const group = (strategy: SimStrategy, attack: Attack, epsilon: number, split: Split): CellResult[] => by.get(cellKey({ strategy, attack, epsilon, split })) ?? [];
+  const group = (strategy: SimStrategy, attack: Attack, epsilon: number, split: Split, noise: Noise = 'local', share: Share = 'full'): CellResult[] => by.get(cellKey({ strategy, attack, epsilon, split, noise, share })) ?? [];
 
   const byzantine: ByzantineRow[] = [];
   for (const strategy of x.strategies) {
@@ -138,19 +160,61 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
 
   const privacy: PrivacyRow[] = [...x.epsilons]
     .sort((a, b) => a - b)
-    .flatMap((epsilon) => {
-      const cells = group(x.reference, 'none', epsilon, 'semantic');
-      if (cells.length === 0) return [];
-      const personal = cells.map((c) => c.personal?.bondCouncil.all ?? NaN);
-      return [{ epsilon: jsonEps(epsilon), sigma: cells[0]?.sigma ?? NaN, council: stat(cells.map((c) => c.council)), bondCouncil: personal.some(Number.isFinite) ? stat(personal) : null, curve: meanCurve(cells, x.rounds) }];
-    });
+    .flatMap((epsilon) =>
+      (['local', 'small', 'distributed', 'distributed-small'] as const).flatMap((variant): PrivacyRow[] => {
+        const dist = variant.startsWith('distributed');
+        const strategy = dist ? 'fedavg' : x.reference;
+        const cells = group(strategy, 'none', epsilon, 'semantic', dist ? 'distributed' : 'local', variant.endsWith('small') ? 'small' : 'full');
+        if (cells.length === 0) return [];
+        const personal = cells.map((c) => c.personal?.bondCouncil.all ?? NaN);
+        const curve = meanCurve(cells, x.rounds);
+        const best = Math.max(...curve.filter(Number.isFinite));
+        const conv = curve.findIndex((v) => v >= best - 0.01);
+        const p0 = cells[0]?.privacy;
+        return [
+          {
+            epsilon: jsonEps(epsilon),
+            variant,
+            strategy,
+            sigma: cells[0]?.sigma ?? NaN,
+            council: stat(cells.map((c) => c.council)),
+            bondCouncil: personal.some(Number.isFinite) ? stat(personal) : null,
+            curve,
+            roundsToConverge: conv >= 0 ? conv + 1 : NaN,
+            observerEpsilon: p0 ? jsonEps(p0.observerEpsilon) : null,
+            forgeLedgerEpsilon: jsonEps(Math.max(...cells.map((c) => c.privacy?.forgeLedgerEpsilon ?? NaN))),
+            releases: { max: Math.max(...cells.map((c) => c.privacy?.releases.max ?? 0)), mean: stat(cells.map((c) => c.privacy?.releases.mean ?? NaN)).mean },
+            sharedValues: p0?.sharedValues ?? NaN,
+            signal: stat(cells.flatMap((c) => (c.rounds ?? []).map((r) => r.signal))).mean,
+            noise: stat(cells.flatMap((c) => (c.rounds ?? []).map((r) => r.noise))).mean,
+          },
+        ];
+      }),
+    );
 
-  const split: SplitRow[] = (['semantic', 'random'] as const).flatMap((s) => {
-    const cells = group(x.reference, 'none', x.epsilon, s);
+  const split: SplitRow[] = (['semantic', 'param-random', 'fedsa'] as const).flatMap((sp) => {
+    const cells = group(x.reference, 'none', x.epsilon, sp);
     if (cells.length === 0) return [];
     const personal = cells.map((c) => c.personal?.bondCouncil.all ?? NaN);
-    return [{ split: s, council: stat(cells.map((c) => c.council)), bondCouncil: personal.some(Number.isFinite) ? stat(personal) : null }];
+    const cOnly = cells.map((c) => c.personal?.councilOnly.all ?? NaN);
+    return [{ split: sp, council: stat(cells.map((c) => c.council)), bondCouncil: personal.some(Number.isFinite) ? stat(personal) : null, councilOnly: cOnly.some(Number.isFinite) ? stat(cOnly) : null }];
   });
+
+  const exileRounds = x.attacks
+    .filter((a) => a !== 'none')
+    .flatMap((attack) => {
+      const cells = group(x.reference, attack, x.epsilon, 'semantic');
+      if (cells.length === 0) return [];
+      let rounds: number | null = 0;
+      let exiled = 0;
+      for (const c of cells) {
+        const bad = c.exiles.filter((e) => e.byzantine);
+        exiled += bad.length;
+        if (bad.length < x.byzantine) rounds = null;
+        else if (rounds !== null) rounds = Math.max(rounds, ...bad.map((e) => e.round));
+      }
+      return [{ attack, rounds, exiled, byzantine: x.byzantine * cells.length }];
+    });
 
   const ref = group(x.reference, 'none', x.epsilon, 'semantic').filter((c) => c.personal);
   const personalization = ref.length
@@ -182,26 +246,44 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
   }
 
   const exiles: ExileRecord[] = results.flatMap((r) => r.exiles.map((e) => ({ seed: r.cell.seed, strategy: r.cell.strategy, attack: r.cell.attack, ...e })));
-  return { cells: { done: results.length, total }, byzantine, worst, privacy, split, personalization, exiles, perAgent, targets: targets(x, results, worst, privacy, split, personalization) };
+  return { cells: { done: results.length, total }, byzantine, worst, privacy, split, personalization, exiles, exileRounds, perAgent, targets: targets(x, results, byzantine, worst, privacy, split, personalization, exileRounds) };
 }
 
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
 const pts = (v: number): string => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} points`;
+const plain = (c: Cell): boolean => c.split === 'semantic' && c.noise === 'local' && c.share === 'full';
 
-function targets(x: Experiment, results: readonly CellResult[], worst: Summary['worst'], privacy: PrivacyRow[], split: SplitRow[], pers: Summary['personalization']): Target[] {
+/** The number of rounds within which persistent attackers must be exiled (trust warm-up 3, α 0.3: an attacker far off every round falls after round 3). */
+export const EXILE_WITHIN = 5;
+
+function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRow[], worst: Summary['worst'], privacy: PrivacyRow[], split: SplitRow[], pers: Summary['personalization'], exileRounds: Summary['exileRounds']): Target[] {
   const out: Target[] = [];
-  const share = `${x.byzantine} of ${x.forges} forges Byzantine (${pct(x.byzantine / x.forges)})`;
+  const f = cohortByzantine(x);
+  const share = `${x.byzantine} of ${x.forges} forges Byzantine (${pct(x.byzantine / x.forges)})${x.cohort < x.forges ? `, cohorts of ${x.cohort} (rule f = ${f})` : ''}`;
   for (const w of worst) {
-    if (w.strategy === 'fedavg') {
-      out.push({ name: 'byzantine robustness: fedavg collapses', goal: 'FedAvg council quality falls at least 30% under the strongest attack', value: w.drop, met: w.drop >= 0.3, detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${w.drop >= 0.3 ? '' : `; short of the goal by ${pct(0.3 - w.drop)}`}` });
+    if (w.strategy === 'fedavg-naive') {
+      const bounded = worst.find((v) => v.strategy === 'fedavg');
+      out.push({ name: 'byzantine robustness: naive fedavg collapses', goal: 'FedAvg without clipping or norm bound falls at least 30% under the strongest attack (catastrophic: council quality at or below chance)', value: w.drop, unit: 'share', met: w.drop >= 0.3, detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${bounded ? `; FedAvg behind the council's norm bound falls ${pct(bounded.drop)} (worst: ${bounded.attack})` : ''}${w.drop >= 0.3 ? '' : `; short of the goal by ${pct(0.3 - w.drop)}`}` });
     } else if (w.strategy.endsWith('+lora-fair')) {
-      out.push({ name: `byzantine robustness: ${w.strategy} within 5% of clean`, goal: 'council quality under the strongest attack within 5% of the clean run', value: w.drop, met: w.drop <= 0.05, detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${w.drop <= 0.05 ? '' : `; misses by ${pct(w.drop - 0.05)}`}` });
+      out.push({ name: `byzantine robustness: ${w.strategy} within 5% of clean`, goal: 'council quality under the strongest attack within 5% of the clean run', value: w.drop, unit: 'share', met: w.drop <= 0.05, detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${w.drop <= 0.05 ? '' : `; misses by ${pct(w.drop - 0.05)}`}` });
     }
   }
-  const clean = results.filter((r) => r.cell.attack === 'none');
-  if (clean.length) {
-    const fe = clean.reduce((s, r) => s + r.falseExiles, 0);
-    out.push({ name: 'false exiles: honest forges never exiled in the clean run', goal: '0 honest forges exiled in clean runs', value: fe, met: fe === 0, detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${clean.length} clean cell${clean.length === 1 ? '' : 's'} (every strategy, ε and seed)` });
+  void byz;
+  const fe = results.reduce((s, r) => s + r.falseExiles, 0);
+  if (results.length) out.push({ name: 'exile: no false exiles', goal: '0 honest forges exiled, in any cell', value: fe, unit: 'count', met: fe === 0, detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${results.length} cell${results.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)` });
+  if (exileRounds.length) {
+    const never = exileRounds.filter((e) => e.rounds === null);
+    const slow = exileRounds.filter((e) => e.rounds !== null && e.rounds > EXILE_WITHIN);
+    const missed = exileRounds.reduce((a, e) => a + (e.byzantine - e.exiled), 0);
+    const late = slow.length ? `; exiled later than round ${EXILE_WITHIN} under ${slow.map((e) => e.attack).join(', ')}` : '';
+    out.push({
+      name: `exile: persistent attackers exiled within ${EXILE_WITHIN} rounds under every attack`,
+      goal: `under ${x.reference}, every Byzantine forge exiled by round ${EXILE_WITHIN}, in every attacked cell (${x.rounds} rounds run); value: attackers never exiled`,
+      value: missed,
+      unit: 'count',
+      met: never.length === 0 && slow.length === 0 && x.rounds >= EXILE_WITHIN,
+      detail: `${exileRounds.map((e) => `${e.attack}: ${e.rounds === null ? `${e.exiled} of ${e.byzantine} exiled` : `all exiled by round ${e.rounds}`}`).join('; ')}${late}${x.rounds < EXILE_WITHIN ? `; only ${x.rounds} rounds run` : ''}`,
+    });
   }
   // "Beats" means by more than the noise: the mean of the per-seed differences (paired: the same
   // forges and held-out pairs) above twice its standard error (with one seed: above zero).
@@ -210,31 +292,52 @@ function targets(x: Experiment, results: readonly CellResult[], worst: Summary['
     const se = st.n > 1 ? st.sd / Math.sqrt(st.n) : 0;
     return { d: st.mean, se, met: st.mean > 2 * se && st.mean > 0 };
   };
-  const ref = results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && r.cell.split === 'semantic' && r.personal);
+  const ref = results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && plain(r.cell) && r.personal);
   if (pers && ref.length) {
     for (const [which, pick] of [['council-only', (r: CellResult) => r.personal?.councilOnly.all ?? NaN], ['bond-only', (r: CellResult) => r.personal?.bondOnly.all ?? NaN]] as const) {
       const p = paired(ref.map((r) => (r.personal?.bondCouncil.all ?? NaN) - pick(r)));
-      out.push({ name: `personalization: bond + council beats ${which}`, goal: `bond + council above ${which} on each player's held-out preferences (personal and craft), by more than twice the standard error over seeds`, value: p.d, met: p.met, detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'})` });
+      out.push({ name: `personalization: bond + council beats ${which}`, goal: `bond + council above ${which} on each player's held-out preferences (personal and craft), by more than twice the standard error over seeds`, value: p.d, unit: 'points', met: p.met, detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'})` });
     }
   }
   const sem = split.find((s) => s.split === 'semantic');
-  const rnd = split.find((s) => s.split === 'random');
-  if (sem?.bondCouncil && rnd?.bondCouncil) {
-    const bySeed = new Map(results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && r.cell.split === 'random').map((r) => [r.cell.seed, r]));
+  for (const control of ['param-random', 'fedsa'] as const) {
+    const other = split.find((s) => s.split === control);
+    if (!sem?.bondCouncil || !other?.bondCouncil) continue;
+    const bySeed = new Map(results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && r.cell.split === control).map((r) => [r.cell.seed, r]));
     const p = paired(ref.flatMap((r) => {
-      const other = bySeed.get(r.cell.seed);
-      return other?.personal && r.personal ? [r.personal.bondCouncil.all - other.personal.bondCouncil.all] : [];
+      const o = bySeed.get(r.cell.seed);
+      return o?.personal && r.personal ? [r.personal.bondCouncil.all - o.personal.bondCouncil.all] : [];
     }));
-    out.push({ name: 'semantic split beats random split', goal: 'bond + council quality with the gameplay-rule split above a random split of the same entries, by more than twice the standard error', value: p.d, met: p.met, detail: `semantic ${pct(sem.bondCouncil.mean)} vs random ${pct(rnd.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'}); council alone ${pct(sem.council.mean)} vs ${pct(rnd.council.mean)}` });
+    const what = control === 'param-random' ? 'a random-LoRA-parameter split (one adapter on all entries, a random half of its parameters federated)' : 'a FedSA-LoRA split (one adapter on all entries, A federated, B local)';
+    out.push({ name: `semantic split beats ${control} split`, goal: `bond + council with the gameplay-rule split above ${what}, by more than twice the standard error`, value: p.d, unit: 'points', met: p.met, detail: `semantic ${pct(sem.bondCouncil.mean)} vs ${control} ${pct(other.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise or below'}); council alone ${pct(sem.council.mean)} vs ${pct(other.council.mean)}` });
   }
-  if (privacy.length > 1) {
+  const local = privacy.filter((p) => p.variant === 'local');
+  const inf = local.find((p) => p.epsilon === null);
+  for (const variant of ['local', 'small', 'distributed', 'distributed-small'] as const) {
+    const at4 = privacy.find((p) => p.variant === variant && p.epsilon === 4);
+    // Against ε = ∞ of the same adapter (no noise: local and distributed coincide).
+    const base = variant.endsWith('small') ? privacy.find((p) => p.variant === 'small' && p.epsilon === null) : inf;
+    if (!at4 || !base) continue;
+    const gap = base.council.mean - at4.council.mean;
+    const noise = variant.startsWith('distributed') ? 'distributed noise (each forge adds a 1/K share of the variance; the council sees only the sum under secure aggregation, so FedAvg)' : 'local noise (each forge adds σ)';
+    const how = `${noise}, ${variant.endsWith('small') ? `a small shared adapter (${at4.sharedValues} federated values)` : `the full adapter (${at4.sharedValues} federated values)`}`;
+    out.push({
+      name: `privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (${variant})`,
+      goal: `council quality at ε = 4 no more than 5 points below ε = ∞, ${how}, ${x.forges} forges, cohorts of ${x.cohort}`,
+      value: gap,
+      unit: 'points',
+      met: gap <= 0.05,
+      detail: `ε 4: ${pct(at4.council.mean)} (σ ${at4.sigma.toFixed(2)}, ε toward observers ${at4.observerEpsilon ?? '∞'}, a forge's own ledger up to ε ${at4.forgeLedgerEpsilon?.toFixed(1) ?? '∞'} over ${at4.releases.max} releases) vs ε ∞ ${pct(base.council.mean)}: ${pts(-gap)}${gap <= 0.05 ? '' : `; misses by ${(100 * (gap - 0.05)).toFixed(1)} points`}`,
+    });
+  }
+  if (local.length > 1) {
     // Monotone within noise: no larger ε may score below a smaller one by more than twice the standard error of the difference.
     let worstGap = 0;
     let where = '';
-    for (let i = 0; i < privacy.length; i++) {
-      for (let j = i + 1; j < privacy.length; j++) {
-        const a = privacy[i] as PrivacyRow;
-        const b = privacy[j] as PrivacyRow;
+    for (let i = 0; i < local.length; i++) {
+      for (let j = i + 1; j < local.length; j++) {
+        const a = local[i] as PrivacyRow;
+        const b = local[j] as PrivacyRow;
         const se = Math.sqrt(a.council.sd ** 2 / Math.max(1, a.council.n) + b.council.sd ** 2 / Math.max(1, b.council.n));
         const gap = a.council.mean - b.council.mean - 2 * se;
         if (gap > worstGap) {
@@ -243,7 +346,10 @@ function targets(x: Experiment, results: readonly CellResult[], worst: Summary['
         }
       }
     }
-    out.push({ name: 'privacy/utility: monotone in ε within noise', goal: 'council quality never lower at a larger ε beyond 2 standard errors', value: worstGap, met: worstGap <= 0, detail: worstGap > 0 ? `${where}: ${pct(worstGap)} beyond the noise` : `over ε ${privacy.map((p) => p.epsilon ?? '∞').join(', ')}: ${privacy.map((p) => pct(p.council.mean)).join(', ')}` });
+    out.push({ name: 'privacy/utility: monotone in ε within noise', goal: 'council quality never lower at a larger ε beyond 2 standard errors', value: worstGap, unit: 'share', met: worstGap <= 0, detail: worstGap > 0 ? `${where}: ${pct(worstGap)} beyond the noise` : `over ε ${local.map((p) => p.epsilon ?? '∞').join(', ')}: ${local.map((p) => pct(p.council.mean)).join(', ')}` });
   }
+  // Claims of the design this harness does not measure yet: listed, so a reader sees the gap.
+  out.push({ name: 'cold start: the fewer sessions, the more bond + council beats bond-only', goal: 'for forges with 1, 2, 4 and 8 sessions and for late joiners, bond + council above bond-only, by more the fewer sessions', value: NaN, unit: 'points', met: false, detail: 'not measured: every simulated forge has the same number of sessions and joins at round 1' });
+  out.push({ name: 'Aidos slop-detection F1: federated council vs a single forge, per round', goal: 'F1 of the federated Aidos council adapter above a single forge’s on held-out slop, round by round', value: NaN, unit: 'points', met: false, detail: 'not measured: the sample generator has no shared, learnable slop examples with a held-out vocabulary yet' });
   return out;
 }

@@ -61,6 +61,8 @@ export const isPermissionCode = (code: string): boolean =>
   code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || ['SQLITE_AUTH', 'SQLITE_PERM', 'EACCES', 'EPERM', 'EROFS'].includes(code);
 export const isFullCode = (code: string): boolean => code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
 const isBusyCode = (code: string): boolean => code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+/** An I/O error reading or writing the database or its `-wal`/`-shm` (on a full tmpfs, growing `-shm` is one). */
+export const isIoCode = (code: string): boolean => code.startsWith('SQLITE_IOERR') || code === 'EIO';
 
 /**
  * A failure to open that says nothing about the file's health: it may not be written (permissions, a
@@ -72,6 +74,7 @@ export function outsideCause(err: unknown, path: string): KouraiError | undefine
   const msg = (err as Error).message;
   if (isFullCode(code)) return new EnvironmentError(`no space left on device for database ${path} (${msg})`, 'free some space, then run the command again; the database was not changed', err);
   if (isPermissionCode(code)) return new EnvironmentError(`cannot write database ${path} (${msg})`, 'check the permissions of the file and its directory', err);
+  if (isIoCode(code)) return new EnvironmentError(`an I/O error (${code}) on database ${path}: ${msg}`, 'check the disk: is it full, or failing? The database was not changed', err);
   if (isBusyCode(code)) return new ConflictError(`database ${path} is locked by another process (${msg})`, 'run the command again once the other kourai command has finished');
   return undefined;
 }

@@ -107,6 +107,10 @@ export class PrivacyLedger {
       payload: db.prepare<[number], { release_id: number; clipped_norm: number; released_norm: number; payload: string; created_at: string }>(
         'SELECT * FROM release_payloads WHERE release_id = ?',
       ),
+      // The envelope only (every field before the tensors, which come last): the tensors are most of the bytes.
+      envelopes: db.prepare<[], { release_id: number; envelope: string | null }>(
+        `SELECT release_id, substr(payload, 1, instr(payload, ',"tensors":') - 1) || '}' AS envelope FROM release_payloads ORDER BY release_id`,
+      ),
       norms: db.prepare<[], { release_id: number; clipped_norm: number; released_norm: number }>('SELECT release_id, clipped_norm, released_norm FROM release_payloads ORDER BY release_id'),
       insertEvent: db.prepare('INSERT INTO release_events (release_id, event, detail, at) VALUES (?, ?, ?, ?)'),
       events: db.prepare<[], { id: number; release_id: number; event: ReleaseEvent; detail: string | null; at: string }>('SELECT * FROM release_events ORDER BY id'),
@@ -151,6 +155,14 @@ export class PrivacyLedger {
   payload(releaseId: number): PayloadRow | undefined {
     const r = this.stmts.payload.get(releaseId);
     return r ? { releaseId: r.release_id, clippedNorm: r.clipped_norm, releasedNorm: r.released_norm, payload: r.payload, createdAt: r.created_at } : undefined;
+  }
+
+  /**
+   * What each drawn release declared (format, round, agent, base, mechanism), by release id: the
+   * stored document without its tensors, as JSON text ('}' alone when it has no tensors key).
+   */
+  envelopes(): Map<number, string> {
+    return new Map(this.stmts.envelopes.all().map((r) => [r.release_id, r.envelope ?? '}']));
   }
 
   /** Local-only magnitudes of every drawn release, by release id. */

@@ -63,20 +63,25 @@ function sameFactor(x: Float64Array, y: Float64Array): boolean {
  * adapters differ by exactly 0 and a change in one factor is measured without cancellation.
  */
 export function differenceNorm(to: Term, from: Term, m: Module): number {
-  const [bt, at] = m === 'dense' ? [to.lora.denseB, to.lora.denseAt] : [to.lora.headB, to.lora.headA];
-  const [bf, af] = m === 'dense' ? [from.lora.denseB, from.lora.denseAt] : [from.lora.headB, from.lora.headA];
-  if (to.lora.rank === from.lora.rank && (sameFactor(at, af) || sameFactor(bt, bf))) {
-    const shareA = sameFactor(at, af);
-    const lora = { ...to.lora };
+  const [bKey, aKey] = FACTORS[m];
+  const bt = to.lora[bKey];
+  const at = to.lora[aKey];
+  const bf = from.lora[bKey];
+  const af = from.lora[aKey];
+  const shareA = sameFactor(at, af);
+  if (to.lora.rank === from.lora.rank && (shareA || sameFactor(bt, bf))) {
     const [x, y] = shareA ? [bt, bf] : [at, af];
     const d = new Float64Array(x.length);
     for (let i = 0; i < d.length; i++) d[i] = to.coef * (x[i] as number) - from.coef * (y[i] as number);
-    if (m === 'dense') {
-      if (shareA) lora.denseB = d;
-      else lora.denseAt = d;
-    } else if (shareA) lora.headB = d;
-    else lora.headA = d;
+    const lora = { ...to.lora, [shareA ? bKey : aKey]: d };
     return effectiveNorm([{ lora, coef: 1 }], m);
   }
   return effectiveNorm([to, { lora: from.lora, coef: -from.coef }], m);
 }
+
+/** Each module's B and A factors in LoraWeights. */
+const FACTORS: Readonly<Record<Module, readonly ['denseB' | 'headB' | 'directB', 'denseAt' | 'headA' | 'directAt']>> = {
+  dense: ['denseB', 'denseAt'],
+  head: ['headB', 'headA'],
+  direct: ['directB', 'directAt'],
+};

@@ -116,6 +116,7 @@ export function resolveLean(p: {
   }
   const trainedOver = (bond?.metrics as { council_version?: unknown } | null)?.council_version;
   if (bond && trainedOver === council.version) return out(0.5, 'trained_over', `bond v${bond.version} was trained over council v${council.version}: both, as trained`);
+  if (v && !v.passed) return out(0, 'validation', `council v${council.version} did not help on your held-out scenes (measured with ${v.bond_version === null ? 'no bond' : `bond v${v.bond_version}`}): not applied`);
   if (!bond) return out(1, 'no_bond', `no bond adapter; council v${council.version} alone`);
   return out(0, 'unvalidated', `council v${council.version} was never measured with bond v${bond.version} on your held-out scenes: bond only`);
 }

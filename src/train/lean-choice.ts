@@ -2,7 +2,7 @@
  * How far a council adapter is applied for this player: the lean (0 bond only … 1 council only)
  * chosen on the player's held-out validation examples, overall and per task type. A candidate
  * replaces the baseline (bond only) only when it is right on clearly more of the same examples
- * than the baseline is (a one-sided paired sign test), so a council adapter that is mostly noise
+ * than the baseline is (a one-sided sign test at 5% on the examples where they differ), so a council adapter that is mostly noise
  * is not applied: a round never makes the forge worse on what can be measured.
  *
  * Generic over the model: `judge(lean)` says, per example, whether the network the trainer built
@@ -13,8 +13,8 @@ export const CANDIDATE_LEANS: readonly number[] = [0, 0.25, 0.5, 0.75, 1];
 /** Fewer examples of a task type than this and it follows the agent-wide choice. */
 export const MIN_TASK_TYPE_EXAMPLES = 12;
 
-/** z of the one-sided test a candidate must pass against the baseline (5%). */
-const Z = 1.645;
+/** Level of the one-sided test a candidate must pass against the baseline. */
+const ALPHA = 0.05;
 
 export interface LeanScore {
   lean: number;
@@ -58,10 +58,22 @@ function paired(c: ArrayLike<boolean>, b: ArrayLike<boolean>, idx: readonly numb
   return { wins, losses };
 }
 
-/** True when `wins − losses` is beyond what a fair coin over the discordant examples gives. */
+/** P(X ≥ k) for X ~ Binomial(n, 1/2). */
+export function signTail(k: number, n: number): number {
+  if (k <= 0) return 1;
+  if (k > n) return 0;
+  let logC = 0; // log C(n, i), built up from i = 0
+  let p = 0;
+  for (let i = 0; i <= n; i++) {
+    if (i > 0) logC += Math.log((n - i + 1) / i);
+    if (i >= k) p += Math.exp(logC - n * Math.LN2);
+  }
+  return Math.min(1, p);
+}
+
+/** True when the candidate's wins over the baseline are beyond what a fair coin over the discordant examples gives (sign test). */
 export function clearlyBetter(wins: number, losses: number): boolean {
-  const d = wins - losses;
-  return d >= 2 && d >= Z * Math.sqrt(wins + losses);
+  return wins > losses && signTail(wins, wins + losses) <= ALPHA;
 }
 
 function decide(results: ReadonlyMap<number, ArrayLike<boolean>>, idx: readonly number[], baseline: number): LeanDecision {

@@ -8,10 +8,12 @@ import type { TrainerWorker } from './train-in-worker.js';
 import type { EpochProgress, TrainReport, TrainSettings } from './trainer.js';
 import { loraWeights } from './lora.js';
 import { headOf } from './adapter-layout.js';
+import { resolveLean } from './applied-lean.js';
 
 /**
  * `kourai train bond`, as a service: for each agent, its bond view (every entry, private ones
- * included), the agent's current council adapter applied frozen, training in the worker, and a
+ * included), the agent's current council adapter applied frozen (when it is applied at all: one
+ * that did not help on the player's held-out scenes is left out), training in the worker, and a
  * new bond version written and made current. An agent's version is committed as soon as it is
  * trained, so Ctrl-C keeps the agents already done and leaves the agent in training (and the
  * rest) on their previous version.
@@ -82,7 +84,7 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
   for (const agent of o.agents) {
     const data = await o.data(agent);
     emit({ type: 'start', agent, examples: data.examples.length });
-    const council = isBondOnly(agent) ? null : o.store.loadCurrent(agent, 'council');
+    const council = isBondOnly(agent) ? null : councilUnder(o.store, agent);
     const texts = data.examples.flatMap((e) => (e.kind === 'pair' ? [e.chosen, e.rejected] : [e.text]));
     const outcome = await o.worker.train(
       o.encoder.spec,
@@ -134,4 +136,13 @@ function summary(r: TrainReport): Omit<TrainedAgent, 'agent' | 'status' | 'versi
     metrics: r.metrics,
     examples_per_sec: r.examplesPerSec,
   };
+}
+
+/** The council adapter a new bond trains over: the current one, unless scoring would not apply it now (applied-lean.ts). */
+function councilUnder(store: AdapterStore, agent: Agent): ReturnType<AdapterStore['loadCurrent']> {
+  const council = store.loadCurrent(agent, 'council');
+  if (!council) return null;
+  const bond = store.registry.current(agent, 'bond');
+  const now = resolveLean({ use: 'both', taskType: null, council: { version: council.row.version, metrics: council.row.metrics }, bond: bond ? { version: bond.version, metrics: bond.metrics } : null });
+  return now.council ? council : null;
 }

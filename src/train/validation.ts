@@ -25,16 +25,24 @@ export function scenesOf(examples: readonly Example[]): number {
   return new Set(examples.map((e) => e.scene)).size;
 }
 
-/** Encodes the examples' texts once; the judge then runs the network at any lean. */
-export async function judgeOn(inf: Inference, encode: (texts: readonly string[]) => Promise<Features[]>, examples: readonly Example[]): Promise<Judge> {
-  const texts: string[] = [];
+/** Encodes the examples' texts once (each with the prompt it answers, as the trainer does); the judge then runs the network at any lean. */
+export async function judgeOn(inf: Inference, encode: (texts: readonly string[], prompt: string | null) => Promise<Features[]>, examples: readonly Example[]): Promise<Judge> {
+  const byPrompt = new Map<string | null, { texts: string[]; slots: number[] }>();
   const at: number[] = [];
+  let n = 0;
   for (const e of examples) {
-    at.push(texts.length);
-    if (e.kind === 'pair') texts.push(e.chosen, e.rejected);
-    else texts.push(e.text);
+    const texts = e.kind === 'pair' ? [e.chosen, e.rejected] : [e.text];
+    const p = e.prompt ?? null;
+    const g = byPrompt.get(p) ?? { texts: [], slots: [] };
+    byPrompt.set(p, g);
+    at.push(n);
+    for (const t of texts) {
+      g.texts.push(t);
+      g.slots.push(n++);
+    }
   }
-  const features = await encode(texts);
+  const features: Features[] = new Array<Features>(n);
+  for (const [p, g] of byPrompt) (await encode(g.texts, p)).forEach((f, i) => void (features[g.slots[i] as number] = f));
   const specialists = inf.model.base.spec.specialists;
   return (lean) => {
     const y = inf.outputs(features, lean);

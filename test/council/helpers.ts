@@ -9,7 +9,10 @@ import { PROTOCOL_HEADER, PROTOCOL_VERSION, type Submission } from '../../src/pr
 import type { Clock } from '../../src/runtime/clock.js';
 import { gaussian, rng } from '../aggregation/helpers.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
+import { freshDatabase, postgres } from '../helpers/postgres.js';
 import { randomBytes } from 'node:crypto';
+import { beforeAll, beforeEach } from 'vitest';
+import type { CouncilStorage } from '../../src/council/storage.js';
 
 export const FINGERPRINT = 'sha256:base-model-test';
 export const SPECS = [
@@ -28,8 +31,73 @@ export interface TestCouncil {
   close(): Promise<void>;
 }
 
+/**
+ * Every council test runs on both storage backends (so the two cannot drift): a test file wraps
+ * its suites in `for (const backend of BACKENDS) describe(backend, () => { useBackend(backend); … })`.
+ * On PostgreSQL each test council gets a fresh, migrated database in the run's throw-away cluster
+ * (test/helpers/postgres.ts); when PostgreSQL cannot start, those tests skip loudly with the reason.
+ */
+export type Backend = 'sqlite' | 'postgres';
+export const BACKENDS: readonly Backend[] = ['sqlite', 'postgres'];
+
+let backend: Backend = 'sqlite';
+let pgUrl: (() => Promise<string>) | null = null;
+
+export function useBackend(b: Backend): void {
+  let reason: string | null = null;
+  beforeAll(async () => {
+    if (b !== 'postgres') return;
+    const cluster = await postgres();
+    if ('reason' in cluster) reason = `PostgreSQL could not start: ${cluster.reason}`;
+    else pgUrl = () => freshDatabase(cluster, 'council');
+  }, 180_000);
+  beforeEach((ctx) => {
+    backend = b;
+    if (reason) ctx.skip(true, reason);
+  });
+}
+
+export function currentBackend(): Backend {
+  return backend;
+}
+
+/** A migrated, empty council database of the current backend (null: SQLite in data_dir). */
+export async function testDatabase(): Promise<string | null> {
+  if (backend === 'sqlite') return null;
+  if (!pgUrl) throw new Error('useBackend("postgres") found no cluster');
+  const url = await pgUrl();
+  const { PgCouncilStorage } = await import('../../src/council/pg-storage.js');
+  const s = await PgCouncilStorage.open(url, { anySchema: true, max: 1 });
+  await s.migrate();
+  await s.close();
+  return url;
+}
+
+/** Runs one SQL statement against a test council's storage, whichever the backend (tests that tamper with state). */
+export async function rawSql(storage: CouncilStorage, sql: string, params: unknown[] = []): Promise<void> {
+  if (storage.info().backend === 'sqlite') {
+    (storage as unknown as { db: { prepare(s: string): { run(...a: unknown[]): void } } }).db.prepare(sql).run(...params);
+    return;
+  }
+  const pool = (storage as unknown as { pool: { query(s: string, p: unknown[]): Promise<unknown> } }).pool;
+  await pool.query(sql.replace(/\?/g, (() => { let i = 0; return () => `$${++i}`; })()), params);
+}
+
+/** One statement on a PostgreSQL database by its URL (the council's own pool may be closed). */
+export async function pgQuery(url: string, sql: string, params: unknown[] = []): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function startTestCouncil(over: Partial<CouncilConfig> = {}, dir = tempDir('kourai-council-'), clock?: Clock): Promise<TestCouncil> {
-  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), port: 0, base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 }, ...over };
+  const database = over.database !== undefined ? over.database : await testDatabase();
+  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), port: 0, base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 }, ...over, database };
   const logs: string[] = [];
   const server = await startCouncilServer({ config, log: (l) => logs.push(l), ...(clock ? { clock } : {}) });
   return {

@@ -16,6 +16,7 @@ import { PrivacyGate } from '../../src/privacy/round-gate.js';
 import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import type { NamedTensor } from '../../src/tensor/tensor.js';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
+import { VirtualClock } from '../../src/runtime/clock.js';
 import { SPECS, startTestCouncil, type TestCouncil } from '../council/helpers.js';
 import { testCtx, type TestCtx } from '../helpers/ctx.js';
 import { runCli } from '../helpers/run.js';
@@ -400,5 +401,35 @@ describe('a federation round against a real council (small learner)', () => {
     await expect(again.run()).rejects.toMatchObject({ code: 'forge_exiled' });
     expect(readCouncilEvents(f.membership.events_memoir).map((e) => e.details.beat)).toEqual(['council_of_sisters', 'stoa_falls']);
     for (const g of [...ds.map((d) => d.gate), again.gate]) g.close();
+  });
+
+  it('cohorts: a forge the council did not sample sends nothing, trains nothing and spends nothing; a sampled one completes the round', async () => {
+    const clock = new VirtualClock(Date.now());
+    const c = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS }, min_forges: 1, strategy: 'fedavg', cohort: 1, round_deadline: 60 }, undefined, clock);
+    councils.push(c);
+    const athens = await forge(c, 'athens');
+    const sparta = await forge(c, 'sparta');
+    // Round 1 opened before any forge joined: at its deadline, with nothing sent, it is extended and sampled afresh.
+    clock.advance(61_000);
+    const status = await httpTransport(c.url, athens.membership.token).currentRound();
+    expect(status.cohort).toMatchObject({ size: 1 });
+    const inside = status.cohort?.forges[0] === 'athens' ? athens : sparta;
+    const outside = inside === athens ? sparta : athens;
+    const wire = recording(httpTransport(c.url, outside.membership.token));
+    const learner = smallLearner(3);
+    const d = deps(outside, { transport: wire, learner });
+    await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.conflict, code: 'not_in_cohort', message: expect.stringMatching(/did not sample this forge for round 1 \(a cohort of 1\); no budget was spent/) });
+    expect(wire.releases).toEqual([]);
+    expect(learner.trained).toEqual([]);
+    expect(d.gate.ledger.releases()).toEqual([]);
+    d.gate.close();
+    const d2 = deps(inside, { transport: httpTransport(c.url, inside.membership.token), learner: smallLearner(4) });
+    const r = await d2.run();
+    expect(r.outcome).toBe('completed');
+    d2.gate.close();
+    // The council aggregated the cohort alone.
+    const done = await httpTransport(c.url, inside.membership.token).round(1);
+    expect(done.state).toBe('aggregated');
+    expect(done.forges_submitted).toBe(1);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { affinityFor, feedbackEntry, feltFor, RATINGS, suggestedKind, type FeedbackSubject } from '../../src/feedback/entry.js';
 import { prepareEntries } from '../../src/memoir/file/append.js';
 import { ulidGenerator } from '../../src/memoir/format/entry-id.js';
+import { parseLine } from '../../src/memoir/format/parse.js';
 import { MemoirInputSchema } from '../../src/memoir/format/schema.js';
 
 const subject: FeedbackSubject = {
@@ -87,5 +88,16 @@ describe('feedbackEntry', () => {
   it('Cupid and Puck feedback stays private by the rule', () => {
     const [p] = prepareEntries([{ value: feedbackEntry({ ...subject, agent: 'cupid' }, { rating: 4, kind: 'accepted', comment: null }), where: 'f' }], ids(), now);
     expect(p?.entry.split).toEqual({ shared_eligible: false, private_only: true });
+  });
+});
+
+describe('feedbackEntry keeps a host context whole', () => {
+  it('every key of the copied context, in its order and with its number forms', () => {
+    const host = '{"scene_id":"s.turn-1","agent":"techne","source":"specialist_proposed","context":{"task_type":"qa","host":"py-host-1","7":1.0,"coverage":{"delta":0.0,"lines":12}},"narrative_beat":null,"agent_proposed":"x","player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":true,"private_only":false}}';
+    const parsed = parseLine(host);
+    if (!parsed.ok) throw new Error(parsed.message);
+    const input = feedbackEntry({ ...subject, context: parsed.entry.context }, { rating: 4, kind: 'accepted', comment: null });
+    const [p] = prepareEntries([{ value: input, where: 'feedback' }], ids(), now);
+    expect(p?.line).toContain(',"context":{"task_type":"qa","host":"py-host-1","7":1.0,"coverage":{"delta":0.0,"lines":12}},');
   });
 });

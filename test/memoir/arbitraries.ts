@@ -6,14 +6,34 @@ import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIE
 export const text = fc.string({ unit: 'binary', maxLength: 60 });
 export const float = fc.double({ noNaN: true, noDefaultInfinity: true });
 
+const KNOWN_CONTEXT_KEYS = new Set(['task_type', 'transcript_hash', 'preceding_agents', '__proto__']);
+/** Keys a host may add, integer-like ones included (JS would move those to the front). */
+const hostKey = fc.oneof(fc.string({ maxLength: 10, unit: 'binary' }), fc.constantFrom('host', '0', '7', '10', '01', '-1', 'é')).filter((k) => !KNOWN_CONTEXT_KEYS.has(k));
+/** Any JSON value, as a JS value (integral numbers stand for ints). */
+export const jsonValue: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
+  v: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.oneof(text, fc.integer(), float, fc.boolean(), fc.constant(null)),
+    fc.array(tie('v'), { maxLength: 3 }),
+    fc.dictionary(hostKey, tie('v'), { maxKeys: 3 }),
+  ),
+})).v;
+/** The context kourai writes: its three keys, in order. */
+export const kouraiContext = fc.record({ task_type: text, transcript_hash: text, preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 4 }) });
+/** A Python host's context: any of the known keys (typed), and keys of its own around them. */
+export const hostContext = fc
+  .tuple(
+    fc.dictionary(hostKey, jsonValue, { maxKeys: 3 }),
+    fc.record({ task_type: text, transcript_hash: text, preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 3 }) }, { requiredKeys: [] }),
+    fc.dictionary(hostKey, jsonValue, { maxKeys: 2 }),
+  )
+  .map(([before, known, after]) => ({ ...before, ...known, ...after }) as Record<string, unknown>);
+
 export const upstreamEntry = fc.record({
-  scene_id: fc.string({ minLength: 1, maxLength: 40, unit: 'binary' }),
+  scene_id: fc.string({ maxLength: 40, unit: 'binary' }),
   agent: fc.constantFrom(...AGENTS),
   source: fc.constantFrom(...SOURCES),
-  context: fc.option(
-    fc.record({ task_type: text, transcript_hash: text, preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 4 }) }),
-    { nil: null },
-  ),
+  context: fc.option(fc.oneof(kouraiContext, hostContext), { nil: null }),
   narrative_beat: fc.option(text, { nil: null }),
   agent_proposed: fc.option(text, { nil: null }),
   player_response: fc.option(

@@ -1,24 +1,48 @@
 import { describe, expect, it } from 'vitest';
-import { cellKey, cellsOf, DEFAULT_EXPERIMENT, problemWith, type Experiment } from '../../src/simulation/experiment.js';
+import { cellKey, cellsOf, cohortByzantine, DEFAULT_EXPERIMENT, problemWith, type Experiment } from '../../src/simulation/experiment.js';
 import { sigmaFor } from '../../src/simulation/sim-privacy.js';
 import { epsilonFor } from '../../src/privacy/rdp-accountant.js';
 
 describe('the grid', () => {
-  it('the default experiment: strategies × attacks, the ε sweep and the random split, each cell once per seed', () => {
+  it('the default experiment: strategies × attacks, the ε sweep (local, distributed, small adapter) and the two split controls, each cell once per seed', () => {
     const x = DEFAULT_EXPERIMENT;
     const cells = cellsOf(x);
-    const perSeed = x.strategies.length * x.attacks.length + (x.epsilons.filter((e) => e !== x.epsilon).length) + 1;
+    const finite = x.epsilons.filter((e) => e !== Infinity).length;
+    // ε = ∞ on the full adapter is the reference's clean Byzantine cell, and the semantic split is too.
+    const perSeed = x.strategies.length * x.attacks.length + x.epsilons.length * 2 - 1 + finite * 2 + 2;
     expect(cells.length).toBe(perSeed * x.seeds.length);
     expect(new Set(cells.map((c) => cellKey(c))).size).toBe(cells.length);
-    expect(cells.filter((c) => c.split === 'random').map((c) => c.seed)).toEqual(x.seeds);
+    expect(cells.filter((c) => c.split === 'param-random').map((c) => c.seed)).toEqual(x.seeds);
+    expect(cells.filter((c) => c.split === 'fedsa').map((c) => c.seed)).toEqual(x.seeds);
+    const distributed = cells.filter((c) => c.noise === 'distributed');
+    expect(distributed.every((c) => c.strategy === 'fedavg' && c.epsilon !== Infinity && c.attack === 'none')).toBe(true);
+    expect(distributed).toHaveLength(2 * finite * x.seeds.length);
+    expect(cells.filter((c) => c.share === 'small')).toHaveLength((x.epsilons.length + finite) * x.seeds.length);
+    expect(cells.some((c) => c.strategy === 'fedavg-naive' && c.attack === 'scale')).toBe(true);
   });
 
   it('refuses what a strategy cannot do, naming the flag', () => {
     const bad = (o: Partial<Experiment>): string | null => problemWith({ ...DEFAULT_EXPERIMENT, ...o });
-    expect(bad({ forges: 10 })).toMatch(/bulyan\+lora-fair with f=2 needs at least 11 forges/);
-    expect(bad({ byzantine: 15 })).toMatch(/no honest forge/);
+    expect(bad({ forges: 10, cohort: 10 })).toMatch(/bulyan\+lora-fair with f=2 needs at least 11 forges/);
+    expect(bad({ byzantine: 15, forges: 15, cohort: 15 })).toMatch(/no honest forge/);
     expect(bad({ byzantine: 0 })).toMatch(/--byzantine/);
     expect(bad({})).toBeNull();
+  });
+
+  it('refuses a cohort larger than the federation, a cohort too small for the rule, no forges, and ε ≤ 0', () => {
+    const bad = (o: Partial<Experiment>): string | null => problemWith({ ...DEFAULT_EXPERIMENT, ...o });
+    expect(bad({ forges: 100, byzantine: 20, cohort: 101 })).toBe('--cohort 101 is larger than --forges 100');
+    // 20% of a cohort of 20 is f = 4: Bulyan needs 19 ≤ 20, fine; a cohort of 15 (f = 3) needs 15: fine; 10 (f = 2) needs 11.
+    expect(bad({ forges: 100, byzantine: 20, cohort: 20 })).toBeNull();
+    expect(bad({ forges: 100, byzantine: 20, cohort: 10 })).toMatch(/^bulyan\+lora-fair with f=2 needs at least 11 forges per cohort \(n ≥ 4f\+3\); got --cohort 10/);
+    expect(bad({ forges: 0, cohort: 0 })).toMatch(/^--forges 0: a federation needs at least one forge/);
+    expect(bad({ epsilons: [4, 0] })).toMatch(/^ε 0: give a positive ε/);
+    expect(bad({ epsilon: -1 })).toMatch(/^ε -1/);
+  });
+
+  it('f of a sampled cohort is the Byzantine forges it holds on average', () => {
+    expect(cohortByzantine({ forges: 1000, cohort: 100, byzantine: 200 })).toBe(20);
+    expect(cohortByzantine({ forges: 11, cohort: 11, byzantine: 2 })).toBe(2);
   });
 });
 

@@ -20,7 +20,7 @@ const l2 = (v: readonly number[]): number => Math.sqrt(v.reduce((s, x) => s + x 
 describe('the simulation starts round 1 from the council’s public initialisation', () => {
   it('round-1 global − round-0 global has norm ≤ S (FedAvg, ε = ∞); round 0 is a PEFT init (A ≠ 0, B = 0)', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-sim-init-'));
-    const x: Experiment = { ...DEFAULT_EXPERIMENT, forges: 3, byzantine: 0, rounds: 1, seeds: [1], strategies: ['fedavg'], attacks: ['none'], epsilons: [Infinity], reference: 'fedavg', sessions: 3, turns: 8, heldOut: 10 };
+    const x: Experiment = { ...DEFAULT_EXPERIMENT, forges: 3, cohort: 3, byzantine: 0, rounds: 1, seeds: [1], strategies: ['fedavg'], attacks: ['none'], epsilons: [Infinity], reference: 'fedavg', sessions: 3, turns: 8, heldOut: 10 };
     const seen: (NamedTensor[] | null)[] = [];
     const recording = async (s: CouncilSetup): Promise<CouncilPort> => {
       const p = await inProcessCouncil(s);

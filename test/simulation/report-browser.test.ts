@@ -32,7 +32,7 @@ describe('the HTML report in a real browser', () => {
       await page.goto(url, { waitUntil: 'load' });
       expect(requests).toEqual([url]);
       const charts = page.locator('svg.chart');
-      // rounds per strategy (2), privacy (2), personalization and split (2)
+      // rounds per strategy (2), privacy (2: ε and rounds, every noise variant), personalization and split (2)
       expect(await charts.count()).toBe(6);
       for (let i = 0; i < 6; i++) {
         const box = await charts.nth(i).boundingBox();
@@ -40,7 +40,7 @@ describe('the HTML report in a real browser', () => {
         expect(box?.height).toBeGreaterThan(150);
       }
       // lines are drawn with the measured points, bars have height
-      const strokes = page.locator('svg[data-chart="rounds-fedavg"] polyline');
+      const strokes = page.locator('svg[data-chart="rounds-fedavg-naive"] polyline');
       expect(await strokes.count()).toBe(3);
       for (let i = 0; i < 3; i++) {
         const b = await strokes.nth(i).boundingBox();
@@ -51,7 +51,11 @@ describe('the HTML report in a real browser', () => {
       for (let i = 0; i < 9; i++) expect((await bars.nth(i).boundingBox())?.height).toBeGreaterThan(10);
       // the worst case is marked, the targets say met or MISSED
       expect(await page.locator('table.byzantine td.worst').count()).toBe(2);
-      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(/byzantine robustness: fedavg collapses\s+.*met/);
+      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(/byzantine robustness: naive fedavg collapses\s+.*met/);
+      // the ε curve has one line per noise variant; the split chart has the semantic split and both controls
+      expect(await page.locator('svg[data-chart="privacy"] polyline').count()).toBe(4);
+      await expect(page.locator('#split + p + table').innerText()).resolves.toMatch(/semantic[\s\S]*param-random[\s\S]*fedsa/);
+      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(/Aidos slop-detection F1[\s\S]*not measured/);
       // a screenshot is not blank: the PNG of a chart differs from a blank one of the same size
       const shot = await charts.nth(0).screenshot();
       expect(shot.length).toBeGreaterThan(5000);

@@ -30,7 +30,7 @@ describe('differenceNorm', () => {
     for (const scale of [1e-3, 1, 1e3, 1e5]) {
       const a = random(1, scale);
       const b = loraWeights(dims, Float64Array.from(a.all));
-      for (const m of ['dense', 'head'] as const) expect(differenceNorm({ lora: b, coef: 2 }, { lora: a, coef: 2 }, m)).toBe(0);
+      for (const m of ['dense', 'head', 'direct'] as const) expect(differenceNorm({ lora: b, coef: 2 }, { lora: a, coef: 2 }, m)).toBe(0);
     }
     const big = random(1, 1e5);
     expect(effectiveNorm([{ lora: big, coef: 2 }, { lora: big, coef: -2 }], 'dense') + effectiveNorm([{ lora: big, coef: 2 }, { lora: big, coef: -2 }], 'head')).toBeGreaterThan(0);

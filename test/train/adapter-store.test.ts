@@ -9,7 +9,8 @@ import { adapterLayout } from '../../src/train/adapter-layout.js';
 import { AdapterStore } from '../../src/train/adapter-store.js';
 import { embeddingsBaseSpec, inputDim } from '../../src/train/base-spec.js';
 import { initLora, type LoraWeights } from '../../src/train/lora.js';
-import { readSafetensors } from '../../src/tensor/safetensors.js';
+import { readSafetensors, writeSafetensors } from '../../src/tensor/safetensors.js';
+import { createHash } from 'node:crypto';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { smallSpec } from './helpers.js';
 
@@ -56,13 +57,57 @@ describe('adapter storage', () => {
     expect([v1.version, v2.version, v2.parentVersion]).toEqual([1, 2, 1]);
     expect(v2.path).toBe(join('adapters', 'techne', 'bond', 'v2'));
     const config = JSON.parse(readFileSync(join(home, v2.path, 'adapter_config.json'), 'utf8'));
-    expect(config).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['encoder.dense', 'head.score', 'direct.score'], kourai: { agent: 'techne', kind: 'bond', version: 2, base_fingerprint: 'sha256:aaaa' } });
+    // Only PEFT LoraConfig fields: PEFT reads it without a warning.
+    expect(Object.keys(config).sort()).toEqual(['base_model_name_or_path', 'bias', 'fan_in_fan_out', 'inference_mode', 'init_lora_weights', 'lora_alpha', 'lora_dropout', 'peft_type', 'r', 'target_modules', 'task_type']);
+    expect(config).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['encoder.dense', 'head.score', 'direct.score'] });
     const st = readSafetensors(readFileSync(join(home, v2.path, 'adapter_model.safetensors')));
+    // kourai's record travels with the weights.
+    expect(st.metadata).toMatchObject({ format: 'pt', 'kourai.format': '2', 'kourai.agent': 'techne', 'kourai.kind': 'bond', 'kourai.base_fingerprint': 'sha256:aaaa' });
+    expect(JSON.parse(st.metadata['kourai.base_spec']!)).toEqual(spec);
     expect(st.tensors.map((t) => ({ name: t.name, shape: t.shape }))).toEqual(adapterLayout(spec, 'techne', 2));
     expect(st.digest).toBe('verified');
     const loaded = store.loadCurrent('techne', 'bond')!;
     expect(loaded.row.version).toBe(2);
     expect(Array.from(loaded.lora.all)).toEqual(Array.from(Float32Array.from(lora(2).all)));
+    close();
+  });
+
+  it('a config re-saved by PEFT (its own fields added, nothing of kourai) still loads', () => {
+    const { home, store, close } = fresh();
+    const v1 = save(store, 1);
+    const file = join(home, v1.path, 'adapter_config.json');
+    const peft = {
+      ...JSON.parse(readFileSync(file, 'utf8')),
+      alpha_pattern: {}, auto_mapping: null, corda_config: null, eva_config: null, exclude_modules: null, layer_replication: null, layers_pattern: null, layers_to_transform: null,
+      loftq_config: {}, lora_bias: false, megatron_config: null, megatron_core: 'megatron.core', modules_to_save: null, rank_pattern: {}, revision: null, trainable_token_indices: null, use_dora: false, use_rslora: false,
+    };
+    writeFileSync(file, JSON.stringify(peft, null, 2));
+    const loaded = store.loadCurrent('techne', 'bond')!;
+    expect(loaded.config.kourai).toMatchObject({ agent: 'techne', kind: 'bond', version: 1, base_fingerprint: 'sha256:aaaa' });
+    expect(Array.from(loaded.lora.all)).toEqual(Array.from(Float32Array.from(lora(1).all)));
+    close();
+  });
+
+  it('an adapter written the old way (kourai in adapter_config.json, not in the safetensors metadata) still loads', () => {
+    const { home, store, close } = fresh();
+    const v1 = save(store, 1);
+    const dir = join(home, v1.path);
+    const config = JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8'));
+    writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify({ ...config, kourai: { format: 1, agent: 'techne', kind: 'bond', version: 1, base_fingerprint: 'sha256:aaaa', base_spec: spec, created_at: '2026-11-22T10:00:00.000Z' } }));
+    const st = readSafetensors(readFileSync(join(dir, 'adapter_model.safetensors')));
+    const old = writeSafetensors(st.tensors, { format: 'pt', 'kourai.agent': 'techne', 'kourai.kind': 'bond', 'kourai.base_fingerprint': 'sha256:aaaa' });
+    writeFileSync(join(dir, 'adapter_model.safetensors'), old);
+    const db = openStateDb(home);
+    db.prepare('UPDATE adapters SET file_sha256 = ? WHERE agent = ? AND kind = ? AND version = 1').run(createHash('sha256').update(old).digest('hex'), 'techne', 'bond');
+    db.close();
+    const loaded = store.loadCurrent('techne', 'bond')!;
+    expect(loaded.config.kourai).toMatchObject({ format: 1, agent: 'techne', version: 1, created_at: '2026-11-22T10:00:00.000Z' });
+    expect(Array.from(loaded.lora.all)).toEqual(Array.from(Float32Array.from(lora(1).all)));
+    // Neither place records it: refused as corrupt (exit 8), naming what is missing.
+    writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify(config));
+    const err = thrown(() => store.loadCurrent('techne', 'bond'));
+    expect(err.exitCode).toBe(ExitCode.integrity);
+    expect(err.message).toMatch(/neither adapter_model\.safetensors's metadata nor adapter_config\.json says which agent and base/);
     close();
   });
 
@@ -82,9 +127,9 @@ describe('adapter storage', () => {
       writeFileSync(f, b);
     }, /data section does not match the sha256/],
     ['a missing config', (_f, d) => rmSync(join(d, 'adapter_config.json')), /adapter_config.json is missing/],
-    ['a config for another agent', (_f, d) => {
-      const p = join(d, 'adapter_config.json');
-      writeFileSync(p, readFileSync(p, 'utf8').replace('"agent": "techne"', '"agent": "metis"'));
+    ['weights recorded for another agent', (f) => {
+      const st = readSafetensors(readFileSync(f));
+      writeFileSync(f, writeSafetensors(st.tensors, { ...st.metadata, 'kourai.agent': 'metis' }));
     }, /is for metis bond/],
   ];
   it('refuses a whole, valid file that is not the one registered (another version copied over it)', () => {
@@ -137,7 +182,7 @@ describe('adapter storage', () => {
     const err = thrown(() => now.loadCurrent('techne', 'bond'));
     expect(err.exitCode).toBe(ExitCode.environment);
     expect(err.message).not.toContain('\n');
-    expect(err.message).toContain(join(home, v1.path, 'adapter_config.json'));
+    expect(err.message).toContain(join(home, v1.path, 'adapter_model.safetensors'));
     expect(err.message).toMatch(/earlier base format kourai-base\/1 .*retrain it with `kourai train bond --agent techne`/);
     expect(readFileSync(file).equals(before)).toBe(true);
     close();

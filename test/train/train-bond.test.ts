@@ -70,6 +70,15 @@ describe('train bond (service)', () => {
     expect(row.metrics).toMatchObject({ council_version: 1, settings: { epochs: 4 } });
   });
 
+  it('a council adapter that did not help on the player\'s held-out scenes is left out of the bond\'s training', async () => {
+    const { encoder, store, worker } = await setup();
+    const validation = { bond_version: null, scenes: 3, examples: 12, before: null, passed: false, choice: { overall: { lean: 0, examples: 12, baseline: 0, reason: 'not_better', scores: [] }, byTaskType: {} } };
+    store.save({ agent: 'techne', kind: 'council', lora: initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out: 1, rank: 4 }, mulberry32(1)), alpha: 8, origin: 'federation', metrics: { validation }, dataWindow: {}, createdAt: '2026-11-22T09:00:00.000Z' });
+    const [techne] = await trainBonds({ agents: ['techne'], settings, data: () => techneData(), encoder, store, worker, now: () => new Date('2026-11-22T10:00:00.000Z') });
+    expect(techne).toMatchObject({ status: 'trained', council_version: null });
+    expect(store.registry.current('techne', 'bond')!.metrics).toMatchObject({ council_version: null });
+  });
+
   it('Ctrl-C mid-training: CancelledError; the agent in training keeps its previous version', async () => {
     const ac = new AbortController();
     const { encoder, store, worker } = await setup(ac.signal);

@@ -2,7 +2,7 @@ import { openStateDb } from '../../src/store/state-db.js';
 import { AdapterStore } from '../../src/train/adapter-store.js';
 import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
-import { HashedEncoder } from '../../src/train/encoder/hashed-ngrams.js';
+import { inputEncoder } from '../../src/train/encoder/inputs.js';
 import type { Example } from '../../src/train/examples/types.js';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
@@ -25,8 +25,7 @@ export const ROUTE_TASKS: [string, Extract<Example, { kind: 'route' }>['label']]
 
 export function trainedHome(home: string): void {
   const base = new BaseModel(builtinBaseSpec());
-  const enc = new HashedEncoder(base.inDim);
-  const encode = (t: string) => enc.encode(t);
+  const encode = inputEncoder(base.spec);
   const v = vocabularies();
   const db = openStateDb(home);
   const store = new AdapterStore(home, db, { spec: base.spec, fingerprint: BUILTIN_FINGERPRINT });

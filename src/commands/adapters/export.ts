@@ -19,9 +19,11 @@ export interface AdapterExportResult {
 }
 
 /**
- * Copies a checked version to a directory PEFT loads (`PeftModel.from_pretrained(base, out)`):
- * the two files, written to a temporary directory beside `out` and renamed into place. An
- * existing non-empty `out` is never overwritten (exit 7).
+ * Copies a checked version to a directory in PEFT's file layout (PEFT tensor names in
+ * adapter_model.safetensors, LoraConfig fields only in adapter_config.json): the two files,
+ * written to a temporary directory beside `out` and renamed into place. An existing non-empty
+ * `out` is never overwritten (exit 7). Loading it with `PeftModel.from_pretrained` needs a torch
+ * model with kourai's module names (encoder.dense, head.*), which kourai does not ship.
  */
 export default defineCommand({
   options,

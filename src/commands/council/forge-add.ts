@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { addForge } from '../../council/forges.js';
-import { SqliteCouncilStorage } from '../../council/sqlite-storage.js';
+import { openCouncilStorage } from '../../council/open-storage.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions } from './shared.js';
+import { configFlags, LOCATION_KEYS, locationOptions } from './shared.js';
 import { note } from '../../output/notice.js';
 
 const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
@@ -22,8 +22,8 @@ export interface ForgeAddResult {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ForgeAddResult> {
-    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
-    const storage = new SqliteCouncilStorage(config.data_dir);
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, LOCATION_KEYS));
+    const storage = await openCouncilStorage(config, 'create');
     try {
       const { forge, token } = await addForge(storage, opts.name, ctx.secureRandom, ctx.now());
       note(ctx, `the token is shown only now: give it to the operator of forge "${forge.name}" over a private channel (the council keeps only its hash)`);

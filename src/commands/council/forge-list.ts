@@ -5,7 +5,7 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions, openExisting } from './shared.js';
+import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
 
 const options = z.object({ ...locationOptions, json: z.boolean().default(false) });
 
@@ -17,8 +17,8 @@ export interface ForgeListResult {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ForgeListResult> {
-    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
-    const storage = openExisting(config.data_dir);
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, LOCATION_KEYS));
+    const storage = await openExisting(config);
     try {
       return { data_dir: config.data_dir, forges: await forgeListView(storage) };
     } finally {

@@ -4,7 +4,7 @@ import { revokeForge } from '../../council/forges.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions, openForWriting } from './shared.js';
+import { configFlags, LOCATION_KEYS, locationOptions, openForWriting } from './shared.js';
 
 const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
 
@@ -19,8 +19,8 @@ export interface ForgeRevokeResult {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ForgeRevokeResult> {
-    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
-    const storage = openForWriting(config.data_dir);
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, LOCATION_KEYS));
+    const storage = await openForWriting(config);
     try {
       const f = await revokeForge(storage, opts.name, ctx.now());
       return { forge: f.name, id: f.id, revoked_at: f.revokedAt ?? ctx.now().toISOString(), data_dir: config.data_dir };

@@ -4,7 +4,7 @@ import { rotateForgeToken } from '../../council/forges.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions, openForWriting } from './shared.js';
+import { configFlags, LOCATION_KEYS, locationOptions, openForWriting } from './shared.js';
 import { warn } from '../../output/notice.js';
 
 const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
@@ -21,8 +21,8 @@ export interface ForgeRotateResult {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<ForgeRotateResult> {
-    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
-    const storage = openForWriting(config.data_dir);
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, LOCATION_KEYS));
+    const storage = await openForWriting(config);
     try {
       const { forge, token } = await rotateForgeToken(storage, opts.name, ctx.secureRandom, ctx.now());
       warn(ctx, `the new token is shown only now: give it to the operator of forge "${forge.name}" over a private channel; the old token no longer works`);

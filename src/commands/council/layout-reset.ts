@@ -4,7 +4,7 @@ import { federatingAgent, resetLayout, type LayoutResetOutcome } from '../../cou
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions, openForWriting } from './shared.js';
+import { configFlags, LOCATION_KEYS, locationOptions, openForWriting } from './shared.js';
 
 const options = z.object({ agent: z.string(), ...locationOptions, layouts: z.string().optional(), json: z.boolean().default(false) });
 
@@ -15,9 +15,9 @@ export interface LayoutResetResult extends LayoutResetOutcome {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<LayoutResetResult> {
-    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir', 'layouts']));
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, [...LOCATION_KEYS, 'layouts']));
     const agent = federatingAgent(opts.agent);
-    const storage = openForWriting(config.data_dir);
+    const storage = await openForWriting(config);
     try {
       return { data_dir: config.data_dir, ...(await resetLayout(storage, config, agent, ctx.now())) };
     } finally {

@@ -5,7 +5,7 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions, openExisting } from './shared.js';
+import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
 
 const options = z.object({ agent: z.string().optional(), ...locationOptions, layouts: z.string().optional(), json: z.boolean().default(false) });
 
@@ -17,9 +17,9 @@ export interface LayoutShowResult {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<LayoutShowResult> {
-    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir', 'layouts']));
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, [...LOCATION_KEYS, 'layouts']));
     const only = opts.agent === undefined ? undefined : federatingAgent(opts.agent);
-    const storage = openExisting(config.data_dir);
+    const storage = await openExisting(config);
     try {
       return { data_dir: config.data_dir, agents: await layoutReport(storage, config, only) };
     } finally {

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { checkServeConfig, resolveCouncilConfig, type ConfigKey } from '../../council/config.js';
+import { describeLocation } from '../../council/open-storage.js';
 import { startCouncilServer } from '../../council/server.js';
 import type { Ctx } from '../../context.js';
 import { EnvironmentError } from '../../errors.js';
@@ -41,6 +42,8 @@ const options = z.object({
   loraFairLr: str,
   loraFairSteps: str,
   loraFairSolver: str,
+  cohort: str,
+  aggregationLease: str,
   threads: z.coerce.number().int().min(1).optional(),
   ndjson: z.boolean().default(false),
   /** An alias of --ndjson: serve only streams. */
@@ -48,7 +51,7 @@ const options = z.object({
 });
 
 const KEYS: ConfigKey[] = [
-  'host', 'port', 'data_dir', 'strategy', 'byzantine', 'trim', 'multikrum_m', 'selection', 'min_forges', 'round_deadline', 'payload_limit',
+  'host', 'port', 'data_dir', 'database', 'cohort', 'aggregation_lease', 'strategy', 'byzantine', 'trim', 'multikrum_m', 'selection', 'min_forges', 'round_deadline', 'payload_limit',
   'max_in_flight', 'weights', 'tail_margin', 'clip_norm', 'noise_multiplier', 'layouts', 'max_uploads_per_forge', 'upload_grace', 'upload_rate', 'trust_alpha', 'trust_threshold', 'trust_warmup', 'trust_tolerance', 'lora_fair_lambda',
   'lora_fair_lr', 'lora_fair_steps', 'lora_fair_solver',
 ];
@@ -87,7 +90,7 @@ export default defineCommand({
     }
     log(
       `council listening on ${server.url} — strategy ${config.strategy}${config.byzantine ? ` (f=${config.byzantine})` : ''}, ` +
-        `min ${config.min_forges} forges, deadline ${config.round_deadline}s, data ${config.data_dir}${resolved.file ? `, config ${resolved.file}` : ''}`,
+        `min ${config.min_forges} forges, deadline ${config.round_deadline}s, data ${describeLocation(config)}${config.cohort ? `, cohort ${config.cohort}` : ''}${resolved.file ? `, config ${resolved.file}` : ''}`,
     );
     if (config.host !== '127.0.0.1' && config.host !== 'localhost' && config.host !== '::1') log('council: plain HTTP on a non-loopback address: terminate TLS in a reverse proxy in front of the council');
     if (opts.ndjson || opts.json) writeNdjson(ctx.stdout, { event: 'listening', url: server.url, port: server.port, data_dir: config.data_dir });

@@ -1,14 +1,17 @@
-import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import type { ConfigKey } from '../../council/config.js';
-import { councilDbPath, SqliteCouncilStorage } from '../../council/sqlite-storage.js';
-import { NotFoundError } from '../../errors.js';
+import type { ConfigKey, CouncilConfig } from '../../council/config.js';
+import { openCouncilStorage } from '../../council/open-storage.js';
+import type { CouncilStorage } from '../../council/storage.js';
 
 /** Flags every council command shares: where the council keeps its state. */
 export const locationOptions = {
   config: z.string().optional(),
   dataDir: z.string().optional(),
+  database: z.string().optional(),
 };
+
+/** The config keys every council command resolves: where the state is. */
+export const LOCATION_KEYS: readonly ConfigKey[] = ['data_dir', 'database'];
 
 /** Commander's camelCase option names -> config keys (only the ones given). */
 export function configFlags(opts: Record<string, unknown>, keys: readonly ConfigKey[]): Partial<Record<ConfigKey, unknown>> & { config?: string } {
@@ -22,16 +25,12 @@ export function configFlags(opts: Record<string, unknown>, keys: readonly Config
   return out;
 }
 
-/** Opens an existing council database to change it (forge and layout management): never creates one. */
-export function openForWriting(dataDir: string): SqliteCouncilStorage {
-  const path = councilDbPath(dataDir);
-  if (!existsSync(path)) throw new NotFoundError(`no council database at ${path}`, `\`kourai council forge add NAME --data-dir ${dataDir}\` creates it`);
-  return new SqliteCouncilStorage(dataDir);
+/** Opens an existing council database to change it (forge and layout management): never creates an SQLite one. */
+export function openForWriting(config: Pick<CouncilConfig, 'database' | 'data_dir'>): Promise<CouncilStorage> {
+  return openCouncilStorage(config, 'write');
 }
 
-/** Opens an existing council database read-only (reporting commands). */
-export function openExisting(dataDir: string): SqliteCouncilStorage {
-  const path = councilDbPath(dataDir);
-  if (!existsSync(path)) throw new NotFoundError(`no council database at ${path}`, `\`kourai council serve --data-dir ${dataDir}\` or \`kourai council forge add NAME --data-dir ${dataDir}\` creates it`);
-  return new SqliteCouncilStorage(dataDir, { readonly: true });
+/** Opens an existing council database to read it (reporting commands; read-only where the backend allows). */
+export function openExisting(config: Pick<CouncilConfig, 'database' | 'data_dir'>): Promise<CouncilStorage> {
+  return openCouncilStorage(config, 'read');
 }

@@ -5,7 +5,7 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions, openExisting } from './shared.js';
+import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
 
 const options = z.object({ ...locationOptions, json: z.boolean().default(false) });
 
@@ -19,8 +19,8 @@ export interface TrustResult extends TrustListView {
 export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<TrustResult> {
-    const { config } = resolveCouncilConfig(ctx, configFlags(opts, ['data_dir']));
-    const storage = openExisting(config.data_dir);
+    const { config } = resolveCouncilConfig(ctx, configFlags(opts, LOCATION_KEYS));
+    const storage = await openExisting(config);
     try {
       const view = await trustListView(storage);
       return { data_dir: config.data_dir, alpha: config.trust_alpha, threshold: config.trust_threshold, warmup: config.trust_warmup, ...view };

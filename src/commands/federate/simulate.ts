@@ -1,5 +1,5 @@
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
@@ -24,7 +24,8 @@ const list = (name: string) => z.string().optional().transform((v, c) => {
 });
 
 const options = z.object({
-  forges: z.coerce.number().int().min(1).max(1000).optional(),
+  forges: z.coerce.number().int().max(1000).optional(),
+  cohort: z.coerce.number().int().optional(),
   byzantine: z.coerce.number().int().min(0).optional(),
   rounds: z.coerce.number().int().min(1).max(1000).optional(),
   agents: list('--agents'),
@@ -39,6 +40,8 @@ const options = z.object({
   localEpochs: z.coerce.number().int().min(1).max(100).optional(),
   clipNorm: z.coerce.number().positive().optional(),
   heldOut: z.coerce.number().int().min(4).max(10_000).optional(),
+  personalSample: z.coerce.number().int().min(1).max(1000).optional(),
+  threads: z.coerce.number().int().min(0).max(64).optional(),
   out: z.string().optional(),
   http: z.boolean().default(false),
   fresh: z.boolean().default(false),
@@ -63,6 +66,7 @@ export function experimentFrom(o: z.output<typeof options>): Experiment {
   const d = DEFAULT_EXPERIMENT;
   const x: Experiment = {
     forges: o.forges ?? d.forges,
+    cohort: o.cohort ?? o.forges ?? d.forges,
     byzantine: o.byzantine ?? d.byzantine,
     rounds: o.rounds ?? d.rounds,
     agents: o.agents ? oneOf<FederatingAgent>(o.agents, FEDERATING_AGENTS, '--agents') : d.agents,
@@ -84,12 +88,26 @@ export function experimentFrom(o: z.output<typeof options>): Experiment {
     clipNorm: o.clipNorm ?? d.clipNorm,
     delta: d.delta,
     heldOut: o.heldOut ?? d.heldOut,
+    personalSample: o.personalSample ?? d.personalSample,
   };
   if (o.byzantine === undefined && o.forges !== undefined) x.byzantine = Math.floor(x.forges / 5);
   if (x.byzantine === 0 && o.attacks === undefined) x.attacks = ['none'];
   const problem = problemWith(x);
   if (problem) throw new UsageError(problem);
   return x;
+}
+
+/** Peak resident memory of this process (its worker threads included) since the call, in MB, sampled every 250 ms. */
+function peakRss(): () => number {
+  let peak = process.memoryUsage.rss();
+  const t = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 250);
+  t.unref();
+  return () => {
+    clearInterval(t);
+    return Math.max(peak, process.memoryUsage.rss()) / 2 ** 20;
+  };
 }
 
 /** The experiment as JSON (ε = ∞ is null). */
@@ -106,7 +124,7 @@ export interface SimulateResult {
   complete: boolean;
   summary: Summary;
   targets: Summary['targets'];
-  bench: { seconds: number; forge_rounds: number; forge_rounds_per_second: number; reused_cells: number };
+  bench: { seconds: number; forge_rounds: number; forge_rounds_per_second: number; reused_cells: number; threads: number; peak_rss_mb: number };
   cell_results: CellResult[];
 }
 
@@ -144,7 +162,8 @@ export default defineCommand({
     const finished = readFinished(cellsFile, id);
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-simulate-'));
     const pending = cellsOf(x).filter((cell) => !finished.has(cellKey(cell))).length;
-    const bar = progress(ctx.stderr, { label: 'simulate', total: pending * x.forges * x.rounds * x.agents.length, unit: 'forge-rounds' });
+    const bar = progress(ctx.stderr, { label: 'simulate', total: pending * x.cohort * x.rounds * x.agents.length, unit: 'forge-rounds' });
+    const peak = peakRss();
     let outcome;
     try {
       outcome = await runExperiment({
@@ -155,6 +174,7 @@ export default defineCommand({
         finished,
         onCell: (r) => appendFileSync(cellsFile, `${JSON.stringify({ id, result: r }, jsonSafe)}\n`),
         onProgress: (done) => bar.update(done),
+        threads: opts.threads ?? availableParallelism(),
       });
     } finally {
       rmSync(scratch, { recursive: true, force: true });
@@ -181,7 +201,7 @@ export default defineCommand({
       complete: outcome.cells.length === outcome.total,
       summary,
       targets: summary.targets,
-      bench: { seconds: outcome.seconds, forge_rounds: outcome.forgeRounds, forge_rounds_per_second: outcome.seconds > 0 ? outcome.forgeRounds / outcome.seconds : 0, reused_cells: outcome.reused },
+      bench: { seconds: outcome.seconds, forge_rounds: outcome.forgeRounds, forge_rounds_per_second: outcome.seconds > 0 ? outcome.forgeRounds / outcome.seconds : 0, reused_cells: outcome.reused, threads: outcome.threads, peak_rss_mb: peak() },
       cell_results: outcome.cells,
     };
   },

@@ -5,6 +5,7 @@ import { readMembership } from '../../federation/round/membership.js';
 import { colors } from '../../output/color.js';
 import { note } from '../../output/notice.js';
 import { bar, percent } from '../../privacy/whisper-report.js';
+import { localAnchors } from '../../federation/round/ledger-anchors.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
 import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
 import { privacyConfigFor } from '../../privacy/privacy-config.js';
@@ -36,6 +37,8 @@ export default defineCommand({
         membership,
         transport: membership && !opts.offline ? councilTransport(ctx, membership, { retries: 1, timeoutMs: 15_000, onWait: (line) => note(ctx, line) }) : null,
         rows: gate.ledger.releases(),
+        envelopes: gate.ledger.envelopes(),
+        local: localAnchors(home, membership),
         consent: gate.consentMap(),
         config,
       });

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { keepRawContexts } from '../../memoir/format/py-object.js';
 import type { Ctx } from '../../context.js';
 import { InvalidDataError, UsageError, fsError } from '../../errors.js';
 import { appendBatch, prepareBatch, type InputItem } from '../../memoir/file/append.js';
@@ -35,6 +36,7 @@ export function parseInputText(text: string, origin: string): InputItem[] {
     let arr: unknown;
     try {
       arr = JSON.parse(trimmed);
+      keepRawContexts(trimmed, arr);
     } catch (err) {
       throw new InvalidDataError(`${origin}: malformed JSON array: ${(err as Error).message}`, 'nothing was written');
     }
@@ -46,7 +48,9 @@ export function parseInputText(text: string, origin: string): InputItem[] {
     lines.forEach((l, i) => {
       if (l.trim() === '') return;
       try {
-        items.push({ value: JSON.parse(l), where: `${origin} line ${i + 1}` });
+        const value: unknown = JSON.parse(l);
+        keepRawContexts(l, value);
+        items.push({ value, where: `${origin} line ${i + 1}` });
       } catch (err) {
         throw new InvalidDataError(`${origin} line ${i + 1}: malformed JSON: ${(err as Error).message}`, 'nothing was written');
       }
@@ -54,7 +58,9 @@ export function parseInputText(text: string, origin: string): InputItem[] {
     return items;
   }
   try {
-    return [{ value: JSON.parse(trimmed), where: origin }];
+    const value: unknown = JSON.parse(trimmed);
+    keepRawContexts(trimmed, value);
+    return [{ value, where: origin }];
   } catch (err) {
     throw new InvalidDataError(`${origin}: malformed JSON: ${(err as Error).message}`, 'nothing was written');
   }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { CancelledError, EnvironmentError, fsError, UsageError } from '../../errors.js';
 import { AGENTS, FEDERATING_AGENTS, isBondOnly, type Agent } from '../../memoir/format/agents.js';
-import { dpoRecord, encodeDpoRecord, isWellFormed } from '../../memoir/derive/export-trl-dpo.js';
+import { dpoChatRecord, dpoRecord, encodeDpoChatRecord, encodeDpoRecord, isWellFormed } from '../../memoir/derive/export-trl-dpo.js';
 import { AgentSchema } from '../../memoir/format/schema.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
@@ -18,7 +18,10 @@ import { warn } from '../../output/notice.js';
 
 const options = z.object({
   memoir: memoirOpt,
-  format: z.enum(['trl-dpo'], { error: (iss) => (iss.input === undefined ? 'is required: trl-dpo (TRL’s DPO preference format)' : `${JSON.stringify(iss.input)} is not a format; expected trl-dpo`) }),
+  format: z.enum(['trl-dpo', 'trl-dpo-chat'], {
+    error: (iss) =>
+      iss.input === undefined ? 'is required: trl-dpo (TRL’s DPO preference format) or trl-dpo-chat (its conversational form)' : `${JSON.stringify(iss.input)} is not a format; expected trl-dpo or trl-dpo-chat`,
+  }),
   agent: z.array(z.string().pipe(AgentSchema)).default([]),
   out: z.string().optional(),
   includePrivate: z.boolean().default(false),
@@ -32,7 +35,7 @@ export interface ExportFile {
 }
 
 export interface ExportResult {
-  format: 'trl-dpo';
+  format: 'trl-dpo' | 'trl-dpo-chat';
   out: string;
   include_private: boolean;
   /** One file per agent that has preference pairs (agents without any get no file). */
@@ -44,7 +47,7 @@ export interface ExportResult {
   malformed: number;
 }
 
-/** The export's default directory (relative to the working directory). */
+/** The export's default directory (relative to the working directory): the format's name. */
 export const DEFAULT_EXPORT_DIR = 'trl-dpo';
 
 function agentsToExport(asked: readonly Agent[], includePrivate: boolean): Agent[] {
@@ -85,7 +88,8 @@ export default defineCommand({
     if (opts.includePrivate) {
       warn(ctx, '--include-private: the files hold private entries and the player’s own words (revisions, task descriptions); keep them on this machine');
     }
-    const out = resolve(ctx.cwd, opts.out ?? DEFAULT_EXPORT_DIR);
+    const dir = opts.out ?? (opts.format === 'trl-dpo' ? DEFAULT_EXPORT_DIR : opts.format);
+    const out = resolve(ctx.cwd, dir);
     const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json });
     const source: ExampleSource = { index, files: fileIds };
     const bar = progress(ctx.stderr, { label: 'export', total: agents.length, unit: 'agents', quiet: opts.json });
@@ -96,7 +100,7 @@ export default defineCommand({
     const empty: Agent[] = [];
     let malformed = 0;
     try {
-      if (existsSync(out) && !statSync(out).isDirectory()) throw new EnvironmentError(`--out ${opts.out ?? DEFAULT_EXPORT_DIR}: not a directory (${out})`, 'give a directory for the files, one per agent');
+      if (existsSync(out) && !statSync(out).isDirectory()) throw new EnvironmentError(`--out ${dir}: not a directory (${out})`, 'give a directory for the files, one per agent');
       try {
         mkdirSync(out, { recursive: true });
       } catch (err) {
@@ -109,12 +113,13 @@ export default defineCommand({
         const scenes = opts.includePrivate ? sceneDescriptions(source, pairs.map((p) => p.scene)) : null;
         try {
           for (const p of pairs) {
-            const rec = dpoRecord({ agent, taskType: p.taskType, description: scenes ? scenes.describe(p.scene) : null, chosen: p.chosen, rejected: p.rejected });
+            const input = { agent, taskType: p.taskType, description: scenes ? scenes.describe(p.scene) : null, chosen: p.chosen, rejected: p.rejected };
+            const rec = dpoRecord(input);
             if (!isWellFormed(rec.prompt) || !isWellFormed(rec.chosen) || !isWellFormed(rec.rejected)) {
               malformed++;
               continue;
             }
-            lines.push(encodeDpoRecord(rec));
+            lines.push(opts.format === 'trl-dpo' ? encodeDpoRecord(rec) : encodeDpoChatRecord(dpoChatRecord(input)));
           }
         } finally {
           scenes?.close();
@@ -137,7 +142,7 @@ export default defineCommand({
     bar.finish();
     const files = written.map(({ agent, path, records }) => ({ agent, path, records }));
     return {
-      format: 'trl-dpo',
+      format: opts.format,
       out,
       include_private: opts.includePrivate,
       files,
@@ -151,7 +156,7 @@ export default defineCommand({
     const lines: string[] = [];
     if (r.files.length === 0) lines.push(`no preference pairs to export${r.include_private ? '' : ' that may leave the forge (try --include-private)'}; nothing written`);
     else {
-      lines.push(`wrote ${r.records} ${r.include_private ? '' : 'shareable '}preference pair${r.records === 1 ? '' : 's'} in TRL's DPO format to ${r.out}`);
+      lines.push(`wrote ${r.records} ${r.include_private ? '' : 'shareable '}preference pair${r.records === 1 ? '' : 's'} in TRL's DPO format${r.format === 'trl-dpo-chat' ? ' (conversational: messages with roles)' : ''} to ${r.out}`);
       lines.push(renderTable(r.files, [
         { header: 'AGENT', get: (f) => f.agent },
         { header: 'PAIRS', get: (f) => String(f.records), align: 'right' },

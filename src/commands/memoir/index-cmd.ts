@@ -1,4 +1,5 @@
-import type { Ctx } from '../../context.js';
+import { kouraiHome, type Ctx } from '../../context.js';
+import { fingerprintDir, forgetFingerprint } from '../../memoir/verify/fingerprint.js';
 import { allSure, flag, stringList } from '../fast-flags.js';
 import { defineCommand, type LazyOptions } from '../types.js';
 import type { IndexOptions, options as OptionsSchema } from './index-options.js';
@@ -26,6 +27,8 @@ export default defineCommand({
     const t0 = performance.now();
     const { index, updates } = await openIndexed(ctx, opts.memoir, { quiet: opts.json, rebuild: opts.rebuild, mustWrite: true, fullText: opts.fullText });
     index.close();
+    // A rebuild acknowledges a checked change: verify's memory of the old bytes goes with the index's.
+    if (opts.rebuild) for (const u of updates) forgetFingerprint(fingerprintDir(kouraiHome(ctx)), u.path);
     return {
       files: updates.map((u) => ({
         path: u.path,

@@ -1,10 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, EnvironmentError } from '../../errors.js';
 import { resolveMemoirs } from '../../memoir/file/discover.js';
 import { unfinishedWrite } from '../../memoir/file/journal-status.js';
 import { verifyMemoirs, type Problem } from '../../memoir/verify/verify.js';
+import { fingerprintDir, fingerprintFile, FINGERPRINT_BLOCK, FINGERPRINT_FORMAT, readFingerprint, writeFingerprint } from '../../memoir/verify/fingerprint.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collectWhenGrown } from '../../runtime/gc.js';
@@ -39,6 +40,23 @@ export interface VerifyResult {
  * imported because that module loads SQLite, which a home without an index never needs.
  */
 export const indexFileOf = (home: string): string => join(home, 'cache', 'index.db');
+
+/**
+ * Compares the memoir with what the last verify saw, and remembers what this one saw: a change that
+ * is not an append is a problem (unless the index already reported it), and is kept unremembered,
+ * so it is reported until it is acknowledged like the index's (`memoir index --rebuild`).
+ */
+function remember(dir: string, path: string, now: Date, found: readonly Problem[]): Problem[] {
+  const cut = found.filter((p) => (p.kind === 'torn_tail' || p.kind === 'uncommitted_batch') && p.offset !== null).map((p) => p.offset as number);
+  const previous = readFingerprint(dir, path);
+  const check = fingerprintFile(path, previous, Math.min(Infinity, ...cut));
+  if (check.change) {
+    if (found.some((p) => p.kind === 'not_append')) return [];
+    return [{ path, line: null, offset: check.change.offset, kind: 'not_append', severity: 'error', message: check.change.message, fix: acknowledge(path) }];
+  }
+  writeFingerprint(dir, { format: FINGERPRINT_FORMAT, path: resolve(path), size: check.size, block_bytes: FINGERPRINT_BLOCK, blocks: check.blocks, verified_at: now.toISOString() });
+  return [];
+}
 
 /** `KOURAI_VERIFY_THREADS`: threads that read each memoir over 8 MiB (default: one per idle core for memoirs of 256 MiB or more, else one; 1 = the main thread alone). */
 export function verifyThreads(env: Readonly<Record<string, string | undefined>>): number | undefined {
@@ -111,8 +129,10 @@ export default defineCommand({
         warned = true;
       };
       const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause, onWorkerFailure, ...(threads !== undefined ? { threads } : {}) });
+      const remembered = fingerprintDir(home);
       for (const [i, f] of v.files.entries()) {
-        problems.push(...(before[i] ?? []), ...f.problems);
+        const found = [...(before[i] ?? []), ...f.problems];
+        problems.push(...found, ...remember(remembered, f.path, ctx.now(), found));
         entries += f.entries;
       }
       problems.push(...v.crossFile);

@@ -4,6 +4,8 @@ import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { parseAgentList } from '../../privacy/consent.js';
 import { budgetState } from '../../privacy/budget.js';
+import { checkLedger } from '../../privacy/ledger-anchor.js';
+import { localAnchors } from '../../federation/round/ledger-anchors.js';
 import { PrivacyLedger } from '../../store/privacy-ledger.js';
 import { openStateDbReadOnly, statePath } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
@@ -55,6 +57,7 @@ export default defineCommand({
     try {
       const ledger = new PrivacyLedger(db);
       const rows = ledger.releases();
+      checkLedger(rows, ledger.envelopes(), localAnchors(home));
       const norms = ledger.norms();
       const events = ledger.events();
       const state = budgetState(rows);

@@ -8,6 +8,7 @@ import { tensorFromJson, TensorJsonSchema } from '../../tensor/json.js';
 import type { NamedTensor } from '../../tensor/tensor.js';
 import { colors } from '../../output/color.js';
 import { readMembership } from '../../federation/round/membership.js';
+import { localAnchors } from '../../federation/round/ledger-anchors.js';
 import { releaseJson, releaseToSafetensors, type CouncilRelease } from '../../privacy/release.js';
 import { PrivacyGate } from '../../privacy/round-gate.js';
 import { writeFileAtomic } from '../../runtime/atomic-write.js';
@@ -91,7 +92,7 @@ export default defineCommand({
     const baseFingerprint = opts.baseFingerprint ?? readMembership(home)?.base_fingerprint;
     if (!baseFingerprint) throw new UsageError('--base-fingerprint: required: the fingerprint of the base model the delta is over', 'pass --base-fingerprint sha256:…, or join a council first (kourai federate join)');
     const delta = readDelta(path);
-    const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now });
+    const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now, anchors: localAnchors(home) });
     try {
       const out = gate.recordRelease({ round: opts.round, agent: opts.agent.toLowerCase(), delta, baseFingerprint });
       const outFormat = outPath === null ? null : outPath.endsWith('.safetensors') ? 'safetensors' : 'json';

@@ -3,7 +3,7 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
 import { AGENTS, type Agent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
-import { renderTable } from '../../output/table.js';
+import { blockWidth, renderTable, wrapWords } from '../../output/table.js';
 import { openStateDb } from '../../store/state-db.js';
 import { AdapterStore } from '../../train/adapter-store.js';
 import { describeEncoder } from '../../train/adapter-files.js';
@@ -16,7 +16,7 @@ import { trainBonds, type AgentResult, type TrainEvent } from '../../train/train
 import { DEFAULT_SETTINGS, type TrainSettings } from '../../train/trainer.js';
 import { initialTrainState, progressLine, trainReducer, type TrainState } from '../../ui/train/use-train-state.js';
 import { defineCommand } from '../types.js';
-import { logLine } from '../../output/notice.js';
+import { logLine, note } from '../../output/notice.js';
 
 /**
  * Replay buffer bound per agent for a bond run, a hard one: load-bearing entries first (best
@@ -59,8 +59,10 @@ export interface TrainBondResult {
 async function progressSink(ctx: Ctx, json: boolean): Promise<{ push: (e: TrainEvent) => void; close: () => Promise<void> }> {
   const live = !json && ctx.interactive && ctx.stderr.isTTY === true;
   if (live) {
-    const { showTrain } = await import('../../ui/train/show-train.js');
-    return showTrain(ctx);
+    const columns = ctx.stderr.columns ?? 100;
+    const [{ showTrain }, { MIN_TRAIN_COLUMNS }] = await Promise.all([import('../../ui/train/show-train.js'), import('../../ui/train/train-view.js')]);
+    if (columns >= MIN_TRAIN_COLUMNS) return showTrain(ctx, columns);
+    note(ctx, `the live table needs ${MIN_TRAIN_COLUMNS} columns (this terminal has ${columns}): progress lines instead`);
   }
   let state: TrainState = initialTrainState;
   const last = new Map<string, number>();
@@ -77,6 +79,23 @@ async function progressSink(ctx: Ctx, json: boolean): Promise<{ push: (e: TrainE
     },
     close: async () => undefined,
   };
+}
+
+/** The result as one short block per agent, for terminals narrower than the table. */
+function agentBlocks(agents: readonly AgentResult[], f: { c: ReturnType<typeof colors>; label: Record<Metric['kind'], string>; fmtValue: (m: Metric, v: number) => string; width: number }): string {
+  const lines: string[] = [];
+  for (const a of agents) {
+    if (a.status !== 'trained') {
+      lines.push(wrapWords(`${a.agent}  ${f.c.dim(`unchanged · skipped: ${a.reason}`)}`, f.width));
+      continue;
+    }
+    lines.push(`${a.agent}  ${f.c.green(`bond v${a.version}`)}  examples ${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})`);
+    for (const m of a.metrics.length > 0 ? a.metrics : a.metric ? [a.metric] : []) {
+      const baselines = m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${f.fmtValue(m, b.value)}`).join(', ');
+      lines.push(wrapWords(`  ${f.label[m.kind]} ${f.fmtValue(m, m.value)} (n=${m.n}) · trivial: ${baselines}`, f.width));
+    }
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 export default defineCommand({
@@ -128,6 +147,11 @@ export default defineCommand({
       { header: 'ADAPTER', get: ({ a, first }) => (!first ? '' : a.status === 'trained' ? c.green(`bond v${a.version}`) : c.dim('unchanged')) },
     ]);
     const trained = r.agents.filter((a) => a.status === 'trained').length;
-    return `${table}${c.dim(`examples: used (train/stop/validation), validation on scenes neither training nor early stopping saw · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`)}`;
+    // A terminal narrower than the table gets one block per agent, so no row wraps mid-word; a pipe gets the table.
+    const width = ctx.stdout.columns;
+    const summary = `examples: used (train/stop/validation), validation on scenes neither training nor early stopping saw · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`;
+    const footer = width === undefined ? summary : wrapWords(summary, width);
+    const body = width === undefined || blockWidth(table) <= width ? table : agentBlocks(r.agents, { c, label, fmtValue, width });
+    return `${body}${c.dim(footer)}`;
   },
 });

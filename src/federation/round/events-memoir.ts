@@ -6,7 +6,7 @@
 import { describeLocation, discoverMemoirs, memoirPathFor } from '../../memoir/file/discover.js';
 import { councilEventEntry, readCouncilEvents, readLedgerHeads, type CouncilEvent, type CouncilEventDetails } from '../../memoir/derive/council-event.js';
 import { Memoir } from '../../memoir/file/memoir.js';
-import type { LedgerHead } from '../../privacy/ledger-anchor.js';
+import type { Anchors, LedgerHead } from '../../privacy/ledger-anchor.js';
 
 export const COUNCIL_SESSION = 'council';
 
@@ -31,6 +31,23 @@ export function memoirAnchor(path: string): { head: LedgerHead; where: string } 
     if (!best || h.releases >= best.head.releases) best = { head: { releases: h.releases, hash: h.hash }, where: `the memoir's council_event${h.round !== null ? ` of round ${h.round}` : ''} (${h.entryId})` };
   }
   return best;
+}
+
+/**
+ * What the federation memoirs recorded that the ledger must still agree with: the newest ledger head
+ * and, per round, who spoke and her ε after it, from the federation memoirs at `paths`.
+ */
+export function memoirLedgerAnchors(paths: readonly string[]): Pick<Anchors, 'memoir' | 'spoke'> {
+  let memoir: { head: LedgerHead; where: string } | null = null;
+  const spoke: NonNullable<Anchors['spoke']>[number][] = [];
+  for (const path of new Set(paths)) {
+    const m = memoirAnchor(path);
+    if (m && (!memoir || m.head.releases >= memoir.head.releases)) memoir = m;
+    for (const e of readCouncilEvents(path)) {
+      for (const s of e.details.spoke) spoke.push({ round: e.details.round_key, agent: s.agent, epsilonAfter: s.epsilon_after, where: `the memoir's council_event of round ${e.details.round} (${e.entryId})` });
+    }
+  }
+  return { memoir, spoke };
 }
 
 /** Appends council_event entries to the federation memoir (durably: one fsynced write each). */

@@ -23,6 +23,7 @@ import { writeKnownPolicy } from './known-policy.js';
 import { abortableSleep } from '../../runtime/cancel.js';
 import { EnvironmentError } from '../../errors.js';
 import { runRound, type RoundEvent, type RoundOptions, type RoundResult } from './run-round.js';
+import { localAnchors } from './ledger-anchors.js';
 import { httpTransport, type CouncilTransport } from './transport.js';
 
 /**
@@ -63,8 +64,9 @@ export async function runForgeRound(
   p: { membership: Membership; config: PrivacyConfig; memoirs: readonly string[]; options: RoundOptions; transport?: CouncilTransportOptions; indexFeedback: IndexFeedback; onEvent?: (e: RoundEvent) => void },
 ): Promise<RoundResult> {
   const home = kouraiHome(ctx);
+  const anchors = localAnchors(home, p.membership);
   // A dry run spends, draws and records nothing: it reads the state, and works in a read-only home.
-  const gate = p.options.dryRun ? PrivacyGate.openReadOnly({ home, config: p.config, now: ctx.now }) : PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now });
+  const gate = p.options.dryRun ? PrivacyGate.openReadOnly({ home, config: p.config, now: ctx.now, anchors }) : PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now, anchors });
   const cleanup: (() => unknown)[] = [() => gate.close()];
   try {
     const encoder = await forgeBase(ctx, home);

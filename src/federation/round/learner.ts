@@ -117,7 +117,7 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
       const now = appliedNow(p.store, encoder.base, agent);
       const bond = now?.inference.model.bond ?? null;
       const inf = new Inference({ agent, head: headOf(agent), base: encoder.base, council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 }, bond });
-      const encode = (t: readonly string[]): Promise<Features[]> => encoder.encode(t);
+      const encode = (t: readonly string[], prompt: string | null): Promise<Features[]> => encoder.encode(t, prompt);
       const choice = chooseLean(held, await judgeOn(inf, encode, held));
       let before: number | null = null;
       if (now) {

@@ -20,7 +20,7 @@ import { BudgetExhaustedError, CancelledError, EnvironmentError, ExitCode, Koura
 import { FEDERATING_AGENTS, isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
 import type { CouncilEventDetails } from '../../memoir/derive/council-event.js';
 import { applyCouncilPolicy } from '../../privacy/council-policy.js';
-import { checkAnchors, ledgerHead } from '../../privacy/ledger-anchor.js';
+import { checkLedger, ledgerHead } from '../../privacy/ledger-anchor.js';
 import { privacyFloor } from '../../privacy/privacy-floor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
@@ -31,14 +31,15 @@ import { checkCouncilAdapter, checkFiniteDelta } from './adapter-check.js';
 import { PROTOCOL_VERSION, type Receipt, type RoundStatus, type Trust } from '../../protocol/wire.js';
 import type { CouncilAdapters } from './council-adapters.js';
 import { signalOf, type CouncilValidation } from '../../train/applied-lean.js';
-import { councilEvents, memoirAnchor } from './events-memoir.js';
+import { councilEvents, memoirLedgerAnchors } from './events-memoir.js';
+import { councilAnchors, spentRounds } from './ledger-anchors.js';
 import type { CouncilLearner, Probe } from './learner.js';
 import type { Membership } from './membership.js';
 import { planFederationRound, AGENT_VERDICT_TEXT, type AgentVerdict, type FederationPlan } from './plan.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { roundKey } from './round-key.js';
 import { isNotACouncil, notACouncil } from './join.js';
-import { councilAnchors, unfinishedRound } from './status.js';
+import { unfinishedRound } from './status.js';
 import type { CouncilTransport } from './transport.js';
 
 export type RoundEvent =
@@ -127,6 +128,15 @@ export function nothingToSend(plan: { round: number; mechanism?: { source: 'forg
   return new KouraiError(`nothing sent: every agent stays silent: ${list}`, { exitCode: ExitCode.failure, code: 'nothing_to_send', hint: 'kourai federate round --dry-run shows why each agent is silent' });
 }
 
+/** The council sampled other forges for this round (cohorts): this forge waits for the next one. */
+export function notInCohort(round: number, size: number, nextCheck: string): KouraiError {
+  return new KouraiError(`nothing sent: the council did not sample this forge for round ${round} (a cohort of ${size}); no budget was spent`, {
+    exitCode: ExitCode.conflict,
+    code: 'not_in_cohort',
+    hint: `run kourai federate round again after ${nextCheck} (or once round ${round} has closed)`,
+  });
+}
+
 function sub(a: readonly NamedTensor[], b: readonly NamedTensor[]): NamedTensor[] {
   const byName = new Map(b.map((t) => [t.name, t]));
   return a.map((t) => {
@@ -155,7 +165,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   };
 
   // Consent first: with nobody allowed to speak, nothing goes to the council at all.
-  const rows0 = d.gate.ledger.releases();
+  const rows0 = d.gate.releases();
   const consent = d.gate.consentMap();
   const events0 = councilEvents(d.events.path, m.council_key);
   const unfinished = unfinishedRound(rows0, events0, m.council_key);
@@ -183,10 +193,15 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   }
   const resuming = unfinished !== null;
   if (unfinished && unfinished.round !== status.round) status = await call(`asking the council for round ${unfinished.round}`, () => t.round(unfinished.round));
+  // Not sampled into this round's cohort: nothing is trained, released, spent or sent.
+  if (!resuming && status.cohort && !status.cohort.you) throw notInCohort(status.round, status.cohort.size, status.cohort.next_check);
   const n = status.round;
   const key = roundKey(m.council_key, n);
   const trustBefore = await call('asking the council for this forge’s trust', () => t.trust());
-  checkAnchors(rows0, { memoir: memoirAnchor(d.events.path), council: councilAnchors(m.council_key, status, trustBefore) });
+  // The ledger against this round's memoir and what the council holds: its receipts and each round's policy.
+  const past: RoundStatus[] = [];
+  for (const r of spentRounds(rows0, m.council_key, n)) past.push(await call(`asking the council for round ${r}`, () => t.round(r)));
+  checkLedger(rows0, d.gate.ledger.envelopes(), { ...memoirLedgerAnchors([d.events.path]), ...councilAnchors(m.council_key, [status, ...past], trustBefore) });
 
   const published = status.privacy_policy ?? null;
   const decision = applyCouncilPolicy(d.gate.config, published && { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier });
@@ -416,7 +431,7 @@ async function probes(d: RoundDeps, agent: FederatingAgent, before: readonly Nam
 /** The scene's summary of a validation: accuracies by lean, and what is applied now. */
 function validationSummary(v: CouncilValidation): NonNullable<CouncilEventDetails['came_back'][number]['validation']> {
   const acc = (lean: number): number => v.choice.overall.scores.find((x) => x.lean === lean)?.accuracy ?? 0;
-  return { scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
+  return { bond_version: v.bond_version, scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
 }
 
 /** Records the forge's own exile once (a Stoa Falls council_event), the first time a run learns of it. */

@@ -59,6 +59,16 @@ function leansTo(v: number | null, n: number | null, poles: readonly [Pole, Pole
   return null;
 }
 
+/**
+ * A preference the player shows: what they apply ranks at least 80% of the fresh pairs one way,
+ * and beyond chance. A model leans a little on axes its data never spoke to; that is not a taste.
+ */
+export const SHOWN = 0.3;
+
+function shownBy(v: number | null, n: number | null, poles: readonly [Pole, Pole]): Pole | null {
+  return v !== null && Math.abs(v - 0.5) >= SHOWN ? leansTo(v, n, poles) : null;
+}
+
 /** What one agent says about one probe, or null when nothing worth saying moved. */
 function probeLine(agent: FederatingAgent, p: ProbeRecord, forges: number | null): SceneLine | null {
   if (p.measure === 'margin') return marginLine(agent, p);
@@ -76,13 +86,14 @@ function probeLine(agent: FederatingAgent, p: ProbeRecord, forges: number | null
   if (!info) return null;
   if ((CRAFT_PREFERENCES as readonly string[]).includes(p.preference)) {
     const what = PREFERENCE_TEXT[p.preference as Pole].replace(/^craft: /, '');
-    if (d > moved) return { speaker: agent, text: alone ? `The council adapter came back holding to this craft: ${what}. No other forge was there: it is our own lesson, returned.` : `From the other forges I learned to hold to this craft: ${what}.`, facts };
-    if (d < -moved) return { speaker: agent, text: `The council adapter came back further from this craft: ${what}. I will watch that.`, facts };
+    const holds = leansTo(p.after, p.n, info.poles) === info.poles[0];
+    if (d > moved && holds) return { speaker: agent, text: alone ? `The council adapter came back holding to this craft: ${what}. No other forge was there: it is our own lesson, returned.` : `From the other forges I learned to hold to this craft: ${what}.`, facts };
+    if (d < -moved && !holds) return { speaker: agent, text: `The council adapter came back further from this craft: ${what}. I will watch that.`, facts };
     return null;
   }
   const council = leansTo(p.after, p.n, info.poles);
-  const yours = leansTo(p.yours, p.n, info.poles);
-  const mine = leansTo(p.mine, p.n, info.poles);
+  const yours = shownBy(p.yours, p.n, info.poles);
+  const mine = shownBy(p.mine, p.n, info.poles);
   // "Your way" only where what this player applies shows a preference beyond chance.
   if (yours && council && yours !== council) {
     return { speaker: agent, text: `${mine === yours ? 'I held for your way' : 'Your way'}: ${PREFERENCE_TEXT[yours]}. The council leans the other way: ${PREFERENCE_TEXT[council]}. Your bond keeps your taste.`, facts };
@@ -163,9 +174,7 @@ export function councilOfSisters(d: CouncilEventDetails): CouncilScene {
     const s = d.spoke.find((x) => x.agent === c.agent);
     const probes = learned.get(c.agent) ?? [];
     if (s?.used === false) say(c.agent, 'The council heard me, but did not take my update into the aggregate.');
-    // The player's own adapters were measured when any probe carries `yours`.
-    const hasBond = probes.some((p) => p.yours !== null);
-    if (c.validation) lines.push(validationLine(c.agent, c.validation, hasBond));
+    if (c.validation) lines.push(validationLine(c.agent, c.validation, c.validation.bond_version !== null));
     const said = probes.map((p) => probeLine(c.agent, p, d.forges)).filter((x): x is SceneLine => x !== null);
     if (said.length) lines.push(...said);
     else if (!c.validation && probes.length) say(c.agent, s ? 'I came back with a new council adapter; on what we can measure, nothing moved.' : 'The council changed my adapter without me; on what we can measure, nothing moved.');

@@ -6,15 +6,16 @@
 import { AGENTS, isBondOnly, type Agent } from '../../memoir/format/agents.js';
 import type { CouncilEvent } from '../../memoir/derive/council-event.js';
 import { budgetState, gaugeLevel, ROUND_SAMPLE_RATE, type GaugeLevel } from '../../privacy/budget.js';
-import { checkAnchors } from '../../privacy/ledger-anchor.js';
+import { checkLedger, type Anchors } from '../../privacy/ledger-anchor.js';
 import { floorViolation, privacyFloor, type PrivacyFloor } from '../../privacy/privacy-floor.js';
 import type { PrivacyConfig } from '../../privacy/privacy-config.js';
 import { RdpAccountant } from '../../privacy/rdp-accountant.js';
 import type { ReleaseRow } from '../../store/privacy-ledger.js';
 import type { PrivacyPolicy, RoundStatus, Trust } from '../../protocol/wire.js';
-import { councilEvents, memoirAnchor } from './events-memoir.js';
+import { councilEvents } from './events-memoir.js';
+import { councilAnchors, spentRounds } from './ledger-anchors.js';
 import type { Membership } from './membership.js';
-import { parseRoundKey, roundKey } from './round-key.js';
+import { parseRoundKey } from './round-key.js';
 import type { CouncilTransport } from './transport.js';
 
 export interface AgentCapacity {
@@ -89,6 +90,9 @@ export async function federationStatus(p: {
   membership: Membership | null;
   transport: CouncilTransport | null;
   rows: readonly ReleaseRow[];
+  /** What each drawn release declared (PrivacyLedger.envelopes), and the memoir's anchors: the ledger is checked against them. */
+  envelopes: ReadonlyMap<number, string>;
+  local: Anchors;
   consent: Readonly<Record<string, boolean>>;
   config: PrivacyConfig;
   lastRounds?: number;
@@ -97,10 +101,13 @@ export async function federationStatus(p: {
   let round: RoundStatus | null = null;
   let trust: Trust | null = null;
   let error: string | null = null;
+  const past: RoundStatus[] = [];
   if (m && p.transport) {
     try {
       round = await p.transport.currentRound();
       trust = await p.transport.trust();
+      // Past rounds' policies and receipts: a round the council no longer answers for is one anchor fewer, not an error.
+      for (const n of spentRounds(rows, m.council_key, round.round)) past.push(...(await p.transport.round(n).then((r) => [r], () => [])));
     } catch (err) {
       error = (err as Error).message;
     }
@@ -124,7 +131,14 @@ export async function federationStatus(p: {
   const published = round?.privacy_policy;
   const floor = { ...privacyFloor(config), council_policy_outside: published ? floorViolation(privacyFloor(config), { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier }) : null };
   const base: FederationStatus = { joined: m !== null, council: null, reachable: null, error: null, current_round: null, trust: null, agents, forge, next_sigma, last_rounds: [], unfinished_round: null, ledger: { ok: true, problem: null }, floor };
-  if (!m) return base;
+  if (!m) {
+    try {
+      checkLedger(rows, p.envelopes, p.local);
+    } catch (err) {
+      base.ledger = { ok: false, problem: (err as Error).message };
+    }
+    return base;
+  }
 
   const events = councilEvents(m.events_memoir, m.council_key);
   base.council = { url: m.url, forge: m.forge, council_key: m.council_key, joined_at: m.joined_at, base_fingerprint: m.base_fingerprint, events_memoir: m.events_memoir };
@@ -141,26 +155,9 @@ export async function federationStatus(p: {
   }
   if (trust) base.trust = { trust: trust.trust, exiled: trust.exiled, exiled_round: trust.exiled_round, rounds_scored: trust.rounds_scored, threshold: trust.threshold, source: 'council' };
   try {
-    checkAnchors(rows, { memoir: memoirAnchor(m.events_memoir), council: councilAnchors(m.council_key, round, trust) });
+    checkLedger(rows, p.envelopes, { ...p.local, ...councilAnchors(m.council_key, [round, ...past], trust) });
   } catch (err) {
     base.ledger = { ok: false, problem: (err as Error).message };
   }
   return base;
-}
-
-/** What the council acknowledged, as ledger anchors: this round's submitted agents and every round it scored this forge in. */
-export function councilAnchors(councilKey: string, round: RoundStatus | null, trust: Trust | null): { round: string; agent: string | null; where: string }[] {
-  const out: { round: string; agent: string | null; where: string }[] = [];
-  if (round) {
-    for (const agent of round.you.submitted) {
-      // The round key of the release the council holds, when it says: a release it accepted into
-      // another round than it was drawn for is anchored to the round it was drawn for (the ledger's).
-      const held = round.you.round_keys?.[agent];
-      const k = held === undefined ? null : parseRoundKey(held);
-      if (held !== undefined && k?.councilKey !== councilKey) continue; // not a release this forge drew: nothing of its ledger
-      out.push({ round: held ?? roundKey(councilKey, round.round), agent, where: `the council (round ${round.round} status)` });
-    }
-  }
-  if (trust) for (const h of trust.history) out.push({ round: roundKey(councilKey, h.round), agent: null, where: `the council (trust history, round ${h.round})` });
-  return out;
 }

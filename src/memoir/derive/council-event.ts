@@ -43,6 +43,8 @@ export const ProbeSchema = z.object({
 
 /** What a council adapter does for this player, measured on their held-out scenes when it came home. */
 export const ValidationSchema = z.object({
+  /** The bond version measured with (null: the player had no bond for this agent). */
+  bond_version: z.number().int().nullable(),
   scenes: z.number().int(),
   examples: z.number().int(),
   /** Accuracy of what was applied before the round (null: nothing was). */

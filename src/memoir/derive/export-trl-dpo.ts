@@ -1,10 +1,14 @@
 import type { Agent } from '../format/agents.js';
 
 /**
- * TRL's DPO format: one JSON object per line, `{"prompt","chosen","rejected"}`, all strings (TRL's
- * "standard" preference format, read with `datasets.load_dataset("json", data_files=...)` and
- * given to `DPOTrainer`). The prompt says whose output this is and the task type; the player's
- * task description is added only when the caller was allowed to include private text.
+ * TRL's DPO format: one JSON object per line, `{"prompt","chosen","rejected"}` (read with
+ * `datasets.load_dataset("json", data_files=...)` and given to `DPOTrainer`). Two forms:
+ * - standard (`trl-dpo`): all three strings;
+ * - conversational (`trl-dpo-chat`, for instruct models): lists of {"role","content"} messages —
+ *   the prompt a system message (whose output this is) and a user message (the task), each
+ *   completion one assistant message; TRL applies the model's chat template.
+ * The prompt says whose output this is and the task type; the player's task description is added
+ * only when the caller was allowed to include private text.
  */
 
 /** What each agent is asked to write, as the first line of a prompt. */
@@ -51,6 +55,40 @@ export function dpoRecord(x: DpoInput): DpoRecord {
 /** One JSONL line (no newline). Key order fixed: prompt, chosen, rejected. */
 export function encodeDpoRecord(r: DpoRecord): string {
   return JSON.stringify({ prompt: r.prompt, chosen: r.chosen, rejected: r.rejected });
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface DpoChatRecord {
+  prompt: ChatMessage[];
+  chosen: ChatMessage[];
+  rejected: ChatMessage[];
+}
+
+/** The user's turn when the memoir holds neither a task type nor (exportable) task text. */
+export const NO_TASK = 'Your turn.';
+
+export function dpoChatRecord(x: DpoInput): DpoChatRecord {
+  const task: string[] = [];
+  if (x.taskType !== null && x.taskType.trim() !== '') task.push(`Task type: ${x.taskType.trim()}`);
+  if (x.description !== null && x.description.trim() !== '') task.push(`Task: ${x.description.trim()}`);
+  return {
+    prompt: [
+      { role: 'system', content: AGENT_ROLE[x.agent] },
+      { role: 'user', content: task.length ? task.join('\n') : NO_TASK },
+    ],
+    chosen: [{ role: 'assistant', content: x.chosen }],
+    rejected: [{ role: 'assistant', content: x.rejected }],
+  };
+}
+
+/** One JSONL line of the conversational form (no newline); keys in a fixed order. */
+export function encodeDpoChatRecord(r: DpoChatRecord): string {
+  const m = (xs: readonly ChatMessage[]): ChatMessage[] => xs.map(({ role, content }) => ({ role, content }));
+  return JSON.stringify({ prompt: m(r.prompt), chosen: m(r.chosen), rejected: m(r.rejected) });
 }
 
 /** TRL's datasets loader reads UTF-8 through Arrow: a lone surrogate in a JS string would not survive. */

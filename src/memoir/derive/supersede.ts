@@ -48,10 +48,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** JSON-merge of `patch` over `base`; `null` sets null; arrays and scalars replace. */
+/**
+ * JSON-merge of `patch` over `base`; `null` sets null; arrays and scalars replace. What the patch
+ * does not touch is the base's own value (not a copy), so a context keeps what its parse kept
+ * (py-object.ts: number forms and key order, carried by the spread).
+ */
 export function mergePatch(base: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch) || !isPlainObject(base)) return structuredClone(patch);
-  const out: Record<string, unknown> = structuredClone(base);
+  const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(patch)) {
     out[k] = isPlainObject(v) && isPlainObject(out[k]) ? mergePatch(out[k], v) : structuredClone(v);
   }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { fstatSync, fsyncSync, mkdirSync } from 'node:fs';
+import { fstatSync, fsyncSync, ftruncateSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fsError, InvalidDataError, KouraiError } from '../../errors.js';
 import { fsyncDir, writeAll } from './durable.js';
@@ -11,7 +11,7 @@ import { assertIsMemoir } from './identify.js';
 import { batchRecord, Journal } from './journal.js';
 import { checkOutgoingLine } from '../format/limits.js';
 import { lockMemoir, type MemoirLock } from './lock.js';
-import type { Quarantined } from './quarantine.js';
+import { readBytes, type Quarantined } from './quarantine.js';
 import { recoverJournal, settleTornTail, type Recovery } from './recover.js';
 import { describeIssue, EXTENSION_KEYS, MemoirInputSchema, type MemoirEntry } from '../format/schema.js';
 
@@ -145,7 +145,8 @@ class Preparer {
         scene_id: input.scene_id,
         agent: input.agent,
         source: input.source,
-        context: input.context,
+        // the context as given (zod checked it): its keys in their order, and what JSON.parse lost
+        context: (value as { context?: MemoirEntry['context'] }).context ?? null,
         narrative_beat: input.narrative_beat,
         agent_proposed: input.agent_proposed,
         player_response: input.player_response,
@@ -279,9 +280,38 @@ function writeBatch(lock: MemoirLock, journal: Journal, buf: Buffer, durable: bo
   journal.add(record.table);
   journal.add(record.first);
   journal.seal({ op: 'batch_lines', offset: before, lines: record.lines, bytes: buf.length });
-  writeAll(lock.fd, buf);
-  const offset = fstatSync(lock.fd).size - buf.length;
-  if (durable) fsyncSync(lock.fd);
+  let offset: number;
+  try {
+    writeAll(lock.fd, buf);
+    offset = fstatSync(lock.fd).size - buf.length;
+    if (durable) fsyncSync(lock.fd);
+  } catch (err) {
+    cutFailedBatch(lock.fd, journal, buf, before, durable);
+    throw err;
+  }
   journal.clear();
   return offset;
+}
+
+/**
+ * A batch that could not be written whole (a full disk, an I/O error, a failed fsync) is cut off
+ * again before the lock is released, so no reader ever sees part of it: the memoir is back to its
+ * bytes before the batch and the journal is cleared. Only when every byte after `before` is the
+ * batch's own; when a lock-free writer appended meanwhile (or the cut itself fails), the journal
+ * stays and the next writer's recovery moves the partial batch aside (recover.ts), as after a
+ * crash between the write and this cut.
+ */
+function cutFailedBatch(fd: number, journal: Journal, buf: Buffer, before: number, durable: boolean): void {
+  try {
+    const written = fstatSync(fd).size - before;
+    if (written > buf.length || written < 0) return;
+    if (written > 0) {
+      if (!readBytes(fd, before, written).equals(buf.subarray(0, written))) return;
+      ftruncateSync(fd, before);
+      if (durable) fsyncSync(fd);
+    }
+    journal.clear();
+  } catch {
+    // the journal still names the batch: the next writer rolls it back
+  }
 }

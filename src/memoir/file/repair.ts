@@ -1,3 +1,4 @@
+import { fsError, KouraiError } from '../../errors.js';
 import { DEFAULT_STALE_MS } from './append.js';
 import type { CutReport } from './cut.js';
 import { assertIsMemoir } from './identify.js';
@@ -34,6 +35,10 @@ export function repairMemoir(path: string, opts: { now: () => Date; signal?: Abo
     if (recovered?.note) out.notes.push(recovered.note);
     const torn = settleTornTail(lock, journal, { ...q, staleMs: opts.staleMs ?? DEFAULT_STALE_MS, deadline });
     if (torn) add('torn_tail', torn);
+  } catch (err) {
+    // a full disk or an I/O error while moving bytes to the quarantine: the memoir is as it was
+    if (err instanceof KouraiError) throw err;
+    throw fsError(err, 'memoir quarantine', path);
   } finally {
     journal.close();
     lock.release();

@@ -1,5 +1,7 @@
 import { MAX_LINE_BYTES } from './limits.js';
 import { pyFloat, pyInt, pyString } from './python-json.js';
+import { encodeObject } from './py-object.js';
+import { isKouraiContext } from './encode.js';
 import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type TrainingLabel } from './schema.js';
 import { hasLoneSurrogate } from './utf8.js';
 
@@ -161,7 +163,9 @@ export class LineWriter {
     if (!this.str(e.source)) return false;
     this.frag(K_CONTEXT);
     if (c === null) this.frag(NULL);
-    else {
+    else if (!isKouraiContext(c)) {
+      if (!this.json(encodeObject(c))) return false;
+    } else {
       this.frag(K_TASK);
       if (!this.str(c.task_type)) return false;
       this.frag(K_HASH);

@@ -1,5 +1,7 @@
-import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type TrainingLabel } from './schema.js';
+import { CONTEXT_KEYS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
+import type { MemoirLine, TrainingLabel } from './schema.js';
 import { pyFloat, pyInt, pyString } from './python-json.js';
+import { encodeObject, RAW } from './py-object.js';
 
 /** The split object for each (shared_eligible, private_only), as pydantic writes it. */
 const SPLITS = [false, true].flatMap((shared) => [false, true].map((priv) => `{"shared_eligible":${shared},"private_only":${priv}}`));
@@ -55,6 +57,16 @@ const EXTENSIONS: ReadonlySet<string> = new Set(EXTENSION_KEYS);
 
 const quoteOrNull = (s: string | null): string => (s === null ? 'null' : quote(s));
 
+const KOURAI_CONTEXT_KEYS = CONTEXT_KEYS;
+
+/** The context kourai writes itself (its three keys, in order, nothing kept raw): the fast layout. */
+export function isKouraiContext(c: NonNullable<MemoirLine['context']>): c is Required<Pick<NonNullable<MemoirLine['context']>, (typeof KOURAI_CONTEXT_KEYS)[number]>> {
+  if ((c as { [RAW]?: unknown })[RAW] !== undefined) return false;
+  let i = 0;
+  for (const k in c) if (k !== KOURAI_CONTEXT_KEYS[i++]) return false;
+  return i === 3;
+}
+
 /** The ten standard keys, without the closing brace. */
 function encodeStandard(e: MemoirLine): string {
   const c = e.context;
@@ -63,12 +75,12 @@ function encodeStandard(e: MemoirLine): string {
   const delta = r === null ? null : quoteOrNull(r.delta);
   let s = '{"scene_id":' + quote(e.scene_id) + ',"agent":' + quote(e.agent) + ',"source":' + quote(e.source) + ',"context":';
   if (c === null) s += 'null';
-  else {
+  else if (isKouraiContext(c)) {
     s += '{"task_type":' + quote(c.task_type) + ',"transcript_hash":' + quote(c.transcript_hash) + ',"preceding_agents":[';
     const pa = c.preceding_agents;
     for (let i = 0; i < pa.length; i++) s += (i === 0 ? '' : ',') + quote(pa[i] as string);
     s += ']}';
-  }
+  } else s += encodeObject(c);
   s += ',"narrative_beat":' + quoteOrNull(e.narrative_beat) + ',"agent_proposed":' + proposed + ',"player_response":';
   s += r === null ? 'null' : '{"kind":' + quote(r.kind) + ',"delta":' + (delta as string) + ',"felt":' + quoteOrNull(r.felt) + '}';
   s += ',"affinity_delta":' + pyFloat(e.affinity_delta);

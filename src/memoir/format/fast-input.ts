@@ -28,13 +28,14 @@ export function fastInput(v: unknown): FastInput | undefined {
     scene_id: v.scene_id,
     agent: v.agent,
     source: v.source,
-    context: ctx === undefined ? null : isObj(ctx) && ctx.preceding_agents === undefined ? { ...ctx, preceding_agents: [] } : ctx,
+    context: ctx === undefined ? null : ctx, // kept as given: every key, in its order (py-object.ts)
     narrative_beat: v.narrative_beat === undefined ? null : v.narrative_beat,
     agent_proposed: v.agent_proposed === undefined ? null : v.agent_proposed,
     player_response:
       pr === undefined ? null : isObj(pr) && (pr.delta === undefined || pr.felt === undefined) ? { ...pr, delta: pr.delta === undefined ? null : pr.delta, felt: pr.felt === undefined ? null : pr.felt } : pr,
     affinity_delta: v.affinity_delta === undefined ? 0 : v.affinity_delta,
-    training_label: tl === undefined ? null : isObj(tl) && tl.weight === undefined ? { ...tl, weight: 1 } : tl,
+    training_label:
+      tl === undefined ? null : isObj(tl) && (tl.weight === undefined || tl.preference_pair === undefined) ? { preference_pair: tl.preference_pair ?? null, ...tl, weight: tl.weight ?? 1 } : tl,
     split: v.split,
     entry_id: v.entry_id,
     recorded_at: v.recorded_at,
@@ -44,6 +45,6 @@ export function fastInput(v: unknown): FastInput | undefined {
     const k = LATER_EXTENSIONS[i] as string;
     if (v[k] !== undefined) out[k] = v[k];
   }
-  if (!isValidLine(out, { splitOptional: true })) return undefined;
+  if (!isValidLine(out)) return undefined;
   return out as FastInput;
 }

@@ -1,4 +1,5 @@
 import { AGENTS } from './agents.js';
+import { EXTENSION_FIELDS, type ExtensionKind } from './fields.js';
 import { isRecordedAt } from './scan/recorded-at.js';
 import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from './sources.js';
 
@@ -24,25 +25,29 @@ const isFinite = (v: unknown): boolean => typeof v === 'number' && Number.isFini
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v);
 
 
+/** Any JSON object (upstream `dict[str, Any]`); the keys kourai reads are typed when present. */
 function context(v: unknown): boolean {
-  if (v === null) return true;
-  if (!isObj(v) || typeof v.task_type !== 'string' || typeof v.transcript_hash !== 'string') return false;
+  if (v === null || v === undefined) return true;
+  if (!isObj(v)) return false;
+  if (v.task_type !== undefined && typeof v.task_type !== 'string') return false;
+  if (v.transcript_hash !== undefined && typeof v.transcript_hash !== 'string') return false;
   const p = v.preceding_agents;
+  if (p === undefined) return true;
   if (!Array.isArray(p)) return false;
   for (const a of p) if (!agents.has(a)) return false;
   return true;
 }
 
 function response(v: unknown): boolean {
-  if (v === null) return true;
-  return isObj(v) && kinds.has(v.kind) && isStrOrNull(v.delta) && (v.felt === null || felts.has(v.felt));
+  if (v === null || v === undefined) return true;
+  return isObj(v) && kinds.has(v.kind) && (v.delta === undefined || isStrOrNull(v.delta)) && (v.felt === undefined || v.felt === null || felts.has(v.felt));
 }
 
 function label(v: unknown): boolean {
-  if (v === null) return true;
-  if (!isObj(v) || !isFinite(v.weight)) return false;
+  if (v === null || v === undefined) return true;
+  if (!isObj(v) || (v.weight !== undefined && !isFinite(v.weight))) return false;
   const pp = v.preference_pair;
-  if (pp === null) return true;
+  if (pp === null || pp === undefined) return true;
   if (!Array.isArray(pp) || pp.length !== 2) return false;
   for (const it of pp) if (!isObj(it) || typeof it.text !== 'string' || !isInt(it.score)) return false;
   return true;
@@ -64,41 +69,57 @@ function interrupt(v: unknown): boolean {
   );
 }
 
-function extensions(o: Obj): boolean {
-  const id = o.entry_id;
-  if (id !== undefined && (typeof id !== 'string' || id.length < 1 || id.length > 64)) return false;
-  const at = o.recorded_at;
-  if (at !== undefined && !isRecordedAt(at)) return false; // RecordedAtSchema's own pattern, without zod
-  const t = o.entry_type;
-  if (t !== undefined && !types.has(t)) return false;
-  if (!interrupt(o.interrupt)) return false;
-  if (o.interrupt && t !== undefined && t !== 'interrupt') return false;
-  const sup = o.supersedes;
-  if (sup !== undefined && (typeof sup !== 'string' || sup.length < 1)) return false;
-  if (o.revision_reason !== undefined && typeof o.revision_reason !== 'string') return false;
-  const lk = o.likert;
-  if (lk !== undefined && (!isInt(lk) || (lk as number) < 1 || (lk as number) > 5)) return false;
-  if (o.comment !== undefined && typeof o.comment !== 'string') return false;
-  if (o.episode !== undefined && !isObj(o.episode)) return false;
-  if (o.council !== undefined && !isObj(o.council)) return false;
-  return true;
+const EXT_KEYS = EXTENSION_FIELDS.map((f) => f.key);
+const EXT_KINDS = EXTENSION_FIELDS.map((f) => f.kind);
+
+/** One extension value as its kind requires (fields.ts); `undefined` (absent) is checked by the caller. */
+function extension(kind: ExtensionKind, v: unknown): boolean {
+  switch (kind) {
+    case 'id':
+      return typeof v === 'string' && v.length >= 1 && v.length <= 64;
+    case 'timestamp':
+      return isRecordedAt(v); // RecordedAtSchema's own pattern, without zod
+    case 'entry_type':
+      return types.has(v);
+    case 'interrupt':
+      return interrupt(v);
+    case 'ref':
+      return typeof v === 'string' && v.length >= 1;
+    case 'text':
+      return typeof v === 'string';
+    case 'likert':
+      return isInt(v) && (v as number) >= 1 && (v as number) <= 5;
+    case 'object':
+      return isObj(v);
+  }
 }
 
-/** True when `v` is a valid stored memoir line (same verdict as MemoirLineSchema). */
-export function isValidLine(v: unknown, opts?: { splitOptional?: boolean }): boolean {
+function extensions(o: Obj): boolean {
+  for (let i = 0; i < EXT_KEYS.length; i++) {
+    const v = o[EXT_KEYS[i] as string];
+    if (v !== undefined && !extension(EXT_KINDS[i] as ExtensionKind, v)) return false;
+  }
+  // interrupt details belong to entry_type "interrupt" (schema.ts interruptConsistency)
+  return !(o.interrupt && o.entry_type !== undefined && o.entry_type !== 'interrupt');
+}
+
+/**
+ * True when `v` is a valid stored memoir line (same verdict as MemoirLineSchema). A key upstream
+ * gives a default may be absent (parse.ts `withDefaults` fills it in).
+ */
+export function isValidLine(v: unknown): boolean {
   if (!isObj(v)) return false;
   return (
     typeof v.scene_id === 'string' &&
-    v.scene_id.length > 0 &&
     agents.has(v.agent) &&
     sources.has(v.source) &&
     context(v.context) &&
-    isStrOrNull(v.narrative_beat) &&
-    isStrOrNull(v.agent_proposed) &&
+    (v.narrative_beat === undefined || isStrOrNull(v.narrative_beat)) &&
+    (v.agent_proposed === undefined || isStrOrNull(v.agent_proposed)) &&
     response(v.player_response) &&
-    isFinite(v.affinity_delta) &&
+    (v.affinity_delta === undefined || isFinite(v.affinity_delta)) &&
     label(v.training_label) &&
-    (split(v.split) || (opts?.splitOptional === true && v.split === undefined)) &&
+    (split(v.split) || v.split === undefined) &&
     extensions(v)
   );
 }

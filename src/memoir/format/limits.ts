@@ -19,8 +19,39 @@ export function checkOutgoingLine(line: string, where: string): number {
   if (line.includes('\n')) throw new InvalidDataError(`${where}: a memoir line cannot contain a raw newline`, 'nothing was written');
   const bytes = Buffer.byteLength(line, 'utf8');
   if (bytes > MAX_LINE_BYTES) {
-    throw new InvalidDataError(`${where}: the entry is ${bytes.toLocaleString('en-US')} bytes as a line; the maximum is ${MAX_LINE_BYTES.toLocaleString('en-US')}`, 'nothing was written; shorten the text');
+    const big = largestField(line);
+    throw new InvalidDataError(
+      `${where}: the entry is ${bytes.toLocaleString('en-US')} bytes as a line; the maximum is ${MAX_LINE_BYTES.toLocaleString('en-US')}${big ? ` (${big.field} holds ${big.bytes.toLocaleString('en-US')})` : ''}`,
+      'nothing was written; shorten the text',
+    );
   }
   return bytes;
+}
+
+/** The field of a line that holds the most bytes (a key of an object-valued field, such as `context.host`, when one dominates). */
+function largestField(line: string): { field: string; bytes: number } | undefined {
+  let top: unknown;
+  try {
+    top = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const largest = (o: Record<string, unknown>): [string, number] | undefined => {
+    let best: [string, number] | undefined;
+    for (const [k, v] of Object.entries(o)) {
+      const n = Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
+      if (best === undefined || n > best[1]) best = [k, n];
+    }
+    return best;
+  };
+  if (typeof top !== 'object' || top === null) return undefined;
+  const [k, n] = largest(top as Record<string, unknown>) ?? [];
+  if (k === undefined || n === undefined) return undefined;
+  const v = (top as Record<string, unknown>)[k];
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    const inner = largest(v as Record<string, unknown>);
+    if (inner !== undefined && inner[1] * 2 > n) return { field: `${k}.${inner[0]}`, bytes: inner[1] };
+  }
+  return { field: k, bytes: n };
 }
 

@@ -1,5 +1,6 @@
 import { derivedId } from './entry-id.js';
 import { isValidLine } from './fast-validate.js';
+import { keepRawContexts } from './py-object.js';
 import { hasLoneSurrogate } from './utf8.js';
 import { createRequire } from 'node:module';
 import type * as Schema from './schema.js';
@@ -39,7 +40,7 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
     return { ok: false, problem: 'utf8', message: 'a string holds a lone surrogate (a \\udXXX escape without its pair): not Unicode text, and Python readers refuse the line' };
   }
   let entry: MemoirEntry;
-  if (isValidLine(raw)) entry = raw as MemoirEntry;
+  if (isValidLine(raw)) entry = withDefaults(raw as Record<string, unknown>);
   else {
     // zod is the schema of record: it words the error (and decides, should the fast check disagree).
     const { MemoirLineSchema, describeIssue } = schema();
@@ -47,9 +48,35 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
     if (!res.success) return { ok: false, problem: 'schema', message: describeIssue(res.error) };
     entry = res.data as MemoirEntry;
   }
+  keepRawContexts(text, entry);
   if (typeof entry.entry_id === 'string') return { ok: true, entry, derived: false };
   const base = derivedId(text); // hashed once: the occurrence only adds a suffix
   const occurrence = occurrenceOf ? occurrenceOf(base) : 1;
   entry.entry_id = occurrence > 1 ? `${base}~${occurrence}` : base;
   return { ok: true, entry, derived: true };
+}
+
+type Obj = Record<string, unknown>;
+
+/** Upstream's defaults for the keys a line left out (the same as MemoirLineSchema's), in place. */
+export function withDefaults(e: Obj): MemoirEntry {
+  if (e.context === undefined) e.context = null;
+  if (e.narrative_beat === undefined) e.narrative_beat = null;
+  if (e.agent_proposed === undefined) e.agent_proposed = null;
+  const r = e.player_response as Obj | null | undefined;
+  if (r === undefined) e.player_response = null;
+  else if (r !== null) {
+    if (r.delta === undefined) r.delta = null;
+    if (r.felt === undefined) r.felt = null;
+  }
+  if (e.affinity_delta === undefined) e.affinity_delta = 0;
+  const t = e.training_label as Obj | null | undefined;
+  if (t === undefined) e.training_label = null;
+  else if (t !== null) {
+    if (t.preference_pair === undefined) t.preference_pair = null;
+    if (t.weight === undefined) t.weight = 1;
+  }
+  // no split: no claim to be shared (kourai never widens what a line says)
+  if (e.split === undefined) e.split = { shared_eligible: false, private_only: false };
+  return e as MemoirEntry;
 }

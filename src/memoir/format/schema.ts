@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AGENTS, type Agent } from './agents.js';
+import { EXTENSION_FIELDS, type ExtensionKind } from './fields.js';
 import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from './sources.js';
 
 /**
@@ -10,32 +11,7 @@ import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIE
  *   rejected (a typo such as `shared_elligible` must not silently vanish).
  */
 
-export const STANDARD_KEYS = [
-  'scene_id',
-  'agent',
-  'source',
-  'context',
-  'narrative_beat',
-  'agent_proposed',
-  'player_response',
-  'affinity_delta',
-  'training_label',
-  'split',
-] as const;
-
-/** Extension keys in the order kourai writes them, after the ten. Later issues append here. */
-export const EXTENSION_KEYS = [
-  'entry_id',
-  'recorded_at',
-  'entry_type',
-  'interrupt',
-  'supersedes',
-  'revision_reason',
-  'likert',
-  'comment',
-  'episode',
-  'council',
-] as const;
+export { CONTEXT_KEYS, EXTENSION_FIELDS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
 
 function closest(value: string, options: readonly string[]): string | undefined {
   let best: string | undefined;
@@ -85,16 +61,34 @@ const finiteFloat = (what: string) =>
 
 const nullableString = (what: string) => z.string({ error: `${what} must be a string or null` }).nullable();
 
-export const ContextSchema = z.object({
-  task_type: z.string({ error: 'context.task_type must be a string' }),
-  transcript_hash: z.string({ error: 'context.transcript_hash must be a string' }),
-  preceding_agents: z.array(AgentSchema),
-});
+/**
+ * Upstream declares `context: dict[str, Any] | None`: any JSON object. The keys kourai reads are
+ * typed when present and may be absent; every other key is kept, with its value and its place
+ * (py-object.ts re-encodes it as pydantic does).
+ */
+export const ContextSchema = z.looseObject(
+  {
+    task_type: z.string({ error: 'context.task_type must be a string' }).optional(),
+    transcript_hash: z.string({ error: 'context.transcript_hash must be a string' }).optional(),
+    preceding_agents: z.array(AgentSchema, { error: 'context.preceding_agents must be a list of agent names' }).optional(),
+  },
+  { error: (iss) => (iss.code === 'invalid_type' ? `context must be a JSON object or null, not ${jsonKind(iss.input)}` : undefined) },
+);
+
+/** What a JSON value is, in words (for errors). */
+export function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return 'a string';
+  if (typeof v === 'number') return 'a number';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return typeof v;
+}
 
 export const PlayerResponseSchema = z.object({
   kind: enumOf(RESPONSE_KINDS, 'player_response.kind'),
-  delta: nullableString('player_response.delta'),
-  felt: enumOf(FELT, 'player_response.felt').nullable(),
+  delta: nullableString('player_response.delta').default(null),
+  felt: enumOf(FELT, 'player_response.felt').nullable().default(null),
 });
 
 export const PreferenceItemSchema = z.object({
@@ -106,8 +100,9 @@ export const TrainingLabelSchema = z.object({
   preference_pair: z
     .array(PreferenceItemSchema)
     .length(2, { error: 'training_label.preference_pair must hold exactly two items: the proposed (score 0) and the preferred (score 1)' })
-    .nullable(),
-  weight: finiteFloat('training_label.weight'),
+    .nullable()
+    .default(null),
+  weight: finiteFloat('training_label.weight').default(1),
 });
 
 export const SplitSchema = z
@@ -133,30 +128,33 @@ export const CouncilDetailsSchema = z.looseObject({});
 
 export const RecordedAtSchema = z.iso.datetime({ offset: true, error: 'recorded_at must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-22T10:00:00.000Z' });
 
-const extensionShape = {
-  entry_id: z.string().min(1).max(64).optional(),
-  recorded_at: RecordedAtSchema.optional(),
-  entry_type: EntryTypeSchema.optional(),
-  interrupt: InterruptSchema.nullable().optional(),
-  supersedes: z.string().min(1).optional(),
-  revision_reason: z.string().optional(),
-  likert: z.number().int().min(1).max(5).optional(),
-  comment: z.string().optional(),
-  episode: EpisodeSchema.optional(),
-  council: CouncilDetailsSchema.optional(),
-};
+/** The zod schema of each kind of extension field (fields.ts). */
+const EXTENSION_KINDS = {
+  id: z.string().min(1).max(64),
+  timestamp: RecordedAtSchema,
+  entry_type: EntryTypeSchema,
+  interrupt: InterruptSchema.nullable(),
+  ref: z.string().min(1),
+  text: z.string(),
+  likert: z.number().int().min(1).max(5),
+  object: z.looseObject({}),
+} satisfies Record<ExtensionKind, z.ZodType>;
+type ExtensionShape = { [F in (typeof EXTENSION_FIELDS)[number] as F['key']]: z.ZodOptional<(typeof EXTENSION_KINDS)[F['kind']]> };
+const extensionShape = Object.fromEntries(EXTENSION_FIELDS.map((f) => [f.key, EXTENSION_KINDS[f.kind].optional()])) as ExtensionShape;
 
 const standardShape = {
-  scene_id: z.string({ error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string') }).min(1, { error: 'scene_id must not be empty' }),
+  scene_id: z.string({ error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string') }),
   agent: AgentSchema,
   source: SourceSchema,
-  context: ContextSchema.nullable(),
-  narrative_beat: nullableString('narrative_beat'),
-  agent_proposed: nullableString('agent_proposed'),
-  player_response: PlayerResponseSchema.nullable(),
-  affinity_delta: finiteFloat('affinity_delta'),
-  training_label: TrainingLabelSchema.nullable(),
-  split: SplitSchema,
+  // upstream's defaults: a line may leave these out
+  context: ContextSchema.nullable().default(null),
+  narrative_beat: nullableString('narrative_beat').default(null),
+  agent_proposed: nullableString('agent_proposed').default(null),
+  player_response: PlayerResponseSchema.nullable().default(null),
+  affinity_delta: finiteFloat('affinity_delta').default(0),
+  training_label: TrainingLabelSchema.nullable().default(null),
+  // no split: no claim to be shared (upstream decides by its lenient rule; kourai never widens)
+  split: SplitSchema.default({ shared_eligible: false, private_only: false }),
 };
 
 function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: unknown }, ctx: z.RefinementCtx): void {
@@ -168,26 +166,11 @@ function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: 
 /** A stored line (written by kourai or by a Python host). */
 export const MemoirLineSchema = z.looseObject({ ...standardShape, ...extensionShape }).superRefine(interruptConsistency);
 
-/** A new entry given to `append`: upstream defaults; `split` omitted means "decide by the rule". */
+/** A new entry given to `append`: upstream defaults; `split` omitted means "decide by the rule" (append decides it). */
 export const MemoirInputSchema = z
   .strictObject(
     {
-      scene_id: standardShape.scene_id,
-      agent: AgentSchema,
-      source: SourceSchema,
-      context: ContextSchema.extend({ preceding_agents: z.array(AgentSchema).default([]) }).nullable().default(null),
-      narrative_beat: standardShape.narrative_beat.default(null),
-      agent_proposed: standardShape.agent_proposed.default(null),
-      player_response: PlayerResponseSchema.extend({
-        delta: nullableString('player_response.delta').default(null),
-        felt: PlayerResponseSchema.shape.felt.default(null),
-      })
-        .nullable()
-        .default(null),
-      affinity_delta: finiteFloat('affinity_delta').default(0),
-      training_label: TrainingLabelSchema.extend({ weight: finiteFloat('training_label.weight').default(1) })
-        .nullable()
-        .default(null),
+      ...standardShape,
       split: SplitSchema.optional(),
       ...extensionShape,
     },

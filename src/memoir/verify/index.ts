@@ -6,6 +6,7 @@
  *   verify-threads.ts  starting and feeding the worker threads
  *   verify-worker.ts   a worker thread
  *   id-set.ts          a compact set of entry ids (duplicates), also used by the index
+ *   fingerprint.ts     what the last verify saw (block CRCs, in the cache): a later edit is reported
  *
  * Nothing is re-exported here: importers name the file they need, so a command loads only that.
  */

@@ -33,7 +33,7 @@ function pad(s: string, n: number, right = false): string {
 
 export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): string {
   const out: string[] = [];
-  out.push(`${x.forges} forges (${x.byzantine} Byzantine), ${x.rounds} rounds, agents ${x.agents.join(', ')}, seeds ${x.seeds.join(', ')}; cells ${s.cells.done}/${s.cells.total}`);
+  out.push(`${x.forges} forges (${x.byzantine} Byzantine)${x.cohort < x.forges ? `, cohorts of ${x.cohort}` : ''}, ${x.rounds} rounds, agents ${x.agents.join(', ')}, seeds ${x.seeds.join(', ')}; cells ${s.cells.done}/${s.cells.total}`);
   out.push('');
   out.push(`Council quality (held-out craft pairwise accuracy, %, mean±sd over seeds) at ε ${x.epsilon === Infinity ? '∞' : x.epsilon}; * = worst attack per strategy`);
   const attacks = ATTACKS.filter((a) => s.byzantine.some((r) => r.attack === a));
@@ -56,9 +56,11 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
   for (const r of s.byzantine) out.push(`  ${pad(`${r.strategy} / ${r.attack}`, w0 + 14)} ${unitSparkline(r.curve)}  ${r.curve.map((v) => pct(v)).join(' → ')}`);
   if (s.privacy.length) {
     out.push('');
-    out.push(`Privacy/utility (${x.reference}, no attack; ε per agent over ${x.rounds} rounds, δ ${x.delta})`);
-    out.push(`  ${pad('ε', 6)} ${pad('σ', 8, true)} ${pad('council', 12, true)} ${pad('bond+council', 14, true)}  rounds`);
-    for (const p of s.privacy) out.push(`  ${pad(p.epsilon === null ? '∞' : String(p.epsilon), 6)} ${pad(p.sigma.toFixed(2), 8, true)} ${pad(ms(p.council), 12, true)} ${pad(p.bondCouncil ? ms(p.bondCouncil) : '—', 14, true)}  ${unitSparkline(p.curve)}`);
+    out.push(`Privacy/utility (no attack; σ for ε toward observers of the council model over ${x.rounds} rounds, δ ${x.delta}${x.cohort < x.forges ? `, Poisson cohorts at q = ${(x.cohort / x.forges).toFixed(3)}` : ''}; ledger: the most a forge's own ledger charged, unamplified)`);
+    out.push(`  ${pad('ε', 5)} ${pad('noise', 12)} ${pad('values', 7, true)} ${pad('σ', 7, true)} ${pad('council', 11, true)} ${pad('bond+council', 13, true)} ${pad('converged', 10, true)} ${pad('ledger ε', 9, true)} ${pad('signal/noise', 13, true)}  rounds`);
+    for (const p of s.privacy) {
+      out.push(`  ${pad(p.epsilon === null ? '∞' : String(p.epsilon), 5)} ${pad(p.variant, 12)} ${pad(String(p.sharedValues), 7, true)} ${pad(p.sigma.toFixed(2), 7, true)} ${pad(ms(p.council), 11, true)} ${pad(p.bondCouncil ? ms(p.bondCouncil) : '—', 13, true)} ${pad(Number.isFinite(p.roundsToConverge) ? `round ${p.roundsToConverge}` : '—', 10, true)} ${pad(p.forgeLedgerEpsilon === null ? '∞' : p.forgeLedgerEpsilon.toFixed(1), 9, true)} ${pad(Number.isFinite(p.signal) ? `${p.signal.toFixed(2)}/${p.noise.toFixed(2)}` : '—', 13, true)}  ${unitSparkline(p.curve)}`);
+    }
   }
   if (s.personalization) {
     const q = s.personalization;
@@ -69,8 +71,8 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
   }
   if (s.split.length) {
     out.push('');
-    out.push('Split (same entries; council quality, and bond+council on all of a player’s preferences)');
-    for (const r of s.split) out.push(`  ${pad(r.split, 10)} council ${pad(ms(r.council), 10, true)}   bond+council ${pad(r.bondCouncil ? ms(r.bondCouncil) : '—', 10, true)}`);
+    out.push('Split (semantic: council + bond adapters; controls: one adapter on all entries, part of it federated; held-out accuracy on all of a player’s preferences)');
+    for (const r of s.split) out.push(`  ${pad(r.split, 13)} council ${pad(ms(r.council), 10, true)}   council only ${pad(r.councilOnly ? ms(r.councilOnly) : '—', 10, true)}   personalised ${pad(r.bondCouncil ? ms(r.bondCouncil) : '—', 10, true)}`);
   }
   if (x.agents.length > 1) {
     out.push('');
@@ -91,6 +93,7 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
   const byzEx = s.exiles.filter((x) => x.byzantine).length;
   const falseEx = s.exiles.filter((x) => !x.byzantine);
   out.push(`Exiles (the Stoa Falls): ${byzEx} Byzantine, ${falseEx.length} honest (false exiles)${falseEx.length ? `: ${falseEx.map((f) => `${f.forge} after round ${f.round} (${f.strategy}/${f.attack}, seed ${f.seed})`).join('; ')}` : ''}`);
+  if (s.exileRounds.length) out.push(`  ${x.reference}: ${s.exileRounds.map((r) => `${r.attack} ${r.rounds === null ? `${r.exiled}/${r.byzantine} exiled` : `all by round ${r.rounds}`}`).join(', ')}`);
   out.push('');
   out.push('Targets');
   for (const t of s.targets) out.push(`  ${t.met ? e.good('met    ') : e.bad('MISSED ')} ${t.name}: ${t.detail}`);

@@ -56,16 +56,20 @@ function TextBox({ title, text, rows, p }: { title: string; text: string; rows: 
   );
 }
 
-function RatingScale({ state, p, active }: { state: FeedbackState; p: Palette; active: boolean }) {
+/** The scale in one row needs this many columns; narrower, one choice per line keeps each label under its number. */
+const SCALE_ROW_WIDTH = RATINGS.reduce((w, r) => w + ` ${r} ${RATING_LABEL[r]} `.length + 2, 0);
+
+function RatingScale({ state, p, active, width }: { state: FeedbackState; p: Palette; active: boolean; width: number }) {
+  const row = width >= SCALE_ROW_WIDTH;
   return (
     <Box flexDirection="column">
       <Text bold={active}>{`How right did it feel?${active ? '' : `  ${state.rating ?? ''}`}`}</Text>
-      <Box>
+      <Box flexDirection={row ? 'row' : 'column'}>
         {RATINGS.map((r) => {
           const on = state.rating === r;
           return (
-            <Box key={r} marginRight={2}>
-              <Text inverse={on && p.styled} bold={on} color={on ? p.accent : active ? undefined : p.muted}>
+            <Box key={r} marginRight={row ? 2 : 0} flexShrink={0}>
+              <Text inverse={on && p.styled} bold={on} color={on ? p.accent : active ? undefined : p.muted} wrap="truncate-end">
                 {on && !p.styled ? `[${r} ${RATING_LABEL[r]}]` : ` ${r} ${RATING_LABEL[r]} `}
               </Text>
             </Box>
@@ -132,21 +136,24 @@ export function FeedbackView({ subject, state, width, height, palette: p, ready 
   return (
     <Box flexDirection="column" width={width}>
       <Box justifyContent="space-between">
-        <Box>
-          <Text bold>{'Feedback for '}</Text>
-          <Text bold color={p.agent(subject.agent)}>
-            {subject.agent}
+        {/* One Text, so a narrow terminal shortens the scene id, never "Feedback for" or the agent. */}
+        <Box flexShrink={1} minWidth={0}>
+          <Text wrap="truncate-end">
+            <Text bold>{'Feedback for '}</Text>
+            <Text bold color={p.agent(subject.agent)}>
+              {subject.agent}
+            </Text>
+            <Text color={p.muted}>{` ${SYMBOL.dot} ${subject.scene_id}`}</Text>
           </Text>
-          <Text color={p.muted} wrap="truncate-end">{` ${SYMBOL.dot} ${subject.scene_id}`}</Text>
         </Box>
-        <Box>
+        <Box flexShrink={0} marginLeft={1}>
           <Text color={p.muted}>{`affinity ${fmtAffinity(subject.affinity)} `}</Text>
           <Text color={p.tier(subject.tier)}>{subject.tier}</Text>
         </Box>
       </Box>
       <TextBox title={`${subject.agent} proposed`} text={subject.proposed} rows={propRows} p={p} />
       {subject.revised !== null ? <TextBox title="your revision" text={subject.revised} rows={revRows} p={p} /> : null}
-      <RatingScale state={state} p={p} active={state.step === 'rating'} />
+      <RatingScale state={state} p={p} active={state.step === 'rating'} width={width} />
       {state.step !== 'rating' ? <KindList state={state} p={p} active={state.step === 'kind'} /> : null}
       {state.step === 'comment' ? <CommentInput state={state} p={p} /> : null}
       <Box marginTop={1} flexDirection="column">

@@ -170,19 +170,34 @@ function AffinityBar({ affinity, p }: { affinity: AffinityTotals; p: Palette }) 
   );
 }
 
-function Help({ p }: { p: Palette }) {
+const HELP_KEY_WIDTH = 14;
+
+/** One line per binding (two where its text wraps); what does not fit the rows given is counted, not cut. */
+export function helpLines(width: number): number[] {
+  const text = Math.max(10, width - 4 - HELP_KEY_WIDTH);
+  return REPLAY_KEYS.map((b) => Math.ceil(b.help.length / text));
+}
+
+function Help({ p, width, rows }: { p: Palette; width: number; rows: number }) {
+  // Border (2), the title and the closing line.
+  let budget = rows - 4;
+  const shown = REPLAY_KEYS.filter((_, i) => {
+    budget -= helpLines(width)[i] ?? 1;
+    return budget >= 0;
+  });
+  const hidden = REPLAY_KEYS.length - shown.length;
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={p.accent} paddingX={1}>
       <Text bold>keys</Text>
-      {REPLAY_KEYS.map((b) => (
+      {shown.map((b) => (
         <Box key={b.action}>
-          <Box width={22} flexShrink={0}>
+          <Box width={HELP_KEY_WIDTH} flexShrink={0}>
             <Text color={p.accent}>{b.keys.map(keyLabel).join(' ')}</Text>
           </Box>
           <Text>{b.help}</Text>
         </Box>
       ))}
-      <Text color={p.muted}>? or Esc closes this help</Text>
+      <Text color={p.muted}>{hidden > 0 ? `… ${hidden} more in a taller terminal · ? or Esc closes` : '? or Esc closes this help'}</Text>
     </Box>
   );
 }
@@ -200,6 +215,16 @@ export function textIndexGauge(b: TextIndexBuild, width: number): [string, strin
   const gauge = `building the full-text index ${'█'.repeat(filled)}${'░'.repeat(cells - filled)} ${Math.floor(share * 100)}% ${SYMBOL.dot} ${b.cancelling ? 'stopping…' : 'Esc cancels'}`;
   const read = b.total > 0 ? `${MB(b.done)} of ${MB(b.total)} read; ` : '';
   return [gauge, `${read}the search "${b.query}" runs once it is built (only the first search builds it)`];
+}
+
+/** The status parts joined by dots; the optional ones (key hints) are dropped from the end until the line fits. */
+function fitParts(width: number, parts: readonly string[], optional: readonly string[]): string {
+  const all = [...parts, ...optional];
+  for (let n = all.length; n > parts.length; n--) {
+    const line = all.slice(0, n).join(` ${SYMBOL.dot} `);
+    if (line.length <= width) return line;
+  }
+  return parts.join(` ${SYMBOL.dot} `);
 }
 
 function StatusLine({ state, frame, p, ready, width }: { state: ReplayState; frame: ReplayFrame; p: Palette; ready: boolean; width: number }) {
@@ -232,7 +257,7 @@ function StatusLine({ state, frame, p, ready, width }: { state: ReplayState; fra
     <Box flexDirection="column">
       {state.message ? <Text color={state.message.tone === 'warn' ? p.warn : p.accent}>{state.message.text}</Text> : <Text> </Text>}
       <Text color={p.muted} wrap="truncate-end">
-        {`${play} ${count(SPEEDS[state.speed] ?? 1, 'beat')}/s ${SYMBOL.dot} ${filter} ${SYMBOL.dot} beat ${frame.total ? frame.position + 1 : 0}/${frame.total}${ready ? ` ${SYMBOL.dot} ? help ${SYMBOL.dot} q quit` : ''}`}
+        {fitParts(width, [`${play} ${count(SPEEDS[state.speed] ?? 1, 'beat')}/s`, filter, `beat ${frame.total ? frame.position + 1 : 0}/${frame.total}`], ready ? ['? help', 'q quit'] : [])}
       </Text>
     </Box>
   );
@@ -245,12 +270,17 @@ export function ReplayView({ frame, state, width, height, palette: p, ready = tr
   return (
     <Box flexDirection="column" width={width}>
       <Box justifyContent="space-between">
-        <Text bold color={p.accent} wrap="truncate-end">
-          {`kourai replay${s ? ` ${SYMBOL.dot} session ${s.session.slice(0, 8)} (${s.rank + 1}/${frame.sessions})` : ''}${s?.player && s.project ? ` ${SYMBOL.dot} ${s.player}/${s.project}` : ''}`}
-        </Text>
-        <Text color={p.muted}>{frame.total ? `${frame.position + 1}/${frame.total}` : '0/0'}</Text>
+        <Box flexShrink={1} minWidth={0}>
+          <Text bold color={p.accent} wrap="truncate-end">
+            {`kourai replay${s ? ` ${SYMBOL.dot} session ${s.session.slice(0, 8)} (${s.rank + 1}/${frame.sessions})` : ''}${s?.player && s.project ? ` ${SYMBOL.dot} ${s.player}/${s.project}` : ''}`}
+          </Text>
+        </Box>
+        <Box flexShrink={0} marginLeft={1}>
+          <Text color={p.muted}>{frame.total ? `${frame.position + 1}/${frame.total}` : '0/0'}</Text>
+        </Box>
       </Box>
-      {b && frame.scene ? (
+      {state.overlay === 'help' ? <Help p={p} width={width} rows={height - 3} /> : null}
+      {state.overlay === 'help' ? null : b && frame.scene ? (
         <>
           <Text bold wrap="truncate-end">{`scene ${b.scene_id}`}</Text>
           <Box flexDirection="column" marginLeft={1} marginY={1}>
@@ -264,10 +294,12 @@ export function ReplayView({ frame, state, width, height, palette: p, ready = tr
       ) : (
         <Text color={p.muted}>nothing to replay</Text>
       )}
-      {state.overlay === 'help' ? <Help p={p} /> : b ? <BeatDetail b={b} affinity={frame.affinity} textRows={textRows} p={p} /> : null}
-      <Box marginTop={1}>
-        <AffinityBar affinity={frame.affinity} p={p} />
-      </Box>
+      {state.overlay === 'help' ? null : b ? <BeatDetail b={b} affinity={frame.affinity} textRows={textRows} p={p} /> : null}
+      {state.overlay === 'help' ? null : (
+        <Box marginTop={1}>
+          <AffinityBar affinity={frame.affinity} p={p} />
+        </Box>
+      )}
       <StatusLine state={state} frame={frame} p={p} ready={ready} width={width} />
     </Box>
   );

@@ -2,28 +2,18 @@ import { render } from 'ink';
 import type { Ctx } from '../../context.js';
 import type { TrainEvent } from '../../train/train-bond.js';
 import { TrainView } from './train-view.js';
-import { useTrain, type TrainEvents } from './use-train.js';
-
-function TrainApp({ events, color }: { events: TrainEvents; color: boolean }): React.JSX.Element {
-  return <TrainView state={useTrain(events)} color={color} />;
-}
+import { initialTrainState, trainReducer, type TrainState } from './use-train-state.js';
 
 /**
  * The live display on stderr (stdout keeps the result table). It reads no input, so Ctrl-C stays
- * an ordinary SIGINT the command handles. Returns `push` for events and `close` to leave the last
- * frame on screen.
+ * an ordinary SIGINT the command handles. The table is a pure function of the reduced events,
+ * rendered again on each one, so the frame left on screen at `close` is the last state, never one
+ * React had not committed yet.
  */
-export function showTrain(ctx: Ctx): { push: (e: TrainEvent) => void; close: () => Promise<void> } {
-  const seen: TrainEvent[] = [];
-  const listeners = new Set<(e: TrainEvent) => void>();
-  const events: TrainEvents = {
-    subscribe: (l) => {
-      listeners.add(l);
-      return () => listeners.delete(l);
-    },
-    replay: () => seen,
-  };
-  const app = render(<TrainApp events={events} color={ctx.colorLevel > 0} />, {
+export function showTrain(ctx: Ctx, columns: number): { push: (e: TrainEvent) => void; close: () => Promise<void> } {
+  let state: TrainState = initialTrainState;
+  const color = ctx.colorLevel > 0;
+  const app = render(<TrainView state={state} color={color} width={columns} />, {
     stdout: ctx.stderr as unknown as NodeJS.WriteStream,
     stderr: ctx.stderr as unknown as NodeJS.WriteStream,
     stdin: ctx.stdin as NodeJS.ReadStream,
@@ -32,10 +22,11 @@ export function showTrain(ctx: Ctx): { push: (e: TrainEvent) => void; close: () 
   });
   return {
     push: (e) => {
-      seen.push(e);
-      for (const l of listeners) l(e);
+      state = trainReducer(state, e);
+      app.rerender(<TrainView state={state} color={color} width={columns} />);
     },
     close: async () => {
+      app.rerender(<TrainView state={state} color={color} width={columns} />);
       app.unmount();
       await app.waitUntilExit();
     },

@@ -17,8 +17,8 @@ import { ent } from '../../train/examples/helpers.js';
 const reader = fileURLToPath(new URL('../../fixtures/python/trl_dpo_reader.py', import.meta.url));
 
 /** Reads the files as TRL's DPO trainer would get them (python3, standard library only). */
-function trlRead(files: readonly string[]): { file: string; rows: number; columns: string[]; format: string; type: string; prompts: string[] }[] {
-  const r = spawnSync('python3', [reader, ...files], { encoding: 'utf8' });
+function trlRead(files: readonly string[], conversational = false): { file: string; rows: number; columns: string[]; format: string; type: string; prompts: string[] }[] {
+  const r = spawnSync('python3', [reader, ...(conversational ? ['--conversational'] : []), ...files], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`the TRL-style reader refused the export: ${r.stderr || r.error?.message}`);
   return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
 }
@@ -77,6 +77,33 @@ describe('memoir export --format trl-dpo', () => {
         for (const t of [rec.prompt, rec.chosen, rec.rejected]) for (const s of hidden) expect(t.includes(s), `${f.agent}: ${s}`).toBe(false);
       }
     }
+  });
+
+  it('--format trl-dpo-chat: the same pairs as messages with roles, read by a TRL-style conversational loader', async () => {
+    const ctx = newCtx();
+    await runCmd(synth, { sessions: '8' }, ctx);
+    const std = await runCmd(exportCmd, { format: 'trl-dpo', json: true }, ctx);
+    const chat = await runCmd(exportCmd, { format: 'trl-dpo-chat', json: true }, ctx);
+    expect(chat).toMatchObject({ format: 'trl-dpo-chat', out: join(ctx.home, 'trl-dpo-chat'), records: std.records });
+    const read = trlRead(chat.files.map((f) => f.path), true);
+    expect(read.every((x) => x.format === 'conversational' && x.columns.join() === 'chosen,prompt,rejected')).toBe(true);
+    // The standard reader refuses it, and the conversational one refuses the standard files.
+    expect(spawnSync('python3', [reader, chat.files[0]!.path]).status).toBe(1);
+    expect(spawnSync('python3', [reader, '--conversational', std.files[0]!.path]).status).toBe(1);
+    for (const [i, f] of chat.files.entries()) {
+      const plain = records(std.files[i]!.path);
+      const lines = readFileSync(f.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prompt: { role: string; content: string }[]; chosen: { role: string; content: string }[]; rejected: { role: string; content: string }[] });
+      lines.forEach((row, k) => {
+        expect(row.prompt.map((m) => m.role)).toEqual(['system', 'user']);
+        // The standard prompt, split into the two turns.
+        expect(`${row.prompt[0]!.content}\n${row.prompt[1]!.content}\n`).toBe(plain[k]!.prompt);
+        expect(row.chosen).toEqual([{ role: 'assistant', content: plain[k]!.chosen }]);
+        expect(row.rejected).toEqual([{ role: 'assistant', content: plain[k]!.rejected }]);
+      });
+    }
+    const text = await cli({ format: 'trl-dpo-chat', out: 'again' }, ctx);
+    expect(text).toBe(0);
+    expect(ctx.stdout.text).toMatch(/in TRL's DPO format \(conversational: messages with roles\)/);
   });
 
   it('--include-private: a warning on stderr; revisions and the task in the prompt', async () => {

@@ -56,6 +56,8 @@ describe('kourai train bond', { timeout: 240_000 }, () => {
     expect(techne).toMatchObject({ status: 'trained', version: 1, parent_version: null });
     expect(techne.metric!.name).toBe('pairwise_accuracy');
     expect(ctx.stderr.text).toMatch(/techne: trained v1 after \d+ epochs/);
+    // As a pipe (no terminal width): the whole table (narrow terminals: bond-render.test.ts).
+    Object.assign(ctx.stdout, { columns: undefined });
     const text = await runCli(bond, { ...quick, agent: ['techne'] }, ctx);
     expect(text.stdout).toMatch(/^AGENT\s+EXAMPLES\s+TRAIN LOSS\s+VAL LOSS\s+VALIDATION\s+TRIVIAL BASELINES\s+ADAPTER/);
     expect(text.stdout).toMatch(/techne .* bond v2/);

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { InvalidDataError, UsageError } from '../../../src/errors.js';
 import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
 import { buildRevision, mergePatch } from '../../../src/memoir/derive/supersede.js';
+import { prepareEntries } from '../../../src/memoir/file/append.js';
+import { ulidGenerator } from '../../../src/memoir/format/entry-id.js';
+import { parseLine } from '../../../src/memoir/format/parse.js';
 
 const shared: MemoirEntry = {
   scene_id: 'session-1a2b3c4d.turn-3',
@@ -108,5 +111,17 @@ describe('buildRevision', () => {
     expect(r.carried).toEqual({ host_mood: 'tense' });
     expect(r.input.host_mood).toBeUndefined();
     expect(r.changed).toEqual(['host_mood']);
+  });
+});
+
+describe('a correction keeps a host context whole', () => {
+  it('a patch of another field leaves every context key, its order and number forms, as written', () => {
+    const line = '{"scene_id":"s.turn-1","agent":"techne","source":"specialist_proposed","context":{"host":"py-host-1","7":1.0,"task_type":"qa"},"narrative_beat":null,"agent_proposed":"x","player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":true,"private_only":false}}';
+    const p = parseLine(line);
+    if (!p.ok) throw new Error(p.message);
+    const r = buildRevision({ original: p.entry, originalShareable: true, patch: { agent_proposed: 'y' }, reason: 'typo' });
+    const [out] = prepareEntries([{ value: r.input, where: 'supersede' }], ulidGenerator(() => Date.UTC(2026, 10, 22), (n) => new Uint8Array(n)), () => new Date('2026-11-22T10:00:00.000Z'));
+    expect(out?.line).toContain(',"context":{"host":"py-host-1","7":1.0,"task_type":"qa"},');
+    expect(r.changed).toEqual(['agent_proposed']);
   });
 });

@@ -161,6 +161,57 @@ describe('repair never drops bytes another writer appended (issue 13 item 1)', (
   });
 });
 
+/**
+ * The writer dies here (kill -9 inside write(2)): from now on none of its calls reach the memoir or
+ * its journal, as none would; the append throws 'simulated crash' where the process would be gone.
+ */
+function dies(path: string): never {
+  hooks.before = (c) => {
+    if (c.path.startsWith(path)) throw new Error('the process is gone');
+  };
+  throw new Error('simulated crash');
+}
+
+describe('a batch whose write fails while the writer lives (a full disk, an I/O error) is cut off at once (property)', () => {
+  it('the memoir is byte-identical to before the batch, nothing is quarantined or left pending, and the next batch lands whole', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom('ENOSPC', 'EIO', 'EDQUOT'), fc.boolean(), (size, where, code, inFsync) => {
+        const sub = join(dir, `f${Math.random().toString(36).slice(2)}`);
+        mkdirSync(sub);
+        const path = join(sub, 'memoir.jsonl');
+        const m = new Memoir(path);
+        m.append([entry(0)]);
+        const before = readFileSync(path);
+        const fail = (): never => {
+          delete hooks.before;
+          throw Object.assign(new Error(`${code}: simulated`), { code });
+        };
+        hooks.before = (c, args) => {
+          if (c.path !== path) return;
+          if (inFsync) {
+            if (c.op === 'fsync') fail(); // the whole batch was written; making it durable failed
+            return;
+          }
+          if (c.op !== 'write') return;
+          const [fd, buf, off, len] = args as [number, Buffer, number, number];
+          delete hooks.before;
+          realFs.writeSync(fd, buf, off, Math.floor(where * len)); // part of it got through
+          fail();
+        };
+        expect(() => m.append(Array.from({ length: size }, (_, i) => entry(100 + i)))).toThrow();
+        delete hooks.before;
+        expect(readFileSync(path)).toEqual(before);
+        expect(existsSync(quarantinePath(path))).toBe(false);
+        expect(readFileSync(journalPath(path))).toHaveLength(0);
+        m.append([entry(999)]);
+        const texts = [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
+        expect(texts).toEqual(['proposal 0', 'proposal 999']);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
 describe('a batch interrupted at any byte is all or nothing (issue 13 item 4, property)', () => {
   it('the next writer rolls the written part back into the quarantine and keeps host lines written since', () => {
     fc.assert(
@@ -184,9 +235,10 @@ describe('a batch interrupted at any byte is all or nothing (issue 13 item 4, pr
           total = len;
           delete hooks.before;
           realFs.writeSync(fd, buf, off, cut);
-          throw new Error('simulated crash');
+          dies(path);
         };
         expect(() => m.append(batch)).toThrow('simulated crash');
+        delete hooks.before;
         for (let h = 0; h < hostLines; h++) realFs.appendFileSync(path, pythonLine(h)); // hosts keep writing
         m.append([entry(999)]);
         const texts = [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
@@ -218,9 +270,10 @@ describe('the batch journal holds line lengths and CRC-32s, not the batch (issue
       batch = Buffer.from(buf.subarray(off, off + len));
       delete hooks.before;
       realFs.writeSync(fd, buf, off, keep(batch));
-      throw new Error('simulated crash');
+      dies(path);
     };
     expect(() => m.append(Array.from({ length: size }, (_, i) => entry(100 + i)))).toThrow('simulated crash');
+    delete hooks.before;
     return batch;
   }
   const quarantined = (path: string) =>

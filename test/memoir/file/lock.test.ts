@@ -14,7 +14,7 @@ import { removeDir, tempDir } from '../../helpers/ctx.js';
 const DIST_LOCK = fileURLToPath(new URL('../../../dist/memoir/file/lock.js', import.meta.url));
 const WORKER = fileURLToPath(new URL('../fixtures/lock-worker.mjs', import.meta.url));
 const HOLDER = fileURLToPath(new URL('../fixtures/lock-holder.mjs', import.meta.url));
-const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
+const MEMOIR_DOC = fileURLToPath(new URL('../../../docs/memoir.md', import.meta.url));
 
 const dirs: string[] = [];
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -49,11 +49,11 @@ function exited(child: ChildProcessWithoutNullStreams): Promise<number | null> {
   return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.on('exit', (code) => r(code)));
 }
 
-/** The Python snippet the README documents for hosts that want kourai's lock (run as written). */
-function readmeSnippet(): string {
-  const text = readFileSync(README, 'utf8');
+/** The Python snippet docs/memoir.md documents for hosts that want kourai's lock (run as written). */
+function docSnippet(): string {
+  const text = readFileSync(MEMOIR_DOC, 'utf8');
   const m = /<!-- python-lock-snippet -->\s*```python\n([\s\S]*?)```/.exec(text);
-  if (!m) throw new Error('README has no python-lock-snippet block');
+  if (!m) throw new Error('docs/memoir.md has no python-lock-snippet block');
   return m[1] as string;
 }
 
@@ -138,11 +138,11 @@ describe('the memoir lock', () => {
   });
 });
 
-describe('the lock with Python hosts (the README snippet, run by python3)', () => {
+describe('the lock with Python hosts (the snippet of docs/memoir.md, run by python3)', () => {
   it('a Python host holding the lock makes kourai wait, and kourai writes once it lets go', async () => {
     const path = memoirFile();
     new Memoir(path).append([entry(0)]);
-    const code = `${readmeSnippet()}
+    const code = `${docSnippet()}
 import sys
 with kourai_lock(sys.argv[1]):
     print("held", flush=True)
@@ -159,7 +159,7 @@ print("released", flush=True)
   it('kourai holding the lock makes a Python host wait (LOCK_NB fails), and Python gets it after', async () => {
     const path = memoirFile();
     const holder = await startUntil(process.execPath, [HOLDER, DIST_LOCK, path], 'held');
-    const tryLock = `${readmeSnippet()}
+    const tryLock = `${docSnippet()}
 import sys
 try:
     with kourai_lock(sys.argv[1], wait=False):
@@ -176,7 +176,7 @@ except BlockingIOError:
   it('Python hosts and kourai writers taking turns on one memoir: every line whole, none lost', async () => {
     const path = memoirFile();
     new Memoir(path).append([entry(0)]);
-    const pyWriter = `${readmeSnippet()}
+    const pyWriter = `${docSnippet()}
 import json, os, sys
 path, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 for i in range(n):

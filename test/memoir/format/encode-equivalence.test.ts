@@ -11,6 +11,13 @@ import { float, kouraiEntry, text, upstreamEntry } from '../arbitraries.js';
  * layout against Python itself.
  */
 type Obj = Record<string, any>;
+/** A JS value as pydantic writes the same value (integral numbers are ints). */
+function referenceValue(v: unknown): string {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? String(v) : pyFloat(v);
+  if (Array.isArray(v)) return `[${v.map(referenceValue).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.keys(v).map((k) => `${pyString(k)}:${referenceValue((v as Obj)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
 function referenceEncode(e: Obj): string {
   const ns = (v: string | null): string => (v === null ? 'null' : pyString(v));
   const c = e.context as Obj | null;
@@ -19,7 +26,7 @@ function referenceEncode(e: Obj): string {
   let s = '{"scene_id":' + pyString(e.scene_id);
   s += ',"agent":' + pyString(e.agent);
   s += ',"source":' + pyString(e.source);
-  s += ',"context":' + (c === null ? 'null' : `{"task_type":${pyString(c.task_type)},"transcript_hash":${pyString(c.transcript_hash)},"preceding_agents":[${(c.preceding_agents as string[]).map(pyString).join(',')}]}`);
+  s += ',"context":' + (c === null ? 'null' : referenceValue(c));
   s += ',"narrative_beat":' + ns(e.narrative_beat);
   s += ',"agent_proposed":' + ns(e.agent_proposed);
   s += ',"player_response":' + (r === null ? 'null' : `{"kind":${pyString(r.kind)},"delta":${ns(r.delta)},"felt":${ns(r.felt)}}`);
@@ -36,7 +43,7 @@ function referenceEncode(e: Obj): string {
 }
 
 describe('encodeEntry writes the same bytes as the field-by-field reference (property)', () => {
-  // Extra keys inside nested objects (dropped by both), unknown top-level keys (kept, after the
+  // Extra keys inside nested objects (a context keeps them; other objects drop them), unknown top-level keys (kept, after the
   // extensions), integer-like keys (which objects order first) and any text.
   const withExtras = fc
     .tuple(

@@ -2,6 +2,7 @@ import type { Agent } from '../agents.js';
 import { AGENTS } from '../agents.js';
 import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from '../sources.js';
 import type { EntryType, Felt, ReasonClass, ResponseKind, Source, Visibility } from '../sources.js';
+import { EXTENSION_FIELDS, type ExtensionKind } from '../fields.js';
 import { entryVerdict, type SplitVerdict } from '../split-rule.js';
 import { RECORDED_AT_RE } from './recorded-at.js';
 
@@ -76,7 +77,7 @@ export class ScannedLine {
   hasEpisode = false;
   hasCouncil = false;
   /** [start, end) per SPAN_FIELDS entry, meaningful when its bit in `present` is set. */
-  readonly spans = new Int32Array(SPAN_FIELDS.length * 2);
+  readonly spans = new Int32Array((SPAN_FIELDS.length + 1) * 2); // + a scratch slot
   /** Bit i set: SPAN_FIELDS[i] is in the line (not absent, not null). */
   present = 0;
   /** Bit i set: SPAN_FIELDS[i] is written with escapes. */
@@ -221,8 +222,15 @@ const K = {
   reason: litOf(',"reason_class":'),
   visibility: litOf(',"visibility":'),
 };
-/** Extension keys as `"key":`, in the order kourai writes them (schema.ts EXTENSION_KEYS). */
-const EXT = ['entry_id', 'recorded_at', 'entry_type', 'interrupt', 'supersedes', 'revision_reason', 'likert', 'comment', 'episode', 'council'].map((k) => litOf(`"${k}":`));
+/** Extension keys as `"key":`, in the order kourai writes them (fields.ts EXTENSION_FIELDS), with their kinds. */
+const EXT = EXTENSION_FIELDS.map((f) => litOf(`"${f.key}":`));
+const EXT_KIND: readonly ExtensionKind[] = EXTENSION_FIELDS.map((f) => f.kind);
+/** The span slot of each string-valued extension, or -1 when the scanner keeps none (it still checks it). */
+const EXT_SPAN: readonly number[] = EXTENSION_FIELDS.map((f) => (f.key in F ? F[f.key as SpanField] : -1));
+/** The slot a string whose span nobody reads is scanned into. */
+const SCRATCH = SPAN_FIELDS.length;
+const EPISODE = EXTENSION_FIELDS.findIndex((f) => f.key === 'episode');
+const COUNCIL = EXTENSION_FIELDS.findIndex((f) => f.key === 'council');
 
 interface EnumTable<T extends string> {
   values: readonly T[];
@@ -615,7 +623,7 @@ function isAscii(b: Uint8Array, s: number, e: number): boolean {
 export function scanLine(b: Buffer, start: number, end: number, out: ScannedLine): boolean {
   out.reset(b);
   let p = field(b, lit(out, start, end, K.head), end, out, F.scene_id);
-  if (p < 0 || out.spans[F.scene_id * 2] === out.spans[F.scene_id * 2 + 1]) return false; // scene_id min(1)
+  if (p < 0) return false;
   p = enumValue(b, lit(out, p, end, K.agent), end, AGENT_T, out);
   if (p < 0) return false;
   out.agentIx = out.num;
@@ -656,49 +664,48 @@ export function scanLine(b: Buffer, start: number, end: number, out: ScannedLine
     if (q < 0) return false;
     next = k + 1;
     p = q;
-    switch (k) {
-      case 0: {
-        // entry_id: 1..64 characters; the fast path takes plain ASCII ids only (bytes = characters).
-        p = field(b, p, end, out, F.entry_id);
-        const s = out.spans[F.entry_id * 2] as number;
-        const e = out.spans[F.entry_id * 2 + 1] as number;
+    const f = EXT_SPAN[k] as number;
+    const slot = f < 0 ? SCRATCH : f;
+    switch (EXT_KIND[k] as ExtensionKind) {
+      case 'id': {
+        // 1..64 characters; the fast path takes plain ASCII ids only (bytes = characters).
+        p = field(b, p, end, out, slot);
+        const s = out.spans[slot * 2] as number;
+        const e = out.spans[slot * 2 + 1] as number;
         if (p < 0 || out.esc || e - s < 1 || e - s > 64 || !isAscii(b, s, e)) return false;
         break;
       }
-      case 1:
-        p = field(b, p, end, out, F.recorded_at);
+      case 'timestamp':
+        if (f < 0) return false; // the date check reads recorded_at's slot
+        p = field(b, p, end, out, f);
         if (p < 0 || !recordedAt(b, out)) return false;
         break;
-      case 2:
+      case 'entry_type':
         p = enumValue(b, p, end, TYPE_T, out);
         if (p < 0) return false;
         out.typeIx = out.num;
         out.entryType = ENTRY_TYPES[out.num] as EntryType;
         break;
-      case 3:
+      case 'interrupt':
         p = interrupt(b, p, end, out);
         break;
-      case 4:
-        p = field(b, p, end, out, F.supersedes);
-        if (p < 0 || out.spans[F.supersedes * 2] === out.spans[F.supersedes * 2 + 1]) return false; // min(1)
+      case 'ref':
+        p = field(b, p, end, out, slot);
+        if (p < 0 || out.spans[slot * 2] === out.spans[slot * 2 + 1]) return false; // min(1)
         break;
-      case 5:
-        p = field(b, p, end, out, F.revision_reason);
+      case 'text':
+        p = field(b, p, end, out, slot);
         break;
-      case 6:
+      case 'likert':
         p = num(b, p, end, out);
         if (p < 0 || !Number.isSafeInteger(out.num) || out.num < 1 || out.num > 5) return false;
         out.likert = out.num;
         break;
-      case 7:
-        p = field(b, p, end, out, F.comment);
-        break;
-      case 8:
-      case 9:
+      case 'object':
         if (p >= end || b[p] !== 0x7b) return false; // a JSON object
         p = value(b, p, end, out, 0);
-        if (k === 8) out.hasEpisode = true;
-        else out.hasCouncil = true;
+        if (k === EPISODE) out.hasEpisode = true;
+        else if (k === COUNCIL) out.hasCouncil = true;
         break;
     }
     if (p < 0) return false;

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { derivedId } from '../../../../src/memoir/format/entry-id.js';
-import { encodeEntry } from '../../../../src/memoir/format/encode.js';
+import { encodeEntry, isKouraiContext } from '../../../../src/memoir/format/encode.js';
 import { parseLine } from '../../../../src/memoir/format/parse.js';
 import { plainWord, ScannedLine, scanLine } from '../../../../src/memoir/format/scan/canonical-line.js';
 import { RECORDED_AT_RE } from '../../../../src/memoir/format/scan/recorded-at.js';
@@ -211,7 +211,7 @@ describe('canonical line scanner', () => {
       }),
       { numRuns: 1500 },
     );
-    expect(accepted).toBeGreaterThan(40); // the property is not vacuous (most generated lines are meant to be odd)
+    expect(accepted).toBeGreaterThan(25); // the property is not vacuous (most generated lines are meant to be odd, and host contexts fall back)
   });
 
   it('property: every line kourai writes for a valid entry is taken by the scanner (no needless fall-back)', () => {
@@ -220,6 +220,7 @@ describe('canonical line scanner', () => {
       fc.property(fc.oneof(kouraiEntry, upstreamEntry), (e) => {
         const line = encodeEntry(e as MemoirLine);
         if (slowView(line) === undefined) return; // e.g. a lone surrogate the writer would refuse
+        if (e.context !== null && !isKouraiContext(e.context as never)) return; // a host's own context: read by the slow path
         expect(agrees(Buffer.from(line), out), line).toBe(true);
       }),
       { numRuns: 1000 },

@@ -1,0 +1,70 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { assertBuilt, copyHome, sampleHome } from '../helpers/bin.js';
+import { removeDir } from '../helpers/ctx.js';
+import { readEntries } from '../helpers/forge.js';
+import { hasTmux, TmuxSession } from '../helpers/tmux.js';
+
+/**
+ * Every screen at medium widths, in a real terminal (tmux) through the built binary: it lays out
+ * with its words whole, or refuses naming the size it needs. A word cut without an ellipsis, or glued
+ * to its neighbour, fails the phrase checks below.
+ */
+let template: { home: string; memoirs: string[] };
+let home: string;
+let tmux: TmuxSession;
+
+beforeAll(() => {
+  assertBuilt();
+  if (!hasTmux()) throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
+  template = sampleHome();
+});
+afterAll(() => removeDir(template.home));
+afterEach(() => {
+  tmux?.kill();
+  if (home) removeDir(home);
+});
+
+vi.setConfig({ testTimeout: 90_000 });
+
+function open(args: string[], columns: number, rows = 24): void {
+  ({ home } = copyHome(template));
+  tmux = new TmuxSession();
+  tmux.start(args, home, { columns, rows });
+}
+
+const widest = (screen: string): number => Math.max(...screen.split('\n').map((l) => [...l].length));
+
+describe.for([60, 100])('at %i columns', (columns) => {
+  it('feedback: the header keeps "Feedback for techne" and the affinity; each rating label stays with its number', async () => {
+    ({ home } = copyHome(template));
+    const memoir = template.memoirs[0] as string;
+    const scene = readEntries(memoir).find((e) => e.agent === 'techne')!.scene_id;
+    removeDir(home);
+    open(['feedback', '--memoir', memoir.replace(template.home, '.'), '--agent', 'techne', '--scene', scene, '--proposed', 'x = compute()', '--force'], columns);
+    const screen = await tmux.waitFor('Enter confirm · Esc skip');
+    expect(screen).toMatch(/^Feedback for techne · .* affinity \d\.\d\d (stranger|familiar|trusted|bonded)$/m);
+    for (const label of ['1 way off', '2 a bit off', '3 unsure', '4 right', '5 exactly right']) expect(screen).toContain(label);
+    expect(widest(screen)).toBeLessThanOrEqual(columns);
+  });
+
+  it('replay: the header keeps the position apart from the player; the help overlay shows every key at 30 rows', async () => {
+    open(['memoir', 'replay'], columns, 30);
+    let screen = await tmux.waitFor(/\? help/);
+    expect(screen.split('\n')[0]).toMatch(/^kourai replay · session \w{8} \(1\/\d+\) · ariadne\/\S+ +1\/\d+$/);
+    tmux.keys('?');
+    screen = await tmux.waitFor('? or Esc closes this help');
+    for (const words of ['next beat', 'jump to an entry id', 'cancel (exit code 130)']) expect(screen).toContain(words);
+    expect(widest(screen)).toBeLessThanOrEqual(columns);
+  });
+
+  it('whisper and consent: lay out at their minimum, or refuse naming it', async () => {
+    for (const [args, min] of [[['whisper'], 80], [['federate', 'consent'], 70]] as const) {
+      open([...args], columns);
+      const screen = await tmux.waitFor(columns >= min ? /q quit|Esc|Enter/ : /\[exit \d+\]/);
+      if (columns < min) expect(screen).toMatch(new RegExp(`needs at least ${min}×\\d+`));
+      else expect(widest(screen)).toBeLessThanOrEqual(columns);
+      tmux.kill();
+      removeDir(home);
+    }
+  });
+});
