@@ -8,7 +8,7 @@ import { addForge } from '../../src/council/forges.js';
 import { CouncilHttpError } from '../../src/council/http-error.js';
 import { SqliteCouncilStorage } from '../../src/council/sqlite-storage.js';
 import type { ForgeRow } from '../../src/council/storage.js';
-import { councilAnchors } from '../../src/federation/round/status.js';
+import { councilAnchors } from '../../src/federation/round/ledger-anchors.js';
 import { GaussianSampler } from '../../src/privacy/gaussian-noise.js';
 import { checkAnchors } from '../../src/privacy/ledger-anchor.js';
 import { buildRelease, releaseJson } from '../../src/privacy/release.js';
@@ -152,7 +152,7 @@ describe('round binding as a property of the council (in-process)', () => {
           for (const [i, f] of forges.entries()) {
             const status = (await council.roundStatus(f, 1)) as RoundStatus;
             const rows = (ledgers[i] ?? []).map((r, n) => ({ ...r, hash: `h${n}` })) as unknown as ReleaseRow[];
-            expect(() => checkAnchors(rows, { council: councilAnchors(keys[i] as string, status, null) })).not.toThrow();
+            expect(() => checkAnchors(rows, { council: councilAnchors(keys[i] as string, [status], null).council })).not.toThrow();
           }
         } finally {
           await council.stop();
@@ -166,11 +166,12 @@ describe('round binding as a property of the council (in-process)', () => {
 
   it('a release the council holds in a round other than the one it was drawn for is anchored to its own round (no false roll-back alarm)', () => {
     const key = 'c0123456789abcde';
-    const status = { round: 2, you: { submitted: ['metis'], round_keys: { metis: `${key}#1` } } } as unknown as RoundStatus;
+    const privacy_policy = { accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 } } };
+    const status = { round: 2, privacy_policy, you: { submitted: ['metis'], round_keys: { metis: `${key}#1` } } } as unknown as RoundStatus;
     const rows = [{ round: `${key}#1`, agent: 'metis', hash: 'h' }] as unknown as ReleaseRow[];
-    expect(() => checkAnchors(rows, { council: councilAnchors(key, status, null) })).not.toThrow();
+    expect(() => checkAnchors(rows, { council: councilAnchors(key, [status], null).council })).not.toThrow();
     // Without the council's word on the key, the same holding is (correctly) a missing row for round 2.
-    const bare = { round: 2, you: { submitted: ['metis'] } } as unknown as RoundStatus;
-    expect(() => checkAnchors(rows, { council: councilAnchors(key, bare, null) })).toThrow(/rolled back/);
+    const bare = { round: 2, privacy_policy, you: { submitted: ['metis'] } } as unknown as RoundStatus;
+    expect(() => checkAnchors(rows, { council: councilAnchors(key, [bare], null).council })).toThrow(/rolled back/);
   });
 });
