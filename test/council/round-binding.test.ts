@@ -156,7 +156,7 @@ describe('round binding as a property of the council (in-process)', () => {
           }
         } finally {
           await council.stop();
-          storage.close();
+          await storage.close();
           removeDir(dir);
         }
       }),
