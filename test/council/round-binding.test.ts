@@ -166,7 +166,7 @@ describe('round binding as a property of the council (in-process)', () => {
 
   it('a release the council holds in a round other than the one it was drawn for is anchored to its own round (no false roll-back alarm)', () => {
     const key = 'c0123456789abcde';
-    const privacy_policy = { accepted: { noise_multiplier: { min: 8, max: 8 }, clip_norm: { min: 0, max: 1 } } };
+    const privacy_policy = { accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 } } };
     const status = { round: 2, privacy_policy, you: { submitted: ['metis'], round_keys: { metis: `${key}#1` } } } as unknown as RoundStatus;
     const rows = [{ round: `${key}#1`, agent: 'metis', hash: 'h' }] as unknown as ReleaseRow[];
     expect(() => checkAnchors(rows, { council: councilAnchors(key, [status], null).council })).not.toThrow();

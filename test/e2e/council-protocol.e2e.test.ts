@@ -89,7 +89,7 @@ describe('the forge binary', () => {
       mkdirSync(forge);
       const r = await kouraiAsync(['federate', 'join', '--server', relay.url, '--token', token, '--json'], { home: forge });
       expect(r.code, r.stderr).toBe(9);
-      expect(r.stderr.split('\n')[0]).toMatch(/^kourai: council: the council at .* speaks protocol v2 and refused this request's v3/);
+      expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(/^kourai: council: the council at .* speaks protocol v2 and refused this request's v3/);
       expect(r.stderr).toMatch(/ask its operator to upgrade/);
       expect(JSON.parse(r.stdout)).toMatchObject({ error: { exit_code: 9 } });
       expect(`${r.stdout}${r.stderr}`).not.toContain(token);

@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt } from '../helpers/bin.js';
+import { assertBuilt, BIN, cleanEnv } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { kourai, kouraiAsync } from './run-bin.js';
 
@@ -50,7 +53,9 @@ describe('kourai federate join: exit 9 from the real binary', () => {
     const url = await closedPort();
     const r = kourai(['federate', 'join', '--server', url, '--token', TOKEN, '--json'], { home });
     expect(r.code, r.stderr).toBe(9);
-    expect(r.stderr.split('\n')[0]).toMatch(new RegExp(`^kourai: .*${url.replace(/[.:/]/g, '\\$&')}`));
+    // --token on the command line: a warning first (the token is in the process list), then the error.
+    expect(r.stderr.split('\n')[0]).toMatch(/^warning: --token puts the token in the process list.*--token-file FILE .*--token -/);
+    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(new RegExp(`^kourai: .*${url.replace(/[.:/]/g, '\\$&')}`));
     expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'network', exit_code: 9 } });
     expect(`${r.stdout}${r.stderr}`).not.toContain(TOKEN);
     expectNotJoined();
@@ -63,9 +68,30 @@ describe('kourai federate join: exit 9 from the real binary', () => {
     });
     const r = await kouraiAsync(['federate', 'join', '--server', url, '--token', TOKEN], { home });
     expect(r.code, r.stderr).toBe(9);
-    expect(r.stderr.split('\n')[0]).toMatch(/^kourai: .* does not answer like a kourai council/);
+    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(/^kourai: .* does not answer like a kourai council/);
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toContain(TOKEN);
     expectNotJoined();
   });
+
+  it('Ctrl-C while join waits for a council that accepts the connection and never answers: exit 130, one line, no TypeError', async () => {
+    const url = await listen(() => undefined); // never answers
+    const child = spawn(process.execPath, [BIN, 'federate', 'join', '--server', url, '--token-file', tokenFile()], { cwd: home, env: cleanEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGINT');
+    expect(await done, stderr).toBe(130);
+    expect(stderr).not.toMatch(/TypeError|unexpected error|this is a bug/);
+    expect(stderr).toMatch(/^kourai: cancel/m);
+    expectNotJoined();
+  });
 });
+
+function tokenFile(): string {
+  const file = join(home, 'token');
+  writeFileSync(file, TOKEN, { mode: 0o600 });
+  return file;
+}
+

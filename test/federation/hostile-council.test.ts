@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CancelledError, ExitCode, KouraiError } from '../../src/errors.js';
 import { membershipPath, redactError, requireMembership, type Membership } from '../../src/federation/round/membership.js';
 import { httpTransport } from '../../src/federation/round/transport.js';
@@ -23,6 +23,9 @@ const synth = () => import('../../src/commands/memoir/synth.js');
 const round = () => import('../../src/commands/federate/round.js');
 const status = () => import('../../src/commands/federate/status.js');
 const whisper = () => import('../../src/commands/whisper.js');
+
+// Each case starts a council, a proxy and a forge: generous on a loaded machine (timings that matter are asserted).
+vi.setConfig({ testTimeout: 60_000 });
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
