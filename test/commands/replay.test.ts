@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openIndex } from '../../src/memoir-index/memoir-index.js';
@@ -62,7 +62,12 @@ describe('kourai memoir replay, not interactive', () => {
       .filter((r) => r.type === 'beat');
     expect(beats.length).toBeGreaterThan(0);
     expect(new Set(beats.map((b) => b.agent))).toEqual(new Set(['cupid']));
-    const one = memoirs[0] as string;
+    // A memoir holding one session's first scene: some agents never speak in it.
+    const one = join(ctx.home, 'one-scene', 'memoir.jsonl');
+    mkdirSync(join(ctx.home, 'one-scene'));
+    const lines = readFileSync(memoirs[0] as string, 'utf8').split('\n').filter(Boolean);
+    const firstScene = (JSON.parse(lines[0] as string) as { scene_id: string }).scene_id;
+    writeFileSync(one, `${lines.filter((l) => (JSON.parse(l) as { scene_id: string }).scene_id === firstScene).join('\n')}\n`);
     const present = new Set(readEntries(one).map((e) => e.agent));
     const missing = AGENTS.find((a) => !present.has(a));
     expect(missing).toBeDefined();
