@@ -1,5 +1,5 @@
 // ESLint with type-checked rules (house style): floating promises, type-only imports, no console
-// outside src/output — and the layers of the tree (HOUSE_STYLE.md, "The floors"), enforced with
+// outside src/output — and the layers of the tree (docs/architecture.md, "The floors"), enforced with
 // no-restricted-imports: a module imports only from its own floor or below.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';

@@ -1,4 +1,4 @@
-// The layers of the tree (HOUSE_STYLE.md, "The floors"), enforced with no-restricted-imports and
+// The layers of the tree (docs/architecture.md, "The floors"), enforced with no-restricted-imports and
 // no-restricted-syntax. Imported by eslint.config.js, and by test/lint/layers.test.ts, which
 // checks on sample code that each rule fires.
 import { readdirSync } from 'node:fs';
@@ -15,7 +15,7 @@ const FLOORS = [
   ['commands'],
   ['output', 'ui'], // presentation; output never imports ui
   // simulation drives the council and federation code (without HTTP), so it sits above them
-  // (HOUSE_STYLE.md draws it below; the code it drives decides).
+  // (docs/architecture.md draws it below; the code it drives decides).
   ['simulation'],
   ['federation', 'council'],
   // the wire both speak (documents, versions, cohorts); neither side imports the other
@@ -87,7 +87,7 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
   const lvl = level.get(name);
   const above = [...level].filter(([, l]) => l > lvl).map(([n]) => n);
   const patterns = [
-    ...forbidden(above, atRoot, `src/${name} may not import from a higher floor (HOUSE_STYLE.md, "The floors"): move the shared piece down instead.`),
+    ...forbidden(above, atRoot, `src/${name} may not import from a higher floor (docs/architecture.md, "The floors"): move the shared piece down instead.`),
     ...(name === 'output' ? forbidden(['ui'], false, 'output never imports ui: move the shared piece (e.g. the palette) into src/output.') : []),
     ...(name === 'ui' ? forbidden(['store'], false, 'Screens take data by props; they never open the database (type imports are fine).').map((p) => ({ ...p, allowTypeImports: true })) : []),
     ...extraPatterns,
@@ -127,7 +127,7 @@ export function layerBlocks(root) {
   const src = join(root, 'src');
   const entries = readdirSync(src, { withFileTypes: true }).map((d) => (d.isDirectory() ? d.name : d.name.replace(/\.tsx?$/, '.ts')));
   const unplaced = entries.filter((n) => !level.has(n));
-  if (unplaced.length > 0) throw new Error(`src/${unplaced.join(', src/')} is on no floor: add it to FLOORS in eslint.layers.js (see HOUSE_STYLE.md, "The floors")`);
+  if (unplaced.length > 0) throw new Error(`src/${unplaced.join(', src/')} is on no floor: add it to FLOORS in eslint.layers.js (see docs/architecture.md, "The floors")`);
   // Every floor gets its rules, planned ones too (a new src/train/ is checked from its first file).
   const units = [...level.keys()];
   const groups = readdirSync(join(src, 'commands'), { withFileTypes: true }).filter((d) => d.isDirectory());

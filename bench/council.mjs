@@ -211,8 +211,7 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
       report(`council ${tag} peak RSS so far`, process.resourceUsage().maxRSS / 1024, 'MB', `bench process; the updates alone are ${(bytes / 1048576).toFixed(0)} MiB`);
     }
 
-    // Full rounds through the HTTP server (a child process): 50 forges × 8 agents (issue 12: latency
-    // percentiles, server RSS, /v1/health latency while the worker aggregates) and 100 × 8 (issue 6).
+    // Full rounds through the HTTP server (a child process): 50 forges × 8 agents and 100 × 8.
     for (const forges of serverOnly ? [50] : quick ? [20] : [50, 100]) await fullRound(report, { tmp, forges, CouncilClient });
     await tokenTiming(report, tmp);
     await starvation(report, tmp, CouncilClient);
@@ -252,7 +251,7 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
 }
 
 /**
- * Issue 12, item 5: does answering a wrong token take longer when its forge id exists? Tokens are
+ * Does answering a wrong token take longer when its forge id exists? Tokens are
  * looked up by the hash of the whole token, so both cases should cost the same.
  */
 async function tokenTiming(report, tmp) {
@@ -322,7 +321,7 @@ function rawUpload(url, { bytes, token, stall, agent = 'metis' }) {
 }
 
 /**
- * Issue 12, item 3, as load: 8 unauthenticated 64 MiB uploads at once (the server's memory), then a
+ * As load: 8 unauthenticated 64 MiB uploads at once (the server's memory), then a
  * real submission while 8 unauthenticated uploads and 8 of another forge's uploads stall after one
  * byte (its latency and status; it was 503 busy for up to 300 s).
  */

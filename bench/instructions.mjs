@@ -1,4 +1,4 @@
-// Issue 13's ratio targets counted in instructions (valgrind's callgrind), which do not move with
+// The ratio targets counted in instructions (valgrind's callgrind), which do not move with
 // the machine's load: on this shared host the same timed run has given the Python reader 67k/s and
 // 130k/s within an hour. Opt-in (`npm run bench -- --only instructions`, ~10 minutes: valgrind runs
 // programs ~50x slower). Counts are user-space instructions of every thread: fsync and the disk are not

@@ -1,4 +1,4 @@
-// Issue 9 (learning data) benchmarks: building the data views and the TRL export on big memoirs.
+// Learning-data benchmarks: building the data views and the TRL export on big memoirs.
 // Usage (after `npm run build`): wired by bench/run.mjs, or `node bench/learndata.mjs`.
 // Memory is measured in a child process per memoir size (peak RSS), so the sizes can be compared:
 // the views stream the index and keep only the replay buffer, so peak memory should follow the

@@ -1,4 +1,4 @@
-// Issue 4 benchmarks: search, replay buffer, episodes and revision chains on a synthetic memoir.
+// Memory benchmarks: search, replay buffer, episodes and revision chains on a synthetic memoir.
 // Usage (after `npm run build`): wired by bench/run.mjs, or `node bench/memory.mjs [entries]`.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- --quick] [-- --only memoir,privacy,council]
-// npm run bench -- --only instructions   (opt-in: issue 13's ratios counted by valgrind, ~10 min)
+// npm run bench -- --only instructions   (opt-in: the ratios counted by valgrind, ~10 min)
 // npm run bench -- --only council-scale  (opt-in: 1,000 forges, two council processes on PostgreSQL, kill -9)
 // Prints every performance figure the issues name, as numbers and as ratios against baselines
 // measured on the same machine in the same run (the machines are shared and noisy).

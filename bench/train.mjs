@@ -1,4 +1,4 @@
-// Local learning benchmarks (issue 9): the encoder decision, training throughput against a
+// Local learning benchmarks: the encoder decision, training throughput against a
 // vectorised NumPy implementation of the same model/objective/optimiser (same data, same initial
 // weights, same batches: losses compared step by step), scoring speed, and the whole-process
 // targets (train bond on the 8-session sample forge, peak memory bounded by the buffer, score

@@ -4,7 +4,7 @@
 // `file`: when a change elsewhere makes it disappear, the mutant is reported STALE (and the check
 // fails) instead of being skipped. `tests` are the tests expected to catch it (with --whole-suite,
 // a mutant they miss also faces the whole suite).
-// The issue-15 review's planted bugs are marked `planted`.
+// Bugs planted by a review (rather than found in the code's history) are marked `planted`.
 
 const SPLIT_TESTS = ['test/memoir', 'test/memoir-index/memoir-index.test.ts', 'test/commands', 'test/privacy', 'test/train/examples'];
 const ACCOUNTANT_TESTS = ['test/privacy'];

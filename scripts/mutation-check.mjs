@@ -46,7 +46,7 @@ const occurrences = (m) => {
 };
 const stale = chosen.filter((m) => occurrences(m) !== 1);
 if (args.includes('--list')) {
-  for (const m of chosen) console.log(`${stale.includes(m) ? 'STALE ' : '      '}${m.id.padEnd(30)} ${m.file}: ${m.bug}${m.planted ? ' (planted by the issue-15 review)' : ''}`);
+  for (const m of chosen) console.log(`${stale.includes(m) ? 'STALE ' : '      '}${m.id.padEnd(30)} ${m.file}: ${m.bug}${m.planted ? ' (planted by a review)' : ''}`);
   process.exit(stale.length ? 1 : 0);
 }
 for (const m of stale) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The timing-dependent tests under CPU load (issue 15, item 16): runs them N times in a row while
+// The timing-dependent tests under CPU load: runs them N times in a row while
 // `--hogs` busy-looping processes (default 2, one per core of the CI machine) compete for the CPU,
 // and stops at the first failure. The hogs are this script's own children, stopped by pid at the
 // end (also on Ctrl-C). On a shared machine run it under the full-test lock:

@@ -122,7 +122,7 @@ export function buildCli(
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/index-cmd.js')));
 
-  // --- issue 11: player metrics ---
+  // --- player metrics ---
   withMemoir(
     memoir
       .command('players')
@@ -147,7 +147,7 @@ export function buildCli(
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/memoir/synth.js')));
 
-  // --- issue 3: replay, feedback, affinity ---
+  // --- replay, feedback, affinity ---
   withMemoir(
     memoir
       .command('replay')
@@ -185,7 +185,7 @@ export function buildCli(
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/affinity.js')));
 
-  // --- issue 4: supersede, search, episodes, buffer ---
+  // --- supersede, search, episodes, buffer ---
   const withFilters = (c: Command): Command =>
     c
       .option('--agent <agent>', 'only this agent (repeatable)', collect, [])
@@ -254,7 +254,7 @@ export function buildCli(
       .option('--json', 'JSON output'),
   ).action(act(() => import('./commands/memoir/export.js')));
 
-  // --- issue 5: privacy, whisper, federate consent ---
+  // --- privacy, whisper, federate consent ---
   const withBudget = (c: Command): Command =>
     c
       .option('--forge-epsilon <ε>', "the forge's lifetime ε budget (default 8)")
@@ -363,7 +363,7 @@ export function buildCli(
     .option('--show', 'show the current consent, change nothing')
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/federate/consent.js')));
-  // --- issue 11: the evaluation harness ---
+  // --- the evaluation harness ---
   federate
     .command('simulate')
     .description('simulate a federation with the real trainer, privacy and council: Byzantine robustness, personalization, split, privacy/utility')
@@ -391,7 +391,7 @@ export function buildCli(
     .option('--json', 'one JSON document: summary, targets, every cell')
     .action(act(() => import('./commands/federate/simulate.js')));
 
-  // --- issue 6: council ---
+  // --- council ---
   const council = program.command('council').description('the council: the aggregation server federation rounds talk to, its forges, rounds and trust');
   const withLocation = (c: Command): Command =>
     c
@@ -520,7 +520,7 @@ export function buildCli(
     .option('--json', 'JSON output')
     .action(act(() => import('./commands/council/aggregate.js'), ['updates']));
 
-  // --- issue 9: local learning (bond adapters, adapters, score, route) ---
+  // --- local learning (bond adapters, adapters, score, route) ---
   const useOpt = (): Option => new Option('--use <adapters>', 'adapters applied: both (mixed by the lean), bond or council').choices(['both', 'bond', 'council']);
   const leanOpt = '0 personal (bond only) … 1 federated (council only); default learn.lean in config.json, else the lean chosen on your held-out scenes';
   const agentOpt = (c: Command): Command => c.option('--agent <agent>', 'only this agent (repeatable)', collect, []);

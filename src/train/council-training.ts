@@ -9,7 +9,7 @@ import type { EpochProgress, TrainReport, TrainSettings } from './trainer.js';
 import type { EmbeddedTexts } from './worker-protocol.js';
 
 /**
- * The federation round's local step (issue 10 calls this): train an agent's council adapter on
+ * The federation round's local step: train an agent's council adapter on
  * its council view, starting from the current global council adapter. Base + council only: no
  * bond adapter is ever applied, so the council delta cannot depend on private data through the
  * bond. Returns the trained adapter (the caller computes and releases the delta).

@@ -32,7 +32,7 @@ async function run<R>(cmd: Command<never, R>, raw: Record<string, unknown>): Pro
   return cmd.run(parseOptions(cmd as never, raw) as never, ctx as TestCtx);
 }
 
-describe('kourai council forge list|revoke|rotate (issue 12, item 6)', () => {
+describe('kourai council forge list|revoke|rotate', () => {
   it('revoke refuses the token at once with 403 forge_revoked; rotate issues a new token, the old one is 401; list shows it all', async () => {
     c = await startTestCouncil();
     ctx = testCtx();
@@ -69,7 +69,7 @@ describe('kourai council forge list|revoke|rotate (issue 12, item 6)', () => {
   });
 });
 
-describe('authentication does not tell existing forge ids from missing ones (issue 12, item 5)', () => {
+describe('authentication does not tell existing forge ids from missing ones', () => {
   it('a wrong token for an existing id and a token for a missing id take exactly the same storage path', async () => {
     c = await startTestCouncil();
     const real = await c.token('athens');
@@ -98,7 +98,7 @@ describe('authentication does not tell existing forge ids from missing ones (iss
   });
 });
 
-describe('kourai council layout show|reset (issue 12, item 2)', () => {
+describe('kourai council layout show|reset', () => {
   it('a layout in council.db that differs from the configuration stops the council from starting; reset adopts the configured one', async () => {
     ctx = testCtx();
     const dataDir = join(ctx.home, 'council');

@@ -49,7 +49,7 @@ const forge = (name = 'forge') => {
   return join(dir, 'memoir.jsonl');
 };
 
-describe('files that are not memoirs are refused untouched (issue 13 item 2)', () => {
+describe('files that are not memoirs are refused untouched', () => {
   it('append to a binary file: exit 3, not one byte changed, no quarantine', async () => {
     const file = join(ctx.home, 'picture.png');
     const bytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3, 0, 0xff, 0xfe]);
@@ -78,7 +78,7 @@ describe('files that are not memoirs are refused untouched (issue 13 item 2)', (
   });
 });
 
-describe('symlinks (issue 13 item 3)', () => {
+describe('symlinks', () => {
   it('append and repair refuse a symlinked memoir, naming link and target; the target is untouched', async () => {
     const real = forge('real');
     new Memoir(real).append([proposal as never]);
@@ -109,7 +109,7 @@ describe('symlinks (issue 13 item 3)', () => {
   });
 });
 
-describe('input that is not text, and lines that are too long (issue 13 item 6)', () => {
+describe('input that is not text, and lines that are too long', () => {
   it('invalid UTF-8 in an NDJSON file: exit 5 naming the line, nothing written', async () => {
     const file = forge();
     const input = join(ctx.home, 'in.ndjson');
@@ -200,7 +200,7 @@ describe('input that is not text, and lines that are too long (issue 13 item 6)'
   });
 });
 
-describe('a fragment still being written is left alone (issue 13 item 1)', () => {
+describe('a fragment still being written is left alone', () => {
   it('an append waits for a live writer to finish its line instead of cutting it', async () => {
     const file = forge();
     new Memoir(file).append([proposal as never]);
@@ -226,7 +226,7 @@ describe('a fragment still being written is left alone (issue 13 item 1)', () =>
   });
 });
 
-describe('verify sees every change (issue 13 items 7 and 8)', () => {
+describe('verify sees every change', () => {
   /** A memoir of about `bytes` bytes from the synthetic forge. */
   function memoirOf(file: string, bytes: number): void {
     const lines: string[] = [];
@@ -286,7 +286,7 @@ describe('verify sees every change (issue 13 items 7 and 8)', () => {
   });
 });
 
-describe('an unfinished batch (issue 13 item 4)', () => {
+describe('an unfinished batch', () => {
   it('verify reports it, and repair rolls it back into the quarantine', async () => {
     const file = forge();
     new Memoir(file).append([proposal as never]);

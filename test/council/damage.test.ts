@@ -15,7 +15,7 @@ for (const backend of BACKENDS) {
   describe(`on ${backend}`, () => {
     useBackend(backend);
 
-    describe('stored updates carry digests, verified before aggregation (issue 12, item 4)', () => {
+    describe('stored updates carry digests, verified before aggregation', () => {
       it('64 overwritten bytes of one stored update: that update is left out, loudly, and the aggregate is the mean of the others', async () => {
         c = await startTestCouncil({ min_forges: 3, strategy: 'fedavg' });
         const names = ['athens', 'sparta', 'thebes'];

@@ -7,7 +7,7 @@ import { defaults } from '../../src/council/config.js';
 import { body, call, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil, BACKENDS, useBackend } from './helpers.js';
 
 /**
- * Issue 12: the council as an attacker meets it, on a real server on 127.0.0.1. Every test here
+ * The council as an attacker meets it, on a real server on 127.0.0.1. Every test here
  * failed before the fix it names.
  */
 let c: TestCouncil | undefined;

@@ -34,7 +34,7 @@ for (const backend of BACKENDS) {
         expect(normBound(2, 0, 1000, 10)).toBeCloseTo(2 * (1 + 1e-6), 12);
       });
 
-      it('never overflows into a number: a bound beyond float64 is Infinity, and serve refuses a policy whose widest bound is one (issue 12, item 1)', () => {
+      it('never overflows into a number: a bound beyond float64 is Infinity, and serve refuses a policy whose widest bound is one', () => {
         // σ = 1e308 (the poisoner's declaration): σ(√d + t) overflows; so does S = 1e308 with any noise.
         expect(normBound(1, 1e308, 4096, 10)).toBe(Infinity);
         expect(normBound(1e308, 8, 4096, 10)).toBe(Infinity);
@@ -163,7 +163,7 @@ for (const backend of BACKENDS) {
       });
     });
 
-    describe('authentication does the same work whether or not the forge id in a token exists (issue 12, item 5)', () => {
+    describe('authentication does the same work whether or not the forge id in a token exists', () => {
       it('a wrong token is looked up once, by the hash of the whole token, never by the id it carries', async () => {
         const { openCouncilStorage } = await import('../../src/council/open-storage.js');
         const { addForge } = await import('../../src/council/forges.js');

@@ -7,7 +7,7 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BIN, kourai } from './run-bin.js';
 
 /**
- * Issue 12, item 4: a damaged council.db is never served. `kourai council serve` (the real binary)
+ * A damaged council.db is never served. `kourai council serve` (the real binary)
  * must refuse to start, with exit 8 and a hint that fits state that cannot be rebuilt.
  */
 let home: string;

@@ -20,7 +20,7 @@ import { captureWire, parseRequests, type RawRequest, type WireCapture } from '.
 import { BIN, kourai, kouraiAsync, type BinResult } from './run-bin.js';
 
 /**
- * Done-when of issue 10 on the real binary: a real council process (`kourai council serve`) on
+ * The done-when on the real binary: a real council process (`kourai council serve`) on
  * 127.0.0.1, two forges built from the sample generator for different players, each behind a TCP
  * relay that keeps every byte the forge sends. Both join, look at the dry run, run two full rounds
  * together, come home with the same council adapters, watch their Council of Sisters, see the

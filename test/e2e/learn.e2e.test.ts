@@ -10,7 +10,7 @@ import { BIN, kourai } from './run-bin.js';
 
 const READER = fileURLToPath(new URL('../fixtures/python/trl_dpo_reader.py', import.meta.url));
 
-/** The new user's walk-through of issue 9, on the real binary (README "Local learning"). */
+/** The new user's walk-through, on the real binary (README "Local learning"). */
 let home: string;
 beforeAll(() => {
   assertBuilt();

@@ -9,7 +9,7 @@ import { removeDir } from '../helpers/ctx.js';
 
 /**
  * The real binary under a real crash (SIGKILL in the middle of a 60k-entry batch) and under
- * lock-free Python hosts appending whole lines while kourai appends (issue 15 item 12).
+ * lock-free Python hosts appending whole lines while kourai appends.
  */
 let home: string;
 beforeAll(() => {
@@ -63,7 +63,7 @@ describe('a batch killed with SIGKILL in the middle is all or nothing once the n
   }
 });
 
-describe('lock-free Python hosts appending whole lines while kourai appends (issue 15 item 12)', () => {
+describe('lock-free Python hosts appending whole lines while kourai appends', () => {
   it('nothing is lost or interleaved', async () => {
     const dir = join(home, 'race');
     mkdirSync(dir);

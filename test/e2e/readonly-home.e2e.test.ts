@@ -7,7 +7,7 @@ import { removeDir } from '../helpers/ctx.js';
 import { unprivileged, type Unprivileged } from '../helpers/unprivileged.js';
 
 /**
- * A home (or an index.db) the operator cannot write (issue 13 item 9), as a user permissions
+ * A home (or an index.db) the operator cannot write, as a user permissions
  * apply to (as root, CI's user, the binary runs as `nobody`): writing the index is a permissions
  * problem (exit 3 naming the path), and reading commands still work.
  */

@@ -5,7 +5,7 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
 import { kourai } from './run-bin.js';
 
 /**
- * Start-up of the short commands measured against `kourai --version` (issue 13): their usual command
+ * Start-up of the short commands measured against `kourai --version`: their usual command
  * lines import no zod (lazy options; the memoir reader loads its zod schema only for an invalid line).
  * The trace sees every ES module imported, so a static import of zod or the schema on these paths fails here.
  */

@@ -27,7 +27,7 @@ beforeEach(async () => {
 });
 afterEach(async () => council.close());
 
-describe('one release format: the document the forge writes is what the council accepts (issue 10 item 6)', () => {
+describe('one release format: the document the forge writes is what the council accepts', () => {
   it('accepts the release document as JSON, byte for byte as `privacy release` writes it', async () => {
     const r = release(1);
     const res = await put(council.url, token, '/v1/rounds/1/updates/metis', releaseJson(r), 'application/json');

@@ -8,7 +8,7 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
 import { synthLines } from '../helpers/synth-lines.js';
 
 /**
- * The full-text index is built lazily (issue 13: index build speed): a bulk load writes no FTS
+ * The full-text index is built lazily: a bulk load writes no FTS
  * rows, the first text query builds them from the memoir. A text query must answer exactly what
  * it answers over an eagerly built FTS — the oracle here is the same memoir indexed while it grew,
  * in slices small enough that every run is incremental (rows and FTS rows written together).

@@ -12,7 +12,7 @@ import { resolveOptions } from '../../src/run-command.js';
 import { indexPath } from '../../src/memoir-index/memoir-index.js';
 import { removeDir, testCtx, type TestCtx } from '../helpers/ctx.js';
 
-/** A damaged index is a cache to throw away, never a reason to fail (issue 13 item 9). */
+/** A damaged index is a cache to throw away, never a reason to fail. */
 let ctx: TestCtx;
 beforeEach(() => {
   ctx = testCtx();

@@ -31,7 +31,7 @@ const exit = (f: () => void): number => {
   }
 };
 
-describe('ledger anchors (issue 10 item 5: the ledger cannot be rolled back silently)', () => {
+describe('ledger anchors', () => {
   it('the head of an empty ledger is the genesis hash', () => {
     expect(ledgerHead([])).toEqual({ releases: 0, hash: GENESIS_HASH });
   });

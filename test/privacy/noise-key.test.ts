@@ -75,7 +75,7 @@ describe('keyed noise', () => {
   });
 });
 
-describe('idempotent releases (issue 10 item 5)', () => {
+describe('idempotent releases', () => {
   const open = () => PrivacyGate.open({ home, config: { ...DEFAULT_PRIVACY_CONFIG, noiseMultiplier: 1 }, random: randomBytes, now: () => new Date('2026-10-01T00:00:00Z') });
 
   it('a rolled-back ledger re-releasing the same round and delta produces the SAME noised bytes', () => {

@@ -16,7 +16,7 @@ import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
 import { indexedLines, type Indexed } from './examples/helpers.js';
 
 /**
- * Issue 9's quality bar on the sample generator's planted preferences: bond adapters trained on
+ * The quality bar on the sample generator's planted preferences: bond adapters trained on
  * the 8-session sample forge rank ≥ 90% of fresh held-out pairs (words never in any memoir) the
  * player's way — for each of the player's preferences and the shared craft — and two players'
  * bonds disagree where their tastes do. With shuffled labels, validation stays at chance.

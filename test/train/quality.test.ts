@@ -8,7 +8,7 @@ import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
 import { plantedExamples, plantedPairs, PREFERENCES, vocabularies } from './planted-fixture.js';
 
 /**
- * Issue 9's quality bar on the built-in base: a bond adapter learns a planted preference as a
+ * The quality bar on the built-in base: a bond adapter learns a planted preference as a
  * pattern of form (≥ 90% on pairs made of words never seen in training), and with shuffled labels
  * the validation accuracy stays at chance (0.5 ± 0.07): nothing leaks from training into
  * validation. A deliberately leaky split (the same pairs in training and validation) is caught.

@@ -33,7 +33,7 @@ export default defineCommand({
     try {
       // An id in several memoirs (identical Python lines copied between sessions): the first.
       const found = findEntryRow(index, fileIds, opts.id, { firstOfSeveral: true });
-      // Reads resolve to the newest revision (issue 4: src/commands/memoir/history.ts).
+      // Reads resolve to the newest revision.
       const { row, resolvedFrom, warning, history } = resolveRevisions(index, fileIds, found, opts.history);
       const entry = loadRow(row);
       return { entry: entryView(row, entry), line: encodeEntry(entry), resolved_from: resolvedFrom, history, revision_warning: warning };

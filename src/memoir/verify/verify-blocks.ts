@@ -43,7 +43,7 @@ export function blockBytes(size: number, threads: number): number {
  * Below this size the default is one thread. Each thread is its own V8 isolate: it interprets the
  * scanner cold (~25 µs a line for its first few thousand lines, ~2.5 µs warm) and compiles it
  * again on V8's helper threads, ~0.45 s of CPU per worker in all, which competes for the same two
- * cores. Measured on the 2-core machine (load ~2, session 5): 100k entries (70 MB) 0.38–0.45 s on one
+ * cores. Measured on the 2-core machine (load ~2): 100k entries (70 MB) 0.38–0.45 s on one
  * thread vs 0.47–0.53 s on two; 200k (147 MB) even; 400k (295 MB) 1.09–1.35 s vs 0.83–1.02 s.
  * An explicit thread count (KOURAI_VERIFY_THREADS) is used for any file over MIN_SPLIT_BYTES.
  */

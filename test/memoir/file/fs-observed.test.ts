@@ -74,7 +74,7 @@ const pythonLine = (i: number) =>
   `{"scene_id":"session-0000beef.turn-${i}","agent":"metis","source":"specialist_proposed","context":null,"narrative_beat":"python","agent_proposed":"host line ${i}","player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":true,"private_only":false}}\n`;
 const age = (path: string) => utimesSync(path, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
 
-describe('fsync is observed (issue 15 item 3)', () => {
+describe('fsync is observed', () => {
   it('a new memoir: the journal is fsynced before the memoir is written, then the memoir, then its directory', () => {
     const path = join(dir, 'new-forge', 'memoir.jsonl');
     new Memoir(path).append([entry(1), entry(2)]);
@@ -121,7 +121,7 @@ describe('fsync is observed (issue 15 item 3)', () => {
   });
 });
 
-describe('repair never drops bytes another writer appended (issue 13 item 1)', () => {
+describe('repair never drops bytes another writer appended', () => {
   it('a host line appended while the torn fragment is being moved to the quarantine is kept', () => {
     const path = join(dir, 'memoir.jsonl');
     new Memoir(path).append([entry(1)]);
@@ -212,7 +212,7 @@ describe('a batch whose write fails while the writer lives (a full disk, an I/O 
   });
 });
 
-describe('a batch interrupted at any byte is all or nothing (issue 13 item 4, property)', () => {
+describe('a batch interrupted at any byte is all or nothing', () => {
   it('the next writer rolls the written part back into the quarantine and keeps host lines written since', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 0, max: 2 }), (size, where, hostLines) => {
@@ -259,7 +259,7 @@ describe('a batch interrupted at any byte is all or nothing (issue 13 item 4, pr
   });
 });
 
-describe('the batch journal holds line lengths and CRC-32s, not the batch (issue 13 item 4)', () => {
+describe('the batch journal holds line lengths and CRC-32s, not the batch', () => {
   /** Appends `size` entries and dies inside the memoir write after `keep(buf)` bytes; `then` runs before the next append. */
   function crashedBatch(path: string, size: number, keep: (batch: Buffer) => number): Buffer {
     const m = new Memoir(path);

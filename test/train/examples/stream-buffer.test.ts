@@ -6,7 +6,7 @@ import { replayBufferFromIndex } from '../../../src/memoir-index/replay-candidat
 import { streamReplayBuffer } from '../../../src/train/examples/stream-buffer.js';
 import { ent, indexed } from './helpers.js';
 
-/** The streaming selection keeps exactly what `selectReplayBuffer` keeps (issue 4's buffer). */
+/** The streaming selection keeps exactly what `selectReplayBuffer` keeps (the buffer). */
 
 const row = fc.record({
   agent: fc.constantFrom('techne', 'metis', 'cupid' as const),
