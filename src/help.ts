@@ -145,6 +145,14 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
   'council layout reset': { examples: [['council layout reset aidos --layouts layouts.json', 'adopt the configured layout']], exits: [env, invalid, notFound, integrity] },
   'council rounds': { examples: [['council rounds --limit 5', 'the last rounds']], exits: [env, integrity] },
   'council trust': { examples: [['council trust --json', 'trust and exiles']], exits: [env, integrity] },
+  'council migrate': {
+    examples: [
+      ['council migrate', 'bring council.db to this kourai schema'],
+      ['council migrate --database postgres://kourai@127.0.0.1/kourai_council', 'the same for a PostgreSQL council'],
+    ],
+    exits: [env, conflict, integrity],
+  },
+  'council status': { examples: [['council status --json', 'the processes serving the council and the current round']], exits: [env, integrity] },
   'council aggregate': {
     examples: [['council aggregate --strategy bulyan --byzantine 2 a.safetensors b.safetensors -o agg.safetensors --json', 'aggregate offline']],
     exits: [env, invalid, notFound, conflict],
