@@ -6,7 +6,20 @@ import tseslint from 'typescript-eslint';
 import { layerBlocks } from './eslint.layers.js';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.bench-tmp/**', 'coverage/**', 'bench/**', 'scripts/**', 'test/**/fixtures/**', 'bin/**', '*.config.*', 'eslint.layers.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.bench-tmp/**',
+      'coverage/**',
+      'bench/**',
+      'scripts/**',
+      'test/**/fixtures/**',
+      'bin/**',
+      '*.config.*',
+      'eslint.layers.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -14,7 +27,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       'no-console': 'error',
       'no-control-regex': 'off',
       // commands are async by contract; many do synchronous work inside

@@ -31,15 +31,35 @@ const FLOORS = [
 ];
 
 /** Where SQL may be written: the memoir index and state repositories, and the council's own storage. */
-const SQL_HOMES = ['src/store/**', 'src/memoir-index/**', 'src/council/storage.ts', 'src/council/sqlite-storage.ts', 'src/council/pg-storage.ts', 'src/council/pg-schema.ts'];
+const SQL_HOMES = [
+  'src/store/**',
+  'src/memoir-index/**',
+  'src/council/storage.ts',
+  'src/council/sqlite-storage.ts',
+  'src/council/pg-storage.ts',
+  'src/council/pg-schema.ts',
+];
 /** Packages that belong to one layer. */
 const PACKAGE_HOMES = [
   { name: 'commander', home: ['src/cli.ts'], why: 'argv parsing is the job of src/cli.ts alone' },
   { name: 'ink', home: ['src/ui/**'], why: 'Ink screens live in src/ui/' },
   { name: 'react', home: ['src/ui/**'], why: 'React components live in src/ui/' },
-  { name: 'chalk', home: ['src/output/**'], why: 'colour comes from the one Chalk instance in src/output/color.ts', typesFrom: ['src/commands/**', 'src/ui/**'] },
-  { name: 'better-sqlite3', home: SQL_HOMES, why: 'SQL lives in src/store/ and src/memoir-index/ (and the council storage)' },
-  { name: 'pg', home: ['src/council/pg-storage.ts'], why: 'PostgreSQL is reached through the council storage (src/council/pg-storage.ts) alone' },
+  {
+    name: 'chalk',
+    home: ['src/output/**'],
+    why: 'colour comes from the one Chalk instance in src/output/color.ts',
+    typesFrom: ['src/commands/**', 'src/ui/**'],
+  },
+  {
+    name: 'better-sqlite3',
+    home: SQL_HOMES,
+    why: 'SQL lives in src/store/ and src/memoir-index/ (and the council storage)',
+  },
+  {
+    name: 'pg',
+    home: ['src/council/pg-storage.ts'],
+    why: 'PostgreSQL is reached through the council storage (src/council/pg-storage.ts) alone',
+  },
   // One decision about the node flags a worker inherits (`node --input-type=module` broke every worker).
   ...['node:worker_threads', 'worker_threads'].map((name) => ({
     name,
@@ -61,7 +81,8 @@ function forbidden(names, atRoot, message) {
   return [{ regex: `${prefix}(${names.map(target).join('|')})`, message }];
 }
 
-const matches = (globs, files) => globs.some((g) => files.some((f) => f === g || (g.endsWith('/**') && f.startsWith(g.slice(0, -2)))));
+const matches = (globs, files) =>
+  globs.some((g) => files.some((f) => f === g || (g.endsWith('/**') && f.startsWith(g.slice(0, -2)))));
 
 function packagePaths(files) {
   return PACKAGE_HOMES.filter((p) => !matches(p.home, files)).map((p) => ({
@@ -74,12 +95,23 @@ function packagePaths(files) {
 
 const WRITE = {
   selector: "CallExpression[callee.property.name='write'][callee.object.property.name=/^(stdout|stderr)$/]",
-  message: 'Human output goes through src/output (writeText, note, warn: sanitised for the terminal); only main.ts writes errors.',
+  message:
+    'Human output goes through src/output (writeText, note, warn: sanitised for the terminal); only main.ts writes errors.',
 };
 const SQL = [
-  { selector: "CallExpression[callee.property.name=/^(prepare|pragma|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]", message: 'SQL lives in src/store/ or src/memoir-index/ (a prepared-statement repository), not here.' },
-  { selector: 'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/ or src/memoir-index/, not here.' },
-  { selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]', message: 'SQL lives in src/store/ or src/memoir-index/, not here.' },
+  {
+    selector:
+      'CallExpression[callee.property.name=/^(prepare|pragma|exec)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
+    message: 'SQL lives in src/store/ or src/memoir-index/ (a prepared-statement repository), not here.',
+  },
+  {
+    selector: 'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]',
+    message: 'SQL lives in src/store/ or src/memoir-index/, not here.',
+  },
+  {
+    selector: 'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA)\\s/]',
+    message: 'SQL lives in src/store/ or src/memoir-index/, not here.',
+  },
 ];
 
 /** One config block per unit of the tree (a directory, a command group, a file at the top of src/). */
@@ -87,9 +119,21 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
   const lvl = level.get(name);
   const above = [...level].filter(([, l]) => l > lvl).map(([n]) => n);
   const patterns = [
-    ...forbidden(above, atRoot, `src/${name} may not import from a higher floor (docs/architecture.md, "The floors"): move the shared piece down instead.`),
-    ...(name === 'output' ? forbidden(['ui'], false, 'output never imports ui: move the shared piece (e.g. the palette) into src/output.') : []),
-    ...(name === 'ui' ? forbidden(['store'], false, 'Screens take data by props; they never open the database (type imports are fine).').map((p) => ({ ...p, allowTypeImports: true })) : []),
+    ...forbidden(
+      above,
+      atRoot,
+      `src/${name} may not import from a higher floor (docs/architecture.md, "The floors"): move the shared piece down instead.`,
+    ),
+    ...(name === 'output'
+      ? forbidden(['ui'], false, 'output never imports ui: move the shared piece (e.g. the palette) into src/output.')
+      : []),
+    ...(name === 'ui'
+      ? forbidden(
+          ['store'],
+          false,
+          'Screens take data by props; they never open the database (type imports are fine).',
+        ).map((p) => ({ ...p, allowTypeImports: true }))
+      : []),
     ...extraPatterns,
   ];
   const sqlHome = matches(SQL_HOMES, files);
@@ -99,7 +143,12 @@ function layerBlock(files, name, atRoot, extraPatterns = []) {
     files,
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }],
-      'no-restricted-syntax': ['error', ...dynamicImports(paths, patterns), ...(sqlHome ? [] : SQL), ...(writeHome ? [] : [WRITE])],
+      'no-restricted-syntax': [
+        'error',
+        ...dynamicImports(paths, patterns),
+        ...(sqlHome ? [] : SQL),
+        ...(writeHome ? [] : [WRITE]),
+      ],
     },
   };
 }
@@ -113,26 +162,36 @@ function dynamicImports(paths, patterns) {
   const re = (source) => source.replace(/\//g, '\\/');
   return [
     ...patterns.map((p) => ({ selector: `ImportExpression[source.value=/${re(p.regex)}/]`, message: p.message })),
-    ...paths.filter((p) => !p.importNames).map((p) => ({ selector: `ImportExpression[source.value='${p.name}']`, message: p.message })),
+    ...paths
+      .filter((p) => !p.importNames)
+      .map((p) => ({ selector: `ImportExpression[source.value='${p.name}']`, message: p.message })),
   ];
 }
 
 /** Modules at the top of src/commands that every group may import: the shared base, no group's helpers. */
 // fast-flags and filter: the zod-free side of shared options (lazy options, commands/types.ts).
 const SHARED_COMMAND_MODULES = ['types', 'options', 'option-errors', 'fast-flags', 'filter'];
-const GROUP_MESSAGE = "A command group never imports another group's helpers: move the shared piece to src/commands/options.ts or down into the domain.";
+const GROUP_MESSAGE =
+  "A command group never imports another group's helpers: move the shared piece to src/commands/options.ts or down into the domain.";
 
 /** The config blocks for the repository at `root`. Throws when a directory under src/ is on no floor. */
 export function layerBlocks(root) {
   const src = join(root, 'src');
-  const entries = readdirSync(src, { withFileTypes: true }).map((d) => (d.isDirectory() ? d.name : d.name.replace(/\.tsx?$/, '.ts')));
+  const entries = readdirSync(src, { withFileTypes: true }).map((d) =>
+    d.isDirectory() ? d.name : d.name.replace(/\.tsx?$/, '.ts'),
+  );
   const unplaced = entries.filter((n) => !level.has(n));
-  if (unplaced.length > 0) throw new Error(`src/${unplaced.join(', src/')} is on no floor: add it to FLOORS in eslint.layers.js (see docs/architecture.md, "The floors")`);
+  if (unplaced.length > 0)
+    throw new Error(
+      `src/${unplaced.join(', src/')} is on no floor: add it to FLOORS in eslint.layers.js (see docs/architecture.md, "The floors")`,
+    );
   // Every floor gets its rules, planned ones too (a new src/train/ is checked from its first file).
   const units = [...level.keys()];
   const groups = readdirSync(join(src, 'commands'), { withFileTypes: true }).filter((d) => d.isDirectory());
   return [
-    ...units.filter((n) => n.endsWith('.ts')).map((n) => layerBlock([`src/${n}`, `src/${n.replace(/\.ts$/, '.tsx')}`], n, true)),
+    ...units
+      .filter((n) => n.endsWith('.ts'))
+      .map((n) => layerBlock([`src/${n}`, `src/${n.replace(/\.ts$/, '.tsx')}`], n, true)),
     ...units.filter((n) => !n.endsWith('.ts') && n !== 'commands').map((n) => layerBlock([`src/${n}/**`], n, false)),
     // Commands: each file at the top of src/commands is a group of its own.
     layerBlock(['src/commands/*.ts'], 'commands', false, [{ regex: '^\\./[^/]+/', message: GROUP_MESSAGE }]),
@@ -142,7 +201,16 @@ export function layerBlocks(root) {
       ]),
     ),
     // The council's storage may hold SQL; the rest of src/council may not.
-    layerBlock(['src/council/storage.ts', 'src/council/sqlite-storage.ts', 'src/council/pg-storage.ts', 'src/council/pg-schema.ts'], 'council', false),
+    layerBlock(
+      [
+        'src/council/storage.ts',
+        'src/council/sqlite-storage.ts',
+        'src/council/pg-storage.ts',
+        'src/council/pg-schema.ts',
+      ],
+      'council',
+      false,
+    ),
     // The one place that starts worker threads.
     layerBlock(['src/runtime/worker-start.ts'], 'runtime', false),
   ];

@@ -15,7 +15,16 @@ const { PROTOCOL_HEADER, PROTOCOL_VERSION } = await import(join(ROOT, 'dist', 'p
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const { urls, forges, agents, specs, concurrency, fingerprint } = job;
 const latencies = [];
-const counts = { accepted: 0, replayed: 0, refused_busy: 0, refused_other: 0, network_errors: 0, not_sampled: 0, sampled: 0, seals: 0 };
+const counts = {
+  accepted: 0,
+  replayed: 0,
+  refused_busy: 0,
+  refused_other: 0,
+  network_errors: 0,
+  not_sampled: 0,
+  sampled: 0,
+  seals: 0,
+};
 let lastSealAt = 0;
 
 /** The update of forge `index` for agent `a`: seeded, the same in every run of the bench. */
@@ -24,7 +33,12 @@ function body(index, a) {
   return JSON.stringify({
     base_fingerprint: fingerprint,
     privacy: { clip_norm: 100, noise_multiplier: 0 },
-    tensors: specs.map((s) => ({ name: s.name, shape: s.shape, dtype: 'F32', data: f32ToBase64(Float32Array.from({ length: s.shape[0] * s.shape[1] }, () => 0.01 * (rand() - 0.5))) })),
+    tensors: specs.map((s) => ({
+      name: s.name,
+      shape: s.shape,
+      dtype: 'F32',
+      data: f32ToBase64(Float32Array.from({ length: s.shape[0] * s.shape[1] }, () => 0.01 * (rand() - 0.5))),
+    })),
   });
 }
 
@@ -36,7 +50,11 @@ async function request(home, method, path, token, payload) {
     try {
       const res = await fetch(`${url}${path}`, {
         method,
-        headers: { [PROTOCOL_HEADER]: String(PROTOCOL_VERSION), authorization: `Bearer ${token}`, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          [PROTOCOL_HEADER]: String(PROTOCOL_VERSION),
+          authorization: `Bearer ${token}`,
+          ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         ...(payload !== undefined ? { body: payload } : {}),
       });
       const text = await res.text();

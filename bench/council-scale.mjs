@@ -16,7 +16,18 @@
 // root). Sizes: KOURAI_SCALE_FORGES, KOURAI_SCALE_COHORT, KOURAI_SCALE_COORDS, KOURAI_SCALE_CLIENTS.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,11 +71,19 @@ function freePort() {
 async function startCluster(dir) {
   const base = '/usr/lib/postgresql';
   const onPath = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
-  const bin = onPath ? join(onPath, '..') : existsSync(base) ? readdirSync(base).map((v) => join(base, v, 'bin')).find((b) => existsSync(join(b, 'initdb'))) : undefined;
+  const bin = onPath
+    ? join(onPath, '..')
+    : existsSync(base)
+      ? readdirSync(base)
+          .map((v) => join(base, v, 'bin'))
+          .find((b) => existsSync(join(b, 'initdb')))
+      : undefined;
   if (!bin) return { reason: 'PostgreSQL is not installed (no initdb)' };
   const asRoot = process.getuid?.() === 0;
   const id = (f) => Number(spawnSync('id', [f, 'nobody'], { encoding: 'utf8' }).stdout.trim());
-  const as = asRoot ? ['setpriv', '--reuid', String(id('-u')), '--regid', String(id('-g')), '--clear-groups', '--'] : [];
+  const as = asRoot
+    ? ['setpriv', '--reuid', String(id('-u')), '--regid', String(id('-g')), '--clear-groups', '--']
+    : [];
   const pg = join(dir, 'pg');
   mkdirSync(pg, { recursive: true });
   if (asRoot) {
@@ -76,13 +95,38 @@ async function startCluster(dir) {
   if (asRoot) chownSync(pw, id('-u'), id('-g'));
   const run = (cmd, args) => {
     const argv = [...as, join(bin, cmd), ...args];
-    return spawnSync(argv[0], argv.slice(1), { cwd: pg, encoding: 'utf8', env: { PATH: process.env.PATH, LC_ALL: 'C' } });
+    return spawnSync(argv[0], argv.slice(1), {
+      cwd: pg,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, LC_ALL: 'C' },
+    });
   };
-  const init = run('initdb', ['-D', join(pg, 'data'), '-U', 'kourai', '--pwfile', pw, '--auth', 'scram-sha-256', '-E', 'UTF8', '--no-sync']);
+  const init = run('initdb', [
+    '-D',
+    join(pg, 'data'),
+    '-U',
+    'kourai',
+    '--pwfile',
+    pw,
+    '--auth',
+    'scram-sha-256',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
   if (init.status !== 0) return { reason: `initdb failed: ${init.stderr.trim()}` };
   const port = await freePort();
   // Durable as a production council would run it: fsync and full-page writes stay on.
-  const start = run('pg_ctl', ['-D', join(pg, 'data'), '-l', join(pg, 'log'), '-o', `-p ${port} -k ${pg} -c listen_addresses=127.0.0.1 -c max_connections=100 -c shared_buffers=128MB`, '-w', 'start']);
+  const start = run('pg_ctl', [
+    '-D',
+    join(pg, 'data'),
+    '-l',
+    join(pg, 'log'),
+    '-o',
+    `-p ${port} -k ${pg} -c listen_addresses=127.0.0.1 -c max_connections=100 -c shared_buffers=128MB`,
+    '-w',
+    'start',
+  ]);
   if (start.status !== 0) return { reason: `pg_ctl start failed: ${start.stderr.trim()}` };
   return {
     url: (db) => `postgres://kourai:bench@127.0.0.1:${port}/${db}`,
@@ -91,19 +135,26 @@ async function startCluster(dir) {
 }
 
 function serve(args, home) {
-  const proc = spawn('nice', ['-n', '10', process.execPath, BIN, 'council', 'serve', '--port', '0', '--json', ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    'nice',
+    ['-n', '10', process.execPath, BIN, 'council', 'serve', '--port', '0', '--json', ...args],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   proc.stderr.on('data', (d) => (err = (err + d).slice(-20_000)));
   return new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout }).once('line', (line) => resolve({ proc, url: JSON.parse(line).url, stderr: () => err, rss: () => vmHWM(proc.pid) }));
+    createInterface({ input: proc.stdout }).once('line', (line) =>
+      resolve({ proc, url: JSON.parse(line).url, stderr: () => err, rss: () => vmHWM(proc.pid) }),
+    );
     proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
   });
 }
 
-const exited = (p) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
+const exited = (p) =>
+  p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r));
 
 async function health(url) {
   try {
@@ -134,7 +185,17 @@ async function drive(tmp, tag, urls, forges, specs, clients, onAck) {
   const results = await Promise.all(
     Array.from({ length: clients }, (_, c) => {
       const file = join(tmp, `${tag}-client-${c}.json`);
-      writeFileSync(file, JSON.stringify({ urls, forges: forges.slice(c * per, (c + 1) * per), agents: AGENTS, specs, concurrency: 6, fingerprint: FINGERPRINT }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          urls,
+          forges: forges.slice(c * per, (c + 1) * per),
+          agents: AGENTS,
+          specs,
+          concurrency: 6,
+          fingerprint: FINGERPRINT,
+        }),
+      );
       const proc = spawn(process.execPath, [CLIENT, file], { stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       proc.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
@@ -147,13 +208,20 @@ async function drive(tmp, tag, urls, forges, specs, clients, onAck) {
             onAck(acks.length);
           } else if (m.done) done = m.done;
         });
-        proc.once('exit', (code) => (done ? resolve({ ...done, rss: NaN }) : reject(new Error(`client ${c} exited ${code}: ${err}`))));
+        proc.once('exit', (code) =>
+          done ? resolve({ ...done, rss: NaN }) : reject(new Error(`client ${c} exited ${code}: ${err}`)),
+        );
       });
     }),
   );
   const counts = {};
   for (const r of results) for (const [k, v] of Object.entries(r.counts)) counts[k] = (counts[k] ?? 0) + v;
-  return { acks, counts, latencies: results.flatMap((r) => r.latencies), lastSealAt: Math.max(...results.map((r) => r.lastSealAt)) };
+  return {
+    acks,
+    counts,
+    latencies: results.flatMap((r) => r.latencies),
+    lastSealAt: Math.max(...results.map((r) => r.lastSealAt)),
+  };
 }
 
 async function waitAggregated(urls, token, ms = 1_800_000) {
@@ -161,7 +229,9 @@ async function waitAggregated(urls, token, ms = 1_800_000) {
   for (;;) {
     for (const url of urls) {
       try {
-        const r = await fetch(`${url}/v1/rounds/1`, { headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}` } });
+        const r = await fetch(`${url}/v1/rounds/1`, {
+          headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}` },
+        });
         if (r.ok && (await r.json()).state === 'aggregated') return Date.now();
       } catch {
         // that process is gone: ask the others
@@ -175,7 +245,9 @@ async function waitAggregated(urls, token, ms = 1_800_000) {
 async function aggregateDigests(url, token) {
   const out = {};
   for (const agent of AGENTS) {
-    const r = await fetch(`${url}/v1/rounds/1/aggregate/${agent}`, { headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}` } });
+    const r = await fetch(`${url}/v1/rounds/1/aggregate/${agent}`, {
+      headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}` },
+    });
     out[agent] = r.ok ? (await r.json()).digest : `HTTP ${r.status}`;
   }
   return out;
@@ -196,7 +268,30 @@ export async function run(report, { quick = false } = {}) {
   ];
   const f = Math.floor(K / 10);
   const tmp = mkdtempSync(join(tmpdir(), 'kourai-bench-scale-'));
-  const common = ['--base-fingerprint', FINGERPRINT, '--layouts', JSON.stringify({ '*': specs }), '--clip-norm', '0..100', '--noise-multiplier', '0..10', '--cohort', String(K), '--min-forges', String(K), '--strategy', 'multikrum', '--byzantine', String(f), '--round-deadline', '3600s', '--threads', '1', '--max-in-flight', '8'];
+  const common = [
+    '--base-fingerprint',
+    FINGERPRINT,
+    '--layouts',
+    JSON.stringify({ '*': specs }),
+    '--clip-norm',
+    '0..100',
+    '--noise-multiplier',
+    '0..10',
+    '--cohort',
+    String(K),
+    '--min-forges',
+    String(K),
+    '--strategy',
+    'multikrum',
+    '--byzantine',
+    String(f),
+    '--round-deadline',
+    '3600s',
+    '--threads',
+    '1',
+    '--max-in-flight',
+    '8',
+  ];
   const cluster = await startCluster(tmp);
   if (cluster.reason) {
     report('council-scale', 'skipped', '', cluster.reason);
@@ -225,17 +320,25 @@ export async function run(report, { quick = false } = {}) {
     const kills = [];
     let replaced = false;
     const t0 = Date.now();
-    const load = await drive(tmp, tag, procs.map((p) => p.url), forges, specs, clients, (n) => {
-      // kill -9 one process mid-round, at 40 % of the acknowledgements, and start a fresh one.
-      if (disturb && !replaced && n >= 0.4 * K * AGENTS.length) {
-        replaced = true;
-        const victim = procs[0];
-        rss.set('process A (killed mid-round)', victim.rss());
-        victim.proc.kill('SIGKILL');
-        kills.push(`kill -9 of process A after ${n} acknowledged updates`);
-        void serve(args, home).then((p) => procs.push(p));
-      }
-    });
+    const load = await drive(
+      tmp,
+      tag,
+      procs.map((p) => p.url),
+      forges,
+      specs,
+      clients,
+      (n) => {
+        // kill -9 one process mid-round, at 40 % of the acknowledgements, and start a fresh one.
+        if (disturb && !replaced && n >= 0.4 * K * AGENTS.length) {
+          replaced = true;
+          const victim = procs[0];
+          rss.set('process A (killed mid-round)', victim.rss());
+          victim.proc.kill('SIGKILL');
+          kills.push(`kill -9 of process A after ${n} acknowledged updates`);
+          void serve(args, home).then((p) => procs.push(p));
+        }
+      },
+    );
     const tLoad = Date.now();
     let tAgg;
     if (disturb) {
@@ -257,7 +360,10 @@ export async function run(report, { quick = false } = {}) {
       kills.push('kill -9 of the aggregating process 1 s into the aggregation');
     }
     const live = procs.filter((x) => x.proc.exitCode === null && x.proc.signalCode === null);
-    tAgg = await waitAggregated(live.map((p) => p.url), forges[0].token);
+    tAgg = await waitAggregated(
+      live.map((p) => p.url),
+      forges[0].token,
+    );
     for (const [i, p] of live.entries()) rss.set(`surviving process ${i + 1}`, p.rss());
     const digests = await aggregateDigests(live[0].url, forges[0].token);
     // What the database holds, against what the forges were told.
@@ -273,7 +379,20 @@ export async function run(report, { quick = false } = {}) {
       p.proc.kill('SIGTERM');
       await exited(p.proc);
     }
-    return { load, t0, tLoad, tAgg, rss, digests, lost, stored: stored.size, aggregatedEvents: events.filter((e) => e.kind === 'round_aggregated' && e.round === 1).length, takeovers: events.filter((e) => e.kind === 'aggregation_taken_over').length, dbBytes: dbAfter - dbBefore, kills };
+    return {
+      load,
+      t0,
+      tLoad,
+      tAgg,
+      rss,
+      digests,
+      lost,
+      stored: stored.size,
+      aggregatedEvents: events.filter((e) => e.kind === 'round_aggregated' && e.round === 1).length,
+      takeovers: events.filter((e) => e.kind === 'aggregation_taken_over').length,
+      dbBytes: dbAfter - dbBefore,
+      kills,
+    };
   };
   const sqliteRun = async () => {
     const home = join(tmp, 'sqlite');
@@ -288,7 +407,9 @@ export async function run(report, { quick = false } = {}) {
     const rss = p.rss();
     p.proc.kill('SIGTERM');
     await exited(p.proc);
-    const bytes = readdirSync(dataDir).filter((x) => x.startsWith('council.db')).reduce((sum, x) => sum + statSync(join(dataDir, x)).size, 0);
+    const bytes = readdirSync(dataDir)
+      .filter((x) => x.startsWith('council.db'))
+      .reduce((sum, x) => sum + statSync(join(dataDir, x)).size, 0);
     return { load, t0, tLoad, tAgg, rss, digests, dbBytes: bytes };
   };
   try {
@@ -297,8 +418,18 @@ export async function run(report, { quick = false } = {}) {
     const lite = await sqliteRun();
     const line = (tag, r) => {
       const c = r.load.counts;
-      report(`${tag}: updates accepted / replayed / refused (503/429, retried)`, `${c.accepted} / ${c.replayed} / ${c.refused_busy}`, '', `${c.refused_other} refused for good; ${c.network_errors} network errors (retried elsewhere); ${c.sampled} forges sampled, ${c.not_sampled} told to wait`);
-      report(`${tag}: submission latency p50 / p95 / p99`, `${pct(r.load.latencies, 50).toFixed(0)} / ${pct(r.load.latencies, 95).toFixed(0)} / ${pct(r.load.latencies, 99).toFixed(0)}`, 'ms', `${r.load.latencies.length} acknowledged updates`);
+      report(
+        `${tag}: updates accepted / replayed / refused (503/429, retried)`,
+        `${c.accepted} / ${c.replayed} / ${c.refused_busy}`,
+        '',
+        `${c.refused_other} refused for good; ${c.network_errors} network errors (retried elsewhere); ${c.sampled} forges sampled, ${c.not_sampled} told to wait`,
+      );
+      report(
+        `${tag}: submission latency p50 / p95 / p99`,
+        `${pct(r.load.latencies, 50).toFixed(0)} / ${pct(r.load.latencies, 95).toFixed(0)} / ${pct(r.load.latencies, 99).toFixed(0)}`,
+        'ms',
+        `${r.load.latencies.length} acknowledged updates`,
+      );
       report(`${tag}: load time (first request to last seal)`, (r.tLoad - r.t0) / 1000, 's');
       report(`${tag}: last seal → aggregate`, (r.tAgg - r.load.lastSealAt) / 1000, 's');
       report(`${tag}: database growth for the round`, r.dbBytes / 1e6, 'MB');
@@ -308,17 +439,52 @@ export async function run(report, { quick = false } = {}) {
     line('PostgreSQL, 2 processes, kill -9 ×2', hard);
     for (const [k, v] of hard.rss) report(`PostgreSQL, kill -9 ×2: peak RSS, ${k}`, v, 'MB');
     report('PostgreSQL, kill -9 ×2: what happened', hard.kills.join('; '), '');
-    report('PostgreSQL, kill -9 ×2: acknowledged updates lost', hard.lost, '', `${hard.load.acks.length} acknowledged, ${hard.stored} stored`);
-    report('PostgreSQL, kill -9 ×2: round 1 aggregated (events)', hard.aggregatedEvents, 'times', `${hard.takeovers} takeover(s) after the lease`);
+    report(
+      'PostgreSQL, kill -9 ×2: acknowledged updates lost',
+      hard.lost,
+      '',
+      `${hard.load.acks.length} acknowledged, ${hard.stored} stored`,
+    );
+    report(
+      'PostgreSQL, kill -9 ×2: round 1 aggregated (events)',
+      hard.aggregatedEvents,
+      'times',
+      `${hard.takeovers} takeover(s) after the lease`,
+    );
     const same = AGENTS.filter((a) => hard.digests[a] === calm.digests[a]).length;
-    report('PostgreSQL, kill -9 ×2: aggregates equal to the undisturbed run', `${same}/${AGENTS.length}`, 'agents', 'adapter digests (sha256 of the float32 bytes)');
+    report(
+      'PostgreSQL, kill -9 ×2: aggregates equal to the undisturbed run',
+      `${same}/${AGENTS.length}`,
+      'agents',
+      'adapter digests (sha256 of the float32 bytes)',
+    );
     line('SQLite, 1 process', lite);
     report('SQLite, 1 process: peak RSS', lite.rss, 'MB');
-    report('SQLite vs PostgreSQL aggregates equal', `${AGENTS.filter((a) => lite.digests[a] === calm.digests[a]).length}/${AGENTS.length}`, 'agents');
-    report('ratio PostgreSQL (2 proc) / SQLite (1 proc): submission p50', pct(calm.load.latencies, 50) / pct(lite.load.latencies, 50), 'x');
-    report('ratio PostgreSQL (2 proc) / SQLite (1 proc): submission p99', pct(calm.load.latencies, 99) / pct(lite.load.latencies, 99), 'x');
-    report('ratio PostgreSQL (2 proc) / SQLite (1 proc): load time', (calm.tLoad - calm.t0) / (lite.tLoad - lite.t0), 'x');
-    report('ratio PostgreSQL (2 proc) / SQLite (1 proc): last seal → aggregate', (calm.tAgg - calm.load.lastSealAt) / (lite.tAgg - lite.load.lastSealAt), 'x');
+    report(
+      'SQLite vs PostgreSQL aggregates equal',
+      `${AGENTS.filter((a) => lite.digests[a] === calm.digests[a]).length}/${AGENTS.length}`,
+      'agents',
+    );
+    report(
+      'ratio PostgreSQL (2 proc) / SQLite (1 proc): submission p50',
+      pct(calm.load.latencies, 50) / pct(lite.load.latencies, 50),
+      'x',
+    );
+    report(
+      'ratio PostgreSQL (2 proc) / SQLite (1 proc): submission p99',
+      pct(calm.load.latencies, 99) / pct(lite.load.latencies, 99),
+      'x',
+    );
+    report(
+      'ratio PostgreSQL (2 proc) / SQLite (1 proc): load time',
+      (calm.tLoad - calm.t0) / (lite.tLoad - lite.t0),
+      'x',
+    );
+    report(
+      'ratio PostgreSQL (2 proc) / SQLite (1 proc): last seal → aggregate',
+      (calm.tAgg - calm.load.lastSealAt) / (lite.tAgg - lite.load.lastSealAt),
+      'x',
+    );
     report('ratio PostgreSQL / SQLite: storage per round', calm.dbBytes / lite.dbBytes, 'x');
   } finally {
     cluster.stop();
@@ -327,8 +493,18 @@ export async function run(report, { quick = false } = {}) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await run((name, value, unit, note = '') => {
-    const v = typeof value === 'number' ? (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toPrecision(3)) : String(value);
-    console.log(`${name.padEnd(72)} ${v.padStart(14)} ${unit.padEnd(6)} ${note}`);
-  }, { quick: process.argv.includes('--quick') });
+  await run(
+    (name, value, unit, note = '') => {
+      const v =
+        typeof value === 'number'
+          ? Math.abs(value) >= 100
+            ? value.toFixed(0)
+            : Math.abs(value) >= 1
+              ? value.toFixed(2)
+              : value.toPrecision(3)
+          : String(value);
+      console.log(`${name.padEnd(72)} ${v.padStart(14)} ${unit.padEnd(6)} ${note}`);
+    },
+    { quick: process.argv.includes('--quick') },
+  );
 }

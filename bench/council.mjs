@@ -102,14 +102,20 @@ function vmHWM(pid) {
 }
 
 function serveProcess(dataDir, home, args) {
-  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--json', ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--json', ...args],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   proc.stderr.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout }).once('line', (line) => resolve({ proc, url: JSON.parse(line).url, stderr: () => err }));
+    createInterface({ input: proc.stdout }).once('line', (line) =>
+      resolve({ proc, url: JSON.parse(line).url, stderr: () => err }),
+    );
     proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
   });
 }
@@ -129,7 +135,14 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
   const np = numpyAvailable();
   const tmp = mkdtempSync(join(tmpdir(), 'kourai-bench-council-'));
   try {
-    const cases = serverOnly ? [] : quick ? [[100, 100_000, 4]] : [[20, 1_000_000, 4], [100, 100_000, 4]];
+    const cases = serverOnly
+      ? []
+      : quick
+        ? [[100, 100_000, 4]]
+        : [
+            [20, 1_000_000, 4],
+            [100, 100_000, 4],
+          ];
     for (const [n, d, f] of cases) {
       const tag = `n=${n}×${d >= 1e6 ? `${d / 1e6}M` : `${d / 1e3}k`}`;
       const reps = 5;
@@ -140,8 +153,16 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
       const layers = Math.max(1, Math.floor(d / perLayer));
       const loraSpecs = [];
       for (let l = 0; l < layers; l++) {
-        if (d >= 1e6) loraSpecs.push({ name: `l${l}.lora_A.weight`, shape: [16, 4096] }, { name: `l${l}.lora_B.weight`, shape: [4096, 16] });
-        else loraSpecs.push({ name: `l${l}.lora_A.weight`, shape: [8, 6250] }, { name: `l${l}.lora_B.weight`, shape: [6250, 8] });
+        if (d >= 1e6)
+          loraSpecs.push(
+            { name: `l${l}.lora_A.weight`, shape: [16, 4096] },
+            { name: `l${l}.lora_B.weight`, shape: [4096, 16] },
+          );
+        else
+          loraSpecs.push(
+            { name: `l${l}.lora_A.weight`, shape: [8, 6250] },
+            { name: `l${l}.lora_B.weight`, shape: [6250, 8] },
+          );
       }
       const loraLayout = layoutOf(loraSpecs);
       const loraRows = rows.map((r) => r.subarray(0, loraLayout.size));
@@ -154,7 +175,15 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
         krum: time(() => agg.krum(rows, f, { pool }), reps),
         multikrum: time(() => agg.multiKrum(rows, f, { pool }), reps),
         bulyan: time(() => agg.bulyan(rows, f, { pool }), reps),
-        'lora-fair': time(() => agg.aggregateUpdates(agg.inMemorySource(loraRows, loraLayout), { strategy: 'lora-fair', f, selection: 'multikrum' }, { pool }), 3),
+        'lora-fair': time(
+          () =>
+            agg.aggregateUpdates(
+              agg.inMemorySource(loraRows, loraLayout),
+              { strategy: 'lora-fair', f, selection: 'multikrum' },
+              { pool },
+            ),
+          3,
+        ),
         distances: time(() => agg.pairwiseSquaredDistances(rows, { pool }), reps),
         'distances (1 thread)': time(() => agg.pairwiseSquaredDistances(rows), reps),
       };
@@ -180,15 +209,38 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
           o += d;
         }
       }, reps);
-      report(`council ${tag} fedavg effective bandwidth`, bytes / js.fedavg / 1e6, 'GB/s', `reads ${(bytes / 1e6).toFixed(0)} MB of float32`);
-      report(`council ${tag} memcpy baseline (TypedArray.set)`, bytes / memcpy / 1e6, 'GB/s', 'same bytes, copied once');
-      report(`council ${tag} fedavg / memcpy time`, js.fedavg / memcpy, 'x', '1 = at memory bandwidth (one thread, SIMD)');
-      report(`council ${tag} fedavg on the pool / memcpy time`, js['fedavg (pool, opt-in)'] / memcpy, 'x', `${threads} threads; depends on an idle core`);
+      report(
+        `council ${tag} fedavg effective bandwidth`,
+        bytes / js.fedavg / 1e6,
+        'GB/s',
+        `reads ${(bytes / 1e6).toFixed(0)} MB of float32`,
+      );
+      report(
+        `council ${tag} memcpy baseline (TypedArray.set)`,
+        bytes / memcpy / 1e6,
+        'GB/s',
+        'same bytes, copied once',
+      );
+      report(
+        `council ${tag} fedavg / memcpy time`,
+        js.fedavg / memcpy,
+        'x',
+        '1 = at memory bandwidth (one thread, SIMD)',
+      );
+      report(
+        `council ${tag} fedavg on the pool / memcpy time`,
+        js['fedavg (pool, opt-in)'] / memcpy,
+        'x',
+        `${threads} threads; depends on an idle core`,
+      );
 
       if (np) {
         const file = join(tmp, `rows-${n}-${d}.f32`);
         writeFileSync(file, Buffer.from(big.buffer, 0, bytes));
-        const r = spawnSync('python3', ['-c', NUMPY, file, String(n), String(d), String(f), String(reps)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+        const r = spawnSync('python3', ['-c', NUMPY, file, String(n), String(d), String(f), String(reps)], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 24,
+        });
         rmSync(file, { force: true });
         if (r.status !== 0) {
           report(`council ${tag} numpy`, 'failed', '', (r.stderr || '').split('\n').slice(-2).join(' '));
@@ -197,22 +249,51 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
           const k = agg.krum(rows, f, { pool });
           const mk = agg.multiKrum(rows, f, { pool });
           const b = agg.bulyan(rows, f, { pool });
-          const agree = k.index === py.krum_index && JSON.stringify(mk.indices) === JSON.stringify(py.multikrum_indices) && JSON.stringify(b.selected) === JSON.stringify(py.bulyan_selected);
+          const agree =
+            k.index === py.krum_index &&
+            JSON.stringify(mk.indices) === JSON.stringify(py.multikrum_indices) &&
+            JSON.stringify(b.selected) === JSON.stringify(py.bulyan_selected);
           for (const rule of ['krum', 'multikrum', 'bulyan']) {
-            report(`council ${tag} ${rule} numpy ${np}`, py[`${rule}_ms`], 'ms', 'vectorised Gram distances (BLAS), float64, from the float32 updates');
-            report(`council ${tag} ${rule} kourai / numpy`, js[rule] / py[`${rule}_ms`], 'x', `< 1: kourai faster; selections agree: ${agree ? 'yes' : 'NO'}`);
+            report(
+              `council ${tag} ${rule} numpy ${np}`,
+              py[`${rule}_ms`],
+              'ms',
+              'vectorised Gram distances (BLAS), float64, from the float32 updates',
+            );
+            report(
+              `council ${tag} ${rule} kourai / numpy`,
+              js[rule] / py[`${rule}_ms`],
+              'x',
+              `< 1: kourai faster; selections agree: ${agree ? 'yes' : 'NO'}`,
+            );
           }
-          report(`council ${tag} numpy X·Xᵀ alone (float64 matrix ready)`, py.gram_f64_ms, 'ms', 'the BLAS call only, for scale');
-          report(`council ${tag} numpy mean / median`, `${py.mean_ms.toFixed(1)} / ${py.median_ms.toFixed(1)}`, 'ms', 'np.mean, np.median over axis 0');
+          report(
+            `council ${tag} numpy X·Xᵀ alone (float64 matrix ready)`,
+            py.gram_f64_ms,
+            'ms',
+            'the BLAS call only, for scale',
+          );
+          report(
+            `council ${tag} numpy mean / median`,
+            `${py.mean_ms.toFixed(1)} / ${py.median_ms.toFixed(1)}`,
+            'ms',
+            'np.mean, np.median over axis 0',
+          );
         }
       } else {
         report(`council ${tag} numpy`, 'skipped', '', 'python3 with numpy not found');
       }
-      report(`council ${tag} peak RSS so far`, process.resourceUsage().maxRSS / 1024, 'MB', `bench process; the updates alone are ${(bytes / 1048576).toFixed(0)} MiB`);
+      report(
+        `council ${tag} peak RSS so far`,
+        process.resourceUsage().maxRSS / 1024,
+        'MB',
+        `bench process; the updates alone are ${(bytes / 1048576).toFixed(0)} MiB`,
+      );
     }
 
     // Full rounds through the HTTP server (a child process): 50 forges × 8 agents and 100 × 8.
-    for (const forges of serverOnly ? [50] : quick ? [20] : [50, 100]) await fullRound(report, { tmp, forges, CouncilClient });
+    for (const forges of serverOnly ? [50] : quick ? [20] : [50, 100])
+      await fullRound(report, { tmp, forges, CouncilClient });
     await tokenTiming(report, tmp);
     await starvation(report, tmp, CouncilClient);
 
@@ -224,16 +305,44 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
       const forges = 20;
       const tokens = [];
       for (let i = 0; i < forges; i++) {
-        const r = spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', `f${i}`, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } });
+        const r = spawnSync(
+          process.execPath,
+          [BIN, 'council', 'forge', 'add', `f${i}`, '--data-dir', dataDir, '--json'],
+          { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } },
+        );
         tokens.push(JSON.parse(r.stdout).token);
       }
-      const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--layouts', JSON.stringify({ '*': [{ name: 'w', shape: [1000, 1000] }] }), '--clip-norm', '0..1000', '--noise-multiplier', '0..10', '--min-forges', String(forges), '--strategy', 'multikrum', '--byzantine', '4', '--payload-limit', '16MiB', '--max-in-flight', '4']);
+      const s = await serveProcess(dataDir, home, [
+        '--base-fingerprint',
+        'bench',
+        '--layouts',
+        JSON.stringify({ '*': [{ name: 'w', shape: [1000, 1000] }] }),
+        '--clip-norm',
+        '0..1000',
+        '--noise-multiplier',
+        '0..10',
+        '--min-forges',
+        String(forges),
+        '--strategy',
+        'multikrum',
+        '--byzantine',
+        '4',
+        '--payload-limit',
+        '16MiB',
+        '--max-in-flight',
+        '4',
+      ]);
       const rows = makeUpdates(forges, 1_000_000, 4, 99);
       const t0 = performance.now();
       await Promise.all(
         tokens.map(async (token, i) => {
           const client = new CouncilClient({ url: s.url, token });
-          await client.submit(1, 'metis', { tensors: [{ name: 'w', shape: [1000, 1000], data: rows[i] }], baseFingerprint: 'bench', clipNorm: 1000, noiseMultiplier: 0 });
+          await client.submit(1, 'metis', {
+            tensors: [{ name: 'w', shape: [1000, 1000], data: rows[i] }],
+            baseFingerprint: 'bench',
+            clipNorm: 1000,
+            noiseMultiplier: 0,
+          });
           await client.seal(1);
         }),
       );
@@ -241,8 +350,18 @@ export async function run(report, { quick = false, serverOnly = false } = {}) {
       const secs = (performance.now() - t0) / 1000;
       const rss = vmHWM(s.proc.pid);
       await stop(s.proc);
-      report('council streaming round 20 forges × 1M params: wall time', secs, 's', 'multikrum f=4, 5.3 MB base64 bodies, max 4 in flight');
-      report('council streaming round 20 × 1M: server peak RSS', rss, 'MB', `received ${(forges * 4).toFixed(0)} MB of float32; bound ≈ base + 4 in flight × 16 MiB × 3 + one 256 KiB chunk per forge`);
+      report(
+        'council streaming round 20 forges × 1M params: wall time',
+        secs,
+        's',
+        'multikrum f=4, 5.3 MB base64 bodies, max 4 in flight',
+      );
+      report(
+        'council streaming round 20 × 1M: server peak RSS',
+        rss,
+        'MB',
+        `received ${(forges * 4).toFixed(0)} MB of float32; bound ≈ base + 4 in flight × 16 MiB × 3 + one 256 KiB chunk per forge`,
+      );
     }
   } finally {
     await pool?.close();
@@ -274,7 +393,12 @@ async function tokenTiming(report, tmp) {
     const b = [];
     for (let i = 0; i < 2000; i++) await once(i % 2 ? existing : missing); // warm-up
     for (let i = 0; i < 20000; i++) (i % 2 ? a : b).push(await once(i % 2 ? existing : missing));
-    report('council auth: wrong token, existing id − missing id (median)', pct(a, 50) - pct(b, 50), 'µs', `medians ${pct(a, 50).toFixed(2)} vs ${pct(b, 50).toFixed(2)} µs (10,000 each, interleaved); was 8–18 µs when the id chose the row`);
+    report(
+      'council auth: wrong token, existing id − missing id (median)',
+      pct(a, 50) - pct(b, 50),
+      'µs',
+      `medians ${pct(a, 50).toFixed(2)} vs ${pct(b, 50).toFixed(2)} µs (10,000 each, interleaved); was 8–18 µs when the id chose the row`,
+    );
   } finally {
     await storage.close();
   }
@@ -298,7 +422,9 @@ function rawUpload(url, { bytes, token, stall, agent = 'metis' }) {
   return new Promise((resolve) => {
     let got = '';
     const sock = net.connect(Number(u.port), u.hostname, () => {
-      sock.write(`PUT /v1/rounds/1/updates/${agent} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\nkourai-protocol: 2\r\ncontent-length: ${bytes}\r\n${token ? `authorization: Bearer ${token}\r\n` : ''}\r\n`);
+      sock.write(
+        `PUT /v1/rounds/1/updates/${agent} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\nkourai-protocol: 2\r\ncontent-length: ${bytes}\r\n${token ? `authorization: Bearer ${token}\r\n` : ''}\r\n`,
+      );
       if (stall) return void sock.write('{');
       const chunk = Buffer.alloc(1 << 20, 0x41);
       let sent = 0;
@@ -329,11 +455,29 @@ async function starvation(report, tmp, CouncilClient) {
   const home = join(tmp, 'starve');
   mkdirSync(home, { recursive: true });
   const dataDir = join(home, 'council');
-  const add = (name) => JSON.parse(spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', name, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } }).stdout).token;
+  const add = (name) =>
+    JSON.parse(
+      spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', name, '--data-dir', dataDir, '--json'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home },
+      }).stdout,
+    ).token;
   const token = add('athens');
   const mallory = add('mallory');
-  const specs = [{ name: 'q.lora_A.weight', shape: [8, 256] }, { name: 'q.lora_B.weight', shape: [256, 8] }];
-  const s = await serveProcess(dataDir, home, ['--base-fingerprint', 'bench', '--layouts', JSON.stringify({ '*': specs }), '--noise-multiplier', '0..10', '--max-in-flight', '8']);
+  const specs = [
+    { name: 'q.lora_A.weight', shape: [8, 256] },
+    { name: 'q.lora_B.weight', shape: [256, 8] },
+  ];
+  const s = await serveProcess(dataDir, home, [
+    '--base-fingerprint',
+    'bench',
+    '--layouts',
+    JSON.stringify({ '*': specs }),
+    '--noise-multiplier',
+    '0..10',
+    '--max-in-flight',
+    '8',
+  ]);
   const held = [];
   try {
     const before = vmRSS(s.proc.pid);
@@ -342,26 +486,57 @@ async function starvation(report, tmp, CouncilClient) {
     const answered = performance.now() - t0;
     for (const b of big) b.socket.destroy();
     const peak = vmHWM(s.proc.pid);
-    report('council 8 unauthenticated 64 MiB uploads: all answered in', answered, 'ms', `${big.filter((x) => / 401 /.test(x.status)).length}/8 got 401 before their bodies were read`);
-    report('council 8 unauthenticated 64 MiB uploads: RSS before / peak', `${before.toFixed(0)} / ${peak.toFixed(0)}`, 'MB', 'was 143 → 839 MB when bodies were read and parsed before the token');
+    report(
+      'council 8 unauthenticated 64 MiB uploads: all answered in',
+      answered,
+      'ms',
+      `${big.filter((x) => / 401 /.test(x.status)).length}/8 got 401 before their bodies were read`,
+    );
+    report(
+      'council 8 unauthenticated 64 MiB uploads: RSS before / peak',
+      `${before.toFixed(0)} / ${peak.toFixed(0)}`,
+      'MB',
+      'was 143 → 839 MB when bodies were read and parsed before the token',
+    );
     // Stalled uploads: 8 without a token (refused at once), 8 from mallory (2 hold slots, 6 get 429).
-    const anon = await Promise.all(Array.from({ length: 8 }, () => rawUpload(s.url, { bytes: 1_000_000, stall: true })));
+    const anon = await Promise.all(
+      Array.from({ length: 8 }, () => rawUpload(s.url, { bytes: 1_000_000, stall: true })),
+    );
     for (const a of anon) a.socket.destroy();
-    const pending = Array.from({ length: 8 }, (_, i) => rawUpload(s.url, { bytes: 1_000_000, stall: true, token: mallory, agent: ['metis', 'techne', 'kallos', 'mneme', 'aidos', 'aletheia', 'hephaestus', 'dokimasia'][i] }));
+    const pending = Array.from({ length: 8 }, (_, i) =>
+      rawUpload(s.url, {
+        bytes: 1_000_000,
+        stall: true,
+        token: mallory,
+        agent: ['metis', 'techne', 'kallos', 'mneme', 'aidos', 'aletheia', 'hephaestus', 'dokimasia'][i],
+      }),
+    );
     // Two hold their slots and get no answer while they stall; wait for the other six to be refused.
     const settled = [];
     for (const p of pending) void p.then((x) => settled.push(x.status));
     for (let i = 0; i < 200 && settled.length < 6; i++) await new Promise((r) => setTimeout(r, 10));
     const rand = mulberry(5);
-    const tensors = specs.map((sp) => ({ name: sp.name, shape: sp.shape, data: Float32Array.from({ length: sp.shape[0] * sp.shape[1] }, () => 0.001 * (rand() - 0.5)) }));
+    const tensors = specs.map((sp) => ({
+      name: sp.name,
+      shape: sp.shape,
+      data: Float32Array.from({ length: sp.shape[0] * sp.shape[1] }, () => 0.001 * (rand() - 0.5)),
+    }));
     const t1 = performance.now();
     const receipt = await new CouncilClient({ url: s.url, token, retries: 0 })
       .submit(1, 'metis', { tensors, baseFingerprint: 'bench', clipNorm: 1, noiseMultiplier: 0 })
-      .then(() => 'accepted', (e) => `refused: ${e.message}`);
+      .then(
+        () => 'accepted',
+        (e) => `refused: ${e.message}`,
+      );
     const ms = performance.now() - t1;
     for (const p of pending) void p.then((x) => x.socket.destroy());
     held.push(...pending);
-    report('council submission while 16 uploads stall (8 unauthenticated, 8 of one forge)', ms, 'ms', `${receipt}; unauthenticated: ${anon.filter((x) => / 401 /.test(x.status)).length}/8 got 401 at once; the stalling forge: ${settled.filter((x) => / 429 /.test(x)).length}/8 got 429, ${8 - settled.length} held a slot (was: every real submission 503 busy for up to 300 s)`);
+    report(
+      'council submission while 16 uploads stall (8 unauthenticated, 8 of one forge)',
+      ms,
+      'ms',
+      `${receipt}; unauthenticated: ${anon.filter((x) => / 401 /.test(x.status)).length}/8 got 401 at once; the stalling forge: ${settled.filter((x) => / 429 /.test(x)).length}/8 got 429, ${8 - settled.length} held a slot (was: every real submission 503 busy for up to 300 s)`,
+    );
   } finally {
     await stop(s.proc);
     await Promise.all(held);
@@ -393,15 +568,36 @@ async function fullRound(report, { tmp, forges, CouncilClient }) {
   const agents = ['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia'];
   const tokens = [];
   for (let i = 0; i < forges; i++) {
-    const r = spawnSync(process.execPath, [BIN, 'council', 'forge', 'add', `forge-${i}`, '--data-dir', dataDir, '--json'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } });
+    const r = spawnSync(
+      process.execPath,
+      [BIN, 'council', 'forge', 'add', `forge-${i}`, '--data-dir', dataDir, '--json'],
+      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home } },
+    );
     tokens.push(JSON.parse(r.stdout).token);
   }
   const deadline = 600;
-  const specs = [{ name: 'q.lora_A.weight', shape: [8, 256] }, { name: 'q.lora_B.weight', shape: [256, 8] }];
+  const specs = [
+    { name: 'q.lora_A.weight', shape: [8, 256] },
+    { name: 'q.lora_B.weight', shape: [256, 8] },
+  ];
   const coords = 8 * 256 * 2;
   const s = await serveProcess(dataDir, home, [
-    '--base-fingerprint', 'bench', '--layouts', JSON.stringify({ '*': specs }), '--clip-norm', '0..100', '--noise-multiplier', '0..10',
-    '--min-forges', String(forges), '--strategy', 'lora-fair', '--byzantine', '4', '--round-deadline', `${deadline}s`,
+    '--base-fingerprint',
+    'bench',
+    '--layouts',
+    JSON.stringify({ '*': specs }),
+    '--clip-norm',
+    '0..100',
+    '--noise-multiplier',
+    '0..10',
+    '--min-forges',
+    String(forges),
+    '--strategy',
+    'lora-fair',
+    '--byzantine',
+    '4',
+    '--round-deadline',
+    `${deadline}s`,
   ]);
   const idleHealth = [];
   for (let i = 0; i < 30; i++) idleHealth.push(await healthMs(s.url));
@@ -412,7 +608,14 @@ async function fullRound(report, { tmp, forges, CouncilClient }) {
       const client = new CouncilClient({ url: s.url, token });
       for (const [a, agent] of agents.entries()) {
         const rand = mulberry(i * 31 + a);
-        const tensors = specs.map((sp) => ({ name: sp.name, shape: sp.shape, data: Float32Array.from({ length: sp.shape[0] * sp.shape[1] }, () => 0.01 * (rand() - 0.5) + (i >= forges - 4 ? 0.2 : 0)) }));
+        const tensors = specs.map((sp) => ({
+          name: sp.name,
+          shape: sp.shape,
+          data: Float32Array.from(
+            { length: sp.shape[0] * sp.shape[1] },
+            () => 0.01 * (rand() - 0.5) + (i >= forges - 4 ? 0.2 : 0),
+          ),
+        }));
         const t = performance.now();
         await client.submit(1, agent, { tensors, baseFingerprint: 'bench', clipNorm: 100, noiseMultiplier: 0 });
         latencies.push(performance.now() - t);
@@ -436,12 +639,42 @@ async function fullRound(report, { tmp, forges, CouncilClient }) {
   await stop(s.proc);
   const total = (tDone - t0) / 1000;
   const tag = `council round ${forges}×8`;
-  report(`council round ${forges} forges × 8 agents: wall time`, total, 's', `deadline ${deadline}s; ${coords} params per agent update (LoRA r=8, 256×256); lora-fair after multikrum f=4`);
-  report(`${tag}: submissions`, latencies.length / ((tSubmitted - t0) / 1000), 'updates/s', `${latencies.length} updates, ${forges} concurrent clients`);
-  report(`${tag}: submission latency p50 / p95 / p99`, `${pct(latencies, 50).toFixed(0)} / ${pct(latencies, 95).toFixed(0)} / ${pct(latencies, 99).toFixed(0)}`, 'ms', `max ${Math.max(...latencies).toFixed(0)} ms; ${forges} clients at once, each sending its 8 agents in turn`);
-  report(`${tag}: aggregation after close`, (tDone - tSubmitted) / 1000, 's', `${status.outcomes.filter((o) => o.aggregated).length} agents aggregated (worker thread), ${status.outcomes[0]?.used} of ${forges} forges used each`);
-  report(`${tag}: /v1/health during aggregation p50 / p99 / max`, `${pct(during, 50).toFixed(1)} / ${pct(during, 99).toFixed(1)} / ${Math.max(...during).toFixed(1)}`, 'ms', `${during.length} requests back to back while aggregating; idle p50 ${pct(idleHealth, 50).toFixed(1)} ms`);
-  report(`${tag}: health p99 during aggregation / idle p99`, pct(during, 99) / pct(idleHealth, 99), 'x', 'same machine, same run');
+  report(
+    `council round ${forges} forges × 8 agents: wall time`,
+    total,
+    's',
+    `deadline ${deadline}s; ${coords} params per agent update (LoRA r=8, 256×256); lora-fair after multikrum f=4`,
+  );
+  report(
+    `${tag}: submissions`,
+    latencies.length / ((tSubmitted - t0) / 1000),
+    'updates/s',
+    `${latencies.length} updates, ${forges} concurrent clients`,
+  );
+  report(
+    `${tag}: submission latency p50 / p95 / p99`,
+    `${pct(latencies, 50).toFixed(0)} / ${pct(latencies, 95).toFixed(0)} / ${pct(latencies, 99).toFixed(0)}`,
+    'ms',
+    `max ${Math.max(...latencies).toFixed(0)} ms; ${forges} clients at once, each sending its 8 agents in turn`,
+  );
+  report(
+    `${tag}: aggregation after close`,
+    (tDone - tSubmitted) / 1000,
+    's',
+    `${status.outcomes.filter((o) => o.aggregated).length} agents aggregated (worker thread), ${status.outcomes[0]?.used} of ${forges} forges used each`,
+  );
+  report(
+    `${tag}: /v1/health during aggregation p50 / p99 / max`,
+    `${pct(during, 50).toFixed(1)} / ${pct(during, 99).toFixed(1)} / ${Math.max(...during).toFixed(1)}`,
+    'ms',
+    `${during.length} requests back to back while aggregating; idle p50 ${pct(idleHealth, 50).toFixed(1)} ms`,
+  );
+  report(
+    `${tag}: health p99 during aggregation / idle p99`,
+    pct(during, 99) / pct(idleHealth, 99),
+    'x',
+    'same machine, same run',
+  );
   report(`${tag}: round time / deadline`, total / deadline, 'x', '< 1: completes within the deadline');
   report(`${tag}: server peak RSS`, rss, 'MB', 'VmHWM of the council process (event loop + aggregation worker)');
 }
@@ -451,8 +684,18 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   // (the 50 × 8 round, token timing, starvation), a few minutes less than the whole suite.
   const quick = process.argv.includes('--quick');
   const serverOnly = process.argv.includes('--server');
-  await run((name, value, unit, note = '') => {
-    const v = typeof value === 'number' ? (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toPrecision(3)) : String(value);
-    console.log(`${name.padEnd(66)} ${v.padStart(12)} ${unit.padEnd(9)} ${note}`);
-  }, { quick, serverOnly });
+  await run(
+    (name, value, unit, note = '') => {
+      const v =
+        typeof value === 'number'
+          ? Math.abs(value) >= 100
+            ? value.toFixed(0)
+            : Math.abs(value) >= 1
+              ? value.toFixed(2)
+              : value.toPrecision(3)
+          : String(value);
+      console.log(`${name.padEnd(66)} ${v.padStart(12)} ${unit.padEnd(9)} ${note}`);
+    },
+    { quick, serverOnly },
+  );
 }

@@ -33,7 +33,15 @@ export async function run(report) {
   const rounds = 6;
   const server = await startCouncilServer({
     // Rounds never close on their own here: each measured upload goes to a fresh round's open slot.
-    config: { ...defaults(dir), data_dir: join(dir, 'council'), port: 0, base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { derive: { base: 'builtin', rank } }, min_forges: 1000, strategy: 'fedavg' },
+    config: {
+      ...defaults(dir),
+      data_dir: join(dir, 'council'),
+      port: 0,
+      base_fingerprints: [BUILTIN_FINGERPRINT],
+      layouts: { derive: { base: 'builtin', rank } },
+      min_forges: 1000,
+      strategy: 'fedavg',
+    },
     log: () => undefined,
   });
   try {
@@ -42,7 +50,11 @@ export async function run(report) {
     for (const encoding of ['json', 'safetensors']) {
       const home = join(dir, encoding);
       const gate = PrivacyGate.open({ home, config, random: randomBytes });
-      gate.consent.record(FEDERATING_AGENTS.map((agent) => ({ agent, allowed: true })), 'flags', new Date());
+      gate.consent.record(
+        FEDERATING_AGENTS.map((agent) => ({ agent, allowed: true })),
+        'flags',
+        new Date(),
+      );
       const { token } = await addForge(server.storage, `forge-${encoding}`, randomBytes, new Date());
       const t = httpTransport(server.url, token, { encoding });
       const round = (await t.currentRound()).round;
@@ -50,9 +62,18 @@ export async function run(report) {
       const send = [];
       // One release per agent (each agent's slot in the open round is used once).
       for (const agent of FEDERATING_AGENTS.slice(0, rounds)) {
-        const delta = adapterLayout(builtinBaseSpec(), agent, rank).map((s) => ({ name: s.name, shape: s.shape, data: Float32Array.from({ length: s.shape[0] * s.shape[1] }, () => 0.001) }));
+        const delta = adapterLayout(builtinBaseSpec(), agent, rank).map((s) => ({
+          name: s.name,
+          shape: s.shape,
+          data: Float32Array.from({ length: s.shape[0] * s.shape[1] }, () => 0.001),
+        }));
         let t0 = process.hrtime.bigint();
-        const out = gate.recordRelease({ round: `bench#${encoding}`, agent, delta, baseFingerprint: BUILTIN_FINGERPRINT });
+        const out = gate.recordRelease({
+          round: `bench#${encoding}`,
+          agent,
+          delta,
+          baseFingerprint: BUILTIN_FINGERPRINT,
+        });
         draw.push(Number(process.hrtime.bigint() - t0) / 1e6);
         t0 = process.hrtime.bigint();
         await t.submitRelease(round, out.release);
@@ -60,15 +81,45 @@ export async function run(report) {
       }
       gate.close();
       const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-      const envelope = { format: 'kourai.council-release/3', round: 'c0123456789abcde#1', agent: 'techne', base_fingerprint: BUILTIN_FINGERPRINT, mechanism: { name: 'gaussian', clip_norm: 1, noise_multiplier: 8, sample_rate: 1, accountant: 'rdp' } };
-      results[encoding] = { draw: median(draw), send: median(send), bytes: releaseBodyBytes(envelope, layout, encoding) };
+      const envelope = {
+        format: 'kourai.council-release/3',
+        round: 'c0123456789abcde#1',
+        agent: 'techne',
+        base_fingerprint: BUILTIN_FINGERPRINT,
+        mechanism: { name: 'gaussian', clip_norm: 1, noise_multiplier: 8, sample_rate: 1, accountant: 'rdp' },
+      };
+      results[encoding] = {
+        draw: median(draw),
+        send: median(send),
+        bytes: releaseBodyBytes(envelope, layout, encoding),
+      };
     }
-    report('round, per agent: keyed release (ledger row, clip, noise)', results.json.draw, 'ms', `${coords.toLocaleString('en-US')} coordinates, median of ${rounds}`);
+    report(
+      'round, per agent: keyed release (ledger row, clip, noise)',
+      results.json.draw,
+      'ms',
+      `${coords.toLocaleString('en-US')} coordinates, median of ${rounds}`,
+    );
     for (const e of ['json', 'safetensors']) {
-      report(`round, per agent: upload to a council on 127.0.0.1 (${e})`, results[e].send, 'ms', `body ${results[e].bytes.toLocaleString('en-US')} bytes, median of ${rounds}`);
+      report(
+        `round, per agent: upload to a council on 127.0.0.1 (${e})`,
+        results[e].send,
+        'ms',
+        `body ${results[e].bytes.toLocaleString('en-US')} bytes, median of ${rounds}`,
+      );
     }
-    report('safetensors body / JSON body: size', results.safetensors.bytes / results.json.bytes, '×', 'baseline: the JSON document');
-    report('safetensors body / JSON body: upload time', results.safetensors.send / results.json.send, '×', 'baseline: the JSON document');
+    report(
+      'safetensors body / JSON body: size',
+      results.safetensors.bytes / results.json.bytes,
+      '×',
+      'baseline: the JSON document',
+    );
+    report(
+      'safetensors body / JSON body: upload time',
+      results.safetensors.send / results.json.send,
+      '×',
+      'baseline: the JSON document',
+    );
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });
@@ -76,5 +127,7 @@ export async function run(report) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await run((name, value, unit, note) => console.log(`${name}: ${typeof value === 'number' ? value.toFixed(3) : value} ${unit}${note ? `  (${note})` : ''}`));
+  await run((name, value, unit, note) =>
+    console.log(`${name}: ${typeof value === 'number' ? value.toFixed(3) : value} ${unit}${note ? `  (${note})` : ''}`),
+  );
 }

@@ -60,7 +60,10 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
   const tr = trainPairs.map(diff);
   const te = testPairs.map(diff);
   const grid = [1e-2, 3e-3, 1e-3];
-  const folds = [0, 1, 2].map((f) => ({ test: tr.filter((_, i) => i % 3 === f), train: tr.filter((_, i) => i % 3 !== f) }));
+  const folds = [0, 1, 2].map((f) => ({
+    test: tr.filter((_, i) => i % 3 === f),
+    train: tr.filter((_, i) => i % 3 !== f),
+  }));
   const cv = grid.map((lam) => folds.reduce((a, f) => a + acc(fit(f.train, lam), f.test), 0) / 3);
   const lam = grid[cv.indexOf(Math.max(...cv))];
   return { accuracy: acc(fit(tr, lam), te), lambda: lam };
@@ -109,16 +112,25 @@ export async function run(report, { quick }) {
     const conv = ds.convert({ limit: pairsCap });
     const { examples, cases } = examplesFromLines(conv.lines, ds.agent);
     const all = [...cases.values()];
-    console.error(`learn-real: ${ds.name} (${ds.kind}): ${conv.pairs} pairs (${conv.skipped} skipped), ${splits} splits of ${Math.round(testFraction * 100)}% held out…`);
+    console.error(
+      `learn-real: ${ds.name} (${ds.kind}): ${conv.pairs} pairs (${conv.skipped} skipped), ${splits} splits of ${Math.round(testFraction * 100)}% held out…`,
+    );
     const figs = [];
     for (let s = 0; s < splits; s++) {
-      const f = evaluateSplit(examples, cases, { base, encode: enc, agent: ds.agent, settings, splits, testFraction }, s);
+      const f = evaluateSplit(
+        examples,
+        cases,
+        { base, encode: enc, agent: ds.agent, settings, splits, testFraction },
+        s,
+      );
       const trainCases = all.filter((c) => !isTest(c.scene, s, testFraction));
       const testCases = all.filter((c) => isTest(c.scene, s, testFraction));
       const toPair = (c) => ({ a: enc(c.chosen, c.prompt), b: enc(c.rejected, c.prompt) });
       const ceil = ceiling(trainCases.map(toPair), testCases.map(toPair), inputDim(spec), spec.encoder.dim);
       figs.push({ ...f, ceiling: ceil.accuracy });
-      console.error(`  split ${s + 1}/${splits}: model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${(ceil.accuracy * 100).toFixed(1)}% (λ ${f.lambda}, ${f.trainSeconds.toFixed(0)} s)`);
+      console.error(
+        `  split ${s + 1}/${splits}: model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${(ceil.accuracy * 100).toFixed(1)}% (λ ${f.lambda}, ${f.trainSeconds.toFixed(0)} s)`,
+      );
     }
     const m = interval(figs.map((f) => f.model));
     const n = `${figs[0].testPairs}–${Math.max(...figs.map((f) => f.testPairs))} held-out pairs per split, ${splits} splits`;
@@ -132,9 +144,19 @@ export async function run(report, { quick }) {
     }
     const c = interval(figs.map((f) => f.ceiling));
     report(`learn-real ${ds.name}: logistic regression ceiling (same inputs)`, c.mean, '', pct(c));
-    report(`learn-real ${ds.name}: model − best trivial rule (goal ≥ 0.05)`, m.mean - bestRule, '', `mean train time ${(figs.reduce((a, f) => a + f.trainSeconds, 0) / figs.length).toFixed(1)} s per split`);
+    report(
+      `learn-real ${ds.name}: model − best trivial rule (goal ≥ 0.05)`,
+      m.mean - bestRule,
+      '',
+      `mean train time ${(figs.reduce((a, f) => a + f.trainSeconds, 0) / figs.length).toFixed(1)} s per split`,
+    );
     if (!endpoint) {
-      report(`learn-real ${ds.name}: embeddings base`, 'not configured', '', 'set KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL (e.g. Ollama) to measure it');
+      report(
+        `learn-real ${ds.name}: embeddings base`,
+        'not configured',
+        '',
+        'set KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL (e.g. Ollama) to measure it',
+      );
       continue;
     }
     try {
@@ -147,9 +169,22 @@ export async function run(report, { quick }) {
       const eenc0 = inputEncoder(espec);
       const eenc = (t, p) => eenc0(t, p, em.vectors.get(t));
       const es = [];
-      for (let s = 0; s < splits; s++) es.push(evaluateSplit(examples, cases, { base: ebase, encode: eenc, agent: ds.agent, settings, splits, testFraction }, s).model);
+      for (let s = 0; s < splits; s++)
+        es.push(
+          evaluateSplit(
+            examples,
+            cases,
+            { base: ebase, encode: eenc, agent: ds.agent, settings, splits, testFraction },
+            s,
+          ).model,
+        );
       const e = interval(es);
-      report(`learn-real ${ds.name}: embeddings base (${em.model}, ${dim})`, e.mean, '', `${pct(e)}; embedding ${texts.length} texts took ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+      report(
+        `learn-real ${ds.name}: embeddings base (${em.model}, ${dim})`,
+        e.mean,
+        '',
+        `${pct(e)}; embedding ${texts.length} texts took ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+      );
     } catch (err) {
       report(`learn-real ${ds.name}: embeddings base`, 'failed', '', String(err.message ?? err));
     }

@@ -28,7 +28,14 @@ export function kourai(args, { home, input, env } = {}) {
     input: input ?? '',
     encoding: 'utf8',
     maxBuffer: 1 << 30,
-    env: { ...process.env, ...env, KOURAI_HOME: home ?? process.env.KOURAI_HOME, KOURAI_RSS_FILE: rssFile, KOURAI_CPU_FILE: cpuFile, CI: '1' },
+    env: {
+      ...process.env,
+      ...env,
+      KOURAI_HOME: home ?? process.env.KOURAI_HOME,
+      KOURAI_RSS_FILE: rssFile,
+      KOURAI_CPU_FILE: cpuFile,
+      CI: '1',
+    },
   });
   const seconds = (performance.now() - t0) / 1000;
   let rssMB = NaN;

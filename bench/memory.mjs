@@ -35,7 +35,15 @@ export async function run(report, opts = {}) {
   const entries = opts.entries ?? Number(process.env.KOURAI_BENCH_ENTRIES ?? 100_000);
   const home = mkdtempSync(join(tmpdir(), 'kourai-bench-memory-'));
   try {
-    const [{ default: synth }, { default: index }, { default: search }, { default: buffer }, { default: episodes }, { default: supersede }, { selectReplayBuffer }] = await Promise.all([
+    const [
+      { default: synth },
+      { default: index },
+      { default: search },
+      { default: buffer },
+      { default: episodes },
+      { default: supersede },
+      { selectReplayBuffer },
+    ] = await Promise.all([
       dist('commands/memoir/synth.js'),
       dist('commands/memoir/index-cmd.js'),
       dist('commands/memoir/search.js'),
@@ -62,9 +70,15 @@ export async function run(report, opts = {}) {
     const n = 200_000;
     const kinds = ['accepted', 'modified', 'rejected', 'deferred'];
     const cands = Array.from({ length: n }, (_, i) => ({
-      entry_id: `E${i}`, source: 'specialist_proposed', entry_type: i % 9 === 0 ? 'interrupt' : 'pipeline_turn',
-      player_response: { kind: kinds[i % 4] }, interrupt: null, chain: 'none', has_preference: i % 5 === 0,
-      affinity_delta: (i % 7) / 100, recorded_at: new Date(1.7e12 + i * 1000).toISOString(),
+      entry_id: `E${i}`,
+      source: 'specialist_proposed',
+      entry_type: i % 9 === 0 ? 'interrupt' : 'pipeline_turn',
+      player_response: { kind: kinds[i % 4] },
+      interrupt: null,
+      chain: 'none',
+      has_preference: i % 5 === 0,
+      affinity_delta: (i % 7) / 100,
+      recorded_at: new Date(1.7e12 + i * 1000).toISOString(),
     }));
     const sel = await timed(() => selectReplayBuffer(cands, 5000));
     report(`selectReplayBuffer (${n} candidates, pure)`, sel.ms, 'ms');
@@ -73,11 +87,21 @@ export async function run(report, opts = {}) {
     report(`episodes --by session (${entries} entries, ${e.value.episodes.length} episodes)`, e.ms, 'ms');
 
     // A chain of 50 corrections: the cost of resolving through it.
-    const { value: first } = await timed(() => exec(search, { query: 'naming', memoir: [dir], limit: '1', json: true }));
+    const { value: first } = await timed(() =>
+      exec(search, { query: 'naming', memoir: [dir], limit: '1', json: true }),
+    );
     const id = first.hits[0]?.entry.entry_id;
     if (id) {
       const chain = await timed(async () => {
-        for (let i = 0; i < 50; i++) await exec(supersede, { id, patch: JSON.stringify({ affinity_delta: i / 100 }), reason: `step ${i}`, memoir: [dir], fsync: false, json: true });
+        for (let i = 0; i < 50; i++)
+          await exec(supersede, {
+            id,
+            patch: JSON.stringify({ affinity_delta: i / 100 }),
+            reason: `step ${i}`,
+            memoir: [dir],
+            fsync: false,
+            json: true,
+          });
       });
       report('supersede x50 on one chain (each resolves the whole chain)', chain.ms / 50, 'ms/op');
     }
@@ -87,5 +111,8 @@ export async function run(report, opts = {}) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await run((name, value, unit, note) => console.log(`${name}: ${value.toFixed(1)} ${unit}${note ? ` (${note})` : ''}`), { entries: Number(process.argv[2] ?? 100_000) });
+  await run(
+    (name, value, unit, note) => console.log(`${name}: ${value.toFixed(1)} ${unit}${note ? ` (${note})` : ''}`),
+    { entries: Number(process.argv[2] ?? 100_000) },
+  );
 }

@@ -31,20 +31,61 @@ export async function run(report) {
   const { PrivacyGate } = await load('privacy/round-gate.js');
 
   const n = DEFAULT_ORDERS.length;
-  report('accountant: ε over 151 orders, q = 1', time(() => epsilonFor({ noiseMultiplier: 8, sampleRate: 1, steps: 160, delta: 1e-5 })), 'ms', `${n} orders`);
-  report('accountant: ε over 151 orders, q = 0.01 (fractional-order series)', time(() => epsilonFor({ noiseMultiplier: 1, sampleRate: 0.01, steps: 1000, delta: 1e-5 })), 'ms', `${n} orders`);
-  report('accountant: σ search, q = 1, 160 rounds to ε = 8', time(() => sigmaForEpsilon({ epsilon: 8, sampleRate: 1, steps: 160, delta: 1e-5 })), 'ms', 'bisection to 1e-10 relative');
-  report('accountant: σ search, q = 0.01, 1000 steps to ε = 2.1', time(() => sigmaForEpsilon({ epsilon: 2.1, sampleRate: 0.01, steps: 1000, delta: 1e-5 }), { minMs: 1000, minRuns: 2 }), 'ms');
+  report(
+    'accountant: ε over 151 orders, q = 1',
+    time(() => epsilonFor({ noiseMultiplier: 8, sampleRate: 1, steps: 160, delta: 1e-5 })),
+    'ms',
+    `${n} orders`,
+  );
+  report(
+    'accountant: ε over 151 orders, q = 0.01 (fractional-order series)',
+    time(() => epsilonFor({ noiseMultiplier: 1, sampleRate: 0.01, steps: 1000, delta: 1e-5 })),
+    'ms',
+    `${n} orders`,
+  );
+  report(
+    'accountant: σ search, q = 1, 160 rounds to ε = 8',
+    time(() => sigmaForEpsilon({ epsilon: 8, sampleRate: 1, steps: 160, delta: 1e-5 })),
+    'ms',
+    'bisection to 1e-10 relative',
+  );
+  report(
+    'accountant: σ search, q = 0.01, 1000 steps to ε = 2.1',
+    time(() => sigmaForEpsilon({ epsilon: 2.1, sampleRate: 0.01, steps: 1000, delta: 1e-5 }), {
+      minMs: 1000,
+      minRuns: 2,
+    }),
+    'ms',
+  );
 
   const out = new Float64Array(1_000_000);
   const sampler = new GaussianSampler(randomBytes);
   const ms = time(() => sampler.fill(out), { minMs: 1000, minRuns: 3 });
-  report('noise: N(0,1) from node:crypto (Marsaglia polar, 53-bit uniforms)', 1e6 / (ms / 1000) / 1e6, 'M floats/s', `1M floats in ${ms.toFixed(1)} ms`);
+  report(
+    'noise: N(0,1) from node:crypto (Marsaglia polar, 53-bit uniforms)',
+    1e6 / (ms / 1000) / 1e6,
+    'M floats/s',
+    `1M floats in ${ms.toFixed(1)} ms`,
+  );
 
-  const delta = [{ name: 'lora_A', shape: [1000, 500], data: new Float32Array(500_000).fill(0.001) }, { name: 'lora_B', shape: [500, 1000], data: new Float32Array(500_000).fill(-0.001) }];
+  const delta = [
+    { name: 'lora_A', shape: [1000, 500], data: new Float32Array(500_000).fill(0.001) },
+    { name: 'lora_B', shape: [500, 1000], data: new Float32Array(500_000).fill(-0.001) },
+  ];
   report(
     'release: clip + noise + base64 of a 1M-parameter delta',
-    time(() => buildRelease({ round: '1', agent: 'aidos', delta, clipNorm: 1, noiseMultiplier: 8, sampler: new GaussianSampler(randomBytes) }), { minMs: 1000, minRuns: 3 }),
+    time(
+      () =>
+        buildRelease({
+          round: '1',
+          agent: 'aidos',
+          delta,
+          clipNorm: 1,
+          noiseMultiplier: 8,
+          sampler: new GaussianSampler(randomBytes),
+        }),
+      { minMs: 1000, minRuns: 3 },
+    ),
     'ms',
   );
 
@@ -55,8 +96,16 @@ export async function run(report) {
     gate.consent.record([{ agent: 'aidos', allowed: true }], 'flags', new Date());
     const small = [{ name: 'w', shape: [16], data: new Float32Array(16).fill(0.1) }];
     let round = 0;
-    const per = time(() => gate.recordRelease({ round: String(round++), agent: 'aidos', delta: small }), { minMs: 1000, minRuns: 20 });
-    report('ledger: durable release (row + payload, synchronous = FULL, chain verified)', per, 'ms', `after ${round} releases in the ledger`);
+    const per = time(() => gate.recordRelease({ round: String(round++), agent: 'aidos', delta: small }), {
+      minMs: 1000,
+      minRuns: 20,
+    });
+    report(
+      'ledger: durable release (row + payload, synchronous = FULL, chain verified)',
+      per,
+      'ms',
+      `after ${round} releases in the ledger`,
+    );
     gate.close();
   } finally {
     rmSync(home, { recursive: true, force: true });
@@ -64,5 +113,7 @@ export async function run(report) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await run((name, value, unit, note) => console.log(`${name}: ${typeof value === 'number' ? value.toFixed(3) : value} ${unit}${note ? `  (${note})` : ''}`));
+  await run((name, value, unit, note) =>
+    console.log(`${name}: ${typeof value === 'number' ? value.toFixed(3) : value} ${unit}${note ? `  (${note})` : ''}`),
+  );
 }

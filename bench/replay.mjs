@@ -75,7 +75,12 @@ export async function run(report) {
     report('replay: search (FTS, next match)', +search.toFixed(2), 'ms');
     const [filter] = time(() => replayFrame(nav, replayReducer(st, { type: 'setAgent', agent: 'aletheia' }, nav), 9));
     report('replay: agent filter + frame', +filter.toFixed(2), 'ms');
-    report('replay: memory growth while browsing', Math.round((process.memoryUsage().rss - rssBefore) / 1048576), 'MiB', 'windowed: bounded page and beat caches');
+    report(
+      'replay: memory growth while browsing',
+      Math.round((process.memoryUsage().rss - rssBefore) / 1048576),
+      'MiB',
+      'windowed: bounded page and beat caches',
+    );
 
     const [walk, count] = time(() => {
       let k = 0;
@@ -90,7 +95,14 @@ export async function run(report) {
     const q = new StoryIndex(index, [fileId]);
     const [aff] = time(() => {
       const acc = new AffinityAccumulator();
-      for (const c of q.affinityChanges()) acc.add({ agent: c.agent, delta: c.affinity_delta, entry_id: c.entry_id, scene_id: c.scene_id, recorded_at: c.recorded_at });
+      for (const c of q.affinityChanges())
+        acc.add({
+          agent: c.agent,
+          delta: c.affinity_delta,
+          entry_id: c.entry_id,
+          scene_id: c.scene_id,
+          recorded_at: c.recorded_at,
+        });
       return acc.result();
     });
     report('affinity: whole memoir', Math.round(aff), 'ms');

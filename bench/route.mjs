@@ -25,11 +25,19 @@ const pct = (x) => `${(x * 100).toFixed(1)}%`;
  * (while tuning: the held-out part stays unseen).
  */
 function tasks() {
-  const read = (url) => readFileSync(url, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const read = (url) =>
+    readFileSync(url, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
   const rows = read(TASKS);
   const tuning = [...rows.filter((r) => r.part === 'tuning'), ...read(FRESH_1)];
   const fresh = read(FRESH);
-  return { tuning, fresh, heldOut: process.env.ROUTE_BENCH_PART === 'tuning' ? tuning : rows.filter((r) => r.part === 'held_out') };
+  return {
+    tuning,
+    fresh,
+    heldOut: process.env.ROUTE_BENCH_PART === 'tuning' ? tuning : rows.filter((r) => r.part === 'held_out'),
+  };
 }
 
 /** Multinomial logistic regression on hashed word stems and bigrams, L2, full-batch gradient descent. */
@@ -77,7 +85,9 @@ function confusion(rows, probs, specialists) {
   });
   const short = specialists.map((s) => s.slice(0, 5));
   const lines = [`    ${'label \\ routed'.padEnd(14)}${short.map((s) => s.padStart(7)).join('')}`];
-  specialists.forEach((s, i) => lines.push(`    ${s.padEnd(14)}${m[i].map((n) => String(n || '.').padStart(7)).join('')}`));
+  specialists.forEach((s, i) =>
+    lines.push(`    ${s.padEnd(14)}${m[i].map((n) => String(n || '.').padStart(7)).join('')}`),
+  );
   return lines.join('\n');
 }
 
@@ -87,7 +97,9 @@ function wrongs(rows, probs, specialists) {
       const p = probs[i];
       let a = 0;
       for (let k = 1; k < p.length; k++) if (p[k] > p[a]) a = k;
-      return specialists[a] === r.label ? null : `    ${r.label} -> ${specialists[a]} (p ${p[a].toFixed(2)}): ${r.text.replace(/\s+/g, ' ').slice(0, 90)}`;
+      return specialists[a] === r.label
+        ? null
+        : `    ${r.label} -> ${specialists[a]} (p ${p[a].toFixed(2)}): ${r.text.replace(/\s+/g, ' ').slice(0, 90)}`;
     })
     .filter(Boolean)
     .join('\n');
@@ -103,35 +115,66 @@ export async function run(report, { quick } = {}) {
   const freshLabels = fresh.map((r) => SPECIALISTS.indexOf(r.label));
   const freshFigures = (name, probs) => {
     const c = calibration(probs, freshLabels);
-    report(`route ${name}, fresh set: top-1 accuracy`, c.accuracy, '', `${c.n} tasks written after the prior was fixed (fresh2.jsonl); ECE ${c.ece.toFixed(3)}; wrong at p ≥ 0.9 ${Math.round(c.confidentWrong * c.n)} of ${c.n}`);
+    report(
+      `route ${name}, fresh set: top-1 accuracy`,
+      c.accuracy,
+      '',
+      `${c.n} tasks written after the prior was fixed (fresh2.jsonl); ECE ${c.ece.toFixed(3)}; wrong at p ≥ 0.9 ${Math.round(c.confidentWrong * c.n)} of ${c.n}`,
+    );
   };
   const labels = heldOut.map((r) => SPECIALISTS.indexOf(r.label));
   const figures = (name, probs, note = '') => {
     const c = calibration(probs, labels);
     report(`route ${name}: top-1 accuracy (goal ≥ 85%)`, c.accuracy, '', `${c.n} tasks${note ? `; ${note}` : ''}`);
     report(`route ${name}: expected calibration error`, c.ece, '', '10 equal-width bins of top-1 p');
-    report(`route ${name}: wrong with p ≥ 0.9 (goal ≤ 5%)`, c.confidentWrong, '', `${Math.round(c.confidentWrong * c.n)} of ${c.n}`);
+    report(
+      `route ${name}: wrong with p ≥ 0.9 (goal ≤ 5%)`,
+      c.confidentWrong,
+      '',
+      `${Math.round(c.confidentWrong * c.n)} of ${c.n}`,
+    );
     return c;
   };
-  console.log(`  measured on ${process.env.ROUTE_BENCH_PART === "tuning" ? "the TUNING part (ROUTE_BENCH_PART=tuning)" : "the held-out part"}: ${heldOut.length} tasks; tuning part ${tuning.length} (test/fixtures/route/tasks.jsonl)`);
+  console.log(
+    `  measured on ${process.env.ROUTE_BENCH_PART === 'tuning' ? 'the TUNING part (ROUTE_BENCH_PART=tuning)' : 'the held-out part'}: ${heldOut.length} tasks; tuning part ${tuning.length} (test/fixtures/route/tasks.jsonl)`,
+  );
 
   // Trivial baseline: the most common specialist of the tuning part.
   const counts = new Map();
   for (const r of tuning) counts.set(r.label, (counts.get(r.label) ?? 0) + 1);
   const major = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
-  report('route baseline: always the tuning part\'s most common specialist', heldOut.filter((r) => r.label === major).length / heldOut.length, '', major);
+  report(
+    "route baseline: always the tuning part's most common specialist",
+    heldOut.filter((r) => r.label === major).length / heldOut.length,
+    '',
+    major,
+  );
 
   const lin = await linearBaseline(tuning, heldOut, SPECIALISTS);
-  report('route baseline: linear model on word stems, fitted on the tuning part', calibration(lin, labels).accuracy, '', `${tuning.length} labelled tasks, no prior`);
+  report(
+    'route baseline: linear model on word stems, fitted on the tuning part',
+    calibration(lin, labels).accuracy,
+    '',
+    `${tuning.length} labelled tasks, no prior`,
+  );
 
   // The prior alone: what a first session routes with.
   const prior = new RoutePrior(SPECIALISTS);
   const t0 = performance.now();
   const priorProbs = heldOut.map((r) => softmax(prior.score(r.text).logits));
   const usPerTask = ((performance.now() - t0) * 1000) / heldOut.length;
-  const beta = fitInverseTemperature(tuning.map((r) => prior.score(r.text).logits), tuning.map((r) => SPECIALISTS.indexOf(r.label)));
-  figures('prior alone (no history)', priorProbs, `β ${PRIOR_BETA} shipped; refitted on the tuning part now ×${beta.toFixed(2)}; ${usPerTask.toFixed(0)} µs/task`);
-  console.log(`  confusion, prior alone (rows: label, columns: routed):\n${confusion(heldOut, priorProbs, SPECIALISTS)}`);
+  const beta = fitInverseTemperature(
+    tuning.map((r) => prior.score(r.text).logits),
+    tuning.map((r) => SPECIALISTS.indexOf(r.label)),
+  );
+  figures(
+    'prior alone (no history)',
+    priorProbs,
+    `β ${PRIOR_BETA} shipped; refitted on the tuning part now ×${beta.toFixed(2)}; ${usPerTask.toFixed(0)} µs/task`,
+  );
+  console.log(
+    `  confusion, prior alone (rows: label, columns: routed):\n${confusion(heldOut, priorProbs, SPECIALISTS)}`,
+  );
   const priorWrong = wrongs(heldOut, priorProbs, SPECIALISTS);
   if (priorWrong) console.log(`  wrong, prior alone:\n${priorWrong}`);
   const freshPrior = fresh.map((r) => softmax(prior.score(r.text).logits));
@@ -161,11 +204,15 @@ export async function run(report, { quick } = {}) {
       const probs = await routeAll(heldOut);
       const freshProbs = await routeAll(fresh);
       sc.close();
-      const valNote = val ? `train bond's own validation: ${pct(val.value)} on ${val.n} sample-forge descriptions (${val.baselines.map((b) => `${b.name} ${pct(b.value)}`).join(', ')})` : '';
+      const valNote = val
+        ? `train bond's own validation: ${pct(val.value)} on ${val.n} sample-forge descriptions (${val.baselines.map((b) => `${b.name} ${pct(b.value)}`).join(', ')})`
+        : '';
       figures(`after memoir synth --sessions ${n} + train bond`, probs, valNote);
       freshFigures(`after memoir synth --sessions ${n} + train bond`, freshProbs);
       if (n === sessions[0]) {
-        console.log(`  confusion, after training (rows: label, columns: routed):\n${confusion(heldOut, probs, SPECIALISTS)}`);
+        console.log(
+          `  confusion, after training (rows: label, columns: routed):\n${confusion(heldOut, probs, SPECIALISTS)}`,
+        );
         const w = wrongs(heldOut, probs, SPECIALISTS);
         if (w) console.log(`  wrong, after training:\n${w}`);
         // The learned head without the prior it was trained on top of: what routing was before.
@@ -176,16 +223,30 @@ export async function run(report, { quick } = {}) {
         const { openStateDb } = await load('store/state-db.js');
         const enc = await openTextEncoder(learnConfig(home, {}).encoder, { home, env: {}, signal: ac.signal });
         const db = openStateDb(home);
-        const got = new AdapterStore(home, db, { spec: enc.spec, fingerprint: enc.fingerprint }).loadCurrent('hephaestus', 'bond');
+        const got = new AdapterStore(home, db, { spec: enc.spec, fingerprint: enc.fingerprint }).loadCurrent(
+          'hephaestus',
+          'bond',
+        );
         db.close();
-        const inf = new Inference({ agent: 'hephaestus', head: 'route', base: enc.base, council: null, bond: { lora: got.lora, alpha: got.config.lora_alpha, version: got.row.version } });
+        const inf = new Inference({
+          agent: 'hephaestus',
+          head: 'route',
+          base: enc.base,
+          council: null,
+          bond: { lora: got.lora, alpha: got.config.lora_alpha, version: got.row.version },
+        });
         const headOnly = (await enc.encode(heldOut.map((r) => r.text))).map((f) => {
           const d = inf.route(f, 0);
           return SPECIALISTS.map((a) => d.find((x) => x.agent === a).p);
         });
         enc.close();
         const c = calibration(headOnly, labels);
-        report('route learned head alone, no prior (for comparison)', c.accuracy, '', `ECE ${c.ece.toFixed(3)}, wrong at p ≥ 0.9 ${pct(c.confidentWrong)}`);
+        report(
+          'route learned head alone, no prior (for comparison)',
+          c.accuracy,
+          '',
+          `ECE ${c.ece.toFixed(3)}, wrong at p ≥ 0.9 ${pct(c.confidentWrong)}`,
+        );
       }
     } finally {
       cleanup(home);
@@ -194,7 +255,12 @@ export async function run(report, { quick } = {}) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await run((name, value, unit, note = '') => {
-    console.log(`${name.padEnd(62)} ${String(typeof value === 'number' ? value.toPrecision(4) : value).padStart(12)} ${unit.padEnd(8)} ${note}`);
-  }, { quick: process.argv.includes('--quick') });
+  await run(
+    (name, value, unit, note = '') => {
+      console.log(
+        `${name.padEnd(62)} ${String(typeof value === 'number' ? value.toPrecision(4) : value).padStart(12)} ${unit.padEnd(8)} ${note}`,
+      );
+    },
+    { quick: process.argv.includes('--quick') },
+  );
 }

@@ -9,9 +9,25 @@ import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
+const onlyArg =
+  args.find((a) => a.startsWith('--only='))?.slice(7) ??
+  (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
 const only = onlyArg ? new Set(onlyArg.split(',')) : undefined;
-const suites = ['memoir', 'memory', 'replay', 'privacy', 'council', 'learndata', 'simulation', 'federation', 'train', 'learn-real', 'route', 'instructions', 'council-scale'];
+const suites = [
+  'memoir',
+  'memory',
+  'replay',
+  'privacy',
+  'council',
+  'learndata',
+  'simulation',
+  'federation',
+  'train',
+  'learn-real',
+  'route',
+  'instructions',
+  'council-scale',
+];
 // run only when named in --only
 const optIn = new Set(['instructions', 'council-scale']);
 const unknown = [...(only ?? [])].filter((s) => !suites.includes(s));
@@ -22,7 +38,14 @@ if (unknown.length) {
 
 const rows = [];
 function report(name, value, unit, note = '') {
-  const v = typeof value === 'number' ? (Math.abs(value) >= 100 ? value.toFixed(0) : Math.abs(value) >= 1 ? value.toFixed(2) : value.toPrecision(3)) : String(value);
+  const v =
+    typeof value === 'number'
+      ? Math.abs(value) >= 100
+        ? value.toFixed(0)
+        : Math.abs(value) >= 1
+          ? value.toFixed(2)
+          : value.toPrecision(3)
+      : String(value);
   rows.push({ name, value, unit, note });
   console.log(`${name.padEnd(62)} ${v.padStart(12)} ${unit.padEnd(10)} ${note}`);
 }

@@ -27,7 +27,8 @@ export function textMaker(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const syl = ['ka', 'lo', 'mi', 'ru', 'te', 'sa', 'no', 'vi', 'du', 'pe', 'zo', 'ha', 'fi', 'gu'];
-  const word = () => Array.from({ length: 2 + Math.floor(rand() * 2) }, () => syl[Math.floor(rand() * syl.length)]).join('');
+  const word = () =>
+    Array.from({ length: 2 + Math.floor(rand() * 2) }, () => syl[Math.floor(rand() * syl.length)]).join('');
   const text = () => {
     const [f, x, y, z] = [word(), word(), word(), word()];
     return rand() < 0.5
@@ -38,7 +39,14 @@ export function textMaker(seed) {
 }
 
 function npy(arr, shape) {
-  const descr = arr instanceof Float64Array ? '<f8' : arr instanceof Int32Array ? '<i4' : arr instanceof Float32Array ? '<f4' : null;
+  const descr =
+    arr instanceof Float64Array
+      ? '<f8'
+      : arr instanceof Int32Array
+        ? '<i4'
+        : arr instanceof Float32Array
+          ? '<f4'
+          : null;
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
   while ((10 + header.length + 1) % 64 !== 0) header += ' ';
   header += '\n';
@@ -129,15 +137,46 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
     };
     for (const [k, v] of Object.entries(files)) writeFileSync(join(dir, `${k}.npy`), v);
     const blocks = inputBlocks(spec);
-    writeFileSync(join(dir, 'meta.json'), JSON.stringify({ kind, structureAt: blocks.structure, semanticAt: blocks.semantic, D: base.inDim, H: base.hidden, O: net.out, rank: s.rank, alpha: s.alpha, lr: s.lr, weightDecay: s.weightDecay, clipNorm: s.clipNorm, seed: spec.seed, init: spec.init }));
+    writeFileSync(
+      join(dir, 'meta.json'),
+      JSON.stringify({
+        kind,
+        structureAt: blocks.structure,
+        semanticAt: blocks.semantic,
+        D: base.inDim,
+        H: base.hidden,
+        O: net.out,
+        rank: s.rank,
+        alpha: s.alpha,
+        lr: s.lr,
+        weightDecay: s.weightDecay,
+        clipNorm: s.clipNorm,
+        seed: spec.seed,
+        init: spec.init,
+      }),
+    );
     // One BLAS thread, as the JS trainer runs on one: on a shared 2-core machine a multi-threaded BLAS
     // spins against the load and NumPy's rate swung 10× between runs.
-    const py = spawnSync('python3', [NUMPY, dir], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } });
+    const py = spawnSync('python3', [NUMPY, dir], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+      env: { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
+    });
     if (py.status !== 0) return { jsSec, jsRate: (S * B) / jsSec, error: py.stderr.trim().split('\n').pop() };
     const np = JSON.parse(py.stdout);
     let maxRel = 0;
-    for (let i = 0; i < S; i++) maxRel = Math.max(maxRel, Math.abs(losses[i] - np.losses[i]) / Math.max(1e-12, Math.abs(np.losses[i])));
-    return { jsSec, jsRate: (S * B) / jsSec, npSec: np.seconds, npRate: (S * B) / np.seconds, maxRel, lastJs: losses[S - 1], lastNp: np.losses[S - 1], firstJs: losses[0] };
+    for (let i = 0; i < S; i++)
+      maxRel = Math.max(maxRel, Math.abs(losses[i] - np.losses[i]) / Math.max(1e-12, Math.abs(np.losses[i])));
+    return {
+      jsSec,
+      jsRate: (S * B) / jsSec,
+      npSec: np.seconds,
+      npRate: (S * B) / np.seconds,
+      maxRel,
+      lastJs: losses[S - 1],
+      lastNp: np.losses[S - 1],
+      firstJs: losses[0],
+    };
   } finally {
     cleanup(dir);
   }
@@ -207,12 +246,26 @@ async function heldOutWith(encode, views, cases) {
   for (const [player, agent, pref] of cases) {
     const key = `${player}/${agent}`;
     if (!bonds[key]) {
-      const r = train(base, encode, { agent, kind: 'bond', examples: views[player][agent], frozen: [], settings: DEFAULT_SETTINGS });
+      const r = train(base, encode, {
+        agent,
+        kind: 'bond',
+        examples: views[player][agent],
+        frozen: [],
+        settings: DEFAULT_SETTINGS,
+      });
       bonds[key] = r.status === 'trained' ? r.lora : null;
     }
     const lora = bonds[key];
-    const inf = new Inference({ agent, head: 'score', base, council: null, bond: lora ? { lora, alpha: DEFAULT_SETTINGS.alpha, version: 1 } : null });
-    const pairs = heldOutPairs(pref, { seed: 11, n: 400 }).filter((p) => p.agent === agent).slice(0, 200);
+    const inf = new Inference({
+      agent,
+      head: 'score',
+      base,
+      council: null,
+      bond: lora ? { lora, alpha: DEFAULT_SETTINGS.alpha, version: 1 } : null,
+    });
+    const pairs = heldOutPairs(pref, { seed: 11, n: 400 })
+      .filter((p) => p.agent === agent)
+      .slice(0, 200);
     let ok = 0;
     for (const p of pairs) {
       const [a, b] = inf.outputs([encode(p.preferred), encode(p.dispreferred)], 0);
@@ -226,7 +279,10 @@ async function heldOutWith(encode, views, cases) {
 function timeChild(code) {
   const ts = [];
   for (let i = 0; i < 5; i++) {
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', cwd: fileURLToPath(new URL('..', import.meta.url)) });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+      encoding: 'utf8',
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+    });
     if (r.status !== 0) return NaN;
     ts.push(Number(r.stdout.trim()));
   }
@@ -260,25 +316,52 @@ async function encoderDecision(report) {
       ['daedalus', 'techne', 'why-comments'],
       ['daedalus', 'metis', 'numbered-steps'],
     ];
-    const views = { ariadne: await sampleViews(dir, 'ariadne', ['techne', 'mneme']), daedalus: await sampleViews(dir, 'daedalus', ['techne', 'metis']) };
-    const encoders = [['hashed n-grams + structure', (t) => inputs(t, null)], ...(bpe ? [['gpt-tokenizer BPE', bpe.encode]] : [])];
+    const views = {
+      ariadne: await sampleViews(dir, 'ariadne', ['techne', 'mneme']),
+      daedalus: await sampleViews(dir, 'daedalus', ['techne', 'metis']),
+    };
+    const encoders = [
+      ['hashed n-grams + structure', (t) => inputs(t, null)],
+      ...(bpe ? [['gpt-tokenizer BPE', bpe.encode]] : []),
+    ];
     const mean = (o) => Object.values(o).reduce((a, b) => a + b, 0) / Object.values(o).length;
     for (const [name, encode] of encoders) {
       const acc = await heldOutWith(encode, views, cases);
-      report(`encoder ${name}: held-out pairwise accuracy, mean of ${cases.length}`, mean(acc), '', Object.entries(acc).map(([k, v]) => `${k} ${(v * 100).toFixed(0)}%`).join(', '));
+      report(
+        `encoder ${name}: held-out pairwise accuracy, mean of ${cases.length}`,
+        mean(acc),
+        '',
+        Object.entries(acc)
+          .map(([k, v]) => `${k} ${(v * 100).toFixed(0)}%`)
+          .join(', '),
+      );
       report(`encoder ${name}: held-out pairwise accuracy, worst`, Math.min(...Object.values(acc)), '');
       const texts = views.ariadne.techne.slice(0, 200).map((e) => (e.kind === 'pair' ? e.chosen : e.text));
       for (const t of texts) encode(t);
       const t0 = performance.now();
       for (let r = 0; r < 5; r++) for (const t of texts) encode(t);
-      report(`encoder ${name}: encode`, ((performance.now() - t0) * 1000) / (5 * texts.length), 'µs/text', `${texts.length} sample-forge proposals`);
+      report(
+        `encoder ${name}: encode`,
+        ((performance.now() - t0) * 1000) / (5 * texts.length),
+        'µs/text',
+        `${texts.length} sample-forge proposals`,
+      );
     }
-    const hashedImport = timeChild(`const t=performance.now(); await import('./dist/train/encoder/hashed-ngrams.js'); console.log(performance.now()-t)`);
+    const hashedImport = timeChild(
+      `const t=performance.now(); await import('./dist/train/encoder/hashed-ngrams.js'); console.log(performance.now()-t)`,
+    );
     report('encoder hashed n-grams: import (fresh process)', hashedImport, 'ms', 'install size 0 (part of kourai)');
     if (bpe) {
-      const bpeImport = timeChild(`const t=performance.now(); const m = await import('gpt-tokenizer/encoding/cl100k_base'); m.encode('x'); console.log(performance.now()-t)`);
+      const bpeImport = timeChild(
+        `const t=performance.now(); const m = await import('gpt-tokenizer/encoding/cl100k_base'); m.encode('x'); console.log(performance.now()-t)`,
+      );
       const size = duBytes(fileURLToPath(new URL('../node_modules/gpt-tokenizer', import.meta.url)));
-      report('encoder gpt-tokenizer BPE: import + first encode (fresh process)', bpeImport, 'ms', `install size ${(size / 1048576).toFixed(1)} MB`);
+      report(
+        'encoder gpt-tokenizer BPE: import + first encode (fresh process)',
+        bpeImport,
+        'ms',
+        `install size ${(size / 1048576).toFixed(1)} MB`,
+      );
     }
   } finally {
     cleanup(dir);
@@ -307,16 +390,29 @@ async function inProcessScoring(report) {
   const { text } = textMaker(5);
   // fresh candidates every time: encoding and first-use weight columns included
   const batches = Array.from({ length: 600 }, () => Array.from({ length: 10 }, () => text()));
-  for (const b of batches.slice(0, 50)) inf.rank(b.map((t) => enc.encode(t)), 0.5);
+  for (const b of batches.slice(0, 50))
+    inf.rank(
+      b.map((t) => enc.encode(t)),
+      0.5,
+    );
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  for (const b of batches.slice(50)) inf.rank(b.map((t) => enc.encode(t)), 0.5);
+  for (const b of batches.slice(50))
+    inf.rank(
+      b.map((t) => enc.encode(t)),
+      0.5,
+    );
   const wall = (performance.now() - t0) / 1000;
   const cu = process.cpuUsage(c0);
   const cpu = (cu.user + cu.system) / 1e6;
   const n = (batches.length - 50) * 10;
   // On a shared machine the wall clock counts other people's work; CPU time is this thread's.
-  report('in-process scoring (encode + base + council + bond), ≥ 5,000/s', n / cpu, 'cand/cpu-s', `batches of 10 fresh candidates; ${(n / wall).toFixed(0)}/s by the wall clock at load ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`);
+  report(
+    'in-process scoring (encode + base + council + bond), ≥ 5,000/s',
+    n / cpu,
+    'cand/cpu-s',
+    `batches of 10 fresh candidates; ${(n / wall).toFixed(0)}/s by the wall clock at load ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`,
+  );
 }
 
 async function wholeProcess(report, { quick }) {
@@ -326,8 +422,16 @@ async function wholeProcess(report, { quick }) {
     const t = kourai(['train', 'bond', '--json'], { home });
     const res = JSON.parse(t.stdout);
     const trained = res.agents.filter((a) => a.status === 'trained').length;
-    report('train bond, 8-session sample forge, whole process (< 30 s)', t.seconds, 's', `${trained} of ${res.agents.length} agents trained; peak RSS ${t.rssMB.toFixed(0)} MB`);
-    const pair = ['function a(x) {\n  if (!x) return 0;\n  return x.y;\n}', 'function a(x) {\n  if (x) {\n    return x.y;\n  }\n  return 0;\n}'];
+    report(
+      'train bond, 8-session sample forge, whole process (< 30 s)',
+      t.seconds,
+      's',
+      `${trained} of ${res.agents.length} agents trained; peak RSS ${t.rssMB.toFixed(0)} MB`,
+    );
+    const pair = [
+      'function a(x) {\n  if (!x) return 0;\n  return x.y;\n}',
+      'function a(x) {\n  if (x) {\n    return x.y;\n  }\n  return 0;\n}',
+    ];
     const cands = Array.from({ length: 10 }, (_, i) => pair[i % 2]);
     // interleaved, so both see the same load
     const vs = [];
@@ -338,8 +442,18 @@ async function wholeProcess(report, { quick }) {
     }
     const [ver, sc] = [median(vs.map((r) => r.seconds)), median(ss.map((r) => r.seconds))];
     const [verCpu, scCpu] = [median(vs.map((r) => r.cpuSeconds)), median(ss.map((r) => r.cpuSeconds))];
-    report('kourai score, 10 candidates, whole process (≤ 2× --version)', sc / ver, '×', `wall ${(sc * 1000).toFixed(0)} ms vs --version ${(ver * 1000).toFixed(0)} ms (medians of 7, interleaved)`);
-    report('  the same by CPU time', scCpu / verCpu, '×', `${(scCpu * 1000).toFixed(0)} ms vs ${(verCpu * 1000).toFixed(0)} ms of CPU`);
+    report(
+      'kourai score, 10 candidates, whole process (≤ 2× --version)',
+      sc / ver,
+      '×',
+      `wall ${(sc * 1000).toFixed(0)} ms vs --version ${(ver * 1000).toFixed(0)} ms (medians of 7, interleaved)`,
+    );
+    report(
+      '  the same by CPU time',
+      scCpu / verCpu,
+      '×',
+      `${(scCpu * 1000).toFixed(0)} ms vs ${(verCpu * 1000).toFixed(0)} ms of CPU`,
+    );
   } finally {
     cleanup(home);
   }
@@ -354,12 +468,21 @@ async function wholeProcess(report, { quick }) {
       kourai(['memoir', 'index', '--memoir', f], { home: h });
       const r = kourai(['train', 'bond', '--memoir', f, '--epochs', '3', '--buffer', '2000', '--json'], { home: h });
       peaks.push(r.rssMB);
-      report(`train bond --buffer 2000, ${n.toLocaleString('en-US')}-entry memoir: peak RSS`, r.rssMB, 'MB', `${r.seconds.toFixed(1)} s (index built beforehand)`);
+      report(
+        `train bond --buffer 2000, ${n.toLocaleString('en-US')}-entry memoir: peak RSS`,
+        r.rssMB,
+        'MB',
+        `${r.seconds.toFixed(1)} s (index built beforehand)`,
+      );
     } finally {
       cleanup(h);
     }
   }
-  report(`  peak RSS ${sizes[1].toLocaleString('en-US')} vs ${sizes[0].toLocaleString('en-US')} entries (within 20%)`, peaks[1] / peaks[0], '×');
+  report(
+    `  peak RSS ${sizes[1].toLocaleString('en-US')} vs ${sizes[0].toLocaleString('en-US')} entries (within 20%)`,
+    peaks[1] / peaks[0],
+    '×',
+  );
 }
 
 export async function run(report, { quick } = {}) {
@@ -373,14 +496,29 @@ export async function run(report, { quick } = {}) {
     for (let i = 0; i < 3; i++) rounds.push(await throughput(kind, opts));
     const r = rounds[rounds.length - 1];
     const js = rounds.map((x) => x.jsRate);
-    report(`training throughput, ${kind} (JS trainer)`, median(js), 'ex/s', `median of 3 (${fmt(js)}); ${opts.steps} AdamW steps of ${opts.batch}`);
+    report(
+      `training throughput, ${kind} (JS trainer)`,
+      median(js),
+      'ex/s',
+      `median of 3 (${fmt(js)}); ${opts.steps} AdamW steps of ${opts.batch}`,
+    );
     if (r.error) {
       report(`training throughput, ${kind} (NumPy)`, 'n/a', '', r.error);
       continue;
     }
     const np = rounds.map((x) => x.npRate);
-    report(`training throughput, ${kind} (NumPy, one BLAS thread, same model/objective/optimiser)`, median(np), 'ex/s', `median of 3 (${fmt(np)}); JS/NumPy ${(median(js) / median(np)).toFixed(2)}× (goal ≥ 1)`);
-    report(`  loss after ${opts.steps} steps: JS vs NumPy`, r.lastJs, '', `NumPy ${r.lastNp.toPrecision(8)}; max relative difference over all steps ${Math.max(...rounds.map((x) => x.maxRel)).toExponential(1)} (first step ${r.firstJs.toPrecision(6)})`);
+    report(
+      `training throughput, ${kind} (NumPy, one BLAS thread, same model/objective/optimiser)`,
+      median(np),
+      'ex/s',
+      `median of 3 (${fmt(np)}); JS/NumPy ${(median(js) / median(np)).toFixed(2)}× (goal ≥ 1)`,
+    );
+    report(
+      `  loss after ${opts.steps} steps: JS vs NumPy`,
+      r.lastJs,
+      '',
+      `NumPy ${r.lastNp.toPrecision(8)}; max relative difference over all steps ${Math.max(...rounds.map((x) => x.maxRel)).toExponential(1)} (first step ${r.firstJs.toPrecision(6)})`,
+    );
   }
   await inProcessScoring(report);
   await wholeProcess(report, { quick });
@@ -388,8 +526,13 @@ export async function run(report, { quick } = {}) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const rows = [];
-  await run((name, value, unit, note = '') => {
-    rows.push(name);
-    console.log(`${name.padEnd(62)} ${String(typeof value === 'number' ? value.toPrecision(5) : value).padStart(12)} ${unit.padEnd(8)} ${note}`);
-  }, { quick: process.argv.includes('--quick') });
+  await run(
+    (name, value, unit, note = '') => {
+      rows.push(name);
+      console.log(
+        `${name.padEnd(62)} ${String(typeof value === 'number' ? value.toPrecision(5) : value).padStart(12)} ${unit.padEnd(8)} ${note}`,
+      );
+    },
+    { quick: process.argv.includes('--quick') },
+  );
 }

@@ -3,7 +3,13 @@
 // are returned so the caller can refuse them by name.
 export function selectMutants(only, ids) {
   const patterns = only.split(',').filter((p) => p !== '');
-  const regexOf = (p) => new RegExp(`^${p.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const regexOf = (p) =>
+    new RegExp(
+      `^${p
+        .split('*')
+        .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
   const tests = patterns.map((p) => ({ p, re: regexOf(p) }));
   return {
     chosen: ids.filter((id) => tests.some((t) => t.re.test(id))),

@@ -28,7 +28,13 @@ const opt = (name) => {
 };
 const only = opt('--only');
 const wholeSuite = args.includes('--whole-suite');
-const selection = only === undefined ? undefined : selectMutants(only, MUTANTS.map((m) => m.id));
+const selection =
+  only === undefined
+    ? undefined
+    : selectMutants(
+        only,
+        MUTANTS.map((m) => m.id),
+      );
 if (selection && selection.unmatched.length) {
   console.error(`mutation check: no mutant matches ${selection.unmatched.join(', ')} (see --list)`);
   process.exit(2);
@@ -46,12 +52,17 @@ const occurrences = (m) => {
 };
 const stale = chosen.filter((m) => occurrences(m) !== 1);
 if (args.includes('--list')) {
-  for (const m of chosen) console.log(`${stale.includes(m) ? 'STALE ' : '      '}${m.id.padEnd(30)} ${m.file}: ${m.bug}${m.planted ? ' (planted by a review)' : ''}`);
+  for (const m of chosen)
+    console.log(
+      `${stale.includes(m) ? 'STALE ' : '      '}${m.id.padEnd(30)} ${m.file}: ${m.bug}${m.planted ? ' (planted by a review)' : ''}`,
+    );
   process.exit(stale.length ? 1 : 0);
 }
 for (const m of stale) {
   const n = occurrences(m);
-  say(`STALE ${m.id}: ${n < 0 ? `${m.file} is gone` : `its pattern occurs ${n} times in ${m.file} (expected once)`}; update scripts/mutants.mjs`);
+  say(
+    `STALE ${m.id}: ${n < 0 ? `${m.file} is gone` : `its pattern occurs ${n} times in ${m.file} (expected once)`}; update scripts/mutants.mjs`,
+  );
 }
 const runnable = chosen.filter((m) => !stale.includes(m));
 
@@ -88,7 +99,17 @@ function exec(argv) {
     });
   });
 }
-for (const p of ['src', 'test', 'bin', 'README.md', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts']) cpSync(join(root, p), join(work, p), { recursive: true });
+for (const p of [
+  'src',
+  'test',
+  'bin',
+  'README.md',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'vitest.config.ts',
+])
+  cpSync(join(root, p), join(work, p), { recursive: true });
 symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
 
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
@@ -101,14 +122,28 @@ async function runTests(paths, extra = []) {
   const why = new Map(); // failed test -> the first line of its failure, for the log
   try {
     const j = JSON.parse(readFileSync(report, 'utf8'));
-    failed = j.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === 'failed').map((a) => `${relative(work, f.name)} > ${a.fullName}`));
-    for (const f of j.testResults) for (const a of f.assertionResults) if (a.status === 'failed') why.set(`${relative(work, f.name)} > ${a.fullName}`, firstLine(a.failureMessages?.[0]));
+    failed = j.testResults.flatMap((f) =>
+      f.assertionResults.filter((a) => a.status === 'failed').map((a) => `${relative(work, f.name)} > ${a.fullName}`),
+    );
+    for (const f of j.testResults)
+      for (const a of f.assertionResults)
+        if (a.status === 'failed')
+          why.set(`${relative(work, f.name)} > ${a.fullName}`, firstLine(a.failureMessages?.[0]));
     // a file that failed to load or whose hooks failed has no failed assertion: count the file
-    for (const f of j.testResults) if (f.status === 'failed' && !failed.some((x) => x.startsWith(`${relative(work, f.name)} >`))) failed.push(`${relative(work, f.name)} (${(f.message ?? 'failed').split('\n')[0]})`);
+    for (const f of j.testResults)
+      if (f.status === 'failed' && !failed.some((x) => x.startsWith(`${relative(work, f.name)} >`)))
+        failed.push(`${relative(work, f.name)} (${(f.message ?? 'failed').split('\n')[0]})`);
   } catch {
-    if (r.status !== 0) failed = [`vitest exited ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${`${r.stderr}`.trim().split('\n').slice(-3).join(' | ')}`];
+    if (r.status !== 0)
+      failed = [
+        `vitest exited ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${`${r.stderr}`.trim().split('\n').slice(-3).join(' | ')}`,
+      ];
   }
-  return { ok: r.status === 0 && failed.length === 0, failed, reasons: failed.map((f) => (why.has(f) ? `${f}: ${why.get(f)}` : f)) };
+  return {
+    ok: r.status === 0 && failed.length === 0,
+    failed,
+    reasons: failed.map((f) => (why.has(f) ? `${f}: ${why.get(f)}` : f)),
+  };
 }
 /** The first line of a failure message (why it failed: an assertion, a timeout, a counterexample). */
 function firstLine(m) {
@@ -159,14 +194,19 @@ try {
         } else {
           outcome = 'inconclusive';
           by = r.failed;
-          say(`  ${m.id}: ${files.join(' ')} also fails without the mutant (${again.reasons[0] ?? ''}); ${attempt === 0 ? 'retrying' : 'giving up'}`);
+          say(
+            `  ${m.id}: ${files.join(' ')} also fails without the mutant (${again.reasons[0] ?? ''}); ${attempt === 0 ? 'retrying' : 'giving up'}`,
+          );
         }
       }
       if (outcome === 'survived' && wholeSuite) {
         say(`${m.id}: not caught by ${where}; running the whole suite (built)`);
         if (!suiteBaseline) {
           suiteBaseline = new Set((await runTests([])).failed); // what fails here without any mutant is not a catch
-          if (suiteBaseline.size) say(`  the whole suite fails here without any mutant (not counted):\n    ${[...suiteBaseline].join('\n    ')}`);
+          if (suiteBaseline.size)
+            say(
+              `  the whole suite fails here without any mutant (not counted):\n    ${[...suiteBaseline].join('\n    ')}`,
+            );
         }
         mutate();
         await build();
@@ -179,9 +219,19 @@ try {
     } finally {
       restore();
     }
-    results.push({ id: m.id, file: m.file, bug: m.bug, planted: Boolean(m.planted), outcome, caught: outcome === 'caught', by });
+    results.push({
+      id: m.id,
+      file: m.file,
+      bug: m.bug,
+      planted: Boolean(m.planted),
+      outcome,
+      caught: outcome === 'caught',
+      by,
+    });
     const label = { caught: 'caught      ', survived: 'SURVIVED    ', inconclusive: 'INCONCLUSIVE' }[outcome];
-    say(`${label} ${m.id}${outcome === 'caught' ? `  by ${by[0]}${by.length > 1 ? ` and ${by.length - 1} more` : ''}` : outcome === 'survived' ? ` (${where} pass with it)` : ''}`);
+    say(
+      `${label} ${m.id}${outcome === 'caught' ? `  by ${by[0]}${by.length > 1 ? ` and ${by.length - 1} more` : ''}` : outcome === 'survived' ? ` (${where} pass with it)` : ''}`,
+    );
   }
 } catch (err) {
   if (err.message !== 'baseline failed') throw err;
@@ -193,9 +243,13 @@ if (process.exitCode) process.exit(process.exitCode);
 // 5. The score.
 const caught = results.filter((r) => r.caught).length;
 const total = results.length + stale.length;
-console.log(`\nmutation check: ${caught} of ${total} mutants caught${stale.length ? `, ${stale.length} STALE (pattern gone: the check fails until scripts/mutants.mjs is updated)` : ''}`);
-for (const r of results.filter((x) => !x.caught)) console.log(`  ${r.outcome.toUpperCase()} ${r.id} (${r.file}): ${r.bug}`);
+console.log(
+  `\nmutation check: ${caught} of ${total} mutants caught${stale.length ? `, ${stale.length} STALE (pattern gone: the check fails until scripts/mutants.mjs is updated)` : ''}`,
+);
+for (const r of results.filter((x) => !x.caught))
+  console.log(`  ${r.outcome.toUpperCase()} ${r.id} (${r.file}): ${r.bug}`);
 for (const m of stale) console.log(`  STALE    ${m.id} (${m.file})`);
 const json = opt('--json');
-if (json) writeFileSync(json, `${JSON.stringify({ caught, total, stale: stale.map((m) => m.id), results }, null, 1)}\n`);
+if (json)
+  writeFileSync(json, `${JSON.stringify({ caught, total, stale: stale.map((m) => m.id), results }, null, 1)}\n`);
 process.exit(caught === total ? 0 : 1);

@@ -26,7 +26,14 @@ const GROUPS = [
   },
   {
     name: 'Ink screens (ink-wait) and replay playback',
-    argv: ['test/helpers/ink-wait.test.tsx', 'test/ui/consent/consent-app.test.tsx', 'test/ui/whisper/whisper-app.test.tsx', 'test/ui/feedback/feedback-view.test.tsx', 'test/ui/train/train-view.test.tsx', 'test/ui/replay/replay-view.test.tsx'],
+    argv: [
+      'test/helpers/ink-wait.test.tsx',
+      'test/ui/consent/consent-app.test.tsx',
+      'test/ui/whisper/whisper-app.test.tsx',
+      'test/ui/feedback/feedback-view.test.tsx',
+      'test/ui/train/train-view.test.tsx',
+      'test/ui/replay/replay-view.test.tsx',
+    ],
   },
 ];
 
@@ -46,7 +53,11 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130)
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 function runGroup(g) {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [vitest, 'run', ...g.argv], { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [vitest, 'run', ...g.argv], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out = `${out}${d}`.slice(-20_000)));
     child.stderr.on('data', (d) => (out = `${out}${d}`.slice(-20_000)));
@@ -58,7 +69,9 @@ function runGroup(g) {
 }
 
 const t0 = Date.now();
-console.log(`timing-dependent tests under load: ${runs} runs, ${hogCount} busy-looping processes (pids ${hogs.map((h) => h.pid).join(', ')}) on ${(await import('node:os')).cpus().length} cores`);
+console.log(
+  `timing-dependent tests under load: ${runs} runs, ${hogCount} busy-looping processes (pids ${hogs.map((h) => h.pid).join(', ')}) on ${(await import('node:os')).cpus().length} cores`,
+);
 let passed = 0;
 outer: for (let i = 1; i <= runs; i++) {
   for (const g of GROUPS) {

@@ -12,7 +12,10 @@ export function configFilePath(home: string): string {
 }
 
 /** The named section of the config file: null without a file, {} without the section. */
-export function readConfigSection(home: string, name: string): { path: string; section: Record<string, unknown> | null } {
+export function readConfigSection(
+  home: string,
+  name: string,
+): { path: string; section: Record<string, unknown> | null } {
   const path = configFilePath(home);
   let text: string;
   try {
@@ -25,12 +28,17 @@ export function readConfigSection(home: string, name: string): { path: string; s
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new EnvironmentError(`config file ${path} is not valid JSON: ${(err as Error).message.replace(/\s+/g, ' ')}`, 'fix or remove the file');
+    throw new EnvironmentError(
+      `config file ${path} is not valid JSON: ${(err as Error).message.replace(/\s+/g, ' ')}`,
+      'fix or remove the file',
+    );
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new EnvironmentError(`config file ${path} must hold a JSON object`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new EnvironmentError(`config file ${path} must hold a JSON object`);
   const section = (doc as Record<string, unknown>)[name];
   if (section === undefined) return { path, section: {} };
-  if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new EnvironmentError(`config file ${path}: "${name}" must be an object`);
+  if (typeof section !== 'object' || section === null || Array.isArray(section))
+    throw new EnvironmentError(`config file ${path}: "${name}" must be an object`);
   return { path, section: section as Record<string, unknown> };
 }
 
@@ -48,7 +56,8 @@ export interface Setting<T> {
 
 export type Values<S> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : never };
 
-const isInvalid = (v: unknown): v is { invalid: string } => typeof v === 'object' && v !== null && 'invalid' in v && Object.keys(v).length === 1;
+const isInvalid = (v: unknown): v is { invalid: string } =>
+  typeof v === 'object' && v !== null && 'invalid' in v && Object.keys(v).length === 1;
 
 /**
  * The house precedence, in one place: defaults < `$KOURAI_HOME/config.json` (the named section)
@@ -69,7 +78,12 @@ export function resolveLayered<S extends Record<string, Setting<unknown>>>(p: {
   const origin = Object.fromEntries(keys.map((k) => [k, 'default'])) as Record<keyof S, Origin>;
   const { path, section } = readConfigSection(p.home, p.section);
   const byFileKey = new Map(keys.map((k) => [p.settings[k]!.file, k]));
-  const set = (k: keyof S & string, raw: unknown, from: Exclude<Origin, 'default'>, fail: (why: string) => Error): void => {
+  const set = (
+    k: keyof S & string,
+    raw: unknown,
+    from: Exclude<Origin, 'default'>,
+    fail: (why: string) => Error,
+  ): void => {
     const v = p.settings[k]!.parse(raw, from);
     if (isInvalid(v)) throw fail(v.invalid);
     (values as Record<string, unknown>)[k] = v;
@@ -77,8 +91,16 @@ export function resolveLayered<S extends Record<string, Setting<unknown>>>(p: {
   };
   for (const [fk, raw] of Object.entries(section ?? {})) {
     const k = byFileKey.get(fk);
-    if (!k) throw new EnvironmentError(`config file ${path}: unknown key ${p.section}.${fk} (known: ${[...byFileKey.keys()].join(', ')})`);
-    set(k, raw, 'file', (why) => new EnvironmentError(`config file ${path}: ${p.section}.${fk} = ${JSON.stringify(raw)}: ${why}`));
+    if (!k)
+      throw new EnvironmentError(
+        `config file ${path}: unknown key ${p.section}.${fk} (known: ${[...byFileKey.keys()].join(', ')})`,
+      );
+    set(
+      k,
+      raw,
+      'file',
+      (why) => new EnvironmentError(`config file ${path}: ${p.section}.${fk} = ${JSON.stringify(raw)}: ${why}`),
+    );
   }
   for (const k of keys) {
     const name = p.settings[k]!.env;
@@ -87,7 +109,8 @@ export function resolveLayered<S extends Record<string, Setting<unknown>>>(p: {
   }
   for (const k of keys) {
     const raw = p.flags?.[k];
-    if (raw !== undefined) set(k, raw, 'flag', (why) => new UsageError(`${p.settings[k]!.flag} ${String(raw)}: ${why}`));
+    if (raw !== undefined)
+      set(k, raw, 'flag', (why) => new UsageError(`${p.settings[k]!.flag} ${String(raw)}: ${why}`));
   }
   return { values, origin, file: section === null ? null : path };
 }

@@ -59,9 +59,15 @@ export function detectColorLevel(env: Ctx['env'], stdoutIsTTY: boolean, noColorF
 }
 
 /** The context of a real process. Only main.ts calls this. */
-export function processContext(opts: { noInput: boolean; noColor: boolean; quiet?: boolean; signal: AbortSignal }): Ctx {
+export function processContext(opts: {
+  noInput: boolean;
+  noColor: boolean;
+  quiet?: boolean;
+  signal: AbortSignal;
+}): Ctx {
   const stdout = process.stdout as unknown as OutStream;
-  const interactive = !opts.noInput && !isCI(process.env) && Boolean(process.stdin.isTTY) && Boolean(process.stdout.isTTY);
+  const interactive =
+    !opts.noInput && !isCI(process.env) && Boolean(process.stdin.isTTY) && Boolean(process.stdout.isTTY);
   return {
     cwd: process.cwd(),
     env: process.env,

@@ -104,7 +104,11 @@ export function fsError(err: unknown, what: string, path: string): KouraiError {
       return new NotFoundError(`${what} not found: ${path}`);
     case 'EACCES':
     case 'EPERM':
-      return new EnvironmentError(`${what} is not accessible (permission denied): ${path}`, 'check the permissions of the file and its directory', err);
+      return new EnvironmentError(
+        `${what} is not accessible (permission denied): ${path}`,
+        'check the permissions of the file and its directory',
+        err,
+      );
     case 'EROFS':
       return new EnvironmentError(`${what} is on a read-only filesystem: ${path}`, undefined, err);
     case 'ENOSPC':
@@ -114,6 +118,10 @@ export function fsError(err: unknown, what: string, path: string): KouraiError {
     case 'ENOTDIR':
       return new EnvironmentError(`${what}: a component of the path is not a directory: ${path}`);
     default:
-      return new EnvironmentError(`${what}: ${(err as Error | undefined)?.message ?? String(err)} (${path})`, undefined, err);
+      return new EnvironmentError(
+        `${what}: ${(err as Error | undefined)?.message ?? String(err)} (${path})`,
+        undefined,
+        err,
+      );
   }
 }

@@ -31,7 +31,10 @@ export function epsilon(x: number): string {
   if (!Number.isFinite(x)) return String(x);
   if (x === 0) return '0';
   if (x >= 1000) return x.toFixed(0);
-  return x.toPrecision(4).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  return x
+    .toPrecision(4)
+    .replace(/(\.\d*?)0+$/, '$1')
+    .replace(/\.$/, '');
 }
 
 /** δ as people write it: 1e-5 rather than 0.00001. */

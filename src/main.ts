@@ -69,14 +69,20 @@ export async function main(argv: readonly string[]): Promise<void> {
  */
 function report(err: unknown, json: boolean): number {
   const cerr = err as { code?: string };
-  if (typeof cerr?.code === 'string' && (cerr.code === 'commander.helpDisplayed' || cerr.code === 'commander.version' || cerr.code === 'commander.help')) return ExitCode.ok;
+  if (
+    typeof cerr?.code === 'string' &&
+    (cerr.code === 'commander.helpDisplayed' || cerr.code === 'commander.version' || cerr.code === 'commander.help')
+  )
+    return ExitCode.ok;
   if (err instanceof KouraiError) {
     process.stderr.write(terminalSafe(`kourai: ${err.message}\n${err.hint ? `  hint: ${err.hint}\n` : ''}`, false));
     if (json) process.stdout.write(`${JSON.stringify(errorDocument(err))}\n`);
     return err.exitCode;
   }
   process.stderr.write(terminalSafe(`kourai: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`, false));
-  process.stderr.write('  hint: this is a bug in kourai: please report it with the command you ran and the output above\n');
+  process.stderr.write(
+    '  hint: this is a bug in kourai: please report it with the command you ran and the output above\n',
+  );
   if (json) process.stdout.write(`${JSON.stringify(errorDocument(err))}\n`);
   return ExitCode.failure;
 }

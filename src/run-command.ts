@@ -10,7 +10,10 @@ import { writeText } from './output/notice.js';
  * Any command's options: lazy options (types.ts) take their fast path when it applies and load
  * their schema otherwise; a plain schema parses as `parseOptions`.
  */
-export async function resolveOptions<O extends z.ZodType>(cmd: Pick<Command<O, unknown>, 'options'>, raw: Record<string, unknown>): Promise<z.output<O>> {
+export async function resolveOptions<O extends z.ZodType>(
+  cmd: Pick<Command<O, unknown>, 'options'>,
+  raw: Record<string, unknown>,
+): Promise<z.output<O>> {
   const o = cmd.options;
   if (isLazyOptions(o)) return o.fast(raw) ?? parseOptions({ options: await o.schema() }, raw);
   return parseOptions({ options: o }, raw);
@@ -33,7 +36,11 @@ export type OutputMode = 'human' | 'json' | 'ndjson';
  * (a command that only streams also takes `--json` for it, see cli.ts). In both, stdout carries
  * nothing else; summaries and notes go to stderr.
  */
-export function outputMode<O extends z.ZodType>(cmd: Pick<Command<O, unknown>, 'streams'>, opts: z.output<O>, raw: Record<string, unknown>): OutputMode {
+export function outputMode<O extends z.ZodType>(
+  cmd: Pick<Command<O, unknown>, 'streams'>,
+  opts: z.output<O>,
+  raw: Record<string, unknown>,
+): OutputMode {
   if (raw.ndjson === true || (raw.json === true && cmd.streams?.(opts) === true)) return 'ndjson';
   return raw.json === true ? 'json' : 'human';
 }

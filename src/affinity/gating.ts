@@ -67,7 +67,8 @@ export function decideGate(agent: string, policy: GatingPolicy, h: FeedbackHisto
     skips: h.skips,
   };
   const aff = `${fmtAffinity(h.affinity)} (${tier})`;
-  if (force) return { ask: true, reason: 'forced', message: `asking (forced); affinity with ${agent} is ${aff}`, ...base };
+  if (force)
+    return { ask: true, reason: 'forced', message: `asking (forced); affinity with ${agent} is ${aff}`, ...base };
   if (tierRank(tier) < tierRank(policy.minTier)) {
     return {
       ask: false,

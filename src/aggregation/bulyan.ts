@@ -30,14 +30,22 @@ export interface BulyanResult extends RuleResult {
 }
 
 export function requireBulyan(n: number, f: number): void {
-  if (!Number.isInteger(f) || f < 0) throw new AggregationError(`bulyan: f (the Byzantine bound) must be a whole number ≥ 0, got ${f}`, 'bad_parameter');
+  if (!Number.isInteger(f) || f < 0)
+    throw new AggregationError(`bulyan: f (the Byzantine bound) must be a whole number ≥ 0, got ${f}`, 'bad_parameter');
   if (n < 4 * f + 3) {
-    throw new AggregationError(`bulyan: tolerating f=${f} Byzantine updates needs n ≥ 4f+3 = ${4 * f + 3} finite updates; got ${n} (lower --byzantine or wait for more forges)`, 'precondition');
+    throw new AggregationError(
+      `bulyan: tolerating f=${f} Byzantine updates needs n ≥ 4f+3 = ${4 * f + 3} finite updates; got ${n} (lower --byzantine or wait for more forges)`,
+      'precondition',
+    );
   }
 }
 
-export function bulyanSelect(dist: DistanceMatrix, f: number): { selected: number[]; theta: number; beta: number; fEffective: number; tiedSteps: number } {
-  if (!Number.isInteger(f) || f < 0) throw new AggregationError(`bulyan: f (the Byzantine bound) must be a whole number ≥ 0, got ${f}`, 'bad_parameter');
+export function bulyanSelect(
+  dist: DistanceMatrix,
+  f: number,
+): { selected: number[]; theta: number; beta: number; fEffective: number; tiedSteps: number } {
+  if (!Number.isInteger(f) || f < 0)
+    throw new AggregationError(`bulyan: f (the Byzantine bound) must be a whole number ≥ 0, got ${f}`, 'bad_parameter');
   const { cand: remaining, fEffective: fe } = finiteCandidates(dist, f);
   requireBulyan(remaining.length, fe);
   const theta = remaining.length - 2 * fe;
@@ -84,7 +92,13 @@ export function bulyanSelect(dist: DistanceMatrix, f: number): { selected: numbe
  * out[k] = mean of the β values of rows[selected][k] closest to their median (ties in distance
  * prefer the smaller value). Sorted columns make the β closest a window around the median.
  */
-export function bulyanCombineInto(out: Float64Array, rows: readonly Vec[], selected: readonly number[], beta: number, kernel: Kernel | null = instantiateKernel()): void {
+export function bulyanCombineInto(
+  out: Float64Array,
+  rows: readonly Vec[],
+  selected: readonly number[],
+  beta: number,
+  kernel: Kernel | null = instantiateKernel(),
+): void {
   const m = selected.length;
   const sel = selected.map((i) => rows[i] as Vec);
   if (kernel && m > 2) {
@@ -125,7 +139,11 @@ export function bulyanCombineInto(out: Float64Array, rows: readonly Vec[], selec
   }
 }
 
-export function bulyan(rows: readonly Vec[], f: number, opts: { distances?: DistanceMatrix; pool?: GramPool | null } = {}): BulyanResult {
+export function bulyan(
+  rows: readonly Vec[],
+  f: number,
+  opts: { distances?: DistanceMatrix; pool?: GramPool | null } = {},
+): BulyanResult {
   const d = commonLength(rows, 'bulyan');
   const dist = opts.distances ?? pairwiseSquaredDistances(rows, { pool: opts.pool ?? null });
   const sel = bulyanSelect(dist, f);

@@ -19,7 +19,12 @@ export function coordinateMedian(rows: readonly Vec[]): RuleResult {
 }
 
 /** out[k] = median over rows[indices[j]][k] (SIMD sorting network; scalar quickselect without a kernel). */
-export function medianInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], kernel: Kernel | null = instantiateKernel()): void {
+export function medianInto(
+  out: Float64Array,
+  rows: readonly Vec[],
+  indices: readonly number[],
+  kernel: Kernel | null = instantiateKernel(),
+): void {
   const m = indices.length;
   const sel = indices.map((i) => rows[i] as Vec);
   if (kernel && m > 2) {

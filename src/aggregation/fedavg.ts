@@ -8,19 +8,32 @@ import { AggregationError, commonLength, finiteIndices, normaliseWeights, type V
  * Weights are uniform unless given (the council uses forges' noised sample counts only when its
  * operator asks for them: exact counts leak). Not robust: one Byzantine update moves it anywhere.
  */
-export function fedavg(rows: readonly Vec[], weights?: readonly number[], opts: { kernel?: Kernel | null; pool?: GramPool | null } = {}): RuleResult {
+export function fedavg(
+  rows: readonly Vec[],
+  weights?: readonly number[],
+  opts: { kernel?: Kernel | null; pool?: GramPool | null } = {},
+): RuleResult {
   const d = commonLength(rows, 'fedavg');
   const all = rows.map((_, i) => i);
   const w = normaliseWeights(rows.length, weights, 'fedavg');
   const out = new Float64Array(d);
-  const kernel = opts.kernel === undefined ? (d >= SIMD_MIN && rows[0] instanceof Float32Array ? instantiateKernel() : null) : opts.kernel;
+  const kernel =
+    opts.kernel === undefined
+      ? d >= SIMD_MIN && rows[0] instanceof Float32Array
+        ? instantiateKernel()
+        : null
+      : opts.kernel;
   weightedMeanInto(out, rows, all, w, kernel, opts.pool ?? null);
   // A non-finite input always makes its coordinates non-finite (weights are finite and > 0), so
   // one cheap check on the output tells whether any update must be dropped.
   if (allFinite(out)) return { aggregate: out, used: all, nonFinite: [] };
   const { finite, nonFinite } = finiteIndices(rows);
   if (finite.length === 0) throw new AggregationError('fedavg: every update contains NaN or Inf', 'no_finite_updates');
-  const wf = normaliseWeights(finite.length, finite.map((i) => (weights ? (weights[i] as number) : 1)), 'fedavg');
+  const wf = normaliseWeights(
+    finite.length,
+    finite.map((i) => (weights ? (weights[i] as number) : 1)),
+    'fedavg',
+  );
   weightedMeanInto(out.fill(0), rows, finite, wf, kernel, opts.pool ?? null);
   return { aggregate: out, used: finite, nonFinite };
 }
@@ -41,10 +54,21 @@ const AXPY_BLOCK = 4096;
  * when a core is idle — on the shared benchmark machine it ranged from 1.4× faster to 2× slower,
  * so the council does not use it). The sums are the same, in the same order, on every path.
  */
-export function weightedMeanInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], w: Float64Array, kernel: Kernel | null = null, pool: GramPool | null = null): void {
+export function weightedMeanInto(
+  out: Float64Array,
+  rows: readonly Vec[],
+  indices: readonly number[],
+  w: Float64Array,
+  kernel: Kernel | null = null,
+  pool: GramPool | null = null,
+): void {
   const d = out.length;
   if (pool && d >= POOL_MIN && indices.length > 0 && indices.every((i) => rows[i] instanceof Float32Array)) {
-    pool.weightedSum(indices.map((i) => rows[i] as Float32Array), w, out);
+    pool.weightedSum(
+      indices.map((i) => rows[i] as Float32Array),
+      w,
+      out,
+    );
     return;
   }
   if (kernel && d >= SIMD_MIN && indices.length > 0 && rows[indices[0] as number] instanceof Float32Array) {
@@ -62,7 +86,12 @@ export function weightedMeanInto(out: Float64Array, rows: readonly Vec[], indice
     const w2 = w[j + 2] as number;
     const w3 = w[j + 3] as number;
     for (let k = 0; k < d; k++) {
-      out[k] = (out[k] as number) + w0 * (r0[k] as number) + w1 * (r1[k] as number) + w2 * (r2[k] as number) + w3 * (r3[k] as number);
+      out[k] =
+        (out[k] as number) +
+        w0 * (r0[k] as number) +
+        w1 * (r1[k] as number) +
+        w2 * (r2[k] as number) +
+        w3 * (r3[k] as number);
     }
   }
   for (; j < indices.length; j++) {
@@ -78,7 +107,13 @@ export function allFinite(v: Float64Array): boolean {
   return s === 0;
 }
 
-function simdWeightedMean(out: Float64Array, rows: readonly Vec[], indices: readonly number[], w: Float64Array, kernel: Kernel): void {
+function simdWeightedMean(
+  out: Float64Array,
+  rows: readonly Vec[],
+  indices: readonly number[],
+  w: Float64Array,
+  kernel: Kernel,
+): void {
   const B = AXPY_BLOCK;
   const R = AXPY_ROWS;
   const accBase = 0;

@@ -4,7 +4,8 @@ import { startWorker } from '../runtime/worker-start.js';
 import { AXPY_ROWS, instantiateKernelOn, kernelModule, TILE_I, TILE_J, type Kernel } from './simd-kernel.js';
 
 // computeUnit is shipped to the workers as source, so it spells out the tile shape and the axpy width.
-if (TILE_I !== 4 || TILE_J !== 2 || AXPY_ROWS !== 8) throw new Error('gram-pool.ts: computeUnit assumes 4×2 tiles and 8-row axpy');
+if (TILE_I !== 4 || TILE_J !== 2 || AXPY_ROWS !== 8)
+  throw new Error('gram-pool.ts: computeUnit assumes 4×2 tiles and 8-row axpy');
 import type { Vec } from './vec.js';
 
 /**
@@ -47,13 +48,28 @@ interface AxpyJob {
   accBase: number;
   zeroBase: number;
 }
-type Job = (GramJob | AxpyJob) & { block: number; len: number; slots: number; slotBase: number; slotBytes: number; seq: number; total: number; unit: number };
+type Job = (GramJob | AxpyJob) & {
+  block: number;
+  len: number;
+  slots: number;
+  slotBase: number;
+  slotBytes: number;
+  seq: number;
+  total: number;
+  unit: number;
+};
 
 /**
  * Computes unit b of a job on thread t. The same function runs in the workers (its source is
  * shipped to them) and on the main thread, so both compute exactly the same way.
  */
-function computeUnit(job: Job, b: number, t: number, buf: SharedArrayBuffer, k: { tile: (...a: number[]) => void; axpy: (...a: number[]) => void }): void {
+function computeUnit(
+  job: Job,
+  b: number,
+  t: number,
+  buf: SharedArrayBuffer,
+  k: { tile: (...a: number[]) => void; axpy: (...a: number[]) => void },
+): void {
   const { block, len, unit, slots, slotBase, slotBytes } = job;
   const base = slotBase + (b % slots) * slotBytes;
   for (let u = 0; u < unit; u++) {
@@ -66,7 +82,9 @@ function computeUnit(job: Job, b: number, t: number, buf: SharedArrayBuffer, k: 
       const stride = block * el;
       const x = base + u * nPad * stride;
       const g = gBase + t * nPad * nPad * 8;
-      for (let i = 0; i < nPad; i += 4) for (let j = i; j < nPad; j += 2) k.tile(x + i * stride, x + j * stride, stride, kPad * el, g + (i * nPad + j) * 8, nPad * 8);
+      for (let i = 0; i < nPad; i += 4)
+        for (let j = i; j < nPad; j += 2)
+          k.tile(x + i * stride, x + j * stride, stride, kPad * el, g + (i * nPad + j) * 8, nPad * 8);
     } else {
       const { n, weights, outBase, accBase, zeroBase } = job;
       const R = 8;
@@ -140,7 +158,10 @@ export class GramPool {
     const kernel = instantiateKernelOn(mod);
     const workers = await Promise.all(
       Array.from({ length: threads - 1 }, (_, w) => {
-        const worker = startWorker({ source: WORKER_SOURCE }, { workerData: { module: mod, memory: kernel.memory, index: w + 1 } });
+        const worker = startWorker(
+          { source: WORKER_SOURCE },
+          { workerData: { module: mod, memory: kernel.memory, index: w + 1 } },
+        );
         return new Promise<Worker>((resolve, reject) => {
           worker.once('message', () => {
             worker.unref();
@@ -174,11 +195,16 @@ export class GramPool {
     const unit = Math.max(1, Math.min(16, Math.ceil(2e6 / ((nPad * nPad) / 2) / block)));
     const gBase = CTRL_BYTES;
     const slotBase = Math.ceil((gBase + T * nPad * nPad * 8) / 64) * 64;
-    const job = this.prepare({ kind: 'gram', nPad, el, gBase }, { block, len, unit, slotBase, slotBytes: unit * nPad * stride });
+    const job = this.prepare(
+      { kind: 'gram', nPad, el, gBase },
+      { block, len, unit, slotBase, slotBytes: unit * nPad * stride },
+    );
     const buf = this.kernel.memory.buffer;
     new Float64Array(buf, gBase, T * nPad * nPad).fill(0);
     // rows n..nPad-1 of every sub-block of every slot stay zero
-    for (let s = 0; s < job.slots; s++) for (let u = 0; u < unit; u++) this.view(f32, slotBase + s * job.slotBytes + u * nPad * stride, nPad * block).fill(0, n * block);
+    for (let s = 0; s < job.slots; s++)
+      for (let u = 0; u < unit; u++)
+        this.view(f32, slotBase + s * job.slotBytes + u * nPad * stride, nPad * block).fill(0, n * block);
     this.drive(job, rows, (r) => r * block, nPad * stride);
     const G = new Float64Array(buf, gBase, T * nPad * nPad);
     for (let i = 0; i < n; i++) {
@@ -203,7 +229,10 @@ export class GramPool {
     const zeroBase = accBase + T * block * 8;
     const outBase = Math.ceil((zeroBase + block * 4) / 64) * 64;
     const slotBase = Math.ceil((outBase + len * 8) / 64) * 64;
-    const job = this.prepare({ kind: 'axpy', n, weights: Array.from(w), outBase, accBase, zeroBase }, { block, len, unit, slotBase, slotBytes: unit * n * block * 4 });
+    const job = this.prepare(
+      { kind: 'axpy', n, weights: Array.from(w), outBase, accBase, zeroBase },
+      { block, len, unit, slotBase, slotBytes: unit * n * block * 4 },
+    );
     const buf = this.kernel.memory.buffer;
     new Float32Array(buf, zeroBase, block).fill(0);
     new Float64Array(buf, outBase, len).set(out);
@@ -211,7 +240,10 @@ export class GramPool {
     out.set(new Float64Array(buf, outBase, len));
   }
 
-  private prepare<J extends GramJob | AxpyJob>(kind: J, o: { block: number; len: number; unit: number; slotBase: number; slotBytes: number }): J & Job {
+  private prepare<J extends GramJob | AxpyJob>(
+    kind: J,
+    o: { block: number; len: number; unit: number; slotBase: number; slotBytes: number },
+  ): J & Job {
     const slots = Math.min(64, 4 * this.threads);
     this.kernel.ensure(o.slotBase + slots * o.slotBytes);
     return { ...kind, ...o, slots, seq: ++this.seq, total: Math.ceil(o.len / (o.block * o.unit)) } as J & Job;
@@ -275,7 +307,7 @@ function waitAtLeast(ctrl: Int32Array, index: number, target: number): void {
   for (;;) {
     const v = Atomics.load(ctrl, index);
     if (v >= target) return;
-    if (Atomics.wait(ctrl, index, v, WAIT_LIMIT_MS) === 'timed-out') throw new Error('kernel pool: a worker stopped answering');
+    if (Atomics.wait(ctrl, index, v, WAIT_LIMIT_MS) === 'timed-out')
+      throw new Error('kernel pool: a worker stopped answering');
   }
 }
-

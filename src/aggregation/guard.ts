@@ -22,10 +22,15 @@ export function aggregateNormBound(inputNorms: readonly number[], outcome: Pick<
 }
 
 /** Why an aggregate must not be kept, or null when it may. */
-export function refusalOf(aggregate: Float64Array, inputNorms: readonly number[], outcome: Pick<AggregateOutcome, 'layers'>): string | null {
+export function refusalOf(
+  aggregate: Float64Array,
+  inputNorms: readonly number[],
+  outcome: Pick<AggregateOutcome, 'layers'>,
+): string | null {
   const norm = l2Norm([aggregate]);
   if (!Number.isFinite(norm)) return 'the aggregate update is not finite';
   const bound = aggregateNormBound(inputNorms, outcome);
-  if (norm > bound) return `the aggregate update's norm ${norm.toPrecision(6)} exceeds ${bound.toPrecision(6)}, the most its ${inputNorms.length} input${inputNorms.length === 1 ? '' : 's'} allow`;
+  if (norm > bound)
+    return `the aggregate update's norm ${norm.toPrecision(6)} exceeds ${bound.toPrecision(6)}, the most its ${inputNorms.length} input${inputNorms.length === 1 ? '' : 's'} allow`;
   return null;
 }

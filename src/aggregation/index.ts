@@ -13,10 +13,23 @@
 export { fedavg, weightedMeanInto } from './fedavg.js';
 export { coordinateMedian, medianInto } from './coordinate-median.js';
 export { trimmedMean, trimmedMeanInto } from './trimmed-mean.js';
-export { krum, multiKrum, krumScores, krumSelect, multiKrumSelect, type KrumResult, type MultiKrumResult } from './krum.js';
+export {
+  krum,
+  multiKrum,
+  krumScores,
+  krumSelect,
+  multiKrumSelect,
+  type KrumResult,
+  type MultiKrumResult,
+} from './krum.js';
 export { bulyan, bulyanSelect, bulyanCombineInto, type BulyanResult } from './bulyan.js';
 export * from './lora-fair.js';
-export { pairwiseSquaredDistances, GramAccumulator, directSquaredDistance, type DistanceMatrix } from './pairwise-distances.js';
+export {
+  pairwiseSquaredDistances,
+  GramAccumulator,
+  directSquaredDistance,
+  type DistanceMatrix,
+} from './pairwise-distances.js';
 export * from './strategy.js';
 export { GramPool } from './gram-pool.js';
 export * from './layout.js';

@@ -46,13 +46,20 @@ export function krumNeighbours(n: number, f: number): number {
 }
 
 export function requireF(rule: string, f: number): void {
-  if (!Number.isInteger(f) || f < 0) throw new AggregationError(`${rule}: f (the Byzantine bound) must be a whole number ≥ 0, got ${f}`, 'bad_parameter');
+  if (!Number.isInteger(f) || f < 0)
+    throw new AggregationError(
+      `${rule}: f (the Byzantine bound) must be a whole number ≥ 0, got ${f}`,
+      'bad_parameter',
+    );
 }
 
 export function requireKrum(rule: string, n: number, f: number): void {
   requireF(rule, f);
   if (n <= 2 * f + 2) {
-    throw new AggregationError(`${rule}: tolerating f=${f} Byzantine updates needs n > 2f+2, i.e. at least ${2 * f + 3} finite updates; got ${n}`, 'precondition');
+    throw new AggregationError(
+      `${rule}: tolerating f=${f} Byzantine updates needs n > 2f+2, i.e. at least ${2 * f + 3} finite updates; got ${n}`,
+      'precondition',
+    );
   }
 }
 
@@ -96,7 +103,10 @@ function nonFiniteOf(dist: DistanceMatrix): number[] {
 }
 
 /** Krum's choice from a distance matrix. */
-export function krumSelect(dist: DistanceMatrix, f: number): { index: number; scores: number[]; neighbours: number; fEffective: number; tied: boolean } {
+export function krumSelect(
+  dist: DistanceMatrix,
+  f: number,
+): { index: number; scores: number[]; neighbours: number; fEffective: number; tied: boolean } {
   requireF('krum', f);
   const { cand, fEffective } = finiteCandidates(dist, f);
   requireKrum('krum', cand.length, fEffective);
@@ -112,23 +122,41 @@ export function krumSelect(dist: DistanceMatrix, f: number): { index: number; sc
 }
 
 /** Multi-Krum's m choices, lowest score first (ties: lower index first). */
-export function multiKrumSelect(dist: DistanceMatrix, f: number, m?: number): { indices: number[]; scores: number[]; neighbours: number; m: number; fEffective: number; tied: boolean } {
+export function multiKrumSelect(
+  dist: DistanceMatrix,
+  f: number,
+  m?: number,
+): { indices: number[]; scores: number[]; neighbours: number; m: number; fEffective: number; tied: boolean } {
   requireF('multikrum', f);
   const { cand, fEffective } = finiteCandidates(dist, f);
   requireKrum('multikrum', cand.length, fEffective);
   const keep = m ?? cand.length - fEffective;
   if (!Number.isInteger(keep) || keep < 1 || keep > cand.length) {
-    throw new AggregationError(`multikrum: m must be between 1 and the number of finite updates (${cand.length}), got ${keep}`, 'bad_parameter');
+    throw new AggregationError(
+      `multikrum: m must be between 1 and the number of finite updates (${cand.length}), got ${keep}`,
+      'bad_parameter',
+    );
   }
   const s = krumScores(dist, cand, fEffective);
   const scores = new Array<number>(dist.n).fill(Infinity);
   cand.forEach((i, a) => (scores[i] = s[a] as number));
   const order = [...cand].sort((a, b) => (scores[a] as number) - (scores[b] as number) || a - b);
   const tied = keep < order.length && scores[order[keep - 1] as number] === scores[order[keep] as number];
-  return { indices: order.slice(0, keep), scores, neighbours: krumNeighbours(cand.length, fEffective), m: keep, fEffective, tied };
+  return {
+    indices: order.slice(0, keep),
+    scores,
+    neighbours: krumNeighbours(cand.length, fEffective),
+    m: keep,
+    fEffective,
+    tied,
+  };
 }
 
-export function krum(rows: readonly Vec[], f: number, opts: { distances?: DistanceMatrix; pool?: GramPool | null } = {}): KrumResult {
+export function krum(
+  rows: readonly Vec[],
+  f: number,
+  opts: { distances?: DistanceMatrix; pool?: GramPool | null } = {},
+): KrumResult {
   const d = commonLength(rows, 'krum');
   const dist = opts.distances ?? pairwiseSquaredDistances(rows, { pool: opts.pool ?? null });
   const sel = krumSelect(dist, f);
@@ -138,12 +166,26 @@ export function krum(rows: readonly Vec[], f: number, opts: { distances?: Distan
   return { aggregate, used: [sel.index], nonFinite: nonFiniteOf(dist), ...sel };
 }
 
-export function multiKrum(rows: readonly Vec[], f: number, opts: { m?: number; weights?: readonly number[]; distances?: DistanceMatrix; pool?: GramPool | null } = {}): MultiKrumResult {
+export function multiKrum(
+  rows: readonly Vec[],
+  f: number,
+  opts: { m?: number; weights?: readonly number[]; distances?: DistanceMatrix; pool?: GramPool | null } = {},
+): MultiKrumResult {
   const d = commonLength(rows, 'multikrum');
   const dist = opts.distances ?? pairwiseSquaredDistances(rows, { pool: opts.pool ?? null });
   const sel = multiKrumSelect(dist, f, opts.m);
-  const w = normaliseWeights(sel.indices.length, opts.weights ? sel.indices.map((i) => opts.weights?.[i] as number) : undefined, 'multikrum');
+  const w = normaliseWeights(
+    sel.indices.length,
+    opts.weights ? sel.indices.map((i) => opts.weights?.[i] as number) : undefined,
+    'multikrum',
+  );
   const aggregate = new Float64Array(d);
-  weightedMeanInto(aggregate, rows, sel.indices, w, rows[0] instanceof Float32Array && d >= 4096 ? instantiateKernel() : null);
+  weightedMeanInto(
+    aggregate,
+    rows,
+    sel.indices,
+    w,
+    rows[0] instanceof Float32Array && d >= 4096 ? instantiateKernel() : null,
+  );
   return { aggregate, used: sel.indices, nonFinite: nonFiniteOf(dist), ...sel };
 }

@@ -30,7 +30,15 @@ export function loraPairs(layout: Layout): { pairs: LoraPair[]; others: LayoutEn
     const b = byName.get(bName);
     const [r, n] = a.shape;
     const [m, rb] = b?.shape ?? [];
-    if (!b || a.shape.length !== 2 || b.shape.length !== 2 || r !== rb || r === undefined || n === undefined || m === undefined) {
+    if (
+      !b ||
+      a.shape.length !== 2 ||
+      b.shape.length !== 2 ||
+      r !== rb ||
+      r === undefined ||
+      n === undefined ||
+      m === undefined
+    ) {
       unpaired.push(a.name);
       continue;
     }

@@ -37,7 +37,14 @@ export interface LoraFairOptions {
   solver: 'gd' | 'ridge';
 }
 
-export const LORA_FAIR_DEFAULTS: LoraFairOptions = { lambda: 0.01, lr: 0.01, steps: 1000, reg: 'sq', cosine: 'flat', solver: 'gd' };
+export const LORA_FAIR_DEFAULTS: LoraFairOptions = {
+  lambda: 0.01,
+  lr: 0.01,
+  steps: 1000,
+  reg: 'sq',
+  cosine: 'flat',
+  solver: 'gd',
+};
 
 /** The flat-cosine problem in m×r / r×r form. */
 export interface FlatProblem {
@@ -52,12 +59,20 @@ export interface FlatProblem {
 
 export function flatProblemFromDense(Abar: Matrix, Bbar: Matrix, W: Matrix): FlatProblem {
   checkShapes(Abar, Bbar);
-  if (W.rows !== Bbar.rows || W.cols !== Abar.cols) throw new AggregationError(`lora-fair: W is ${W.rows}×${W.cols}, expected ${Bbar.rows}×${Abar.cols}`, 'shape_mismatch');
+  if (W.rows !== Bbar.rows || W.cols !== Abar.cols)
+    throw new AggregationError(
+      `lora-fair: W is ${W.rows}×${W.cols}, expected ${Bbar.rows}×${Abar.cols}`,
+      'shape_mismatch',
+    );
   return { Bbar, P: matmul(W, Abar, false, true), G: matmul(Abar, Abar, false, true), normW2: dot(W.data, W.data) };
 }
 
 function checkShapes(A: Matrix, B: Matrix): void {
-  if (B.cols !== A.rows) throw new AggregationError(`lora-fair: B is ${B.rows}×${B.cols} but A is ${A.rows}×${A.cols} (ranks differ)`, 'shape_mismatch');
+  if (B.cols !== A.rows)
+    throw new AggregationError(
+      `lora-fair: B is ${B.rows}×${B.cols} but A is ${A.rows}×${A.cols} (ranks differ)`,
+      'shape_mismatch',
+    );
 }
 
 /** cos(W, B'Ā) for B' = B̄ + ΔB, from the flat problem. */
@@ -119,7 +134,12 @@ export function refineFlat(p: FlatProblem, opts: Pick<LoraFairOptions, 'lambda' 
   }
   const dB = matmul(p.Bbar, V);
   addScaled(dB, matmul(p.P, U), 1);
-  for (const x of dB.data) if (!Number.isFinite(x)) throw new AggregationError('lora-fair: the refinement diverged (non-finite ΔB); lower the learning rate', 'diverged');
+  for (const x of dB.data)
+    if (!Number.isFinite(x))
+      throw new AggregationError(
+        'lora-fair: the refinement diverged (non-finite ΔB); lower the learning rate',
+        'diverged',
+      );
   return dB;
 }
 
@@ -161,7 +181,8 @@ export function refineDense(Abar: Matrix, Bbar: Matrix, W: Matrix, opts: LoraFai
     if (opts.cosine === 'flat') {
       const nM = Math.sqrt(dot(M.data, M.data));
       const ip = dot(W.data, M.data);
-      for (let i = 0; i < gM.data.length; i++) gM.data[i] = -((W.data[i] as number) / (nW * nM) - (ip * (M.data[i] as number)) / (nW * nM ** 3));
+      for (let i = 0; i < gM.data.length; i++)
+        gM.data[i] = -((W.data[i] as number) / (nW * nM) - (ip * (M.data[i] as number)) / (nW * nM ** 3));
     } else {
       for (let j = 0; j < n; j++) {
         let nm = 0;
@@ -173,7 +194,8 @@ export function refineDense(Abar: Matrix, Bbar: Matrix, W: Matrix, opts: LoraFai
         nm = Math.sqrt(nm);
         const nw = colW[j] as number;
         for (let i = 0; i < m; i++) {
-          gM.data[i * n + j] = -((W.data[i * n + j] as number) / (nw * nm) - (ip * (M.data[i * n + j] as number)) / (nw * nm ** 3)) / n;
+          gM.data[i * n + j] =
+            -((W.data[i * n + j] as number) / (nw * nm) - (ip * (M.data[i * n + j] as number)) / (nw * nm ** 3)) / n;
         }
       }
     }
@@ -192,10 +214,16 @@ export function refineDense(Abar: Matrix, Bbar: Matrix, W: Matrix, opts: LoraFai
  * Builds the flat problem from the forges' factors: Aₖ (r×n, row-major) and Bₖ (m×r, row-major),
  * normalised weights pₖ. Returns Ā and B̄ too.
  */
-export function flatProblemFromFactors(As: readonly Vec[], Bs: readonly Vec[], weights: Float64Array, dims: { m: number; r: number; n: number }): { problem: FlatProblem; Abar: Matrix } {
+export function flatProblemFromFactors(
+  As: readonly Vec[],
+  Bs: readonly Vec[],
+  weights: Float64Array,
+  dims: { m: number; r: number; n: number },
+): { problem: FlatProblem; Abar: Matrix } {
   const { m, r, n } = dims;
   const K = As.length;
-  if (Bs.length !== K || weights.length !== K) throw new RangeError('lora-fair: need one A, one B and one weight per forge');
+  if (Bs.length !== K || weights.length !== K)
+    throw new RangeError('lora-fair: need one A, one B and one weight per forge');
   const Abar = matrix(r, n);
   const Bbar = matrix(m, r);
   for (let k = 0; k < K; k++) {
@@ -225,7 +253,8 @@ export function flatProblemFromFactors(As: readonly Vec[], Bs: readonly Vec[], w
   let normW2 = 0;
   for (let a = 0; a < KR; a++) {
     const qa = weights[Math.floor(a / r)] as number;
-    for (let b = 0; b < KR; b++) normW2 += qa * (weights[Math.floor(b / r)] as number) * (gb[a * KR + b] as number) * (ga[a * KR + b] as number);
+    for (let b = 0; b < KR; b++)
+      normW2 += qa * (weights[Math.floor(b / r)] as number) * (gb[a * KR + b] as number) * (ga[a * KR + b] as number);
   }
   // G = Σ_kl p_k p_l A_k A_lᵀ;  C_k = A_k Āᵀ = Σ_l p_l A_k A_lᵀ;  P = Σ_k p_k B_k C_k
   const G = matrix(r, r);
@@ -234,7 +263,9 @@ export function flatProblemFromFactors(As: readonly Vec[], Bs: readonly Vec[], w
     const C = matrix(r, r);
     for (let l = 0; l < K; l++) {
       const pl = weights[l] as number;
-      for (let c = 0; c < r; c++) for (let c2 = 0; c2 < r; c2++) C.data[c * r + c2] = (C.data[c * r + c2] as number) + pl * (ga[(k * r + c) * KR + l * r + c2] as number);
+      for (let c = 0; c < r; c++)
+        for (let c2 = 0; c2 < r; c2++)
+          C.data[c * r + c2] = (C.data[c * r + c2] as number) + pl * (ga[(k * r + c) * KR + l * r + c2] as number);
     }
     addScaled(G, C, weights[k] as number);
     const Bk = matrix(m, r, Bs[k] as Vec);
@@ -270,8 +301,18 @@ function frobenius(m: Matrix): number {
 }
 
 /** One LoRA layer: Ā, B̄ + ΔB from the forges' factors. */
-export function loraFairLayer(As: readonly Vec[], Bs: readonly Vec[], weights: Float64Array, dims: { m: number; r: number; n: number }, opts: LoraFairOptions = LORA_FAIR_DEFAULTS): LayerResult {
-  if (opts.cosine !== 'flat') throw new AggregationError('lora-fair: the council refines with the flat cosine; the column-wise variant is for research on explicit matrices', 'bad_parameter');
+export function loraFairLayer(
+  As: readonly Vec[],
+  Bs: readonly Vec[],
+  weights: Float64Array,
+  dims: { m: number; r: number; n: number },
+  opts: LoraFairOptions = LORA_FAIR_DEFAULTS,
+): LayerResult {
+  if (opts.cosine !== 'flat')
+    throw new AggregationError(
+      'lora-fair: the council refines with the flat cosine; the column-wise variant is for research on explicit matrices',
+      'bad_parameter',
+    );
   const { problem, Abar } = flatProblemFromFactors(As, Bs, weights, dims);
   const cosBefore = flatCosine(problem);
   const degenerate = !(problem.normW2 > 0) || !Number.isFinite(cosBefore);
@@ -280,17 +321,30 @@ export function loraFairLayer(As: readonly Vec[], Bs: readonly Vec[], weights: F
   if (!degenerate && opts.solver === 'ridge') {
     dB = refineRidge(problem, opts.lambda);
     // ‖W − B̄Ā‖² = ‖W‖² − 2⟨P, B̄⟩ + ⟨B̄G, B̄⟩
-    const e0 = Math.max(0, problem.normW2 - 2 * dot(problem.P.data, problem.Bbar.data) + dot(matmul(problem.Bbar, problem.G).data, problem.Bbar.data));
+    const e0 = Math.max(
+      0,
+      problem.normW2 -
+        2 * dot(problem.P.data, problem.Bbar.data) +
+        dot(matmul(problem.Bbar, problem.G).data, problem.Bbar.data),
+    );
     dBBound = opts.lambda > 0 ? Math.sqrt(e0 / opts.lambda) : Infinity;
   } else if (!degenerate) {
     const refined = refineFlat(problem, opts);
     const s0 = 1 - cosBefore;
-    const penalty = opts.reg === 'sq' ? opts.lambda * dot(refined.data, refined.data) : opts.lambda * frobenius(refined);
+    const penalty =
+      opts.reg === 'sq' ? opts.lambda * dot(refined.data, refined.data) : opts.lambda * frobenius(refined);
     // A refinement that does not lower the objective is no refinement (a too-large step size).
     if (1 - flatCosine(problem, refined) + penalty <= s0) dB = refined;
     dBBound = opts.lambda > 0 ? (opts.reg === 'sq' ? Math.sqrt(s0 / opts.lambda) : s0 / opts.lambda) : Infinity;
   }
   const B = matrix(dims.m, dims.r, problem.Bbar.data);
   addScaled(B, dB, 1);
-  return { A: Abar, B, dB, cosBefore: degenerate ? NaN : cosBefore, cosAfter: degenerate ? NaN : flatCosine(problem, dB), dBBound };
+  return {
+    A: Abar,
+    B,
+    dB,
+    cosBefore: degenerate ? NaN : cosBefore,
+    cosAfter: degenerate ? NaN : flatCosine(problem, dB),
+    dBBound,
+  };
 }

@@ -192,7 +192,10 @@ export function directSquaredDistance(a: Vec, b: Vec): number {
 }
 
 /** Pairwise squared distances of in-memory updates (all the same length and float kind). */
-export function pairwiseSquaredDistances(rows: readonly Vec[], opts: { kernel?: Kernel | null; pool?: GramPool | null; poolMinRows?: number } = {}): DistanceMatrix {
+export function pairwiseSquaredDistances(
+  rows: readonly Vec[],
+  opts: { kernel?: Kernel | null; pool?: GramPool | null; poolMinRows?: number } = {},
+): DistanceMatrix {
   const acc = new GramAccumulator(rows.length, opts);
   acc.add(rows);
   const { matrix, recompute } = acc.distances();

@@ -89,8 +89,10 @@ function tileBody(f32: boolean, fma = false): number[] {
   const XJ = XI + TILE_I;
   const PTR = XJ + TILE_J;
   const code: number[] = [];
-  for (let a = 0; a < TILE_I; a++) code.push(...op.get(0), ...op.get(2), ...op.i32(a), ...op.mul, ...op.add, ...op.set(PTR + a));
-  for (let b = 0; b < TILE_J; b++) code.push(...op.get(1), ...op.get(2), ...op.i32(b), ...op.mul, ...op.add, ...op.set(PTR + TILE_I + b));
+  for (let a = 0; a < TILE_I; a++)
+    code.push(...op.get(0), ...op.get(2), ...op.i32(a), ...op.mul, ...op.add, ...op.set(PTR + a));
+  for (let b = 0; b < TILE_J; b++)
+    code.push(...op.get(1), ...op.get(2), ...op.i32(b), ...op.mul, ...op.add, ...op.set(PTR + TILE_I + b));
   for (let z = 0; z < TILE_I * TILE_J; z++) code.push(...op.zero, ...op.set(ACC + z));
   code.push(...op.i32(0), ...op.set(K));
   code.push(...op.block, ...op.loop);
@@ -99,14 +101,24 @@ function tileBody(f32: boolean, fma = false): number[] {
   const step = f32 ? 8 : 16;
   for (let u = 0; u < 2; u++) {
     const ld = (p: number): number[] =>
-      f32 ? [...op.get(K), ...op.get(p), ...op.add, ...op.load64zero(u * step), ...op.promoteLow] : [...op.get(K), ...op.get(p), ...op.add, ...op.v128load(u * step)];
+      f32
+        ? [...op.get(K), ...op.get(p), ...op.add, ...op.load64zero(u * step), ...op.promoteLow]
+        : [...op.get(K), ...op.get(p), ...op.add, ...op.v128load(u * step)];
     for (let a = 0; a < TILE_I; a++) code.push(...ld(PTR + a), ...op.set(XI + a));
     for (let b = 0; b < TILE_J; b++) code.push(...ld(PTR + TILE_I + b), ...op.set(XJ + b));
     for (let a = 0; a < TILE_I; a++) {
       for (let b = 0; b < TILE_J; b++) {
         const acc = ACC + a * TILE_J + b;
         if (fma) code.push(...op.get(XI + a), ...op.get(XJ + b), ...op.get(acc), ...simd(0x107), ...op.set(acc));
-        else code.push(...op.get(acc), ...op.get(XI + a), ...op.get(XJ + b), ...op.f64x2mul, ...op.f64x2add, ...op.set(acc));
+        else
+          code.push(
+            ...op.get(acc),
+            ...op.get(XI + a),
+            ...op.get(XJ + b),
+            ...op.f64x2mul,
+            ...op.f64x2add,
+            ...op.set(acc),
+          );
       }
     }
   }
@@ -116,7 +128,18 @@ function tileBody(f32: boolean, fma = false): number[] {
     for (let b = 0; b < TILE_J; b++) {
       const acc = ACC + a * TILE_J + b;
       const addr = [...op.get(4), ...op.get(5), ...op.i32(a), ...op.mul, ...op.add];
-      code.push(...addr, ...addr, ...op.f64load(8 * b), ...op.get(acc), ...op.lane(0), ...op.get(acc), ...op.lane(1), ...op.f64add, ...op.f64add, ...op.f64store(8 * b));
+      code.push(
+        ...addr,
+        ...addr,
+        ...op.f64load(8 * b),
+        ...op.get(acc),
+        ...op.lane(0),
+        ...op.get(acc),
+        ...op.lane(1),
+        ...op.f64add,
+        ...op.f64add,
+        ...op.f64store(8 * b),
+      );
     }
   }
   code.push(...op.end);
@@ -141,17 +164,52 @@ function cmpxBody(f32: boolean): number[] {
   const pmin = simd(f32 ? 234 : 246);
   const pmax = simd(f32 ? 235 : 247);
   const code = [
-    ...op.i32(0), ...op.set(3),
-    ...op.block, ...op.loop,
-    ...op.get(3), ...op.get(2), ...op.ltU, ...op.eqz, ...op.brIf(1),
-    ...op.get(3), ...op.get(0), ...op.add, ...op.v128load(0), ...op.set(4),
-    ...op.get(3), ...op.get(1), ...op.add, ...op.v128load(0), ...op.set(5),
-    ...op.get(3), ...op.get(0), ...op.add, ...op.get(4), ...op.get(5), ...pmin, ...op.v128store(0),
-    ...op.get(3), ...op.get(1), ...op.add, ...op.get(4), ...op.get(5), ...pmax, ...op.v128store(0),
-    ...op.get(3), ...op.i32(16), ...op.add, ...op.set(3), ...op.br(0),
-    ...op.end, ...op.end, ...op.end,
+    ...op.i32(0),
+    ...op.set(3),
+    ...op.block,
+    ...op.loop,
+    ...op.get(3),
+    ...op.get(2),
+    ...op.ltU,
+    ...op.eqz,
+    ...op.brIf(1),
+    ...op.get(3),
+    ...op.get(0),
+    ...op.add,
+    ...op.v128load(0),
+    ...op.set(4),
+    ...op.get(3),
+    ...op.get(1),
+    ...op.add,
+    ...op.v128load(0),
+    ...op.set(5),
+    ...op.get(3),
+    ...op.get(0),
+    ...op.add,
+    ...op.get(4),
+    ...op.get(5),
+    ...pmin,
+    ...op.v128store(0),
+    ...op.get(3),
+    ...op.get(1),
+    ...op.add,
+    ...op.get(4),
+    ...op.get(5),
+    ...pmax,
+    ...op.v128store(0),
+    ...op.get(3),
+    ...op.i32(16),
+    ...op.add,
+    ...op.set(3),
+    ...op.br(0),
+    ...op.end,
+    ...op.end,
+    ...op.end,
   ];
-  const locals = vec([[...leb(1), I32], [...leb(2), V128]]);
+  const locals = vec([
+    [...leb(1), I32],
+    [...leb(2), V128],
+  ]);
   const body = [...locals, ...code];
   return [...leb(body.length), ...body];
 }
@@ -173,18 +231,50 @@ function axpyBody(): number[] {
   const RAW_PTR = A1 + 1;
   const code: number[] = [];
   for (let j = 0; j < R; j++) code.push(...op.get(R + 1 + j), ...simd(20) /* f64x2.splat */, ...op.set(WS + j));
-  code.push(...op.i32(0), ...op.set(OFF), ...op.block, ...op.loop, ...op.get(OFF), ...op.get(NB), ...op.ltU, ...op.eqz, ...op.brIf(1));
+  code.push(
+    ...op.i32(0),
+    ...op.set(OFF),
+    ...op.block,
+    ...op.loop,
+    ...op.get(OFF),
+    ...op.get(NB),
+    ...op.ltU,
+    ...op.eqz,
+    ...op.brIf(1),
+  );
   // acc address = acc + 2*off (float64 vs float32 offsets)
   const accAddr = [...op.get(0), ...op.get(OFF), ...op.get(OFF), ...op.add, ...op.add];
   code.push(...accAddr, ...op.v128load(0), ...op.set(A0), ...accAddr, ...op.v128load(16), ...op.set(A1));
   for (let j = 0; j < R; j++) {
     code.push(...op.get(1 + j), ...op.get(OFF), ...op.add, ...op.set(RAW_PTR));
-    code.push(...op.get(A0), ...op.get(RAW_PTR), ...op.load64zero(0), ...op.promoteLow, ...op.get(WS + j), ...op.f64x2mul, ...op.f64x2add, ...op.set(A0));
-    code.push(...op.get(A1), ...op.get(RAW_PTR), ...op.load64zero(8), ...op.promoteLow, ...op.get(WS + j), ...op.f64x2mul, ...op.f64x2add, ...op.set(A1));
+    code.push(
+      ...op.get(A0),
+      ...op.get(RAW_PTR),
+      ...op.load64zero(0),
+      ...op.promoteLow,
+      ...op.get(WS + j),
+      ...op.f64x2mul,
+      ...op.f64x2add,
+      ...op.set(A0),
+    );
+    code.push(
+      ...op.get(A1),
+      ...op.get(RAW_PTR),
+      ...op.load64zero(8),
+      ...op.promoteLow,
+      ...op.get(WS + j),
+      ...op.f64x2mul,
+      ...op.f64x2add,
+      ...op.set(A1),
+    );
   }
   code.push(...accAddr, ...op.get(A0), ...op.v128store(0), ...accAddr, ...op.get(A1), ...op.v128store(16));
   code.push(...op.get(OFF), ...op.i32(16), ...op.add, ...op.set(OFF), ...op.br(0), ...op.end, ...op.end, ...op.end);
-  const locals = vec([[...leb(1), I32], [...leb(R + 2), V128], [...leb(1), I32]]);
+  const locals = vec([
+    [...leb(1), I32],
+    [...leb(R + 2), V128],
+    [...leb(1), I32],
+  ]);
   const body = [...locals, ...code];
   return [...leb(body.length), ...body];
 }
@@ -194,18 +284,44 @@ export function kernelModuleBytes(fma = false): Uint8Array {
   const six = vec([[I32], [I32], [I32], [I32], [I32], [I32]]);
   const three = vec([[I32], [I32], [I32]]);
   const bytes = [
-    0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-    ...section(1, vec([[0x60, ...six, ...vec([])], [0x60, ...three, ...vec([])], [0x60, ...vec([[I32], ...Array.from({ length: AXPY_ROWS }, () => [I32]), ...Array.from({ length: AXPY_ROWS }, () => [F64]), [I32]]), ...vec([])]])),
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    1,
+    0,
+    0,
+    0,
+    ...section(
+      1,
+      vec([
+        [0x60, ...six, ...vec([])],
+        [0x60, ...three, ...vec([])],
+        [
+          0x60,
+          ...vec([
+            [I32],
+            ...Array.from({ length: AXPY_ROWS }, () => [I32]),
+            ...Array.from({ length: AXPY_ROWS }, () => [F64]),
+            [I32],
+          ]),
+          ...vec([]),
+        ],
+      ]),
+    ),
     // memory import: flags 0x03 = has maximum + shared
     ...section(2, vec([[...name('env'), ...name('mem'), 0x02, 0x03, ...leb(1), ...leb(65536)]])),
     ...section(3, vec([leb(0), leb(0), leb(1), leb(1), leb(2)])),
-    ...section(7, vec([
-      [...name('gram_f32'), 0x00, ...leb(0)],
-      [...name('gram_f64'), 0x00, ...leb(1)],
-      [...name('cmpx_f32'), 0x00, ...leb(2)],
-      [...name('cmpx_f64'), 0x00, ...leb(3)],
-      [...name('axpy8_f32'), 0x00, ...leb(4)],
-    ])),
+    ...section(
+      7,
+      vec([
+        [...name('gram_f32'), 0x00, ...leb(0)],
+        [...name('gram_f64'), 0x00, ...leb(1)],
+        [...name('cmpx_f32'), 0x00, ...leb(2)],
+        [...name('cmpx_f64'), 0x00, ...leb(3)],
+        [...name('axpy8_f32'), 0x00, ...leb(4)],
+      ]),
+    ),
     ...section(10, vec([tileBody(true, fma), tileBody(false, fma), cmpxBody(true), cmpxBody(false), axpyBody()])),
   ];
   return new Uint8Array(bytes);
@@ -225,7 +341,10 @@ export interface WasmModule {
 }
 interface WasmApi {
   Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (mod: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
+  Instance: new (
+    mod: WasmModule,
+    imports: Record<string, Record<string, unknown>>,
+  ) => { exports: Record<string, unknown> };
   Memory: new (desc: { initial: number; maximum: number; shared: boolean }) => WasmMemory;
 }
 const wasm = (): WasmApi | undefined => (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
@@ -299,7 +418,13 @@ export function instantiateKernelOn(mod: WasmModule): Kernel {
   const api = wasm() as WasmApi;
   const memory = new api.Memory({ initial: 16, maximum: 65536, shared: true });
   const inst = new api.Instance(mod, { env: { mem: memory } });
-  const ex = inst.exports as { gram_f32: TileFn; gram_f64: TileFn; cmpx_f32: CmpxFn; cmpx_f64: CmpxFn; axpy8_f32: AxpyFn };
+  const ex = inst.exports as {
+    gram_f32: TileFn;
+    gram_f64: TileFn;
+    cmpx_f32: CmpxFn;
+    cmpx_f64: CmpxFn;
+    axpy8_f32: AxpyFn;
+  };
   return {
     memory,
     gramF32: ex.gram_f32,

@@ -77,7 +77,8 @@ export class ColumnSorter {
         view.set((rows[r] as Vec).subarray(k0, k0 + kLen) as never, r * block);
         if (padded > kLen * el) view.fill(0, r * block + kLen, r * block + padded / el);
       }
-      for (let c = 0; c < network.length; c += 2) cmpx((network[c] as number) * stride, (network[c + 1] as number) * stride, padded);
+      for (let c = 0; c < network.length; c += 2)
+        cmpx((network[c] as number) * stride, (network[c + 1] as number) * stride, padded);
       visit({ rank, length: kLen }, k0);
     }
   }

@@ -56,7 +56,9 @@ export function selectionOf(c: StrategyConfig): Selection {
 export function requirement(c: StrategyConfig): { min: number; rule: string } {
   const f = c.f;
   const robust = (name: string, sel: 'krum' | 'bulyan'): { min: number; rule: string } =>
-    sel === 'krum' ? { min: 2 * f + 3, rule: `${name} with f=${f} needs n > 2f+2 (at least ${2 * f + 3} updates)` } : { min: 4 * f + 3, rule: `${name} with f=${f} needs n ≥ 4f+3 (at least ${4 * f + 3} updates)` };
+    sel === 'krum'
+      ? { min: 2 * f + 3, rule: `${name} with f=${f} needs n > 2f+2 (at least ${2 * f + 3} updates)` }
+      : { min: 4 * f + 3, rule: `${name} with f=${f} needs n ≥ 4f+3 (at least ${4 * f + 3} updates)` };
   switch (c.strategy) {
     case 'fedavg':
     case 'median':
@@ -80,10 +82,14 @@ export function requirement(c: StrategyConfig): { min: number; rule: string } {
 
 /** Checks a configuration itself (not the number of updates). */
 export function validateConfig(c: StrategyConfig): void {
-  if (!Number.isInteger(c.f) || c.f < 0) throw new AggregationError(`f (the Byzantine bound) must be a whole number ≥ 0, got ${c.f}`, 'bad_parameter');
-  if (c.trim !== undefined && (!Number.isInteger(c.trim) || c.trim < 0)) throw new AggregationError(`trim must be a whole number ≥ 0, got ${c.trim}`, 'bad_parameter');
-  if (c.m !== undefined && (!Number.isInteger(c.m) || c.m < 1)) throw new AggregationError(`m must be a whole number ≥ 1, got ${c.m}`, 'bad_parameter');
-  if (c.strategy === 'lora-fair' && (c.loraFair?.cosine ?? 'flat') !== 'flat') throw new AggregationError('lora-fair: only the flat cosine is available on factored updates', 'bad_parameter');
+  if (!Number.isInteger(c.f) || c.f < 0)
+    throw new AggregationError(`f (the Byzantine bound) must be a whole number ≥ 0, got ${c.f}`, 'bad_parameter');
+  if (c.trim !== undefined && (!Number.isInteger(c.trim) || c.trim < 0))
+    throw new AggregationError(`trim must be a whole number ≥ 0, got ${c.trim}`, 'bad_parameter');
+  if (c.m !== undefined && (!Number.isInteger(c.m) || c.m < 1))
+    throw new AggregationError(`m must be a whole number ≥ 1, got ${c.m}`, 'bad_parameter');
+  if (c.strategy === 'lora-fair' && (c.loraFair?.cosine ?? 'flat') !== 'flat')
+    throw new AggregationError('lora-fair: only the flat cosine is available on factored updates', 'bad_parameter');
 }
 
 /** Where the driver reads updates from. */
@@ -101,9 +107,17 @@ export interface UpdateSource {
   base?: ((start: number, end: number) => Vec) | undefined;
 }
 
-export function inMemorySource(rows: readonly Vec[], layout: Layout, opts: { weights?: readonly number[]; base?: Vec } = {}): UpdateSource {
+export function inMemorySource(
+  rows: readonly Vec[],
+  layout: Layout,
+  opts: { weights?: readonly number[]; base?: Vec } = {},
+): UpdateSource {
   for (const [i, r] of rows.entries()) {
-    if (r.length !== layout.size) throw new AggregationError(`update ${i} has ${r.length} coordinates, the layout has ${layout.size}`, 'length_mismatch');
+    if (r.length !== layout.size)
+      throw new AggregationError(
+        `update ${i} has ${r.length} coordinates, the layout has ${layout.size}`,
+        'length_mismatch',
+      );
   }
   const base = opts.base;
   return {
@@ -159,7 +173,12 @@ export interface AggregateOutcome {
 const SELECTING: ReadonlySet<Strategy> = new Set(['krum', 'multikrum', 'bulyan']);
 
 /** Streams the source through the Gram accumulator; patches the pairs the Gram form cannot resolve. */
-export function streamDistances(source: UpdateSource, ranges: readonly [number, number][], kernel: Kernel | null = instantiateKernel(), pool: GramPool | null = null): DistanceMatrix {
+export function streamDistances(
+  source: UpdateSource,
+  ranges: readonly [number, number][],
+  kernel: Kernel | null = instantiateKernel(),
+  pool: GramPool | null = null,
+): DistanceMatrix {
   const acc = new GramAccumulator(source.n, { kernel, pool });
   for (const [s, e] of ranges) acc.add(source.read(s, e));
   const { matrix, recompute } = acc.distances();
@@ -187,7 +206,11 @@ export function streamDistances(source: UpdateSource, ranges: readonly [number, 
   return matrix;
 }
 
-export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, opts: { chunk?: number; kernel?: Kernel | null; pool?: GramPool | null } = {}): AggregateOutcome {
+export function aggregateUpdates(
+  source: UpdateSource,
+  config: StrategyConfig,
+  opts: { chunk?: number; kernel?: Kernel | null; pool?: GramPool | null } = {},
+): AggregateOutcome {
   validateConfig(config);
   const kernel = opts.kernel === undefined ? instantiateKernel() : opts.kernel;
   const { n, layout } = source;
@@ -197,7 +220,15 @@ export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, o
   const req = requirement(config);
   if (n < req.min) throw new AggregationError(`${req.rule}; got ${n}`, 'precondition');
 
-  const outcome: AggregateOutcome = { strategy, n, f, aggregate: new Float64Array(layout.size), used: [], nonFinite: [], distanceToAggregate: [] };
+  const outcome: AggregateOutcome = {
+    strategy,
+    n,
+    f,
+    aggregate: new Float64Array(layout.size),
+    used: [],
+    nonFinite: [],
+    distanceToAggregate: [],
+  };
   const selection = strategy === 'lora-fair' ? selectionOf(config) : undefined;
   if (selection) outcome.selection = selection;
   const needsDistances = SELECTING.has(strategy) || (selection !== undefined && selection !== 'none');
@@ -225,11 +256,15 @@ export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, o
 
   // Combine. Rules without a distance pass discover non-finite updates here and start again without them.
   for (;;) {
-    const bad = strategy === 'lora-fair' ? combineLoraFair(source, config, used, outcome, !needsDistances) : combineChunks(source, config, used, ranges, outcome, !needsDistances, kernel);
+    const bad =
+      strategy === 'lora-fair'
+        ? combineLoraFair(source, config, used, outcome, !needsDistances)
+        : combineChunks(source, config, used, ranges, outcome, !needsDistances, kernel);
     if (bad.length === 0) break;
     outcome.nonFinite.push(...bad);
     used = used.filter((i) => !bad.includes(i));
-    if (used.length === 0) throw new AggregationError(`${strategy}: every update contains NaN or Inf`, 'no_finite_updates');
+    if (used.length === 0)
+      throw new AggregationError(`${strategy}: every update contains NaN or Inf`, 'no_finite_updates');
   }
   outcome.nonFinite.sort((a, b) => a - b);
   outcome.used = used;
@@ -237,7 +272,11 @@ export function aggregateUpdates(source: UpdateSource, config: StrategyConfig, o
 }
 
 function weightsFor(source: UpdateSource, used: readonly number[], rule: string): Float64Array {
-  return normaliseWeights(used.length, source.weights ? used.map((i) => source.weights?.[i] as number) : undefined, rule);
+  return normaliseWeights(
+    used.length,
+    source.weights ? used.map((i) => source.weights?.[i] as number) : undefined,
+    rule,
+  );
 }
 
 function addDistances(dist2: Float64Array, rows: readonly Vec[], agg: Float64Array): void {
@@ -257,9 +296,18 @@ function finishDistances(outcome: AggregateOutcome, dist2: Float64Array): void {
 }
 
 /** One pass over the chunks; returns used updates found non-finite (then nothing is final). */
-function combineChunks(source: UpdateSource, config: StrategyConfig, used: readonly number[], ranges: readonly [number, number][], outcome: AggregateOutcome, screen: boolean, kernel: Kernel | null): number[] {
+function combineChunks(
+  source: UpdateSource,
+  config: StrategyConfig,
+  used: readonly number[],
+  ranges: readonly [number, number][],
+  outcome: AggregateOutcome,
+  screen: boolean,
+  kernel: Kernel | null,
+): number[] {
   const strategy = config.strategy;
-  const w = strategy === 'fedavg' || strategy === 'multikrum' ? weightsFor(source, used, strategy) : new Float64Array(0);
+  const w =
+    strategy === 'fedavg' || strategy === 'multikrum' ? weightsFor(source, used, strategy) : new Float64Array(0);
   // Non-finite updates count against the trim, as against f (see trimmed-mean.ts).
   const trim = Math.max(0, (config.trim ?? config.f) - outcome.nonFinite.length);
   if (strategy === 'trimmed-mean') outcome.trim = trim;
@@ -303,7 +351,13 @@ function combineChunks(source: UpdateSource, config: StrategyConfig, used: reado
   return [];
 }
 
-function combineLoraFair(source: UpdateSource, config: StrategyConfig, used: readonly number[], outcome: AggregateOutcome, screen: boolean): number[] {
+function combineLoraFair(
+  source: UpdateSource,
+  config: StrategyConfig,
+  used: readonly number[],
+  outcome: AggregateOutcome,
+  screen: boolean,
+): number[] {
   const opts: LoraFairOptions = { ...LORA_FAIR_DEFAULTS, ...config.loraFair };
   const { pairs, others, unpaired } = loraPairs(source.layout);
   const w = weightsFor(source, used, 'lora-fair');
@@ -328,7 +382,13 @@ function combineLoraFair(source: UpdateSource, config: StrategyConfig, used: rea
       const bad = used.filter((i) => firstNonFinite(rowsA[i] as Vec) !== -1 || firstNonFinite(rowsB[i] as Vec) !== -1);
       if (bad.length) return bad;
     }
-    const res = loraFairLayer(factors(rowsA, p.a.offset, p.a.offset + p.a.size), factors(rowsB, p.b.offset, p.b.offset + p.b.size), w, { m: p.m, r: p.r, n: p.n }, opts);
+    const res = loraFairLayer(
+      factors(rowsA, p.a.offset, p.a.offset + p.a.size),
+      factors(rowsB, p.b.offset, p.b.offset + p.b.size),
+      w,
+      { m: p.m, r: p.r, n: p.n },
+      opts,
+    );
     const oA = out.subarray(p.a.offset, p.a.offset + p.a.size);
     const oB = out.subarray(p.b.offset, p.b.offset + p.b.size);
     const baseA = source.base?.(p.a.offset, p.a.offset + p.a.size);
@@ -339,7 +399,13 @@ function combineLoraFair(source: UpdateSource, config: StrategyConfig, used: rea
     addDistances(dist2, rowsB, oB);
     let dbn = 0;
     for (const x of res.dB.data) dbn += x * x;
-    layers.push({ layer: p.layer, cos_before: Number.isFinite(res.cosBefore) ? res.cosBefore : null, cos_after: Number.isFinite(res.cosAfter) ? res.cosAfter : null, delta_b_norm: Math.sqrt(dbn), delta_b_bound: Number.isFinite(res.dBBound) ? res.dBBound : null });
+    layers.push({
+      layer: p.layer,
+      cos_before: Number.isFinite(res.cosBefore) ? res.cosBefore : null,
+      cos_after: Number.isFinite(res.cosAfter) ? res.cosAfter : null,
+      delta_b_norm: Math.sqrt(dbn),
+      delta_b_bound: Number.isFinite(res.dBBound) ? res.dBBound : null,
+    });
   }
   for (const t of others) {
     for (let s = t.offset; s < t.offset + t.size; s += CHUNK_COORDS) {

@@ -12,11 +12,13 @@ import { AggregationError, commonLength, finiteIndices, type Vec } from './vec.j
  */
 export function trimmedMean(rows: readonly Vec[], k: number): RuleResult & { k: number } {
   const d = commonLength(rows, 'trimmed-mean');
-  if (!Number.isInteger(k) || k < 0) throw new AggregationError(`trimmed-mean: k must be a whole number ≥ 0, got ${k}`, 'bad_parameter');
+  if (!Number.isInteger(k) || k < 0)
+    throw new AggregationError(`trimmed-mean: k must be a whole number ≥ 0, got ${k}`, 'bad_parameter');
   requireTrim(rows.length, k);
   const { finite, nonFinite } = finiteIndices(rows);
   const kEff = Math.max(0, k - nonFinite.length);
-  if (finite.length === 0) throw new AggregationError('trimmed-mean: every update contains NaN or Inf', 'no_finite_updates');
+  if (finite.length === 0)
+    throw new AggregationError('trimmed-mean: every update contains NaN or Inf', 'no_finite_updates');
   const out = new Float64Array(d);
   trimmedMeanInto(out, rows, finite, kEff);
   return { aggregate: out, used: finite, nonFinite, k: kEff };
@@ -24,12 +26,21 @@ export function trimmedMean(rows: readonly Vec[], k: number): RuleResult & { k: 
 
 export function requireTrim(n: number, k: number): void {
   if (n <= 2 * k) {
-    throw new AggregationError(`trimmed-mean: trimming k=${k} from each end needs more than ${2 * k} updates (n > 2k), got ${n}`, 'precondition');
+    throw new AggregationError(
+      `trimmed-mean: trimming k=${k} from each end needs more than ${2 * k} updates (n > 2k), got ${n}`,
+      'precondition',
+    );
   }
 }
 
 /** out[k] = mean of rows[indices[·]][k] without its `trim` smallest and `trim` largest values. */
-export function trimmedMeanInto(out: Float64Array, rows: readonly Vec[], indices: readonly number[], trim: number, kernel: Kernel | null = instantiateKernel()): void {
+export function trimmedMeanInto(
+  out: Float64Array,
+  rows: readonly Vec[],
+  indices: readonly number[],
+  trim: number,
+  kernel: Kernel | null = instantiateKernel(),
+): void {
   const m = indices.length;
   const sel = indices.map((i) => rows[i] as Vec);
   const hiRank = m - trim - 1;

@@ -23,7 +23,10 @@ export function commonLength(rows: readonly Vec[], rule: string): number {
   if (!first) throw new AggregationError(`${rule}: no updates to aggregate`, 'no_updates');
   for (let i = 1; i < rows.length; i++) {
     if ((rows[i] as Vec).length !== first.length) {
-      throw new AggregationError(`${rule}: update ${i} has ${(rows[i] as Vec).length} coordinates, update 0 has ${first.length}`, 'length_mismatch');
+      throw new AggregationError(
+        `${rule}: update ${i} has ${(rows[i] as Vec).length} coordinates, update 0 has ${first.length}`,
+        'length_mismatch',
+      );
     }
   }
   return first.length;
@@ -57,10 +60,12 @@ export function normaliseWeights(n: number, weights: readonly number[] | undefin
     w.fill(1 / n);
     return w;
   }
-  if (weights.length !== n) throw new AggregationError(`${rule}: ${weights.length} weights for ${n} updates`, 'weights_mismatch');
+  if (weights.length !== n)
+    throw new AggregationError(`${rule}: ${weights.length} weights for ${n} updates`, 'weights_mismatch');
   let total = 0;
   weights.forEach((x, i) => {
-    if (!(Number.isFinite(x) && x > 0)) throw new AggregationError(`${rule}: weight ${i} is ${x}; weights must be finite and positive`, 'bad_weight');
+    if (!(Number.isFinite(x) && x > 0))
+      throw new AggregationError(`${rule}: weight ${i} is ${x}; weights must be finite and positive`, 'bad_weight');
     total += x;
   });
   for (let i = 0; i < n; i++) w[i] = (weights[i] as number) / total;

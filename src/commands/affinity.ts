@@ -43,7 +43,14 @@ export default defineCommand({
       for (const [forge, ids] of byForge) {
         const q = new StoryIndex(index, ids);
         const acc = new AffinityAccumulator();
-        for (const c of q.affinityChanges(opts.agent)) acc.add({ agent: c.agent, delta: c.affinity_delta, entry_id: c.entry_id, scene_id: c.scene_id, recorded_at: c.recorded_at });
+        for (const c of q.affinityChanges(opts.agent))
+          acc.add({
+            agent: c.agent,
+            delta: c.affinity_delta,
+            entry_id: c.entry_id,
+            scene_id: c.scene_id,
+            recorded_at: c.recorded_at,
+          });
         const present = q.agentsPresent().filter((a) => opts.agent.length === 0 || opts.agent.includes(a));
         for (const a of acc.result(present)) rows.push({ forge, ...a, sparkline: sparkline(a.trend) });
       }
@@ -66,11 +73,17 @@ export default defineCommand({
       { header: 'AGENT', get: (a) => c[AGENT_COLOR[a.agent]](a.agent) },
       { header: 'AFFINITY', get: (a) => fmtAffinity(a.affinity), align: 'right' },
       { header: 'TIER', get: (a) => c[TIER_COLOR[a.tier]](a.tier) },
-      { header: 'NEXT', get: (a) => (a.next_tier ? `${a.next_tier} in ${fmtAffinity(a.to_next_tier ?? 0)}` : c.dim('top tier')) },
+      {
+        header: 'NEXT',
+        get: (a) => (a.next_tier ? `${a.next_tier} in ${fmtAffinity(a.to_next_tier ?? 0)}` : c.dim('top tier')),
+      },
       { header: 'TREND', get: (a) => (a.changes ? a.sparkline : c.dim('—')) },
       {
         header: 'LAST CHANGE',
-        get: (a) => (a.last_change ? `${signed(a.last_change.delta)} ${c.dim(`${a.last_change.scene_id}${a.last_change.recorded_at ? ` ${a.last_change.recorded_at.slice(0, 10)}` : ''}`)}` : c.dim('none')),
+        get: (a) =>
+          a.last_change
+            ? `${signed(a.last_change.delta)} ${c.dim(`${a.last_change.scene_id}${a.last_change.recorded_at ? ` ${a.last_change.recorded_at.slice(0, 10)}` : ''}`)}`
+            : c.dim('none'),
       },
     ]);
     const tiers = TIERS.slice(1)

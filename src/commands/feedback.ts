@@ -6,7 +6,15 @@ import { decideGate, requiredCooldown, type GateDecision } from '../affinity/gat
 import { gatingPolicy } from '../feedback/config.js';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, fsError, NotFoundError, UsageError } from '../errors.js';
-import { isRating, MAX_COMMENT, MAX_TEXT_BYTES, RATING_LABEL, type FeedbackAnswer, type FeedbackSubject, type Rating } from '../feedback/entry.js';
+import {
+  isRating,
+  MAX_COMMENT,
+  MAX_TEXT_BYTES,
+  RATING_LABEL,
+  type FeedbackAnswer,
+  type FeedbackSubject,
+  type Rating,
+} from '../feedback/entry.js';
 import { feedbackHistory } from '../feedback/history.js';
 import { writeFeedback } from '../feedback/write.js';
 import { AgentSchema, type MemoirEntry } from '../memoir/format/schema.js';
@@ -29,7 +37,9 @@ const ANSWER_FLAGS = `--rating 1-5 --kind ${RESPONSE_KINDS.join('|')}`;
 const options = z.object({
   memoir: z.array(z.string()).default([]),
   agent: z.string({ error: 'required: the agent whose proposal is rated, e.g. --agent techne' }).pipe(AgentSchema),
-  scene: z.string({ error: 'required: the scene the proposal belongs to, e.g. --scene session-1a2b3c4d.turn-3' }).min(1, { error: 'must not be empty' }),
+  scene: z
+    .string({ error: 'required: the scene the proposal belongs to, e.g. --scene session-1a2b3c4d.turn-3' })
+    .min(1, { error: 'must not be empty' }),
   proposed: z.string().optional(),
   proposedFile: z.string().optional(),
   revisedFile: z.string().optional(),
@@ -41,13 +51,23 @@ const options = z.object({
       // A digit and nothing else: Number() would also take ' 4', '1e0' and '0x4'.
       const n = /^[1-5]$/.test(s) ? Number(s) : Number.NaN;
       if (!isRating(n)) {
-        c.addIssue({ code: 'custom', message: `"${s}" is not a rating: use a whole number from 1 (way off) to 5 (exactly right)` });
+        c.addIssue({
+          code: 'custom',
+          message: `"${s}" is not a rating: use a whole number from 1 (way off) to 5 (exactly right)`,
+        });
         return z.NEVER;
       }
       return n;
     }),
-  kind: z.enum(RESPONSE_KINDS, { error: (iss) => `"${String(iss.input)}" is not a response kind; expected one of: ${RESPONSE_KINDS.join(', ')}` }).optional(),
-  comment: z.string().max(MAX_COMMENT, { error: `at most ${MAX_COMMENT} characters` }).optional(),
+  kind: z
+    .enum(RESPONSE_KINDS, {
+      error: (iss) => `"${String(iss.input)}" is not a response kind; expected one of: ${RESPONSE_KINDS.join(', ')}`,
+    })
+    .optional(),
+  comment: z
+    .string()
+    .max(MAX_COMMENT, { error: `at most ${MAX_COMMENT} characters` })
+    .optional(),
   force: z.boolean().default(false),
   check: z.boolean().default(false),
   minTier: z.enum(TIER_NAMES, { error: `expected one of: ${TIER_NAMES.join(', ')}` }).optional(),
@@ -77,11 +97,17 @@ function readText(ctx: Ctx, file: string, flag: string): string {
   let buf: Buffer;
   try {
     if (file === '-') {
-      if (ctx.interactive) throw new UsageError(`${flag} -: stdin is the terminal here; pass a file, or pipe the text in a non-interactive session`);
+      if (ctx.interactive)
+        throw new UsageError(
+          `${flag} -: stdin is the terminal here; pass a file, or pipe the text in a non-interactive session`,
+        );
       buf = readFileSync(0);
     } else {
       const path = resolve(ctx.cwd, file);
-      if (statSync(path).size > MAX_TEXT_BYTES) throw new UsageError(`${flag} ${file}: larger than ${MAX_TEXT_BYTES / 1048576} MiB; a proposal is text, not an artefact`);
+      if (statSync(path).size > MAX_TEXT_BYTES)
+        throw new UsageError(
+          `${flag} ${file}: larger than ${MAX_TEXT_BYTES / 1048576} MiB; a proposal is text, not an artefact`,
+        );
       buf = readFileSync(path);
     }
   } catch (err) {
@@ -89,7 +115,8 @@ function readText(ctx: Ctx, file: string, flag: string): string {
     throw fsError(err, flag, file);
   }
   if (buf.length > MAX_TEXT_BYTES) throw new UsageError(`${flag}: larger than ${MAX_TEXT_BYTES / 1048576} MiB`);
-  if (buf.includes(0)) throw new UsageError(`${flag} ${file}: looks binary (it contains NUL bytes); give the text of the proposal`);
+  if (buf.includes(0))
+    throw new UsageError(`${flag} ${file}: looks binary (it contains NUL bytes); give the text of the proposal`);
   // One trailing newline is how files end, not part of the text.
   return buf.toString('utf8').replace(/\r?\n$/, '');
 }
@@ -99,20 +126,33 @@ function proposalText(ctx: Ctx, o: Options): { proposed: string; revised: string
     throw new UsageError('give the proposal with exactly one of --proposed TEXT or --proposed-file FILE');
   }
   const proposed = o.proposed ?? readText(ctx, o.proposedFile as string, '--proposed-file');
-  if (proposed.trim() === '') throw new UsageError(`the proposal is empty (${o.proposed !== undefined ? '--proposed' : `--proposed-file ${o.proposedFile}`}); there is nothing to rate`);
+  if (proposed.trim() === '')
+    throw new UsageError(
+      `the proposal is empty (${o.proposed !== undefined ? '--proposed' : `--proposed-file ${o.proposedFile}`}); there is nothing to rate`,
+    );
   if (proposed.includes('\u0000')) throw new UsageError('--proposed contains a NUL character');
   let revised: string | null = null;
   if (o.revisedFile !== undefined) {
     revised = readText(ctx, o.revisedFile, '--revised-file');
-    if (revised.trim() === '') throw new UsageError(`--revised-file ${o.revisedFile} is empty; leave it out when the player did not revise the proposal`);
-    if (revised === proposed) throw new UsageError(`--revised-file ${o.revisedFile} is the proposal unchanged; leave it out (a preference pair needs two different texts)`);
+    if (revised.trim() === '')
+      throw new UsageError(
+        `--revised-file ${o.revisedFile} is empty; leave it out when the player did not revise the proposal`,
+      );
+    if (revised === proposed)
+      throw new UsageError(
+        `--revised-file ${o.revisedFile} is the proposal unchanged; leave it out (a preference pair needs two different texts)`,
+      );
   }
   return { proposed, revised };
 }
 
 /** The memoir file feedback goes to: `--memoir FILE`, or a session directory holding memoir.jsonl. It must exist. */
 function targetMemoir(ctx: Ctx, memoir: readonly string[]): string {
-  return oneMemoir(memoir, ctx.cwd, { command: 'feedback', needs: ': the memoir of the session the proposal belongs to', mustExist: true });
+  return oneMemoir(memoir, ctx.cwd, {
+    command: 'feedback',
+    needs: ': the memoir of the session the proposal belongs to',
+    mustExist: true,
+  });
 }
 
 /** The memoirs whose affinity counts: every session of the same forge, or the memoir alone. */
@@ -131,10 +171,15 @@ export default defineCommand({
     const policy = gatingPolicy(kouraiHome(ctx), ctx.env, opts);
     const target = targetMemoir(ctx, opts.memoir);
     const { proposed, revised } = proposalText(ctx, opts);
-    if (opts.comment !== undefined && /[\u0000]/.test(opts.comment)) throw new UsageError('--comment contains a NUL character');
+    if (opts.comment !== undefined && /[\u0000]/.test(opts.comment))
+      throw new UsageError('--comment contains a NUL character');
     const home = kouraiHome(ctx);
     const scope = scopeOf(target, home, ctx.cwd);
-    const { index, fileIds } = await openIndexed(ctx, scope.paths.includes(target) ? scope.paths : [...scope.paths, target], { feedback: indexFeedback(ctx, true) });
+    const { index, fileIds } = await openIndexed(
+      ctx,
+      scope.paths.includes(target) ? scope.paths : [...scope.paths, target],
+      { feedback: indexFeedback(ctx, true) },
+    );
     let stateDb: DB | undefined;
     try {
       const q = new StoryIndex(index, fileIds);
@@ -145,7 +190,9 @@ export default defineCommand({
         const recent = q.recentScenes(session.rank, 3);
         throw new NotFoundError(
           `scene "${opts.scene}" is not in ${target}`,
-          recent.length ? `its latest scenes: ${recent.join(', ')} (list them all with \`kourai memoir inspect --memoir ${target}\`)` : 'the memoir has no entries yet',
+          recent.length
+            ? `its latest scenes: ${recent.join(', ')} (list them all with \`kourai memoir inspect --memoir ${target}\`)`
+            : 'the memoir has no entries yet',
         );
       }
       const own = sceneRows.find((r) => r.agent === opts.agent) ?? sceneRows[0];
@@ -157,7 +204,9 @@ export default defineCommand({
       const skip = prompts.skips(scope.key, opts.agent);
       const history = feedbackHistory(q, opts.agent, policy, skip);
       const gate = decideGate(opts.agent, policy, history, opts.force);
-      const result = (r: Partial<FeedbackResult> & Pick<FeedbackResult, 'asked' | 'reason' | 'message'>): FeedbackResult => ({
+      const result = (
+        r: Partial<FeedbackResult> & Pick<FeedbackResult, 'asked' | 'reason' | 'message'>,
+      ): FeedbackResult => ({
         asked: r.asked,
         answered: r.answered ?? false,
         skipped: r.skipped ?? false,
@@ -169,7 +218,8 @@ export default defineCommand({
         gate,
         entry: r.entry ?? null,
       });
-      if (opts.check) return result({ asked: false, reason: 'check_only', message: gate.message.replace(/^asking/, 'would ask') });
+      if (opts.check)
+        return result({ asked: false, reason: 'check_only', message: gate.message.replace(/^asking/, 'would ask') });
       // The gate decides whether to *ask*; an answer the host already has (both flags) is recorded.
       const byFlags = opts.rating !== undefined && opts.kind !== undefined;
       if (!byFlags && !gate.ask) return result({ asked: false, reason: gate.reason, message: gate.message });
@@ -179,18 +229,57 @@ export default defineCommand({
         answer = { rating: opts.rating as Rating, kind: opts.kind as ResponseKind, comment: opts.comment ?? null };
       } else {
         if (!ctx.interactive) {
-          const missing = [opts.rating === undefined ? '--rating 1-5' : null, opts.kind === undefined ? `--kind ${RESPONSE_KINDS.join('|')}` : null].filter(Boolean).join(' and ');
-          throw new UsageError(`this session cannot show the feedback prompt (no terminal, CI or --no-input): pass ${missing}`, `e.g. kourai feedback … ${ANSWER_FLAGS} --json`);
+          const missing = [
+            opts.rating === undefined ? '--rating 1-5' : null,
+            opts.kind === undefined ? `--kind ${RESPONSE_KINDS.join('|')}` : null,
+          ]
+            .filter(Boolean)
+            .join(' and ');
+          throw new UsageError(
+            `this session cannot show the feedback prompt (no terminal, CI or --no-input): pass ${missing}`,
+            `e.g. kourai feedback … ${ANSWER_FLAGS} --json`,
+          );
         }
-        const size = assertTerminalFits(ctx, MIN_SIZE.feedback, 'feedback prompt', `answer with flags: ${ANSWER_FLAGS}`);
-        const [{ showFeedbackPrompt }, { initialFeedbackState }] = await Promise.all([import('../ui/feedback/screen.js'), import('../ui/feedback/use-feedback-state.js')]);
-        const initial = initialFeedbackState({ rating: opts.rating as Rating | undefined, kind: opts.kind as ResponseKind | undefined, comment: opts.comment, revised: revised !== null });
-        const outcome = await showFeedbackPrompt(ctx, { agent: opts.agent, scene_id: opts.scene, proposed, revised, affinity: history.affinity, tier: tierOf(history.affinity) }, initial, size);
-        if (outcome.type === 'cancelled') throw new CancelledError(`feedback cancelled${outcome.why ? `: ${outcome.why}` : ''}; nothing was written`);
+        const size = assertTerminalFits(
+          ctx,
+          MIN_SIZE.feedback,
+          'feedback prompt',
+          `answer with flags: ${ANSWER_FLAGS}`,
+        );
+        const [{ showFeedbackPrompt }, { initialFeedbackState }] = await Promise.all([
+          import('../ui/feedback/screen.js'),
+          import('../ui/feedback/use-feedback-state.js'),
+        ]);
+        const initial = initialFeedbackState({
+          rating: opts.rating as Rating | undefined,
+          kind: opts.kind as ResponseKind | undefined,
+          comment: opts.comment,
+          revised: revised !== null,
+        });
+        const outcome = await showFeedbackPrompt(
+          ctx,
+          {
+            agent: opts.agent,
+            scene_id: opts.scene,
+            proposed,
+            revised,
+            affinity: history.affinity,
+            tier: tierOf(history.affinity),
+          },
+          initial,
+          size,
+        );
+        if (outcome.type === 'cancelled')
+          throw new CancelledError(`feedback cancelled${outcome.why ? `: ${outcome.why}` : ''}; nothing was written`);
         if (outcome.type === 'skipped') {
           const rec = prompts.recordSkip(scope.key, opts.agent, history.newestEntryId, ctx.now());
           const wait = requiredCooldown(policy, rec.count);
-          return result({ asked: true, skipped: true, reason: gate.reason, message: `skipped: nothing was written; the next prompt for ${opts.agent} waits for ${wait} more of its entries` });
+          return result({
+            asked: true,
+            skipped: true,
+            reason: gate.reason,
+            message: `skipped: nothing was written; the next prompt for ${opts.agent} waits for ${wait} more of its entries`,
+          });
         }
         answer = outcome.answer;
       }

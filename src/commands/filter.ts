@@ -38,7 +38,9 @@ const sources: ReadonlySet<string> = new Set(SOURCES);
 const types: ReadonlySet<string> = new Set(ENTRY_TYPES);
 
 /** `filterShape` without zod (fast-flags.ts): each value as the schema gives it, or UNSURE. */
-export function fastFilterFlags(raw: Readonly<Record<string, unknown>>): { [K in keyof Required<FilterFlags>]: Maybe<FilterFlags[K]> } {
+export function fastFilterFlags(raw: Readonly<Record<string, unknown>>): {
+  [K in keyof Required<FilterFlags>]: Maybe<FilterFlags[K]>;
+} {
   return {
     agent: stringList(raw.agent, agents),
     source: stringList(raw.source, sources),

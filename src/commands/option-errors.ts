@@ -8,7 +8,8 @@ import type { z } from 'zod';
  */
 type RawIssue = z.core.$ZodRawIssue;
 
-const show = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : Array.isArray(v) ? v.map(show).join(', ') : String(v));
+const show = (v: unknown): string =>
+  typeof v === 'string' ? `"${v}"` : Array.isArray(v) ? v.map(show).join(', ') : String(v);
 const num = (n: number | bigint): string => String(n);
 
 export function optionError(iss: RawIssue, raw: Readonly<Record<string, unknown>>): string | undefined {
@@ -19,13 +20,15 @@ export function optionError(iss: RawIssue, raw: Readonly<Record<string, unknown>
       if (given === undefined) return 'is required';
       if (iss.expected === 'number' || iss.expected === 'int') {
         if (typeof iss.input === 'number' && Number.isFinite(iss.input)) return `${show(given)} is not a whole number`;
-        if (typeof iss.input === 'number' && !Number.isNaN(iss.input)) return `${show(given)} is out of range (give a finite number)`;
+        if (typeof iss.input === 'number' && !Number.isNaN(iss.input))
+          return `${show(given)} is out of range (give a finite number)`;
         return `${show(given)} is not a number`;
       }
       return `${show(given)} is not a ${iss.expected}`;
     }
     case 'too_small':
-      if (iss.origin === 'string') return Number(iss.minimum) <= 1 ? 'must not be empty' : `must have at least ${num(iss.minimum)} characters`;
+      if (iss.origin === 'string')
+        return Number(iss.minimum) <= 1 ? 'must not be empty' : `must have at least ${num(iss.minimum)} characters`;
       if (iss.origin === 'array') return `give at least ${num(iss.minimum)}`;
       return `must be ${iss.inclusive === false ? `greater than ${num(iss.minimum)}` : `${num(iss.minimum)} or more`}, not ${show(given)}`;
     case 'too_big':
@@ -36,7 +39,9 @@ export function optionError(iss: RawIssue, raw: Readonly<Record<string, unknown>
     case 'not_multiple_of':
       return `must be a multiple of ${iss.divisor}, not ${show(given)}`;
     case 'invalid_format':
-      return iss.format === 'regex' ? `${show(given)} has characters that are not allowed` : `${show(given)} is not a valid ${iss.format}`;
+      return iss.format === 'regex'
+        ? `${show(given)} has characters that are not allowed`
+        : `${show(given)} is not a valid ${iss.format}`;
     default:
       return undefined;
   }

@@ -18,8 +18,13 @@ const listOf = <T extends readonly [string, ...string[]]>(values: T, flag: strin
     .transform((xs, ctx) => {
       for (const x of xs) {
         if (!(values as readonly string[]).includes(x)) {
-          const meant = (values as readonly string[]).includes(x.toLowerCase()) ? ` (did you mean "${x.toLowerCase()}"?)` : '';
-          ctx.addIssue({ code: 'custom', message: `unknown ${flag.replace('--', '')} "${x}"${meant}; expected one of: ${values.join(', ')}` });
+          const meant = (values as readonly string[]).includes(x.toLowerCase())
+            ? ` (did you mean "${x.toLowerCase()}"?)`
+            : '';
+          ctx.addIssue({
+            code: 'custom',
+            message: `unknown ${flag.replace('--', '')} "${x}"${meant}; expected one of: ${values.join(', ')}`,
+          });
           return z.NEVER;
         }
       }
@@ -34,7 +39,10 @@ const time = () =>
       if (s === undefined) return undefined;
       const d = new Date(s);
       if (Number.isNaN(d.getTime())) {
-        ctx.addIssue({ code: 'custom', message: `"${s}" is not a date or time (use ISO 8601, e.g. 2026-11-22 or 2026-11-22T10:00:00Z)` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${s}" is not a date or time (use ISO 8601, e.g. 2026-11-22 or 2026-11-22T10:00:00Z)`,
+        });
         return z.NEVER;
       }
       return d.toISOString();
@@ -57,19 +65,29 @@ export const filterShape = {
 
 export { toFilter } from './filter.js';
 
-const toNumber = (v: unknown): unknown => (v === undefined || v === null ? undefined : typeof v === 'string' && v.trim() === '' ? NaN : Number(v));
+const toNumber = (v: unknown): unknown =>
+  v === undefined || v === null ? undefined : typeof v === 'string' && v.trim() === '' ? NaN : Number(v);
 
 /** A numeric flag: commander hands over strings; `required: what` when missing, plain messages otherwise. */
 export function numberFlag<T extends z.ZodType>(what: string, refine: (n: z.ZodNumber) => T) {
-  return z.preprocess(toNumber, refine(z.number({ error: (iss) => (iss.input === undefined ? `required: ${what}` : undefined) })));
+  return z.preprocess(
+    toNumber,
+    refine(z.number({ error: (iss) => (iss.input === undefined ? `required: ${what}` : undefined) })),
+  );
 }
 
 export const sigmaFlag = numberFlag('the noise multiplier σ', (n) => n.positive({ error: 'σ must be greater than 0' }));
-export const deltaFlag = numberFlag('δ', (n) => n.gt(0, { error: 'δ must be strictly between 0 and 1' }).lt(1, { error: 'δ must be strictly between 0 and 1' }));
-export const sampleRateFlag = numberFlag('the sample rate q', (n) =>
-  n.gt(0, { error: 'the sample rate must be in (0, 1]' }).max(1, { error: 'the sample rate must be in (0, 1] (1 for a federation round)' }),
+export const deltaFlag = numberFlag('δ', (n) =>
+  n.gt(0, { error: 'δ must be strictly between 0 and 1' }).lt(1, { error: 'δ must be strictly between 0 and 1' }),
 );
-export const stepsFlag = numberFlag('the number of steps (rounds)', (n) => n.int({ error: 'must be a whole number' }).min(1, { error: 'at least 1 step' }).max(1e9));
+export const sampleRateFlag = numberFlag('the sample rate q', (n) =>
+  n
+    .gt(0, { error: 'the sample rate must be in (0, 1]' })
+    .max(1, { error: 'the sample rate must be in (0, 1] (1 for a federation round)' }),
+);
+export const stepsFlag = numberFlag('the number of steps (rounds)', (n) =>
+  n.int({ error: 'must be a whole number' }).min(1, { error: 'at least 1 step' }).max(1e9),
+);
 export const epsilonFlag = numberFlag('the target ε', (n) => n.positive({ error: 'ε must be greater than 0' }));
 
 /** Optional budget/mechanism overrides, checked (with the flag's name) by resolvePrivacyConfig. */

@@ -10,7 +10,11 @@ const options = z.object({
   task: z.string().optional(),
   taskType: z.string().optional(),
   use: z.enum(['both', 'bond', 'council'], { error: 'must be both, bond or council' }).default('both'),
-  lean: z.coerce.number({ error: 'must be a number from 0 (personal) to 1 (federated)' }).min(0, { error: 'must be ≥ 0 (personal)' }).max(1, { error: 'must be ≤ 1 (federated)' }).optional(),
+  lean: z.coerce
+    .number({ error: 'must be a number from 0 (personal) to 1 (federated)' })
+    .min(0, { error: 'must be ≥ 0 (personal)' })
+    .max(1, { error: 'must be ≤ 1 (federated)' })
+    .optional(),
   json: z.boolean().default(false),
 });
 
@@ -22,7 +26,14 @@ const options = z.object({
 export default defineCommand({
   options,
   async run(opts, ctx): Promise<RouteResult> {
-    const scorer = await Scorer.open({ home: kouraiHome(ctx), env: ctx.env, signal: ctx.signal, agent: 'hephaestus', use: opts.use, ...(opts.lean !== undefined ? { lean: opts.lean } : {}) });
+    const scorer = await Scorer.open({
+      home: kouraiHome(ctx),
+      env: ctx.env,
+      signal: ctx.signal,
+      agent: 'hephaestus',
+      use: opts.use,
+      ...(opts.lean !== undefined ? { lean: opts.lean } : {}),
+    });
     try {
       return await scorer.route(opts.task ?? null, { taskType: opts.taskType ?? null });
     } finally {

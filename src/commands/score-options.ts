@@ -5,7 +5,10 @@ import { AgentSchema } from '../memoir/format/schema.js';
  * `kourai score`'s options, the schema of record. Loaded only when the fast check in score.ts
  * does not vouch for the flags (or for a request's `lean`): zod is most of a score's start-up.
  */
-export const lean = z.coerce.number({ error: 'must be a number from 0 (personal) to 1 (federated)' }).min(0, { error: 'must be ≥ 0 (personal)' }).max(1, { error: 'must be ≤ 1 (federated)' });
+export const lean = z.coerce
+  .number({ error: 'must be a number from 0 (personal) to 1 (federated)' })
+  .min(0, { error: 'must be ≥ 0 (personal)' })
+  .max(1, { error: 'must be ≤ 1 (federated)' });
 
 export const options = z.object({
   agent: AgentSchema,

@@ -46,7 +46,8 @@ export interface ScoreStreamSummary {
 
 /** The prompt the candidates answer: --prompt TEXT or --prompt-file PATH (not both). */
 function promptOf(opts: Options, cwd: string): string | null {
-  if (opts.prompt !== undefined && opts.promptFile !== undefined) throw new UsageError('give the prompt one way: --prompt TEXT or --prompt-file PATH');
+  if (opts.prompt !== undefined && opts.promptFile !== undefined)
+    throw new UsageError('give the prompt one way: --prompt TEXT or --prompt-file PATH');
   if (opts.prompt !== undefined) return opts.prompt;
   if (opts.promptFile === undefined) return null;
   const path = resolve(cwd, opts.promptFile);
@@ -58,7 +59,10 @@ function promptOf(opts: Options, cwd: string): string | null {
 }
 
 /** A JSON file of candidates: ["…", "…"] or {"candidates": [...], "task_type": "…", "prompt": "…"}. */
-async function readCandidateFile(path: string, cwd: string): Promise<{ candidates: string[]; taskType: string | null; prompt?: string | null }> {
+async function readCandidateFile(
+  path: string,
+  cwd: string,
+): Promise<{ candidates: string[]; taskType: string | null; prompt?: string | null }> {
   let text: string;
   try {
     text = readFileSync(path === '-' ? 0 : resolve(cwd, path), 'utf8');
@@ -74,12 +78,20 @@ async function readCandidateFile(path: string, cwd: string): Promise<{ candidate
   return await parseRequest(doc, `candidates file ${path}`);
 }
 
-async function parseRequest(doc: unknown, where: string): Promise<{ candidates: string[]; taskType: string | null; prompt?: string | null; lean?: number; id?: unknown }> {
-  const o = Array.isArray(doc) ? { candidates: doc } : (doc as { candidates?: unknown; task_type?: unknown; prompt?: unknown; lean?: unknown; id?: unknown } | null);
-  if (!o || typeof o !== 'object' || !Array.isArray(o.candidates) || !o.candidates.every((c) => typeof c === 'string')) throw new InvalidDataError(`${where}: expected {"candidates": ["…", …]} (strings)`);
+async function parseRequest(
+  doc: unknown,
+  where: string,
+): Promise<{ candidates: string[]; taskType: string | null; prompt?: string | null; lean?: number; id?: unknown }> {
+  const o = Array.isArray(doc)
+    ? { candidates: doc }
+    : (doc as { candidates?: unknown; task_type?: unknown; prompt?: unknown; lean?: unknown; id?: unknown } | null);
+  if (!o || typeof o !== 'object' || !Array.isArray(o.candidates) || !o.candidates.every((c) => typeof c === 'string'))
+    throw new InvalidDataError(`${where}: expected {"candidates": ["…", …]} (strings)`);
   if (o.candidates.length === 0) throw new InvalidDataError(`${where}: no candidates`);
-  if (o.task_type !== undefined && o.task_type !== null && typeof o.task_type !== 'string') throw new InvalidDataError(`${where}: task_type must be a string`);
-  if (o.prompt !== undefined && o.prompt !== null && typeof o.prompt !== 'string') throw new InvalidDataError(`${where}: prompt must be a string`);
+  if (o.task_type !== undefined && o.task_type !== null && typeof o.task_type !== 'string')
+    throw new InvalidDataError(`${where}: task_type must be a string`);
+  if (o.prompt !== undefined && o.prompt !== null && typeof o.prompt !== 'string')
+    throw new InvalidDataError(`${where}: prompt must be a string`);
   let l: number | undefined;
   if (o.lean !== undefined) {
     const fast = fastLean(o.lean);
@@ -90,7 +102,13 @@ async function parseRequest(doc: unknown, where: string): Promise<{ candidates: 
       l = p.data;
     }
   }
-  return { candidates: o.candidates as string[], taskType: (o.task_type as string | undefined) ?? null, ...(typeof o.prompt === 'string' ? { prompt: o.prompt } : {}), ...(l !== undefined ? { lean: l } : {}), ...(o.id !== undefined ? { id: o.id } : {}) };
+  return {
+    candidates: o.candidates as string[],
+    taskType: (o.task_type as string | undefined) ?? null,
+    ...(typeof o.prompt === 'string' ? { prompt: o.prompt } : {}),
+    ...(l !== undefined ? { lean: l } : {}),
+    ...(o.id !== undefined ? { id: o.id } : {}),
+  };
 }
 
 /**
@@ -117,7 +135,11 @@ async function stream(scorer: Scorer, ctx: Ctx, prompt: string | null): Promise<
         }
         const req = await parseRequest(doc, `line ${lines}`);
         id = req.id ?? null;
-        const r = await scorer.rank(req.candidates, { taskType: req.taskType, prompt: req.prompt ?? prompt, ...(req.lean !== undefined ? { lean: req.lean } : {}) });
+        const r = await scorer.rank(req.candidates, {
+          taskType: req.taskType,
+          prompt: req.prompt ?? prompt,
+          ...(req.lean !== undefined ? { lean: req.lean } : {}),
+        });
         writeNdjson(ctx.stdout, { id, ...r });
       } catch (err) {
         if (!(err instanceof KouraiError)) throw err;
@@ -137,14 +159,28 @@ export default defineCommand({
   streams: (o: Options) => o.stdin,
   async run(opts, ctx): Promise<ScoreResult | ScoreStreamSummary> {
     const sources = [opts.candidates.length > 0, opts.file !== undefined, opts.stdin].filter(Boolean).length;
-    if (sources === 0) throw new UsageError('no candidates: give them as arguments, --file FILE, or NDJSON lines with --stdin');
+    if (sources === 0)
+      throw new UsageError('no candidates: give them as arguments, --file FILE, or NDJSON lines with --stdin');
     if (sources > 1) throw new UsageError('give candidates one way: as arguments, --file or --stdin');
     const prompt = promptOf(opts, ctx.cwd);
-    const scorer = await Scorer.open({ home: kouraiHome(ctx), env: ctx.env, signal: ctx.signal, agent: opts.agent, use: opts.use, ...(opts.lean !== undefined ? { lean: opts.lean } : {}) });
+    const scorer = await Scorer.open({
+      home: kouraiHome(ctx),
+      env: ctx.env,
+      signal: ctx.signal,
+      agent: opts.agent,
+      use: opts.use,
+      ...(opts.lean !== undefined ? { lean: opts.lean } : {}),
+    });
     try {
       if (opts.stdin) return await stream(scorer, ctx, prompt);
-      const req = opts.file !== undefined ? await readCandidateFile(opts.file, ctx.cwd) : { candidates: opts.candidates, taskType: null };
-      return await scorer.rank(req.candidates, { taskType: opts.taskType ?? req.taskType, prompt: prompt ?? req.prompt ?? null });
+      const req =
+        opts.file !== undefined
+          ? await readCandidateFile(opts.file, ctx.cwd)
+          : { candidates: opts.candidates, taskType: null };
+      return await scorer.rank(req.candidates, {
+        taskType: opts.taskType ?? req.taskType,
+        prompt: prompt ?? req.prompt ?? null,
+      });
     } finally {
       scorer.close();
     }

@@ -36,7 +36,10 @@ export interface LazyOptions<O extends z.ZodType> {
 }
 
 export function isLazyOptions<O extends z.ZodType>(o: O | LazyOptions<O>): o is LazyOptions<O> {
-  return typeof (o as Partial<LazyOptions<O>>).schema === 'function' && typeof (o as Partial<LazyOptions<O>>).fast === 'function';
+  return (
+    typeof (o as Partial<LazyOptions<O>>).schema === 'function' &&
+    typeof (o as Partial<LazyOptions<O>>).fast === 'function'
+  );
 }
 
 export function defineCommand<O extends z.ZodType, R>(c: Command<O, R, O>): Command<O, R, O>;

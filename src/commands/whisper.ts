@@ -32,12 +32,20 @@ const options = z.object({
 });
 
 /** Shareable entries per agent (newest revisions only), from the memoir index. Local only. */
-async function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: boolean): Promise<{ counts: Partial<Record<Agent, number>>; note: string | null }> {
+async function shareableCounts(
+  ctx: Ctx,
+  memoirs: readonly string[],
+  quiet: boolean,
+): Promise<{ counts: Partial<Record<Agent, number>>; note: string | null }> {
   let indexed;
   try {
     indexed = await openIndexed(ctx, memoirs, { feedback: indexFeedback(ctx, quiet), readOnly: true });
   } catch (err) {
-    if (err instanceof NotFoundError && memoirs.length === 0) return { counts: {}, note: 'no memoirs found: every agent has 0 shareable entries (kourai memoir synth creates a sample forge)' };
+    if (err instanceof NotFoundError && memoirs.length === 0)
+      return {
+        counts: {},
+        note: 'no memoirs found: every agent has 0 shareable entries (kourai memoir synth creates a sample forge)',
+      };
     throw err;
   }
   const { index, fileIds } = indexed;
@@ -52,18 +60,48 @@ async function shareableCounts(ctx: Ctx, memoirs: readonly string[], quiet: bool
  * S and σ to price the next round at: a joined forge's rounds are charged at the council's σ, so
  * its last published policy (as this forge last saw it) when known; else the forge's own.
  */
-function pricing(home: string, config: PrivacyConfig): { config: PrivacyConfig; pricedAt: PricedAt; note: string | null } {
-  const own = { config, pricedAt: { source: 'forge' as const, noise_multiplier: config.noiseMultiplier, clip_norm: config.clipNorm, council_round: null, seen_at: null } };
+function pricing(
+  home: string,
+  config: PrivacyConfig,
+): { config: PrivacyConfig; pricedAt: PricedAt; note: string | null } {
+  const own = {
+    config,
+    pricedAt: {
+      source: 'forge' as const,
+      noise_multiplier: config.noiseMultiplier,
+      clip_norm: config.clipNorm,
+      council_round: null,
+      seen_at: null,
+    },
+  };
   const m = readMembership(home);
   if (!m) return { ...own, note: null };
   const known = readKnownPolicy(home, m.council_key);
-  if (!known) return { ...own, note: `next-round costs here are at this forge's σ = ${config.noiseMultiplier}: no policy of the joined council is known locally yet; a council round charges the council's σ (kourai whisper --next-round asks it)` };
+  if (!known)
+    return {
+      ...own,
+      note: `next-round costs here are at this forge's σ = ${config.noiseMultiplier}: no policy of the joined council is known locally yet; a council round charges the council's σ (kourai whisper --next-round asks it)`,
+    };
   const d = applyCouncilPolicy(config, { clipNorm: known.clip_norm, noiseMultiplier: known.noise_multiplier });
-  if (!d.ok && d.reason === 'floor') return { ...own, note: `the council's last published policy (round ${known.round}) is outside this forge's privacy floor: ${d.message.replace(/: nothing was trained, sent or spent$/, '')}; a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}` };
-  if (!d.ok) return { ...own, note: `the council's last published σ = ${known.noise_multiplier} (round ${known.round}) is one the Whisper Limit cannot afford: a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}` };
+  if (!d.ok && d.reason === 'floor')
+    return {
+      ...own,
+      note: `the council's last published policy (round ${known.round}) is outside this forge's privacy floor: ${d.message.replace(/: nothing was trained, sent or spent$/, '')}; a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}`,
+    };
+  if (!d.ok)
+    return {
+      ...own,
+      note: `the council's last published σ = ${known.noise_multiplier} (round ${known.round}) is one the Whisper Limit cannot afford: a council round would send nothing; costs here are at this forge's σ = ${config.noiseMultiplier}`,
+    };
   return {
     config: d.config,
-    pricedAt: { source: 'council', noise_multiplier: known.noise_multiplier, clip_norm: known.clip_norm, council_round: known.round, seen_at: known.seen_at },
+    pricedAt: {
+      source: 'council',
+      noise_multiplier: known.noise_multiplier,
+      clip_norm: known.clip_norm,
+      council_round: known.round,
+      seen_at: known.seen_at,
+    },
     note: `next-round costs are at the council's σ = ${known.noise_multiplier}, S = ${known.clip_norm} (its policy of round ${known.round}, seen ${known.seen_at.slice(0, 16).replace('T', ' ')} UTC); kourai whisper --next-round asks for the current one`,
   };
 }
@@ -78,7 +116,16 @@ export async function whisperReport(ctx: Ctx, opts: z.output<typeof options>): P
     const plan = gate.withConfig(priced.config).planRound({ round: opts.round ?? null, shareable: counts });
     const releases = gate.releases();
     const notes = [...(note ? [note] : []), ...(priced.note ? [priced.note] : [])];
-    return buildWhisperReport({ plan, origin: resolved.origin, file: resolved.file, releases, norms: gate.ledger.norms(), notes, forgeConfig: resolved.config, pricedAt: priced.pricedAt });
+    return buildWhisperReport({
+      plan,
+      origin: resolved.origin,
+      file: resolved.file,
+      releases,
+      norms: gate.ledger.norms(),
+      notes,
+      forgeConfig: resolved.config,
+      pricedAt: priced.pricedAt,
+    });
   } finally {
     gate.close();
   }
@@ -113,7 +160,12 @@ export default defineCommand({
     const report: WhisperResult = await whisperReport(ctx, opts);
     if (opts.nextRound) report.next_round = await nextRoundPlan(ctx, opts);
     if (ctx.interactive && !opts.json) {
-      const size = assertTerminalFits(ctx, MIN_SIZE.whisper, 'Whisper Limit gauge', 'pass --no-input for the text gauge');
+      const size = assertTerminalFits(
+        ctx,
+        MIN_SIZE.whisper,
+        'Whisper Limit gauge',
+        'pass --no-input for the text gauge',
+      );
       const { showWhisper } = await import('../ui/whisper/show-whisper.js');
       if ((await showWhisper(ctx, report, size)) === 'cancel') throw new CancelledError('whisper cancelled');
     }
@@ -139,7 +191,11 @@ export function renderWhisperText(r: WhisperReport, colorLevel: 0 | 1 | 2 | 3): 
   lines.push(
     `forge  ${col(bar(f.remaining_fraction, 24))} ${col(percent(f.remaining_fraction).padStart(4))} left   ε ${fmtEps(f.epsilon_spent)} of ${r.config.forge_epsilon} spent at δ = ${fmtDelta(r.config.delta)}, ${f.releases} release${f.releases === 1 ? '' : 's'}`,
   );
-  lines.push(c.dim(`next round${r.round ? ` (${r.round})` : ''}: ${f.speakers_next_round} agent${f.speakers_next_round === 1 ? '' : 's'} speak; forge ε → ${fmtEps(f.epsilon_after_next_round)}; each delta clipped to S = ${r.priced_at.clip_norm}, noise σ = ${r.priced_at.noise_multiplier} (${r.priced_at.source === 'council' ? `the council's, round ${r.priced_at.council_round ?? '?'}` : "this forge's"})`));
+  lines.push(
+    c.dim(
+      `next round${r.round ? ` (${r.round})` : ''}: ${f.speakers_next_round} agent${f.speakers_next_round === 1 ? '' : 's'} speak; forge ε → ${fmtEps(f.epsilon_after_next_round)}; each delta clipped to S = ${r.priced_at.clip_norm}, noise σ = ${r.priced_at.noise_multiplier} (${r.priced_at.source === 'council' ? `the council's, round ${r.priced_at.council_round ?? '?'}` : "this forge's"})`,
+    ),
+  );
   lines.push('');
   const w = Math.max(...r.agents.map((a) => a.agent.length));
   for (const a of r.agents) {
@@ -155,7 +211,12 @@ export function renderWhisperText(r: WhisperReport, colorLevel: 0 | 1 | 2 | 3): 
     lines.push(
       `${a.agent.padEnd(w)}  ${ac(bar(frac, 12))} ${ac(percent(frac).padStart(4))}  ${verdict.padEnd(6)} ${String(a.shareable_entries).padStart(5)} shareable  ${cost.padEnd(10)} ${c.dim(VERDICT_SHORT[a.verdict])}`,
     );
-    if (mags.length > 0) lines.push(c.dim(`${' '.repeat(w)}  past contributions |clip Δ|/S: ${mags.join(' ')}${a.contributions.length > 5 ? ` (last 5 of ${a.contributions.length})` : ''}`));
+    if (mags.length > 0)
+      lines.push(
+        c.dim(
+          `${' '.repeat(w)}  past contributions |clip Δ|/S: ${mags.join(' ')}${a.contributions.length > 5 ? ` (last 5 of ${a.contributions.length})` : ''}`,
+        ),
+      );
   }
   for (const n of r.notes) lines.push(c.yellow(`note: ${n}`));
   return lines.join('\n');

@@ -43,7 +43,12 @@ export interface AggregateDeps {
 }
 
 /** Computes one agent's aggregate for a closed round; reads storage, writes nothing. */
-export async function computeAgentAggregate(deps: AggregateDeps, round: number, agent: string, settings: RoundSettings): Promise<AgentAggregate> {
+export async function computeAgentAggregate(
+  deps: AggregateDeps,
+  round: number,
+  agent: string,
+  settings: RoundSettings,
+): Promise<AgentAggregate> {
   const { storage } = deps;
   const all = await storage.submissionsFor(round, agent);
   const forgeNames = new Map((await storage.listForges()).map((f) => [f.id, f.name]));
@@ -52,11 +57,23 @@ export async function computeAgentAggregate(deps: AggregateDeps, round: number, 
   const subs = all.filter((s) => !damagedIds.has(s.id));
   const damaged = all.filter((s) => damagedIds.has(s.id)).map((s) => nameOf(s.forgeId));
   const names = subs.map((s) => nameOf(s.forgeId));
-  const log = damaged.map((f) => `council: round ${round}: ${agent}: the stored update of forge "${f}" does not match its digest (council.db damaged?): left out`);
+  const log = damaged.map(
+    (f) =>
+      `council: round ${round}: ${agent}: the stored update of forge "${f}" does not match its digest (council.db damaged?): left out`,
+  );
   const layout = await storage.agentLayout(agent, round);
   if (!layout) throw new Error(`council.db: no layout for ${agent} in round ${round}, which has updates for it`);
   const row = { round, agent, recordedAt: deps.now().toISOString() };
-  const base: AgentOutcome = { strategy: settings.strategy, byzantine: settings.f, forges: names, used: [], non_finite: [], damaged, skipped_reason: null, details: {} };
+  const base: AgentOutcome = {
+    strategy: settings.strategy,
+    byzantine: settings.f,
+    forges: names,
+    used: [],
+    non_finite: [],
+    damaged,
+    skipped_reason: null,
+    details: {},
+  };
   const failed = (reason: string, refused: boolean): AgentAggregate => ({
     row: { ...row, updated: false, outcomeJson: JSON.stringify({ ...base, skipped_reason: reason }) },
     globalChunks: null,
@@ -71,22 +88,37 @@ export async function computeAgentAggregate(deps: AggregateDeps, round: number, 
     damaged,
   });
   const req = requirement(settings);
-  if (subs.length < req.min) return failed(`${req.rule}; got ${subs.length}${damaged.length ? ` (${damaged.length} damaged left out)` : ''}`, false);
+  if (subs.length < req.min)
+    return failed(
+      `${req.rule}; got ${subs.length}${damaged.length ? ` (${damaged.length} damaged left out)` : ''}`,
+      false,
+    );
   let outcome: AggregateOutcome;
   let globalChunks: Buffer[];
   const t0 = performance.now();
   try {
     const reader = await storage.chunkReader(subs, layout, agent, round);
     try {
-      const weights = settings.weights === 'counts' && subs.every((s) => s.weight !== null) ? subs.map((s) => s.weight as number) : undefined;
+      const weights =
+        settings.weights === 'counts' && subs.every((s) => s.weight !== null)
+          ? subs.map((s) => s.weight as number)
+          : undefined;
       // The updates are deltas from the previous global; before any, from the public initialisation (round 0).
       let base = reader.base;
       if (!base) {
         const init = publicInitFlat(layout, agent);
         base = (start, end) => init.subarray(start, end);
       }
-      outcome = aggregateUpdates({ n: reader.n, layout, read: (start, end) => reader.read(start, end), weights, base }, settings, { pool: deps.pool ?? null });
-      const refusal = refusalOf(outcome.aggregate, subs.map((s) => s.norm), outcome);
+      outcome = aggregateUpdates(
+        { n: reader.n, layout, read: (start, end) => reader.read(start, end), weights, base },
+        settings,
+        { pool: deps.pool ?? null },
+      );
+      const refusal = refusalOf(
+        outcome.aggregate,
+        subs.map((s) => s.norm),
+        outcome,
+      );
       if (refusal) return failed(`aggregate refused: ${refusal}`, true);
       // The new global = previous global + aggregate update, stored as float32 chunks.
       globalChunks = chunkRanges(layout).map(([s, e]) => {
@@ -104,20 +136,43 @@ export async function computeAgentAggregate(deps: AggregateDeps, round: number, 
     throw err;
   }
   const notFinite = firstNonFiniteChunk(globalChunks);
-  if (notFinite !== null) return failed(`aggregate refused: the new global is not finite in float32 (chunk ${notFinite}): previous global + aggregate overflows`, true);
+  if (notFinite !== null)
+    return failed(
+      `aggregate refused: the new global is not finite in float32 (chunk ${notFinite}): previous global + aggregate overflows`,
+      true,
+    );
   const sims = similarities(outcome.distanceToAggregate, deps.trustTolerance);
   const used = new Set(outcome.used);
-  const scores: ScoreRow[] = subs.map((s, i) => ({ round, forgeId: s.forgeId, agent, distance2: outcome.distanceToAggregate[i] as number, similarity: sims[i] as number, used: used.has(i) }));
+  const scores: ScoreRow[] = subs.map((s, i) => ({
+    round,
+    forgeId: s.forgeId,
+    agent,
+    distance2: outcome.distanceToAggregate[i] as number,
+    similarity: sims[i] as number,
+    used: used.has(i),
+  }));
   const details: Record<string, unknown> = {};
-  for (const key of ['selection', 'neighbours', 'm', 'theta', 'beta', 'trim', 'layers', 'unpaired'] as const) if (outcome[key] !== undefined) details[key] = outcome[key];
-  if (outcome.scores) details.scores = Object.fromEntries(names.map((n, i) => [n, Number.isFinite(outcome.scores?.[i]) ? outcome.scores?.[i] : null]));
+  for (const key of ['selection', 'neighbours', 'm', 'theta', 'beta', 'trim', 'layers', 'unpaired'] as const)
+    if (outcome[key] !== undefined) details[key] = outcome[key];
+  if (outcome.scores)
+    details.scores = Object.fromEntries(
+      names.map((n, i) => [n, Number.isFinite(outcome.scores?.[i]) ? outcome.scores?.[i] : null]),
+    );
   details.similarity = Object.fromEntries(names.map((n, i) => [n, sims[i]]));
-  const json: AgentOutcome = { ...base, used: outcome.used.map((i) => names[i] as string), non_finite: outcome.nonFinite.map((i) => names[i] as string), details };
+  const json: AgentOutcome = {
+    ...base,
+    used: outcome.used.map((i) => names[i] as string),
+    non_finite: outcome.nonFinite.map((i) => names[i] as string),
+    details,
+  };
   return {
     row: { ...row, updated: true, outcomeJson: JSON.stringify(json) },
     globalChunks,
     scores,
-    log: [...log, `council: round ${round}: ${agent} aggregated by ${settings.strategy} from ${outcome.used.length}/${all.length} updates in ${(performance.now() - t0).toFixed(0)} ms`],
+    log: [
+      ...log,
+      `council: round ${round}: ${agent} aggregated by ${settings.strategy} from ${outcome.used.length}/${all.length} updates in ${(performance.now() - t0).toFixed(0)} ms`,
+    ],
     damaged,
   };
 }
@@ -153,13 +208,38 @@ export async function aggregateClosedRound(
     // Whoever computed it, a global that is not finite is never kept.
     if (result.globalChunks && firstNonFiniteChunk(result.globalChunks) !== null) {
       const reason = 'aggregate refused: the new global is not finite';
-      result = { ...result, row: { ...result.row, updated: false, outcomeJson: JSON.stringify({ ...JSON.parse(result.row.outcomeJson), skipped_reason: reason }) }, globalChunks: null, scores: [], refused: reason, log: [`council: round ${round}: ${agent}: AGGREGATE REFUSED — ${reason}`] };
+      result = {
+        ...result,
+        row: {
+          ...result.row,
+          updated: false,
+          outcomeJson: JSON.stringify({ ...JSON.parse(result.row.outcomeJson), skipped_reason: reason }),
+        },
+        globalChunks: null,
+        scores: [],
+        refused: reason,
+        log: [`council: round ${round}: ${agent}: AGGREGATE REFUSED — ${reason}`],
+      };
     }
     for (const line of result.log) opts.log(line);
     await storage.recordAggregate(result.row, result.globalChunks, result.scores);
     const at = opts.now().toISOString();
-    if (result.refused) await storage.recordEvent({ at, round, forgeId: null, kind: 'aggregate_refused', detailJson: JSON.stringify({ agent, reason: result.refused }) });
-    if (result.damaged?.length) await storage.recordEvent({ at, round, forgeId: null, kind: 'update_damaged', detailJson: JSON.stringify({ agent, forges: result.damaged }) });
+    if (result.refused)
+      await storage.recordEvent({
+        at,
+        round,
+        forgeId: null,
+        kind: 'aggregate_refused',
+        detailJson: JSON.stringify({ agent, reason: result.refused }),
+      });
+    if (result.damaged?.length)
+      await storage.recordEvent({
+        at,
+        round,
+        forgeId: null,
+        kind: 'update_damaged',
+        detailJson: JSON.stringify({ agent, forges: result.damaged }),
+      });
     await opts.between?.();
   }
   return true;

@@ -19,7 +19,8 @@ export interface AggregateJob {
   now: string;
 }
 
-export type AggregateReply = { id: number; ok: true; result: AgentAggregate } | { id: number; ok: false; message: string; stack?: string };
+export type AggregateReply =
+  { id: number; ok: true; result: AgentAggregate } | { id: number; ok: false; message: string; stack?: string };
 
 interface Init {
   dataDir: string;
@@ -38,15 +39,27 @@ parentPort?.on('message', (job: AggregateJob) => {
 
 async function run(job: AggregateJob): Promise<void> {
   try {
-    storage ??= openCouncilStorage({ data_dir: init.dataDir, database: init.database }, 'read').catch((err: unknown) => {
-      storage = null;
-      throw err;
-    });
+    storage ??= openCouncilStorage({ data_dir: init.dataDir, database: init.database }, 'read').catch(
+      (err: unknown) => {
+        storage = null;
+        throw err;
+      },
+    );
     pool ??= init.threads > 1 ? GramPool.create(init.threads) : Promise.resolve(null);
-    const result = await computeAgentAggregate({ storage: await storage, now: () => new Date(job.now), pool: await pool, trustTolerance: init.trustTolerance }, job.round, job.agent, job.settings);
+    const result = await computeAgentAggregate(
+      { storage: await storage, now: () => new Date(job.now), pool: await pool, trustTolerance: init.trustTolerance },
+      job.round,
+      job.agent,
+      job.settings,
+    );
     const transfer = (result.globalChunks ?? []).map((b) => b.buffer as ArrayBuffer);
     parentPort?.postMessage({ id: job.id, ok: true, result } satisfies AggregateReply, transfer);
   } catch (err) {
-    parentPort?.postMessage({ id: job.id, ok: false, message: (err as Error).message, ...((err as Error).stack ? { stack: (err as Error).stack } : {}) } satisfies AggregateReply);
+    parentPort?.postMessage({
+      id: job.id,
+      ok: false,
+      message: (err as Error).message,
+      ...((err as Error).stack ? { stack: (err as Error).stack } : {}),
+    } satisfies AggregateReply);
   }
 }

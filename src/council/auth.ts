@@ -13,9 +13,17 @@ import { bearer, hashToken } from './tokens.js';
  */
 export async function authenticate(storage: CouncilStorage, authorization: string | undefined): Promise<ForgeRow> {
   const token = bearer(authorization);
-  if (!token) throw new CouncilHttpError('unauthorized', 'missing bearer token: send Authorization: Bearer <token from `kourai council forge add`>');
+  if (!token)
+    throw new CouncilHttpError(
+      'unauthorized',
+      'missing bearer token: send Authorization: Bearer <token from `kourai council forge add`>',
+    );
   const forge = await storage.forgeByTokenHash(hashToken(token));
   if (!forge) throw new CouncilHttpError('unauthorized', 'unknown or revoked token');
-  if (forge.revokedAt) throw new CouncilHttpError('forge_revoked', `the token of forge "${forge.name}" was revoked at ${forge.revokedAt}; ask the council operator for a new one (kourai council forge rotate)`);
+  if (forge.revokedAt)
+    throw new CouncilHttpError(
+      'forge_revoked',
+      `the token of forge "${forge.name}" was revoked at ${forge.revokedAt}; ask the council operator for a new one (kourai council forge rotate)`,
+    );
   return forge;
 }

@@ -76,7 +76,17 @@ export type CouncilConfig = z.infer<typeof CouncilConfigSchema>;
 export type Range = z.infer<typeof RangeSchema>;
 export type ConfigKey = keyof CouncilConfig;
 
-type Kind = 'string' | 'nullable-string' | 'int' | 'number' | 'duration' | 'size' | 'list' | 'nullable-int' | 'range' | 'json-or-file';
+type Kind =
+  | 'string'
+  | 'nullable-string'
+  | 'int'
+  | 'number'
+  | 'duration'
+  | 'size'
+  | 'list'
+  | 'nullable-int'
+  | 'range'
+  | 'json-or-file';
 const KEYS: Record<ConfigKey, Kind> = {
   host: 'string',
   port: 'int',
@@ -230,7 +240,12 @@ function coerce(key: ConfigKey, raw: unknown, base: string): unknown {
     case 'size':
       return parseSize(raw as string | number);
     case 'list':
-      return Array.isArray(raw) ? raw.map(text) : text(raw).split(',').map((s) => s.trim()).filter(Boolean);
+      return Array.isArray(raw)
+        ? raw.map(text)
+        : text(raw)
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
     case 'range':
       return parseRange(raw);
     case 'json-or-file':
@@ -249,7 +264,10 @@ export interface ResolvedConfig {
  * Defaults < config file < KOURAI_COUNCIL_* < flags. `flags` holds values already given on the
  * command line, keyed by config key (undefined = not given).
  */
-export function resolveCouncilConfig(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Partial<Record<ConfigKey, unknown>> & { config?: string | undefined }): ResolvedConfig {
+export function resolveCouncilConfig(
+  ctx: Pick<Ctx, 'env' | 'cwd'>,
+  flags: Partial<Record<ConfigKey, unknown>> & { config?: string | undefined },
+): ResolvedConfig {
   const home = kouraiHome(ctx);
   const merged: Record<string, unknown> = { ...defaults(home) };
   const sources = Object.fromEntries(Object.keys(KEYS).map((k) => [k, 'default'])) as Record<ConfigKey, string>;
@@ -262,11 +280,19 @@ export function resolveCouncilConfig(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Parti
       parsed = JSON.parse(readFileSync(file, 'utf8'));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new EnvironmentError(code === 'ENOENT' ? `council config file not found: ${file}` : `council config file ${file} is not valid JSON: ${(err as Error).message}`);
+      throw new EnvironmentError(
+        code === 'ENOENT'
+          ? `council config file not found: ${file}`
+          : `council config file ${file} is not valid JSON: ${(err as Error).message}`,
+      );
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new EnvironmentError(`council config file ${file} must hold a JSON object`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new EnvironmentError(`council config file ${file} must hold a JSON object`);
     for (const [k, v] of Object.entries(parsed)) {
-      if (!(k in KEYS)) throw new EnvironmentError(`council config file ${file}: unknown key "${k}" (known: ${Object.keys(KEYS).join(', ')})`);
+      if (!(k in KEYS))
+        throw new EnvironmentError(
+          `council config file ${file}: unknown key "${k}" (known: ${Object.keys(KEYS).join(', ')})`,
+        );
       set(k as ConfigKey, v, `file ${file}`, dirname(file));
     }
     usedFile = file;
@@ -313,26 +339,41 @@ export function checkServeConfig(r: ResolvedConfig): void {
   const c = r.config;
   const derivesBuiltin = derivationOf(c.layouts)?.base === 'builtin';
   if (c.base_fingerprints.length === 0 && !derivesBuiltin) {
-    throw new UsageError('no accepted base-model fingerprint: the council must know which base model updates are for', `pass --base-fingerprint SHA (repeatable) or set ${envName('base_fingerprints')}`);
+    throw new UsageError(
+      'no accepted base-model fingerprint: the council must know which base model updates are for',
+      `pass --base-fingerprint SHA (repeatable) or set ${envName('base_fingerprints')}`,
+    );
   }
   const req = requirement(roundSettingsOf(c));
   if (c.min_forges < req.min) {
-    throw new UsageError(`min_forges is ${c.min_forges} (from ${r.sources.min_forges}) but ${req.rule}`, `raise --min-forges to ${req.min} or lower --byzantine`);
+    throw new UsageError(
+      `min_forges is ${c.min_forges} (from ${r.sources.min_forges}) but ${req.rule}`,
+      `raise --min-forges to ${req.min} or lower --byzantine`,
+    );
   }
   const layouts = configuredLayouts(c.layouts);
   // Layouts derived from the built-in base only fit adapters over that base.
   if (derivationOf(c.layouts)?.base === 'builtin') {
     if (c.base_fingerprints.length === 0) c.base_fingerprints = [BUILTIN_FINGERPRINT];
     else if (!c.base_fingerprints.includes(BUILTIN_FINGERPRINT)) {
-      throw new UsageError(`layouts are derived from the built-in base, but its fingerprint ${BUILTIN_FINGERPRINT} is not among the accepted ones (${c.base_fingerprints.join(', ')})`, `add --base-fingerprint ${BUILTIN_FINGERPRINT}, or give explicit layouts`);
+      throw new UsageError(
+        `layouts are derived from the built-in base, but its fingerprint ${BUILTIN_FINGERPRINT} is not among the accepted ones (${c.base_fingerprints.join(', ')})`,
+        `add --base-fingerprint ${BUILTIN_FINGERPRINT}, or give explicit layouts`,
+      );
     }
   }
   if (layouts.size === 0) {
-    throw new UsageError('no adapter layouts: the council must know the tensors it accepts for each agent (no forge may decide them)', 'pass --layouts FILE (JSON: {"*": [{"name", "shape"}, …]} or per agent), or set "layouts" in the config file');
+    throw new UsageError(
+      'no adapter layouts: the council must know the tensors it accepts for each agent (no forge may decide them)',
+      'pass --layouts FILE (JSON: {"*": [{"name", "shape"}, …]} or per agent), or set "layouts" in the config file',
+    );
   }
   // The policy's widest bound must be a finite number for the largest layout.
   const d = Math.max(...[...layouts.values()].map((l) => l.size));
   if (!Number.isFinite(normBound(c.clip_norm.max, c.noise_multiplier.max, d, c.tail_margin))) {
-    throw new UsageError(`clip_norm ≤ ${c.clip_norm.max} with noise_multiplier ≤ ${c.noise_multiplier.max} over ${d} coordinates allows norms beyond the float64 range`, 'lower --clip-norm or --noise-multiplier');
+    throw new UsageError(
+      `clip_norm ≤ ${c.clip_norm.max} with noise_multiplier ≤ ${c.noise_multiplier.max} over ${d} coordinates allows norms beyond the float64 range`,
+      'lower --clip-norm or --noise-multiplier',
+    );
   }
 }

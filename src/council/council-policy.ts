@@ -17,21 +17,28 @@ export function councilPolicy(c: CouncilConfig): Record<string, unknown> {
     round_deadline: c.round_deadline,
     cohort: c.cohort,
     base_fingerprints: [...c.base_fingerprints].sort(),
-    layouts: Object.fromEntries([...configuredLayouts(c.layouts)].map(([agent, l]) => [agent, describeLayout(l)]).sort()),
+    layouts: Object.fromEntries(
+      [...configuredLayouts(c.layouts)].map(([agent, l]) => [agent, describeLayout(l)]).sort(),
+    ),
     trust: { alpha: c.trust_alpha, threshold: c.trust_threshold, warmup: c.trust_warmup, tolerance: c.trust_tolerance },
     aggregation_lease: c.aggregation_lease,
   };
 }
 
 /** Throws ConflictError (exit 7) naming the settings that differ from a live process's. */
-export function policyConflict(mine: Record<string, unknown>, other: { id: string; url: string; policyJson: string }): void {
+export function policyConflict(
+  mine: Record<string, unknown>,
+  other: { id: string; url: string; policyJson: string },
+): void {
   let theirs: Record<string, unknown>;
   try {
     theirs = JSON.parse(other.policyJson) as Record<string, unknown>;
   } catch {
     theirs = {};
   }
-  const differ = Object.keys({ ...mine, ...theirs }).filter((k) => JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]));
+  const differ = Object.keys({ ...mine, ...theirs }).filter(
+    (k) => JSON.stringify(mine[k]) !== JSON.stringify(theirs[k]),
+  );
   if (differ.length === 0) return;
   throw new ConflictError(
     `another council process (${other.id} at ${other.url}) serves this database with other settings: ${differ.join(', ')} differ`,

@@ -14,7 +14,14 @@ import { checkReleaseBinding, digestOf, ingest } from './ingest.js';
 import { parseOutcome } from './outcome.js';
 import { configuredLayouts, describeLayout } from './layouts.js';
 import { parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
-import { LayoutChangedError, RoundNotOpenError, type CouncilStorage, type ForgeRow, type NewRound, type RoundRow } from './storage.js';
+import {
+  LayoutChangedError,
+  RoundNotOpenError,
+  type CouncilStorage,
+  type ForgeRow,
+  type NewRound,
+  type RoundRow,
+} from './storage.js';
 import { roundTrustUpdates, type TrustSettings } from './trust.js';
 import { adapterView, meView, publicInitView, roundStatusView, trustView } from './views.js';
 
@@ -81,7 +88,14 @@ export class Council {
     this.secureRandom = deps.secureRandom ?? randomBytes;
     const pool = deps.pool ?? null;
     this.aggregator =
-      deps.aggregator ?? ((round, agent, settings) => computeAgentAggregate({ storage: this.storage, now: () => this.clock.now(), pool, trustTolerance: this.config.trust_tolerance }, round, agent, settings));
+      deps.aggregator ??
+      ((round, agent, settings) =>
+        computeAgentAggregate(
+          { storage: this.storage, now: () => this.clock.now(), pool, trustTolerance: this.config.trust_tolerance },
+          round,
+          agent,
+          settings,
+        ));
   }
 
   private now(): Date {
@@ -159,7 +173,8 @@ export class Council {
       const want = configured.get(agent);
       const have = await this.storage.agentLayout(agent);
       if (want && !have) adopt.push([agent, want]);
-      else if (want && have && !sameLayout(want, have)) conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: ${describeLayout(want)})`);
+      else if (want && have && !sameLayout(want, have))
+        conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: ${describeLayout(want)})`);
       else if (!want && have) conflicts.push(`${agent} (council.db: ${describeLayout(have)}; configured: none)`);
     }
     // Refuse before changing anything.
@@ -197,7 +212,9 @@ export class Council {
     const size = this.config.cohort;
     if (size === null) return null;
     const seed = await this.storage.settingOnce('cohort_seed', this.secureRandom(32));
-    const eligible = (await this.storage.listForges()).filter((f) => !f.revokedAt && !f.exiledAt && !exiling.has(f.id)).map((f) => f.name);
+    const eligible = (await this.storage.listForges())
+      .filter((f) => !f.revokedAt && !f.exiledAt && !exiling.has(f.id))
+      .map((f) => f.name);
     return sampleCohort(eligible, { round, seed, size });
   }
 
@@ -213,7 +230,11 @@ export class Council {
     const r = await this.storage.round(round);
     if (!r) {
       const latest = await this.storage.latestRound();
-      throw new CouncilHttpError('round_not_found', `round ${round} does not exist (the current round is ${latest?.round ?? 'none'})`, { current: latest?.round ?? null });
+      throw new CouncilHttpError(
+        'round_not_found',
+        `round ${round} does not exist (the current round is ${latest?.round ?? 'none'})`,
+        { current: latest?.round ?? null },
+      );
     }
     return r;
   }
@@ -236,32 +257,82 @@ export class Council {
   }
 
   /** Accepts one agent's update, or refuses it precisely. A replay of an accepted body gets the same receipt. */
-  async submit(forge: ForgeRow, round: number, agent: string, body: Submission, opts: { councilUrl?: string | null } = {}): Promise<{ created: boolean; receipt: Receipt }> {
-    checkReleaseBinding(body.round_key, { round, forge, ...(opts.councilUrl !== undefined ? { councilUrl: opts.councilUrl } : {}) });
+  async submit(
+    forge: ForgeRow,
+    round: number,
+    agent: string,
+    body: Submission,
+    opts: { councilUrl?: string | null } = {},
+  ): Promise<{ created: boolean; receipt: Receipt }> {
+    checkReleaseBinding(body.round_key, {
+      round,
+      forge,
+      ...(opts.councilUrl !== undefined ? { councilUrl: opts.councilUrl } : {}),
+    });
     const digest = digestOf(body);
     const existing = await this.storage.submission(round, forge.id, agent);
     if (existing) return this.replay(existing.digest, digest, existing.receiptJson, round, agent, body.round_key);
     // The same bytes as another forge's release are a replay of it, not an update of this forge's own
     // (as a release or stripped to a plain body). Two plain bodies alike are left to the aggregation
     // rule: colluding forges that send one vector (the simulator's attackers) are its to withstand.
-    const alike = (await this.storage.submissionsFor(round, agent)).filter((s) => s.digest === digest && s.forgeId !== forge.id);
-    if (alike.some((s) => body.round_key !== undefined || (JSON.parse(s.receiptJson) as { round_key?: unknown }).round_key !== undefined)) {
-      throw new CouncilHttpError('replayed_release', `another forge already sent exactly these bytes for ${agent} in round ${round}: an update is accepted from the forge that drew it, once`);
+    const alike = (await this.storage.submissionsFor(round, agent)).filter(
+      (s) => s.digest === digest && s.forgeId !== forge.id,
+    );
+    if (
+      alike.some(
+        (s) =>
+          body.round_key !== undefined ||
+          (JSON.parse(s.receiptJson) as { round_key?: unknown }).round_key !== undefined,
+      )
+    ) {
+      throw new CouncilHttpError(
+        'replayed_release',
+        `another forge already sent exactly these bytes for ${agent} in round ${round}: an update is accepted from the forge that drew it, once`,
+      );
     }
-    if (!isAgent(agent)) throw new CouncilHttpError('unknown_agent', `unknown agent "${agent}"; the council aggregates ${FEDERATING_AGENTS.join(', ')}`, { agents: [...FEDERATING_AGENTS] });
-    if (isBondOnly(agent)) throw new CouncilHttpError('bond_only_agent', `${agent} is bond-only: Cupid and Puck have no council adapter, nothing of theirs leaves a forge`);
+    if (!isAgent(agent))
+      throw new CouncilHttpError(
+        'unknown_agent',
+        `unknown agent "${agent}"; the council aggregates ${FEDERATING_AGENTS.join(', ')}`,
+        { agents: [...FEDERATING_AGENTS] },
+      );
+    if (isBondOnly(agent))
+      throw new CouncilHttpError(
+        'bond_only_agent',
+        `${agent} is bond-only: Cupid and Puck have no council adapter, nothing of theirs leaves a forge`,
+      );
     const fresh = (await this.storage.forgeById(forge.id)) ?? forge;
-    if (fresh.exiledAt) throw new CouncilHttpError('forge_exiled', `forge "${forge.name}" was exiled after round ${fresh.exiledRound} (trust ${fresh.trust.toFixed(3)} below ${this.config.trust_threshold}); the council no longer aggregates its updates`, { exiled_round: fresh.exiledRound, trust: fresh.trust });
+    if (fresh.exiledAt)
+      throw new CouncilHttpError(
+        'forge_exiled',
+        `forge "${forge.name}" was exiled after round ${fresh.exiledRound} (trust ${fresh.trust.toFixed(3)} below ${this.config.trust_threshold}); the council no longer aggregates its updates`,
+        { exiled_round: fresh.exiledRound, trust: fresh.trust },
+      );
     const r = await this.roundOrThrow(round);
     this.refuseIfNotSampled(r, forge);
     await this.refuseIfLate(r, forge);
     const policy = parseRoundSettings(r.strategyJson, privacyPolicyOf(this.config)).privacy;
     for (let attempt = 0; ; attempt++) {
       const layout = await this.storage.agentLayout(agent, round);
-      if (!layout) throw new CouncilHttpError('agent_not_configured', `this council has no adapter layout for ${agent}, so it accepts no ${agent} updates (the round status lists the agents it accepts)`, { agent });
+      if (!layout)
+        throw new CouncilHttpError(
+          'agent_not_configured',
+          `this council has no adapter layout for ${agent}, so it accepts no ${agent} updates (the round status lists the agents it accepts)`,
+          { agent },
+        );
       const ing = ingest(body, { agent, acceptedFingerprints: this.config.base_fingerprints, layout, policy });
       const acceptedAt = this.now().toISOString();
-      const receipt: Receipt = { round, forge: forge.name, agent, digest, accepted_at: acceptedAt, coords: ing.layout.size, norm: ing.norm, norm_bound: ing.normBound, ...(body.round_key !== undefined ? { round_key: body.round_key } : {}) };
+      const receipt: Receipt = {
+        round,
+        forge: forge.name,
+        agent,
+        digest,
+        accepted_at: acceptedAt,
+        coords: ing.layout.size,
+        norm: ing.norm,
+        norm_bound: ing.normBound,
+        ...(body.round_key !== undefined ? { round_key: body.round_key } : {}),
+      };
       try {
         const res = await this.storage.insertSubmission({
           round,
@@ -279,8 +350,11 @@ export class Council {
           chunks: ing.chunks,
           layout: ing.layout,
         });
-        if (!res.inserted) return this.replay(res.row.digest, digest, res.row.receiptJson, round, agent, body.round_key);
-        this.log(`council: round ${round}: accepted ${forge.name}/${agent} (${ing.layout.size} coords, norm ${ing.norm.toPrecision(4)} ≤ ${ing.normBound.toPrecision(4)})`);
+        if (!res.inserted)
+          return this.replay(res.row.digest, digest, res.row.receiptJson, round, agent, body.round_key);
+        this.log(
+          `council: round ${round}: accepted ${forge.name}/${agent} (${ing.layout.size} coords, norm ${ing.norm.toPrecision(4)} ≤ ${ing.normBound.toPrecision(4)})`,
+        );
         return { created: true, receipt };
       } catch (err) {
         if (err instanceof RoundNotOpenError) throw this.lateError(round, (await this.storage.round(round)) ?? r);
@@ -290,27 +364,54 @@ export class Council {
     }
   }
 
-  private replay(stored: string, presented: string, receiptJson: string, round: number, agent: string, roundKey: string | undefined): { created: boolean; receipt: Receipt } {
+  private replay(
+    stored: string,
+    presented: string,
+    receiptJson: string,
+    round: number,
+    agent: string,
+    roundKey: string | undefined,
+  ): { created: boolean; receipt: Receipt } {
     const receipt = JSON.parse(receiptJson) as Receipt;
-    if (stored === presented && (roundKey === undefined || receipt.round_key === undefined || receipt.round_key === roundKey)) return { created: false, receipt };
+    if (
+      stored === presented &&
+      (roundKey === undefined || receipt.round_key === undefined || receipt.round_key === roundKey)
+    )
+      return { created: false, receipt };
     if (stored === presented) {
-      throw new CouncilHttpError('duplicate_submission', `the update for ${agent} in round ${round} was accepted with round key ${receipt.round_key ?? '(none)'}; the same bytes under round key ${roundKey ?? '(none)'} are not a replay of it`, { accepted_round_key: receipt.round_key ?? null, round_key: roundKey ?? null });
+      throw new CouncilHttpError(
+        'duplicate_submission',
+        `the update for ${agent} in round ${round} was accepted with round key ${receipt.round_key ?? '(none)'}; the same bytes under round key ${roundKey ?? '(none)'} are not a replay of it`,
+        { accepted_round_key: receipt.round_key ?? null, round_key: roundKey ?? null },
+      );
     }
-    throw new CouncilHttpError('duplicate_submission', `an update for ${agent} in round ${round} was already accepted from this forge, with different content (digest ${stored.slice(0, 12)}…); one update per agent and round`, { accepted_digest: stored, digest: presented });
+    throw new CouncilHttpError(
+      'duplicate_submission',
+      `an update for ${agent} in round ${round} was already accepted from this forge, with different content (digest ${stored.slice(0, 12)}…); one update per agent and round`,
+      { accepted_digest: stored, digest: presented },
+    );
   }
 
   private lateError(round: number, r: RoundRow): CouncilHttpError {
-    return new CouncilHttpError('late_submission', `round ${round} is ${r.state === 'open' ? 'past its deadline' : `closed (${r.closeReason ?? 'closed'} at ${r.closedAt ?? '?'})`}; submit to the current round`, { state: r.state, deadline: r.deadline });
+    return new CouncilHttpError(
+      'late_submission',
+      `round ${round} is ${r.state === 'open' ? 'past its deadline' : `closed (${r.closeReason ?? 'closed'} at ${r.closedAt ?? '?'})`}; submit to the current round`,
+      { state: r.state, deadline: r.deadline },
+    );
   }
 
   /** A forge outside the round's cohort sends nothing this round; it is told when to look again. */
   private refuseIfNotSampled(r: RoundRow, forge: ForgeRow): void {
     if (!r.cohort || r.cohort.includes(forge.name)) return;
-    throw new CouncilHttpError('not_in_cohort', `forge "${forge.name}" is not in the cohort of round ${r.round} (${r.cohort.length} forges sampled); send nothing, and look again after ${r.deadline} or when the round has closed`, {
-      round: r.round,
-      cohort_size: r.cohort.length,
-      retry_after: r.deadline,
-    });
+    throw new CouncilHttpError(
+      'not_in_cohort',
+      `forge "${forge.name}" is not in the cohort of round ${r.round} (${r.cohort.length} forges sampled); send nothing, and look again after ${r.deadline} or when the round has closed`,
+      {
+        round: r.round,
+        cohort_size: r.cohort.length,
+        retry_after: r.deadline,
+      },
+    );
   }
 
   private async refuseIfLate(r: RoundRow, forge: ForgeRow): Promise<void> {
@@ -320,7 +421,12 @@ export class Council {
       throw this.lateError(r.round, r);
     }
     const sealed = await this.storage.sealOf(r.round, forge.id);
-    if (sealed) throw new CouncilHttpError('late_submission', `forge "${forge.name}" sealed round ${r.round} at ${sealed}: its updates for the round are final`, { sealed_at: sealed });
+    if (sealed)
+      throw new CouncilHttpError(
+        'late_submission',
+        `forge "${forge.name}" sealed round ${r.round} at ${sealed}: its updates for the round are final`,
+        { sealed_at: sealed },
+      );
   }
 
   /** The forge says its updates for the round are complete. Idempotent. */
@@ -330,7 +436,12 @@ export class Council {
     if (!prior) {
       this.refuseIfNotSampled(r, forge);
       const fresh = (await this.storage.forgeById(forge.id)) ?? forge;
-      if (fresh.exiledAt) throw new CouncilHttpError('forge_exiled', `forge "${forge.name}" was exiled after round ${fresh.exiledRound}`, { exiled_round: fresh.exiledRound });
+      if (fresh.exiledAt)
+        throw new CouncilHttpError(
+          'forge_exiled',
+          `forge "${forge.name}" was exiled after round ${fresh.exiledRound}`,
+          { exiled_round: fresh.exiledRound },
+        );
       if (r.state !== 'open' || this.now().getTime() >= Date.parse(r.deadline)) {
         await this.checkDeadline();
         throw this.lateError(round, r);
@@ -345,7 +456,9 @@ export class Council {
     }
     const agents = await this.storage.submittedAgents(round, forge.id);
     if (!prior) {
-      this.log(`council: round ${round}: ${forge.name} sealed (${agents.length} agent${agents.length === 1 ? '' : 's'})`);
+      this.log(
+        `council: round ${round}: ${forge.name} sealed (${agents.length} agent${agents.length === 1 ? '' : 's'})`,
+      );
       const counts = await this.storage.forgeCounts(round);
       if (counts.sealed >= this.config.min_forges) await this.close(round, 'min_forges');
     }
@@ -354,7 +467,9 @@ export class Council {
 
   private async close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
     if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
-    this.log(`council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`);
+    this.log(
+      `council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`,
+    );
     this.enqueueAggregation(round);
   }
 
@@ -364,7 +479,10 @@ export class Council {
     this.work = this.work
       .then(() => this.aggregateRound(round))
       .catch((err: unknown) => {
-        if (err instanceof ClaimLostError) this.log(`council: round ${round}: another process took over its aggregation (this one was too slow to renew its claim); leaving it to that one`);
+        if (err instanceof ClaimLostError)
+          this.log(
+            `council: round ${round}: another process took over its aggregation (this one was too slow to renew its claim); leaving it to that one`,
+          );
         else this.log(`council: aggregation of round ${round} failed: ${(err as Error).stack ?? String(err)}`);
       })
       .finally(() => this.queued.delete(round));
@@ -382,7 +500,12 @@ export class Council {
         else {
           const deadline = new Date(now.getTime() + this.config.round_deadline * 1000).toISOString();
           // Nobody sent anything: sample the cohort afresh (forges that joined since take part).
-          await this.storage.extendDeadline(r.round, deadline, now.toISOString(), this.config.cohort === null ? undefined : await this.cohortFor(r.round, new Set()));
+          await this.storage.extendDeadline(
+            r.round,
+            deadline,
+            now.toISOString(),
+            this.config.cohort === null ? undefined : await this.cohortFor(r.round, new Set()),
+          );
           this.log(`council: round ${r.round} reached its deadline with no updates: extended to ${deadline}`);
         }
       }
@@ -401,7 +524,9 @@ export class Council {
     this.timer = null;
     if (this.stopped || r?.state !== 'open') return;
     this.timer = this.clock.setTimer(Date.parse(r.deadline) - this.now().getTime(), () => {
-      this.timerCheck = this.checkDeadline().catch((err: unknown) => this.log(`council: deadline check failed: ${String(err)}`));
+      this.timerCheck = this.checkDeadline().catch((err: unknown) =>
+        this.log(`council: deadline check failed: ${String(err)}`),
+      );
     });
   }
 
@@ -415,7 +540,12 @@ export class Council {
     const leaseMs = this.config.aggregation_lease * 1000;
     const claim = (): Promise<boolean> => {
       const at = this.now();
-      return this.storage.claimRound(round, this.owner, at.toISOString(), new Date(at.getTime() + leaseMs).toISOString());
+      return this.storage.claimRound(
+        round,
+        this.owner,
+        at.toISOString(),
+        new Date(at.getTime() + leaseMs).toISOString(),
+      );
     };
     if (!(await claim())) return;
     let lost = false;
@@ -439,7 +569,12 @@ export class Council {
         await new Promise((res) => setImmediate(res));
         if (lost) throw new ClaimLostError(round);
       };
-      const done = await aggregateClosedRound(this.storage, round, this.aggregator, { log: this.log, fallbackPolicy: privacyPolicyOf(this.config), now: () => this.now(), between });
+      const done = await aggregateClosedRound(this.storage, round, this.aggregator, {
+        log: this.log,
+        fallbackPolicy: privacyPolicyOf(this.config),
+        now: () => this.now(),
+        between,
+      });
       if (!done) return;
       if (lost || !(await claim())) throw new ClaimLostError(round);
       await this.finish(round);
@@ -458,26 +593,40 @@ export class Council {
     const next = await this.newRound(round + 1, new Set(updates.filter((u) => u.exile).map((u) => u.forgeId)));
     if (!(await this.storage.finishRound(round, this.now().toISOString(), updates, next))) return;
     for (const u of updates.filter((x) => x.exile)) {
-      this.log(`council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}`);
+      this.log(
+        `council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}`,
+      );
     }
     this.log(`council: round ${round} aggregated; round ${round + 1} open until ${next.deadline}`);
     await this.arm();
   }
 
   async adapter(agent: string, round?: number): Promise<Adapter> {
-    if (!isAgent(agent)) throw new CouncilHttpError('unknown_agent', `unknown agent "${agent}"`, { agents: [...FEDERATING_AGENTS] });
-    if (isBondOnly(agent)) throw new CouncilHttpError('bond_only_agent', `${agent} is bond-only: the council holds no adapter for it`);
+    if (!isAgent(agent))
+      throw new CouncilHttpError('unknown_agent', `unknown agent "${agent}"`, { agents: [...FEDERATING_AGENTS] });
+    if (isBondOnly(agent))
+      throw new CouncilHttpError('bond_only_agent', `${agent} is bond-only: the council holds no adapter for it`);
     if (round === undefined || round === 0) {
       const g = round === 0 ? undefined : await this.storage.globalOf(agent);
       if (g) return adapterView(this.storage, agent, g.round, g.strategy);
       // Round 0 (and the global before any aggregate): the public initialisation in the layout in force.
       const layout = await this.storage.agentLayout(agent);
-      if (!layout) throw new CouncilHttpError('no_global', `this council has no adapter layout for ${agent}, so it holds no ${agent} adapter`);
+      if (!layout)
+        throw new CouncilHttpError(
+          'no_global',
+          `this council has no adapter layout for ${agent}, so it holds no ${agent} adapter`,
+        );
       return publicInitView(agent, layout);
     }
     await this.roundOrThrow(round);
     const a = await this.storage.aggregateOf(round, agent);
-    if (!a?.updated) throw new CouncilHttpError('no_aggregate', a ? `round ${round} did not update ${agent}: ${parseOutcome(a.outcomeJson).skipped_reason}` : `round ${round} has no ${agent} aggregate (yet)`);
+    if (!a?.updated)
+      throw new CouncilHttpError(
+        'no_aggregate',
+        a
+          ? `round ${round} did not update ${agent}: ${parseOutcome(a.outcomeJson).skipped_reason}`
+          : `round ${round} has no ${agent} aggregate (yet)`,
+      );
     return adapterView(this.storage, agent, round, parseOutcome(a.outcomeJson).strategy);
   }
 

@@ -14,6 +14,13 @@ export class CouncilHttpError extends Error {
   }
 
   body(): ErrorBody {
-    return { error: { status: this.status, code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+    return {
+      error: {
+        status: this.status,
+        code: this.code,
+        message: this.message,
+        ...(this.details ? { details: this.details } : {}),
+      },
+    };
   }
 }

@@ -17,7 +17,9 @@ import { CouncilHttpError } from './http-error.js';
 /** sha256 over the submission's content, independent of JSON key order and whitespace. */
 export function digestOf(sub: Submission): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify([sub.base_fingerprint, sub.privacy.clip_norm, sub.privacy.noise_multiplier, sub.weight ?? null]));
+  h.update(
+    JSON.stringify([sub.base_fingerprint, sub.privacy.clip_norm, sub.privacy.noise_multiplier, sub.weight ?? null]),
+  );
   for (const t of [...sub.tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     h.update(`\n${JSON.stringify([t.name, t.shape, t.dtype])}\n`);
     h.update(t.data);
@@ -36,19 +38,32 @@ export interface Ingested {
   normBound: number;
 }
 
-export function ingest(sub: Submission, opts: { agent: string; acceptedFingerprints: readonly string[]; layout: Layout; policy: PrivacyPolicy }): Ingested {
+export function ingest(
+  sub: Submission,
+  opts: { agent: string; acceptedFingerprints: readonly string[]; layout: Layout; policy: PrivacyPolicy },
+): Ingested {
   if (!opts.acceptedFingerprints.includes(sub.base_fingerprint)) {
-    throw new CouncilHttpError('base_fingerprint_mismatch', `base model fingerprint ${JSON.stringify(sub.base_fingerprint)} is not one this council accepts`, { accepted: [...opts.acceptedFingerprints] });
+    throw new CouncilHttpError(
+      'base_fingerprint_mismatch',
+      `base model fingerprint ${JSON.stringify(sub.base_fingerprint)} is not one this council accepts`,
+      { accepted: [...opts.acceptedFingerprints] },
+    );
   }
   const { clip_norm: S, noise_multiplier: sigma } = sub.privacy;
   const { policy, layout } = opts;
   const outside = (what: string, v: number, r: Range, openAtZero: boolean): CouncilHttpError =>
-    new CouncilHttpError('privacy_policy_violation', `${what} ${v} is outside the council's policy ${formatRange(r, openAtZero)} (see the round status, privacy_policy)`, { [what]: v, policy });
+    new CouncilHttpError(
+      'privacy_policy_violation',
+      `${what} ${v} is outside the council's policy ${formatRange(r, openAtZero)} (see the round status, privacy_policy)`,
+      { [what]: v, policy },
+    );
   if (!(S >= policy.clip_norm.min && S <= policy.clip_norm.max)) throw outside('clip_norm', S, policy.clip_norm, true);
-  if (!(sigma >= policy.noise_multiplier.min && sigma <= policy.noise_multiplier.max)) throw outside('noise_multiplier', sigma, policy.noise_multiplier, false);
+  if (!(sigma >= policy.noise_multiplier.min && sigma <= policy.noise_multiplier.max))
+    throw outside('noise_multiplier', sigma, policy.noise_multiplier, false);
   const seen = new Set<string>();
   for (const t of sub.tensors) {
-    if (seen.has(t.name)) throw new CouncilHttpError('tensor_names_mismatch', `tensor "${t.name}" appears twice`, { duplicate: t.name });
+    if (seen.has(t.name))
+      throw new CouncilHttpError('tensor_names_mismatch', `tensor "${t.name}" appears twice`, { duplicate: t.name });
     seen.add(t.name);
   }
   const byName = new Map(sub.tensors.map((t) => [t.name, t]));
@@ -56,15 +71,30 @@ export function ingest(sub: Submission, opts: { agent: string; acceptedFingerpri
   const expected = new Set(layout.tensors.map((t) => t.name));
   const unexpected = sub.tensors.filter((t) => !expected.has(t.name)).map((t) => t.name);
   if (missing.length || unexpected.length) {
-    const list = (xs: string[]): string => `${xs.slice(0, 5).map((n) => `"${n}"`).join(', ')}${xs.length > 5 ? ` and ${xs.length - 5} more` : ''}`;
-    const parts = [missing.length ? `missing ${list(missing)}` : '', unexpected.length ? `unexpected ${list(unexpected)}` : ''].filter(Boolean);
-    throw new CouncilHttpError('tensor_names_mismatch', `tensor names differ from ${opts.agent}'s adapter layout: ${parts.join('; ')}`, { missing, unexpected });
+    const list = (xs: string[]): string =>
+      `${xs
+        .slice(0, 5)
+        .map((n) => `"${n}"`)
+        .join(', ')}${xs.length > 5 ? ` and ${xs.length - 5} more` : ''}`;
+    const parts = [
+      missing.length ? `missing ${list(missing)}` : '',
+      unexpected.length ? `unexpected ${list(unexpected)}` : '',
+    ].filter(Boolean);
+    throw new CouncilHttpError(
+      'tensor_names_mismatch',
+      `tensor names differ from ${opts.agent}'s adapter layout: ${parts.join('; ')}`,
+      { missing, unexpected },
+    );
   }
   // Shapes against the configured layout first: a declared shape never sizes an allocation.
   for (const spec of layout.tensors) {
     const t = byName.get(spec.name) as Submission['tensors'][number];
     if (t.shape.length !== spec.shape.length || t.shape.some((d, i) => d !== spec.shape[i])) {
-      throw new CouncilHttpError('tensor_shape_mismatch', `tensor "${t.name}" has shape [${t.shape.join(', ')}], ${opts.agent}'s layout says [${spec.shape.join(', ')}]`, { tensor: t.name, shape: t.shape, expected: spec.shape });
+      throw new CouncilHttpError(
+        'tensor_shape_mismatch',
+        `tensor "${t.name}" has shape [${t.shape.join(', ')}], ${opts.agent}'s layout says [${spec.shape.join(', ')}]`,
+        { tensor: t.name, shape: t.shape, expected: spec.shape },
+      );
     }
   }
   const data = new Float32Array(layout.size);
@@ -75,16 +105,26 @@ export function ingest(sub: Submission, opts: { agent: string; acceptedFingerpri
     try {
       bytes = decodeBase64Strict(t.data);
     } catch (err) {
-      throw new CouncilHttpError('invalid_base64', `tensor "${t.name}": data: ${(err as Error).message}`, { tensor: t.name });
+      throw new CouncilHttpError('invalid_base64', `tensor "${t.name}": data: ${(err as Error).message}`, {
+        tensor: t.name,
+      });
     }
     if (bytes.byteLength !== spec.size * 4) {
-      throw new CouncilHttpError('tensor_data_length', `tensor "${t.name}" carries ${bytes.byteLength} bytes; shape [${spec.shape.join(', ')}] of float32 needs ${spec.size * 4}`, { tensor: t.name, bytes: bytes.byteLength, expected: spec.size * 4 });
+      throw new CouncilHttpError(
+        'tensor_data_length',
+        `tensor "${t.name}" carries ${bytes.byteLength} bytes; shape [${spec.shape.join(', ')}] of float32 needs ${spec.size * 4}`,
+        { tensor: t.name, bytes: bytes.byteLength, expected: spec.size * 4 },
+      );
     }
     const values = f32FromLE(bytes);
     for (let k = 0; k < values.length; k++) {
       const x = values[k] as number;
       if (x - x !== 0) {
-        throw new CouncilHttpError('non_finite', `tensor "${t.name}" holds ${Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity'} at flat index ${k}`, { tensor: t.name, index: k });
+        throw new CouncilHttpError(
+          'non_finite',
+          `tensor "${t.name}" holds ${Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity'} at flat index ${k}`,
+          { tensor: t.name, index: k },
+        );
       }
       sumSq += x * x;
     }
@@ -93,7 +133,12 @@ export function ingest(sub: Submission, opts: { agent: string; acceptedFingerpri
   // Squares of float32 values summed in float64 cannot overflow (d < 2^53 coordinates of at most 3.4e38²).
   const norm = Math.sqrt(sumSq);
   const bound = normBound(S, sigma, layout.size, policy.tail_margin);
-  if (!Number.isFinite(bound)) throw new CouncilHttpError('privacy_policy_violation', `clip_norm=${S} with noise_multiplier=${sigma} over ${layout.size} coordinates gives no finite norm bound`, { policy });
+  if (!Number.isFinite(bound))
+    throw new CouncilHttpError(
+      'privacy_policy_violation',
+      `clip_norm=${S} with noise_multiplier=${sigma} over ${layout.size} coordinates gives no finite norm bound`,
+      { policy },
+    );
   if (norm > bound) {
     throw new CouncilHttpError(
       'norm_exceeds_clip',
@@ -111,17 +156,37 @@ export function ingest(sub: Submission, opts: { agent: string; acceptedFingerpri
  * digest of the URL the forge joined (Kourai-Council-Url), its name and its registration here.
  * `councilUrl` undefined: no HTTP request (an in-process council), only the round is checked.
  */
-export function checkReleaseBinding(roundKey: string | undefined, p: { round: number; forge: { name: string; createdAt: string }; councilUrl?: string | null }): void {
+export function checkReleaseBinding(
+  roundKey: string | undefined,
+  p: { round: number; forge: { name: string; createdAt: string }; councilUrl?: string | null },
+): void {
   if (roundKey === undefined) return;
   const k = parseRoundKey(roundKey);
-  if (!k) throw new CouncilHttpError('round_mismatch', `the release's round ${JSON.stringify(roundKey.slice(0, 64))} is not a council round key (<council key>#<round>)`, { round_key: roundKey.slice(0, 64) });
-  if (k.round !== p.round) throw new CouncilHttpError('round_mismatch', `the release is for round ${k.round} but was sent to round ${p.round}`, { release_round: k.round, round: p.round });
+  if (!k)
+    throw new CouncilHttpError(
+      'round_mismatch',
+      `the release's round ${JSON.stringify(roundKey.slice(0, 64))} is not a council round key (<council key>#<round>)`,
+      { round_key: roundKey.slice(0, 64) },
+    );
+  if (k.round !== p.round)
+    throw new CouncilHttpError(
+      'round_mismatch',
+      `the release is for round ${k.round} but was sent to round ${p.round}`,
+      { release_round: k.round, round: p.round },
+    );
   if (p.councilUrl === undefined) return;
   if (p.councilUrl === null || p.councilUrl.length > 2048) {
-    throw new CouncilHttpError('foreign_round_key', `a release must say the council URL the forge joined (the ${COUNCIL_URL_HEADER} header): its round key cannot be checked without it`);
+    throw new CouncilHttpError(
+      'foreign_round_key',
+      `a release must say the council URL the forge joined (the ${COUNCIL_URL_HEADER} header): its round key cannot be checked without it`,
+    );
   }
   const own = councilKeyOf({ url: p.councilUrl, forge: p.forge.name, registeredAt: p.forge.createdAt });
   if (k.councilKey !== own) {
-    throw new CouncilHttpError('foreign_round_key', `the release's round key ${k.councilKey}#${k.round} is not forge "${p.forge.name}"'s own (${own}#${p.round} for ${p.councilUrl}): a release is sent by the forge that drew it, to the round it was drawn for`, { round_key: roundKey, expected: `${own}#${p.round}` });
+    throw new CouncilHttpError(
+      'foreign_round_key',
+      `the release's round key ${k.councilKey}#${k.round} is not forge "${p.forge.name}"'s own (${own}#${p.round} for ${p.councilUrl}): a release is sent by the forge that drew it, to the round it was drawn for`,
+      { round_key: roundKey, expected: `${own}#${p.round}` },
+    );
   }
 }

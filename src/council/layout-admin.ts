@@ -23,9 +23,16 @@ export interface AgentLayoutReport {
   in_force: (LayoutTensors & { since_round: number; set_at: string; source: string }) | null;
 }
 
-const tensorsOf = (l: Layout): LayoutTensors => ({ coords: l.size, tensors: l.tensors.map((t) => ({ name: t.name, shape: [...t.shape] })) });
+const tensorsOf = (l: Layout): LayoutTensors => ({
+  coords: l.size,
+  tensors: l.tensors.map((t) => ({ name: t.name, shape: [...t.shape] })),
+});
 
-export async function layoutReport(storage: CouncilStorage, config: Pick<CouncilConfig, 'layouts'>, only?: FederatingAgent): Promise<AgentLayoutReport[]> {
+export async function layoutReport(
+  storage: CouncilStorage,
+  config: Pick<CouncilConfig, 'layouts'>,
+  only?: FederatingAgent,
+): Promise<AgentLayoutReport[]> {
   const configured = configuredLayouts(config.layouts);
   const out: AgentLayoutReport[] = [];
   for (const agent of FEDERATING_AGENTS) {
@@ -33,12 +40,24 @@ export async function layoutReport(storage: CouncilStorage, config: Pick<Council
     const want = configured.get(agent) ?? null;
     const record = (await storage.layoutHistory(agent)).at(-1);
     const have = (await storage.agentLayout(agent)) ?? null;
-    const status: LayoutStatus = want && have ? (sameLayout(want, have) ? 'agrees' : 'differs') : want ? 'not adopted yet' : have ? 'not configured' : 'none';
+    const status: LayoutStatus =
+      want && have
+        ? sameLayout(want, have)
+          ? 'agrees'
+          : 'differs'
+        : want
+          ? 'not adopted yet'
+          : have
+            ? 'not configured'
+            : 'none';
     out.push({
       agent,
       status,
       configured: want && tensorsOf(want),
-      in_force: have && record ? { ...tensorsOf(have), since_round: record.sinceRound, set_at: record.setAt, source: record.source } : null,
+      in_force:
+        have && record
+          ? { ...tensorsOf(have), since_round: record.sinceRound, set_at: record.setAt, source: record.source }
+          : null,
     });
   }
   return out;
@@ -69,15 +88,34 @@ export interface LayoutResetOutcome {
  * dropped (they are in the old layout), and its previous globals stop being the starting point:
  * forges start the agent afresh, from the public initialisation of the new layout (round 0). Works while a council is serving (it reads layouts per request).
  */
-export async function resetLayout(storage: CouncilStorage, config: Pick<CouncilConfig, 'layouts'>, agent: FederatingAgent, now: Date): Promise<LayoutResetOutcome> {
+export async function resetLayout(
+  storage: CouncilStorage,
+  config: Pick<CouncilConfig, 'layouts'>,
+  agent: FederatingAgent,
+  now: Date,
+): Promise<LayoutResetOutcome> {
   const want = configuredLayouts(config.layouts).get(agent) ?? null;
   const have = (await storage.agentLayout(agent)) ?? null;
-  if (want && have && sameLayout(want, have)) throw new UsageError(`${agent}: the layout in council.db already is the configured one; nothing to reset`);
-  if (!want && !have) throw new UsageError(`${agent}: no layout is configured and none is in council.db; nothing to reset`);
+  if (want && have && sameLayout(want, have))
+    throw new UsageError(`${agent}: the layout in council.db already is the configured one; nothing to reset`);
+  if (!want && !have)
+    throw new UsageError(`${agent}: no layout is configured and none is in council.db; nothing to reset`);
   const latest = await storage.latestRound();
   const since = !latest ? 1 : latest.state === 'open' ? latest.round : latest.round + 1;
   const retired = have ? ((await storage.globalOf(agent))?.round ?? null) : null;
   const names = new Map((await storage.listForges()).map((f) => [f.id, f.name]));
-  const { removed } = await storage.adoptLayout(agent, want, since, now.toISOString(), want ? 'reset by the operator to the configured layout' : 'reset by the operator: no layout configured');
-  return { agent, since_round: since, layout: want && tensorsOf(want), removed: removed.map((r) => ({ round: r.round, forge: names.get(r.forgeId) ?? `#${r.forgeId}` })), retired_global_round: retired };
+  const { removed } = await storage.adoptLayout(
+    agent,
+    want,
+    since,
+    now.toISOString(),
+    want ? 'reset by the operator to the configured layout' : 'reset by the operator: no layout configured',
+  );
+  return {
+    agent,
+    since_round: since,
+    layout: want && tensorsOf(want),
+    removed: removed.map((r) => ({ round: r.round, forge: names.get(r.forgeId) ?? `#${r.forgeId}` })),
+    retired_global_round: retired,
+  };
 }

@@ -22,14 +22,26 @@ import type { TensorSpec } from '../tensor/tensor.js';
 export const TensorSpecSchema = z
   .object({
     name: z.string().min(1).max(512),
-    shape: z.array(z.number().int().min(1).max(2 ** 31)).min(1).max(8),
+    shape: z
+      .array(
+        z
+          .number()
+          .int()
+          .min(1)
+          .max(2 ** 31),
+      )
+      .min(1)
+      .max(8),
   })
   .strict();
 
 export const DeriveSchema = z
   .object({
     /** "builtin": the trainer's built-in base model; or an embeddings base { "embeddings": { "model", "dim" } }. */
-    base: z.union([z.literal('builtin'), z.object({ embeddings: z.object({ model: z.string().min(1), dim: z.number().int().min(1) }).strict() }).strict()]),
+    base: z.union([
+      z.literal('builtin'),
+      z.object({ embeddings: z.object({ model: z.string().min(1), dim: z.number().int().min(1) }).strict() }).strict(),
+    ]),
     rank: z.number().int().min(1).max(1024),
   })
   .strict();
@@ -42,7 +54,9 @@ export const LayoutsConfigSchema = z.union([
     .refine((r) => Object.keys(r).every((k) => k === '*' || (FEDERATING_AGENTS as readonly string[]).includes(k)), {
       message: `keys must be federating agents (${FEDERATING_AGENTS.join(', ')}) or "*"`,
     })
-    .refine((r) => Object.values(r).every((specs) => new Set(specs.map((s) => s.name)).size === specs.length), { message: 'a tensor name appears twice in one layout' }),
+    .refine((r) => Object.values(r).every((specs) => new Set(specs.map((s) => s.name)).size === specs.length), {
+      message: 'a tensor name appears twice in one layout',
+    }),
 ]);
 export type LayoutsConfig = z.infer<typeof LayoutsConfigSchema>;
 

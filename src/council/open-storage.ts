@@ -14,7 +14,11 @@ import type { CouncilStorage } from './storage.js';
  */
 export type OpenMode = 'create' | 'write' | 'read';
 
-export async function openCouncilStorage(config: Pick<CouncilConfig, 'database' | 'data_dir'>, mode: OpenMode, log?: (line: string) => void): Promise<CouncilStorage> {
+export async function openCouncilStorage(
+  config: Pick<CouncilConfig, 'database' | 'data_dir'>,
+  mode: OpenMode,
+  log?: (line: string) => void,
+): Promise<CouncilStorage> {
   if (config.database) {
     const { PgCouncilStorage } = await import('./pg-storage.js');
     return PgCouncilStorage.open(config.database, { ...(log ? { log } : {}), max: mode === 'create' ? 10 : 2 });

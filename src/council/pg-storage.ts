@@ -44,12 +44,25 @@ import {
 type Queryable = pg.Pool | pg.PoolClient;
 
 /** Connection-level failures: the database is unreachable, restarting or shutting down. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
 
 function unavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   if (e.code && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(e.message ?? '');
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(
+    e.message ?? '',
+  );
 }
 
 /** The URL without its password, for logs and health. */
@@ -148,7 +161,8 @@ const submissionRow = (r: SubmissionDb): SubmissionRow => ({
   receiptJson: r.receipt_json,
 });
 
-const ROUND_COLUMNS = 'round, state, opened_at, deadline, closed_at, close_reason, aggregated_at, strategy_json, cohort_json';
+const ROUND_COLUMNS =
+  'round, state, opened_at, deadline, closed_at, close_reason, aggregated_at, strategy_json, cohort_json';
 const INSERT_ROUND = `INSERT INTO rounds (round, state, opened_at, deadline, strategy_json, cohort_json) VALUES ($1, 'open', $2, $3, $4, $5)`;
 const EVENT = 'INSERT INTO events (at, round, forge_id, kind, detail_json) VALUES ($1, $2, $3, $4, $5)';
 const GLOBAL_OF = `SELECT a.round, a.outcome_json FROM aggregates a
@@ -171,12 +185,24 @@ export class PgCouncilStorage implements CouncilStorage {
    * refused, naming the command that fixes it (`anySchema`: for `council migrate`, which checks
    * itself). A wrong URL or password is one EnvironmentError line.
    */
-  static async open(url: string, opts: { anySchema?: boolean; max?: number; log?: (line: string) => void } = {}): Promise<PgCouncilStorage> {
+  static async open(
+    url: string,
+    opts: { anySchema?: boolean; max?: number; log?: (line: string) => void } = {},
+  ): Promise<PgCouncilStorage> {
     let pool: pg.Pool;
     try {
-      pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, application_name: 'kourai-council' });
+      pool = new pg.Pool({
+        connectionString: url,
+        max: opts.max ?? 10,
+        connectionTimeoutMillis: 10_000,
+        idleTimeoutMillis: 30_000,
+        application_name: 'kourai-council',
+      });
     } catch (err) {
-      throw new EnvironmentError(`council database URL ${redactUrl(url)} cannot be used: ${(err as Error).message}`, 'give --database postgres://USER:PASSWORD@HOST:PORT/DATABASE');
+      throw new EnvironmentError(
+        `council database URL ${redactUrl(url)} cannot be used: ${(err as Error).message}`,
+        'give --database postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+      );
     }
     // An idle connection that breaks (the server restarted) must not crash the process.
     pool.on('error', (err) => opts.log?.(`council: database connection lost: ${err.message}`));
@@ -185,7 +211,10 @@ export class PgCouncilStorage implements CouncilStorage {
       await pool.query('SELECT 1');
     } catch (err) {
       await pool.end().catch(() => undefined);
-      throw new EnvironmentError(`cannot connect to the council database ${redactUrl(url)}: ${oneLine(err)}`, 'check the URL, the password and that PostgreSQL is running (pg_isready)');
+      throw new EnvironmentError(
+        `cannot connect to the council database ${redactUrl(url)}: ${oneLine(err)}`,
+        'check the URL, the password and that PostgreSQL is running (pg_isready)',
+      );
     }
     try {
       const s = await storage.schema();
@@ -207,10 +236,18 @@ export class PgCouncilStorage implements CouncilStorage {
 
   /** The schema version stored, and the newest this kourai knows. */
   async schema(): Promise<SchemaState> {
-    const t = await this.pool.query<{ exists: boolean }>("SELECT to_regclass('public.kourai_schema') IS NOT NULL AS exists");
+    const t = await this.pool.query<{ exists: boolean }>(
+      "SELECT to_regclass('public.kourai_schema') IS NOT NULL AS exists",
+    );
     if (!t.rows[0]?.exists) {
-      const other = await this.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
-      if ((other.rows[0]?.n ?? 0) > 0) throw new ConflictError(`council database ${redactUrl(this.url)} holds tables that are not a council's: refusing to use it`, 'give the council a database of its own (createdb kourai_council)');
+      const other = await this.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
+      );
+      if ((other.rows[0]?.n ?? 0) > 0)
+        throw new ConflictError(
+          `council database ${redactUrl(this.url)} holds tables that are not a council's: refusing to use it`,
+          'give the council a database of its own (createdb kourai_council)',
+        );
       return { version: 0, known: PG_SCHEMA_VERSION };
     }
     const r = await this.pool.query<{ version: number }>('SELECT max(version)::int AS version FROM kourai_schema');
@@ -222,18 +259,26 @@ export class PgCouncilStorage implements CouncilStorage {
     return this.tx(async (c) => {
       await c.query('SELECT pg_advisory_xact_lock(7470, 1)');
       await c.query('CREATE TABLE IF NOT EXISTS kourai_schema (version integer PRIMARY KEY, applied_at text NOT NULL)');
-      const from = (await c.query<{ v: number | null }>('SELECT max(version)::int AS v FROM kourai_schema')).rows[0]?.v ?? 0;
+      const from =
+        (await c.query<{ v: number | null }>('SELECT max(version)::int AS v FROM kourai_schema')).rows[0]?.v ?? 0;
       if (from > PG_SCHEMA_VERSION) throw newerSchema(this.url, { version: from, known: PG_SCHEMA_VERSION });
       for (const m of PG_MIGRATIONS) {
         if (m.version <= from) continue;
         await c.query(m.up);
-        await c.query('INSERT INTO kourai_schema (version, applied_at) VALUES ($1, $2)', [m.version, new Date().toISOString()]);
+        await c.query('INSERT INTO kourai_schema (version, applied_at) VALUES ($1, $2)', [
+          m.version,
+          new Date().toISOString(),
+        ]);
       }
       return { from, to: PG_SCHEMA_VERSION };
     });
   }
 
-  private async q<R extends pg.QueryResultRow>(text: string, values: unknown[] = [], c: Queryable = this.pool): Promise<pg.QueryResult<R>> {
+  private async q<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+    c: Queryable = this.pool,
+  ): Promise<pg.QueryResult<R>> {
     try {
       return await c.query<R>(text, values);
     } catch (err) {
@@ -274,14 +319,21 @@ export class PgCouncilStorage implements CouncilStorage {
   async addForge(name: string, createdAt: string, tokenHashFor: (id: number) => Buffer): Promise<ForgeRow> {
     try {
       return await this.tx(async (c) => {
-        const row = (await c.query<ForgeDb>('INSERT INTO forges (name, token_hash, created_at) VALUES ($1, $2, $3) RETURNING *', [name, Buffer.alloc(32), createdAt])).rows[0] as ForgeDb;
+        const row = (
+          await c.query<ForgeDb>('INSERT INTO forges (name, token_hash, created_at) VALUES ($1, $2, $3) RETURNING *', [
+            name,
+            Buffer.alloc(32),
+            createdAt,
+          ])
+        ).rows[0] as ForgeDb;
         const hash = tokenHashFor(row.id);
         await c.query('UPDATE forges SET token_hash = $1 WHERE id = $2', [hash, row.id]);
         await c.query(EVENT, [createdAt, null, row.id, 'forge_added', JSON.stringify({ forge: name })]);
         return forgeRow({ ...row, token_hash: hash });
       });
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new ConflictError(`a forge named "${name}" already exists`, 'pick another name (forge names are unique)');
+      if ((err as { code?: string }).code === '23505')
+        throw new ConflictError(`a forge named "${name}" already exists`, 'pick another name (forge names are unique)');
       throw err;
     }
   }
@@ -320,7 +372,11 @@ export class PgCouncilStorage implements CouncilStorage {
   }
 
   async forgeActivity(): Promise<Map<number, { submissions: number; lastAt: string | null }>> {
-    const rows = (await this.q<{ forge_id: number; n: number; last: string | null }>('SELECT forge_id, count(*)::int AS n, max(received_at) AS last FROM submissions GROUP BY forge_id')).rows;
+    const rows = (
+      await this.q<{ forge_id: number; n: number; last: string | null }>(
+        'SELECT forge_id, count(*)::int AS n, max(received_at) AS last FROM submissions GROUP BY forge_id',
+      )
+    ).rows;
     return new Map(rows.map((r) => [r.forge_id, { submissions: r.n, lastAt: r.last }]));
   }
 
@@ -337,29 +393,56 @@ export class PgCouncilStorage implements CouncilStorage {
   }
 
   async listRounds(limit: number): Promise<RoundRow[]> {
-    return (await this.q<RoundDb>(`SELECT ${ROUND_COLUMNS} FROM rounds ORDER BY round DESC LIMIT $1`, [limit])).rows.map(roundRow);
+    return (
+      await this.q<RoundDb>(`SELECT ${ROUND_COLUMNS} FROM rounds ORDER BY round DESC LIMIT $1`, [limit])
+    ).rows.map(roundRow);
   }
 
   async closingRounds(): Promise<RoundRow[]> {
-    return (await this.q<RoundDb>(`SELECT ${ROUND_COLUMNS} FROM rounds WHERE state = 'closing' ORDER BY round`)).rows.map(roundRow);
+    return (
+      await this.q<RoundDb>(`SELECT ${ROUND_COLUMNS} FROM rounds WHERE state = 'closing' ORDER BY round`)
+    ).rows.map(roundRow);
   }
 
   async openRound(r: NewRound): Promise<void> {
     // Several processes may open the same first round at once: one insert wins, the rest are no-ops.
-    await this.q(`${INSERT_ROUND} ON CONFLICT (round) DO NOTHING`, [r.round, r.openedAt, r.deadline, r.strategyJson, r.cohort && JSON.stringify(r.cohort)]);
+    await this.q(`${INSERT_ROUND} ON CONFLICT (round) DO NOTHING`, [
+      r.round,
+      r.openedAt,
+      r.deadline,
+      r.strategyJson,
+      r.cohort && JSON.stringify(r.cohort),
+    ]);
   }
 
   async extendDeadline(round: number, deadline: string, at: string, cohort?: string[] | null): Promise<void> {
     await this.tx(async (c) => {
-      const r = await c.query("UPDATE rounds SET deadline = $1 WHERE round = $2 AND state = 'open' AND deadline < $1", [deadline, round]);
-      if (r.rowCount === 1 && cohort !== undefined) await c.query('UPDATE rounds SET cohort_json = $1 WHERE round = $2', [cohort && JSON.stringify(cohort), round]);
-      if (r.rowCount === 1) await c.query(EVENT, [at, round, null, 'round_extended', JSON.stringify({ deadline, reason: 'no submissions by the deadline' })]);
+      const r = await c.query("UPDATE rounds SET deadline = $1 WHERE round = $2 AND state = 'open' AND deadline < $1", [
+        deadline,
+        round,
+      ]);
+      if (r.rowCount === 1 && cohort !== undefined)
+        await c.query('UPDATE rounds SET cohort_json = $1 WHERE round = $2', [cohort && JSON.stringify(cohort), round]);
+      if (r.rowCount === 1)
+        await c.query(EVENT, [
+          at,
+          round,
+          null,
+          'round_extended',
+          JSON.stringify({ deadline, reason: 'no submissions by the deadline' }),
+        ]);
     });
   }
 
   async closeRound(round: number, at: string, reason: 'min_forges' | 'deadline'): Promise<boolean> {
     return this.tx(async (c) => {
-      const changed = (await c.query("UPDATE rounds SET state = 'closing', closed_at = $1, close_reason = $2 WHERE round = $3 AND state = 'open'", [at, reason, round])).rowCount === 1;
+      const changed =
+        (
+          await c.query(
+            "UPDATE rounds SET state = 'closing', closed_at = $1, close_reason = $2 WHERE round = $3 AND state = 'open'",
+            [at, reason, round],
+          )
+        ).rowCount === 1;
       if (changed) await c.query(EVENT, [at, round, null, 'round_closed', JSON.stringify({ reason })]);
       return changed;
     });
@@ -368,11 +451,23 @@ export class PgCouncilStorage implements CouncilStorage {
   async claimRound(round: number, owner: string, at: string, leaseUntil: string): Promise<boolean> {
     // SKIP LOCKED: a process that finds the row being claimed by another moves on instead of waiting.
     return this.tx(async (c) => {
-      const row = (await c.query<{ claimed_by: string | null; lease_until: string | null }>("SELECT claimed_by, lease_until FROM rounds WHERE round = $1 AND state = 'closing' FOR UPDATE SKIP LOCKED", [round])).rows[0];
+      const row = (
+        await c.query<{ claimed_by: string | null; lease_until: string | null }>(
+          "SELECT claimed_by, lease_until FROM rounds WHERE round = $1 AND state = 'closing' FOR UPDATE SKIP LOCKED",
+          [round],
+        )
+      ).rows[0];
       if (!row) return false;
       if (row.claimed_by !== null && row.claimed_by !== owner && (row.lease_until ?? '') >= at) return false;
       await c.query('UPDATE rounds SET claimed_by = $1, lease_until = $2 WHERE round = $3', [owner, leaseUntil, round]);
-      if (row.claimed_by !== null && row.claimed_by !== owner) await c.query(EVENT, [at, round, null, 'aggregation_taken_over', JSON.stringify({ from: row.claimed_by, to: owner, lease_ran_out: row.lease_until })]);
+      if (row.claimed_by !== null && row.claimed_by !== owner)
+        await c.query(EVENT, [
+          at,
+          round,
+          null,
+          'aggregation_taken_over',
+          JSON.stringify({ from: row.claimed_by, to: owner, lease_ran_out: row.lease_until }),
+        ]);
       return true;
     });
   }
@@ -380,17 +475,41 @@ export class PgCouncilStorage implements CouncilStorage {
   // layouts and submissions
 
   async agentLayout(agent: string, round = MAX_ROUND): Promise<Layout | undefined> {
-    const r = (await this.q<{ layout_json: string }>('SELECT layout_json FROM layouts WHERE agent = $1 AND since_round <= $2 ORDER BY since_round DESC LIMIT 1', [agent, round])).rows[0];
+    const r = (
+      await this.q<{ layout_json: string }>(
+        'SELECT layout_json FROM layouts WHERE agent = $1 AND since_round <= $2 ORDER BY since_round DESC LIMIT 1',
+        [agent, round],
+      )
+    ).rows[0];
     if (!r || r.layout_json === 'null') return undefined;
     return JSON.parse(r.layout_json) as Layout;
   }
 
   async layoutHistory(agent: string): Promise<LayoutRecord[]> {
-    const rows = (await this.q<{ agent: string; since_round: number; layout_json: string; set_at: string; source: string }>('SELECT agent, since_round, layout_json, set_at, source FROM layouts WHERE agent = $1 ORDER BY since_round', [agent])).rows;
-    return rows.filter((r) => r.layout_json !== 'null').map((r) => ({ agent: r.agent, sinceRound: r.since_round, layout: JSON.parse(r.layout_json) as Layout, setAt: r.set_at, source: r.source }));
+    const rows = (
+      await this.q<{ agent: string; since_round: number; layout_json: string; set_at: string; source: string }>(
+        'SELECT agent, since_round, layout_json, set_at, source FROM layouts WHERE agent = $1 ORDER BY since_round',
+        [agent],
+      )
+    ).rows;
+    return rows
+      .filter((r) => r.layout_json !== 'null')
+      .map((r) => ({
+        agent: r.agent,
+        sinceRound: r.since_round,
+        layout: JSON.parse(r.layout_json) as Layout,
+        setAt: r.set_at,
+        source: r.source,
+      }));
   }
 
-  async adoptLayout(agent: string, layout: Layout | null, sinceRound: number, at: string, source: string): Promise<{ removed: { round: number; forgeId: number }[] }> {
+  async adoptLayout(
+    agent: string,
+    layout: Layout | null,
+    sinceRound: number,
+    at: string,
+    source: string,
+  ): Promise<{ removed: { round: number; forgeId: number }[] }> {
     return this.tx(async (c) => {
       // Serialises with other adopters and with uploads of the agent (they read the layout under the same lock).
       await c.query('SELECT pg_advisory_xact_lock(7470, hashtext($1))', [agent]);
@@ -412,58 +531,120 @@ export class PgCouncilStorage implements CouncilStorage {
          ON CONFLICT (agent, since_round) DO UPDATE SET layout_json = excluded.layout_json, set_at = excluded.set_at, source = excluded.source`,
         [agent, sinceRound, JSON.stringify(layout), at, source],
       );
-      await c.query(EVENT, [at, sinceRound, null, 'layout_adopted', JSON.stringify({ agent, source, coords: layout?.size ?? null, removed })]);
+      await c.query(EVENT, [
+        at,
+        sinceRound,
+        null,
+        'layout_adopted',
+        JSON.stringify({ agent, source, coords: layout?.size ?? null, removed }),
+      ]);
       return { removed };
     });
   }
 
   async submission(round: number, forgeId: number, agent: string): Promise<SubmissionRow | undefined> {
-    const r = (await this.q<SubmissionDb>('SELECT * FROM submissions WHERE round = $1 AND forge_id = $2 AND agent = $3', [round, forgeId, agent])).rows[0];
+    const r = (
+      await this.q<SubmissionDb>('SELECT * FROM submissions WHERE round = $1 AND forge_id = $2 AND agent = $3', [
+        round,
+        forgeId,
+        agent,
+      ])
+    ).rows[0];
     return r && submissionRow(r);
   }
 
-  async insertSubmission(sub: NewSubmission): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }> {
+  async insertSubmission(
+    sub: NewSubmission,
+  ): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }> {
     const existing = async (c: Queryable): Promise<SubmissionRow | undefined> => {
-      const r = (await c.query<SubmissionDb>('SELECT * FROM submissions WHERE round = $1 AND forge_id = $2 AND agent = $3', [sub.round, sub.forgeId, sub.agent])).rows[0];
+      const r = (
+        await c.query<SubmissionDb>('SELECT * FROM submissions WHERE round = $1 AND forge_id = $2 AND agent = $3', [
+          sub.round,
+          sub.forgeId,
+          sub.agent,
+        ])
+      ).rows[0];
       return r && submissionRow(r);
     };
     const result = await this.tx(async (c) => {
       const prior = await existing(c);
       if (prior) return { inserted: false as const, row: prior };
       // FOR SHARE: closing the round (an UPDATE of this row) waits for this upload, and vice versa.
-      const round = (await c.query<{ state: string }>('SELECT state FROM rounds WHERE round = $1 FOR SHARE', [sub.round])).rows[0];
+      const round = (
+        await c.query<{ state: string }>('SELECT state FROM rounds WHERE round = $1 FOR SHARE', [sub.round])
+      ).rows[0];
       if (round?.state !== 'open') throw new RoundNotOpenError(sub.round);
       await c.query('SELECT pg_advisory_xact_lock_shared(7470, hashtext($1))', [sub.agent]);
-      const stored = (await c.query<{ layout_json: string }>('SELECT layout_json FROM layouts WHERE agent = $1 AND since_round <= $2 ORDER BY since_round DESC LIMIT 1', [sub.agent, sub.round])).rows[0];
-      if (!stored || stored.layout_json === 'null' || !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout)) throw new LayoutChangedError(sub.agent);
+      const stored = (
+        await c.query<{ layout_json: string }>(
+          'SELECT layout_json FROM layouts WHERE agent = $1 AND since_round <= $2 ORDER BY since_round DESC LIMIT 1',
+          [sub.agent, sub.round],
+        )
+      ).rows[0];
+      if (!stored || stored.layout_json === 'null' || !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout))
+        throw new LayoutChangedError(sub.agent);
       const row = (
         await c.query<SubmissionDb>(
           `INSERT INTO submissions (round, forge_id, agent, digest, base_fingerprint, clip_norm, noise_multiplier, weight, norm, coords, received_at, receipt_json)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (round, forge_id, agent) DO NOTHING RETURNING *`,
-          [sub.round, sub.forgeId, sub.agent, sub.digest, sub.baseFingerprint, sub.clipNorm, sub.noiseMultiplier, sub.weight, sub.norm, sub.coords, sub.receivedAt, sub.receiptJson],
+          [
+            sub.round,
+            sub.forgeId,
+            sub.agent,
+            sub.digest,
+            sub.baseFingerprint,
+            sub.clipNorm,
+            sub.noiseMultiplier,
+            sub.weight,
+            sub.norm,
+            sub.coords,
+            sub.receivedAt,
+            sub.receiptJson,
+          ],
         )
       ).rows[0];
       // Another process inserted the same slot between our check and our insert.
       if (!row) return null;
-      for (const [i, data] of sub.chunks.entries()) await c.query('INSERT INTO submission_chunks (submission_id, chunk, data, sha256) VALUES ($1, $2, $3, $4)', [row.id, i, data, sha256(data)]);
+      for (const [i, data] of sub.chunks.entries())
+        await c.query('INSERT INTO submission_chunks (submission_id, chunk, data, sha256) VALUES ($1, $2, $3, $4)', [
+          row.id,
+          i,
+          data,
+          sha256(data),
+        ]);
       return { inserted: true as const, row: submissionRow(row) };
     });
     if (result) return result;
     const row = await existing(this.pool);
-    if (!row) throw new Error(`council database: the submission slot (${sub.round}, ${sub.forgeId}, ${sub.agent}) was taken and then vanished`);
+    if (!row)
+      throw new Error(
+        `council database: the submission slot (${sub.round}, ${sub.forgeId}, ${sub.agent}) was taken and then vanished`,
+      );
     return { inserted: false, row };
   }
 
   async submissionsFor(round: number, agent: string): Promise<SubmissionRow[]> {
-    return (await this.q<SubmissionDb>('SELECT * FROM submissions WHERE round = $1 AND agent = $2 ORDER BY forge_id', [round, agent])).rows.map(submissionRow);
+    return (
+      await this.q<SubmissionDb>('SELECT * FROM submissions WHERE round = $1 AND agent = $2 ORDER BY forge_id', [
+        round,
+        agent,
+      ])
+    ).rows.map(submissionRow);
   }
 
   async submittedAgents(round: number, forgeId: number): Promise<string[]> {
-    return (await this.q<{ agent: string }>('SELECT agent FROM submissions WHERE round = $1 AND forge_id = $2 ORDER BY agent', [round, forgeId])).rows.map((r) => r.agent);
+    return (
+      await this.q<{ agent: string }>(
+        'SELECT agent FROM submissions WHERE round = $1 AND forge_id = $2 ORDER BY agent',
+        [round, forgeId],
+      )
+    ).rows.map((r) => r.agent);
   }
 
   async agentsWithSubmissions(round: number): Promise<string[]> {
-    return (await this.q<{ agent: string }>('SELECT DISTINCT agent FROM submissions WHERE round = $1 ORDER BY agent', [round])).rows.map((r) => r.agent);
+    return (
+      await this.q<{ agent: string }>('SELECT DISTINCT agent FROM submissions WHERE round = $1 ORDER BY agent', [round])
+    ).rows.map((r) => r.agent);
   }
 
   async forgeCounts(round: number): Promise<{ submitted: number; sealed: number }> {
@@ -477,19 +658,40 @@ export class PgCouncilStorage implements CouncilStorage {
 
   async seal(round: number, forgeId: number, at: string): Promise<{ sealedAt: string }> {
     return this.tx(async (c) => {
-      const prior = (await c.query<{ sealed_at: string }>('SELECT sealed_at FROM seals WHERE round = $1 AND forge_id = $2', [round, forgeId])).rows[0];
+      const prior = (
+        await c.query<{ sealed_at: string }>('SELECT sealed_at FROM seals WHERE round = $1 AND forge_id = $2', [
+          round,
+          forgeId,
+        ])
+      ).rows[0];
       if (prior) return { sealedAt: prior.sealed_at };
-      const r = (await c.query<{ state: string }>('SELECT state FROM rounds WHERE round = $1 FOR SHARE', [round])).rows[0];
+      const r = (await c.query<{ state: string }>('SELECT state FROM rounds WHERE round = $1 FOR SHARE', [round]))
+        .rows[0];
       if (r?.state !== 'open') throw new RoundNotOpenError(round);
-      const inserted = (await c.query<{ sealed_at: string }>('INSERT INTO seals (round, forge_id, sealed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING sealed_at', [round, forgeId, at])).rows[0];
+      const inserted = (
+        await c.query<{ sealed_at: string }>(
+          'INSERT INTO seals (round, forge_id, sealed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING sealed_at',
+          [round, forgeId, at],
+        )
+      ).rows[0];
       if (inserted) return { sealedAt: inserted.sealed_at };
-      const again = (await c.query<{ sealed_at: string }>('SELECT sealed_at FROM seals WHERE round = $1 AND forge_id = $2', [round, forgeId])).rows[0];
+      const again = (
+        await c.query<{ sealed_at: string }>('SELECT sealed_at FROM seals WHERE round = $1 AND forge_id = $2', [
+          round,
+          forgeId,
+        ])
+      ).rows[0];
       return { sealedAt: again?.sealed_at ?? at };
     });
   }
 
   async sealOf(round: number, forgeId: number): Promise<string | undefined> {
-    return (await this.q<{ sealed_at: string }>('SELECT sealed_at FROM seals WHERE round = $1 AND forge_id = $2', [round, forgeId])).rows[0]?.sealed_at;
+    return (
+      await this.q<{ sealed_at: string }>('SELECT sealed_at FROM seals WHERE round = $1 AND forge_id = $2', [
+        round,
+        forgeId,
+      ])
+    ).rows[0]?.sealed_at;
   }
 
   async damagedSubmissions(submissions: readonly SubmissionRow[]): Promise<{ id: number; chunk: number }[]> {
@@ -506,7 +708,12 @@ export class PgCouncilStorage implements CouncilStorage {
     return rows.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   }
 
-  async chunkReader(submissions: readonly SubmissionRow[], layout: Layout, agent: string, round: number): Promise<ChunkReader> {
+  async chunkReader(
+    submissions: readonly SubmissionRow[],
+    layout: Layout,
+    agent: string,
+    round: number,
+  ): Promise<ChunkReader> {
     const ranges = chunkRanges(layout);
     const ids = submissions.map((s) => s.id);
     const size = layout.size;
@@ -522,17 +729,36 @@ export class PgCouncilStorage implements CouncilStorage {
       // One chunk row at a time into the spool: slot i (0..n-1) per update, slot n the previous global.
       for (const [i, id] of ids.entries()) {
         for (const [c, [s, e]] of ranges.entries()) {
-          const r = (await this.q<{ data: Buffer }>('SELECT data FROM submission_chunks WHERE submission_id = $1 AND chunk = $2', [id, c])).rows[0];
+          const r = (
+            await this.q<{ data: Buffer }>(
+              'SELECT data FROM submission_chunks WHERE submission_id = $1 AND chunk = $2',
+              [id, c],
+            )
+          ).rows[0];
           if (!r) throw new Error(`council database: chunk ${c} of submission ${id} is missing`);
-          if (r.data.length !== (e - s) * 4) throw new DamagedStateError(`council database: chunk ${c} of submission ${id} has ${r.data.length} bytes, not ${(e - s) * 4}`);
+          if (r.data.length !== (e - s) * 4)
+            throw new DamagedStateError(
+              `council database: chunk ${c} of submission ${id} has ${r.data.length} bytes, not ${(e - s) * 4}`,
+            );
           writeSync(fd, r.data, 0, r.data.length, (i * size + s) * 4);
         }
       }
       if (global) {
         for (const [c, [s, e]] of ranges.entries()) {
-          const r = (await this.q<{ data: Buffer; sha256: Buffer | null }>('SELECT data, sha256 FROM aggregate_chunks WHERE round = $1 AND agent = $2 AND chunk = $3', [global.round, agent, c])).rows[0];
-          if (!r) throw new DamagedStateError(`council database: chunk ${c} of the ${agent} global from round ${global.round} is missing`);
-          if (!r.sha256 || !sha256(r.data).equals(r.sha256) || r.data.length !== (e - s) * 4) throw new DamagedStateError(`council database: chunk ${c} of the ${agent} global from round ${global.round} does not match its digest`);
+          const r = (
+            await this.q<{ data: Buffer; sha256: Buffer | null }>(
+              'SELECT data, sha256 FROM aggregate_chunks WHERE round = $1 AND agent = $2 AND chunk = $3',
+              [global.round, agent, c],
+            )
+          ).rows[0];
+          if (!r)
+            throw new DamagedStateError(
+              `council database: chunk ${c} of the ${agent} global from round ${global.round} is missing`,
+            );
+          if (!r.sha256 || !sha256(r.data).equals(r.sha256) || r.data.length !== (e - s) * 4)
+            throw new DamagedStateError(
+              `council database: chunk ${c} of the ${agent} global from round ${global.round} does not match its digest`,
+            );
           writeSync(fd, r.data, 0, r.data.length, (ids.length * size + s) * 4);
         }
       }
@@ -564,61 +790,166 @@ export class PgCouncilStorage implements CouncilStorage {
   // aggregates, globals, trust
 
   async aggregateOf(round: number, agent: string): Promise<AggregateRow | undefined> {
-    const r = (await this.q<{ round: number; agent: string; updated: boolean; outcome_json: string; recorded_at: string }>('SELECT * FROM aggregates WHERE round = $1 AND agent = $2', [round, agent])).rows[0];
-    return r && { round: r.round, agent: r.agent, updated: r.updated, outcomeJson: r.outcome_json, recordedAt: r.recorded_at };
+    const r = (
+      await this.q<{ round: number; agent: string; updated: boolean; outcome_json: string; recorded_at: string }>(
+        'SELECT * FROM aggregates WHERE round = $1 AND agent = $2',
+        [round, agent],
+      )
+    ).rows[0];
+    return (
+      r && {
+        round: r.round,
+        agent: r.agent,
+        updated: r.updated,
+        outcomeJson: r.outcome_json,
+        recordedAt: r.recorded_at,
+      }
+    );
   }
 
   async aggregatesOf(round: number): Promise<AggregateRow[]> {
-    const rows = (await this.q<{ round: number; agent: string; updated: boolean; outcome_json: string; recorded_at: string }>('SELECT * FROM aggregates WHERE round = $1 ORDER BY agent', [round])).rows;
-    return rows.map((r) => ({ round: r.round, agent: r.agent, updated: r.updated, outcomeJson: r.outcome_json, recordedAt: r.recorded_at }));
+    const rows = (
+      await this.q<{ round: number; agent: string; updated: boolean; outcome_json: string; recorded_at: string }>(
+        'SELECT * FROM aggregates WHERE round = $1 ORDER BY agent',
+        [round],
+      )
+    ).rows;
+    return rows.map((r) => ({
+      round: r.round,
+      agent: r.agent,
+      updated: r.updated,
+      outcomeJson: r.outcome_json,
+      recordedAt: r.recorded_at,
+    }));
   }
 
   async recordAggregate(row: AggregateRow, globalChunks: Buffer[] | null, scores: ScoreRow[]): Promise<void> {
     await this.tx(async (c) => {
-      const ins = await c.query('INSERT INTO aggregates (round, agent, updated, outcome_json, recorded_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [row.round, row.agent, row.updated, row.outcomeJson, row.recordedAt]);
+      const ins = await c.query(
+        'INSERT INTO aggregates (round, agent, updated, outcome_json, recorded_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING',
+        [row.round, row.agent, row.updated, row.outcomeJson, row.recordedAt],
+      );
       if (ins.rowCount === 0) return;
-      for (const [i, data] of (globalChunks ?? []).entries()) await c.query('INSERT INTO aggregate_chunks (round, agent, chunk, data, sha256) VALUES ($1, $2, $3, $4, $5)', [row.round, row.agent, i, data, sha256(data)]);
-      for (const s of scores) await c.query('INSERT INTO scores (round, forge_id, agent, distance2, similarity, used) VALUES ($1, $2, $3, $4, $5, $6)', [s.round, s.forgeId, s.agent, s.distance2, s.similarity, s.used]);
+      for (const [i, data] of (globalChunks ?? []).entries())
+        await c.query('INSERT INTO aggregate_chunks (round, agent, chunk, data, sha256) VALUES ($1, $2, $3, $4, $5)', [
+          row.round,
+          row.agent,
+          i,
+          data,
+          sha256(data),
+        ]);
+      for (const s of scores)
+        await c.query(
+          'INSERT INTO scores (round, forge_id, agent, distance2, similarity, used) VALUES ($1, $2, $3, $4, $5, $6)',
+          [s.round, s.forgeId, s.agent, s.distance2, s.similarity, s.used],
+        );
     });
   }
 
   async globalOf(agent: string, beforeRound = MAX_ROUND): Promise<{ round: number; strategy: string } | undefined> {
-    const r = (await this.q<{ round: number; outcome_json: string }>(GLOBAL_OF, [agent, Math.min(beforeRound, MAX_ROUND)])).rows[0];
+    const r = (
+      await this.q<{ round: number; outcome_json: string }>(GLOBAL_OF, [agent, Math.min(beforeRound, MAX_ROUND)])
+    ).rows[0];
     return r && { round: r.round, strategy: (JSON.parse(r.outcome_json) as { strategy: string }).strategy };
   }
 
   async globalChunks(round: number, agent: string): Promise<Buffer[]> {
-    const rows = (await this.q<{ chunk: number; data: Buffer; sha256: Buffer | null }>('SELECT chunk, data, sha256 FROM aggregate_chunks WHERE round = $1 AND agent = $2 ORDER BY chunk', [round, agent])).rows;
+    const rows = (
+      await this.q<{ chunk: number; data: Buffer; sha256: Buffer | null }>(
+        'SELECT chunk, data, sha256 FROM aggregate_chunks WHERE round = $1 AND agent = $2 ORDER BY chunk',
+        [round, agent],
+      )
+    ).rows;
     return rows.map((r) => {
-      if (!r.sha256 || !sha256(r.data).equals(r.sha256)) throw new DamagedStateError(`council database: chunk ${r.chunk} of the ${agent} global from round ${round} does not match its digest`);
+      if (!r.sha256 || !sha256(r.data).equals(r.sha256))
+        throw new DamagedStateError(
+          `council database: chunk ${r.chunk} of the ${agent} global from round ${round} does not match its digest`,
+        );
       return r.data;
     });
   }
 
   async scoresFor(round: number): Promise<ScoreRow[]> {
-    const rows = (await this.q<{ round: number; forge_id: number; agent: string; distance2: number; similarity: number; used: boolean }>('SELECT * FROM scores WHERE round = $1 ORDER BY forge_id, agent', [round])).rows;
-    return rows.map((r) => ({ round: r.round, forgeId: r.forge_id, agent: r.agent, distance2: r.distance2, similarity: r.similarity, used: r.used }));
+    const rows = (
+      await this.q<{
+        round: number;
+        forge_id: number;
+        agent: string;
+        distance2: number;
+        similarity: number;
+        used: boolean;
+      }>('SELECT * FROM scores WHERE round = $1 ORDER BY forge_id, agent', [round])
+    ).rows;
+    return rows.map((r) => ({
+      round: r.round,
+      forgeId: r.forge_id,
+      agent: r.agent,
+      distance2: r.distance2,
+      similarity: r.similarity,
+      used: r.used,
+    }));
   }
 
   async finishRound(round: number, at: string, updates: TrustUpdate[], next: NewRound | null): Promise<boolean> {
     return this.tx(async (c) => {
-      if ((await c.query("UPDATE rounds SET state = 'aggregated', aggregated_at = $1, claimed_by = NULL, lease_until = NULL WHERE round = $2 AND state = 'closing'", [at, round])).rowCount === 0) return false;
+      if (
+        (
+          await c.query(
+            "UPDATE rounds SET state = 'aggregated', aggregated_at = $1, claimed_by = NULL, lease_until = NULL WHERE round = $2 AND state = 'closing'",
+            [at, round],
+          )
+        ).rowCount === 0
+      )
+        return false;
       for (const u of updates) {
-        await c.query('UPDATE forges SET trust = $1, rounds_scored = rounds_scored + 1 WHERE id = $2', [u.after, u.forgeId]);
-        await c.query('INSERT INTO trust_history (round, forge_id, similarity, trust_before, trust_after) VALUES ($1, $2, $3, $4, $5)', [round, u.forgeId, u.similarity, u.before, u.after]);
-        if (u.exile && (await c.query('UPDATE forges SET exiled_at = $1, exiled_round = $2 WHERE id = $3 AND exiled_at IS NULL', [at, round, u.forgeId])).rowCount === 1) {
+        await c.query('UPDATE forges SET trust = $1, rounds_scored = rounds_scored + 1 WHERE id = $2', [
+          u.after,
+          u.forgeId,
+        ]);
+        await c.query(
+          'INSERT INTO trust_history (round, forge_id, similarity, trust_before, trust_after) VALUES ($1, $2, $3, $4, $5)',
+          [round, u.forgeId, u.similarity, u.before, u.after],
+        );
+        if (
+          u.exile &&
+          (
+            await c.query('UPDATE forges SET exiled_at = $1, exiled_round = $2 WHERE id = $3 AND exiled_at IS NULL', [
+              at,
+              round,
+              u.forgeId,
+            ])
+          ).rowCount === 1
+        ) {
           const f = (await c.query<{ name: string }>('SELECT name FROM forges WHERE id = $1', [u.forgeId])).rows[0];
-          await c.query(EVENT, [at, round, u.forgeId, 'stoa_falls', JSON.stringify({ forge: f?.name, trust: u.after, similarity: u.similarity })]);
+          await c.query(EVENT, [
+            at,
+            round,
+            u.forgeId,
+            'stoa_falls',
+            JSON.stringify({ forge: f?.name, trust: u.after, similarity: u.similarity }),
+          ]);
         }
       }
       await c.query(EVENT, [at, round, null, 'round_aggregated', JSON.stringify({ forges_scored: updates.length })]);
-      if (next) await c.query(INSERT_ROUND, [next.round, next.openedAt, next.deadline, next.strategyJson, next.cohort && JSON.stringify(next.cohort)]);
+      if (next)
+        await c.query(INSERT_ROUND, [
+          next.round,
+          next.openedAt,
+          next.deadline,
+          next.strategyJson,
+          next.cohort && JSON.stringify(next.cohort),
+        ]);
       return true;
     });
   }
 
   async trustHistory(forgeId: number): Promise<{ round: number; similarity: number; trust: number }[]> {
-    return (await this.q<{ round: number; similarity: number; trust: number }>('SELECT round, similarity, trust_after AS trust FROM trust_history WHERE forge_id = $1 ORDER BY round', [forgeId])).rows;
+    return (
+      await this.q<{ round: number; similarity: number; trust: number }>(
+        'SELECT round, similarity, trust_after AS trust FROM trust_history WHERE forge_id = $1 ORDER BY round',
+        [forgeId],
+      )
+    ).rows;
   }
 
   // events
@@ -628,14 +959,20 @@ export class PgCouncilStorage implements CouncilStorage {
   }
 
   async events(limit: number): Promise<EventRow[]> {
-    return (await this.q<EventRow>('SELECT id, at, round, forge_id AS "forgeId", kind, detail_json AS "detailJson" FROM events ORDER BY id DESC LIMIT $1', [limit])).rows;
+    return (
+      await this.q<EventRow>(
+        'SELECT id, at, round, forge_id AS "forgeId", kind, detail_json AS "detailJson" FROM events ORDER BY id DESC LIMIT $1',
+        [limit],
+      )
+    ).rows;
   }
 
   // settings and processes
 
   async settingOnce(key: string, value: Buffer): Promise<Buffer> {
     await this.q('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, value]);
-    return (await this.q<{ value: Buffer }>('SELECT value FROM settings WHERE key = $1', [key])).rows[0]?.value as Buffer;
+    return (await this.q<{ value: Buffer }>('SELECT value FROM settings WHERE key = $1', [key])).rows[0]
+      ?.value as Buffer;
   }
 
   async setting(key: string): Promise<Buffer | undefined> {
@@ -651,7 +988,12 @@ export class PgCouncilStorage implements CouncilStorage {
   }
 
   async processes(since: string): Promise<ProcessRow[]> {
-    return (await this.q<ProcessRow>('SELECT id, host, pid, url, started_at AS "startedAt", heartbeat_at AS "heartbeatAt", role, policy_json AS "policyJson" FROM processes WHERE heartbeat_at >= $1 ORDER BY heartbeat_at DESC, id', [since])).rows;
+    return (
+      await this.q<ProcessRow>(
+        'SELECT id, host, pid, url, started_at AS "startedAt", heartbeat_at AS "heartbeatAt", role, policy_json AS "policyJson" FROM processes WHERE heartbeat_at >= $1 ORDER BY heartbeat_at DESC, id',
+        [since],
+      )
+    ).rows;
   }
 
   async removeProcess(id: string): Promise<void> {
@@ -675,13 +1017,18 @@ export class PgCouncilStorage implements CouncilStorage {
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 function oneLine(err: unknown): string {
-  return String((err as Error).message ?? err)
-    .split('\n')[0]
-    ?.trim() ?? String(err);
+  return (
+    String((err as Error).message ?? err)
+      .split('\n')[0]
+      ?.trim() ?? String(err)
+  );
 }
 
 function newerSchema(url: string, s: SchemaState): EnvironmentError {
-  return new EnvironmentError(`council database ${redactUrl(url)} has schema version ${s.version}, newer than this kourai understands (${s.known})`, 'upgrade kourai on every council process');
+  return new EnvironmentError(
+    `council database ${redactUrl(url)} has schema version ${s.version}, newer than this kourai understands (${s.known})`,
+    'upgrade kourai on every council process',
+  );
 }
 
 /** A random id for this process's row in `processes`. */

@@ -12,13 +12,28 @@ export function protocolRefusal(header: string | string[] | undefined): CouncilH
   const text = Array.isArray(header) ? header.join(', ') : header;
   if (text === PROTOCOL_VERSION.toString()) return null;
   if (text === undefined) {
-    return new CouncilHttpError('protocol_mismatch', `this council speaks protocol v${PROTOCOL_VERSION}; the request has no Kourai-Protocol header, so it comes from a forge older than the header (protocol v${HEADERLESS_PROTOCOL}): upgrade kourai on the forge`, { council_protocol: PROTOCOL_VERSION, request_protocol: HEADERLESS_PROTOCOL, header: null });
+    return new CouncilHttpError(
+      'protocol_mismatch',
+      `this council speaks protocol v${PROTOCOL_VERSION}; the request has no Kourai-Protocol header, so it comes from a forge older than the header (protocol v${HEADERLESS_PROTOCOL}): upgrade kourai on the forge`,
+      { council_protocol: PROTOCOL_VERSION, request_protocol: HEADERLESS_PROTOCOL, header: null },
+    );
   }
   const shown = text.slice(0, 40);
   if (!/^[1-9]\d{0,5}$/.test(text)) {
-    return new CouncilHttpError('protocol_mismatch', `the request's Kourai-Protocol header ${JSON.stringify(shown)} is not a protocol version (a whole number); this council speaks protocol v${PROTOCOL_VERSION}`, { council_protocol: PROTOCOL_VERSION, request_protocol: null, header: shown });
+    return new CouncilHttpError(
+      'protocol_mismatch',
+      `the request's Kourai-Protocol header ${JSON.stringify(shown)} is not a protocol version (a whole number); this council speaks protocol v${PROTOCOL_VERSION}`,
+      { council_protocol: PROTOCOL_VERSION, request_protocol: null, header: shown },
+    );
   }
   const v = Number(text);
-  const who = v > PROTOCOL_VERSION ? 'the council runs an older kourai than the forge' : 'the forge runs an older kourai than the council';
-  return new CouncilHttpError('protocol_mismatch', `this council speaks protocol v${PROTOCOL_VERSION}; the request speaks v${v} (${who})`, { council_protocol: PROTOCOL_VERSION, request_protocol: v, header: text });
+  const who =
+    v > PROTOCOL_VERSION
+      ? 'the council runs an older kourai than the forge'
+      : 'the forge runs an older kourai than the council';
+  return new CouncilHttpError(
+    'protocol_mismatch',
+    `this council speaks protocol v${PROTOCOL_VERSION}; the request speaks v${v} (${who})`,
+    { council_protocol: PROTOCOL_VERSION, request_protocol: v, header: text },
+  );
 }

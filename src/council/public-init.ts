@@ -27,7 +27,11 @@ function streamOf(seed: number, agent: string, tensor: string): () => number {
 }
 
 /** The agent's public initialisation in `layout` (tensor specs or a council Layout), in layout order. */
-export function publicInit(layout: readonly TensorSpec[] | Layout, agent: string, seed = PUBLIC_INIT_SEED): NamedTensor[] {
+export function publicInit(
+  layout: readonly TensorSpec[] | Layout,
+  agent: string,
+  seed = PUBLIC_INIT_SEED,
+): NamedTensor[] {
   const specs = Array.isArray(layout) ? (layout as readonly TensorSpec[]) : (layout as Layout).tensors;
   return specs.map((s) => {
     const n = s.shape.reduce((a, b) => a * b, 1);
@@ -44,6 +48,8 @@ export function publicInit(layout: readonly TensorSpec[] | Layout, agent: string
 /** The public initialisation flattened in layout order (the council's base before any aggregate). */
 export function publicInitFlat(layout: Layout, agent: string, seed = PUBLIC_INIT_SEED): Float32Array {
   const flat = new Float32Array(layout.size);
-  publicInit(layout, agent, seed).forEach((t, i) => flat.set(t.data, (layout.tensors[i] as Layout['tensors'][number]).offset));
+  publicInit(layout, agent, seed).forEach((t, i) =>
+    flat.set(t.data, (layout.tensors[i] as Layout['tensors'][number]).offset),
+  );
   return flat;
 }

@@ -3,7 +3,17 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZodError } from 'zod';
 import type { GramPool } from '../aggregation/gram-pool.js';
-import { COUNCIL_URL_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION, ROUTES, SAFETENSORS_BODY_TYPE, submissionFromBody, submissionFromRelease, type Health, type Layouts } from '../protocol/wire.js';
+import {
+  COUNCIL_URL_HEADER,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  ROUTES,
+  SAFETENSORS_BODY_TYPE,
+  submissionFromBody,
+  submissionFromRelease,
+  type Health,
+  type Layouts,
+} from '../protocol/wire.js';
 import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';
@@ -71,12 +81,22 @@ declare module 'fastify' {
 
 function errorReplyText(e: CouncilHttpError, extraHeaders: Record<string, string> = {}): string {
   const body = JSON.stringify(e.body());
-  const head = [`HTTP/1.1 ${e.status} ${httpReason(e.status)}`, 'content-type: application/json; charset=utf-8', `content-length: ${Buffer.byteLength(body)}`, 'connection: close', ...Object.entries(extraHeaders).map(([k, v]) => `${k}: ${v}`)];
+  const head = [
+    `HTTP/1.1 ${e.status} ${httpReason(e.status)}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+    ...Object.entries(extraHeaders).map(([k, v]) => `${k}: ${v}`),
+  ];
   return `${head.join('\r\n')}\r\n\r\n${body}`;
 }
 
 function httpReason(status: number): string {
-  return { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' }[status] ?? 'Error';
+  return (
+    { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' }[
+      status
+    ] ?? 'Error'
+  );
 }
 
 /** Errors Node's HTTP parser raises before any route runs: answered in the protocol's shape. */
@@ -126,13 +146,18 @@ export function buildApp(
       void reply.status(e.status).header('retry-after', '5').send(e.body());
       return;
     }
-    if (err instanceof DamagedStateError) log(`council: DAMAGED STATE — ${req.method} ${req.url}: ${err.message}; restore council.db from a backup`);
+    if (err instanceof DamagedStateError)
+      log(`council: DAMAGED STATE — ${req.method} ${req.url}: ${err.message}; restore council.db from a backup`);
     else if (e.status >= 500) log(`council: ${req.method} ${req.url} failed: ${(err as Error).stack ?? String(err)}`);
-    else if (e.status !== 401 && req.method !== 'GET') log(`council: refused ${req.method} ${req.url}: ${e.code}: ${e.message}`);
+    else if (e.status !== 401 && req.method !== 'GET')
+      log(`council: refused ${req.method} ${req.url}: ${e.code}: ${e.message}`);
     void reply.status(e.status).send(e.body());
   });
   app.setNotFoundHandler((req, reply) => {
-    const e = new CouncilHttpError('not_found', `no route ${req.method} ${req.url.split('?')[0]} (the council speaks protocol v${PROTOCOL_VERSION} under /v1)`);
+    const e = new CouncilHttpError(
+      'not_found',
+      `no route ${req.method} ${req.url.split('?')[0]} (the council speaks protocol v${PROTOCOL_VERSION} under /v1)`,
+    );
     void reply.status(404).header('connection', 'close').send(e.body());
   });
 
@@ -142,7 +167,8 @@ export function buildApp(
     if (req.routeOptions.config.auth === false || req.routeOptions.url === undefined) return;
     const mismatch = protocolRefusal(req.headers[PROTOCOL_HEADER]);
     if (mismatch) {
-      if (req.method !== 'GET') log(`council: refused ${req.method} ${req.url}: protocol_mismatch: ${mismatch.message}`);
+      if (req.method !== 'GET')
+        log(`council: refused ${req.method} ${req.url}: protocol_mismatch: ${mismatch.message}`);
       void reply.status(mismatch.status).header('connection', 'close').send(mismatch.body());
       return reply;
     }
@@ -161,17 +187,42 @@ export function buildApp(
   const forgeOf = (req: FastifyRequest): ForgeRow => req.forge as ForgeRow;
   const roundParam = (raw: unknown, min = 1): number => {
     const s = String(raw);
-    if (!/^\d{1,12}$/.test(s) || Number(s) < min) throw new CouncilHttpError('invalid_body', `round must be a ${min === 0 ? 'whole number (0: the public initialisation)' : 'positive whole number'}, got "${s}"`);
+    if (!/^\d{1,12}$/.test(s) || Number(s) < min)
+      throw new CouncilHttpError(
+        'invalid_body',
+        `round must be a ${min === 0 ? 'whole number (0: the public initialisation)' : 'positive whole number'}, got "${s}"`,
+      );
     return Number(s);
   };
 
   app.get(ROUTES.health, { config: { auth: false } }, async (_req, reply): Promise<Health | undefined> => {
     const process = { id: self.id, role: council.role() };
     try {
-      return { ok: true, protocol: PROTOCOL_VERSION, version, round: (await council.currentRound()).round, database: { backend: self.backend, ok: true }, process };
+      return {
+        ok: true,
+        protocol: PROTOCOL_VERSION,
+        version,
+        round: (await council.currentRound()).round,
+        database: { backend: self.backend, ok: true },
+        process,
+      };
     } catch (err) {
-      const e = err instanceof CouncilHttpError && err.code === 'round_not_found' ? null : new CouncilHttpError('unavailable', `the council cannot read its state: ${(err as Error).message}`, { database: { backend: self.backend, ok: false }, process });
-      if (!e) return { ok: true, protocol: PROTOCOL_VERSION, version, round: null, database: { backend: self.backend, ok: true }, process };
+      const e =
+        err instanceof CouncilHttpError && err.code === 'round_not_found'
+          ? null
+          : new CouncilHttpError('unavailable', `the council cannot read its state: ${(err as Error).message}`, {
+              database: { backend: self.backend, ok: false },
+              process,
+            });
+      if (!e)
+        return {
+          ok: true,
+          protocol: PROTOCOL_VERSION,
+          version,
+          round: null,
+          database: { backend: self.backend, ok: true },
+          process,
+        };
       void reply.status(e.status).header('retry-after', '5').send(e.body());
       return undefined;
     }
@@ -179,7 +230,9 @@ export function buildApp(
   app.get(ROUTES.me, async (req) => council.me(forgeOf(req)));
   app.get(ROUTES.layouts, async (): Promise<Layouts> => council.layouts());
   app.get(ROUTES.currentRound, async (req) => council.roundStatus(forgeOf(req), 'current'));
-  app.get<{ Params: { round: string } }>(ROUTES.round, async (req) => council.roundStatus(forgeOf(req), roundParam(req.params.round)));
+  app.get<{ Params: { round: string } }>(ROUTES.round, async (req) =>
+    council.roundStatus(forgeOf(req), roundParam(req.params.round)),
+  );
   app.put<{ Params: { round: string; agent: string } }>(
     ROUTES.submit,
     {
@@ -187,24 +240,46 @@ export function buildApp(
       // After authentication: the upload's size, its forge's uploads, the council's slots, its deadline.
       onRequest: (req, reply, done) => {
         const refuse = (e: CouncilHttpError, headers: Record<string, string> = {}): void => {
-          void reply.status(e.status).headers({ connection: 'close', ...headers }).send(e.body());
+          void reply
+            .status(e.status)
+            .headers({ connection: 'close', ...headers })
+            .send(e.body());
         };
         const forge = forgeOf(req);
         const declared = req.headers['content-length'];
-        if (declared === undefined || !/^\d+$/.test(declared)) return refuse(new CouncilHttpError('length_required', 'an update upload must declare its size (Content-Length)'));
+        if (declared === undefined || !/^\d+$/.test(declared))
+          return refuse(
+            new CouncilHttpError('length_required', 'an update upload must declare its size (Content-Length)'),
+          );
         const length = Number(declared);
         if (length > config.payload_limit) return refuse(payloadTooLarge(config.payload_limit, 'update uploads'));
         const mine = perForge.get(forge.id) ?? 0;
         if (mine >= config.max_uploads_per_forge) {
-          return refuse(new CouncilHttpError('too_many_uploads', `forge "${forge.name}" already has ${mine} uploads in progress (at most ${config.max_uploads_per_forge} at once); retry when one has finished`), { 'retry-after': '1' });
+          return refuse(
+            new CouncilHttpError(
+              'too_many_uploads',
+              `forge "${forge.name}" already has ${mine} uploads in progress (at most ${config.max_uploads_per_forge} at once); retry when one has finished`,
+            ),
+            { 'retry-after': '1' },
+          );
         }
         // The last quarter of the slots is kept for forges with no upload in progress: a few
         // forges' stalled uploads can never hold them all.
         const reserved = Math.max(1, Math.floor(config.max_in_flight / 4));
         if (mine > 0 && inFlight >= config.max_in_flight - reserved) {
-          return refuse(new CouncilHttpError('too_many_uploads', `forge "${forge.name}" already has ${mine} upload${mine === 1 ? '' : 's'} in progress and the council keeps its last ${reserved} slot${reserved === 1 ? '' : 's'} for forges with none; retry when one has finished`), { 'retry-after': '1' });
+          return refuse(
+            new CouncilHttpError(
+              'too_many_uploads',
+              `forge "${forge.name}" already has ${mine} upload${mine === 1 ? '' : 's'} in progress and the council keeps its last ${reserved} slot${reserved === 1 ? '' : 's'} for forges with none; retry when one has finished`,
+            ),
+            { 'retry-after': '1' },
+          );
         }
-        if (inFlight >= config.max_in_flight) return refuse(new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`), { 'retry-after': '1' });
+        if (inFlight >= config.max_in_flight)
+          return refuse(
+            new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`),
+            { 'retry-after': '1' },
+          );
         inFlight++;
         perForge.set(forge.id, mine + 1);
         // The deadline follows the bytes that arrive, not the size declared: after upload_grace the
@@ -227,8 +302,14 @@ export function buildApp(
           }
           const e =
             elapsed >= longest
-              ? new CouncilHttpError('request_timeout', `the ${length}-byte body did not arrive within ${Number((longest / 1000).toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`)
-              : new CouncilHttpError('request_timeout', `the ${length}-byte body stopped arriving: ${got} bytes in ${Number((elapsed / 1000).toPrecision(6))} s (the council waits ${config.upload_grace} s, then needs ${config.upload_rate} B/s); upload again`);
+              ? new CouncilHttpError(
+                  'request_timeout',
+                  `the ${length}-byte body did not arrive within ${Number((longest / 1000).toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`,
+                )
+              : new CouncilHttpError(
+                  'request_timeout',
+                  `the ${length}-byte body stopped arriving: ${got} bytes in ${Number((elapsed / 1000).toPrecision(6))} s (the council waits ${config.upload_grace} s, then needs ${config.upload_rate} B/s); upload again`,
+                );
           log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared, ${got} arrived)`);
           if (!reply.raw.headersSent && socket.writable) socket.end(errorReplyText(e));
           socket.destroy();
@@ -251,15 +332,23 @@ export function buildApp(
     },
     async (req, reply) => {
       const round = roundParam(req.params.round);
-      const body = Buffer.isBuffer(req.body) ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent) : submissionFromBody(req.body, req.params.agent);
+      const body = Buffer.isBuffer(req.body)
+        ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent)
+        : submissionFromBody(req.body, req.params.agent);
       const url = req.headers[COUNCIL_URL_HEADER];
-      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body, { councilUrl: typeof url === 'string' ? url : null });
+      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body, {
+        councilUrl: typeof url === 'string' ? url : null,
+      });
       void reply.status(created ? 201 : 200);
       return receipt;
     },
   );
-  app.post<{ Params: { round: string } }>(ROUTES.seal, async (req) => council.seal(forgeOf(req), roundParam(req.params.round)));
-  app.get<{ Params: { round: string; agent: string } }>(ROUTES.aggregate, async (req) => council.adapter(req.params.agent, roundParam(req.params.round, 0)));
+  app.post<{ Params: { round: string } }>(ROUTES.seal, async (req) =>
+    council.seal(forgeOf(req), roundParam(req.params.round)),
+  );
+  app.get<{ Params: { round: string; agent: string } }>(ROUTES.aggregate, async (req) =>
+    council.adapter(req.params.agent, roundParam(req.params.round, 0)),
+  );
   app.get<{ Params: { agent: string } }>(ROUTES.global, async (req) => council.adapter(req.params.agent));
   app.get(ROUTES.trust, async (req) => council.trust(forgeOf(req)));
   return Object.assign(app, { uploadsInFlight: () => inFlight });
@@ -272,28 +361,48 @@ declare module 'fastify' {
 }
 
 function payloadTooLarge(limit: number, what: string): CouncilHttpError {
-  return new CouncilHttpError('payload_too_large', `request body exceeds this route's limit of ${limit} bytes (${what})`, { limit });
+  return new CouncilHttpError(
+    'payload_too_large',
+    `request body exceeds this route's limit of ${limit} bytes (${what})`,
+    { limit },
+  );
 }
 
 function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
   if (err instanceof CouncilHttpError) return err;
-  if (err instanceof StorageUnavailableError) return new CouncilHttpError('unavailable', `${err.message}; retry shortly (what was acknowledged is kept)`);
-  if (err instanceof DamagedStateError) return new CouncilHttpError('unavailable', `the council's stored state is damaged: ${err.message}; the operator must restore council.db`);
+  if (err instanceof StorageUnavailableError)
+    return new CouncilHttpError('unavailable', `${err.message}; retry shortly (what was acknowledged is kept)`);
+  if (err instanceof DamagedStateError)
+    return new CouncilHttpError(
+      'unavailable',
+      `the council's stored state is damaged: ${err.message}; the operator must restore council.db`,
+    );
   if (err instanceof ZodError) {
     const issue = err.issues[0];
     const where = issue?.path.length ? issue.path.join('.') : 'body';
-    return new CouncilHttpError('invalid_body', `${where}: ${issue?.message ?? 'invalid'}`, { issues: err.issues.slice(0, 10).map((i) => ({ path: i.path.join('.'), message: i.message })) });
+    return new CouncilHttpError('invalid_body', `${where}: ${issue?.message ?? 'invalid'}`, {
+      issues: err.issues.slice(0, 10).map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
   }
   if (err instanceof TensorError) return new CouncilHttpError('invalid_body', `safetensors body: ${err.message}`);
   const code = (err as { code?: string }).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     const limit = req.routeOptions.bodyLimit ?? SMALL_BODY_LIMIT;
-    return payloadTooLarge(limit, req.routeOptions.url === ROUTES.submit ? 'update uploads' : 'requests other than uploads');
+    return payloadTooLarge(
+      limit,
+      req.routeOptions.url === ROUTES.submit ? 'update uploads' : 'requests other than uploads',
+    );
   }
-  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new CouncilHttpError('invalid_body', 'the body is not valid JSON');
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new CouncilHttpError('invalid_body', `send the body as application/json (or a safetensors release as ${SAFETENSORS_BODY_TYPE})`);
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+    return new CouncilHttpError('invalid_body', 'the body is not valid JSON');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new CouncilHttpError(
+      'invalid_body',
+      `send the body as application/json (or a safetensors release as ${SAFETENSORS_BODY_TYPE})`,
+    );
   const status = (err as { statusCode?: number }).statusCode;
-  if (status !== undefined && status >= 400 && status < 500) return new CouncilHttpError('invalid_body', (err as Error).message);
+  if (status !== undefined && status >= 400 && status < 500)
+    return new CouncilHttpError('invalid_body', (err as Error).message);
   return new CouncilHttpError('internal', 'internal error (see the council log)');
 }
 
@@ -323,10 +432,30 @@ export async function startCouncilServer(opts: {
   const clock = opts.clock ?? systemClock;
   const storage = opts.storage ?? (await openCouncilStorage(config, 'create', log));
   const info = storage.info();
-  const id = opts.processId ?? (info.backend === 'postgres' ? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}` : 'council');
-  const useWorker = (opts.aggregation ?? 'worker') === 'worker' && (opts.storage === undefined || info.backend === 'sqlite') && workerAvailable();
-  const worker = useWorker ? new WorkerAggregator({ dataDir: config.data_dir, database: config.database, threads: opts.threads ?? 1, trustTolerance: config.trust_tolerance }) : null;
-  const council = new Council({ storage, config, clock, log, owner: id, pool: opts.pool ?? null, ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}) });
+  const id =
+    opts.processId ??
+    (info.backend === 'postgres' ? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}` : 'council');
+  const useWorker =
+    (opts.aggregation ?? 'worker') === 'worker' &&
+    (opts.storage === undefined || info.backend === 'sqlite') &&
+    workerAvailable();
+  const worker = useWorker
+    ? new WorkerAggregator({
+        dataDir: config.data_dir,
+        database: config.database,
+        threads: opts.threads ?? 1,
+        trustTolerance: config.trust_tolerance,
+      })
+    : null;
+  const council = new Council({
+    storage,
+    config,
+    clock,
+    log,
+    owner: id,
+    pool: opts.pool ?? null,
+    ...(worker ? { aggregator: worker.aggregator(() => clock.now()) } : {}),
+  });
   const policyJson = JSON.stringify(councilPolicy(config));
   // A heartbeat and a sweep every quarter lease (0.5–5 s): a silent process is noticed within one lease.
   const tickMs = Math.min(5000, Math.max(500, (config.aggregation_lease * 1000) / 4));
@@ -335,10 +464,21 @@ export async function startCouncilServer(opts: {
   let port = config.port;
   let app: (FastifyInstance & { uploadsInFlight(): number }) | undefined;
   let ticker: ReturnType<typeof setInterval> | undefined;
-  const beat = () => storage.heartbeat({ id, host: hostname(), pid: process.pid, url, startedAt, heartbeatAt: clock.now().toISOString(), role: council.role(), policyJson });
+  const beat = () =>
+    storage.heartbeat({
+      id,
+      host: hostname(),
+      pid: process.pid,
+      url,
+      startedAt,
+      heartbeatAt: clock.now().toISOString(),
+      role: council.role(),
+      policyJson,
+    });
   try {
     const live = await storage.processes(new Date(clock.now().getTime() - 3 * tickMs).toISOString());
-    for (const other of live) if (other.id !== id) policyConflict(JSON.parse(policyJson) as Record<string, unknown>, other);
+    for (const other of live)
+      if (other.id !== id) policyConflict(JSON.parse(policyJson) as Record<string, unknown>, other);
     await council.start();
     app = buildApp(council, config, log, clock, { id, backend: info.backend });
     await app.listen({ host: config.host, port: config.port });
@@ -358,7 +498,11 @@ export async function startCouncilServer(opts: {
     if (ticking) return;
     ticking = true;
     Promise.all([beat(), council.sweep()])
-      .catch((err: unknown) => log(`council: ${err instanceof StorageUnavailableError ? err.message : `background check failed: ${String(err)}`}`))
+      .catch((err: unknown) =>
+        log(
+          `council: ${err instanceof StorageUnavailableError ? err.message : `background check failed: ${String(err)}`}`,
+        ),
+      )
       .finally(() => (ticking = false));
   }, tickMs);
   ticker.unref();

@@ -162,9 +162,15 @@ export const COUNCIL_MIGRATIONS: Migration[] = [
         ALTER TABLE aggregate_chunks ADD COLUMN sha256 BLOB;
       `);
       const sub = db.prepare('UPDATE submission_chunks SET sha256 = ? WHERE submission_id = ? AND chunk = ?');
-      for (const r of db.prepare('SELECT submission_id, chunk, data FROM submission_chunks').iterate() as IterableIterator<{ submission_id: number; chunk: number; data: Buffer }>) sub.run(sha256(r.data), r.submission_id, r.chunk);
+      for (const r of db
+        .prepare('SELECT submission_id, chunk, data FROM submission_chunks')
+        .iterate() as IterableIterator<{ submission_id: number; chunk: number; data: Buffer }>)
+        sub.run(sha256(r.data), r.submission_id, r.chunk);
       const agg = db.prepare('UPDATE aggregate_chunks SET sha256 = ? WHERE round = ? AND agent = ? AND chunk = ?');
-      for (const r of db.prepare('SELECT round, agent, chunk, data FROM aggregate_chunks').iterate() as IterableIterator<{ round: number; agent: string; chunk: number; data: Buffer }>) agg.run(sha256(r.data), r.round, r.agent, r.chunk);
+      for (const r of db
+        .prepare('SELECT round, agent, chunk, data FROM aggregate_chunks')
+        .iterate() as IterableIterator<{ round: number; agent: string; chunk: number; data: Buffer }>)
+        agg.run(sha256(r.data), r.round, r.agent, r.chunk);
     },
   },
   {
@@ -197,7 +203,8 @@ function sha256(data: Buffer): Buffer {
   return createHash('sha256').update(data).digest();
 }
 
-const DAMAGED_HINT = 'the council state cannot be rebuilt from anything else: stop the council and restore council.db from a backup (`sqlite3 council.db .recover` may salvage rows into a new file)';
+const DAMAGED_HINT =
+  'the council state cannot be rebuilt from anything else: stop the council and restore council.db from a backup (`sqlite3 council.db .recover` may salvage rows into a new file)';
 
 interface ForgeDb {
   id: number;
@@ -299,7 +306,8 @@ export class SqliteCouncilStorage implements CouncilStorage {
     try {
       this.db = openDb(path, COUNCIL_MIGRATIONS, { readonly });
     } catch (err) {
-      if (err instanceof KouraiError && err.exitCode === ExitCode.integrity) throw new IntegrityError(`council database ${path} is damaged: ${err.message}`, DAMAGED_HINT);
+      if (err instanceof KouraiError && err.exitCode === ExitCode.integrity)
+        throw new IntegrityError(`council database ${path} is damaged: ${err.message}`, DAMAGED_HINT);
       throw err;
     }
     // An acknowledged submission must survive power loss, not only a crash of this process.
@@ -314,34 +322,52 @@ export class SqliteCouncilStorage implements CouncilStorage {
       forgeByToken: db.prepare('SELECT * FROM forges WHERE token_hash = ?'),
       setToken: db.prepare('UPDATE forges SET token_hash = ?, revoked_at = NULL WHERE id = ?'),
       revoke: db.prepare('UPDATE forges SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-      activity: db.prepare('SELECT forge_id, count(*) AS n, max(received_at) AS last FROM submissions GROUP BY forge_id'),
+      activity: db.prepare(
+        'SELECT forge_id, count(*) AS n, max(received_at) AS last FROM submissions GROUP BY forge_id',
+      ),
       latestRound: db.prepare('SELECT * FROM rounds ORDER BY round DESC LIMIT 1'),
       round: db.prepare('SELECT * FROM rounds WHERE round = ?'),
       listRounds: db.prepare('SELECT * FROM rounds ORDER BY round DESC LIMIT ?'),
       closingRounds: db.prepare("SELECT * FROM rounds WHERE state = 'closing' ORDER BY round"),
-      openRound: db.prepare("INSERT INTO rounds (round, state, opened_at, deadline, strategy_json, cohort_json) VALUES (?, 'open', ?, ?, ?, ?)"),
-      claim: db.prepare("UPDATE rounds SET claimed_by = @owner, lease_until = @until WHERE round = @round AND state = 'closing' AND (claimed_by IS NULL OR claimed_by = @owner OR lease_until < @at)"),
+      openRound: db.prepare(
+        "INSERT INTO rounds (round, state, opened_at, deadline, strategy_json, cohort_json) VALUES (?, 'open', ?, ?, ?, ?)",
+      ),
+      claim: db.prepare(
+        "UPDATE rounds SET claimed_by = @owner, lease_until = @until WHERE round = @round AND state = 'closing' AND (claimed_by IS NULL OR claimed_by = @owner OR lease_until < @at)",
+      ),
       settingOnce: db.prepare('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)'),
       setting: db.prepare('SELECT value FROM settings WHERE key = ?'),
       heartbeat: db.prepare(
         `INSERT INTO processes (id, host, pid, url, started_at, heartbeat_at, role, policy_json) VALUES (@id, @host, @pid, @url, @startedAt, @heartbeatAt, @role, @policyJson)
          ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, role = excluded.role, url = excluded.url`,
       ),
-      processes: db.prepare('SELECT id, host, pid, url, started_at AS startedAt, heartbeat_at AS heartbeatAt, role, policy_json AS policyJson FROM processes WHERE heartbeat_at >= ? ORDER BY heartbeat_at DESC, id'),
+      processes: db.prepare(
+        'SELECT id, host, pid, url, started_at AS startedAt, heartbeat_at AS heartbeatAt, role, policy_json AS policyJson FROM processes WHERE heartbeat_at >= ? ORDER BY heartbeat_at DESC, id',
+      ),
       removeProcess: db.prepare('DELETE FROM processes WHERE id = ?'),
       extend: db.prepare("UPDATE rounds SET deadline = ? WHERE round = ? AND state = 'open'"),
       setCohort: db.prepare('UPDATE rounds SET cohort_json = ? WHERE round = ?'),
-      close: db.prepare("UPDATE rounds SET state = 'closing', closed_at = ?, close_reason = ? WHERE round = ? AND state = 'open'"),
-      layout: db.prepare('SELECT layout_json FROM layouts WHERE agent = ? AND since_round <= ? ORDER BY since_round DESC LIMIT 1'),
-      layoutHistory: db.prepare('SELECT agent, since_round, layout_json, set_at, source FROM layouts WHERE agent = ? ORDER BY since_round'),
-      putLayout: db.prepare('INSERT OR REPLACE INTO layouts (agent, since_round, layout_json, set_at, source) VALUES (?, ?, ?, ?, ?)'),
+      close: db.prepare(
+        "UPDATE rounds SET state = 'closing', closed_at = ?, close_reason = ? WHERE round = ? AND state = 'open'",
+      ),
+      layout: db.prepare(
+        'SELECT layout_json FROM layouts WHERE agent = ? AND since_round <= ? ORDER BY since_round DESC LIMIT 1',
+      ),
+      layoutHistory: db.prepare(
+        'SELECT agent, since_round, layout_json, set_at, source FROM layouts WHERE agent = ? ORDER BY since_round',
+      ),
+      putLayout: db.prepare(
+        'INSERT OR REPLACE INTO layouts (agent, since_round, layout_json, set_at, source) VALUES (?, ?, ?, ?, ?)',
+      ),
       pendingSubmissions: db.prepare(
         `SELECT s.id, s.round, s.forge_id FROM submissions s
          WHERE s.agent = ? AND s.round >= ? AND NOT EXISTS (SELECT 1 FROM aggregates a WHERE a.round = s.round AND a.agent = s.agent)`,
       ),
       deleteChunks: db.prepare('DELETE FROM submission_chunks WHERE submission_id = ?'),
       deleteSubmission: db.prepare('DELETE FROM submissions WHERE id = ?'),
-      chunkDigests: db.prepare('SELECT chunk, data, sha256 FROM submission_chunks WHERE submission_id = ? ORDER BY chunk'),
+      chunkDigests: db.prepare(
+        'SELECT chunk, data, sha256 FROM submission_chunks WHERE submission_id = ? ORDER BY chunk',
+      ),
       submission: db.prepare('SELECT * FROM submissions WHERE round = ? AND forge_id = ? AND agent = ?'),
       insertSubmission: db.prepare(
         `INSERT INTO submissions (round, forge_id, agent, digest, base_fingerprint, clip_norm, noise_multiplier, weight, norm, coords, received_at, receipt_json)
@@ -359,25 +385,41 @@ export class SqliteCouncilStorage implements CouncilStorage {
       sealOf: db.prepare('SELECT sealed_at FROM seals WHERE round = ? AND forge_id = ?'),
       aggregateOf: db.prepare('SELECT * FROM aggregates WHERE round = ? AND agent = ?'),
       aggregatesOf: db.prepare('SELECT * FROM aggregates WHERE round = ? ORDER BY agent'),
-      insertAggregate: db.prepare('INSERT OR IGNORE INTO aggregates (round, agent, updated, outcome_json, recorded_at) VALUES (?, ?, ?, ?, ?)'),
-      insertAggChunk: db.prepare('INSERT INTO aggregate_chunks (round, agent, chunk, data, sha256) VALUES (?, ?, ?, ?, ?)'),
-      insertScore: db.prepare('INSERT INTO scores (round, forge_id, agent, distance2, similarity, used) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertAggregate: db.prepare(
+        'INSERT OR IGNORE INTO aggregates (round, agent, updated, outcome_json, recorded_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      insertAggChunk: db.prepare(
+        'INSERT INTO aggregate_chunks (round, agent, chunk, data, sha256) VALUES (?, ?, ?, ?, ?)',
+      ),
+      insertScore: db.prepare(
+        'INSERT INTO scores (round, forge_id, agent, distance2, similarity, used) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
       globalOf: db.prepare(
         `SELECT a.round, a.outcome_json FROM aggregates a
          WHERE a.agent = @agent AND a.updated = 1 AND a.round < @before
            AND a.round >= coalesce((SELECT max(since_round) FROM layouts l WHERE l.agent = @agent AND l.since_round <= @before), 0)
          ORDER BY a.round DESC LIMIT 1`,
       ),
-      globalChunks: db.prepare('SELECT chunk, data, sha256 FROM aggregate_chunks WHERE round = ? AND agent = ? ORDER BY chunk'),
+      globalChunks: db.prepare(
+        'SELECT chunk, data, sha256 FROM aggregate_chunks WHERE round = ? AND agent = ? ORDER BY chunk',
+      ),
       globalChunk: db.prepare('SELECT data, sha256 FROM aggregate_chunks WHERE round = ? AND agent = ? AND chunk = ?'),
       scores: db.prepare('SELECT * FROM scores WHERE round = ? ORDER BY forge_id, agent'),
-      finish: db.prepare("UPDATE rounds SET state = 'aggregated', aggregated_at = ? WHERE round = ? AND state = 'closing'"),
+      finish: db.prepare(
+        "UPDATE rounds SET state = 'aggregated', aggregated_at = ? WHERE round = ? AND state = 'closing'",
+      ),
       setTrust: db.prepare('UPDATE forges SET trust = ?, rounds_scored = rounds_scored + 1 WHERE id = ?'),
       exile: db.prepare('UPDATE forges SET exiled_at = ?, exiled_round = ? WHERE id = ? AND exiled_at IS NULL'),
-      history: db.prepare('INSERT INTO trust_history (round, forge_id, similarity, trust_before, trust_after) VALUES (?, ?, ?, ?, ?)'),
-      trustHistory: db.prepare('SELECT round, similarity, trust_after AS trust FROM trust_history WHERE forge_id = ? ORDER BY round'),
+      history: db.prepare(
+        'INSERT INTO trust_history (round, forge_id, similarity, trust_before, trust_after) VALUES (?, ?, ?, ?, ?)',
+      ),
+      trustHistory: db.prepare(
+        'SELECT round, similarity, trust_after AS trust FROM trust_history WHERE forge_id = ? ORDER BY round',
+      ),
       event: db.prepare('INSERT INTO events (at, round, forge_id, kind, detail_json) VALUES (?, ?, ?, ?, ?)'),
-      events: db.prepare('SELECT id, at, round, forge_id AS forgeId, kind, detail_json AS detailJson FROM events ORDER BY id DESC LIMIT ?'),
+      events: db.prepare(
+        'SELECT id, at, round, forge_id AS forgeId, kind, detail_json AS detailJson FROM events ORDER BY id DESC LIMIT ?',
+      ),
     };
   }
 
@@ -410,7 +452,8 @@ export class SqliteCouncilStorage implements CouncilStorage {
         return forgeRow({ ...row, token_hash: hash });
       })();
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new ConflictError(`a forge named "${name}" already exists`, 'pick another name (forge names are unique)');
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+        throw new ConflictError(`a forge named "${name}" already exists`, 'pick another name (forge names are unique)');
       throw err;
     }
   }
@@ -476,8 +519,15 @@ export class SqliteCouncilStorage implements CouncilStorage {
 
   async extendDeadline(round: number, deadline: string, at: string, cohort?: string[] | null): Promise<void> {
     this.db.transaction(() => {
-      if (this.s.extend.run(deadline, round).changes === 1 && cohort !== undefined) this.s.setCohort.run(cohort && JSON.stringify(cohort), round);
-      this.s.event.run(at, round, null, 'round_extended', JSON.stringify({ deadline, reason: 'no submissions by the deadline' }));
+      if (this.s.extend.run(deadline, round).changes === 1 && cohort !== undefined)
+        this.s.setCohort.run(cohort && JSON.stringify(cohort), round);
+      this.s.event.run(
+        at,
+        round,
+        null,
+        'round_extended',
+        JSON.stringify({ deadline, reason: 'no submissions by the deadline' }),
+      );
     })();
   }
 
@@ -500,20 +550,48 @@ export class SqliteCouncilStorage implements CouncilStorage {
   }
 
   async layoutHistory(agent: string): Promise<LayoutRecord[]> {
-    return (this.s.layoutHistory.all(agent) as { agent: string; since_round: number; layout_json: string; set_at: string; source: string }[])
+    return (
+      this.s.layoutHistory.all(agent) as {
+        agent: string;
+        since_round: number;
+        layout_json: string;
+        set_at: string;
+        source: string;
+      }[]
+    )
       .filter((r) => r.layout_json !== 'null')
-      .map((r) => ({ agent: r.agent, sinceRound: r.since_round, layout: JSON.parse(r.layout_json) as Layout, setAt: r.set_at, source: r.source }));
+      .map((r) => ({
+        agent: r.agent,
+        sinceRound: r.since_round,
+        layout: JSON.parse(r.layout_json) as Layout,
+        setAt: r.set_at,
+        source: r.source,
+      }));
   }
 
-  async adoptLayout(agent: string, layout: Layout | null, sinceRound: number, at: string, source: string): Promise<{ removed: { round: number; forgeId: number }[] }> {
+  async adoptLayout(
+    agent: string,
+    layout: Layout | null,
+    sinceRound: number,
+    at: string,
+    source: string,
+  ): Promise<{ removed: { round: number; forgeId: number }[] }> {
     return this.db.transaction(() => {
-      const removed = (this.s.pendingSubmissions.all(agent, sinceRound) as { id: number; round: number; forge_id: number }[]).map((r) => {
+      const removed = (
+        this.s.pendingSubmissions.all(agent, sinceRound) as { id: number; round: number; forge_id: number }[]
+      ).map((r) => {
         this.s.deleteChunks.run(r.id);
         this.s.deleteSubmission.run(r.id);
         return { round: r.round, forgeId: r.forge_id };
       });
       this.s.putLayout.run(agent, sinceRound, JSON.stringify(layout), at, source);
-      this.s.event.run(at, sinceRound, null, 'layout_adopted', JSON.stringify({ agent, source, coords: layout?.size ?? null, removed }));
+      this.s.event.run(
+        at,
+        sinceRound,
+        null,
+        'layout_adopted',
+        JSON.stringify({ agent, source, coords: layout?.size ?? null, removed }),
+      );
       return { removed };
     })();
   }
@@ -523,14 +601,17 @@ export class SqliteCouncilStorage implements CouncilStorage {
     return r && submissionRow(r);
   }
 
-  async insertSubmission(sub: NewSubmission): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }> {
+  async insertSubmission(
+    sub: NewSubmission,
+  ): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }> {
     return this.db.transaction(() => {
       const existing = this.s.submission.get(sub.round, sub.forgeId, sub.agent) as SubmissionDb | undefined;
       if (existing) return { inserted: false as const, row: submissionRow(existing) };
       const round = this.s.round.get(sub.round) as RoundDb | undefined;
       if (round?.state !== 'open') throw new RoundNotOpenError(sub.round);
       const stored = this.s.layout.get(sub.agent, sub.round) as { layout_json: string } | undefined;
-      if (!stored || stored.layout_json === 'null' || !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout)) throw new LayoutChangedError(sub.agent);
+      if (!stored || stored.layout_json === 'null' || !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout))
+        throw new LayoutChangedError(sub.agent);
       const { chunks: _c, layout: _l, ...fields } = sub;
       const row = this.s.insertSubmission.get(fields) as SubmissionDb;
       sub.chunks.forEach((data, i) => this.s.insertChunk.run(row.id, i, data, sha256(data)));
@@ -572,7 +653,11 @@ export class SqliteCouncilStorage implements CouncilStorage {
   async damagedSubmissions(submissions: readonly SubmissionRow[]): Promise<{ id: number; chunk: number }[]> {
     const out: { id: number; chunk: number }[] = [];
     for (const s of submissions) {
-      for (const r of this.s.chunkDigests.iterate(s.id) as IterableIterator<{ chunk: number; data: Buffer; sha256: Buffer | null }>) {
+      for (const r of this.s.chunkDigests.iterate(s.id) as IterableIterator<{
+        chunk: number;
+        data: Buffer;
+        sha256: Buffer | null;
+      }>) {
         if (!r.sha256 || !sha256(r.data).equals(r.sha256)) {
           out.push({ id: s.id, chunk: r.chunk });
           break;
@@ -582,10 +667,17 @@ export class SqliteCouncilStorage implements CouncilStorage {
     return out;
   }
 
-  async chunkReader(submissions: readonly SubmissionRow[], layout: Layout, agent: string, round: number): Promise<ChunkReader> {
+  async chunkReader(
+    submissions: readonly SubmissionRow[],
+    layout: Layout,
+    agent: string,
+    round: number,
+  ): Promise<ChunkReader> {
     const ranges = chunkRanges(layout);
     const ids = submissions.map((s) => s.id);
-    const stmt = this.db.prepare(`SELECT submission_id AS id, data FROM submission_chunks WHERE chunk = ? AND submission_id IN (${ids.map(() => '?').join(',') || 'NULL'})`);
+    const stmt = this.db.prepare(
+      `SELECT submission_id AS id, data FROM submission_chunks WHERE chunk = ? AND submission_id IN (${ids.map(() => '?').join(',') || 'NULL'})`,
+    );
     const readChunk = (c: number): Float32Array[] => {
       const rows = stmt.all(c, ...ids) as { id: number; data: Buffer }[];
       const byId = new Map(rows.map((r) => [r.id, r.data]));
@@ -598,11 +690,22 @@ export class SqliteCouncilStorage implements CouncilStorage {
     const global = this.s.globalOf.get({ agent, before: round }) as { round: number } | undefined;
     const baseChunk = (c: number): Float32Array => {
       const r = this.s.globalChunk.get(global?.round, agent, c) as { data: Buffer; sha256: Buffer | null } | undefined;
-      if (!r) throw new DamagedStateError(`council.db: chunk ${c} of the ${agent} global from round ${global?.round} is missing`);
-      if (!r.sha256 || !sha256(r.data).equals(r.sha256)) throw new DamagedStateError(`council.db: chunk ${c} of the ${agent} global from round ${global?.round} does not match its digest`);
+      if (!r)
+        throw new DamagedStateError(
+          `council.db: chunk ${c} of the ${agent} global from round ${global?.round} is missing`,
+        );
+      if (!r.sha256 || !sha256(r.data).equals(r.sha256))
+        throw new DamagedStateError(
+          `council.db: chunk ${c} of the ${agent} global from round ${global?.round} does not match its digest`,
+        );
       return f32FromLE(r.data);
     };
-    const assemble = (start: number, end: number, get: (c: number) => Float32Array[], count: number): Float32Array[] => {
+    const assemble = (
+      start: number,
+      end: number,
+      get: (c: number) => Float32Array[],
+      count: number,
+    ): Float32Array[] => {
       let c = firstRange(ranges, start);
       const first = ranges[c];
       if (first && first[0] === start && first[1] === end) return get(c);
@@ -626,12 +729,29 @@ export class SqliteCouncilStorage implements CouncilStorage {
   }
 
   async aggregateOf(round: number, agent: string): Promise<AggregateRow | undefined> {
-    const r = this.s.aggregateOf.get(round, agent) as { round: number; agent: string; updated: number; outcome_json: string; recorded_at: string } | undefined;
-    return r && { round: r.round, agent: r.agent, updated: r.updated === 1, outcomeJson: r.outcome_json, recordedAt: r.recorded_at };
+    const r = this.s.aggregateOf.get(round, agent) as
+      { round: number; agent: string; updated: number; outcome_json: string; recorded_at: string } | undefined;
+    return (
+      r && {
+        round: r.round,
+        agent: r.agent,
+        updated: r.updated === 1,
+        outcomeJson: r.outcome_json,
+        recordedAt: r.recorded_at,
+      }
+    );
   }
 
   async aggregatesOf(round: number): Promise<AggregateRow[]> {
-    return (this.s.aggregatesOf.all(round) as { round: number; agent: string; updated: number; outcome_json: string; recorded_at: string }[]).map((r) => ({
+    return (
+      this.s.aggregatesOf.all(round) as {
+        round: number;
+        agent: string;
+        updated: number;
+        outcome_json: string;
+        recorded_at: string;
+      }[]
+    ).map((r) => ({
       round: r.round,
       agent: r.agent,
       updated: r.updated === 1,
@@ -642,26 +762,49 @@ export class SqliteCouncilStorage implements CouncilStorage {
 
   async recordAggregate(row: AggregateRow, globalChunks: Buffer[] | null, scores: ScoreRow[]): Promise<void> {
     this.db.transaction(() => {
-      if (this.s.insertAggregate.run(row.round, row.agent, row.updated ? 1 : 0, row.outcomeJson, row.recordedAt).changes === 0) return;
+      if (
+        this.s.insertAggregate.run(row.round, row.agent, row.updated ? 1 : 0, row.outcomeJson, row.recordedAt)
+          .changes === 0
+      )
+        return;
       globalChunks?.forEach((data, i) => this.s.insertAggChunk.run(row.round, row.agent, i, data, sha256(data)));
-      for (const s of scores) this.s.insertScore.run(s.round, s.forgeId, s.agent, s.distance2, s.similarity, s.used ? 1 : 0);
+      for (const s of scores)
+        this.s.insertScore.run(s.round, s.forgeId, s.agent, s.distance2, s.similarity, s.used ? 1 : 0);
     })();
   }
 
-  async globalOf(agent: string, beforeRound = Number.MAX_SAFE_INTEGER): Promise<{ round: number; strategy: string } | undefined> {
-    const r = this.s.globalOf.get({ agent, before: beforeRound }) as { round: number; outcome_json: string } | undefined;
+  async globalOf(
+    agent: string,
+    beforeRound = Number.MAX_SAFE_INTEGER,
+  ): Promise<{ round: number; strategy: string } | undefined> {
+    const r = this.s.globalOf.get({ agent, before: beforeRound }) as
+      { round: number; outcome_json: string } | undefined;
     return r && { round: r.round, strategy: (JSON.parse(r.outcome_json) as { strategy: string }).strategy };
   }
 
   async globalChunks(round: number, agent: string): Promise<Buffer[]> {
-    return (this.s.globalChunks.all(round, agent) as { chunk: number; data: Buffer; sha256: Buffer | null }[]).map((r) => {
-      if (!r.sha256 || !sha256(r.data).equals(r.sha256)) throw new DamagedStateError(`council.db: chunk ${r.chunk} of the ${agent} global from round ${round} does not match its digest`);
-      return r.data;
-    });
+    return (this.s.globalChunks.all(round, agent) as { chunk: number; data: Buffer; sha256: Buffer | null }[]).map(
+      (r) => {
+        if (!r.sha256 || !sha256(r.data).equals(r.sha256))
+          throw new DamagedStateError(
+            `council.db: chunk ${r.chunk} of the ${agent} global from round ${round} does not match its digest`,
+          );
+        return r.data;
+      },
+    );
   }
 
   async scoresFor(round: number): Promise<ScoreRow[]> {
-    return (this.s.scores.all(round) as { round: number; forge_id: number; agent: string; distance2: number; similarity: number; used: number }[]).map((r) => ({
+    return (
+      this.s.scores.all(round) as {
+        round: number;
+        forge_id: number;
+        agent: string;
+        distance2: number;
+        similarity: number;
+        used: number;
+      }[]
+    ).map((r) => ({
       round: r.round,
       forgeId: r.forge_id,
       agent: r.agent,
@@ -679,11 +822,24 @@ export class SqliteCouncilStorage implements CouncilStorage {
         this.s.history.run(round, u.forgeId, u.similarity, u.before, u.after);
         if (u.exile && this.s.exile.run(at, round, u.forgeId).changes === 1) {
           const f = this.s.forgeById.get(u.forgeId) as ForgeDb;
-          this.s.event.run(at, round, u.forgeId, 'stoa_falls', JSON.stringify({ forge: f.name, trust: u.after, similarity: u.similarity }));
+          this.s.event.run(
+            at,
+            round,
+            u.forgeId,
+            'stoa_falls',
+            JSON.stringify({ forge: f.name, trust: u.after, similarity: u.similarity }),
+          );
         }
       }
       this.s.event.run(at, round, null, 'round_aggregated', JSON.stringify({ forges_scored: updates.length }));
-      if (next) this.s.openRound.run(next.round, next.openedAt, next.deadline, next.strategyJson, next.cohort && JSON.stringify(next.cohort));
+      if (next)
+        this.s.openRound.run(
+          next.round,
+          next.openedAt,
+          next.deadline,
+          next.strategyJson,
+          next.cohort && JSON.stringify(next.cohort),
+        );
       return true;
     })();
   }
@@ -754,13 +910,22 @@ function preflight(path: string, readonly: boolean): void {
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
     const version = db.pragma('user_version', { simple: true }) as number;
-    const hasForges = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forges'").get() !== undefined;
-    if (version === 0 || !hasForges) throw new IntegrityError(`${path} is an SQLite database but not a council's (no council schema): refusing to use it`, 'point --data-dir at the council\'s own directory');
+    const hasForges =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forges'").get() !== undefined;
+    if (version === 0 || !hasForges)
+      throw new IntegrityError(
+        `${path} is an SQLite database but not a council's (no council schema): refusing to use it`,
+        "point --data-dir at the council's own directory",
+      );
     if (!readonly) {
       const check = (db.pragma('quick_check(5)') as { quick_check: string }[]).map((r) => r.quick_check);
-      if (check[0] !== 'ok') throw new IntegrityError(`council database ${path} is damaged: ${check.join('; ')}`, DAMAGED_HINT);
+      if (check[0] !== 'ok')
+        throw new IntegrityError(`council database ${path} is damaged: ${check.join('; ')}`, DAMAGED_HINT);
     } else if (version < (COUNCIL_MIGRATIONS.at(-1)?.version ?? 0)) {
-      throw new EnvironmentError(`council database ${path} has an older schema (version ${version})`, 'run `kourai council serve` (or any command that changes the council) once to upgrade it');
+      throw new EnvironmentError(
+        `council database ${path} has an older schema (version ${version})`,
+        'run `kourai council serve` (or any command that changes the council) once to upgrade it',
+      );
     }
   } catch (err) {
     if (err instanceof KouraiError) throw err;

@@ -210,10 +210,18 @@ export interface CouncilStorage {
    * Updates of that agent in rounds ≥ sinceRound that are not aggregated yet are deleted (they
    * are in the old layout); returns which.
    */
-  adoptLayout(agent: string, layout: Layout | null, sinceRound: number, at: string, source: string): Promise<{ removed: { round: number; forgeId: number }[] }>;
+  adoptLayout(
+    agent: string,
+    layout: Layout | null,
+    sinceRound: number,
+    at: string,
+    source: string,
+  ): Promise<{ removed: { round: number; forgeId: number }[] }>;
   submission(round: number, forgeId: number, agent: string): Promise<SubmissionRow | undefined>;
   /** Inserts atomically; if the slot is taken returns the existing row instead. */
-  insertSubmission(s: NewSubmission): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }>;
+  insertSubmission(
+    s: NewSubmission,
+  ): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }>;
   submissionsFor(round: number, agent: string): Promise<SubmissionRow[]>;
   submittedAgents(round: number, forgeId: number): Promise<string[]>;
   /** Agents with at least one submission in the round. */
@@ -224,7 +232,12 @@ export interface CouncilStorage {
   /** Submissions whose stored bytes no longer match their digests (with the first bad chunk). */
   damagedSubmissions(submissions: readonly SubmissionRow[]): Promise<{ id: number; chunk: number }[]>;
   /** A reader over the given submissions (ordered as given) and the agent's global before `round`. */
-  chunkReader(submissions: readonly SubmissionRow[], layout: Layout, agent: string, round: number): Promise<ChunkReader>;
+  chunkReader(
+    submissions: readonly SubmissionRow[],
+    layout: Layout,
+    agent: string,
+    round: number,
+  ): Promise<ChunkReader>;
 
   // aggregates, globals, trust
   aggregateOf(round: number, agent: string): Promise<AggregateRow | undefined>;

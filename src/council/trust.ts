@@ -38,7 +38,7 @@ export function similarities(distance2: readonly number[], tolerance: number): n
     if (!Number.isFinite(x)) return 0;
     if (x <= tolerance * m) return 1;
     if (m === 0) return 0;
-    return (tolerance * m / x) ** 2;
+    return ((tolerance * m) / x) ** 2;
   });
 }
 
@@ -68,7 +68,13 @@ export function roundTrustUpdates(
     if (!f) continue;
     const similarity = sims.reduce((a, b) => a + b, 0) / sims.length;
     const after = nextTrust(f.trust, similarity, s.alpha);
-    out.push({ forgeId, similarity, before: f.trust, after, exile: f.exiledAt === null && shouldExile(after, f.roundsScored + 1, s) });
+    out.push({
+      forgeId,
+      similarity,
+      before: f.trust,
+      after,
+      exile: f.exiledAt === null && shouldExile(after, f.roundsScored + 1, s),
+    });
   }
   return out;
 }

@@ -1,5 +1,12 @@
 import { chunkRanges, requirement, selectionOf } from '../aggregation/strategy.js';
-import { adapterDigest, PROTOCOL_VERSION, type Adapter, type Me, type RoundStatus, type Trust } from '../protocol/wire.js';
+import {
+  adapterDigest,
+  PROTOCOL_VERSION,
+  type Adapter,
+  type Me,
+  type RoundStatus,
+  type Trust,
+} from '../protocol/wire.js';
 import { FEDERATING_AGENTS } from '../memoir/format/agents.js';
 import { f32FromLE } from '../tensor/float-codec.js';
 import { tensorToJson } from '../tensor/json.js';
@@ -33,7 +40,11 @@ export interface RoundSummary {
   agents: { agent: string; aggregated: boolean; skipped_reason: string | null; forges: string[]; used: string[] }[];
 }
 
-export async function roundSummary(storage: CouncilStorage, r: RoundRow, fallbackPolicy: PrivacyPolicy): Promise<RoundSummary> {
+export async function roundSummary(
+  storage: CouncilStorage,
+  r: RoundRow,
+  fallbackPolicy: PrivacyPolicy,
+): Promise<RoundSummary> {
   const settings = parseRoundSettings(r.strategyJson, fallbackPolicy);
   const counts = await storage.forgeCounts(r.round);
   const aggs: AggregateRow[] = await storage.aggregatesOf(r.round);
@@ -56,7 +67,13 @@ export async function roundSummary(storage: CouncilStorage, r: RoundRow, fallbac
     forges_sealed: counts.sealed,
     agents: aggs.map((a) => {
       const o = parseOutcome(a.outcomeJson);
-      return { agent: a.agent, aggregated: a.updated, skipped_reason: o.skipped_reason, forges: o.forges, used: o.used };
+      return {
+        agent: a.agent,
+        aggregated: a.updated,
+        skipped_reason: o.skipped_reason,
+        forges: o.forges,
+        used: o.used,
+      };
     }),
   };
 }
@@ -72,7 +89,12 @@ export function policyView(p: PrivacyPolicy): RoundStatus['privacy_policy'] {
 }
 
 /** GET /v1/rounds/:round — the round as one forge sees it. */
-export async function roundStatusView(storage: CouncilStorage, config: CouncilConfig, r: RoundRow, forge: ForgeRow): Promise<RoundStatus> {
+export async function roundStatusView(
+  storage: CouncilStorage,
+  config: CouncilConfig,
+  r: RoundRow,
+  forge: ForgeRow,
+): Promise<RoundStatus> {
   const s = await roundSummary(storage, r, privacyPolicyOf(config));
   const globals: Record<string, number> = {};
   const agents: string[] = [];
@@ -117,8 +139,15 @@ export async function roundStatusView(storage: CouncilStorage, config: CouncilCo
       used: a.used.length,
       yours_used: a.forges.includes(forge.name) ? a.used.includes(forge.name) : null,
     })),
-    exiles: (await storage.listForges()).filter((f) => f.exiledRound === r.round).map((f) => ({ forge: f.name, round: r.round })),
-    cohort: r.cohort && { size: r.cohort.length, forges: [...r.cohort], you: r.cohort.includes(me.name), next_check: r.deadline },
+    exiles: (await storage.listForges())
+      .filter((f) => f.exiledRound === r.round)
+      .map((f) => ({ forge: f.name, round: r.round })),
+    cohort: r.cohort && {
+      size: r.cohort.length,
+      forges: [...r.cohort],
+      you: r.cohort.includes(me.name),
+      next_check: r.deadline,
+    },
   };
 }
 
@@ -138,7 +167,11 @@ export interface RoundListEntry {
   agents: { agent: string; updates: number; aggregated: boolean; used: number; skipped_reason: string | null }[];
 }
 
-export async function roundListView(storage: CouncilStorage, limit: number, fallbackPolicy: PrivacyPolicy): Promise<RoundListEntry[]> {
+export async function roundListView(
+  storage: CouncilStorage,
+  limit: number,
+  fallbackPolicy: PrivacyPolicy,
+): Promise<RoundListEntry[]> {
   const out: RoundListEntry[] = [];
   for (const r of await storage.listRounds(limit)) {
     const s = await roundSummary(storage, r, fallbackPolicy);
@@ -154,14 +187,26 @@ export async function roundListView(storage: CouncilStorage, limit: number, fall
       byzantine: s.strategy.byzantine,
       forges_submitted: s.forges_submitted,
       forges_sealed: s.forges_sealed,
-      agents: s.agents.map((a) => ({ agent: a.agent, updates: a.forges.length, aggregated: a.aggregated, used: a.used.length, skipped_reason: a.skipped_reason })),
+      agents: s.agents.map((a) => ({
+        agent: a.agent,
+        updates: a.forges.length,
+        aggregated: a.aggregated,
+        used: a.used.length,
+        skipped_reason: a.skipped_reason,
+      })),
     });
   }
   return out;
 }
 
 export function meView(forge: ForgeRow): Me {
-  return { forge: forge.name, created_at: forge.createdAt, trust: forge.trust, exiled: forge.exiledAt !== null, protocol: PROTOCOL_VERSION };
+  return {
+    forge: forge.name,
+    created_at: forge.createdAt,
+    trust: forge.trust,
+    exiled: forge.exiledAt !== null,
+    protocol: PROTOCOL_VERSION,
+  };
 }
 
 export interface TrustSettingsView {
@@ -186,7 +231,16 @@ export async function trustView(storage: CouncilStorage, config: TrustSettingsVi
 
 /** Every forge's trust and the exiles (`kourai council trust`). */
 export interface TrustListView {
-  forges: { forge: string; id: number; trust: number; rounds_scored: number; last_similarity: number | null; exiled: boolean; exiled_round: number | null; created_at: string }[];
+  forges: {
+    forge: string;
+    id: number;
+    trust: number;
+    rounds_scored: number;
+    last_similarity: number | null;
+    exiled: boolean;
+    exiled_round: number | null;
+    created_at: string;
+  }[];
   /** Exiles, newest first (the Stoa Falls). */
   stoa_falls: { at: string; round: number | null; forge: string; trust: number }[];
 }
@@ -216,20 +270,35 @@ export async function trustListView(storage: CouncilStorage): Promise<TrustListV
 }
 
 /** An adapter document: the global an aggregation produced, decoded from its stored chunks (digests checked). */
-export async function adapterView(storage: CouncilStorage, agent: string, round: number, strategy: string): Promise<Adapter> {
+export async function adapterView(
+  storage: CouncilStorage,
+  agent: string,
+  round: number,
+  strategy: string,
+): Promise<Adapter> {
   const layout = await storage.agentLayout(agent, round);
   if (!layout) throw new Error(`council.db: no layout stored for ${agent}`);
   const chunks = await storage.globalChunks(round, agent);
   const flat = new Float32Array(layout.size);
   chunkRanges(layout).forEach(([s], i) => flat.set(f32FromLE(chunks[i] as Buffer), s));
-  const tensors = layout.tensors.map((t) => ({ name: t.name, shape: t.shape, data: flat.subarray(t.offset, t.offset + t.size) }));
+  const tensors = layout.tensors.map((t) => ({
+    name: t.name,
+    shape: t.shape,
+    data: flat.subarray(t.offset, t.offset + t.size),
+  }));
   return { agent, round, strategy, digest: adapterDigest(tensors), tensors: tensors.map(tensorToJson) };
 }
 
 /** Round 0: the agent's public initialisation in `layout`, published like any version. */
 export function publicInitView(agent: string, layout: Layout): Adapter {
   const tensors = publicInit(layout, agent);
-  return { agent, round: 0, strategy: 'public-init', digest: adapterDigest(tensors), tensors: tensors.map(tensorToJson) };
+  return {
+    agent,
+    round: 0,
+    strategy: 'public-init',
+    digest: adapterDigest(tensors),
+    tensors: tensors.map(tensorToJson),
+  };
 }
 
 /** One row of `kourai council forge list`. */
@@ -262,7 +331,12 @@ export async function forgeListView(storage: CouncilStorage): Promise<ForgeListE
 }
 
 /** Per submitted agent, the round key of the release the council holds for the forge (from its receipt). */
-async function heldRoundKeys(storage: CouncilStorage, round: number, forgeId: number, agents: readonly string[]): Promise<Record<string, string>> {
+async function heldRoundKeys(
+  storage: CouncilStorage,
+  round: number,
+  forgeId: number,
+  agents: readonly string[],
+): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const agent of agents) {
     const row = await storage.submission(round, forgeId, agent);

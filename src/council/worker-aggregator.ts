@@ -21,7 +21,9 @@ export class WorkerAggregator {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: AgentAggregate) => void; reject: (e: Error) => void }>();
 
-  constructor(private readonly init: { dataDir: string; database: string | null; threads: number; trustTolerance: number }) {}
+  constructor(
+    private readonly init: { dataDir: string; database: string | null; threads: number; trustTolerance: number },
+  ) {}
 
   /** The aggregator to give the Council; `now` (recorded_at) is the council's clock. */
   aggregator(now: () => Date): AgentAggregator {

@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import { CancelledError, ExitCode, InvalidDataError, KouraiError, NetworkError, type ExitCodeValue } from '../errors.js';
+import {
+  CancelledError,
+  ExitCode,
+  InvalidDataError,
+  KouraiError,
+  NetworkError,
+  type ExitCodeValue,
+} from '../errors.js';
 import {
   adapterDigest,
   AdapterSchema,
@@ -83,7 +90,11 @@ export class CouncilRequestError extends KouraiError {
   readonly councilCode: string;
   readonly details: Record<string, unknown> | undefined;
   constructor(status: number, councilCode: string, message: string, details?: Record<string, unknown>, hint?: string) {
-    super(`council: ${message} (${status} ${councilCode})`, { exitCode: exitCodeFor(status, councilCode), code: `council_${councilCode}`, ...(hint ? { hint } : {}) });
+    super(`council: ${message} (${status} ${councilCode})`, {
+      exitCode: exitCodeFor(status, councilCode),
+      code: `council_${councilCode}`,
+      ...(hint ? { hint } : {}),
+    });
     this.status = status;
     this.councilCode = councilCode;
     this.details = details;
@@ -124,15 +135,30 @@ export interface DownloadedAdapter {
 
 export class CouncilClient {
   private readonly base: string;
-  private readonly opts: Required<Pick<CouncilClientOptions, 'timeoutMs' | 'retries' | 'backoffMs' | 'retryForMs' | 'waitNoticeMs'>> & CouncilClientOptions;
+  private readonly opts: Required<
+    Pick<CouncilClientOptions, 'timeoutMs' | 'retries' | 'backoffMs' | 'retryForMs' | 'waitNoticeMs'>
+  > &
+    CouncilClientOptions;
 
   constructor(opts: CouncilClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
-    this.opts = { timeoutMs: 30_000, retries: 4, backoffMs: 250, retryForMs: 60_000, waitNoticeMs: 5000, councilUrlHeader: true, ...opts };
+    this.opts = {
+      timeoutMs: 30_000,
+      retries: 4,
+      backoffMs: 250,
+      retryForMs: 60_000,
+      waitNoticeMs: 5000,
+      councilUrlHeader: true,
+      ...opts,
+    };
   }
 
   health(): Promise<Health> {
-    return this.request('GET', ROUTES.health, HealthSchema, { auth: false, retry: true, maxBytes: ANSWER_LIMITS.small });
+    return this.request('GET', ROUTES.health, HealthSchema, {
+      auth: false,
+      retry: true,
+      maxBytes: ANSWER_LIMITS.small,
+    });
   }
 
   me(): Promise<Me> {
@@ -155,7 +181,12 @@ export class CouncilClient {
   /** The newest global council adapter of an agent (round 0: its public initialisation); null when the council holds none for it. */
   async globalAdapter(agent: string, expect?: AdapterExpectation): Promise<DownloadedAdapter | null> {
     try {
-      return decodeAdapter(await this.request('GET', path.global(agent), AdapterSchema, { retry: true, maxBytes: expect ? adapterLimit(expect.layout) : ANSWER_LIMITS.adapter }));
+      return decodeAdapter(
+        await this.request('GET', path.global(agent), AdapterSchema, {
+          retry: true,
+          maxBytes: expect ? adapterLimit(expect.layout) : ANSWER_LIMITS.adapter,
+        }),
+      );
     } catch (err) {
       if (err instanceof CouncilRequestError && err.councilCode === 'no_global') return null;
       throw err;
@@ -164,7 +195,12 @@ export class CouncilClient {
 
   /** The adapter a given round produced for an agent. */
   async aggregate(round: number, agent: string, expect?: AdapterExpectation): Promise<DownloadedAdapter> {
-    return decodeAdapter(await this.request('GET', path.aggregate(round, agent), AdapterSchema, { retry: true, maxBytes: expect ? adapterLimit(expect.layout) : ANSWER_LIMITS.adapter }));
+    return decodeAdapter(
+      await this.request('GET', path.aggregate(round, agent), AdapterSchema, {
+        retry: true,
+        maxBytes: expect ? adapterLimit(expect.layout) : ANSWER_LIMITS.adapter,
+      }),
+    );
   }
 
   /** Sends one agent's update (the difference from the global adapter it trained from; round 0's is the public initialisation). */
@@ -182,7 +218,11 @@ export class CouncilClient {
    * Sends a release document (src/privacy/release.ts) as it is: the JSON text `privacy release`
    * writes, byte for byte, or the same release as a safetensors body (no base64 third).
    */
-  submitRelease(round: number, release: CouncilRelease, opts: { encoding?: 'json' | 'safetensors' } = {}): Promise<Receipt> {
+  submitRelease(
+    round: number,
+    release: CouncilRelease,
+    opts: { encoding?: 'json' | 'safetensors' } = {},
+  ): Promise<Receipt> {
     const safetensors = opts.encoding === 'safetensors';
     return this.request('PUT', path.submit(round, release.agent), ReceiptSchema, {
       body: safetensors ? releaseToSafetensors(release) : releaseJson(release),
@@ -210,7 +250,12 @@ export class CouncilClient {
     }
   }
 
-  private async request<S extends z.ZodType>(method: string, route: string, schema: S, o: { body?: string | Uint8Array; contentType?: string; auth?: boolean; retry?: boolean; maxBytes?: number }): Promise<z.output<S>> {
+  private async request<S extends z.ZodType>(
+    method: string,
+    route: string,
+    schema: S,
+    o: { body?: string | Uint8Array; contentType?: string; auth?: boolean; retry?: boolean; maxBytes?: number },
+  ): Promise<z.output<S>> {
     const maxBytes = o.maxBytes ?? ANSWER_LIMITS.document;
     let attempt = 0;
     const began = Date.now();
@@ -232,19 +277,40 @@ export class CouncilClient {
         try {
           json = JSON.parse(text);
         } catch {
-          throw new CouncilRequestError(status, 'bad_response', `${method} ${route} answered something that is not JSON`);
+          throw new CouncilRequestError(
+            status,
+            'bad_response',
+            `${method} ${route} answered something that is not JSON`,
+          );
         }
         const parsed = schema.safeParse(json);
-        if (!parsed.success) throw new CouncilRequestError(status, 'bad_response', `${method} ${route} answered an unexpected document: ${parsed.error.issues[0]?.message ?? ''}`);
+        if (!parsed.success)
+          throw new CouncilRequestError(
+            status,
+            'bad_response',
+            `${method} ${route} answered an unexpected document: ${parsed.error.issues[0]?.message ?? ''}`,
+          );
         return parsed.data;
       }
-      if (o.retry && (status >= 500 || status === 429) && attempt < this.opts.retries && Date.now() - began < this.opts.retryForMs) {
+      if (
+        o.retry &&
+        (status >= 500 || status === 429) &&
+        attempt < this.opts.retries &&
+        Date.now() - began < this.opts.retryForMs
+      ) {
         const after = Number(answer.headers.get('retry-after'));
-        await this.pause(Number.isFinite(after) && after > 0 ? Math.min(after, 60) * 1000 : this.opts.backoffMs * 2 ** attempt, method, route);
+        await this.pause(
+          Number.isFinite(after) && after > 0 ? Math.min(after, 60) * 1000 : this.opts.backoffMs * 2 ** attempt,
+          method,
+          route,
+        );
         attempt++;
         continue;
       }
-      let err: { code: string; message: string; details?: Record<string, unknown> } = { code: `http_${status}`, message: `${method} ${route} failed with HTTP ${status}` };
+      let err: { code: string; message: string; details?: Record<string, unknown> } = {
+        code: `http_${status}`,
+        message: `${method} ${route} failed with HTTP ${status}`,
+      };
       try {
         const body = ErrorBodySchema.safeParse(JSON.parse(text));
         if (body.success) err = body.data.error;
@@ -270,11 +336,17 @@ export class CouncilClient {
    * the first byte and every byte after it) and hold at most `maxBytes`, else nothing of it is
    * kept. While it waits, a line is said every `waitNoticeMs`.
    */
-  private async exchange(method: string, route: string, o: { body?: string | Uint8Array; contentType?: string; auth?: boolean }, maxBytes: number): Promise<{ status: number; headers: Headers; text: string }> {
+  private async exchange(
+    method: string,
+    route: string,
+    o: { body?: string | Uint8Array; contentType?: string; auth?: boolean },
+    maxBytes: number,
+  ): Promise<{ status: number; headers: Headers; text: string }> {
     const doFetch = this.opts.fetch ?? fetch;
     const what = `${method} ${route}`;
     // Large answers (adapters) get time in proportion to their size on top of the deadline.
-    const deadlineMs = this.opts.timeoutMs + (maxBytes > ANSWER_LIMITS.document ? (maxBytes / MIN_ANSWER_RATE) * 1000 : 0);
+    const deadlineMs =
+      this.opts.timeoutMs + (maxBytes > ANSWER_LIMITS.document ? (maxBytes / MIN_ANSWER_RATE) * 1000 : 0);
     const stop = new AbortController();
     let why: 'deadline' | 'cancelled' | null = null;
     const onAbort = (): void => {
@@ -289,7 +361,13 @@ export class CouncilClient {
     }, deadlineMs);
     const started = Date.now();
     const notice = this.opts.onWait
-      ? setInterval(() => this.opts.onWait?.(`waiting for the council (${what}): no complete answer after ${Math.round((Date.now() - started) / 1000)} s (gives up after ${fmtSeconds(deadlineMs)})`), Math.min(this.opts.waitNoticeMs, Math.max(250, deadlineMs / 3)))
+      ? setInterval(
+          () =>
+            this.opts.onWait?.(
+              `waiting for the council (${what}): no complete answer after ${Math.round((Date.now() - started) / 1000)} s (gives up after ${fmtSeconds(deadlineMs)})`,
+            ),
+          Math.min(this.opts.waitNoticeMs, Math.max(250, deadlineMs / 3)),
+        )
       : null;
     let received = 0;
     try {
@@ -308,11 +386,14 @@ export class CouncilClient {
       });
       if (res.status >= 300 && res.status < 400) {
         await res.body?.cancel().catch(() => undefined);
-        throw new KouraiError(`the council at ${this.base} answered ${res.status} to ${what}, a redirect${redirectTarget(res.headers.get('location'), this.base)}: not followed (kourai speaks only to the URL it joined)`, {
-          exitCode: ExitCode.network,
-          code: 'council_redirect',
-          hint: 'if the council moved, ask its operator for the new URL and run kourai federate join --server URL again',
-        });
+        throw new KouraiError(
+          `the council at ${this.base} answered ${res.status} to ${what}, a redirect${redirectTarget(res.headers.get('location'), this.base)}: not followed (kourai speaks only to the URL it joined)`,
+          {
+            exitCode: ExitCode.network,
+            code: 'council_redirect',
+            hint: 'if the council moved, ask its operator for the new URL and run kourai federate join --server URL again',
+          },
+        );
       }
       const declared = Number(res.headers.get('content-length'));
       if (Number.isFinite(declared) && declared > maxBytes) {
@@ -330,12 +411,22 @@ export class CouncilClient {
       return { status: res.status, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') };
     } catch (err) {
       if (err instanceof KouraiError) throw err;
-      if (why === 'cancelled' || this.opts.signal?.aborted) throw new CancelledError(`cancelled while waiting for the council (${what})`);
+      if (why === 'cancelled' || this.opts.signal?.aborted)
+        throw new CancelledError(`cancelled while waiting for the council (${what})`);
       if (why === 'deadline') {
-        const msg = received > 0 ? `did not finish answering within ${fmtSeconds(deadlineMs)} (${received} bytes arrived)` : `did not answer within ${fmtSeconds(deadlineMs)}`;
-        throw new NetworkError(`council: ${this.base} ${msg} (${what})`, 'check the council URL and that the council is running; --retry-for bounds how long a round keeps trying');
+        const msg =
+          received > 0
+            ? `did not finish answering within ${fmtSeconds(deadlineMs)} (${received} bytes arrived)`
+            : `did not answer within ${fmtSeconds(deadlineMs)}`;
+        throw new NetworkError(
+          `council: ${this.base} ${msg} (${what})`,
+          'check the council URL and that the council is running; --retry-for bounds how long a round keeps trying',
+        );
       }
-      throw new NetworkError(`council: cannot reach ${this.base}: ${messageOf(err)}`, 'check the council URL and that the council is running');
+      throw new NetworkError(
+        `council: cannot reach ${this.base}: ${messageOf(err)}`,
+        'check the council URL and that the council is running',
+      );
     } finally {
       clearTimeout(timer);
       if (notice) clearInterval(notice);
@@ -367,11 +458,20 @@ export function adapterLimit(specs: readonly { name: string; shape: readonly num
 }
 
 function tooLarge(base: string, what: string, limit: number): KouraiError {
-  return new KouraiError(`the council at ${base}: ${what} answered more than ${fmtBytes(limit)} (the most such an answer may hold): nothing of it was kept`, { exitCode: ExitCode.network, code: 'council_answer_too_large', hint: 'the council (or something in front of it) is broken or hostile: tell its operator' });
+  return new KouraiError(
+    `the council at ${base}: ${what} answered more than ${fmtBytes(limit)} (the most such an answer may hold): nothing of it was kept`,
+    {
+      exitCode: ExitCode.network,
+      code: 'council_answer_too_large',
+      hint: 'the council (or something in front of it) is broken or hostile: tell its operator',
+    },
+  );
 }
 
 function fmtBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${Number((n / 1024 / 1024).toPrecision(3))} MiB` : `${Number((n / 1024).toPrecision(3))} KiB`;
+  return n >= 1024 * 1024
+    ? `${Number((n / 1024 / 1024).toPrecision(3))} MiB`
+    : `${Number((n / 1024).toPrecision(3))} KiB`;
 }
 
 function fmtSeconds(ms: number): string {
@@ -390,7 +490,9 @@ function redirectTarget(location: string | null, base: string): string {
 
 function messageOf(err: unknown): string {
   try {
-    const m = (err as { cause?: { message?: unknown }; message?: unknown }).cause?.message ?? (err as { message?: unknown }).message;
+    const m =
+      (err as { cause?: { message?: unknown }; message?: unknown }).cause?.message ??
+      (err as { message?: unknown }).message;
     return typeof m === 'string' ? m : String(err);
   } catch {
     return 'request failed';
@@ -398,12 +500,22 @@ function messageOf(err: unknown): string {
 }
 
 /** The council refused this request's protocol version: say both versions and which side to upgrade. */
-function protocolRefused(where: string, status: number, err: { message: string; details?: Record<string, unknown> }): CouncilRequestError {
+function protocolRefused(
+  where: string,
+  status: number,
+  err: { message: string; details?: Record<string, unknown> },
+): CouncilRequestError {
   const num = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
   const council = num(err.details?.council_protocol);
   const sent = num(err.details?.request_protocol) ?? PROTOCOL_VERSION;
-  const message = council === null ? err.message : `the council at ${where} speaks protocol v${council} and refused this request's v${sent}`;
-  const hint = council !== null && council < sent ? 'the council runs an older kourai: ask its operator to upgrade' : 'upgrade kourai on this forge';
+  const message =
+    council === null
+      ? err.message
+      : `the council at ${where} speaks protocol v${council} and refused this request's v${sent}`;
+  const hint =
+    council !== null && council < sent
+      ? 'the council runs an older kourai: ask its operator to upgrade'
+      : 'upgrade kourai on this forge';
   return new CouncilRequestError(status, 'protocol_mismatch', message, err.details, hint);
 }
 
@@ -411,6 +523,9 @@ function protocolRefused(where: string, status: number, err: { message: string; 
 export function decodeAdapter(a: z.infer<typeof AdapterSchema>): DownloadedAdapter {
   const tensors = a.tensors.map(tensorFromJson);
   const digest = adapterDigest(tensors);
-  if (digest !== a.digest) throw new InvalidDataError(`the council's ${a.agent} adapter of round ${a.round} does not match its published digest (${a.digest.slice(0, 12)}…, got ${digest.slice(0, 12)}…): nothing was used`);
+  if (digest !== a.digest)
+    throw new InvalidDataError(
+      `the council's ${a.agent} adapter of round ${a.round} does not match its published digest (${a.digest.slice(0, 12)}…, got ${digest.slice(0, 12)}…): nothing was used`,
+    );
   return { agent: a.agent, round: a.round, strategy: a.strategy, tensors };
 }

@@ -16,7 +16,8 @@ const SETTINGS = {
     file: 'min_tier',
     env: 'KOURAI_FEEDBACK_MIN_TIER',
     flag: '--min-tier',
-    parse: (raw: unknown): TierName | { invalid: string } => (isTier(raw) ? raw : { invalid: `not a tier; expected one of: ${TIER_NAMES.join(', ')}` }),
+    parse: (raw: unknown): TierName | { invalid: string } =>
+      isTier(raw) ? raw : { invalid: `not a tier; expected one of: ${TIER_NAMES.join(', ')}` },
   },
   cooldown: {
     file: 'cooldown',
@@ -24,19 +25,28 @@ const SETTINGS = {
     flag: '--cooldown',
     parse: (raw: unknown, from: 'file' | 'env' | 'flag'): number | { invalid: string } => {
       const n = from === 'env' ? Number(raw) : raw;
-      return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 10_000 ? n : { invalid: 'must be a whole number of entries (0–10000)' };
+      return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 10_000
+        ? n
+        : { invalid: 'must be a whole number of entries (0–10000)' };
     },
   },
 } satisfies Record<string, Setting<unknown>>;
 
-export function gatingPolicy(home: string, env: Readonly<Record<string, string | undefined>>, flags: { minTier?: TierName | undefined; cooldown?: number | undefined }): GatingPolicy {
+export function gatingPolicy(
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+  flags: { minTier?: TierName | undefined; cooldown?: number | undefined },
+): GatingPolicy {
   const { values } = resolveLayered({
     home,
     env,
     section: 'feedback',
     settings: SETTINGS,
     defaults: { minTier: DEFAULT_POLICY.minTier, cooldown: DEFAULT_POLICY.cooldown },
-    flags: { ...(flags.minTier ? { minTier: flags.minTier } : {}), ...(flags.cooldown !== undefined ? { cooldown: flags.cooldown } : {}) },
+    flags: {
+      ...(flags.minTier ? { minTier: flags.minTier } : {}),
+      ...(flags.cooldown !== undefined ? { cooldown: flags.cooldown } : {}),
+    },
   });
   const policy: GatingPolicy = { ...DEFAULT_POLICY, ...values };
   policy.maxCooldown = Math.max(policy.maxCooldown, policy.cooldown);

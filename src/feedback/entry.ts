@@ -28,7 +28,13 @@ export const MAX_COMMENT = 2000;
 export const MAX_TEXT_BYTES = 1024 * 1024;
 export type Rating = (typeof RATINGS)[number];
 
-export const RATING_LABEL: Readonly<Record<Rating, string>> = { 1: 'way off', 2: 'a bit off', 3: 'unsure', 4: 'right', 5: 'exactly right' };
+export const RATING_LABEL: Readonly<Record<Rating, string>> = {
+  1: 'way off',
+  2: 'a bit off',
+  3: 'unsure',
+  4: 'right',
+  5: 'exactly right',
+};
 
 export function isRating(n: unknown): n is Rating {
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 5;
@@ -49,7 +55,12 @@ export const KIND_HELP: Readonly<Record<ResponseKind, string>> = {
   deferred: 'decided later',
 };
 
-const BEAT_WORD: Readonly<Record<ResponseKind, string>> = { accepted: 'lands', modified: 'reworked', rejected: 'refused', deferred: 'deferred' };
+const BEAT_WORD: Readonly<Record<ResponseKind, string>> = {
+  accepted: 'lands',
+  modified: 'reworked',
+  rejected: 'refused',
+  deferred: 'deferred',
+};
 
 /** The response kind a rating suggests (the prompt pre-selects it; the player confirms). */
 export function suggestedKind(rating: Rating, revised: boolean): ResponseKind {

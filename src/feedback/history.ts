@@ -12,10 +12,21 @@ import type { StoryIndex } from '../memoir-index/story-queries.js';
  * answer is known, so it reads at most `cooldown` lines from disk. A rating newer than the last
  * skip (written by any host) ends the back-off, as an answer here does.
  */
-export function feedbackHistory(q: StoryIndex, agent: Agent, policy: GatingPolicy, skip: SkipRecord | undefined): FeedbackHistory & { newestEntryId: string | null } {
+export function feedbackHistory(
+  q: StoryIndex,
+  agent: Agent,
+  policy: GatingPolicy,
+  skip: SkipRecord | undefined,
+): FeedbackHistory & { newestEntryId: string | null } {
   const acc = new AffinityAccumulator();
   for (const c of q.affinityChanges([agent])) {
-    acc.add({ agent: c.agent, delta: c.affinity_delta, entry_id: c.entry_id, scene_id: c.scene_id, recorded_at: c.recorded_at });
+    acc.add({
+      agent: c.agent,
+      delta: c.affinity_delta,
+      entry_id: c.entry_id,
+      scene_id: c.scene_id,
+      recorded_at: c.recorded_at,
+    });
   }
   let skips = skip?.count ?? 0;
   const required = requiredCooldown(policy, skips);

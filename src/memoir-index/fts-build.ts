@@ -43,9 +43,15 @@ export class FullTextBuild {
   ) {
     this.stmts = {
       file: db.prepare<[number], FileRow>('SELECT * FROM files WHERE id = ?'),
-      seqs: db.prepare<[number, number, number], [number, number]>('SELECT line, seq FROM entries WHERE file_id = ? AND line BETWEEN ? AND ?').raw(),
+      seqs: db
+        .prepare<[number, number, number], [number, number]>(
+          'SELECT line, seq FROM entries WHERE file_id = ? AND line BETWEEN ? AND ?',
+        )
+        .raw(),
       count: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM entries WHERE file_id = ?'),
-      span: db.prepare<[number], { n: number; lo: number | null; hi: number | null }>('SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM entries WHERE file_id = ?'),
+      span: db.prepare<[number], { n: number; lo: number | null; hi: number | null }>(
+        'SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM entries WHERE file_id = ?',
+      ),
       lineOf: db.prepare<[number], number>('SELECT line FROM entries WHERE seq = ?').pluck(),
       insertFts: db.prepare('INSERT INTO entries_fts (rowid, text) VALUES (?, ?)'),
       done: db.prepare('UPDATE files SET fts_complete = 1 WHERE id = ?'),
@@ -95,20 +101,36 @@ export class FullTextBuild {
       const changed = appendOnlyViolation(fd, row, Number(st.size), String(st.dev), String(st.ino));
       if (changed) throw changedError(row.path, changed);
       const until = row.indexed_bytes;
-      worker = this.opts.parallel && until >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, until, BATCH, { content: 'text', hashes: false }) : undefined;
-      const local = worker ? undefined : encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: until, batchEntries: BATCH, priorOccurrences: () => 0, content: 'text' });
+      worker =
+        this.opts.parallel && until >= PARALLEL_MIN_BYTES && workerAvailable()
+          ? new WorkerRows(fd, until, BATCH, { content: 'text', hashes: false })
+          : undefined;
+      const local = worker
+        ? undefined
+        : encodeRows(fd, {
+            fromOffset: 0,
+            fromLine: 1,
+            untilOffset: until,
+            batchEntries: BATCH,
+            priorOccurrences: () => 0,
+            content: 'text',
+          });
       const decoder = new RowDecoder();
       // A file's rows are inserted in line order, so seq order is line order; when its seqs are also
       // consecutive (a file loaded in one go: the usual case here), the k-th entry read is row lo + k.
       const span = this.stmts.span.get(row.id);
-      const first = span && span.lo !== null && span.hi !== null && span.hi - span.lo + 1 === span.n ? span.lo : undefined;
+      const first =
+        span && span.lo !== null && span.hi !== null && span.hi - span.lo + 1 === span.n ? span.lo : undefined;
       let written = 0;
       for (const batch of rowBatches(worker, local)) {
         if (batch instanceof Promise) {
           yield batch;
           continue;
         }
-        written += first === undefined ? this.writeBatch(row, batch, decoder) : this.writeBatchAt(row, batch, decoder, first + written);
+        written +=
+          first === undefined
+            ? this.writeBatch(row, batch, decoder)
+            : this.writeBatchAt(row, batch, decoder, first + written);
         yield batch.endBytes;
       }
       // Every entry indexed for the file got its text: nothing more, nothing less.
@@ -130,7 +152,8 @@ export class FullTextBuild {
       lastLine = line;
       this.stmts.insertFts.run(seq + n++, text);
     });
-    if (n > 0 && (this.stmts.lineOf.get(seq) !== firstLine || this.stmts.lineOf.get(seq + n - 1) !== lastLine)) throw changedError(row.path, `line ${firstLine} or ${lastLine} is not where it was indexed`);
+    if (n > 0 && (this.stmts.lineOf.get(seq) !== firstLine || this.stmts.lineOf.get(seq + n - 1) !== lastLine))
+      throw changedError(row.path, `line ${firstLine} or ${lastLine} is not where it was indexed`);
     return n;
   }
 
@@ -140,7 +163,12 @@ export class FullTextBuild {
     decoder.eachText(batch, (line, text) => rows.push([line, text]));
     if (rows.length === 0) return 0;
     const seqs = new Map<number, number>();
-    for (const [line, seq] of this.stmts.seqs.all(row.id, (rows[0] as [number, string])[0], (rows[rows.length - 1] as [number, string])[0])) seqs.set(line, seq);
+    for (const [line, seq] of this.stmts.seqs.all(
+      row.id,
+      (rows[0] as [number, string])[0],
+      (rows[rows.length - 1] as [number, string])[0],
+    ))
+      seqs.set(line, seq);
     for (const [line, text] of rows) {
       const seq = seqs.get(line);
       if (seq === undefined) throw changedError(row.path, `line ${line} is an entry now but was not when indexed`);

@@ -4,7 +4,16 @@ import { openForReading } from '../memoir/file/reader.js';
 import type { DB } from '../store/db.js';
 import { BASE_ID_INDEX, BULK_INDEXES } from './index-migrations.js';
 import { rowBatches, WorkerRows, workerAvailable } from './index-pipeline.js';
-import { encodeRows, fileHashes, HASH_WINDOW, readBytes, RowDecoder, sha, type FileHashes, type RowBatch } from './index-rows.js';
+import {
+  encodeRows,
+  fileHashes,
+  HASH_WINDOW,
+  readBytes,
+  RowDecoder,
+  sha,
+  type FileHashes,
+  type RowBatch,
+} from './index-rows.js';
 
 export { CHUNK_BYTES, HASH_WINDOW, searchText, sha } from './index-rows.js';
 
@@ -71,12 +80,20 @@ export interface BuildOptions {
 }
 
 /** Why the file is no longer an extension of what was indexed, or undefined. */
-export function appendOnlyViolation(fd: number, row: FileRow, size: number, dev: string, ino: string): string | undefined {
+export function appendOnlyViolation(
+  fd: number,
+  row: FileRow,
+  size: number,
+  dev: string,
+  ino: string,
+): string | undefined {
   if (row.indexed_bytes === 0) return undefined;
   if (row.ino !== ino || row.dev !== dev) return 'the file was replaced (different inode): not an append';
   if (size < row.indexed_bytes) return `the file shrank from ${row.indexed_bytes} to ${size} bytes: not an append`;
-  if (row.head_hash !== sha(readBytes(fd, 0, Math.min(HASH_WINDOW, row.indexed_bytes)))) return 'bytes near the start of the file changed: not an append';
-  if (row.tail_hash !== sha(readBytes(fd, row.tail_start, row.indexed_bytes))) return 'bytes near the end of the indexed part changed: not an append';
+  if (row.head_hash !== sha(readBytes(fd, 0, Math.min(HASH_WINDOW, row.indexed_bytes))))
+    return 'bytes near the start of the file changed: not an append';
+  if (row.tail_hash !== sha(readBytes(fd, row.tail_start, row.indexed_bytes)))
+    return 'bytes near the end of the indexed part changed: not an append';
   return undefined;
 }
 
@@ -101,7 +118,9 @@ export class IndexBuild {
   ) {
     this.stmts = {
       fileByPath: db.prepare<[string], FileRow>('SELECT * FROM files WHERE path = ?'),
-      insertFile: db.prepare('INSERT INTO files (path, dev, ino, player, project, session, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      insertFile: db.prepare(
+        'INSERT INTO files (path, dev, ino, player, project, session, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
       resetFile: db.prepare(
         'UPDATE files SET dev = ?, ino = ?, indexed_bytes = 0, indexed_lines = 0, head_hash = NULL, tail_start = 0, tail_hash = NULL, fts_complete = 1, updated_at = ? WHERE id = ?',
       ),
@@ -117,14 +136,22 @@ export class IndexBuild {
           recorded_at, affinity_delta, response_kind, felt, has_preference, supersedes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
       ),
       insertFts: db.prepare('INSERT INTO entries_fts (rowid, text) VALUES (?, ?)'),
-      insertProblem: db.prepare('INSERT INTO problems (file_id, line, offset, length, kind, message) VALUES (?, ?, ?, ?, ?, ?)'),
-      shareableOf: db.prepare<[string], { shareable: number }>('SELECT shareable FROM entries WHERE entry_id = ? ORDER BY seq LIMIT 1'),
+      insertProblem: db.prepare(
+        'INSERT INTO problems (file_id, line, offset, length, kind, message) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      shareableOf: db.prepare<[string], { shareable: number }>(
+        'SELECT shareable FROM entries WHERE entry_id = ? ORDER BY seq LIMIT 1',
+      ),
       narrow: db.prepare(
         `UPDATE entries SET shareable = 0, split_reason = 'private_original', lenient = 1
          WHERE seq = ? AND (SELECT o.shareable FROM entries o WHERE o.entry_id = ? AND o.seq < ? ORDER BY o.seq LIMIT 1) = 0`,
       ),
-      countBase: db.prepare<[number, string], { n: number }>('SELECT count(*) AS n FROM entries WHERE file_id = ? AND base_id = ?'),
-      progress: db.prepare('UPDATE files SET indexed_bytes = ?, indexed_lines = ?, head_hash = ?, tail_start = ?, tail_hash = ?, updated_at = ? WHERE id = ?'),
+      countBase: db.prepare<[number, string], { n: number }>(
+        'SELECT count(*) AS n FROM entries WHERE file_id = ? AND base_id = ?',
+      ),
+      progress: db.prepare(
+        'UPDATE files SET indexed_bytes = ?, indexed_lines = ?, head_hash = ?, tail_start = ?, tail_hash = ?, updated_at = ? WHERE id = ?',
+      ),
       upsertChunk: db.prepare('INSERT OR REPLACE INTO chunks (file_id, chunk, hash) VALUES (?, ?, ?)'),
       integrity: db.prepare('INSERT INTO integrity_events (path, detected_at, what) VALUES (?, ?, ?)'),
       indexedTotal: db.prepare<[], { n: number }>('SELECT coalesce(sum(indexed_bytes), 0) AS n FROM files'),
@@ -146,7 +173,8 @@ export class IndexBuild {
     try {
       for (const p of this.paths) plans.push(this.plan(p));
       const newBytes = plans.reduce((s, p) => s + p.size - (p.clear ? 0 : p.row.indexed_bytes), 0);
-      const keptBytes = (this.stmts.indexedTotal.get()?.n ?? 0) - plans.reduce((s, p) => s + (p.clear ? p.row.indexed_bytes : 0), 0);
+      const keptBytes =
+        (this.stmts.indexedTotal.get()?.n ?? 0) - plans.reduce((s, p) => s + (p.clear ? p.row.indexed_bytes : 0), 0);
       const bulk = newBytes >= BULK_MIN_BYTES && newBytes >= keptBytes;
       // Every file from byte 0: Python lines are numbered without looking up the index.
       const allFresh = plans.every((p) => p.clear || p.row.indexed_bytes === 0);
@@ -248,7 +276,15 @@ export class IndexBuild {
         this.stmts.deleteProblems.run(p.row.id);
         this.stmts.deleteChunks.run(p.row.id);
         this.stmts.resetFile.run(p.row.dev, p.row.ino, now, p.row.id);
-        p.row = { ...p.row, indexed_bytes: 0, indexed_lines: 0, head_hash: null, tail_start: 0, tail_hash: null, fts_complete: 1 };
+        p.row = {
+          ...p.row,
+          indexed_bytes: 0,
+          indexed_lines: 0,
+          head_hash: null,
+          tail_start: 0,
+          tail_hash: null,
+          fts_complete: 1,
+        };
       }
     };
     if (this.inBulk) run();
@@ -262,7 +298,9 @@ export class IndexBuild {
     // Without full-text rows to write (a bulk load), the rows need no search text either.
     const fts = row.fts_complete === 1;
     const worker =
-      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable() ? new WorkerRows(fd, size, BATCH, { content: fts ? 'all' : 'rows' }) : undefined;
+      this.inBulk && fresh && this.opts.parallel && size >= PARALLEL_MIN_BYTES && workerAvailable()
+        ? new WorkerRows(fd, size, BATCH, { content: fts ? 'all' : 'rows' })
+        : undefined;
     const local = worker
       ? undefined
       : encodeRows(fd, {
@@ -309,7 +347,8 @@ export class IndexBuild {
         const batch = it.value;
         // Nothing new (the last, empty batch of a file already up to date): no write, so that a reading
         // command never needs the write lock another process may hold for a long time (`memoir index`).
-        const nothing = batch.entries === 0 && batch.problems.length === 0 && batch.endBytes === row.indexed_bytes && !fresh;
+        const nothing =
+          batch.entries === 0 && batch.problems.length === 0 && batch.endBytes === row.indexed_bytes && !fresh;
         if (this.inBulk) write(batch);
         else if (!nothing) this.db.transaction(write)(batch);
         newEntries += batch.entries;

@@ -1,4 +1,14 @@
-import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ConflictError, EnvironmentError, IntegrityError, type KouraiError } from '../errors.js';
@@ -24,8 +34,24 @@ export interface OpenedIndexDb {
   cleanup?: () => void;
 }
 
-const DAMAGE = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_VTAB']);
-const PERMISSION = new Set(['SQLITE_READONLY', 'SQLITE_CANTOPEN', 'SQLITE_READONLY_DIRECTORY', 'SQLITE_READONLY_DBMOVED', 'SQLITE_AUTH', 'SQLITE_PERM', 'EACCES', 'EPERM', 'EROFS']);
+const DAMAGE = new Set([
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_CORRUPT_INDEX',
+  'SQLITE_CORRUPT_SEQUENCE',
+  'SQLITE_CORRUPT_VTAB',
+]);
+const PERMISSION = new Set([
+  'SQLITE_READONLY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_READONLY_DIRECTORY',
+  'SQLITE_READONLY_DBMOVED',
+  'SQLITE_AUTH',
+  'SQLITE_PERM',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+]);
 
 function codeOf(err: unknown): string {
   let e: unknown = err;
@@ -41,7 +67,8 @@ function codeOf(err: unknown): string {
 }
 
 export const isDamage = (err: unknown): boolean => DAMAGE.has(codeOf(err)) || codeOf(err).startsWith('SQLITE_CORRUPT');
-export const isPermission = (err: unknown): boolean => PERMISSION.has(codeOf(err)) || codeOf(err).startsWith('SQLITE_READONLY');
+export const isPermission = (err: unknown): boolean =>
+  PERMISSION.has(codeOf(err)) || codeOf(err).startsWith('SQLITE_READONLY');
 
 const isBusy = (code: string): boolean => code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
 const isFull = (code: string): boolean => code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
@@ -62,9 +89,21 @@ export function writeFailure(err: unknown, path: string, after: string): KouraiE
       'run the command again once the other kourai command writing the index (memoir index, a first search) has finished',
     );
   }
-  const why = isFull(code) ? 'the disk is full' : isIo(code) ? `an I/O error (${code})` : isPermission(err) ? (err as Error).message : undefined;
+  const why = isFull(code)
+    ? 'the disk is full'
+    : isIo(code)
+      ? `an I/O error (${code})`
+      : isPermission(err)
+        ? (err as Error).message
+        : undefined;
   if (why === undefined) return undefined;
-  return new EnvironmentError(`cannot write ${where}: ${why}: ${after}`, isFull(code) ? 'free some space, or point KOURAI_HOME at another disk (the index is a cache: deleting it loses nothing)' : 'check the disk and the permissions, or point KOURAI_HOME at a writable directory', err);
+  return new EnvironmentError(
+    `cannot write ${where}: ${why}: ${after}`,
+    isFull(code)
+      ? 'free some space, or point KOURAI_HOME at another disk (the index is a cache: deleting it loses nothing)'
+      : 'check the disk and the permissions, or point KOURAI_HOME at a writable directory',
+    err,
+  );
 }
 
 /** Moves a damaged index (and its WAL and shared-memory files) aside; returns where it went. */
@@ -108,7 +147,11 @@ export function unwritable(path: string): string | undefined {
 /** For commands that must write the index (`memoir index`): exit 3 naming the path. */
 export function assertIndexWritable(path: string): void {
   const why = unwritable(path);
-  if (why) throw new EnvironmentError(`cannot write the memoir index ${path}: ${why}`, 'fix the permissions, or point KOURAI_HOME at a writable directory');
+  if (why)
+    throw new EnvironmentError(
+      `cannot write the memoir index ${path}: ${why}`,
+      'fix the permissions, or point KOURAI_HOME at a writable directory',
+    );
 }
 
 export function memoryDb(): DB {
@@ -125,10 +168,13 @@ export function openIndexDb(path: string, now: () => Date): OpenedIndexDb {
   } catch (err) {
     if (isPermission(err)) return readOnly(path, (err as Error).message, notes);
     // A full disk says nothing about the file: read it as a read-only home would, never move it aside.
-    if (isFull(codeOf(err)) || isIo(codeOf(err))) return readOnly(path, isFull(codeOf(err)) ? 'the disk is full' : `an I/O error (${codeOf(err)})`, notes);
+    if (isFull(codeOf(err)) || isIo(codeOf(err)))
+      return readOnly(path, isFull(codeOf(err)) ? 'the disk is full' : `an I/O error (${codeOf(err)})`, notes);
     if (!isDamage(err) && !(err instanceof IntegrityError)) throw err;
     const aside = moveAside(path, now());
-    notes.push(`the memoir index ${path} was damaged (${reason(err)}); it was moved aside to ${aside} and is rebuilt from the memoirs`);
+    notes.push(
+      `the memoir index ${path} was damaged (${reason(err)}); it was moved aside to ${aside} and is rebuilt from the memoirs`,
+    );
     return { db: openDb(path, INDEX_MIGRATIONS), source: 'file', notes };
   }
 }

@@ -26,12 +26,24 @@ export class WorkerRows {
   private wake: (() => void) | undefined;
   private done = false;
 
-  constructor(fd: number, untilOffset: number, batchEntries: number, opts: { content?: RowContent; hashes?: boolean; ahead?: number } = {}) {
+  constructor(
+    fd: number,
+    untilOffset: number,
+    batchEntries: number,
+    opts: { content?: RowContent; hashes?: boolean; ahead?: number } = {},
+  ) {
     const ahead = opts.ahead ?? 2;
     const shared = new SharedArrayBuffer(4);
     this.credits = new Int32Array(shared);
     this.credits[0] = ahead;
-    const input: WorkerInput = { fd, untilOffset, batchEntries, content: opts.content ?? 'all', hashes: opts.hashes !== false, credits: shared };
+    const input: WorkerInput = {
+      fd,
+      untilOffset,
+      batchEntries,
+      content: opts.content ?? 'all',
+      hashes: opts.hashes !== false,
+      credits: shared,
+    };
     this.worker = startWorker(workerScript(), { workerData: input });
     this.worker.on('message', (m: WorkerMessage) => {
       this.queue.push(m);
@@ -85,7 +97,10 @@ export class WorkerRows {
  * wherever the worker is behind (yield it on, then go on). Returns the worker's file hashes (null when
  * read here or not asked for).
  */
-export function* rowBatches(worker: WorkerRows | undefined, local: Iterator<RowBatch> | undefined): Generator<RowBatch | Promise<void>, FileHashes | null> {
+export function* rowBatches(
+  worker: WorkerRows | undefined,
+  local: Iterator<RowBatch> | undefined,
+): Generator<RowBatch | Promise<void>, FileHashes | null> {
   for (;;) {
     if (!worker) {
       const it = (local as Iterator<RowBatch>).next();

@@ -66,7 +66,8 @@ export function searchText(e: MemoirEntry): string {
 /** A `\\u` escape in `b[start, end)` (JSON text: a backslash always starts an escape). */
 function hasUnicodeEscape(b: Buffer, start: number, end: number): boolean {
   const line = b.subarray(start, end);
-  for (let i = line.indexOf(0x5c); i >= 0 && i < line.length - 1; i = line.indexOf(0x5c, i + 2)) if (line[i + 1] === 0x75) return true;
+  for (let i = line.indexOf(0x5c); i >= 0 && i < line.length - 1; i = line.indexOf(0x5c, i + 2))
+    if (line[i + 1] === 0x75) return true;
   return false;
 }
 
@@ -121,7 +122,11 @@ export function* encodeRows(fd: number, opts: EncodeOptions): Generator<RowBatch
   const scan = opts.scan !== false;
   let endBytes = opts.fromOffset;
   let endLines = opts.fromLine - 1;
-  for (const v of readLineViewsFd(fd, { fromOffset: opts.fromOffset, fromLine: opts.fromLine, untilOffset: opts.untilOffset })) {
+  for (const v of readLineViewsFd(fd, {
+    fromOffset: opts.fromOffset,
+    fromLine: opts.fromLine,
+    untilOffset: opts.untilOffset,
+  })) {
     if (!v.terminated) break; // a torn tail
     occurrences.at(v.offset, v.length);
     // Canonical lines are read from their bytes (src/memoir/format/scan/); anything else, and every error, by parseLine.
@@ -206,7 +211,8 @@ class Area {
     for (let i = s; i < e; i++) {
       const c = b[i] as number;
       if (c < 0x80) units++;
-      else if (c >= 0xf0) units += 2; // a surrogate pair
+      else if (c >= 0xf0)
+        units += 2; // a surrogate pair
       else if (c >= 0xc0) units++;
     }
     return units;
@@ -288,7 +294,8 @@ class RowEncoder {
     v[o + F_OFFSET] = rec.offset;
     v[o + F_LENGTH] = rec.length;
     v[o + F_AFFINITY] = e.affinity_delta;
-    v[o + F_FLAGS] = (verdict.shareable ? 1 : 0) | (verdict.lenient ? 2 : 0) | (e.training_label?.preference_pair ? 4 : 0) | UTF8_ROW;
+    v[o + F_FLAGS] =
+      (verdict.shareable ? 1 : 0) | (verdict.lenient ? 2 : 0) | (e.training_label?.preference_pair ? 4 : 0) | UTF8_ROW;
     v[o + F_AGENT] = this.code(e.agent);
     v[o + F_SOURCE] = this.code(e.source);
     v[o + F_TYPE] = this.code(entryTypeOf(e));
@@ -337,7 +344,8 @@ class RowEncoder {
    */
   addScanned(v: LineView, s: ScannedLine, id: string | undefined, baseLength: number): void {
     // An ASCII line without \u escapes has only ASCII strings (\n, \", \\ … decode to ASCII).
-    this.rowAscii = isAscii(v.buf.subarray(v.start, v.end)) && (s.escapes === 0 || !hasUnicodeEscape(v.buf, v.start, v.end));
+    this.rowAscii =
+      isAscii(v.buf.subarray(v.start, v.end)) && (s.escapes === 0 || !hasUnicodeEscape(v.buf, v.start, v.end));
     this.area = this.rowAscii ? this.ascii : this.utf8;
     if (this.content === 'text') {
       this.textRow(v.line, this.rowAscii ? 0 : UTF8_ROW);
@@ -351,7 +359,11 @@ class RowEncoder {
     n[o + F_OFFSET] = v.offset;
     n[o + F_LENGTH] = v.length;
     n[o + F_AFFINITY] = s.affinityDelta;
-    n[o + F_FLAGS] = (verdict.shareable ? 1 : 0) | (verdict.lenient ? 2 : 0) | (s.hasPreference ? 4 : 0) | (this.rowAscii ? 0 : UTF8_ROW);
+    n[o + F_FLAGS] =
+      (verdict.shareable ? 1 : 0) |
+      (verdict.lenient ? 2 : 0) |
+      (s.hasPreference ? 4 : 0) |
+      (this.rowAscii ? 0 : UTF8_ROW);
     n[o + F_AGENT] = this.code(s.agent);
     n[o + F_SOURCE] = this.code(s.source);
     n[o + F_TYPE] = this.code(s.type());
@@ -364,7 +376,8 @@ class RowEncoder {
     if (s.has('recorded_at')) {
       const [a, b] = s.span('recorded_at') as [number, number];
       // Already valid (the scanner checks it): 24 bytes ending ".sssZ" is the stored form as it is.
-      if (b - a === 24 && s.bytes[a + 19] === 0x2e && s.bytes[b - 1] === 0x5a && !s.escaped('recorded_at')) n[o + F_RECORDED] = this.area.putBytes(s.bytes, a, b, true);
+      if (b - a === 24 && s.bytes[a + 19] === 0x2e && s.bytes[b - 1] === 0x5a && !s.escaped('recorded_at'))
+        n[o + F_RECORDED] = this.area.putBytes(s.bytes, a, b, true);
       else {
         const t = s.string('recorded_at') as string;
         n[o + F_RECORDED] = this.put(ISO_UTC.test(t) ? t : new Date(t).toISOString());
@@ -392,7 +405,8 @@ class RowEncoder {
     if (RowEncoder.filled(s, 'agent_proposed')) text += this.nl() + this.putField(s, 'agent_proposed');
     if (RowEncoder.filled(s, 'delta')) text += this.nl() + this.putField(s, 'delta');
     if (s.has('task_type')) text += this.nl() + this.putField(s, 'task_type');
-    if (s.hasPreference) text += this.nl() + this.putField(s, 'pair_text_0') + this.nl() + this.putField(s, 'pair_text_1');
+    if (s.hasPreference)
+      text += this.nl() + this.putField(s, 'pair_text_0') + this.nl() + this.putField(s, 'pair_text_1');
     if (s.has('comment')) text += this.nl() + this.putField(s, 'comment');
     if (s.has('revision_reason')) text += this.nl() + this.putField(s, 'revision_reason');
     return text;
@@ -604,6 +618,13 @@ export function fileHashes(fd: number, bytes: number, indexedBefore: number): Fi
   const tailStart = Math.max(0, bytes - HASH_WINDOW);
   const fromChunk = Math.floor(indexedBefore / CHUNK_BYTES);
   const chunks: string[] = [];
-  for (let c = fromChunk; c * CHUNK_BYTES < bytes; c++) chunks.push(sha(readBytes(fd, c * CHUNK_BYTES, Math.min((c + 1) * CHUNK_BYTES, bytes))));
-  return { head: sha(readBytes(fd, 0, Math.min(HASH_WINDOW, bytes))), tailStart, tail: sha(readBytes(fd, tailStart, bytes)), chunks, fromChunk };
+  for (let c = fromChunk; c * CHUNK_BYTES < bytes; c++)
+    chunks.push(sha(readBytes(fd, c * CHUNK_BYTES, Math.min((c + 1) * CHUNK_BYTES, bytes))));
+  return {
+    head: sha(readBytes(fd, 0, Math.min(HASH_WINDOW, bytes))),
+    tailStart,
+    tail: sha(readBytes(fd, tailStart, bytes)),
+    chunks,
+    fromChunk,
+  };
 }

@@ -1,4 +1,15 @@
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, linkSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import fsx from 'fs-native-extensions';
 import { CancelledError } from '../errors.js';
@@ -48,7 +59,10 @@ const indexExists = (final: string): boolean => SIDE_FILES.some((s) => existsSyn
  * caller opens the index as usual and says what is wrong). `onWait` is called once, naming the
  * holder, when another process is building it; `signal` stops the wait (CancelledError).
  */
-export async function claimFirstBuild(final: string, opts: { signal?: AbortSignal; onWait?: (holder: string) => void; pollMs?: number } = {}): Promise<BuildLock | undefined> {
+export async function claimFirstBuild(
+  final: string,
+  opts: { signal?: AbortSignal; onWait?: (holder: string) => void; pollMs?: number } = {},
+): Promise<BuildLock | undefined> {
   let told = false;
   for (;;) {
     if (indexExists(final)) return undefined;
@@ -64,7 +78,9 @@ export async function claimFirstBuild(final: string, opts: { signal?: AbortSigna
     try {
       await abortableSleep(opts.pollMs ?? 50, opts.signal);
     } catch (err) {
-      throw err instanceof CancelledError ? new CancelledError(`cancelled while waiting for ${got.holder} to build the memoir index: nothing was written`) : err;
+      throw err instanceof CancelledError
+        ? new CancelledError(`cancelled while waiting for ${got.holder} to build the memoir index: nothing was written`)
+        : err;
     }
   }
 }

@@ -19,7 +19,10 @@ export interface WorkerInput {
   credits: SharedArrayBuffer;
 }
 
-export type WorkerMessage = { type: 'batch'; batch: RowBatch } | { type: 'end'; hashes: FileHashes | null } | { type: 'error'; message: string; code?: string };
+export type WorkerMessage =
+  | { type: 'batch'; batch: RowBatch }
+  | { type: 'end'; hashes: FileHashes | null }
+  | { type: 'error'; message: string; code?: string };
 
 const input = workerData as WorkerInput;
 const port = parentPort;
@@ -28,7 +31,14 @@ if (port) {
   const fd = input.fd;
   try {
     let end = 0;
-    for (const batch of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: input.untilOffset, batchEntries: input.batchEntries, priorOccurrences: () => 0, content: input.content })) {
+    for (const batch of encodeRows(fd, {
+      fromOffset: 0,
+      fromLine: 1,
+      untilOffset: input.untilOffset,
+      batchEntries: input.batchEntries,
+      priorOccurrences: () => 0,
+      content: input.content,
+    })) {
       while (Atomics.load(credits, 0) <= 0) Atomics.wait(credits, 0, 0);
       Atomics.sub(credits, 0, 1);
       end = batch.endBytes;
@@ -41,6 +51,10 @@ if (port) {
     port.postMessage({ type: 'end', hashes: input.hashes ? fileHashes(fd, end, 0) : null } satisfies WorkerMessage);
   } catch (err) {
     const e = err as Error & { code?: string };
-    port.postMessage({ type: 'error', message: e.message, ...(e.code ? { code: e.code } : {}) } satisfies WorkerMessage);
+    port.postMessage({
+      type: 'error',
+      message: e.message,
+      ...(e.code ? { code: e.code } : {}),
+    } satisfies WorkerMessage);
   }
 }

@@ -49,7 +49,13 @@ export interface IndexFeedback {
 export async function openIndexed(
   ctx: Pick<Ctx, 'env' | 'cwd' | 'now' | 'signal'>,
   memoirs: readonly string[],
-  opts: { rebuild?: boolean; feedback?: IndexFeedback; readOnly?: boolean; mustWrite?: boolean; fullText?: boolean } = {},
+  opts: {
+    rebuild?: boolean;
+    feedback?: IndexFeedback;
+    readOnly?: boolean;
+    mustWrite?: boolean;
+    fullText?: boolean;
+  } = {},
 ): Promise<IndexedMemoirs> {
   const home = kouraiHome(ctx);
   const paths = resolveMemoirs(memoirs, home, ctx.cwd);
@@ -62,7 +68,9 @@ export async function openIndexed(
   });
   const total = sizes.reduce((a, b) => a + b, 0);
   const cp = checkpoint(ctx.signal, {
-    what: opts.rebuild ? 'index rebuild cancelled: the index is as it was' : 'indexing cancelled: what was indexed so far is kept',
+    what: opts.rebuild
+      ? 'index rebuild cancelled: the index is as it was'
+      : 'indexing cancelled: what was indexed so far is kept',
   });
   const feedback = opts.feedback ?? {};
   if (opts.mustWrite) assertIndexWritable(indexPath(home));
@@ -72,7 +80,10 @@ export async function openIndexed(
       : await openIndexForBuild(home, {
           now: ctx.now,
           signal: ctx.signal,
-          onWait: (holder) => feedback.waiting?.(`waiting for ${holder}, which is building the memoir index ${indexPath(home)} (Ctrl-C to stop)`),
+          onWait: (holder) =>
+            feedback.waiting?.(
+              `waiting for ${holder}, which is building the memoir index ${indexPath(home)} (Ctrl-C to stop)`,
+            ),
         });
   try {
     for (const n of index.notes) feedback.note?.(n);
@@ -108,11 +119,18 @@ export async function openIndexed(
  * Text queries need the full-text rows a bulk load leaves out (store/fts-build.ts): built here,
  * before the query, with progress, and cancellable (the file being built is rolled back whole).
  */
-async function buildFullText(ctx: Pick<Ctx, 'signal'>, index: MemoirIndex, fileIds: readonly number[], feedback: IndexFeedback): Promise<void> {
+async function buildFullText(
+  ctx: Pick<Ctx, 'signal'>,
+  index: MemoirIndex,
+  fileIds: readonly number[],
+  feedback: IndexFeedback,
+): Promise<void> {
   const missing = index.withoutFullText(fileIds);
   if (missing.length === 0) return;
   const total = missing.reduce((s, f) => s + f.bytes, 0);
-  const cp = checkpoint(ctx.signal, { what: 'building the full-text index cancelled: the index is as it was before it' });
+  const cp = checkpoint(ctx.signal, {
+    what: 'building the full-text index cancelled: the index is as it was before it',
+  });
   await index.buildFullText(
     missing.map((f) => f.fileId),
     {

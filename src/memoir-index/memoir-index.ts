@@ -4,7 +4,18 @@ import { join } from 'node:path';
 import { openDb, type DB } from '../store/db.js';
 import { filesWithoutFullText, FullTextBuild } from './fts-build.js';
 import { CHUNK_BYTES, IndexBuild, sha, type BuildOptions, type FileRow, type FileUpdate } from './index-build.js';
-import { guardDb, IndexDamagedError, isDamage, isPermission, memoryDb, moveAside, openIndexDb, unwritable, writeFailure, type IndexSource } from './index-file.js';
+import {
+  guardDb,
+  IndexDamagedError,
+  isDamage,
+  isPermission,
+  memoryDb,
+  moveAside,
+  openIndexDb,
+  unwritable,
+  writeFailure,
+  type IndexSource,
+} from './index-file.js';
 import { INDEX_MIGRATIONS } from './index-migrations.js';
 import { claimFirstBuild, discard, publish, stageIndex, type BuildLock, type Staging } from './index-staging.js';
 
@@ -39,7 +50,13 @@ export function openIndex(home: string, opts: { now?: () => Date; firstBuild?: B
     }
   }
   const opened = openIndexDb(path, now);
-  return new MemoirIndex(opened.db, { path, source: opened.source, notes: opened.notes, now, ...(opened.cleanup ? { cleanup: opened.cleanup } : {}) });
+  return new MemoirIndex(opened.db, {
+    path,
+    source: opened.source,
+    notes: opened.notes,
+    now,
+    ...(opened.cleanup ? { cleanup: opened.cleanup } : {}),
+  });
 }
 
 /**
@@ -102,7 +119,10 @@ export interface EntryFilter {
 
 export function ftsQuery(text: string): string {
   // Each word must match (prefix match on the last one); quotes keep FTS5 syntax out of user text.
-  const words = text.split(/\s+/).filter(Boolean).map((w) => `"${w.replace(/"/g, '""')}"`);
+  const words = text
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((w) => `"${w.replace(/"/g, '""')}"`);
   if (words.length === 0) return '""';
   words[words.length - 1] += '*';
   return words.join(' ');
@@ -124,7 +144,17 @@ export class MemoirIndex {
   /** Set while this index is a private file not yet published as `path` (index-staging.ts). */
   private staging: Staging | undefined;
 
-  constructor(db: DB, opts: { path?: string; source?: IndexSource; notes?: string[]; now?: () => Date; cleanup?: () => void; staging?: Staging } = {}) {
+  constructor(
+    db: DB,
+    opts: {
+      path?: string;
+      source?: IndexSource;
+      notes?: string[];
+      now?: () => Date;
+      cleanup?: () => void;
+      staging?: Staging;
+    } = {},
+  ) {
     this.current = db;
     this.staging = opts.staging;
     this.source = opts.source ?? 'file';
@@ -156,9 +186,13 @@ export class MemoirIndex {
     return {
       fileByPath: db.prepare<[string], FileRow>('SELECT * FROM files WHERE path = ?'),
       fileById: db.prepare<[number], FileRow>('SELECT * FROM files WHERE id = ?'),
-      byEntryId: db.prepare<[string], EntryRow>('SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.entry_id = ? ORDER BY e.seq'),
+      byEntryId: db.prepare<[string], EntryRow>(
+        'SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.entry_id = ? ORDER BY e.seq',
+      ),
       acknowledge: db.prepare('DELETE FROM integrity_events WHERE path = ?'),
-      chunks: db.prepare<[number], { chunk: number; hash: string }>('SELECT chunk, hash FROM chunks WHERE file_id = ? ORDER BY chunk'),
+      chunks: db.prepare<[number], { chunk: number; hash: string }>(
+        'SELECT chunk, hash FROM chunks WHERE file_id = ? ORDER BY chunk',
+      ),
     };
   }
 
@@ -204,7 +238,10 @@ export class MemoirIndex {
    * Brings the index up to date with each file: reads only the bytes appended since the last
    * run, after checking (head and tail hashes, size, inode) that nothing before them changed.
    */
-  update(paths: readonly string[], opts: { now?: () => Date; onProgress?: (bytes: number) => void } = {}): FileUpdate[] {
+  update(
+    paths: readonly string[],
+    opts: { now?: () => Date; onProgress?: (bytes: number) => void } = {},
+  ): FileUpdate[] {
     this.fullTextReady = false;
     return this.withRecovery(paths, () => new IndexBuild(this.current, paths, this.buildOptions(opts, false)).runAll());
   }
@@ -214,7 +251,10 @@ export class MemoirIndex {
    * change that was not an append is acknowledged: its integrity events are cleared, and the
    * rebuilt index (and `verify`) take the file as it is now.
    */
-  rebuild(paths: readonly string[], opts: { now?: () => Date; onProgress?: (bytes: number) => void } = {}): FileUpdate[] {
+  rebuild(
+    paths: readonly string[],
+    opts: { now?: () => Date; onProgress?: (bytes: number) => void } = {},
+  ): FileUpdate[] {
     this.fullTextReady = false;
     return this.withRecovery(paths, () => {
       const results = new IndexBuild(this.current, paths, this.buildOptions(opts, true)).runAll();
@@ -229,11 +269,19 @@ export class MemoirIndex {
    */
   async build(
     paths: readonly string[],
-    opts: { now?: () => Date; onProgress?: (bytes: number) => void; rebuild?: boolean; checkpoint?: (bytesDone: number) => Promise<void> } = {},
+    opts: {
+      now?: () => Date;
+      onProgress?: (bytes: number) => void;
+      rebuild?: boolean;
+      checkpoint?: (bytesDone: number) => Promise<void>;
+    } = {},
   ): Promise<FileUpdate[]> {
     this.fullTextReady = false;
     for (let attempt = 0; ; attempt++) {
-      const build = new IndexBuild(this.current, paths, { ...this.buildOptions(opts, opts.rebuild ?? false), parallel: true });
+      const build = new IndexBuild(this.current, paths, {
+        ...this.buildOptions(opts, opts.rebuild ?? false),
+        parallel: true,
+      });
       try {
         for (const step of build.steps()) {
           if (typeof step === 'number') await opts.checkpoint?.(step);
@@ -253,7 +301,11 @@ export class MemoirIndex {
    * (fts-build.ts), with the bytes each build reads.
    */
   withoutFullText(fileIds?: readonly number[]): { fileId: number; path: string; bytes: number }[] {
-    return filesWithoutFullText(this.current, fileIds).map((r) => ({ fileId: r.id, path: r.path, bytes: r.indexed_bytes }));
+    return filesWithoutFullText(this.current, fileIds).map((r) => ({
+      fileId: r.id,
+      path: r.path,
+      bytes: r.indexed_bytes,
+    }));
   }
 
   /**
@@ -261,7 +313,10 @@ export class MemoirIndex {
    * again (in a worker thread for big files). `checkpoint` is awaited between batches and may
    * throw to cancel: the file being built is rolled back whole (no rows, still marked unbuilt).
    */
-  async buildFullText(fileIds?: readonly number[], opts: { checkpoint?: (bytesDone: number) => Promise<void> } = {}): Promise<void> {
+  async buildFullText(
+    fileIds?: readonly number[],
+    opts: { checkpoint?: (bytesDone: number) => Promise<void> } = {},
+  ): Promise<void> {
     const build = new FullTextBuild(this.current, filesWithoutFullText(this.current, fileIds), { parallel: true });
     try {
       for (const step of build.steps()) {
@@ -288,7 +343,10 @@ export class MemoirIndex {
     if (fileIds === undefined || filesWithoutFullText(this.current).length === 0) this.fullTextReady = true;
   }
 
-  private buildOptions(opts: { now?: () => Date; onProgress?: (bytes: number) => void }, rebuild: boolean): BuildOptions {
+  private buildOptions(
+    opts: { now?: () => Date; onProgress?: (bytes: number) => void },
+    rebuild: boolean,
+  ): BuildOptions {
     return { now: opts.now ?? this.now, rebuild, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) };
   }
 
@@ -330,14 +388,18 @@ export class MemoirIndex {
     }
     if (this.source === 'file' && isPermission(err)) {
       this.swap(memoryDb(), 'memory');
-      this.notes.push(`the memoir index ${this.path ?? ''} cannot be written (${(err as Error).message}): using an index in memory for this run`);
+      this.notes.push(
+        `the memoir index ${this.path ?? ''} cannot be written (${(err as Error).message}): using an index in memory for this run`,
+      );
       return true;
     }
     if (this.source === 'file' && this.path && isDamage(err)) {
       this.current.close();
       const aside = moveAside(this.path, this.now());
       this.swap(openIndexDb(this.path, this.now).db, 'file', true);
-      this.notes.push(`the memoir index ${this.path} was damaged (${(err as Error).message}); it was moved aside to ${aside} and is rebuilt from the memoirs`);
+      this.notes.push(
+        `the memoir index ${this.path} was damaged (${(err as Error).message}); it was moved aside to ${aside} and is rebuilt from the memoirs`,
+      );
       return true;
     }
     return false;
@@ -358,21 +420,30 @@ export class MemoirIndex {
    * included) and says where the file first differs, or undefined when it is still exactly what
    * was indexed plus appends. `checkpoint` is awaited between chunks (progress, Ctrl-C).
    */
-  async checkIndexedBytes(path: string, checkpoint?: (bytesDone: number) => Promise<void>): Promise<{ message: string; offset: number | null } | undefined> {
+  async checkIndexedBytes(
+    path: string,
+    checkpoint?: (bytesDone: number) => Promise<void>,
+  ): Promise<{ message: string; offset: number | null } | undefined> {
     const row = this.file(path);
     if (!row || row.indexed_bytes === 0) return undefined;
     const fd = openForReading(path);
     try {
       const st = fstatSync(fd, { bigint: true });
-      if (String(st.ino) !== row.ino || String(st.dev) !== row.dev) return { message: 'the file was replaced (different inode): not an append', offset: null };
-      if (Number(st.size) < row.indexed_bytes) return { message: `the file shrank from ${row.indexed_bytes} to ${st.size} bytes: not an append`, offset: null };
+      if (String(st.ino) !== row.ino || String(st.dev) !== row.dev)
+        return { message: 'the file was replaced (different inode): not an append', offset: null };
+      if (Number(st.size) < row.indexed_bytes)
+        return {
+          message: `the file shrank from ${row.indexed_bytes} to ${st.size} bytes: not an append`,
+          offset: null,
+        };
       const buf = Buffer.allocUnsafe(CHUNK_BYTES);
       for (const { chunk, hash } of this.chunks(row.id)) {
         const start = chunk * CHUNK_BYTES;
         const end = Math.min(start + CHUNK_BYTES, row.indexed_bytes);
         if (end <= start) continue;
         const n = readSync(fd, buf, 0, end - start, start);
-        if (sha(buf.subarray(0, n)) !== hash) return { message: `bytes ${start}–${end} changed after they were indexed: not an append`, offset: start };
+        if (sha(buf.subarray(0, n)) !== hash)
+          return { message: `bytes ${start}–${end} changed after they were indexed: not an append`, offset: start };
         await checkpoint?.(end);
       }
       return undefined;
@@ -386,17 +457,30 @@ export class MemoirIndex {
     return this.stmts.chunks.all(fileId);
   }
 
-  problems(fileIds: readonly number[]): { path: string; line: number; offset: number; length: number; kind: string; message: string }[] {
+  problems(
+    fileIds: readonly number[],
+  ): { path: string; line: number; offset: number; length: number; kind: string; message: string }[] {
     if (fileIds.length === 0) return [];
     return this.db
-      .prepare(`SELECT f.path, p.line, p.offset, p.length, p.kind, p.message FROM problems p JOIN files f ON f.id = p.file_id WHERE p.file_id IN (${fileIds.map(() => '?').join(',')}) ORDER BY f.path, p.line`)
-      .all(...fileIds) as { path: string; line: number; offset: number; length: number; kind: string; message: string }[];
+      .prepare(
+        `SELECT f.path, p.line, p.offset, p.length, p.kind, p.message FROM problems p JOIN files f ON f.id = p.file_id WHERE p.file_id IN (${fileIds.map(() => '?').join(',')}) ORDER BY f.path, p.line`,
+      )
+      .all(...fileIds) as {
+      path: string;
+      line: number;
+      offset: number;
+      length: number;
+      kind: string;
+      message: string;
+    }[];
   }
 
   integrityEvents(paths: readonly string[]): { path: string; detected_at: string; what: string }[] {
     if (paths.length === 0) return [];
     return this.db
-      .prepare(`SELECT path, detected_at, what FROM integrity_events WHERE path IN (${paths.map(() => '?').join(',')}) ORDER BY id`)
+      .prepare(
+        `SELECT path, detected_at, what FROM integrity_events WHERE path IN (${paths.map(() => '?').join(',')}) ORDER BY id`,
+      )
       .all(...paths) as { path: string; detected_at: string; what: string }[];
   }
 
@@ -410,7 +494,9 @@ export class MemoirIndex {
     const { where, params } = whereClause(f);
     const limit = f.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(f.limit))}` : '';
     return this.db
-      .prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY e.file_id, e.line${limit}`)
+      .prepare(
+        `SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY e.file_id, e.line${limit}`,
+      )
       .all(...params) as EntryRow[];
   }
 
@@ -419,14 +505,21 @@ export class MemoirIndex {
     if (f.text) this.requireFullText(f.files);
     const { where, params } = whereClause(f);
     const limit = f.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(f.limit))}` : '';
-    return this.db.prepare(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY e.file_id, e.line${limit}`).iterate(...params) as IterableIterator<EntryRow>;
+    return this.db
+      .prepare(
+        `SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY e.file_id, e.line${limit}`,
+      )
+      .iterate(...params) as IterableIterator<EntryRow>;
   }
 
   /** Matching entries, counted up to `cap` (counting a million rows is not free). */
   count(f: EntryFilter, cap?: number): number {
     if (f.text) this.requireFullText(f.files);
     const { where, params } = whereClause(f);
-    const sql = cap === undefined ? `SELECT count(*) AS n FROM entries e ${where}` : `SELECT count(*) AS n FROM (SELECT 1 FROM entries e ${where} LIMIT ${Math.floor(cap)})`;
+    const sql =
+      cap === undefined
+        ? `SELECT count(*) AS n FROM entries e ${where}`
+        : `SELECT count(*) AS n FROM (SELECT 1 FROM entries e ${where} LIMIT ${Math.floor(cap)})`;
     return (this.db.prepare(sql).get(...params) as { n: number }).n;
   }
 }
@@ -445,7 +538,7 @@ export function whereClause(f: EntryFilter): { where: string; params: unknown[] 
   inList('e.entry_type', f.types);
   if (f.split) conds.push(`e.shareable = ${f.split === 'shared' ? 1 : 0}`);
   if (f.scenePrefix) {
-    conds.push("e.scene_id >= ? AND e.scene_id < ?");
+    conds.push('e.scene_id >= ? AND e.scene_id < ?');
     params.push(f.scenePrefix, `${f.scenePrefix}\uffff`);
   }
   if (f.since) {

@@ -46,15 +46,27 @@ export class MemoirQueries {
     const db = index.db;
     this.s = {
       invalid: db.prepare(`SELECT count(*) AS n FROM problems WHERE ${IN_FILES}`),
-      byPrefix: db.prepare('SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.entry_id >= ? AND e.entry_id < ? ORDER BY e.seq LIMIT ?'),
+      byPrefix: db.prepare(
+        'SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.entry_id >= ? AND e.entry_id < ? ORDER BY e.seq LIMIT ?',
+      ),
       totals: db.prepare(
         `SELECT count(*) AS n, coalesce(sum(shareable), 0) AS shared, coalesce(sum(lenient), 0) AS lenient, count(DISTINCT ${SESSION}) AS sessions FROM entries WHERE ${IN_FILES}`,
       ),
-      byAgent: db.prepare(`SELECT agent, count(*) AS entries, sum(shareable) AS shared, sum(affinity_delta) AS affinity FROM entries WHERE ${IN_FILES} GROUP BY agent ORDER BY entries DESC, agent`),
-      bySource: db.prepare(`SELECT source, count(*) AS entries, sum(shareable) AS shared FROM entries WHERE ${IN_FILES} GROUP BY source ORDER BY entries DESC, source`),
-      byType: db.prepare(`SELECT entry_type, count(*) AS entries FROM entries WHERE ${IN_FILES} GROUP BY entry_type ORDER BY entries DESC`),
-      byReason: db.prepare(`SELECT split_reason AS reason, count(*) AS entries FROM entries WHERE ${IN_FILES} GROUP BY split_reason ORDER BY entries DESC`),
-      shareable: db.prepare(`SELECT e.agent AS agent, count(*) AS n FROM entries e WHERE e.${IN_FILES} AND e.shareable = 1 AND ${LATEST} GROUP BY e.agent`),
+      byAgent: db.prepare(
+        `SELECT agent, count(*) AS entries, sum(shareable) AS shared, sum(affinity_delta) AS affinity FROM entries WHERE ${IN_FILES} GROUP BY agent ORDER BY entries DESC, agent`,
+      ),
+      bySource: db.prepare(
+        `SELECT source, count(*) AS entries, sum(shareable) AS shared FROM entries WHERE ${IN_FILES} GROUP BY source ORDER BY entries DESC, source`,
+      ),
+      byType: db.prepare(
+        `SELECT entry_type, count(*) AS entries FROM entries WHERE ${IN_FILES} GROUP BY entry_type ORDER BY entries DESC`,
+      ),
+      byReason: db.prepare(
+        `SELECT split_reason AS reason, count(*) AS entries FROM entries WHERE ${IN_FILES} GROUP BY split_reason ORDER BY entries DESC`,
+      ),
+      shareable: db.prepare(
+        `SELECT e.agent AS agent, count(*) AS n FROM entries e WHERE e.${IN_FILES} AND e.shareable = 1 AND ${LATEST} GROUP BY e.agent`,
+      ),
       files: db.prepare('SELECT path, indexed_bytes FROM files'),
       integrityEvents: db.prepare('SELECT count(*) AS n FROM integrity_events'),
     };
@@ -98,7 +110,9 @@ export class MemoirQueries {
   groupedRows(filter: EntryFilter, by: EpisodeGrouping): IterableIterator<EntryRow> {
     const { where, params } = whereClause(filter);
     const key = by === 'scene' ? 'e.scene_id' : "substr(e.scene_id, 1, instr(e.scene_id || '.', '.') - 1)";
-    return this.shaped(`SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY ${key}, e.seq`).iterate(...params) as IterableIterator<EntryRow>;
+    return this.shaped(
+      `SELECT e.*, f.path FROM entries e JOIN files f ON f.id = e.file_id ${where} ORDER BY ${key}, e.seq`,
+    ).iterate(...params) as IterableIterator<EntryRow>;
   }
 
   /** Every indexed file and how far it was read. */

@@ -33,7 +33,10 @@ export function candidateOf(row: EntryRow, chain: BufferCandidate['chain'], load
  * The buffer candidates of these files: every indexed entry passing the filters, with its place
  * in revision chains; interrupts are read from the memoir for their reason class.
  */
-export function bufferCandidates(index: MemoirIndex, filter: EntryFilter & { files: readonly number[] }): { candidates: BufferCandidate[]; rows: Map<string, EntryRow> } {
+export function bufferCandidates(
+  index: MemoirIndex,
+  filter: EntryFilter & { files: readonly number[] },
+): { candidates: BufferCandidate[]; rows: Map<string, EntryRow> } {
   const graph = loadRevisionGraph(index, filter.files);
   const rows = new Map<string, EntryRow>();
   const candidates: BufferCandidate[] = [];
@@ -57,7 +60,11 @@ export function bufferCandidates(index: MemoirIndex, filter: EntryFilter & { fil
  *   const { buffer, rows } = replayBufferFromIndex(index, { files, agents: ['techne'], split: 'shared' }, 5000);
  * `rows` maps each entry id to where it lives (load entries with RowLoader).
  */
-export function replayBufferFromIndex(index: MemoirIndex, filter: EntryFilter & { files: readonly number[] }, bound: number): { buffer: ReplayBuffer; rows: Map<string, EntryRow> } {
+export function replayBufferFromIndex(
+  index: MemoirIndex,
+  filter: EntryFilter & { files: readonly number[] },
+  bound: number,
+): { buffer: ReplayBuffer; rows: Map<string, EntryRow> } {
   const { candidates, rows } = bufferCandidates(index, filter);
   return { buffer: selectReplayBuffer(candidates, bound), rows };
 }

@@ -42,7 +42,12 @@ export function searchFtsQuery(text: string): string {
   return words.join(' OR ');
 }
 
-export function searchEntries(index: MemoirIndex, query: string, filter: Omit<EntryFilter, 'text' | 'limit'>, limit: number): SearchResults {
+export function searchEntries(
+  index: MemoirIndex,
+  query: string,
+  filter: Omit<EntryFilter, 'text' | 'limit'>,
+  limit: number,
+): SearchResults {
   index.requireFullText(filter.files);
   const fts = searchFtsQuery(query);
   const { where, params } = whereClause(filter);
@@ -72,7 +77,8 @@ export function excerpt(text: string, words: readonly string[], width = 80): str
     const i = lower.indexOf(w.toLowerCase());
     if (i >= 0 && (at < 0 || i < at)) at = i;
   }
-  if (at < 0 || flatText.length <= width) return flatText.length <= width ? flatText : `${flatText.slice(0, width - 1)}…`;
+  if (at < 0 || flatText.length <= width)
+    return flatText.length <= width ? flatText : `${flatText.slice(0, width - 1)}…`;
   let start = Math.max(0, at - Math.floor(width / 3));
   const space = flatText.lastIndexOf(' ', start);
   if (start > 0 && space >= 0 && at - space < width) start = space + 1; // start on a word

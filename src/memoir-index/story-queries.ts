@@ -93,7 +93,13 @@ export class StoryIndex {
   }
 
   /** The nearest row after/before `line` in the session whose scene differs from `sceneId`. */
-  otherScene(session: number, line: number, sceneId: string, dir: 1 | -1, agents: readonly string[]): StoryRow | undefined {
+  otherScene(
+    session: number,
+    line: number,
+    sceneId: string,
+    dir: 1 | -1,
+    agents: readonly string[],
+  ): StoryRow | undefined {
     const sql = `SELECT ${COLS} FROM entries e WHERE e.file_id = ? AND e.line ${dir === 1 ? '>' : '<'} ? AND e.scene_id != ?${agentCond(agents)} AND ${LATEST}
       ORDER BY e.line ${dir === 1 ? 'ASC' : 'DESC'} LIMIT 1`;
     return this.stmt(sql).get(this.fileId(session), line, sceneId, ...agents) as StoryRow | undefined;
@@ -103,7 +109,11 @@ export class StoryIndex {
   agentsPresent(): Agent[] {
     const ids = this.sessions.map((s) => s.fileId);
     if (ids.length === 0) return [];
-    const present = new Set(this.stmt(`SELECT DISTINCT agent FROM entries WHERE file_id IN (${ids.map(() => '?').join(',')})`).pluck().all(...ids) as Agent[]);
+    const present = new Set(
+      this.stmt(`SELECT DISTINCT agent FROM entries WHERE file_id IN (${ids.map(() => '?').join(',')})`)
+        .pluck()
+        .all(...ids) as Agent[],
+    );
     return AGENTS.filter((a) => present.has(a));
   }
 
@@ -112,13 +122,21 @@ export class StoryIndex {
     const ids = this.sessions.map((s) => s.fileId);
     if (ids.length === 0) return [];
     const sql = `SELECT e.file_id AS f, count(*) AS n FROM entries e WHERE e.file_id IN (${ids.map(() => '?').join(',')})${agentCond(agents)} AND ${LATEST} GROUP BY e.file_id`;
-    const byFile = new Map((this.stmt(sql).all(...ids, ...agents) as { f: number; n: number }[]).map((r) => [r.f, r.n]));
+    const byFile = new Map(
+      (this.stmt(sql).all(...ids, ...agents) as { f: number; n: number }[]).map((r) => [r.f, r.n]),
+    );
     return this.sessions.map((s) => byFile.get(s.fileId) ?? 0);
   }
 
   /** The last line number of a session (0 when empty). */
   maxLine(session: number): number {
-    return (this.stmt('SELECT max(line) AS m FROM entries WHERE file_id = ?').get(this.fileId(session)) as { m: number | null }).m ?? 0;
+    return (
+      (
+        this.stmt('SELECT max(line) AS m FROM entries WHERE file_id = ?').get(this.fileId(session)) as {
+          m: number | null;
+        }
+      ).m ?? 0
+    );
   }
 
   /** Rows in the session strictly between two lines. */
@@ -131,10 +149,16 @@ export class StoryIndex {
   locate(entryId: string): { session: number; line: number } | 'ambiguous' | null {
     const bySession = new Map(this.sessions.map((s) => [s.fileId, s.rank]));
     const find = (id: string): { file_id: number; line: number; entry_id: string }[] =>
-      this.stmt('SELECT file_id, line, entry_id FROM entries WHERE entry_id = ? ORDER BY seq').all(id) as { file_id: number; line: number; entry_id: string }[];
+      this.stmt('SELECT file_id, line, entry_id FROM entries WHERE entry_id = ? ORDER BY seq').all(id) as {
+        file_id: number;
+        line: number;
+        entry_id: string;
+      }[];
     let hits = find(entryId).filter((r) => bySession.has(r.file_id));
     if (hits.length === 0 && entryId.length >= 6) {
-      const like = this.stmt('SELECT file_id, line, entry_id FROM entries WHERE entry_id >= ? AND entry_id < ? LIMIT 50').all(entryId, `${entryId}\uffff`) as {
+      const like = this.stmt(
+        'SELECT file_id, line, entry_id FROM entries WHERE entry_id >= ? AND entry_id < ? LIMIT 50',
+      ).all(entryId, `${entryId}\uffff`) as {
         file_id: number;
         line: number;
         entry_id: string;
@@ -146,9 +170,9 @@ export class StoryIndex {
     if (!hit) return null;
     // A superseded entry is shown as its newest revision.
     for (let hops = 0; hops < 1000; hops++) {
-      const next = this.stmt('SELECT file_id, line, entry_id FROM entries WHERE supersedes = ? ORDER BY seq DESC LIMIT 1').get(hit.entry_id) as
-        | { file_id: number; line: number; entry_id: string }
-        | undefined;
+      const next = this.stmt(
+        'SELECT file_id, line, entry_id FROM entries WHERE supersedes = ? ORDER BY seq DESC LIMIT 1',
+      ).get(hit.entry_id) as { file_id: number; line: number; entry_id: string } | undefined;
       if (!next || !bySession.has(next.file_id)) break;
       hit = next;
     }
@@ -162,7 +186,12 @@ export class StoryIndex {
     if (ids.length === 0) return [];
     const sql = `SELECT e.file_id AS f, count(*) AS n FROM entries e WHERE e.file_id IN (SELECT value FROM json_each(?))${agentCond(agents)} AND ${LATEST}
       AND e.seq IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?) GROUP BY e.file_id`;
-    const byFile = new Map((this.stmt(sql).all(JSON.stringify(ids), ...agents, ftsQuery(query)) as { f: number; n: number }[]).map((r) => [r.f, r.n]));
+    const byFile = new Map(
+      (this.stmt(sql).all(JSON.stringify(ids), ...agents, ftsQuery(query)) as { f: number; n: number }[]).map((r) => [
+        r.f,
+        r.n,
+      ]),
+    );
     return ids.map((id) => byFile.get(id) ?? 0);
   }
 
@@ -190,7 +219,8 @@ export class StoryIndex {
     const rank = new Map(this.sessions.map((s) => [s.fileId, s.rank]));
     const sql = `SELECT e.file_id AS f, e.agent AS agent, sum(e.affinity_delta) AS total, count(*) AS n FROM entries e
       WHERE e.file_id IN (${ids.map(() => '?').join(',')}) AND e.affinity_delta != 0 AND ${LATEST} GROUP BY e.file_id, e.agent`;
-    for (const r of this.stmt(sql).all(...ids) as { f: number; agent: Agent; total: number; n: number }[]) out[rank.get(r.f) as number]?.set(r.agent, { total: r.total, n: r.n });
+    for (const r of this.stmt(sql).all(...ids) as { f: number; agent: Agent; total: number; n: number }[])
+      out[rank.get(r.f) as number]?.set(r.agent, { total: r.total, n: r.n });
     return out;
   }
 
@@ -198,7 +228,11 @@ export class StoryIndex {
   affinityBetween(session: number, afterLine: number, uptoLine: number): Map<Agent, AffinitySum> {
     const sql = `SELECT e.agent AS agent, sum(e.affinity_delta) AS total, count(*) AS n FROM entries e
       WHERE e.file_id = ? AND e.line > ? AND e.line <= ? AND e.affinity_delta != 0 AND ${LATEST} GROUP BY e.agent`;
-    const rows = this.stmt(sql).all(this.fileId(session), afterLine, uptoLine) as { agent: Agent; total: number; n: number }[];
+    const rows = this.stmt(sql).all(this.fileId(session), afterLine, uptoLine) as {
+      agent: Agent;
+      total: number;
+      n: number;
+    }[];
     return new Map(rows.map((r) => [r.agent, { total: r.total, n: r.n }]));
   }
 
@@ -215,8 +249,13 @@ export class StoryIndex {
    * reverse story order.
    */
   sessionsByRecency(): number[] {
-    const lastStamp = this.stmt('SELECT recorded_at FROM entries WHERE file_id = ? AND recorded_at IS NOT NULL ORDER BY line DESC LIMIT 1');
-    const keyed = this.sessions.map((s) => ({ rank: s.rank, last: (lastStamp.get(s.fileId) as { recorded_at: string } | undefined)?.recorded_at ?? null }));
+    const lastStamp = this.stmt(
+      'SELECT recorded_at FROM entries WHERE file_id = ? AND recorded_at IS NOT NULL ORDER BY line DESC LIMIT 1',
+    );
+    const keyed = this.sessions.map((s) => ({
+      rank: s.rank,
+      last: (lastStamp.get(s.fileId) as { recorded_at: string } | undefined)?.recorded_at ?? null,
+    }));
     keyed.sort((a, b) => {
       if (a.last !== null && b.last !== null && a.last !== b.last) return a.last > b.last ? -1 : 1;
       if ((a.last === null) !== (b.last === null)) return a.last === null ? 1 : -1;
@@ -229,7 +268,8 @@ export class StoryIndex {
   *agentRowsNewestFirst(agent: Agent): Generator<StoryRow & { session: number }> {
     const sql = `SELECT ${COLS} FROM entries e WHERE e.file_id = ? AND e.agent = ? AND ${LATEST} ORDER BY e.line DESC`;
     for (const i of this.sessionsByRecency()) {
-      for (const r of this.stmt(sql).iterate(this.fileId(i), agent) as IterableIterator<StoryRow>) yield { ...r, session: i };
+      for (const r of this.stmt(sql).iterate(this.fileId(i), agent) as IterableIterator<StoryRow>)
+        yield { ...r, session: i };
     }
   }
 
@@ -241,7 +281,9 @@ export class StoryIndex {
 
   /** The last `limit` distinct scene ids of a session (newest first): hints for a mistyped scene. */
   recentScenes(session: number, limit: number): string[] {
-    const rows = this.stmt('SELECT e.scene_id FROM entries e WHERE e.file_id = ? ORDER BY e.line DESC LIMIT 500').all(this.fileId(session)) as { scene_id: string }[];
+    const rows = this.stmt('SELECT e.scene_id FROM entries e WHERE e.file_id = ? ORDER BY e.line DESC LIMIT 500').all(
+      this.fileId(session),
+    ) as { scene_id: string }[];
     const out: string[] = [];
     for (const r of rows) {
       if (!out.includes(r.scene_id)) out.push(r.scene_id);
@@ -257,9 +299,12 @@ export class StoryIndex {
  */
 export function orderSessions(index: MemoirIndex, fileIds: readonly number[]): SessionInfo[] {
   const fileStmt = index.db.prepare('SELECT id, path, player, project, session FROM files WHERE id = ?');
-  const firstStamp = index.db.prepare('SELECT recorded_at FROM entries WHERE file_id = ? AND recorded_at IS NOT NULL ORDER BY line LIMIT 1').pluck();
+  const firstStamp = index.db
+    .prepare('SELECT recorded_at FROM entries WHERE file_id = ? AND recorded_at IS NOT NULL ORDER BY line LIMIT 1')
+    .pluck();
   const rows = [...new Set(fileIds)].map((id) => {
-    const f = fileStmt.get(id) as { id: number; path: string; player: string | null; project: string | null; session: string | null } | undefined;
+    const f = fileStmt.get(id) as
+      { id: number; path: string; player: string | null; project: string | null; session: string | null } | undefined;
     if (!f) throw new RangeError(`file ${id} is not in the index`);
     const started = (firstStamp.get(id) as string | undefined) ?? null;
     return { f, started };

@@ -55,7 +55,10 @@ export function completionScript(shell: Shell, root: CompletionNode): string {
     all.flatMap((f) =>
       f.node.options
         .filter((o) => o.takesValue)
-        .map((o) => `    ${o.flags.map((fl) => sh(`${f.path}:${fl}`)).join('|')}) ${o.choices ? onChoices(o.choices) : onFiles}; return ;;`),
+        .map(
+          (o) =>
+            `    ${o.flags.map((fl) => sh(`${f.path}:${fl}`)).join('|')}) ${o.choices ? onChoices(o.choices) : onFiles}; return ;;`,
+        ),
     );
   if (shell === 'bash') {
     return [
@@ -115,7 +118,8 @@ function fish(name: string, all: Flat[], paths: string[]): string {
     `end`,
   ];
   for (const f of all) {
-    for (const c of f.node.commands) lines.push(`complete -c ${name} -f -n ${at(f.path)} -a ${q(c.name)} -d ${q(c.description)}`);
+    for (const c of f.node.commands)
+      lines.push(`complete -c ${name} -f -n ${at(f.path)} -a ${q(c.name)} -d ${q(c.description)}`);
     for (const o of f.node.options) {
       const flags = o.flags.map((fl) => (fl.startsWith('--') ? `-l ${fl.slice(2)}` : `-s ${fl.slice(1)}`)).join(' ');
       const value = o.choices ? ` -x -a ${q(o.choices.join(' '))}` : o.takesValue ? ' -r' : '';

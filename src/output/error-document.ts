@@ -11,7 +11,8 @@ import type { ErrorDocumentSchema } from './error-schema.js';
 export type ErrorDocument = z.infer<typeof ErrorDocumentSchema>;
 
 export function errorDocument(err: unknown): ErrorDocument {
-  if (err instanceof KouraiError) return { error: { code: err.code, message: err.message, hint: err.hint ?? null, exit_code: err.exitCode } };
+  if (err instanceof KouraiError)
+    return { error: { code: err.code, message: err.message, hint: err.hint ?? null, exit_code: err.exitCode } };
   return {
     error: {
       code: 'internal',

@@ -6,7 +6,10 @@ export const ErrorDocumentSchema = z.strictObject({
     /** Stable machine code: usage, environment, budget_exhausted, invalid_data, not_found, conflict, integrity, network, cancelled, failure, internal. */
     code: z.string().regex(/^[a-z_]+$/),
     /** One line, as on stderr after `kourai: `. */
-    message: z.string().min(1).regex(/^[^\n]*$/),
+    message: z
+      .string()
+      .min(1)
+      .regex(/^[^\n]*$/),
     hint: z.string().nullable(),
     exit_code: z.number().int().min(1).max(255),
   }),

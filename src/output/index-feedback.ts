@@ -16,7 +16,8 @@ export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>,
   return {
     progress(done, total, what = 'indexing') {
       if (bar && label !== what) bar.finish();
-      if (!bar || label !== what) bar = progress(ctx.stderr, { label: what, total, unit: 'B', quiet: quiet || ctx.quiet === true });
+      if (!bar || label !== what)
+        bar = progress(ctx.stderr, { label: what, total, unit: 'B', quiet: quiet || ctx.quiet === true });
       label = what;
       bar.update(done);
     },
@@ -30,14 +31,24 @@ export function indexFeedback(ctx: Pick<Ctx, 'stderr' | 'colorLevel' | 'quiet'>,
       if (!quiet) note(ctx, text);
     },
     integrity(u) {
-      if (!quiet) warn(ctx, `${u.path}: ${u.integrity ?? 'changed'}; the index was rebuilt for it (see \`kourai memoir verify\`)`);
+      if (!quiet)
+        warn(
+          ctx,
+          `${u.path}: ${u.integrity ?? 'changed'}; the index was rebuilt for it (see \`kourai memoir verify\`)`,
+        );
     },
     torn(path, bytes) {
       // The wording and the fix of `memoir verify`'s torn_tail.
-      warn(ctx, `${path}: torn final fragment of ${count(bytes, 'byte')} (a write that never finished) was not read  (fix: kourai memoir repair --memoir ${path})`);
+      warn(
+        ctx,
+        `${path}: torn final fragment of ${count(bytes, 'byte')} (a write that never finished) was not read  (fix: kourai memoir repair --memoir ${path})`,
+      );
     },
     skipped(invalid, memoirs) {
-      warn(ctx, `${count(invalid, 'line')} of ${count(memoirs, 'memoir')} ${invalid === 1 ? 'is' : 'are'} not a valid entry and ${invalid === 1 ? 'was' : 'were'} skipped; see \`kourai memoir verify\``);
+      warn(
+        ctx,
+        `${count(invalid, 'line')} of ${count(memoirs, 'memoir')} ${invalid === 1 ? 'is' : 'are'} not a valid entry and ${invalid === 1 ? 'was' : 'were'} skipped; see \`kourai memoir verify\``,
+      );
     },
   };
 }

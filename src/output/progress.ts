@@ -21,7 +21,10 @@ export function progress(
   let last = start;
   let drawn = false;
   const unit = opts.unit ?? '';
-  const fmt = (n: number): string => (unit === 'B' ? `${(n / 1048576).toFixed(1)} MiB` : `${Math.round(n).toLocaleString('en-US')}${unit ? ` ${unit}` : ''}`);
+  const fmt = (n: number): string =>
+    unit === 'B'
+      ? `${(n / 1048576).toFixed(1)} MiB`
+      : `${Math.round(n).toLocaleString('en-US')}${unit ? ` ${unit}` : ''}`;
   const line = (done: number): string => {
     const elapsed = (now() - start) / 1000;
     const rate = elapsed > 0 ? done / elapsed : 0;

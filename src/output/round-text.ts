@@ -23,11 +23,15 @@ export function roundProgress(err: OutStream, opts: { now?: () => number } = {})
     switch (e.type) {
       case 'plan': {
         const p = e.plan;
-        line(`round ${p.round} (${p.round_state}${p.resuming ? ', resuming' : ''}): ${p.speakers.length ? `${p.speakers.join(', ')} speak` : 'nobody speaks'}; σ = ${p.mechanism.noise_multiplier}, S = ${p.mechanism.clip_norm} (${p.mechanism.source === 'council' ? "the council's policy" : "this forge's settings"})`);
+        line(
+          `round ${p.round} (${p.round_state}${p.resuming ? ', resuming' : ''}): ${p.speakers.length ? `${p.speakers.join(', ')} speak` : 'nobody speaks'}; σ = ${p.mechanism.noise_multiplier}, S = ${p.mechanism.clip_norm} (${p.mechanism.source === 'council' ? "the council's policy" : "this forge's settings"})`,
+        );
         return;
       }
       case 'download':
-        line(`downloading ${e.agent}'s ${e.what === 'global' ? (e.round === 0 ? 'public initialisation (round 0)' : `global adapter (round ${e.round})`) : `new council adapter (round ${e.round})`}`);
+        line(
+          `downloading ${e.agent}'s ${e.what === 'global' ? (e.round === 0 ? 'public initialisation (round 0)' : `global adapter (round ${e.round})`) : `new council adapter (round ${e.round})`}`,
+        );
         return;
       case 'training': {
         const t = now();
@@ -57,16 +61,22 @@ export function roundProgress(err: OutStream, opts: { now?: () => number } = {})
         line(`sealed round ${e.round}: this forge's updates are complete`);
         return;
       case 'waiting':
-        line(`waiting for the council: round ${e.round} ${e.state}, ${e.sealed}/${e.min_forges} forges sealed, deadline ${e.deadline}`);
+        line(
+          `waiting for the council: round ${e.round} ${e.state}, ${e.sealed}/${e.min_forges} forges sealed, deadline ${e.deadline}`,
+        );
         return;
       case 'retry':
-        line(`the council did not answer (${e.what}): ${e.error}; trying again in ${Math.round(e.in_ms / 1000)} s (attempt ${e.attempt + 1})`);
+        line(
+          `the council did not answer (${e.what}): ${e.error}; trying again in ${Math.round(e.in_ms / 1000)} s (attempt ${e.attempt + 1})`,
+        );
         return;
       case 'stored':
         line(`${e.agent}'s council adapter v${e.version} stored (bond adapters untouched)`);
         return;
       case 'recorded':
-        line(`recorded the ${e.beat === 'stoa_falls' ? 'Stoa Falls' : 'Council of Sisters'} in the memoir (${e.entry_id})`);
+        line(
+          `recorded the ${e.beat === 'stoa_falls' ? 'Stoa Falls' : 'Council of Sisters'} in the memoir (${e.entry_id})`,
+        );
         return;
     }
   };
@@ -76,20 +86,41 @@ export function roundProgress(err: OutStream, opts: { now?: () => number } = {})
 export function renderPlan(p: FederationPlan, colorLevel: 0 | 1 | 2 | 3): string {
   const c = colors(colorLevel);
   const lines: string[] = [];
-  lines.push(c.bold(`round ${p.round} at ${p.council.url} (forge "${p.council.forge}"), ${p.round_state}${p.resuming ? ', resuming a started round' : ''}`));
-  lines.push(`mechanism: S = ${p.mechanism.clip_norm}, σ = ${p.mechanism.noise_multiplier} (${p.mechanism.source === 'council' ? "the council's published policy; each release is charged to the Whisper Limit at this σ" : "this forge's settings"}), δ = ${fmtDelta(p.mechanism.delta)}; base ${p.base_fingerprint}`);
+  lines.push(
+    c.bold(
+      `round ${p.round} at ${p.council.url} (forge "${p.council.forge}"), ${p.round_state}${p.resuming ? ', resuming a started round' : ''}`,
+    ),
+  );
+  lines.push(
+    `mechanism: S = ${p.mechanism.clip_norm}, σ = ${p.mechanism.noise_multiplier} (${p.mechanism.source === 'council' ? "the council's published policy; each release is charged to the Whisper Limit at this σ" : "this forge's settings"}), δ = ${fmtDelta(p.mechanism.delta)}; base ${p.base_fingerprint}`,
+  );
   lines.push(`floor:     ${floorText(p.floor)} (this forge's privacy floor: a council policy outside it is refused)`);
-  lines.push(`forge ε: ${fmtEps(p.forge.epsilon_spent)} of ${p.forge.epsilon_budget} spent; ${fmtEps(p.forge.epsilon_after_round)} after this round`);
+  lines.push(
+    `forge ε: ${fmtEps(p.forge.epsilon_spent)} of ${p.forge.epsilon_budget} spent; ${fmtEps(p.forge.epsilon_after_round)} after this round`,
+  );
   for (const a of p.agents) {
     if (!a.speaks) {
-      lines.push(`${a.agent.padEnd(10)} ${c.yellow('silent')}  ${a.why.replace(/^silent: /, '')}${a.detail ? c.dim(` (${a.detail})`) : ''}`);
+      lines.push(
+        `${a.agent.padEnd(10)} ${c.yellow('silent')}  ${a.why.replace(/^silent: /, '')}${a.detail ? c.dim(` (${a.detail})`) : ''}`,
+      );
       continue;
     }
-    const from = a.starts_from ? (a.starts_from.kind === 'global' ? `starts from the global adapter of round ${a.starts_from.round}` : "starts from the council's public initialisation (round 0; the change from it is sent)") : 'drawn earlier: sent as stored';
-    lines.push(`${a.agent.padEnd(10)} ${c.green(a.verdict === 'resumes' ? 'resumes' : 'speaks')}  ${a.examples ?? 0} council examples in ${a.scenes ?? 0} scenes; ${from}`);
-    if (a.request) lines.push(`           ${a.request.method} ${a.request.path}  ${a.request.content_type}  ${a.request.bytes.toLocaleString('en-US')} bytes`);
+    const from = a.starts_from
+      ? a.starts_from.kind === 'global'
+        ? `starts from the global adapter of round ${a.starts_from.round}`
+        : "starts from the council's public initialisation (round 0; the change from it is sent)"
+      : 'drawn earlier: sent as stored';
+    lines.push(
+      `${a.agent.padEnd(10)} ${c.green(a.verdict === 'resumes' ? 'resumes' : 'speaks')}  ${a.examples ?? 0} council examples in ${a.scenes ?? 0} scenes; ${from}`,
+    );
+    if (a.request)
+      lines.push(
+        `           ${a.request.method} ${a.request.path}  ${a.request.content_type}  ${a.request.bytes.toLocaleString('en-US')} bytes`,
+      );
     for (const t of a.tensors ?? []) lines.push(c.dim(`           ${t.name}  [${t.shape.join(', ')}]`));
-    lines.push(`           clip S = ${a.clip_norm}, noise σ = ${a.noise_multiplier}, ε +${fmtEps(a.epsilon_cost ?? 0)} → ${fmtEps(a.epsilon_after ?? 0)} (δ = ${fmtDelta(p.mechanism.delta)})`);
+    lines.push(
+      `           clip S = ${a.clip_norm}, noise σ = ${a.noise_multiplier}, ε +${fmtEps(a.epsilon_cost ?? 0)} → ${fmtEps(a.epsilon_after ?? 0)} (δ = ${fmtDelta(p.mechanism.delta)})`,
+    );
     lines.push(c.dim(`           ${JSON.stringify(a.envelope)}`));
   }
   return lines.join('\n');
@@ -102,20 +133,37 @@ export function renderRoundResult(r: RoundResult, colorLevel: 0 | 1 | 2 | 3): st
     const sent = r.sent.map((s) => s.agent);
     return [
       `round ${r.round}: ${sent.length ? `${sent.join(', ')} spoke` : 'nothing new was sent'}; the council has not aggregated it yet (${r.state})`,
-      c.dim('run `kourai federate round` again later to bring it home (nothing is sent twice, no budget is spent twice)'),
+      c.dim(
+        'run `kourai federate round` again later to bring it home (nothing is sent twice, no budget is spent twice)',
+      ),
     ].join('\n');
   }
   const d = r.details;
   const lines = [c.green(`round ${r.round} came home.`)];
-  lines.push(`spoke: ${d.spoke.length ? d.spoke.map((s) => `${s.agent}${s.used === false ? ' (not used by the council)' : ''}`).join(', ') : 'nobody'}`);
-  if (d.silent.length) lines.push(c.dim(`silent: ${d.silent.map((s) => `${s.agent} (${s.reason.replace(/_/g, ' ')})`).join(', ')}`));
+  lines.push(
+    `spoke: ${d.spoke.length ? d.spoke.map((s) => `${s.agent}${s.used === false ? ' (not used by the council)' : ''}`).join(', ') : 'nobody'}`,
+  );
+  if (d.silent.length)
+    lines.push(c.dim(`silent: ${d.silent.map((s) => `${s.agent} (${s.reason.replace(/_/g, ' ')})`).join(', ')}`));
   const back = d.came_back.filter((x) => x.aggregated);
-  lines.push(`new council adapters: ${back.length ? back.map((x) => `${x.agent} v${x.version ?? '?'}`).join(', ') : 'none'}`);
+  lines.push(
+    `new council adapters: ${back.length ? back.map((x) => `${x.agent} v${x.version ?? '?'}`).join(', ') : 'none'}`,
+  );
   const skipped = d.came_back.filter((x) => !x.aggregated);
-  if (skipped.length) lines.push(c.dim(`not aggregated: ${skipped.map((x) => `${x.agent} (${x.skipped_reason ?? '?'})`).join(', ')}`));
-  lines.push(`trust ${d.trust.after.toFixed(3)}${d.trust.before !== null ? c.dim(` (was ${d.trust.before.toFixed(3)})`) : ''}${d.trust.exiled ? c.red(' — EXILED') : ''}`);
-  for (const e of d.exiles) lines.push(c.red(`the Stoa falls: ${e.you ? 'this forge is' : `the forge ${e.forge} is`} exiled after round ${e.round}`));
-  lines.push(c.dim(`recorded in the memoir: ${r.entry_ids.join(', ')} — watch the Council of Sisters again with \`kourai federate scene\``));
+  if (skipped.length)
+    lines.push(c.dim(`not aggregated: ${skipped.map((x) => `${x.agent} (${x.skipped_reason ?? '?'})`).join(', ')}`));
+  lines.push(
+    `trust ${d.trust.after.toFixed(3)}${d.trust.before !== null ? c.dim(` (was ${d.trust.before.toFixed(3)})`) : ''}${d.trust.exiled ? c.red(' — EXILED') : ''}`,
+  );
+  for (const e of d.exiles)
+    lines.push(
+      c.red(`the Stoa falls: ${e.you ? 'this forge is' : `the forge ${e.forge} is`} exiled after round ${e.round}`),
+    );
+  lines.push(
+    c.dim(
+      `recorded in the memoir: ${r.entry_ids.join(', ')} — watch the Council of Sisters again with \`kourai federate scene\``,
+    ),
+  );
   return lines.join('\n');
 }
 

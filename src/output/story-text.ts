@@ -33,13 +33,19 @@ export function storyEventText(ev: StoryEvent, c: ChalkInstance, width: number):
 function beatText(b: Beat, after: number, c: ChalkInstance, width: number): string {
   const agent = c[AGENT_COLOR[b.agent]](b.agent);
   const lines: string[] = [];
-  const tags = [b.source.replace(/_/g, ' '), b.entry_type !== 'pipeline_turn' ? b.entry_type.replace(/_/g, ' ') : null, b.shared ? null : 'private']
+  const tags = [
+    b.source.replace(/_/g, ' '),
+    b.entry_type !== 'pipeline_turn' ? b.entry_type.replace(/_/g, ' ') : null,
+    b.shared ? null : 'private',
+  ]
     .filter(Boolean)
     .join(', ');
   if (b.interrupt) {
     const it = b.interrupt;
     const vis = it.shown_to_player ? visibilityNote(it.visibility) : c.yellow(visibilityNote(it.visibility));
-    lines.push(`    ↯ ${agent} interrupts ${c[AGENT_COLOR[it.target]](it.target)} ${c.dim('·')} ${it.reason} ${c.dim('·')} ${vis}`);
+    lines.push(
+      `    ↯ ${agent} interrupts ${c[AGENT_COLOR[it.target]](it.target)} ${c.dim('·')} ${it.reason} ${c.dim('·')} ${vis}`,
+    );
   } else {
     lines.push(`    ${agent} ${c.dim('·')} ${beatTitle(b)} ${c.dim(`(${tags})`)}`);
   }
@@ -54,7 +60,9 @@ function beatText(b: Beat, after: number, c: ChalkInstance, width: number): stri
   if (b.affinity_delta !== 0) {
     const d = b.affinity_delta > 0 ? c.green(signed(b.affinity_delta)) : c.red(signed(b.affinity_delta));
     const tier = tierOf(after);
-    lines.push(`      ${c.dim('affinity ')}${d} ${c.dim('→')} ${b.agent} ${fmtAffinity(after)} ${c[TIER_COLOR[tier]](tier)}`);
+    lines.push(
+      `      ${c.dim('affinity ')}${d} ${c.dim('→')} ${b.agent} ${fmtAffinity(after)} ${c[TIER_COLOR[tier]](tier)}`,
+    );
   }
   lines.push(`      ${c.dim(`${b.entry_id}${b.supersedes ? ` (revises ${b.supersedes})` : ''}`)}`);
   return `${lines.join('\n')}\n`;

@@ -32,7 +32,10 @@ function isWide(cp: number): boolean {
 /** Single-line rendering of free text: control characters shown as escapes, then truncated. */
 export function oneLine(s: string | null | undefined, max: number): string {
   if (s === null || s === undefined) return '';
-  const flat = s.replace(/\r\n|\r|\n/g, '⏎').replace(/\t/g, ' ').replace(/[\u0000-\u001f\u007f]/g, '·');
+  const flat = s
+    .replace(/\r\n|\r|\n/g, '⏎')
+    .replace(/\t/g, ' ')
+    .replace(/[\u0000-\u001f\u007f]/g, '·');
   if (visibleLength(flat) <= max) return flat;
   let out = '';
   for (const ch of flat) {
@@ -44,15 +47,28 @@ export function oneLine(s: string | null | undefined, max: number): string {
 
 export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[], gap = 2): string {
   const cells = rows.map((r) => columns.map((c) => c.get(r)));
-  const widths = columns.map((c, i) => Math.max(visibleLength(c.header), ...cells.map((row) => visibleLength(row[i] ?? ''))));
+  const widths = columns.map((c, i) =>
+    Math.max(visibleLength(c.header), ...cells.map((row) => visibleLength(row[i] ?? ''))),
+  );
   const pad = (s: string, i: number): string => {
     const w = widths[i] ?? 0;
     const fill = ' '.repeat(Math.max(0, w - visibleLength(s)));
     return columns[i]?.align === 'right' ? fill + s : s + fill;
   };
   const sep = ' '.repeat(gap);
-  const lines = [columns.map((c, i) => pad(c.header, i)).join(sep).trimEnd()];
-  for (const row of cells) lines.push(row.map((s, i) => pad(s, i)).join(sep).trimEnd());
+  const lines = [
+    columns
+      .map((c, i) => pad(c.header, i))
+      .join(sep)
+      .trimEnd(),
+  ];
+  for (const row of cells)
+    lines.push(
+      row
+        .map((s, i) => pad(s, i))
+        .join(sep)
+        .trimEnd(),
+    );
   return `${lines.join('\n')}\n`;
 }
 

@@ -22,7 +22,8 @@ export interface SpentRelease {
   sampleRate: number;
 }
 
-export type SilenceReason = 'bond_only' | 'no_consent' | 'no_shareable_entries' | 'already_released' | 'agent_budget' | 'forge_budget';
+export type SilenceReason =
+  'bond_only' | 'no_consent' | 'no_shareable_entries' | 'already_released' | 'agent_budget' | 'forge_budget';
 export type Verdict = 'speaks' | SilenceReason;
 
 export const VERDICT_TEXT: Readonly<Record<Verdict, string>> = {
@@ -116,7 +117,13 @@ export function budgetState(releases: readonly SpentRelease[]): BudgetState {
 function capacity(acc: RdpAccountant, budget: number, delta: number, canAffordNext: boolean): Capacity {
   const spent = acc.epsilon(delta).epsilon;
   const remainingFraction = Math.min(1, Math.max(0, 1 - spent / budget));
-  return { epsilonBudget: budget, epsilonSpent: spent, remainingFraction, releases: acc.steps, level: gaugeLevel(remainingFraction, canAffordNext) };
+  return {
+    epsilonBudget: budget,
+    epsilonSpent: spent,
+    remainingFraction,
+    releases: acc.steps,
+    level: gaugeLevel(remainingFraction, canAffordNext),
+  };
 }
 
 /** A federation round always has q = 1: each agent's delta is released once and the server sees it. */
@@ -140,10 +147,14 @@ export function planRound(input: {
   const sigma = config.noiseMultiplier;
   const state = budgetState(input.releases);
   const forgeRound = state.forge.clone();
-  const spokeThisRound = new Set(input.round ? input.releases.filter((r) => r.round === input.round).map((r) => r.agent) : []);
+  const spokeThisRound = new Set(
+    input.round ? input.releases.filter((r) => r.round === input.round).map((r) => r.agent) : [],
+  );
   const accOf = (a: string): RdpAccountant => state.agents.get(a) ?? new RdpAccountant();
 
-  const order = [...FEDERATING_AGENTS].sort((a, b) => accOf(a).steps - accOf(b).steps || FEDERATING_AGENTS.indexOf(a) - FEDERATING_AGENTS.indexOf(b));
+  const order = [...FEDERATING_AGENTS].sort(
+    (a, b) => accOf(a).steps - accOf(b).steps || FEDERATING_AGENTS.indexOf(a) - FEDERATING_AGENTS.indexOf(b),
+  );
   const plans = new Map<Agent, AgentPlan>();
   for (const agent of order) {
     const acc = accOf(agent);
@@ -199,7 +210,11 @@ export function planRound(input: {
   return {
     round: input.round ?? null,
     config: { ...config },
-    forge: { ...capacity(state.forge, config.forgeEpsilon, config.delta, forgeCanAfford), epsilonAfterRound: forgeRound.epsilon(config.delta).epsilon, speakers },
+    forge: {
+      ...capacity(state.forge, config.forgeEpsilon, config.delta, forgeCanAfford),
+      epsilonAfterRound: forgeRound.epsilon(config.delta).epsilon,
+      speakers,
+    },
     agents: AGENTS.map((a) => plans.get(a) as AgentPlan),
   };
 }
@@ -213,7 +228,9 @@ export function checkRelease(
   releases: readonly SpentRelease[],
   agent: FederatingAgent,
   config: PrivacyConfig,
-): { ok: true; epsilonAgent: number; epsilonForge: number } | { ok: false; reason: 'agent_budget' | 'forge_budget'; epsilonAgent: number; epsilonForge: number } {
+):
+  | { ok: true; epsilonAgent: number; epsilonForge: number }
+  | { ok: false; reason: 'agent_budget' | 'forge_budget'; epsilonAgent: number; epsilonForge: number } {
   const state = budgetState(releases);
   const agentAcc = state.agents.get(agent) ?? new RdpAccountant();
   const epsilonAgent = agentAcc.epsilonWith(config.noiseMultiplier, ROUND_SAMPLE_RATE, config.delta).epsilon;

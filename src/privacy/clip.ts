@@ -23,12 +23,18 @@ export function checkTensors(tensors: readonly NamedTensor[]): void {
   for (const t of tensors) {
     if (names.has(t.name)) throw new InvalidDataError(`delta: tensor ${JSON.stringify(t.name)} appears twice`);
     names.add(t.name);
-    if (!t.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new InvalidDataError(`delta: tensor ${JSON.stringify(t.name)} has an invalid shape [${t.shape.join(', ')}]`);
+    if (!t.shape.every((d) => Number.isInteger(d) && d >= 0))
+      throw new InvalidDataError(
+        `delta: tensor ${JSON.stringify(t.name)} has an invalid shape [${t.shape.join(', ')}]`,
+      );
     if (numel(t.shape) !== t.data.length) {
-      throw new InvalidDataError(`delta: tensor ${JSON.stringify(t.name)} has shape [${t.shape.join(', ')}] (${numel(t.shape)} values) but ${t.data.length} values`);
+      throw new InvalidDataError(
+        `delta: tensor ${JSON.stringify(t.name)} has shape [${t.shape.join(', ')}] (${numel(t.shape)} values) but ${t.data.length} values`,
+      );
     }
     for (let i = 0; i < t.data.length; i++) {
-      if (!Number.isFinite(t.data[i])) throw new InvalidDataError(`delta: tensor ${JSON.stringify(t.name)} holds a non-finite value at index ${i}`);
+      if (!Number.isFinite(t.data[i]))
+        throw new InvalidDataError(`delta: tensor ${JSON.stringify(t.name)} holds a non-finite value at index ${i}`);
     }
   }
 }
@@ -39,11 +45,18 @@ export function checkTensors(tensors: readonly NamedTensor[]): void {
  * (computed in float64) is <= S exactly.
  */
 export function clipToNorm(tensors: readonly NamedTensor[], clipNorm: number): Clipped {
-  if (!(clipNorm > 0) || !Number.isFinite(clipNorm)) throw new RangeError(`clip norm must be a positive finite number, got ${clipNorm}`);
+  if (!(clipNorm > 0) || !Number.isFinite(clipNorm))
+    throw new RangeError(`clip norm must be a positive finite number, got ${clipNorm}`);
   checkTensors(tensors);
   const normBefore = globalL2(tensors);
   if (normBefore <= clipNorm) {
-    return { tensors: tensors.map((t) => ({ name: t.name, shape: [...t.shape], data: Float32Array.from(t.data) })), normBefore, normAfter: normBefore, scale: 1, clipped: false };
+    return {
+      tensors: tensors.map((t) => ({ name: t.name, shape: [...t.shape], data: Float32Array.from(t.data) })),
+      normBefore,
+      normAfter: normBefore,
+      scale: 1,
+      clipped: false,
+    };
   }
   let scale = clipNorm / normBefore;
   for (;;) {

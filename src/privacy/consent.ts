@@ -4,7 +4,14 @@
  * Storage is src/store/consent-store.ts; the scene is src/ui/consent/.
  */
 import { UsageError } from '../errors.js';
-import { AGENTS, FEDERATING_AGENTS, isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/format/agents.js';
+import {
+  AGENTS,
+  FEDERATING_AGENTS,
+  isAgent,
+  isBondOnly,
+  type Agent,
+  type FederatingAgent,
+} from '../memoir/format/agents.js';
 
 export interface Stance {
   agent: Agent;
@@ -17,9 +24,24 @@ export interface Stance {
 
 /** The scene order: Hephaestus opens, Aidos advocates, Cupid withdraws, then the rest; Puck last. */
 export const STANCES: readonly Stance[] = [
-  { agent: 'hephaestus', role: 'opens', line: 'The council gathers forges like ours. What we send is the shape of our craft, never the work itself. The choice is yours.', locked: false },
-  { agent: 'aidos', role: 'advocates', line: 'I have seen patterns here worth sharing, and I would learn more from the other forges.', locked: false },
-  { agent: 'cupid', role: 'withdraws', line: 'I will not go. What I keep is between us; I would not know how to share it.', locked: true },
+  {
+    agent: 'hephaestus',
+    role: 'opens',
+    line: 'The council gathers forges like ours. What we send is the shape of our craft, never the work itself. The choice is yours.',
+    locked: false,
+  },
+  {
+    agent: 'aidos',
+    role: 'advocates',
+    line: 'I have seen patterns here worth sharing, and I would learn more from the other forges.',
+    locked: false,
+  },
+  {
+    agent: 'cupid',
+    role: 'withdraws',
+    line: 'I will not go. What I keep is between us; I would not know how to share it.',
+    locked: true,
+  },
   { agent: 'metis', role: 'measures', line: 'I will share patterns, never specifications.', locked: false },
   { agent: 'kallos', role: 'commits', line: 'Style is craft, not secret. Let it travel.', locked: false },
   { agent: 'aletheia', role: 'caveats', line: 'Only what has been verified. Nothing I merely suspect.', locked: false },
@@ -53,7 +75,10 @@ export function noConsent(): ConsentMap {
 /** Splits `a,b c` lists (repeatable flags) into lower-case names; `all` means every federating agent. */
 export function parseAgentList(values: readonly string[] | string | undefined, flag: string): Agent[] {
   const raw = (Array.isArray(values) ? values : values === undefined ? [] : [values]) as string[];
-  const names = raw.flatMap((v) => v.split(/[\s,]+/)).map((s) => s.trim()).filter(Boolean);
+  const names = raw
+    .flatMap((v) => v.split(/[\s,]+/))
+    .map((s) => s.trim())
+    .filter(Boolean);
   const out: Agent[] = [];
   for (const n of names) {
     if (n === 'all') {
@@ -62,7 +87,10 @@ export function parseAgentList(values: readonly string[] | string | undefined, f
     }
     if (!isAgent(n)) {
       // Names are lower case, as in the memoir and for --agent; say which one was meant.
-      const meant = n.toLowerCase() === 'all' || isAgent(n.toLowerCase()) ? ` (did you mean ${JSON.stringify(n.toLowerCase())}?)` : '';
+      const meant =
+        n.toLowerCase() === 'all' || isAgent(n.toLowerCase())
+          ? ` (did you mean ${JSON.stringify(n.toLowerCase())}?)`
+          : '';
       throw new UsageError(`${flag}: unknown agent ${JSON.stringify(n)}${meant}; agents: ${AGENTS.join(', ')}, or all`);
     }
     out.push(n);
@@ -74,7 +102,10 @@ export function parseAgentList(values: readonly string[] | string | undefined, f
  * The agents `--allow` and `--deny` name. `--allow all --deny techne` means every federating agent
  * except Techne (the README's example); naming one agent in both lists otherwise is refused.
  */
-export function allowAndDeny(allowRaw: readonly string[], denyRaw: readonly string[]): { allow: Agent[]; deny: Agent[] } {
+export function allowAndDeny(
+  allowRaw: readonly string[],
+  denyRaw: readonly string[],
+): { allow: Agent[]; deny: Agent[] } {
   const allow = parseAgentList(allowRaw, '--allow');
   const deny = parseAgentList(denyRaw, '--deny');
   const all = allowRaw.some((v) => v.split(/[\s,]+/).some((n) => n.trim() === 'all'));
@@ -92,7 +123,10 @@ export function applyFlags(current: ConsentMap, allow: readonly Agent[], deny: r
   if (both.length > 0) throw new UsageError(`--allow and --deny both name ${both.join(', ')}`);
   const locked = allow.filter((a) => isBondOnly(a));
   if (locked.length > 0) {
-    throw new UsageError(`--allow: ${locked.join(' and ')} ${locked.length === 1 ? 'is' : 'are'} bond-only and can never speak for the forge`, `remove ${locked.join(' and ')} from --allow`);
+    throw new UsageError(
+      `--allow: ${locked.join(' and ')} ${locked.length === 1 ? 'is' : 'are'} bond-only and can never speak for the forge`,
+      `remove ${locked.join(' and ')} from --allow`,
+    );
   }
   const next = { ...current };
   for (const a of allow) if (!isBondOnly(a)) next[a as FederatingAgent] = true;

@@ -27,12 +27,22 @@ export function applyCouncilPolicy(forge: PrivacyConfig, policy: CouncilPolicy |
   if (!policy) return { ok: true, source: 'forge', config: { ...forge } };
   const { clipNorm: s, noiseMultiplier: sigma } = policy;
   if (!(Number.isFinite(s) && s > 0 && Number.isFinite(sigma) && sigma >= 0)) {
-    return { ok: false, reason: 'invalid', message: `the council published an unusable privacy policy (S = ${s}, σ = ${sigma}): nothing was sent`, hint: 'tell the council operator' };
+    return {
+      ok: false,
+      reason: 'invalid',
+      message: `the council published an unusable privacy policy (S = ${s}, σ = ${sigma}): nothing was sent`,
+      hint: 'tell the council operator',
+    };
   }
   // The player's floor binds first: whatever the council asks, nothing weaker is followed.
   const below = floorViolation(privacyFloor(forge), policy);
   if (below) {
-    return { ok: false, reason: 'floor', message: `${below}: nothing was trained, sent or spent`, hint: "the floor follows this forge's privacy settings (noise_multiplier, agent_epsilon, clip_norm in config.json); ask the council operator for a policy inside it" };
+    return {
+      ok: false,
+      reason: 'floor',
+      message: `${below}: nothing was trained, sent or spent`,
+      hint: "the floor follows this forge's privacy settings (noise_multiplier, agent_epsilon, clip_norm in config.json); ask the council operator for a policy inside it",
+    };
   }
   const perRound = sigma > 0 ? roundCost(sigma, forge.delta) : Infinity;
   if (!(perRound <= Math.min(forge.agentEpsilon, forge.forgeEpsilon))) {

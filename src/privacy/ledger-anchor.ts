@@ -50,10 +50,15 @@ export interface Anchors {
   policies?: readonly { round: string; noiseMultiplier: Range; clipNorm: Range; where: string }[];
 }
 
-const HINT = 'nothing was released. The ledger (kourai.db) was rolled back or replaced: restore the newest backup of $KOURAI_HOME/kourai.db; spent privacy budget cannot be refunded';
+const HINT =
+  'nothing was released. The ledger (kourai.db) was rolled back or replaced: restore the newest backup of $KOURAI_HOME/kourai.db; spent privacy budget cannot be refunded';
 
 /** Throws IntegrityError (exit 8) when the ledger disagrees with what it released or with an anchor. */
-export function checkLedger(rows: readonly ReleaseRow[], envelopes: ReadonlyMap<number, string>, anchors: Anchors): void {
+export function checkLedger(
+  rows: readonly ReleaseRow[],
+  envelopes: ReadonlyMap<number, string>,
+  anchors: Anchors,
+): void {
   checkRecorded(rows, envelopes);
   checkAnchors(rows, anchors);
 }
@@ -61,17 +66,28 @@ export function checkLedger(rows: readonly ReleaseRow[], envelopes: ReadonlyMap<
 /** Each row against the document it released; every release at q = 1. */
 export function checkRecorded(rows: readonly ReleaseRow[], envelopes: ReadonlyMap<number, string>): void {
   for (const r of rows) {
-    if (r.sampleRate !== ROUND_SAMPLE_RATE) throw rewritten(`release ${r.id} (${r.agent}, round ${r.round}) records sample rate q = ${r.sampleRate}; every release is made at q = ${ROUND_SAMPLE_RATE}`);
+    if (r.sampleRate !== ROUND_SAMPLE_RATE)
+      throw rewritten(
+        `release ${r.id} (${r.agent}, round ${r.round}) records sample rate q = ${r.sampleRate}; every release is made at q = ${ROUND_SAMPLE_RATE}`,
+      );
     const text = envelopes.get(r.id);
     if (text === undefined) continue; // spent, nothing drawn: nothing left the forge
     let doc: { round?: unknown; agent?: unknown; mechanism?: { clip_norm?: unknown; noise_multiplier?: unknown } };
     try {
       doc = JSON.parse(text) as typeof doc;
     } catch {
-      throw new IntegrityError(`privacy ledger is corrupt: the stored release ${r.id} (${r.agent}, round ${r.round}) is unreadable`, HINT);
+      throw new IntegrityError(
+        `privacy ledger is corrupt: the stored release ${r.id} (${r.agent}, round ${r.round}) is unreadable`,
+        HINT,
+      );
     }
     const m = doc.mechanism;
-    if (doc.round !== r.round || doc.agent !== r.agent || m?.noise_multiplier !== r.noiseMultiplier || m.clip_norm !== r.clipNorm) {
+    if (
+      doc.round !== r.round ||
+      doc.agent !== r.agent ||
+      m?.noise_multiplier !== r.noiseMultiplier ||
+      m.clip_norm !== r.clipNorm
+    ) {
       throw rewritten(
         `release ${r.id} records ${r.agent}, round ${r.round}, σ = ${r.noiseMultiplier}, S = ${r.clipNorm}; the document it released declared ${String(doc.agent)}, round ${String(doc.round)}, σ = ${String(m?.noise_multiplier)}, S = ${String(m?.clip_norm)}`,
       );
@@ -85,25 +101,40 @@ export function checkAnchors(rows: readonly ReleaseRow[], anchors: Anchors): voi
   if (m && m.head.releases > 0) {
     const row = rows[m.head.releases - 1];
     if (!row) {
-      throw new IntegrityError(`privacy ledger rolled back: ${m.where} records ${m.head.releases} releases, the ledger holds ${rows.length}`, HINT);
+      throw new IntegrityError(
+        `privacy ledger rolled back: ${m.where} records ${m.head.releases} releases, the ledger holds ${rows.length}`,
+        HINT,
+      );
     }
     if (row.hash !== m.head.hash) {
-      throw new IntegrityError(`privacy ledger replaced: release ${m.head.releases} is not the one ${m.where} recorded (hash ${m.head.hash.slice(0, 12)}…, found ${row.hash.slice(0, 12)}…)`, HINT);
+      throw new IntegrityError(
+        `privacy ledger replaced: release ${m.head.releases} is not the one ${m.where} recorded (hash ${m.head.hash.slice(0, 12)}…, found ${row.hash.slice(0, 12)}…)`,
+        HINT,
+      );
     }
   }
   for (const s of anchors.spoke ?? []) {
     const row = rows.find((r) => r.round === s.round && r.agent === s.agent);
-    if (!row) throw new IntegrityError(`privacy ledger rolled back: ${s.where} records that ${s.agent} spoke in round ${s.round}, but the ledger has no release for it`, HINT);
+    if (!row)
+      throw new IntegrityError(
+        `privacy ledger rolled back: ${s.where} records that ${s.agent} spoke in round ${s.round}, but the ledger has no release for it`,
+        HINT,
+      );
     const eps = epsilonThrough(rows, row);
     // The same arithmetic on the same parameters: only a changed row gives less.
     if (eps < s.epsilonAfter * (1 - 1e-9) - 1e-12) {
-      throw rewritten(`${s.where} records ${s.agent}'s ε after round ${s.round} as ${s.epsilonAfter.toFixed(4)}; the ledger's releases now give ${eps.toFixed(4)}`);
+      throw rewritten(
+        `${s.where} records ${s.agent}'s ε after round ${s.round} as ${s.epsilonAfter.toFixed(4)}; the ledger's releases now give ${eps.toFixed(4)}`,
+      );
     }
   }
   for (const c of anchors.council ?? []) {
     const found = rows.some((r) => r.round === c.round && (c.agent === null || r.agent === c.agent));
     if (!found) {
-      throw new IntegrityError(`privacy ledger rolled back: ${c.where} holds ${c.agent ? `${c.agent}'s update` : 'an update'} for round ${c.round}, but the ledger has no release for it`, HINT);
+      throw new IntegrityError(
+        `privacy ledger rolled back: ${c.where} holds ${c.agent ? `${c.agent}'s update` : 'an update'} for round ${c.round}, but the ledger has no release for it`,
+        HINT,
+      );
     }
   }
   for (const p of anchors.policies ?? []) {

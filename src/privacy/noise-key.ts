@@ -60,7 +60,9 @@ export function deltaDigest(delta: readonly NamedTensor[]): string {
 export function keyedNoise(key: Buffer, info: NoiseInfo): SecureBytes {
   if (key.length !== NOISE_KEY_BYTES) throw new RangeError(`the noise key must be ${NOISE_KEY_BYTES} bytes`);
   const seed = createHmac('sha256', key)
-    .update(JSON.stringify(['kourai.noise/1', info.round, info.agent, info.clipNorm, info.noiseMultiplier, info.deltaDigest]))
+    .update(
+      JSON.stringify(['kourai.noise/1', info.round, info.agent, info.clipNorm, info.noiseMultiplier, info.deltaDigest]),
+    )
     .digest();
   const cipher = createCipheriv('aes-256-ctr', seed, Buffer.alloc(16));
   return (n) => cipher.update(Buffer.alloc(n));
@@ -85,7 +87,9 @@ export function loadNoiseKey(home: string, random: SecureBytes): Buffer {
   const fresh = random(NOISE_KEY_BYTES);
   if (fresh.length < NOISE_KEY_BYTES) throw new Error('secure random source returned too few bytes');
   try {
-    writePrivateFile(path, `${fresh.subarray(0, NOISE_KEY_BYTES).toString('hex')}\n`, 'the noise key', { overwrite: false });
+    writePrivateFile(path, `${fresh.subarray(0, NOISE_KEY_BYTES).toString('hex')}\n`, 'the noise key', {
+      overwrite: false,
+    });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another process made it first: use theirs
   }

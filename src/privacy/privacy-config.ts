@@ -34,7 +34,13 @@ export const DEFAULT_PRIVACY_CONFIG: Readonly<PrivacyConfig> = Object.freeze({
   clipNorm: 1,
 });
 
-export const PRIVACY_KEYS: readonly PrivacyKey[] = ['forgeEpsilon', 'agentEpsilon', 'delta', 'noiseMultiplier', 'clipNorm'];
+export const PRIVACY_KEYS: readonly PrivacyKey[] = [
+  'forgeEpsilon',
+  'agentEpsilon',
+  'delta',
+  'noiseMultiplier',
+  'clipNorm',
+];
 
 export const PRIVACY_ENV: Readonly<Record<PrivacyKey, string>> = {
   forgeEpsilon: 'KOURAI_PRIVACY_FORGE_EPSILON',
@@ -103,13 +109,29 @@ const SETTINGS = Object.fromEntries(
  * environment values are environment errors (exit 3) naming the file key or variable; bad flags
  * are usage errors (exit 2).
  */
-export function resolvePrivacyConfig(p: { home: string; env: Readonly<Record<string, string | undefined>>; flags?: Partial<Record<PrivacyKey, number | undefined>> }): ResolvedPrivacyConfig {
-  const flags = Object.fromEntries(Object.entries(p.flags ?? {}).filter(([, v]) => v !== undefined)) as Partial<PrivacyConfig>;
-  const r = resolveLayered({ home: p.home, env: p.env, section: 'privacy', settings: SETTINGS, defaults: { ...DEFAULT_PRIVACY_CONFIG }, flags });
+export function resolvePrivacyConfig(p: {
+  home: string;
+  env: Readonly<Record<string, string | undefined>>;
+  flags?: Partial<Record<PrivacyKey, number | undefined>>;
+}): ResolvedPrivacyConfig {
+  const flags = Object.fromEntries(
+    Object.entries(p.flags ?? {}).filter(([, v]) => v !== undefined),
+  ) as Partial<PrivacyConfig>;
+  const r = resolveLayered({
+    home: p.home,
+    env: p.env,
+    section: 'privacy',
+    settings: SETTINGS,
+    defaults: { ...DEFAULT_PRIVACY_CONFIG },
+    flags,
+  });
   return { config: r.values, origin: r.origin, file: r.file };
 }
 
 /** The settings as a command sees them: its home and environment, and the flags it was given. */
-export function privacyConfigFor(ctx: Pick<Ctx, 'env' | 'cwd'>, flags: Partial<Record<PrivacyKey, number | undefined>>): ResolvedPrivacyConfig {
+export function privacyConfigFor(
+  ctx: Pick<Ctx, 'env' | 'cwd'>,
+  flags: Partial<Record<PrivacyKey, number | undefined>>,
+): ResolvedPrivacyConfig {
   return resolvePrivacyConfig({ home: kouraiHome(ctx), env: ctx.env, flags });
 }

@@ -47,13 +47,21 @@ export function releaseEpsilon(sigma: number, delta: number): number {
 const num = (x: number): string => String(Number(x.toPrecision(6)));
 
 /** Why the council's policy is outside the floor (one line naming its value and the floor), or null. */
-export function floorViolation(floor: PrivacyFloor, policy: { clipNorm: number; noiseMultiplier: number }): string | null {
+export function floorViolation(
+  floor: PrivacyFloor,
+  policy: { clipNorm: number; noiseMultiplier: number },
+): string | null {
   const { clipNorm: s, noiseMultiplier: sigma } = policy;
-  if (!(sigma >= floor.min_noise_multiplier)) return `the council's σ = ${num(sigma)} is below this forge's privacy floor (σ ≥ ${num(floor.min_noise_multiplier)})`;
+  if (!(sigma >= floor.min_noise_multiplier))
+    return `the council's σ = ${num(sigma)} is below this forge's privacy floor (σ ≥ ${num(floor.min_noise_multiplier)})`;
   const eps = releaseEpsilon(sigma, floor.delta);
-  if (!(eps <= floor.max_release_epsilon)) return `the council's σ = ${num(sigma)} costs ε ${Number.isFinite(eps) ? eps.toFixed(3) : '∞'} per release, above this forge's privacy floor (ε ≤ ${num(floor.max_release_epsilon)} per release at δ = ${floor.delta})`;
-  if (!(s >= floor.clip_norm.min)) return `the council's S = ${s} is below this forge's privacy floor (S ≥ ${num(floor.clip_norm.min)})`;
-  if (!(s <= floor.clip_norm.max)) return `the council's S = ${s} is above this forge's privacy floor (S ≤ ${num(floor.clip_norm.max)})`;
-  if (!(sigma * s <= floor.max_noise_std)) return `the council's σ·S = ${num(sigma * s)} is above this forge's privacy floor (noise σ·S ≤ ${num(floor.max_noise_std)})`;
+  if (!(eps <= floor.max_release_epsilon))
+    return `the council's σ = ${num(sigma)} costs ε ${Number.isFinite(eps) ? eps.toFixed(3) : '∞'} per release, above this forge's privacy floor (ε ≤ ${num(floor.max_release_epsilon)} per release at δ = ${floor.delta})`;
+  if (!(s >= floor.clip_norm.min))
+    return `the council's S = ${s} is below this forge's privacy floor (S ≥ ${num(floor.clip_norm.min)})`;
+  if (!(s <= floor.clip_norm.max))
+    return `the council's S = ${s} is above this forge's privacy floor (S ≤ ${num(floor.clip_norm.max)})`;
+  if (!(sigma * s <= floor.max_noise_std))
+    return `the council's σ·S = ${num(sigma * s)} is above this forge's privacy floor (noise σ·S ≤ ${num(floor.max_noise_std)})`;
   return null;
 }

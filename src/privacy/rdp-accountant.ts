@@ -83,7 +83,12 @@ export function rdpOfStep(q: number, sigma: number, alpha: number): number {
 }
 
 /** RDP after `steps` steps at each order (Opacus `compute_rdp`). */
-export function computeRdp(p: { sampleRate: number; noiseMultiplier: number; steps: number; orders?: readonly number[] }): number[] {
+export function computeRdp(p: {
+  sampleRate: number;
+  noiseMultiplier: number;
+  steps: number;
+  orders?: readonly number[];
+}): number[] {
   const orders = p.orders ?? DEFAULT_ORDERS;
   return orders.map((a) => rdpOfStep(p.sampleRate, p.noiseMultiplier, a) * p.steps);
 }
@@ -101,7 +106,8 @@ export interface PrivacySpent {
 
 /** The improved RDP -> (ε, δ) conversion (Opacus `get_privacy_spent`). */
 export function rdpToEpsilon(orders: ArrayLike<number>, rdp: ArrayLike<number>, delta: number): PrivacySpent {
-  if (orders.length !== rdp.length) throw new RangeError(`orders (${orders.length}) and rdp (${rdp.length}) differ in length`);
+  if (orders.length !== rdp.length)
+    throw new RangeError(`orders (${orders.length}) and rdp (${rdp.length}) differ in length`);
   const logDelta = Math.log(delta);
   let best = NaN;
   let bestOrder = NaN;
@@ -115,7 +121,11 @@ export function rdpToEpsilon(orders: ArrayLike<number>, rdp: ArrayLike<number>, 
     }
   }
   if (Number.isNaN(best)) return { epsilon: Infinity, order: NaN, atBoundary: false };
-  return { epsilon: best, order: bestOrder, atBoundary: bestOrder === orders[0] || bestOrder === orders[orders.length - 1] };
+  return {
+    epsilon: best,
+    order: bestOrder,
+    atBoundary: bestOrder === orders[0] || bestOrder === orders[orders.length - 1],
+  };
 }
 
 export interface MechanismParams {
@@ -137,7 +147,11 @@ export function epsilonFor(p: MechanismParams): PrivacySpent {
 
 /** The smallest ε any σ can reach with these orders and δ (the conversion's floor as rdp -> 0). */
 export function epsilonFloor(delta: number, orders: readonly number[] = DEFAULT_ORDERS): number {
-  return rdpToEpsilon(orders, orders.map(() => 0), delta).epsilon;
+  return rdpToEpsilon(
+    orders,
+    orders.map(() => 0),
+    delta,
+  ).epsilon;
 }
 
 export interface SigmaSearch {
@@ -152,13 +166,17 @@ export interface SigmaSearch {
  * The smallest σ (to relative precision `tolerance`) with ε(σ) <= target, by bisection on
  * log σ: ε is decreasing in σ. Throws RangeError when the target is below what any σ reaches.
  */
-export function sigmaForEpsilon(p: Omit<MechanismParams, 'noiseMultiplier'> & { epsilon: number; tolerance?: number }): SigmaSearch {
+export function sigmaForEpsilon(
+  p: Omit<MechanismParams, 'noiseMultiplier'> & { epsilon: number; tolerance?: number },
+): SigmaSearch {
   const orders = p.orders ?? DEFAULT_ORDERS;
   const tol = p.tolerance ?? 1e-10;
   const eps = (sigma: number): PrivacySpent => epsilonFor({ ...p, orders, noiseMultiplier: sigma });
   const floor = epsilonFloor(p.delta, orders);
   if (!(p.epsilon > floor)) {
-    throw new RangeError(`ε = ${p.epsilon} is unreachable at δ = ${p.delta}: with these orders ε never falls below ${floor.toPrecision(6)}, whatever σ`);
+    throw new RangeError(
+      `ε = ${p.epsilon} is unreachable at δ = ${p.delta}: with these orders ε never falls below ${floor.toPrecision(6)}, whatever σ`,
+    );
   }
   let lo = 1e-3;
   let hi = 1;

@@ -56,7 +56,11 @@ export const RELEASE_FIELDS: readonly { field: string; what: string; why: string
   { field: 'format', what: 'the document format, a constant', why: 'public constant' },
   { field: 'round', what: 'the round key: the council and the round number it assigned', why: 'chosen by the server' },
   { field: 'agent', what: 'which agent speaks', why: 'participation is public (q = 1): the server sees who took part' },
-  { field: 'base_fingerprint', what: 'the fingerprint of the published base model the adapter is over', why: 'public: the same for every forge on that base' },
+  {
+    field: 'base_fingerprint',
+    what: 'the fingerprint of the published base model the adapter is over',
+    why: 'public: the same for every forge on that base',
+  },
   { field: 'mechanism.name', what: '"gaussian"', why: 'public constant' },
   { field: 'mechanism.clip_norm', what: 'S, the L2 norm the whole delta was clipped to', why: 'public configuration' },
   { field: 'mechanism.noise_multiplier', what: 'σ; the noise has standard deviation σ·S', why: 'public configuration' },
@@ -65,7 +69,11 @@ export const RELEASE_FIELDS: readonly { field: string; what: string; why: string
   { field: 'tensors[].name', what: 'the adapter tensor name', why: 'model architecture: public configuration' },
   { field: 'tensors[].shape', what: 'its shape', why: 'model architecture: public configuration' },
   { field: 'tensors[].dtype', what: '"F32"', why: 'public constant' },
-  { field: 'tensors[].data', what: 'clip(Δ, S) + N(0, σ²S²·I), little-endian float32, base64', why: 'the output of the Gaussian mechanism: (ε, δ)-DP' },
+  {
+    field: 'tensors[].data',
+    what: 'clip(Δ, S) + N(0, σ²S²·I), little-endian float32, base64',
+    why: 'the output of the Gaussian mechanism: (ε, δ)-DP',
+  },
 ];
 
 export interface BuiltRelease {
@@ -87,7 +95,8 @@ export function buildRelease(p: {
   noiseMultiplier: number;
   sampler: GaussianSampler;
 }): BuiltRelease {
-  if (!(p.noiseMultiplier > 0) || !Number.isFinite(p.noiseMultiplier)) throw new RangeError(`σ must be a positive finite number, got ${p.noiseMultiplier}`);
+  if (!(p.noiseMultiplier > 0) || !Number.isFinite(p.noiseMultiplier))
+    throw new RangeError(`σ must be a positive finite number, got ${p.noiseMultiplier}`);
   const clipped = clipToNorm(p.delta, p.clipNorm);
   const stddev = p.noiseMultiplier * p.clipNorm;
   let sq = 0;
@@ -105,10 +114,21 @@ export function buildRelease(p: {
       round: p.round,
       agent: p.agent,
       base_fingerprint: p.baseFingerprint,
-      mechanism: { name: 'gaussian', clip_norm: p.clipNorm, noise_multiplier: p.noiseMultiplier, sample_rate: 1, accountant: 'rdp' },
+      mechanism: {
+        name: 'gaussian',
+        clip_norm: p.clipNorm,
+        noise_multiplier: p.noiseMultiplier,
+        sample_rate: 1,
+        accountant: 'rdp',
+      },
       tensors,
     },
-    local: { normBefore: clipped.normBefore, clippedNorm: clipped.normAfter, releasedNorm: Math.sqrt(sq), clipped: clipped.clipped },
+    local: {
+      normBefore: clipped.normBefore,
+      clippedNorm: clipped.normAfter,
+      releasedNorm: Math.sqrt(sq),
+      clipped: clipped.clipped,
+    },
   };
 }
 
@@ -129,7 +149,12 @@ export function parseStoredRelease(doc: unknown, opts: { baseFingerprint?: strin
     });
   }
   const { format: _f, tensors: _t, ...rest } = doc as Record<string, unknown>;
-  return CouncilReleaseSchema.parse({ format: COUNCIL_RELEASE_FORMAT, ...rest, base_fingerprint: opts.baseFingerprint ?? d.base_fingerprint, tensors });
+  return CouncilReleaseSchema.parse({
+    format: COUNCIL_RELEASE_FORMAT,
+    ...rest,
+    base_fingerprint: opts.baseFingerprint ?? d.base_fingerprint,
+    tensors,
+  });
 }
 
 /** The release document as JSON text: exactly the bytes the council client sends as a JSON body. */
@@ -154,9 +179,13 @@ export function releaseToSafetensors(r: CouncilRelease): Buffer {
 export function releaseFromSafetensors(bytes: Uint8Array): CouncilRelease {
   const contents = readSafetensors(bytes);
   const extra = Object.keys(contents.metadata).filter((k) => k !== RELEASE_METADATA_KEY);
-  if (extra.length > 0) throw new SafetensorsError(`a release carries nothing but "${RELEASE_METADATA_KEY}" in __metadata__; found ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
+  if (extra.length > 0)
+    throw new SafetensorsError(
+      `a release carries nothing but "${RELEASE_METADATA_KEY}" in __metadata__; found ${extra.map((k) => JSON.stringify(k)).join(', ')}`,
+    );
   const raw = contents.metadata[RELEASE_METADATA_KEY];
-  if (raw === undefined) throw new SafetensorsError(`not a release: __metadata__ has no "${RELEASE_METADATA_KEY}" envelope`);
+  if (raw === undefined)
+    throw new SafetensorsError(`not a release: __metadata__ has no "${RELEASE_METADATA_KEY}" envelope`);
   let envelope: unknown;
   try {
     envelope = JSON.parse(raw);
@@ -167,13 +196,16 @@ export function releaseFromSafetensors(bytes: Uint8Array): CouncilRelease {
     throw new SafetensorsError(`the "${RELEASE_METADATA_KEY}" envelope must be a JSON object without tensors`);
   }
   const tensors = contents.tensors.map((t) => {
-    if (!(t.data instanceof Float32Array)) throw new SafetensorsError(`tensor "${t.name}": a release holds F32 tensors only`);
+    if (!(t.data instanceof Float32Array))
+      throw new SafetensorsError(`tensor "${t.name}": a release holds F32 tensors only`);
     return tensorToJson(t as NamedTensor);
   });
   const parsed = CouncilReleaseSchema.safeParse({ ...envelope, tensors });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new SafetensorsError(`not a valid release: ${issue?.path.join('.') || 'envelope'}: ${issue?.message ?? 'invalid'}`);
+    throw new SafetensorsError(
+      `not a valid release: ${issue?.path.join('.') || 'envelope'}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return parsed.data;
 }

@@ -13,7 +13,15 @@
  * recordRelease re-checks consent and budget inside the ledger transaction, so a plan that has
  * gone stale (consent revoked, another process spent budget) cannot overspend.
  */
-import { BudgetExhaustedError, ConflictError, ExitCode, IntegrityError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
+import {
+  BudgetExhaustedError,
+  ConflictError,
+  ExitCode,
+  IntegrityError,
+  InvalidDataError,
+  KouraiError,
+  UsageError,
+} from '../errors.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 import { isAgent, isBondOnly, type Agent, type FederatingAgent } from '../memoir/format/agents.js';
 import { openStateDb, openStateDbReadOnly } from '../store/state-db.js';
@@ -82,8 +90,20 @@ export class PrivacyGate {
    * Opens `$KOURAI_HOME/kourai.db`. Noise is keyed by the forge's secret (`random` creates it on
    * the first release) unless `noise` says otherwise (tests). The caller closes the gate.
    */
-  static open(opts: { home: string; config: PrivacyConfig; random: SecureBytes; noise?: NoiseStreams; now?: () => Date; anchors?: Anchors }): PrivacyGate {
-    return new PrivacyGate(openStateDb(opts.home), { config: opts.config, noise: opts.noise ?? forgeNoise(opts.home, opts.random), ...(opts.now ? { now: opts.now } : {}), ...(opts.anchors ? { anchors: opts.anchors } : {}) });
+  static open(opts: {
+    home: string;
+    config: PrivacyConfig;
+    random: SecureBytes;
+    noise?: NoiseStreams;
+    now?: () => Date;
+    anchors?: Anchors;
+  }): PrivacyGate {
+    return new PrivacyGate(openStateDb(opts.home), {
+      config: opts.config,
+      noise: opts.noise ?? forgeNoise(opts.home, opts.random),
+      ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.anchors ? { anchors: opts.anchors } : {}),
+    });
   }
 
   /** For planning only (`whisper`): creates nothing, works on a read-only home; recording a release fails. */
@@ -91,7 +111,12 @@ export class PrivacyGate {
     const noise: NoiseStreams = () => {
       throw new Error('a read-only privacy gate cannot draw noise');
     };
-    return new PrivacyGate(openStateDbReadOnly(opts.home), { config: opts.config, noise, ...(opts.now ? { now: opts.now } : {}), ...(opts.anchors ? { anchors: opts.anchors } : {}) });
+    return new PrivacyGate(openStateDbReadOnly(opts.home), {
+      config: opts.config,
+      noise,
+      ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.anchors ? { anchors: opts.anchors } : {}),
+    });
   }
 
   close(): void {
@@ -106,7 +131,13 @@ export class PrivacyGate {
 
   /** Who speaks next round and why the others stay silent. `shareable`: shareable entries per agent. */
   planRound(p: { round?: string | null; shareable: Readonly<Partial<Record<Agent, number>>> }): RoundPlan {
-    return planRound({ releases: this.releases(), consent: this.consentMap(), shareable: p.shareable, config: this.config, round: p.round ?? null });
+    return planRound({
+      releases: this.releases(),
+      consent: this.consentMap(),
+      shareable: p.shareable,
+      config: this.config,
+      round: p.round ?? null,
+    });
   }
 
   /**
@@ -115,12 +146,19 @@ export class PrivacyGate {
    * the noise (keyed: the same round and delta always get the same noise); store the noised
    * document. A crash after the commit leaves the budget spent.
    */
-  recordRelease(p: { round: string; agent: string; delta: readonly NamedTensor[]; baseFingerprint: string }): ReleaseOutcome {
+  recordRelease(p: {
+    round: string;
+    agent: string;
+    delta: readonly NamedTensor[];
+    baseFingerprint: string;
+  }): ReleaseOutcome {
     const agent = federatingAgent(p.agent);
-    if (typeof p.round !== 'string' || p.round.trim() === '') throw new UsageError('round: a non-empty round id is required');
+    if (typeof p.round !== 'string' || p.round.trim() === '')
+      throw new UsageError('round: a non-empty round id is required');
     checkTensors(p.delta);
     if (p.delta.length === 0) throw new InvalidDataError('delta: no tensors to release');
-    if (typeof p.baseFingerprint !== 'string' || p.baseFingerprint === '') throw new UsageError('base fingerprint: required (the base model the adapter is over)');
+    if (typeof p.baseFingerprint !== 'string' || p.baseFingerprint === '')
+      throw new UsageError('base fingerprint: required (the base model the adapter is over)');
 
     const previous = this.ledger.find(agent, p.round);
     if (previous) {
@@ -132,7 +170,14 @@ export class PrivacyGate {
     let row: ReleaseRow;
     try {
       row = this.ledger.append(
-        { round: p.round, agent, noiseMultiplier: config.noiseMultiplier, clipNorm: config.clipNorm, sampleRate: ROUND_SAMPLE_RATE, delta: config.delta },
+        {
+          round: p.round,
+          agent,
+          noiseMultiplier: config.noiseMultiplier,
+          clipNorm: config.clipNorm,
+          sampleRate: ROUND_SAMPLE_RATE,
+          delta: config.delta,
+        },
         (existing) => {
           checkLedger(existing, this.ledger.envelopes(), this.anchors);
           if (existing.some((r) => r.agent === agent && r.round === p.round)) throw new AlreadyReleased();
@@ -145,7 +190,10 @@ export class PrivacyGate {
           }
           const verdict = checkRelease(existing, agent, config);
           if (!verdict.ok) {
-            const [who, eps, budget] = verdict.reason === 'agent_budget' ? [agent, verdict.epsilonAgent, config.agentEpsilon] : ['the forge', verdict.epsilonForge, config.forgeEpsilon];
+            const [who, eps, budget] =
+              verdict.reason === 'agent_budget'
+                ? [agent, verdict.epsilonAgent, config.agentEpsilon]
+                : ['the forge', verdict.epsilonForge, config.forgeEpsilon];
             throw new BudgetExhaustedError(
               `${agent}: one more release would bring ${who === agent ? 'its' : "the forge's"} ε to ${eps.toFixed(3)}, over the budget of ${budget} (δ = ${config.delta.toExponential()}); nothing was released`,
               `${agent} stays silent; see \`kourai whisper\``,
@@ -156,12 +204,19 @@ export class PrivacyGate {
         this.now(),
       );
     } catch (err) {
-      if (err instanceof AlreadyReleased) return this.reuse(this.ledger.find(agent, p.round) as ReleaseRow, p.baseFingerprint);
+      if (err instanceof AlreadyReleased)
+        return this.reuse(this.ledger.find(agent, p.round) as ReleaseRow, p.baseFingerprint);
       throw err;
     }
 
     // The row is committed: from here on the budget is spent, whatever happens.
-    const noise = this.noise({ round: p.round, agent, clipNorm: row.clipNorm, noiseMultiplier: row.noiseMultiplier, deltaDigest: deltaDigest(p.delta) });
+    const noise = this.noise({
+      round: p.round,
+      agent,
+      clipNorm: row.clipNorm,
+      noiseMultiplier: row.noiseMultiplier,
+      deltaDigest: deltaDigest(p.delta),
+    });
     const built = buildRelease({
       round: p.round,
       agent,
@@ -214,7 +269,9 @@ export class PrivacyGate {
     try {
       release = parseStoredRelease(JSON.parse(stored.payload), { baseFingerprint });
     } catch {
-      throw new IntegrityError(`privacy ledger is corrupt: the stored release ${row.id} (${row.agent}, round ${row.round}) is unreadable; nothing was released`);
+      throw new IntegrityError(
+        `privacy ledger is corrupt: the stored release ${row.id} (${row.agent}, round ${row.round}) is unreadable; nothing was released`,
+      );
     }
     return {
       releaseId: row.id,
@@ -231,6 +288,7 @@ class AlreadyReleased extends Error {}
 
 function federatingAgent(name: string): FederatingAgent {
   if (!isAgent(name)) throw new UsageError(`agent: unknown agent ${JSON.stringify(name)}`);
-  if (isBondOnly(name)) throw new UsageError(`agent: ${name} is bond-only and has no council voice; nothing was released`);
+  if (isBondOnly(name))
+    throw new UsageError(`agent: ${name} is bond-only and has no council voice; nothing was released`);
   return name as FederatingAgent;
 }

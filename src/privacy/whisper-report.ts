@@ -133,10 +133,21 @@ export function buildWhisperReport(p: {
         .filter((r) => r.agent === a.agent)
         .map((r) => {
           const n = p.norms.get(r.id);
-          return { round: r.round, clipped_fraction: n ? n.clippedNorm / r.clipNorm : null, released_norm: n?.releasedNorm ?? null, at: r.createdAt };
+          return {
+            round: r.round,
+            clipped_fraction: n ? n.clippedNorm / r.clipNorm : null,
+            released_norm: n?.releasedNorm ?? null,
+            at: r.createdAt,
+          };
         }),
     })),
-    priced_at: p.pricedAt ?? { source: 'forge', noise_multiplier: plan.config.noiseMultiplier, clip_norm: plan.config.clipNorm, council_round: null, seen_at: null },
+    priced_at: p.pricedAt ?? {
+      source: 'forge',
+      noise_multiplier: plan.config.noiseMultiplier,
+      clip_norm: plan.config.clipNorm,
+      council_round: null,
+      seen_at: null,
+    },
     notes: p.notes ?? [],
   };
 }

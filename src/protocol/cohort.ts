@@ -30,12 +30,17 @@ export function cohortDraws(eligible: readonly string[], round: number, seed: Ui
   return eligible.map((forge) => ({ forge, u: draw(seed, round, forge) }));
 }
 
-const byDraw = (a: CohortDraw, b: CohortDraw): number => a.u - b.u || (a.forge < b.forge ? -1 : a.forge > b.forge ? 1 : 0);
+const byDraw = (a: CohortDraw, b: CohortDraw): number =>
+  a.u - b.u || (a.forge < b.forge ? -1 : a.forge > b.forge ? 1 : 0);
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The `size` eligible forges with the smallest draws (all of them when size ≥ eligible), sorted by name. */
-export function sampleCohort(eligible: readonly string[], opts: { round: number; seed: Uint8Array | string; size: number }): string[] {
-  if (!Number.isInteger(opts.size) || opts.size < 0) throw new RangeError(`cohort size must be a whole number ≥ 0, got ${opts.size}`);
+export function sampleCohort(
+  eligible: readonly string[],
+  opts: { round: number; seed: Uint8Array | string; size: number },
+): string[] {
+  if (!Number.isInteger(opts.size) || opts.size < 0)
+    throw new RangeError(`cohort size must be a whole number ≥ 0, got ${opts.size}`);
   const unique = [...new Set(eligible)];
   if (opts.size >= unique.length) return unique.sort(byName);
   return cohortDraws(unique, opts.round, opts.seed)
@@ -46,7 +51,10 @@ export function sampleCohort(eligible: readonly string[], opts: { round: number;
 }
 
 /** Every eligible forge whose draw falls below `rate` (Poisson sampling, as the sampled-Gaussian accountant assumes), sorted by name. */
-export function poissonCohort(eligible: readonly string[], opts: { round: number; seed: Uint8Array | string; rate: number }): string[] {
+export function poissonCohort(
+  eligible: readonly string[],
+  opts: { round: number; seed: Uint8Array | string; rate: number },
+): string[] {
   if (!(opts.rate >= 0 && opts.rate <= 1)) throw new RangeError(`sampling rate must be in [0, 1], got ${opts.rate}`);
   return cohortDraws([...new Set(eligible)], opts.round, opts.seed)
     .filter((d) => d.u < opts.rate)

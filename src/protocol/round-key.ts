@@ -12,12 +12,15 @@ import { createHash } from 'node:crypto';
  * key names another forge, or another round, is refused.
  */
 export function councilKeyOf(p: { url: string; forge: string; registeredAt: string }): string {
-  const h = createHash('sha256').update(JSON.stringify(['kourai.council/1', normalizeUrl(p.url), p.forge, p.registeredAt])).digest('hex');
+  const h = createHash('sha256')
+    .update(JSON.stringify(['kourai.council/1', normalizeUrl(p.url), p.forge, p.registeredAt]))
+    .digest('hex');
   return `c${h.slice(0, 15)}`;
 }
 
 export function roundKey(councilKey: string, round: number): string {
-  if (!Number.isSafeInteger(round) || round < 1) throw new RangeError(`a council round is a whole number ≥ 1, got ${round}`);
+  if (!Number.isSafeInteger(round) || round < 1)
+    throw new RangeError(`a council round is a whole number ≥ 1, got ${round}`);
   return `${councilKey}#${round}`;
 }
 

@@ -176,7 +176,14 @@ export const SAFETENSORS_BODY_TYPE = 'application/octet-stream';
 /** The Submission a release stands for; its agent must be the route's. */
 export function submissionFromRelease(r: CouncilRelease, agent: string): Submission {
   if (r.agent !== agent) {
-    throw new z.ZodError([{ code: 'custom', path: ['agent'], message: `the release is ${r.agent}'s but was sent to ${agent}'s route`, input: r.agent }]);
+    throw new z.ZodError([
+      {
+        code: 'custom',
+        path: ['agent'],
+        message: `the release is ${r.agent}'s but was sent to ${agent}'s route`,
+        input: r.agent,
+      },
+    ]);
   }
   return SubmissionSchema.parse({
     base_fingerprint: r.base_fingerprint,
@@ -191,7 +198,14 @@ export function submissionFromBody(body: unknown, agent: string): Submission {
   if (typeof body === 'object' && body !== null && 'format' in body) {
     const format = (body as { format: unknown }).format;
     if (format !== COUNCIL_RELEASE_FORMAT) {
-      throw new z.ZodError([{ code: 'custom', path: ['format'], message: `unsupported release format ${JSON.stringify(format)} (the council reads ${COUNCIL_RELEASE_FORMAT})`, input: format }]);
+      throw new z.ZodError([
+        {
+          code: 'custom',
+          path: ['format'],
+          message: `unsupported release format ${JSON.stringify(format)} (the council reads ${COUNCIL_RELEASE_FORMAT})`,
+          input: format,
+        },
+      ]);
     }
     return submissionFromRelease(CouncilReleaseSchema.parse(body), agent);
   }
@@ -333,7 +347,9 @@ export type Adapter = z.infer<typeof AdapterSchema>;
  * newline, then its float32 little-endian bytes. The same numbers give the same digest on every
  * machine (the council computes it from its stored chunks, a forge from what it decoded).
  */
-export function adapterDigest(tensors: readonly { name: string; shape: readonly number[]; data: Float32Array }[]): string {
+export function adapterDigest(
+  tensors: readonly { name: string; shape: readonly number[]; data: Float32Array }[],
+): string {
   const h = createHash('sha256');
   for (const t of tensors) {
     h.update(`${JSON.stringify([t.name, t.shape, 'F32'])}\n`);

@@ -2,7 +2,16 @@ import type { Agent } from '../memoir/format/agents.js';
 import { loadEntryAt } from '../memoir/file/reader.js';
 import type { AffinitySum, StoryIndex, StoryRow } from '../memoir-index/story-queries.js';
 import { roundAffinity } from '../affinity/affinity.js';
-import { toBeat, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from './story.js';
+import {
+  toBeat,
+  type AffinityTotals,
+  type Beat,
+  type BeatRef,
+  type SceneWindow,
+  type SessionInfo,
+  type StoryFilter,
+  type StoryNav,
+} from './story.js';
 
 /**
  * A windowed cursor over the memoir index. It holds a few keyset pages of light rows (line,
@@ -69,10 +78,22 @@ export class StoryCursor implements StoryNav {
     const full = rows.length === this.pageSize;
     let page: Page;
     if (dir === 1) {
-      page = { key: filterKey(filter), session, lo: line, hi: full ? (rows[rows.length - 1] as StoryRow).line : Number.POSITIVE_INFINITY, rows };
+      page = {
+        key: filterKey(filter),
+        session,
+        lo: line,
+        hi: full ? (rows[rows.length - 1] as StoryRow).line : Number.POSITIVE_INFINITY,
+        rows,
+      };
     } else {
       rows.reverse();
-      page = { key: filterKey(filter), session, lo: full ? (rows[0] as StoryRow).line : Number.NEGATIVE_INFINITY, hi: line - 1, rows };
+      page = {
+        key: filterKey(filter),
+        session,
+        lo: full ? (rows[0] as StoryRow).line : Number.NEGATIVE_INFINITY,
+        hi: line - 1,
+        rows,
+      };
     }
     this.pages.unshift(page);
     if (this.pages.length > MAX_PAGES) this.pages.pop();
@@ -148,7 +169,9 @@ export class StoryCursor implements StoryNav {
     if (dir === 1) {
       const other = this.q.otherScene(from.session, from.line, r.scene_id, 1, filter.agents);
       if (other) return { session: from.session, line: other.line };
-      return from.session + 1 < this.sessions.length ? this.step({ session: from.session + 1, line: 0 }, 1, filter) : null;
+      return from.session + 1 < this.sessions.length
+        ? this.step({ session: from.session + 1, line: 0 }, 1, filter)
+        : null;
     }
     const start = this.startOfScene(from, r.scene_id, filter);
     if (start.line !== from.line) return start;
@@ -220,7 +243,8 @@ export class StoryCursor implements StoryNav {
     const a = filter.agents;
     const end = this.maxLine(ref.session);
     const memo = this.positionMemo.get(key);
-    const fromMemo = memo && memo.ref.session === ref.session ? Math.abs(memo.ref.line - ref.line) : Number.POSITIVE_INFINITY;
+    const fromMemo =
+      memo && memo.ref.session === ref.session ? Math.abs(memo.ref.line - ref.line) : Number.POSITIVE_INFINITY;
     let pos: number;
     if (memo && fromMemo <= Math.min(ref.line, end - ref.line)) {
       pos =
@@ -230,7 +254,10 @@ export class StoryCursor implements StoryNav {
     } else if (ref.line <= end - ref.line) {
       pos = prefix + this.q.countBetween(ref.session, 0, ref.line, a);
     } else {
-      pos = prefix + (counts[ref.session] ?? 0) - this.q.countBetween(ref.session, ref.line - 1, Number.MAX_SAFE_INTEGER, a);
+      pos =
+        prefix +
+        (counts[ref.session] ?? 0) -
+        this.q.countBetween(ref.session, ref.line - 1, Number.MAX_SAFE_INTEGER, a);
     }
     this.positionMemo.set(key, { ref, pos });
     return pos;

@@ -79,7 +79,9 @@ export function toBeat(ref: BeatRef, session: string, entry: MemoirEntry, shared
     entry_type: entry.entry_type ?? (entry.source === 'agent_interrupt' ? 'interrupt' : 'pipeline_turn'),
     narrative_beat: entry.narrative_beat,
     proposed: entry.agent_proposed,
-    response: entry.player_response ? { kind: entry.player_response.kind, felt: entry.player_response.felt, delta: entry.player_response.delta } : null,
+    response: entry.player_response
+      ? { kind: entry.player_response.kind, felt: entry.player_response.felt, delta: entry.player_response.delta }
+      : null,
     affinity_delta: entry.affinity_delta,
     interrupt: it
       ? {

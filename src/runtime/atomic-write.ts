@@ -10,14 +10,18 @@ import { basename, dirname, join } from 'node:path';
  * durable too. Throws the raw fs error (callers map it with fsError); the temporary file is
  * removed on failure.
  */
-export function writeFileAtomic(path: string, data: Uint8Array | string, opts: { overwrite?: boolean; mode?: number } = {}): void {
+export function writeFileAtomic(
+  path: string,
+  data: Uint8Array | string,
+  opts: { overwrite?: boolean; mode?: number } = {},
+): void {
   const dir = dirname(path);
   const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let fd = -1;
   try {
     fd = openSync(tmp, 'wx', opts.mode ?? 0o644);
-    for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off);
+    for (let off = 0; off < bytes.byteLength;) off += writeSync(fd, bytes, off, bytes.byteLength - off);
     fsyncSync(fd);
     closeSync(fd);
     fd = -1;

@@ -28,7 +28,10 @@ export interface Checkpoint {
   throwIfCancelled(): void;
 }
 
-export function checkpoint(signal: AbortSignal, opts: { intervalMs?: number; what?: string; now?: () => number } = {}): Checkpoint {
+export function checkpoint(
+  signal: AbortSignal,
+  opts: { intervalMs?: number; what?: string; now?: () => number } = {},
+): Checkpoint {
   const interval = opts.intervalMs ?? 50;
   const now = opts.now ?? (() => performance.now());
   let last = now();
@@ -98,4 +101,3 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-

@@ -9,7 +9,12 @@ import { writeFileAtomic } from './atomic-write.js';
  * secret file that others can read is refused rather than used, because whoever read it may hold
  * the secret already.
  */
-export function writePrivateFile(path: string, data: string | Uint8Array, what: string, opts: { overwrite?: boolean } = {}): void {
+export function writePrivateFile(
+  path: string,
+  data: string | Uint8Array,
+  what: string,
+  opts: { overwrite?: boolean } = {},
+): void {
   const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -31,7 +36,10 @@ export function readPrivateFile(path: string, what: string): Buffer | null {
     throw fsError(err, what, path);
   }
   if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-    throw new EnvironmentError(`${what} ${path} can be read by other users (mode ${(mode & 0o777).toString(8)}): refusing to use it`, `chmod 600 ${path}, and replace the secret if others may have read it`);
+    throw new EnvironmentError(
+      `${what} ${path} can be read by other users (mode ${(mode & 0o777).toString(8)}): refusing to use it`,
+      `chmod 600 ${path}, and replace the secret if others may have read it`,
+    );
   }
   try {
     return readFileSync(path);

@@ -165,7 +165,13 @@ function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims
 export const COUNCIL_L2 = LAMBDA_GRID[Math.floor(LAMBDA_GRID.length / 2)] as number;
 
 function councilSettings(x: Experiment, seed: number, round: number): TrainSettings {
-  return { ...DEFAULT_SETTINGS, epochs: x.localEpochs, patience: x.localEpochs, seed: seed * 100 + round, l2: COUNCIL_L2 };
+  return {
+    ...DEFAULT_SETTINGS,
+    epochs: x.localEpochs,
+    patience: x.localEpochs,
+    seed: seed * 100 + round,
+    l2: COUNCIL_L2,
+  };
 }
 
 function sub(a: Float64Array, b: Float64Array): Float64Array {
@@ -188,7 +194,14 @@ function checkStop(signal?: AbortSignal): void {
 export function federatedMask(cell: Pick<Cell, 'split' | 'share'>, d: LoraDims, seed: number): Uint8Array | null {
   if (cell.split === 'semantic' && cell.share === 'full') return null;
   const n = loraSize(d);
-  const sizes = { denseA: d.inDim * d.rank, denseB: d.hidden * d.rank, headA: d.rank * d.hidden, headB: d.out * d.rank, directA: d.inDim * d.rank, directB: d.out * d.rank };
+  const sizes = {
+    denseA: d.inDim * d.rank,
+    denseB: d.hidden * d.rank,
+    headA: d.rank * d.hidden,
+    headB: d.out * d.rank,
+    directA: d.inDim * d.rank,
+    directB: d.out * d.rank,
+  };
   const at: Record<keyof typeof sizes, [number, number]> = {} as Record<keyof typeof sizes, [number, number]>;
   let o = 0;
   for (const k of Object.keys(sizes) as (keyof typeof sizes)[]) {
@@ -246,7 +259,11 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
     forges: forges.map((g) => g.name),
     baseFingerprint: sc.fingerprint,
     layouts: layoutsFor(spec, x.agents, settings0.rank),
-    privacy: { clipNorm: clip, noiseMultiplier: sigmaCell, ...(distributed ? { minNoiseMultiplier: sigmaCell / Math.sqrt(x.forges) } : {}) },
+    privacy: {
+      clipNorm: clip,
+      noiseMultiplier: sigmaCell,
+      ...(distributed ? { minNoiseMultiplier: sigmaCell / Math.sqrt(x.forges) } : {}),
+    },
     dataDir: hooks.dataDir,
   });
   const curves = new Map<FederatingAgent, number[]>(x.agents.map((a) => [a, []]));
@@ -260,7 +277,9 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
     if (!g) throw new Error(`the council published no ${a} adapter to start from`);
     globals.set(a, tensorsToLora(spec, a, settings0.rank, g));
   }
-  const masks = new Map<FederatingAgent, Uint8Array | null>(x.agents.map((a) => [a, federatedMask(cell, dimsOf(base, a, settings0.rank), sc.seed)]));
+  const masks = new Map<FederatingAgent, Uint8Array | null>(
+    x.agents.map((a) => [a, federatedMask(cell, dimsOf(base, a, settings0.rank), sc.seed)]),
+  );
   // The parameter-split controls: each forge's local part (its values off the mask), as it left them.
   const local = new Map<string, Float32Array>();
   const memoise = x.forges <= MEMO_FORGES;
@@ -275,19 +294,34 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       const S = policy.clipNorm;
       const exiled = await port.exiles();
       const living = names.filter((_, i) => !exiled.has(i));
-      const chosen = poisson ? poissonCohort(living, { round: r, seed: cohortSeed(sc.seed), rate: q }) : sampleCohort(living, { round: r, seed: cohortSeed(sc.seed), size: Math.min(x.cohort, living.length) });
+      const chosen = poisson
+        ? poissonCohort(living, { round: r, seed: cohortSeed(sc.seed), rate: q })
+        : sampleCohort(living, { round: r, seed: cohortSeed(sc.seed), size: Math.min(x.cohort, living.length) });
       const cohort = chosen.map((n) => byName.get(n) as SimForge);
-      const record: RoundRecord = { round: r, cohort: cohort.map((g) => g.index), byzantine: cohort.filter((g) => g.byzantine).length, signal: NaN, noise: NaN };
+      const record: RoundRecord = {
+        round: r,
+        cohort: cohort.map((g) => g.index),
+        byzantine: cohort.filter((g) => g.byzantine).length,
+        signal: NaN,
+        noise: NaN,
+      };
       rounds.push(record);
       // Distributed noise: each forge adds a 1/|C| share of the variance; the sum carries σ.
       const sigma = distributed ? sigmaCell / Math.sqrt(Math.max(1, cohort.length)) : policy.noiseMultiplier;
-      const bodies = new Map<number, { agent: FederatingAgent; body: UpdateToSubmit }[]>(cohort.map((g) => [g.index, []]));
+      const bodies = new Map<number, { agent: FederatingAgent; body: UpdateToSubmit }[]>(
+        cohort.map((g) => [g.index, []]),
+      );
       for (const agent of x.agents) {
         const start = globals.get(agent) as LoraWeights;
         const mask = masks.get(agent) ?? null;
         const dims = dimsOf(base, agent, start.rank);
         const bound = normBound(S, sigma, loraSize(dims), policy.tailMargin);
-        const toBody = (tensors: NamedTensor[]): UpdateToSubmit => ({ baseFingerprint: sc.fingerprint, clipNorm: S, noiseMultiplier: sigma, tensors });
+        const toBody = (tensors: NamedTensor[]): UpdateToSubmit => ({
+          baseFingerprint: sc.fingerprint,
+          clipNorm: S,
+          noiseMultiplier: sigma,
+          tensors,
+        });
         const asTensors = (flat: Float64Array): NamedTensor[] => loraToTensors(spec, agent, loraWeights(dims, flat));
         const startOf = (g: SimForge): Float64Array => {
           const own = controlSplit ? local.get(`${g.index}|${agent}`) : undefined;
@@ -307,15 +341,27 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         for (const g of cohort) {
           const flips = g.byzantine && cell.attack === 'label-flip';
           if (g.byzantine && attacking && !flips) {
-            if (cell.attack === 'sign-flip') wants.push({ g, variant: 'semantic', examples: g.council.get(agent) ?? [], start: start.all });
-            if (cell.attack === 'scale') wants.push({ g, variant: 'flipped', examples: g.flipped.get(agent) ?? [], start: start.all });
+            if (cell.attack === 'sign-flip')
+              wants.push({ g, variant: 'semantic', examples: g.council.get(agent) ?? [], start: start.all });
+            if (cell.attack === 'scale')
+              wants.push({ g, variant: 'flipped', examples: g.flipped.get(agent) ?? [], start: start.all });
             continue;
           }
           const variant = flips ? 'flipped' : controlSplit ? 'all' : 'semantic';
           const examples = (flips ? g.flipped : controlSplit ? g.bond : g.council).get(agent) ?? [];
           wants.push({ g, variant, examples, start: startOf(g) });
         }
-        const trained = await trainAll(sc, wants.map((w) => ({ key: r === 1 && memoise ? `r1|${w.g.index}|${agent}|${w.variant}` : null, agent, examples: w.examples, start: w.start, settings: councilSettings(x, sc.seed, r) })), hooks.signal);
+        const trained = await trainAll(
+          sc,
+          wants.map((w) => ({
+            key: r === 1 && memoise ? `r1|${w.g.index}|${agent}|${w.variant}` : null,
+            agent,
+            examples: w.examples,
+            start: w.start,
+            settings: councilSettings(x, sc.seed, r),
+          })),
+          hooks.signal,
+        );
         const updateOf = new Map<string, Float64Array>();
         wants.forEach((w, i) => {
           const lora = trained[i] ?? null;
@@ -331,13 +377,23 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         for (const g of cohort) {
           const flips = g.byzantine && cell.attack === 'label-flip';
           if (g.byzantine && attacking && !flips) continue;
-          const raw = updateOf.get(`${g.index}|${flips ? 'flipped' : controlSplit ? 'all' : 'semantic'}`) as Float64Array;
+          const raw = updateOf.get(
+            `${g.index}|${flips ? 'flipped' : controlSplit ? 'all' : 'semantic'}`,
+          ) as Float64Array;
           const update = mask ? raw.map((v, i) => (mask[i] ? v : 0)) : raw;
           if (!g.byzantine) honestClipped.push(capNorm(update, S));
           const label = `${cellKey(cell)}|${g.name}|${r}|${agent}`;
           let released: NamedTensor[];
           if (sigma > 0 && !mask && !distributed) {
-            released = buildRelease({ round: `sim-${r}`, agent, baseFingerprint: sc.fingerprint, delta: asTensors(update), clipNorm: S, noiseMultiplier: sigma, sampler: seededSampler(label) }).release.tensors.map(tensorFromJson);
+            released = buildRelease({
+              round: `sim-${r}`,
+              agent,
+              baseFingerprint: sc.fingerprint,
+              delta: asTensors(update),
+              clipNorm: S,
+              noiseMultiplier: sigma,
+              sampler: seededSampler(label),
+            }).release.tensors.map(tensorFromJson);
           } else if (sigma > 0) released = asTensors(noisedRelease(update, mask, S, sigma, seededSampler(label)));
           else released = clipToNorm(asTensors(update), S).tensors;
           releases[g.index] = (releases[g.index] as number) + (agent === x.agents[0] ? 1 : 0);
@@ -362,7 +418,20 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
           for (const g of bad) {
             const own = cell.attack === 'sign-flip' ? (updateOf.get(`${g.index}|semantic`) ?? null) : null;
             const poisoned = cell.attack === 'scale' ? (updateOf.get(`${g.index}|flipped`) ?? null) : null;
-            const v = craftUpdate({ attack: crafted, own, poisoned, honest: honestClipped, forges: cohort.length, byzantine: bad.length, clipNorm: S, bound, normal: gauss }, start.all.length);
+            const v = craftUpdate(
+              {
+                attack: crafted,
+                own,
+                poisoned,
+                honest: honestClipped,
+                forges: cohort.length,
+                byzantine: bad.length,
+                clipNorm: S,
+                bound,
+                normal: gauss,
+              },
+              start.all.length,
+            );
             bodies.get(g.index)?.push({ agent, body: toBody(asTensors(v)) });
             hooks.onForgeRound?.(++forgeRounds);
           }
@@ -377,25 +446,41 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         const g = await port.global(agent);
         if (g) globals.set(agent, tensorsToLora(spec, agent, (globals.get(agent) as LoraWeights).rank, g));
         const craft = craftFor(agent).map((p) => evaluator.probe(p, agent));
-        const qy = craft.length ? craft.reduce((s, p) => s + evaluator.accuracy(p, [{ lora: globals.get(agent) as LoraWeights, alpha: settings0.alpha }]), 0) / craft.length : NaN;
+        const qy = craft.length
+          ? craft.reduce(
+              (s, p) =>
+                s + evaluator.accuracy(p, [{ lora: globals.get(agent) as LoraWeights, alpha: settings0.alpha }]),
+              0,
+            ) / craft.length
+          : NaN;
         curves.get(agent)?.push(qy);
       }
     }
     const exiled = await port.exiles();
-    const exiles: ExileEvent[] = [...exiled].map(([i, round]) => ({ forge: (forges[i] as SimForge).name, round, byzantine: (forges[i] as SimForge).byzantine })).sort((a, b) => a.round - b.round || a.forge.localeCompare(b.forge));
+    const exiles: ExileEvent[] = [...exiled]
+      .map(([i, round]) => ({
+        forge: (forges[i] as SimForge).name,
+        round,
+        byzantine: (forges[i] as SimForge).byzantine,
+      }))
+      .sort((a, b) => a.round - b.round || a.forge.localeCompare(b.forge));
     const agents: CellResult['agents'] = {};
     for (const agent of x.agents) {
       const curve = curves.get(agent) ?? [];
       let personal: PersonalResult | null = null;
       if (measuresPersonal(x, cell) && cell.share === 'full') {
         const g = globals.get(agent) as LoraWeights;
-        personal = controlSplit ? await splitPersonal(sc, agent, g, masks.get(agent) ?? null, local, settings0.alpha, hooks.signal) : await personalQuality(sc, agent, g, settings0.alpha, hooks.signal);
+        personal = controlSplit
+          ? await splitPersonal(sc, agent, g, masks.get(agent) ?? null, local, settings0.alpha, hooks.signal)
+          : await personalQuality(sc, agent, g, settings0.alpha, hooks.signal);
       }
       agents[agent] = { curve, council: curve[curve.length - 1] ?? NaN, personal };
     }
     const measured = x.agents.map((a) => agents[a] as AgentResult).filter((a) => Number.isFinite(a.council));
     const curve = Array.from({ length: x.rounds }, (_, i) => meanOf(measured.map((a) => a.curve[i] ?? NaN)));
-    const personals = x.agents.map((a) => agents[a]?.personal).filter((p): p is PersonalResult => p !== null && p !== undefined && p.forges > 0);
+    const personals = x.agents
+      .map((a) => agents[a]?.personal)
+      .filter((p): p is PersonalResult => p !== null && p !== undefined && p.forges > 0);
     const dims0 = dimsOf(base, x.agents[0] as FederatingAgent, settings0.rank);
     return {
       key: cellKey(cell),
@@ -405,13 +490,26 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       council: meanOf(measured.map((a) => a.council)),
       curve,
       personal: personals.length
-        ? { bondCouncil: meanQuality(personals.map((p) => p.bondCouncil)), councilOnly: meanQuality(personals.map((p) => p.councilOnly)), bondOnly: meanQuality(personals.map((p) => p.bondOnly)), forges: Math.max(...personals.map((p) => p.forges)) }
+        ? {
+            bondCouncil: meanQuality(personals.map((p) => p.bondCouncil)),
+            councilOnly: meanQuality(personals.map((p) => p.councilOnly)),
+            bondOnly: meanQuality(personals.map((p) => p.bondOnly)),
+            forges: Math.max(...personals.map((p) => p.forges)),
+          }
         : null,
       exiles,
       falseExiles: exiles.filter((e) => !e.byzantine).length,
       forgeRounds,
       rounds,
-      privacy: account(sigmaCell, distributed ? sigmaCell / Math.sqrt(Math.max(1, x.cohort)) : sigmaCell, poisson ? q : 1, x.rounds, x.delta, releases, countMask(masks.get(x.agents[0] as FederatingAgent) ?? null, loraSize(dims0))),
+      privacy: account(
+        sigmaCell,
+        distributed ? sigmaCell / Math.sqrt(Math.max(1, x.cohort)) : sigmaCell,
+        poisson ? q : 1,
+        x.rounds,
+        x.delta,
+        releases,
+        countMask(masks.get(x.agents[0] as FederatingAgent) ?? null, loraSize(dims0)),
+      ),
     };
   } finally {
     await port.close();
@@ -419,20 +517,49 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
 }
 
 /** The cell's privacy account (see PrivacyAccount). */
-export function account(sigma: number, releaseSigma: number, q: number, rounds: number, delta: number, releases: Uint32Array, sharedValues: number): PrivacyAccount {
+export function account(
+  sigma: number,
+  releaseSigma: number,
+  q: number,
+  rounds: number,
+  delta: number,
+  releases: Uint32Array,
+  sharedValues: number,
+): PrivacyAccount {
   const counts = Array.from(releases);
   const max = counts.reduce((a, b) => Math.max(a, b), 0);
   const mean = counts.length ? counts.reduce((a, b) => a + b, 0) / counts.length : 0;
   const never = counts.filter((c) => c === 0).length;
-  const eps = (steps: number, rate: number): number => (sigma > 0 && steps > 0 ? epsilonFor({ noiseMultiplier: sigma, sampleRate: rate, steps, delta }).epsilon : sigma > 0 ? 0 : Infinity);
-  return { sigma, releaseSigma, q, rounds, observerEpsilon: eps(rounds, q), releases: { max, mean, never }, forgeLedgerEpsilon: eps(max, 1), sharedValues };
+  const eps = (steps: number, rate: number): number =>
+    sigma > 0 && steps > 0
+      ? epsilonFor({ noiseMultiplier: sigma, sampleRate: rate, steps, delta }).epsilon
+      : sigma > 0
+        ? 0
+        : Infinity;
+  return {
+    sigma,
+    releaseSigma,
+    q,
+    rounds,
+    observerEpsilon: eps(rounds, q),
+    releases: { max, mean, never },
+    forgeLedgerEpsilon: eps(max, 1),
+    sharedValues,
+  };
 }
 
 /** Clip the masked update to S and add N(0, σ²S²) to the federated coordinates only (the others are not sent). */
-export function noisedRelease(update: Float64Array, mask: Uint8Array | null, S: number, sigma: number, sampler: GaussianSampler): Float64Array {
+export function noisedRelease(
+  update: Float64Array,
+  mask: Uint8Array | null,
+  S: number,
+  sigma: number,
+  sampler: GaussianSampler,
+): Float64Array {
   const out = capNorm(update, S);
   const sd = sigma * S;
-  for (let i = 0; i < out.length; i++) if (!mask || mask[i]) out[i] = (out[i] as number) + sampler.standardNormal() * sd;
+  for (let i = 0; i < out.length; i++)
+    if (!mask || mask[i]) out[i] = (out[i] as number) + sampler.standardNormal() * sd;
   return out;
 }
 
@@ -445,10 +572,23 @@ interface MemoJob {
 }
 
 /** The jobs' trained adapters, from the memo where a job is cell-independent, the rest through the pool. */
-async function trainAll(sc: SeedContext, jobs: readonly MemoJob[], signal?: AbortSignal): Promise<(Float64Array | null)[]> {
+async function trainAll(
+  sc: SeedContext,
+  jobs: readonly MemoJob[],
+  signal?: AbortSignal,
+): Promise<(Float64Array | null)[]> {
   const out: (Float64Array | null | undefined)[] = jobs.map((j) => (j.key ? sc.memo.get(j.key) : undefined));
   const todo = jobs.map((j, i) => ({ j, i })).filter(({ i }) => out[i] === undefined);
-  const done = await sc.pool.run(todo.map(({ j }) => ({ agent: j.agent, kind: 'council', examples: j.examples, start: j.start, frozen: [], settings: j.settings })));
+  const done = await sc.pool.run(
+    todo.map(({ j }) => ({
+      agent: j.agent,
+      kind: 'council',
+      examples: j.examples,
+      start: j.start,
+      frozen: [],
+      settings: j.settings,
+    })),
+  );
   checkStop(signal);
   todo.forEach(({ j, i }, k) => {
     const v = done[k] ?? null;
@@ -468,15 +608,25 @@ export function measuredForges(sc: Pick<SeedContext, 'forges' | 'seed' | 'x'>): 
     const j = Math.floor(rand() * (i + 1));
     [idx[i], idx[j]] = [idx[j] as number, idx[i] as number];
   }
-  return idx.slice(0, sc.x.personalSample).sort((a, b) => a - b).map((i) => honest[i] as SimForge);
+  return idx
+    .slice(0, sc.x.personalSample)
+    .sort((a, b) => a - b)
+    .map((i) => honest[i] as SimForge);
 }
 
 /** Bonds trained alone, once per seed (the same in every cell). */
-async function bondsAlone(sc: SeedContext, agent: FederatingAgent, fs: readonly SimForge[], signal?: AbortSignal): Promise<(LoraWeights | null)[]> {
+async function bondsAlone(
+  sc: SeedContext,
+  agent: FederatingAgent,
+  fs: readonly SimForge[],
+  signal?: AbortSignal,
+): Promise<(LoraWeights | null)[]> {
   const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
   const jobs = fs.map((g) => ({ key: `bond|${g.index}|${agent}`, agent, examples: g.bond.get(agent) ?? [], settings }));
   const missing = jobs.filter((j) => !sc.memo.has(j.key));
-  const done = await sc.pool.run(missing.map((j) => ({ agent, kind: 'bond', examples: j.examples, start: null, frozen: [], settings })));
+  const done = await sc.pool.run(
+    missing.map((j) => ({ agent, kind: 'bond', examples: j.examples, start: null, frozen: [], settings })),
+  );
   checkStop(signal);
   missing.forEach((j, k) => sc.memo.set(j.key, done[k] ?? null));
   const dims = dimsOf(sc.base, agent, settings.rank);
@@ -500,11 +650,26 @@ function qualityOf(sc: SeedContext, agent: FederatingAgent, g: SimForge): (adapt
 const CHANCE: Quality = { personal: 0.5, craft: 0.5, all: 0.5 };
 
 /** Each measured honest forge trains its bond adapter over the council adapter and alone; held-out quality on its player's preferences. */
-async function personalQuality(sc: SeedContext, agent: FederatingAgent, council: LoraWeights, alpha: number, signal?: AbortSignal): Promise<PersonalResult> {
+async function personalQuality(
+  sc: SeedContext,
+  agent: FederatingAgent,
+  council: LoraWeights,
+  alpha: number,
+  signal?: AbortSignal,
+): Promise<PersonalResult> {
   const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
   const fs = measuredForges(sc).filter((g) => personalFor(g.profile, agent).length > 0);
   const alone = await bondsAlone(sc, agent, fs, signal);
-  const onTop = await sc.pool.run(fs.map((g) => ({ agent, kind: 'bond', examples: g.bond.get(agent) ?? [], start: null, frozen: [{ all: council.all, rank: council.rank, alpha }], settings })));
+  const onTop = await sc.pool.run(
+    fs.map((g) => ({
+      agent,
+      kind: 'bond',
+      examples: g.bond.get(agent) ?? [],
+      start: null,
+      frozen: [{ all: council.all, rank: council.rank, alpha }],
+      settings,
+    })),
+  );
   checkStop(signal);
   const dims = dimsOf(sc.base, agent, settings.rank);
   const c = { lora: council, alpha };
@@ -512,9 +677,18 @@ async function personalQuality(sc: SeedContext, agent: FederatingAgent, council:
     const quality = qualityOf(sc, agent, g);
     const top = onTop[i];
     const a = alone[i];
-    return { both: quality(top ? [c, { lora: loraWeights(dims, top), alpha: settings.alpha }] : [c]), cOnly: quality([c]), bOnly: a ? quality([{ lora: a, alpha: settings.alpha }]) : CHANCE };
+    return {
+      both: quality(top ? [c, { lora: loraWeights(dims, top), alpha: settings.alpha }] : [c]),
+      cOnly: quality([c]),
+      bOnly: a ? quality([{ lora: a, alpha: settings.alpha }]) : CHANCE,
+    };
   });
-  return { bondCouncil: meanQuality(rows.map((r) => r.both)), councilOnly: meanQuality(rows.map((r) => r.cOnly)), bondOnly: meanQuality(rows.map((r) => r.bOnly)), forges: rows.length };
+  return {
+    bondCouncil: meanQuality(rows.map((r) => r.both)),
+    councilOnly: meanQuality(rows.map((r) => r.cOnly)),
+    bondOnly: meanQuality(rows.map((r) => r.bOnly)),
+    forges: rows.length,
+  };
 }
 
 /**
@@ -523,7 +697,15 @@ async function personalQuality(sc: SeedContext, agent: FederatingAgent, council:
  * (as a bond would), then takes the council's values back on the federated coordinates (those are
  * the council's, not its own). Council-only: the global with the public init off the mask.
  */
-async function splitPersonal(sc: SeedContext, agent: FederatingAgent, global: LoraWeights, mask: Uint8Array | null, local: ReadonlyMap<string, Float32Array>, alpha: number, signal?: AbortSignal): Promise<PersonalResult> {
+async function splitPersonal(
+  sc: SeedContext,
+  agent: FederatingAgent,
+  global: LoraWeights,
+  mask: Uint8Array | null,
+  local: ReadonlyMap<string, Float32Array>,
+  alpha: number,
+  signal?: AbortSignal,
+): Promise<PersonalResult> {
   const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
   const fs = measuredForges(sc).filter((g) => personalFor(g.profile, agent).length > 0);
   const alone = await bondsAlone(sc, agent, fs, signal);
@@ -533,7 +715,16 @@ async function splitPersonal(sc: SeedContext, agent: FederatingAgent, global: Lo
     if (own && mask) for (let i = 0, k = 0; i < s0.length; i++) if (!mask[i]) s0[i] = own[k++] as number;
     return s0;
   });
-  const tuned = await sc.pool.run(fs.map((g, i) => ({ agent, kind: 'bond', examples: g.bond.get(agent) ?? [], start: starts[i] as Float64Array, frozen: [], settings })));
+  const tuned = await sc.pool.run(
+    fs.map((g, i) => ({
+      agent,
+      kind: 'bond',
+      examples: g.bond.get(agent) ?? [],
+      start: starts[i] as Float64Array,
+      frozen: [],
+      settings,
+    })),
+  );
   checkStop(signal);
   const dims = dimsOf(sc.base, agent, global.rank);
   const rows = fs.map((g, i) => {
@@ -541,9 +732,18 @@ async function splitPersonal(sc: SeedContext, agent: FederatingAgent, global: Lo
     const mine = Float64Array.from(tuned[i] ?? (starts[i] as Float64Array));
     if (mask) for (let j = 0; j < mine.length; j++) if (mask[j]) mine[j] = global.all[j] as number;
     const a = alone[i];
-    return { both: quality([{ lora: loraWeights(dims, mine), alpha }]), cOnly: quality([{ lora: global, alpha }]), bOnly: a ? quality([{ lora: a, alpha: settings.alpha }]) : CHANCE };
+    return {
+      both: quality([{ lora: loraWeights(dims, mine), alpha }]),
+      cOnly: quality([{ lora: global, alpha }]),
+      bOnly: a ? quality([{ lora: a, alpha: settings.alpha }]) : CHANCE,
+    };
   });
-  return { bondCouncil: meanQuality(rows.map((r) => r.both)), councilOnly: meanQuality(rows.map((r) => r.cOnly)), bondOnly: meanQuality(rows.map((r) => r.bOnly)), forges: rows.length };
+  return {
+    bondCouncil: meanQuality(rows.map((r) => r.both)),
+    councilOnly: meanQuality(rows.map((r) => r.cOnly)),
+    bondOnly: meanQuality(rows.map((r) => r.bOnly)),
+    forges: rows.length,
+  };
 }
 
 export function meanOf(xs: readonly number[]): number {
@@ -552,5 +752,9 @@ export function meanOf(xs: readonly number[]): number {
 }
 
 export function meanQuality(qs: readonly Quality[]): Quality {
-  return { personal: meanOf(qs.map((q) => q.personal)), craft: meanOf(qs.map((q) => q.craft)), all: meanOf(qs.map((q) => q.all)) };
+  return {
+    personal: meanOf(qs.map((q) => q.personal)),
+    craft: meanOf(qs.map((q) => q.craft)),
+    all: meanOf(qs.map((q) => q.all)),
+  };
 }

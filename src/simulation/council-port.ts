@@ -70,7 +70,11 @@ export function roundPolicyOf(status: RoundStatus): RoundPolicy {
 }
 
 /** The layouts the trainer gives each agent over `spec` at `rank` (what the council must accept). */
-export function layoutsFor(spec: BaseSpec, agents: readonly FederatingAgent[], rank: number): Partial<Record<FederatingAgent, TensorSpec[]>> {
+export function layoutsFor(
+  spec: BaseSpec,
+  agents: readonly FederatingAgent[],
+  rank: number,
+): Partial<Record<FederatingAgent, TensorSpec[]>> {
   return Object.fromEntries(agents.map((a) => [a, adapterLayout(spec, a, rank)]));
 }
 
@@ -90,7 +94,10 @@ export function simCouncilConfig(s: CouncilSetup): CouncilConfig {
     base_fingerprints: [s.baseFingerprint],
     // The council sets the policy; its forges read it from the round status and follow it.
     clip_norm: { min: s.privacy.clipNorm, max: s.privacy.clipNorm },
-    noise_multiplier: { min: s.privacy.minNoiseMultiplier ?? s.privacy.noiseMultiplier, max: s.privacy.noiseMultiplier },
+    noise_multiplier: {
+      min: s.privacy.minNoiseMultiplier ?? s.privacy.noiseMultiplier,
+      max: s.privacy.noiseMultiplier,
+    },
     layouts: s.layouts,
   };
 }
@@ -100,7 +107,8 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
   const clock = new VirtualClock();
   const council = new Council({ storage, config: simCouncilConfig(s), clock, log: () => undefined });
   const rows: ForgeRow[] = [];
-  for (const name of s.forges) rows.push(await storage.addForge(name, clock.now().toISOString(), () => randomBytes(32)));
+  for (const name of s.forges)
+    rows.push(await storage.addForge(name, clock.now().toISOString(), () => randomBytes(32)));
   const byId = new Map(rows.map((r, i) => [r.id, i]));
   await council.start();
   const forge = (i: number): ForgeRow => rows[i] as ForgeRow;
@@ -110,7 +118,11 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
     policy: async (round) => roundPolicyOf(await council.roundStatus(forge(0), round)),
     submit: async (i, round, agent, u) => {
       // The body the HTTP client would send (council-client.ts), handed to the same method.
-      await council.submit(forge(i), round, agent, { base_fingerprint: u.baseFingerprint, privacy: { clip_norm: u.clipNorm, noise_multiplier: u.noiseMultiplier }, tensors: u.tensors.map(tensorToJson) });
+      await council.submit(forge(i), round, agent, {
+        base_fingerprint: u.baseFingerprint,
+        privacy: { clip_norm: u.clipNorm, noise_multiplier: u.noiseMultiplier },
+        tensors: u.tensors.map(tensorToJson),
+      });
     },
     seal: async (i, round) => {
       await council.seal(forge(i), round);
@@ -123,7 +135,8 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
       }
       await council.idle();
       const r = await storage.round(round);
-      if (r?.state !== 'aggregated') throw new Error(`round ${round} did not aggregate (state ${r?.state ?? 'missing'})`);
+      if (r?.state !== 'aggregated')
+        throw new Error(`round ${round} did not aggregate (state ${r?.state ?? 'missing'})`);
     },
     global: async (agent) => {
       try {
@@ -135,7 +148,8 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
     },
     exiles: async () => {
       const out = new Map<number, number>();
-      for (const f of await storage.listForges()) if (f.exiledRound !== null) out.set(byId.get(f.id) as number, f.exiledRound);
+      for (const f of await storage.listForges())
+        if (f.exiledRound !== null) out.set(byId.get(f.id) as number, f.exiledRound);
       return out;
     },
     trust: async () => {

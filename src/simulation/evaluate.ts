@@ -58,7 +58,8 @@ export class Evaluator {
       for (let want = this.n; pairs.length < this.n && want <= this.n * 8; want *= 2) {
         pairs.length = 0;
         for (const x of heldOutPairs(preference, { seed: this.seed, n: want })) {
-          if (x.agent === agent && pairs.length < this.n) pairs.push({ preferred: this.text(x.preferred), dispreferred: this.text(x.dispreferred) });
+          if (x.agent === agent && pairs.length < this.n)
+            pairs.push({ preferred: this.text(x.preferred), dispreferred: this.text(x.dispreferred) });
         }
       }
       p = { preference, agent, pairs };

@@ -33,11 +33,25 @@ export const ATTACK_TEXT: Readonly<Record<Attack, string>> = {
  * is FedAvg with neither clipping nor a norm bound (the catastrophic baseline the design asks
  * for); `fedavg` is FedAvg behind the council's norm bound, as every real council runs it.
  */
-export const SIM_STRATEGIES = ['fedavg-naive', 'fedavg', 'multikrum+lora-fair', 'bulyan+lora-fair', 'lora-fair', 'multikrum', 'bulyan', 'krum', 'median', 'trimmed-mean'] as const;
+export const SIM_STRATEGIES = [
+  'fedavg-naive',
+  'fedavg',
+  'multikrum+lora-fair',
+  'bulyan+lora-fair',
+  'lora-fair',
+  'multikrum',
+  'bulyan',
+  'krum',
+  'median',
+  'trimmed-mean',
+] as const;
 export type SimStrategy = (typeof SIM_STRATEGIES)[number];
 
 /** The council settings of a strategy with Byzantine bound f. */
-export function strategyConfig(s: SimStrategy, f: number): StrategyConfig & { selection?: 'none' | 'multikrum' | 'bulyan' } {
+export function strategyConfig(
+  s: SimStrategy,
+  f: number,
+): StrategyConfig & { selection?: 'none' | 'multikrum' | 'bulyan' } {
   switch (s) {
     case 'multikrum+lora-fair':
       return { strategy: 'lora-fair', f, selection: 'multikrum' };
@@ -182,11 +196,14 @@ export function cellsOf(x: Experiment): Cell[] {
     if (!configs.has(cellKey(c))) configs.set(cellKey(c), c);
   };
   const plain = { split: 'semantic', noise: 'local', share: 'full' } as const;
-  for (const strategy of x.strategies) for (const attack of x.attacks) add({ strategy, attack, epsilon: x.epsilon, ...plain });
+  for (const strategy of x.strategies)
+    for (const attack of x.attacks) add({ strategy, attack, epsilon: x.epsilon, ...plain });
   for (const epsilon of x.epsilons) {
     add({ strategy: x.reference, attack: 'none', epsilon, ...plain });
     add({ strategy: x.reference, attack: 'none', epsilon, ...plain, share: 'small' });
-    if (epsilon !== Infinity) for (const share of SHARES) add({ strategy: 'fedavg', attack: 'none', epsilon, ...plain, noise: 'distributed', share });
+    if (epsilon !== Infinity)
+      for (const share of SHARES)
+        add({ strategy: 'fedavg', attack: 'none', epsilon, ...plain, noise: 'distributed', share });
   }
   for (const split of SPLITS) add({ strategy: x.reference, attack: 'none', epsilon: x.epsilon, ...plain, split });
   const out: Cell[] = [];
@@ -228,17 +245,25 @@ export function problemWith(x: Experiment): string | null {
   if (x.byzantine >= x.forges) return `--byzantine ${x.byzantine} leaves no honest forge among ${x.forges}`;
   const f = cohortByzantine(x);
   const n = x.cohort;
-  const where = n === x.forges ? `got --forges ${x.forges}` : `got --cohort ${n} (f = ${f}: the ${x.byzantine} of ${x.forges} Byzantine forges a cohort holds on average)`;
+  const where =
+    n === x.forges
+      ? `got --forges ${x.forges}`
+      : `got --cohort ${n} (f = ${f}: the ${x.byzantine} of ${x.forges} Byzantine forges a cohort holds on average)`;
   const unit = n === x.forges ? 'forges' : 'forges per cohort';
   for (const s of x.strategies.includes(x.reference) ? x.strategies : [...x.strategies, x.reference]) {
     const c = strategyConfig(s, f);
     const sel = c.strategy === 'lora-fair' ? c.selection : c.strategy;
-    if ((sel === 'bulyan' || c.strategy === 'bulyan') && n < 4 * c.f + 3) return `${s} with f=${c.f} needs at least ${4 * c.f + 3} ${unit} (n ≥ 4f+3); ${where}`;
-    if ((sel === 'multikrum' || c.strategy === 'multikrum' || c.strategy === 'krum') && n < 2 * c.f + 3) return `${s} with f=${c.f} needs at least ${2 * c.f + 3} ${unit} (n > 2f+2); ${where}`;
-    if (c.strategy === 'trimmed-mean' && n < 2 * c.f + 1) return `${s} with f=${c.f} needs at least ${2 * c.f + 1} ${unit}; ${where}`;
+    if ((sel === 'bulyan' || c.strategy === 'bulyan') && n < 4 * c.f + 3)
+      return `${s} with f=${c.f} needs at least ${4 * c.f + 3} ${unit} (n ≥ 4f+3); ${where}`;
+    if ((sel === 'multikrum' || c.strategy === 'multikrum' || c.strategy === 'krum') && n < 2 * c.f + 3)
+      return `${s} with f=${c.f} needs at least ${2 * c.f + 3} ${unit} (n > 2f+2); ${where}`;
+    if (c.strategy === 'trimmed-mean' && n < 2 * c.f + 1)
+      return `${s} with f=${c.f} needs at least ${2 * c.f + 1} ${unit}; ${where}`;
   }
-  for (const a of x.agents) if (!(FEDERATING_AGENTS as readonly string[]).includes(a)) return `--agents: ${a} has no council adapter`;
-  if (x.attacks.some((a) => a !== 'none') && x.byzantine === 0) return 'attacks need Byzantine forges: pass --byzantine N (N ≥ 1)';
+  for (const a of x.agents)
+    if (!(FEDERATING_AGENTS as readonly string[]).includes(a)) return `--agents: ${a} has no council adapter`;
+  if (x.attacks.some((a) => a !== 'none') && x.byzantine === 0)
+    return 'attacks need Byzantine forges: pass --byzantine N (N ≥ 1)';
   for (const e of [x.epsilon, ...x.epsilons]) if (!(e > 0)) return `ε ${e}: give a positive ε (or inf for no noise)`;
   return null;
 }
@@ -247,10 +272,16 @@ export function problemWith(x: Experiment): string | null {
 export function reproduceCommand(x: Experiment): string {
   const d = DEFAULT_EXPERIMENT;
   const eps = (e: number): string => (e === Infinity ? 'inf' : String(e));
-  const same = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+  const same = (a: readonly unknown[], b: readonly unknown[]): boolean =>
+    a.length === b.length && a.every((v, i) => v === b[i]);
   const flags: string[] = [];
   const num = (flag: string, v: number, dv: number): void => void (v !== dv && flags.push(`${flag} ${v}`));
-  const lst = (flag: string, v: readonly (string | number)[], dv: readonly (string | number)[], f: (s: string | number) => string = String): void => void (!same(v, dv) && flags.push(`${flag} ${v.map(f).join(',')}`));
+  const lst = (
+    flag: string,
+    v: readonly (string | number)[],
+    dv: readonly (string | number)[],
+    f: (s: string | number) => string = String,
+  ): void => void (!same(v, dv) && flags.push(`${flag} ${v.map(f).join(',')}`));
   num('--forges', x.forges, d.forges);
   if (x.cohort !== x.forges) flags.push(`--cohort ${x.cohort}`);
   // --forges alone implies 20% Byzantine: state f whenever it is not the default.

@@ -1,7 +1,13 @@
 import { join } from 'node:path';
 import { appendLines } from '../memoir/file/append.js';
 import { memoirPathFor } from '../memoir/file/discover.js';
-import { AXIS_INFO, axisOf, CRAFT_PREFERENCES, type PersonalPreference, type PreferenceId } from '../memoir/sample/planted/catalogue.js';
+import {
+  AXIS_INFO,
+  axisOf,
+  CRAFT_PREFERENCES,
+  type PersonalPreference,
+  type PreferenceId,
+} from '../memoir/sample/planted/catalogue.js';
 import { profileFor, type PlayerProfile } from '../memoir/sample/planted/profiles.js';
 import { synthSessions } from '../memoir/sample/synth.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
@@ -51,7 +57,13 @@ export function byzantineSet(forges: number, f: number, seed: number): Set<numbe
   return new Set(idx.slice(0, f));
 }
 
-export function buildForges(x: Experiment, seed: number, home: string, specialists: readonly string[], signal?: AbortSignal): SimForge[] {
+export function buildForges(
+  x: Experiment,
+  seed: number,
+  home: string,
+  specialists: readonly string[],
+  signal?: AbortSignal,
+): SimForge[] {
   const bad = byzantineSet(x.forges, x.byzantine, seed);
   const index = openIndex(home);
   try {
@@ -78,7 +90,15 @@ export function buildForges(x: Experiment, seed: number, home: string, specialis
         bond.set(agent, b);
         flipped.set(agent, flipLabels(c, specialists));
       }
-      out.push({ index: k, name: `forge-${String(k + 1).padStart(2, '0')}`, profile, byzantine: bad.has(k), council, bond, flipped });
+      out.push({
+        index: k,
+        name: `forge-${String(k + 1).padStart(2, '0')}`,
+        profile,
+        byzantine: bad.has(k),
+        council,
+        bond,
+        flipped,
+      });
     }
     return out;
   } finally {

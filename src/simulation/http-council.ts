@@ -32,10 +32,44 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
   }
   const layoutsFile = join(s.dataDir, 'layouts.json');
   writeFileSync(layoutsFile, JSON.stringify(config.layouts));
-  const args = ['council', 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', s.dataDir, '--base-fingerprint', s.baseFingerprint, '--strategy', config.strategy, '--byzantine', String(config.byzantine), '--min-forges', String(config.min_forges), '--round-deadline', `${HTTP_DEADLINE_S}s`, '--threads', '1', '--json'];
-  args.push('--layouts', layoutsFile, '--clip-norm', String(s.privacy.clipNorm), '--noise-multiplier', `${config.noise_multiplier.min}..${config.noise_multiplier.max}`, '--tail-margin', String(config.tail_margin));
+  const args = [
+    'council',
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--data-dir',
+    s.dataDir,
+    '--base-fingerprint',
+    s.baseFingerprint,
+    '--strategy',
+    config.strategy,
+    '--byzantine',
+    String(config.byzantine),
+    '--min-forges',
+    String(config.min_forges),
+    '--round-deadline',
+    `${HTTP_DEADLINE_S}s`,
+    '--threads',
+    '1',
+    '--json',
+  ];
+  args.push(
+    '--layouts',
+    layoutsFile,
+    '--clip-norm',
+    String(s.privacy.clipNorm),
+    '--noise-multiplier',
+    `${config.noise_multiplier.min}..${config.noise_multiplier.max}`,
+    '--tail-margin',
+    String(config.tail_margin),
+  );
   if (config.selection) args.push('--selection', config.selection);
-  const proc = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   proc.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -47,11 +81,14 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
         reject(err as Error);
       }
     });
-    proc.once('exit', (code) => reject(new Error(`kourai council serve exited ${code}: ${stderr.trim().split('\n').pop() ?? ''}`)));
+    proc.once('exit', (code) =>
+      reject(new Error(`kourai council serve exited ${code}: ${stderr.trim().split('\n').pop() ?? ''}`)),
+    );
   });
   const clients = tokens.map((token) => new CouncilClient({ url, token, timeoutMs: 120_000 }));
   const client = (i: number): CouncilClient => clients[i] as CouncilClient;
-  const trusts = (): Promise<{ trust: number; exiled_round: number | null }[]> => Promise.all(clients.map((c) => c.trust()));
+  const trusts = (): Promise<{ trust: number; exiled_round: number | null }[]> =>
+    Promise.all(clients.map((c) => c.trust()));
   return {
     where: url,
     currentRound: async () => (await client(0).currentRound()).round,
@@ -66,7 +103,10 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
       await client(0).waitForRound(round, { pollMs: 50 });
     },
     global: async (agent) => (await client(0).globalAdapter(agent))?.tensors ?? null,
-    exiles: async () => new Map((await trusts()).flatMap((t, i) => (t.exiled_round !== null ? [[i, t.exiled_round] as [number, number]] : []))),
+    exiles: async () =>
+      new Map(
+        (await trusts()).flatMap((t, i) => (t.exiled_round !== null ? [[i, t.exiled_round] as [number, number]] : [])),
+      ),
     trust: async () => (await trusts()).map((t) => t.trust),
     close: () => stop(proc),
   };

@@ -66,7 +66,9 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
   let cancelled = false;
   const stopper = new AbortController();
   const signal = o.signal ? AbortSignal.any([o.signal, stopper.signal]) : stopper.signal;
-  const pool: TrainPool = ((o.threads ?? 0) > 0 ? workerPool(shared.base.spec, o.threads ?? 0, signal) : null) ?? inlinePool(shared.base, shared.encode, () => signal.aborted);
+  const pool: TrainPool =
+    ((o.threads ?? 0) > 0 ? workerPool(shared.base.spec, o.threads ?? 0, signal) : null) ??
+    inlinePool(shared.base, shared.encode, () => signal.aborted);
   try {
     for (const seed of x.seeds) {
       const cells = todo.filter((c) => c.seed === seed);
@@ -108,7 +110,15 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
   }
   const order = new Map(grid.map((c, i) => [cellKey(c), i]));
   results.sort((a, b) => (order.get(a.key) ?? 0) - (order.get(b.key) ?? 0));
-  return { cells: results, total: grid.length, reused, cancelled, forgeRounds, seconds: (performance.now() - t0) / 1000, threads: pool.threads };
+  return {
+    cells: results,
+    total: grid.length,
+    reused,
+    cancelled,
+    forgeRounds,
+    seconds: (performance.now() - t0) / 1000,
+    threads: pool.threads,
+  };
 }
 
 export interface SharedModel {
@@ -125,7 +135,24 @@ export function sharedModel(): SharedModel {
 }
 
 /** One seed's forges (memoirs under `dir`), held-out probes and memo of cell-independent trainings. */
-export function seedContext(x: Experiment, seed: number, dir: string, m: SharedModel = sharedModel(), pool: TrainPool = inlinePool(m.base, m.encode), signal?: AbortSignal): SeedContext {
+export function seedContext(
+  x: Experiment,
+  seed: number,
+  dir: string,
+  m: SharedModel = sharedModel(),
+  pool: TrainPool = inlinePool(m.base, m.encode),
+  signal?: AbortSignal,
+): SeedContext {
   const forges = buildForges(x, seed, dir, m.base.spec.specialists, signal);
-  return { x, seed, base: m.base, fingerprint: m.fingerprint, encode: m.encode, evaluator: new Evaluator(m.base, m.encode, x.heldOut, 10_000 + seed), forges, memo: new Map(), pool };
+  return {
+    x,
+    seed,
+    base: m.base,
+    fingerprint: m.fingerprint,
+    encode: m.encode,
+    evaluator: new Evaluator(m.base, m.encode, x.heldOut, 10_000 + seed),
+    forges,
+    memo: new Map(),
+    pool,
+  };
 }

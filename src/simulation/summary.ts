@@ -1,6 +1,16 @@
 import type { CellResult, PersonalResult, Quality } from './cell.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
-import { cellKey, cohortByzantine, type Attack, type Cell, type Experiment, type Noise, type Share, type SimStrategy, type Split } from './experiment.js';
+import {
+  cellKey,
+  cohortByzantine,
+  type Attack,
+  type Cell,
+  type Experiment,
+  type Noise,
+  type Share,
+  type SimStrategy,
+  type Split,
+} from './experiment.js';
 
 /**
  * The results of an experiment, over seeds (mean and sample standard deviation), and the claims
@@ -106,7 +116,12 @@ export interface Summary {
   worst: { strategy: SimStrategy; attack: Attack; council: number; drop: number }[];
   privacy: PrivacyRow[];
   split: SplitRow[];
-  personalization: { bondCouncil: Record<keyof Quality, Stat>; councilOnly: Record<keyof Quality, Stat>; bondOnly: Record<keyof Quality, Stat>; forges: number } | null;
+  personalization: {
+    bondCouncil: Record<keyof Quality, Stat>;
+    councilOnly: Record<keyof Quality, Stat>;
+    bondOnly: Record<keyof Quality, Stat>;
+    forges: number;
+  } | null;
   exiles: ExileRecord[];
   /** Per attack of the reference strategy: rounds until every Byzantine forge of the cell was exiled (max over seeds; null: some never were). */
   exileRounds: { attack: Attack; rounds: number | null; exiled: number; byzantine: number }[];
@@ -122,7 +137,11 @@ function meanCurve(cells: readonly CellResult[], rounds: number): number[] {
 }
 
 function qualityStats(qs: readonly Quality[]): Record<keyof Quality, Stat> {
-  return { personal: stat(qs.map((q) => q.personal)), craft: stat(qs.map((q) => q.craft)), all: stat(qs.map((q) => q.all)) };
+  return {
+    personal: stat(qs.map((q) => q.personal)),
+    craft: stat(qs.map((q) => q.craft)),
+    all: stat(qs.map((q) => q.all)),
+  };
 }
 
 export function summarize(x: Experiment, results: readonly CellResult[], total: number): Summary {
@@ -131,7 +150,14 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
     const k = cellKey({ ...r.cell, seed: undefined });
     by.set(k, [...(by.get(k) ?? []), r]);
   }
-  const group = (strategy: SimStrategy, attack: Attack, epsilon: number, split: Split, noise: Noise = 'local', share: Share = 'full'): CellResult[] => by.get(cellKey({ strategy, attack, epsilon, split, noise, share })) ?? [];
+  const group = (
+    strategy: SimStrategy,
+    attack: Attack,
+    epsilon: number,
+    split: Split,
+    noise: Noise = 'local',
+    share: Share = 'full',
+  ): CellResult[] => by.get(cellKey({ strategy, attack, epsilon, split, noise, share })) ?? [];
 
   const byzantine: ByzantineRow[] = [];
   for (const strategy of x.strategies) {
@@ -164,7 +190,14 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
       (['local', 'small', 'distributed', 'distributed-small'] as const).flatMap((variant): PrivacyRow[] => {
         const dist = variant.startsWith('distributed');
         const strategy = dist ? 'fedavg' : x.reference;
-        const cells = group(strategy, 'none', epsilon, 'semantic', dist ? 'distributed' : 'local', variant.endsWith('small') ? 'small' : 'full');
+        const cells = group(
+          strategy,
+          'none',
+          epsilon,
+          'semantic',
+          dist ? 'distributed' : 'local',
+          variant.endsWith('small') ? 'small' : 'full',
+        );
         if (cells.length === 0) return [];
         const personal = cells.map((c) => c.personal?.bondCouncil.all ?? NaN);
         const curve = meanCurve(cells, x.rounds);
@@ -183,7 +216,10 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
             roundsToConverge: conv >= 0 ? conv + 1 : NaN,
             observerEpsilon: p0 ? jsonEps(p0.observerEpsilon) : null,
             forgeLedgerEpsilon: jsonEps(Math.max(...cells.map((c) => c.privacy?.forgeLedgerEpsilon ?? NaN))),
-            releases: { max: Math.max(...cells.map((c) => c.privacy?.releases.max ?? 0)), mean: stat(cells.map((c) => c.privacy?.releases.mean ?? NaN)).mean },
+            releases: {
+              max: Math.max(...cells.map((c) => c.privacy?.releases.max ?? 0)),
+              mean: stat(cells.map((c) => c.privacy?.releases.mean ?? NaN)).mean,
+            },
             sharedValues: p0?.sharedValues ?? NaN,
             signal: stat(cells.flatMap((c) => (c.rounds ?? []).map((r) => r.signal))).mean,
             noise: stat(cells.flatMap((c) => (c.rounds ?? []).map((r) => r.noise))).mean,
@@ -197,7 +233,14 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
     if (cells.length === 0) return [];
     const personal = cells.map((c) => c.personal?.bondCouncil.all ?? NaN);
     const cOnly = cells.map((c) => c.personal?.councilOnly.all ?? NaN);
-    return [{ split: sp, council: stat(cells.map((c) => c.council)), bondCouncil: personal.some(Number.isFinite) ? stat(personal) : null, councilOnly: cOnly.some(Number.isFinite) ? stat(cOnly) : null }];
+    return [
+      {
+        split: sp,
+        council: stat(cells.map((c) => c.council)),
+        bondCouncil: personal.some(Number.isFinite) ? stat(personal) : null,
+        councilOnly: cOnly.some(Number.isFinite) ? stat(cOnly) : null,
+      },
+    ];
   });
 
   const exileRounds = x.attacks
@@ -240,13 +283,32 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
         epsilon: jsonEps(c0.epsilon),
         split: c0.split,
         council: stat(rs.map((a) => a.council)),
-        personal: ps.length ? { bondCouncil: stat(ps.map((p) => p.bondCouncil.personal)), councilOnly: stat(ps.map((p) => p.councilOnly.personal)), bondOnly: stat(ps.map((p) => p.bondOnly.personal)) } : null,
+        personal: ps.length
+          ? {
+              bondCouncil: stat(ps.map((p) => p.bondCouncil.personal)),
+              councilOnly: stat(ps.map((p) => p.councilOnly.personal)),
+              bondOnly: stat(ps.map((p) => p.bondOnly.personal)),
+            }
+          : null,
       });
     }
   }
 
-  const exiles: ExileRecord[] = results.flatMap((r) => r.exiles.map((e) => ({ seed: r.cell.seed, strategy: r.cell.strategy, attack: r.cell.attack, ...e })));
-  return { cells: { done: results.length, total }, byzantine, worst, privacy, split, personalization, exiles, exileRounds, perAgent, targets: targets(x, results, byzantine, worst, privacy, split, personalization, exileRounds) };
+  const exiles: ExileRecord[] = results.flatMap((r) =>
+    r.exiles.map((e) => ({ seed: r.cell.seed, strategy: r.cell.strategy, attack: r.cell.attack, ...e })),
+  );
+  return {
+    cells: { done: results.length, total },
+    byzantine,
+    worst,
+    privacy,
+    split,
+    personalization,
+    exiles,
+    exileRounds,
+    perAgent,
+    targets: targets(x, results, byzantine, worst, privacy, split, personalization, exileRounds),
+  };
 }
 
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
@@ -256,16 +318,39 @@ const plain = (c: Cell): boolean => c.split === 'semantic' && c.noise === 'local
 /** The number of rounds within which persistent attackers must be exiled (trust warm-up 3, α 0.3: an attacker far off every round falls after round 3). */
 export const EXILE_WITHIN = 5;
 
-function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRow[], worst: Summary['worst'], privacy: PrivacyRow[], split: SplitRow[], pers: Summary['personalization'], exileRounds: Summary['exileRounds']): Target[] {
+function targets(
+  x: Experiment,
+  results: readonly CellResult[],
+  byz: ByzantineRow[],
+  worst: Summary['worst'],
+  privacy: PrivacyRow[],
+  split: SplitRow[],
+  pers: Summary['personalization'],
+  exileRounds: Summary['exileRounds'],
+): Target[] {
   const out: Target[] = [];
   const f = cohortByzantine(x);
   const share = `${x.byzantine} of ${x.forges} forges Byzantine (${pct(x.byzantine / x.forges)})${x.cohort < x.forges ? `, cohorts of ${x.cohort} (rule f = ${f})` : ''}`;
   for (const w of worst) {
     if (w.strategy === 'fedavg-naive') {
       const bounded = worst.find((v) => v.strategy === 'fedavg');
-      out.push({ name: 'byzantine robustness: naive fedavg collapses', goal: 'FedAvg without clipping or norm bound falls at least 30% under the strongest attack (catastrophic: council quality at or below chance)', value: w.drop, unit: 'share', met: w.drop >= 0.3, detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${bounded ? `; FedAvg behind the council's norm bound falls ${pct(bounded.drop)} (worst: ${bounded.attack})` : ''}${w.drop >= 0.3 ? '' : `; short of the goal by ${pct(0.3 - w.drop)}`}` });
+      out.push({
+        name: 'byzantine robustness: naive fedavg collapses',
+        goal: 'FedAvg without clipping or norm bound falls at least 30% under the strongest attack (catastrophic: council quality at or below chance)',
+        value: w.drop,
+        unit: 'share',
+        met: w.drop >= 0.3,
+        detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${bounded ? `; FedAvg behind the council's norm bound falls ${pct(bounded.drop)} (worst: ${bounded.attack})` : ''}${w.drop >= 0.3 ? '' : `; short of the goal by ${pct(0.3 - w.drop)}`}`,
+      });
     } else if (w.strategy.endsWith('+lora-fair')) {
-      out.push({ name: `byzantine robustness: ${w.strategy} within 5% of clean`, goal: 'council quality under the strongest attack within 5% of the clean run', value: w.drop, unit: 'share', met: w.drop <= 0.05, detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${w.drop <= 0.05 ? '' : `; misses by ${pct(w.drop - 0.05)}`}` });
+      out.push({
+        name: `byzantine robustness: ${w.strategy} within 5% of clean`,
+        goal: 'council quality under the strongest attack within 5% of the clean run',
+        value: w.drop,
+        unit: 'share',
+        met: w.drop <= 0.05,
+        detail: `worst attack ${w.attack}: council quality ${pct(w.council)}, ${pct(w.drop)} below its clean run (${share})${w.drop <= 0.05 ? '' : `; misses by ${pct(w.drop - 0.05)}`}`,
+      });
     }
   }
   void byz;
@@ -273,13 +358,26 @@ function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRo
   // off, so its false exiles are reported beside the claim, not inside it.
   const real = results.filter((r) => r.cell.strategy !== 'fedavg-naive');
   const fe = real.reduce((s, r) => s + r.falseExiles, 0);
-  const naiveFe = results.length - real.length ? results.filter((r) => r.cell.strategy === 'fedavg-naive').reduce((s, r) => s + r.falseExiles, 0) : 0;
-  if (real.length) out.push({ name: 'exile: no false exiles', goal: '0 honest forges exiled, in any cell of a strategy a council runs (all but naive FedAvg)', value: fe, unit: 'count', met: fe === 0, detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${real.length} cell${real.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)${naiveFe ? `; naive FedAvg's cells: ${naiveFe} more` : ''}` });
+  const naiveFe =
+    results.length - real.length
+      ? results.filter((r) => r.cell.strategy === 'fedavg-naive').reduce((s, r) => s + r.falseExiles, 0)
+      : 0;
+  if (real.length)
+    out.push({
+      name: 'exile: no false exiles',
+      goal: '0 honest forges exiled, in any cell of a strategy a council runs (all but naive FedAvg)',
+      value: fe,
+      unit: 'count',
+      met: fe === 0,
+      detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${real.length} cell${real.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)${naiveFe ? `; naive FedAvg's cells: ${naiveFe} more` : ''}`,
+    });
   if (exileRounds.length) {
     const never = exileRounds.filter((e) => e.rounds === null);
     const slow = exileRounds.filter((e) => e.rounds !== null && e.rounds > EXILE_WITHIN);
     const missed = exileRounds.reduce((a, e) => a + (e.byzantine - e.exiled), 0);
-    const late = slow.length ? `; exiled later than round ${EXILE_WITHIN} under ${slow.map((e) => e.attack).join(', ')}` : '';
+    const late = slow.length
+      ? `; exiled later than round ${EXILE_WITHIN} under ${slow.map((e) => e.attack).join(', ')}`
+      : '';
     out.push({
       name: `exile: persistent attackers exiled within ${EXILE_WITHIN} rounds under every attack`,
       goal: `under ${x.reference}, every Byzantine forge exiled by round ${EXILE_WITHIN}, in every attacked cell (${x.rounds} rounds run); value: attackers never exiled`,
@@ -296,24 +394,63 @@ function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRo
     const se = st.n > 1 ? st.sd / Math.sqrt(st.n) : 0;
     return { d: st.mean, se, met: st.mean > 2 * se && st.mean > 0 };
   };
-  const ref = results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && plain(r.cell) && r.personal);
+  const ref = results.filter(
+    (r) =>
+      r.cell.strategy === x.reference &&
+      r.cell.attack === 'none' &&
+      r.cell.epsilon === x.epsilon &&
+      plain(r.cell) &&
+      r.personal,
+  );
   if (pers && ref.length) {
-    for (const [which, pick] of [['council-only', (r: CellResult) => r.personal?.councilOnly.all ?? NaN], ['bond-only', (r: CellResult) => r.personal?.bondOnly.all ?? NaN]] as const) {
+    for (const [which, pick] of [
+      ['council-only', (r: CellResult) => r.personal?.councilOnly.all ?? NaN],
+      ['bond-only', (r: CellResult) => r.personal?.bondOnly.all ?? NaN],
+    ] as const) {
       const p = paired(ref.map((r) => (r.personal?.bondCouncil.all ?? NaN) - pick(r)));
-      out.push({ name: `personalization: bond + council beats ${which}`, goal: `bond + council above ${which} on each player's held-out preferences (personal and craft), by more than twice the standard error over seeds`, value: p.d, unit: 'points', met: p.met, detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'})` });
+      out.push({
+        name: `personalization: bond + council beats ${which}`,
+        goal: `bond + council above ${which} on each player's held-out preferences (personal and craft), by more than twice the standard error over seeds`,
+        value: p.d,
+        unit: 'points',
+        met: p.met,
+        detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'})`,
+      });
     }
   }
   const sem = split.find((s) => s.split === 'semantic');
   for (const control of ['param-random', 'fedsa'] as const) {
     const other = split.find((s) => s.split === control);
     if (!sem?.bondCouncil || !other?.bondCouncil) continue;
-    const bySeed = new Map(results.filter((r) => r.cell.strategy === x.reference && r.cell.attack === 'none' && r.cell.epsilon === x.epsilon && r.cell.split === control).map((r) => [r.cell.seed, r]));
-    const p = paired(ref.flatMap((r) => {
-      const o = bySeed.get(r.cell.seed);
-      return o?.personal && r.personal ? [r.personal.bondCouncil.all - o.personal.bondCouncil.all] : [];
-    }));
-    const what = control === 'param-random' ? 'a random-LoRA-parameter split (one adapter on all entries, a random half of its parameters federated)' : 'a FedSA-LoRA split (one adapter on all entries, A federated, B local)';
-    out.push({ name: `semantic split beats ${control} split`, goal: `bond + council with the gameplay-rule split above ${what}, by more than twice the standard error`, value: p.d, unit: 'points', met: p.met, detail: `semantic ${pct(sem.bondCouncil.mean)} vs ${control} ${pct(other.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise or below'}); council alone ${pct(sem.council.mean)} vs ${pct(other.council.mean)}` });
+    const bySeed = new Map(
+      results
+        .filter(
+          (r) =>
+            r.cell.strategy === x.reference &&
+            r.cell.attack === 'none' &&
+            r.cell.epsilon === x.epsilon &&
+            r.cell.split === control,
+        )
+        .map((r) => [r.cell.seed, r]),
+    );
+    const p = paired(
+      ref.flatMap((r) => {
+        const o = bySeed.get(r.cell.seed);
+        return o?.personal && r.personal ? [r.personal.bondCouncil.all - o.personal.bondCouncil.all] : [];
+      }),
+    );
+    const what =
+      control === 'param-random'
+        ? 'a random-LoRA-parameter split (one adapter on all entries, a random half of its parameters federated)'
+        : 'a FedSA-LoRA split (one adapter on all entries, A federated, B local)';
+    out.push({
+      name: `semantic split beats ${control} split`,
+      goal: `bond + council with the gameplay-rule split above ${what}, by more than twice the standard error`,
+      value: p.d,
+      unit: 'points',
+      met: p.met,
+      detail: `semantic ${pct(sem.bondCouncil.mean)} vs ${control} ${pct(other.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise or below'}); council alone ${pct(sem.council.mean)} vs ${pct(other.council.mean)}`,
+    });
   }
   const local = privacy.filter((p) => p.variant === 'local');
   const inf = local.find((p) => p.epsilon === null);
@@ -323,7 +460,9 @@ function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRo
     const base = variant.endsWith('small') ? privacy.find((p) => p.variant === 'small' && p.epsilon === null) : inf;
     if (!at4 || !base) continue;
     const gap = base.council.mean - at4.council.mean;
-    const noise = variant.startsWith('distributed') ? 'distributed noise (each forge adds a 1/K share of the variance; the council sees only the sum under secure aggregation, so FedAvg)' : 'local noise (each forge adds σ)';
+    const noise = variant.startsWith('distributed')
+      ? 'distributed noise (each forge adds a 1/K share of the variance; the council sees only the sum under secure aggregation, so FedAvg)'
+      : 'local noise (each forge adds σ)';
     const how = `${noise}, ${variant.endsWith('small') ? `a small shared adapter (${at4.sharedValues} federated values)` : `the full adapter (${at4.sharedValues} federated values)`}`;
     out.push({
       name: `privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (${variant})`,
@@ -342,7 +481,9 @@ function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRo
       for (let j = i + 1; j < local.length; j++) {
         const a = local[i] as PrivacyRow;
         const b = local[j] as PrivacyRow;
-        const se = Math.sqrt(a.council.sd ** 2 / Math.max(1, a.council.n) + b.council.sd ** 2 / Math.max(1, b.council.n));
+        const se = Math.sqrt(
+          a.council.sd ** 2 / Math.max(1, a.council.n) + b.council.sd ** 2 / Math.max(1, b.council.n),
+        );
         const gap = a.council.mean - b.council.mean - 2 * se;
         if (gap > worstGap) {
           worstGap = gap;
@@ -350,10 +491,34 @@ function targets(x: Experiment, results: readonly CellResult[], byz: ByzantineRo
         }
       }
     }
-    out.push({ name: 'privacy/utility: monotone in ε within noise', goal: 'council quality never lower at a larger ε beyond 2 standard errors', value: worstGap, unit: 'share', met: worstGap <= 0, detail: worstGap > 0 ? `${where}: ${pct(worstGap)} beyond the noise` : `over ε ${local.map((p) => p.epsilon ?? '∞').join(', ')}: ${local.map((p) => pct(p.council.mean)).join(', ')}` });
+    out.push({
+      name: 'privacy/utility: monotone in ε within noise',
+      goal: 'council quality never lower at a larger ε beyond 2 standard errors',
+      value: worstGap,
+      unit: 'share',
+      met: worstGap <= 0,
+      detail:
+        worstGap > 0
+          ? `${where}: ${pct(worstGap)} beyond the noise`
+          : `over ε ${local.map((p) => p.epsilon ?? '∞').join(', ')}: ${local.map((p) => pct(p.council.mean)).join(', ')}`,
+    });
   }
   // Claims of the design this harness does not measure yet: listed, so a reader sees the gap.
-  out.push({ name: 'cold start: the fewer sessions, the more bond + council beats bond-only', goal: 'for forges with 1, 2, 4 and 8 sessions and for late joiners, bond + council above bond-only, by more the fewer sessions', value: NaN, unit: 'points', met: false, detail: 'not measured: every simulated forge has the same number of sessions and joins at round 1' });
-  out.push({ name: 'Aidos slop-detection F1: federated council vs a single forge, per round', goal: 'F1 of the federated Aidos council adapter above a single forge’s on held-out slop, round by round', value: NaN, unit: 'points', met: false, detail: 'not measured: the sample generator has no shared, learnable slop examples with a held-out vocabulary yet' });
+  out.push({
+    name: 'cold start: the fewer sessions, the more bond + council beats bond-only',
+    goal: 'for forges with 1, 2, 4 and 8 sessions and for late joiners, bond + council above bond-only, by more the fewer sessions',
+    value: NaN,
+    unit: 'points',
+    met: false,
+    detail: 'not measured: every simulated forge has the same number of sessions and joins at round 1',
+  });
+  out.push({
+    name: 'Aidos slop-detection F1: federated council vs a single forge, per round',
+    goal: 'F1 of the federated Aidos council adapter above a single forge’s on held-out slop, round by round',
+    value: NaN,
+    unit: 'points',
+    met: false,
+    detail: 'not measured: the sample generator has no shared, learnable slop examples with a held-out vocabulary yet',
+  });
   return out;
 }

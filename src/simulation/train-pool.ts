@@ -43,11 +43,23 @@ export function inlinePool(base: BaseModel, encode: (t: string) => Features, sho
     run: async (jobs, onDone) => {
       const out: (Float64Array | null)[] = [];
       for (const j of jobs) {
-        const dims = { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(j.agent)), rank: j.settings.rank };
+        const dims = {
+          inDim: base.inDim,
+          hidden: base.hidden,
+          out: base.headOut(headOf(j.agent)),
+          rank: j.settings.rank,
+        };
         const r = train(
           base,
           encode,
-          { agent: j.agent, kind: j.kind, examples: j.examples, settings: j.settings, start: j.start ? loraWeights(dims, Float64Array.from(j.start)) : null, frozen: j.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })) },
+          {
+            agent: j.agent,
+            kind: j.kind,
+            examples: j.examples,
+            settings: j.settings,
+            start: j.start ? loraWeights(dims, Float64Array.from(j.start)) : null,
+            frozen: j.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })),
+          },
           shouldStop ? { shouldStop } : {},
         );
         out.push(r.status === 'trained' ? r.lora.all : null);

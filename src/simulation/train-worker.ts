@@ -21,7 +21,14 @@ port.on('message', (m: { id: number; job: PoolJob }) => {
   try {
     const j = m.job;
     const dims = { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(j.agent)), rank: j.settings.rank };
-    const r = train(base, encode, { agent: j.agent, kind: j.kind, examples: j.examples, settings: j.settings, start: j.start ? loraWeights(dims, j.start) : null, frozen: j.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })) });
+    const r = train(base, encode, {
+      agent: j.agent,
+      kind: j.kind,
+      examples: j.examples,
+      settings: j.settings,
+      start: j.start ? loraWeights(dims, j.start) : null,
+      frozen: j.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })),
+    });
     if (r.status === 'trained') port.postMessage({ id: m.id, lora: r.lora.all }, [r.lora.all.buffer as ArrayBuffer]);
     else port.postMessage({ id: m.id, lora: null });
   } catch (err) {

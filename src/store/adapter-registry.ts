@@ -88,18 +88,28 @@ export class AdapterRegistry {
   }
 
   get(agent: string, kind: AdapterKind, version: number): AdapterRow | null {
-    const r = this.db.prepare(`${SELECT} WHERE a.agent = ? AND a.kind = ? AND a.version = ?`).get(agent, kind, version) as Raw | undefined;
+    const r = this.db
+      .prepare(`${SELECT} WHERE a.agent = ? AND a.kind = ? AND a.version = ?`)
+      .get(agent, kind, version) as Raw | undefined;
     return r ? row(r) : null;
   }
 
   current(agent: string, kind: AdapterKind): AdapterRow | null {
-    const r = this.db.prepare(`${SELECT} JOIN adapter_current cc ON cc.agent = a.agent AND cc.kind = a.kind AND cc.version = a.version WHERE a.agent = ? AND a.kind = ?`).get(agent, kind) as Raw | undefined;
+    const r = this.db
+      .prepare(
+        `${SELECT} JOIN adapter_current cc ON cc.agent = a.agent AND cc.kind = a.kind AND cc.version = a.version WHERE a.agent = ? AND a.kind = ?`,
+      )
+      .get(agent, kind) as Raw | undefined;
     return r ? row(r) : null;
   }
 
   /** The highest version ever registered (pruned included), 0 for none. */
   maxVersion(agent: string, kind: AdapterKind): number {
-    return (this.db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM adapters WHERE agent = ? AND kind = ?').get(agent, kind) as { v: number }).v;
+    return (
+      this.db
+        .prepare('SELECT COALESCE(MAX(version), 0) AS v FROM adapters WHERE agent = ? AND kind = ?')
+        .get(agent, kind) as { v: number }
+    ).v;
   }
 
   /** Registers a version and makes it current, in one transaction. */
@@ -110,16 +120,36 @@ export class AdapterRegistry {
           `INSERT INTO adapters (agent, kind, version, path, base_fingerprint, rank, alpha, parent_version, file_sha256, origin, metrics, data_window, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(a.agent, a.kind, a.version, a.path, a.baseFingerprint, a.rank, a.alpha, a.parentVersion, a.fileSha256, a.origin, JSON.stringify(a.metrics), JSON.stringify(a.dataWindow), a.createdAt);
+        .run(
+          a.agent,
+          a.kind,
+          a.version,
+          a.path,
+          a.baseFingerprint,
+          a.rank,
+          a.alpha,
+          a.parentVersion,
+          a.fileSha256,
+          a.origin,
+          JSON.stringify(a.metrics),
+          JSON.stringify(a.dataWindow),
+          a.createdAt,
+        );
       this.setCurrent(a.agent, a.kind, a.version, a.createdAt);
     })();
   }
 
   setCurrent(agent: string, kind: AdapterKind, version: number, at: string): void {
-    this.db.prepare('INSERT INTO adapter_current (agent, kind, version, changed_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent, kind) DO UPDATE SET version = excluded.version, changed_at = excluded.changed_at').run(agent, kind, version, at);
+    this.db
+      .prepare(
+        'INSERT INTO adapter_current (agent, kind, version, changed_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent, kind) DO UPDATE SET version = excluded.version, changed_at = excluded.changed_at',
+      )
+      .run(agent, kind, version, at);
   }
 
   markPruned(agent: string, kind: AdapterKind, version: number, at: string): void {
-    this.db.prepare('UPDATE adapters SET pruned_at = ? WHERE agent = ? AND kind = ? AND version = ?').run(at, agent, kind, version);
+    this.db
+      .prepare('UPDATE adapters SET pruned_at = ? WHERE agent = ? AND kind = ? AND version = ?')
+      .run(at, agent, kind, version);
   }
 }

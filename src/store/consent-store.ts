@@ -34,8 +34,12 @@ export class ConsentStore {
       ),
       insertDecision: db.prepare('INSERT INTO consent_decisions (decided_at, via) VALUES (?, ?)'),
       insertConsent: db.prepare('INSERT INTO consent (decision_id, agent, allowed) VALUES (?, ?, ?)'),
-      decisions: db.prepare<[], { id: number; decided_at: string; via: 'scene' | 'flags' }>('SELECT * FROM consent_decisions ORDER BY id'),
-      rows: db.prepare<[], { decision_id: number; agent: string; allowed: number }>('SELECT * FROM consent ORDER BY decision_id, agent'),
+      decisions: db.prepare<[], { id: number; decided_at: string; via: 'scene' | 'flags' }>(
+        'SELECT * FROM consent_decisions ORDER BY id',
+      ),
+      rows: db.prepare<[], { decision_id: number; agent: string; allowed: number }>(
+        'SELECT * FROM consent ORDER BY decision_id, agent',
+      ),
     };
   }
 
@@ -50,11 +54,13 @@ export class ConsentStore {
 
   /** Records one decision for the named agents (one transaction); returns its id. */
   record(stances: readonly { agent: FederatingAgent; allowed: boolean }[], via: 'scene' | 'flags', at: Date): number {
-    return this.db.transaction(() => {
-      const id = Number(this.stmts.insertDecision.run(at.toISOString(), via).lastInsertRowid);
-      for (const s of stances) this.stmts.insertConsent.run(id, s.agent, s.allowed ? 1 : 0);
-      return id;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const id = Number(this.stmts.insertDecision.run(at.toISOString(), via).lastInsertRowid);
+        for (const s of stances) this.stmts.insertConsent.run(id, s.agent, s.allowed ? 1 : 0);
+        return id;
+      })
+      .immediate();
   }
 
   history(): ConsentDecision[] {

@@ -15,14 +15,22 @@ export interface Migration {
  * One connection per process and file: WAL, foreign keys on, an explicit busy timeout, and
  * numbered migrations applied in one transaction each (tracked by `PRAGMA user_version`).
  */
-export function openDb(path: string, migrations: readonly Migration[], opts: { readonly?: boolean; private?: boolean } = {}): DB {
+export function openDb(
+  path: string,
+  migrations: readonly Migration[],
+  opts: { readonly?: boolean; private?: boolean } = {},
+): DB {
   let db: DB;
   try {
     // Read-only opens create nothing: not the directory, not the file (read-only commands on a fresh home).
     if (!opts.readonly) mkdirSync(dirname(path), { recursive: true });
     db = opts.readonly ? openReadOnly(path) : new Database(path);
   } catch (err) {
-    throw new EnvironmentError(`cannot open database ${path}: ${(err as Error).message}`, 'check that the directory exists and is writable (see `kourai doctor`)', err);
+    throw new EnvironmentError(
+      `cannot open database ${path}: ${(err as Error).message}`,
+      'check that the directory exists and is writable (see `kourai doctor`)',
+      err,
+    );
   }
   try {
     // The busy timeout first: switching to WAL and migrating both take locks other processes may hold.
@@ -38,12 +46,22 @@ export function openDb(path: string, migrations: readonly Migration[], opts: { r
       db.pragma('synchronous = NORMAL');
     }
     db.pragma('foreign_keys = ON');
-    if (opts.readonly) checkNotNewer(db, migrations.reduce((m, x) => Math.max(m, x.version), 0));
+    if (opts.readonly)
+      checkNotNewer(
+        db,
+        migrations.reduce((m, x) => Math.max(m, x.version), 0),
+      );
     else migrate(db, migrations);
   } catch (err) {
     db.close();
     if (err instanceof Error && 'exitCode' in err) throw err;
-    throw outsideCause(err, path) ?? new IntegrityError(`database ${path} is unreadable: ${(err as Error).message}`, `move it aside; an index can be rebuilt with \`kourai memoir index --rebuild\``);
+    throw (
+      outsideCause(err, path) ??
+      new IntegrityError(
+        `database ${path} is unreadable: ${(err as Error).message}`,
+        `move it aside; an index can be rebuilt with \`kourai memoir index --rebuild\``,
+      )
+    );
   }
   return db;
 }
@@ -58,7 +76,9 @@ export function sqliteCode(err: unknown): string {
 }
 
 export const isPermissionCode = (code: string): boolean =>
-  code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN') || ['SQLITE_AUTH', 'SQLITE_PERM', 'EACCES', 'EPERM', 'EROFS'].includes(code);
+  code.startsWith('SQLITE_READONLY') ||
+  code.startsWith('SQLITE_CANTOPEN') ||
+  ['SQLITE_AUTH', 'SQLITE_PERM', 'EACCES', 'EPERM', 'EROFS'].includes(code);
 export const isFullCode = (code: string): boolean => code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
 const isBusyCode = (code: string): boolean => code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
 /** An I/O error reading or writing the database or its `-wal`/`-shm` (on a full tmpfs, growing `-shm` is one). */
@@ -72,10 +92,29 @@ export const isIoCode = (code: string): boolean => code.startsWith('SQLITE_IOERR
 export function outsideCause(err: unknown, path: string): KouraiError | undefined {
   const code = sqliteCode(err);
   const msg = (err as Error).message;
-  if (isFullCode(code)) return new EnvironmentError(`no space left on device for database ${path} (${msg})`, 'free some space, then run the command again; the database was not changed', err);
-  if (isPermissionCode(code)) return new EnvironmentError(`cannot write database ${path} (${msg})`, 'check the permissions of the file and its directory', err);
-  if (isIoCode(code)) return new EnvironmentError(`an I/O error (${code}) on database ${path}: ${msg}`, 'check the disk: is it full, or failing? The database was not changed', err);
-  if (isBusyCode(code)) return new ConflictError(`database ${path} is locked by another process (${msg})`, 'run the command again once the other kourai command has finished');
+  if (isFullCode(code))
+    return new EnvironmentError(
+      `no space left on device for database ${path} (${msg})`,
+      'free some space, then run the command again; the database was not changed',
+      err,
+    );
+  if (isPermissionCode(code))
+    return new EnvironmentError(
+      `cannot write database ${path} (${msg})`,
+      'check the permissions of the file and its directory',
+      err,
+    );
+  if (isIoCode(code))
+    return new EnvironmentError(
+      `an I/O error (${code}) on database ${path}: ${msg}`,
+      'check the disk: is it full, or failing? The database was not changed',
+      err,
+    );
+  if (isBusyCode(code))
+    return new ConflictError(
+      `database ${path} is locked by another process (${msg})`,
+      'run the command again once the other kourai command has finished',
+    );
   return undefined;
 }
 
@@ -89,7 +128,10 @@ function migrate(db: DB, migrations: readonly Migration[]): void {
 function checkNotNewer(db: DB, latest: number): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > latest) {
-    throw new EnvironmentError(`database schema version ${current} is newer than this kourai understands (${latest})`, 'upgrade kourai');
+    throw new EnvironmentError(
+      `database schema version ${current} is newer than this kourai understands (${latest})`,
+      'upgrade kourai',
+    );
   }
 }
 

@@ -36,11 +36,19 @@ export class EmbeddingCache {
     try {
       this.db = openDb(path, MIGRATIONS);
     } catch (err) {
-      if (err instanceof IntegrityError) throw new IntegrityError(`the embeddings cache ${path} is unreadable`, 'it is only a cache: delete it and the texts are embedded again');
+      if (err instanceof IntegrityError)
+        throw new IntegrityError(
+          `the embeddings cache ${path} is unreadable`,
+          'it is only a cache: delete it and the texts are embedded again',
+        );
       throw err;
     }
-    this.getStmt = this.db.prepare<[string, string], { dim: number; vector: Buffer }>('SELECT dim, vector FROM embeddings WHERE model = ? AND text_sha256 = ?');
-    this.putStmt = this.db.prepare('INSERT OR REPLACE INTO embeddings (model, text_sha256, dim, vector) VALUES (?, ?, ?, ?)');
+    this.getStmt = this.db.prepare<[string, string], { dim: number; vector: Buffer }>(
+      'SELECT dim, vector FROM embeddings WHERE model = ? AND text_sha256 = ?',
+    );
+    this.putStmt = this.db.prepare(
+      'INSERT OR REPLACE INTO embeddings (model, text_sha256, dim, vector) VALUES (?, ?, ?, ?)',
+    );
     this.dimStmt = this.db.prepare<[string], { dim: number }>('SELECT dim FROM embeddings WHERE model = ? LIMIT 1');
   }
 
@@ -55,7 +63,13 @@ export class EmbeddingCache {
 
   putMany(model: string, rows: readonly { sha: string; vector: Float32Array }[]): void {
     this.db.transaction(() => {
-      for (const r of rows) this.putStmt.run(model, r.sha, r.vector.length, Buffer.from(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength));
+      for (const r of rows)
+        this.putStmt.run(
+          model,
+          r.sha,
+          r.vector.length,
+          Buffer.from(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength),
+        );
     })();
   }
 

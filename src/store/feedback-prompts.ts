@@ -22,8 +22,12 @@ export class FeedbackPrompts {
          WHERE scope = ? AND agent = ? AND outcome = 'skipped'
            AND id > coalesce((SELECT max(id) FROM feedback_prompts WHERE scope = ? AND agent = ? AND outcome = 'answered'), 0)`,
       ),
-      row: db.prepare<[number], { anchor_entry_id: string | null; at: string }>('SELECT anchor_entry_id, at FROM feedback_prompts WHERE id = ?'),
-      insert: db.prepare('INSERT INTO feedback_prompts (scope, agent, outcome, anchor_entry_id, at) VALUES (?, ?, ?, ?, ?)'),
+      row: db.prepare<[number], { anchor_entry_id: string | null; at: string }>(
+        'SELECT anchor_entry_id, at FROM feedback_prompts WHERE id = ?',
+      ),
+      insert: db.prepare(
+        'INSERT INTO feedback_prompts (scope, agent, outcome, anchor_entry_id, at) VALUES (?, ?, ?, ?, ?)',
+      ),
     };
   }
 

@@ -66,7 +66,18 @@ export const GENESIS_HASH = '0'.repeat(64);
 
 /** The chained hash of a row: sha256(prev_hash, then the row's fields as JSON). */
 export function releaseHash(prevHash: string, r: Omit<ReleaseRow, 'hash' | 'prevHash'>): string {
-  const fields = [r.id, r.round, r.agent, r.noiseMultiplier, r.clipNorm, r.sampleRate, r.delta, r.epsilonAgent, r.epsilonForge, r.createdAt];
+  const fields = [
+    r.id,
+    r.round,
+    r.agent,
+    r.noiseMultiplier,
+    r.clipNorm,
+    r.sampleRate,
+    r.delta,
+    r.epsilonAgent,
+    r.epsilonForge,
+    r.createdAt,
+  ];
   return createHash('sha256').update(prevHash).update('\n').update(JSON.stringify(fields)).digest('hex');
 }
 
@@ -103,17 +114,25 @@ export class PrivacyLedger {
         `INSERT INTO releases (id, round, agent, noise_multiplier, clip_norm, sample_rate, delta, epsilon_agent, epsilon_forge, created_at, prev_hash, hash)
          VALUES (@id, @round, @agent, @noiseMultiplier, @clipNorm, @sampleRate, @delta, @epsilonAgent, @epsilonForge, @createdAt, @prevHash, @hash)`,
       ),
-      insertPayload: db.prepare('INSERT INTO release_payloads (release_id, clipped_norm, released_norm, payload, created_at) VALUES (?, ?, ?, ?, ?)'),
-      payload: db.prepare<[number], { release_id: number; clipped_norm: number; released_norm: number; payload: string; created_at: string }>(
-        'SELECT * FROM release_payloads WHERE release_id = ?',
+      insertPayload: db.prepare(
+        'INSERT INTO release_payloads (release_id, clipped_norm, released_norm, payload, created_at) VALUES (?, ?, ?, ?, ?)',
       ),
+      payload: db.prepare<
+        [number],
+        { release_id: number; clipped_norm: number; released_norm: number; payload: string; created_at: string }
+      >('SELECT * FROM release_payloads WHERE release_id = ?'),
       // The envelope only (every field before the tensors, which come last): the tensors are most of the bytes.
       envelopes: db.prepare<[], { release_id: number; envelope: string | null }>(
         `SELECT release_id, substr(payload, 1, instr(payload, ',"tensors":') - 1) || '}' AS envelope FROM release_payloads ORDER BY release_id`,
       ),
-      norms: db.prepare<[], { release_id: number; clipped_norm: number; released_norm: number }>('SELECT release_id, clipped_norm, released_norm FROM release_payloads ORDER BY release_id'),
+      norms: db.prepare<[], { release_id: number; clipped_norm: number; released_norm: number }>(
+        'SELECT release_id, clipped_norm, released_norm FROM release_payloads ORDER BY release_id',
+      ),
       insertEvent: db.prepare('INSERT INTO release_events (release_id, event, detail, at) VALUES (?, ?, ?, ?)'),
-      events: db.prepare<[], { id: number; release_id: number; event: ReleaseEvent; detail: string | null; at: string }>('SELECT * FROM release_events ORDER BY id'),
+      events: db.prepare<
+        [],
+        { id: number; release_id: number; event: ReleaseEvent; detail: string | null; at: string }
+      >('SELECT * FROM release_events ORDER BY id'),
     };
   }
 
@@ -154,7 +173,15 @@ export class PrivacyLedger {
 
   payload(releaseId: number): PayloadRow | undefined {
     const r = this.stmts.payload.get(releaseId);
-    return r ? { releaseId: r.release_id, clippedNorm: r.clipped_norm, releasedNorm: r.released_norm, payload: r.payload, createdAt: r.created_at } : undefined;
+    return r
+      ? {
+          releaseId: r.release_id,
+          clippedNorm: r.clipped_norm,
+          releasedNorm: r.released_norm,
+          payload: r.payload,
+          createdAt: r.created_at,
+        }
+      : undefined;
   }
 
   /**
@@ -167,7 +194,9 @@ export class PrivacyLedger {
 
   /** Local-only magnitudes of every drawn release, by release id. */
   norms(): Map<number, { clippedNorm: number; releasedNorm: number }> {
-    return new Map(this.stmts.norms.all().map((r) => [r.release_id, { clippedNorm: r.clipped_norm, releasedNorm: r.released_norm }]));
+    return new Map(
+      this.stmts.norms.all().map((r) => [r.release_id, { clippedNorm: r.clipped_norm, releasedNorm: r.released_norm }]),
+    );
   }
 
   recordEvent(releaseId: number, event: ReleaseEvent, detail: string | null, at: Date): void {
@@ -175,7 +204,9 @@ export class PrivacyLedger {
   }
 
   events(): EventRow[] {
-    return this.stmts.events.all().map((e) => ({ id: e.id, releaseId: e.release_id, event: e.event, detail: e.detail, at: e.at }));
+    return this.stmts.events
+      .all()
+      .map((e) => ({ id: e.id, releaseId: e.release_id, event: e.event, detail: e.detail, at: e.at }));
   }
 }
 
@@ -185,14 +216,26 @@ export function verifyChain(rows: readonly ReleaseRow[]): void {
   let prevId = 0;
   for (const r of rows) {
     if (r.id !== prevId + 1) {
-      throw new IntegrityError(`privacy ledger is corrupt: release ${prevId + 1} is missing (next is ${r.id}); spent budget may have been removed`, LEDGER_HINT);
+      throw new IntegrityError(
+        `privacy ledger is corrupt: release ${prevId + 1} is missing (next is ${r.id}); spent budget may have been removed`,
+        LEDGER_HINT,
+      );
     }
-    if (r.prevHash !== prev) throw new IntegrityError(`privacy ledger is corrupt: release ${r.id} does not follow release ${prevId}`, LEDGER_HINT);
+    if (r.prevHash !== prev)
+      throw new IntegrityError(
+        `privacy ledger is corrupt: release ${r.id} does not follow release ${prevId}`,
+        LEDGER_HINT,
+      );
     const { hash: _h, prevHash: _p, ...base } = r;
-    if (releaseHash(prev, base) !== r.hash) throw new IntegrityError(`privacy ledger is corrupt: release ${r.id} was changed after it was written`, LEDGER_HINT);
+    if (releaseHash(prev, base) !== r.hash)
+      throw new IntegrityError(
+        `privacy ledger is corrupt: release ${r.id} was changed after it was written`,
+        LEDGER_HINT,
+      );
     prev = r.hash;
     prevId = r.id;
   }
 }
 
-const LEDGER_HINT = 'nothing was released. Restore $KOURAI_HOME/kourai.db from a backup; do not edit the ledger by hand';
+const LEDGER_HINT =
+  'nothing was released. Restore $KOURAI_HOME/kourai.db from a backup; do not edit the ledger by hand';

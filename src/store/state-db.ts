@@ -64,7 +64,10 @@ export function openStateDb(home: string): DB {
 }
 
 export function cannotWrite(path: string, why: string): EnvironmentError {
-  return new EnvironmentError(`cannot write the state database ${path}: ${why}`, 'this command records consent, privacy budget or adapters there: run it where KOURAI_HOME is writable (commands that only read work as they are)');
+  return new EnvironmentError(
+    `cannot write the state database ${path}: ${why}`,
+    'this command records consent, privacy budget or adapters there: run it where KOURAI_HOME is writable (commands that only read work as they are)',
+  );
 }
 
 /**

@@ -3,7 +3,11 @@ import { ExitCode, KouraiError } from '../errors.js';
 /** A tensor, its encoding or a tensor file is malformed (exit 5, invalid data). */
 export class TensorError extends KouraiError {
   constructor(message: string, opts: { code?: string; hint?: string } = {}) {
-    super(message, { exitCode: ExitCode.invalidData, code: opts.code ?? 'invalid_tensor', ...(opts.hint ? { hint: opts.hint } : {}) });
+    super(message, {
+      exitCode: ExitCode.invalidData,
+      code: opts.code ?? 'invalid_tensor',
+      ...(opts.hint ? { hint: opts.hint } : {}),
+    });
   }
 }
 

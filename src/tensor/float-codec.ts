@@ -10,7 +10,8 @@ const LE = endianness() === 'LE';
 
 /** Decodes little-endian float32 bytes (length must be a multiple of 4). Always a copy. */
 export function f32FromLE(bytes: Uint8Array): Float32Array {
-  if (bytes.byteLength % 4 !== 0) throw new TensorError(`${bytes.byteLength} bytes is not a whole number of float32 values`);
+  if (bytes.byteLength % 4 !== 0)
+    throw new TensorError(`${bytes.byteLength} bytes is not a whole number of float32 values`);
   const out = new Float32Array(bytes.byteLength / 4);
   if (LE) new Uint8Array(out.buffer).set(bytes);
   else {
@@ -21,7 +22,8 @@ export function f32FromLE(bytes: Uint8Array): Float32Array {
 }
 
 export function f64FromLE(bytes: Uint8Array): Float64Array {
-  if (bytes.byteLength % 8 !== 0) throw new TensorError(`${bytes.byteLength} bytes is not a whole number of float64 values`);
+  if (bytes.byteLength % 8 !== 0)
+    throw new TensorError(`${bytes.byteLength} bytes is not a whole number of float64 values`);
   const out = new Float64Array(bytes.byteLength / 8);
   if (LE) new Uint8Array(out.buffer).set(bytes);
   else {
@@ -63,8 +65,13 @@ const SLICE = 3 * 65536;
  */
 export function decodeBase64Strict(text: string): Buffer {
   const bad = (at: number): TensorError =>
-    new TensorError(`not canonical base64 at character ${at} (${JSON.stringify(text.slice(at, at + 4))})`, { code: 'invalid_base64' });
-  if (text.length % 4 !== 0) throw new TensorError(`base64 text of ${text.length} characters is not padded to a multiple of 4`, { code: 'invalid_base64' });
+    new TensorError(`not canonical base64 at character ${at} (${JSON.stringify(text.slice(at, at + 4))})`, {
+      code: 'invalid_base64',
+    });
+  if (text.length % 4 !== 0)
+    throw new TensorError(`base64 text of ${text.length} characters is not padded to a multiple of 4`, {
+      code: 'invalid_base64',
+    });
   const bytes = Buffer.from(text, 'base64');
   if (Math.ceil(bytes.length / 3) * 4 !== text.length) {
     const m = /[^A-Za-z0-9+/=]|=[^=]/.exec(text);

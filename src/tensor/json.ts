@@ -41,6 +41,10 @@ export function tensorFromJson(t: TensorJson): NamedTensor {
   } catch (err) {
     throw new TensorError(`tensor "${t.name}": data: ${(err as Error).message}`, { code: 'invalid_base64' });
   }
-  if (bytes.byteLength !== n * 4) throw new TensorError(`tensor "${t.name}" carries ${bytes.byteLength} bytes; shape [${t.shape.join(', ')}] of float32 needs ${n * 4}`, { code: 'tensor_data_length' });
+  if (bytes.byteLength !== n * 4)
+    throw new TensorError(
+      `tensor "${t.name}" carries ${bytes.byteLength} bytes; shape [${t.shape.join(', ')}] of float32 needs ${n * 4}`,
+      { code: 'tensor_data_length' },
+    );
   return { name: t.name, shape: [...t.shape], data: f32FromLE(bytes) };
 }

@@ -30,5 +30,8 @@ export function layoutOf(specs: readonly TensorSpec[]): Layout {
 
 /** Whether two layouts have the same tensor names, order and shapes. */
 export function sameLayout(a: Layout, b: Layout): boolean {
-  return a.tensors.length === b.tensors.length && a.tensors.every((t, i) => t.name === b.tensors[i]?.name && t.shape.join(',') === b.tensors[i]?.shape.join(','));
+  return (
+    a.tensors.length === b.tensors.length &&
+    a.tensors.every((t, i) => t.name === b.tensors[i]?.name && t.shape.join(',') === b.tensors[i]?.shape.join(','))
+  );
 }

@@ -12,7 +12,8 @@ export interface Matrix {
 export function matrix(rows: number, cols: number, data?: ArrayLike<number>): Matrix {
   const m: Matrix = { rows, cols, data: new Float64Array(rows * cols) };
   if (data) {
-    if (data.length !== rows * cols) throw new RangeError(`matrix ${rows}×${cols} needs ${rows * cols} values, got ${data.length}`);
+    if (data.length !== rows * cols)
+      throw new RangeError(`matrix ${rows}×${cols} needs ${rows * cols} values, got ${data.length}`);
     m.data.set(data);
   }
   return m;
@@ -51,7 +52,8 @@ export function matmul(A: Matrix, B: Matrix, tA = false, tB = false): Matrix {
     for (let k = 0; k < ac; k++) {
       const aik = (tA ? a[k * A.cols + i] : a[i * A.cols + k]) as number;
       if (aik === 0) continue;
-      for (let j = 0; j < bc; j++) c[i * bc + j] = (c[i * bc + j] as number) + aik * ((tB ? b[j * B.cols + k] : b[k * B.cols + j]) as number);
+      for (let j = 0; j < bc; j++)
+        c[i * bc + j] = (c[i * bc + j] as number) + aik * ((tB ? b[j * B.cols + k] : b[k * B.cols + j]) as number);
     }
   }
   return C;
@@ -66,12 +68,14 @@ export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 /** target += scale · source, in place. */
 export function addScaled(target: Matrix, source: Matrix, scale: number): void {
-  for (let i = 0; i < target.data.length; i++) target.data[i] = (target.data[i] as number) + scale * (source.data[i] as number);
+  for (let i = 0; i < target.data.length; i++)
+    target.data[i] = (target.data[i] as number) + scale * (source.data[i] as number);
 }
 
 export function transpose(A: Matrix): Matrix {
   const T = matrix(A.cols, A.rows);
-  for (let i = 0; i < A.rows; i++) for (let j = 0; j < A.cols; j++) T.data[j * A.rows + i] = A.data[i * A.cols + j] as number;
+  for (let i = 0; i < A.rows; i++)
+    for (let j = 0; j < A.cols; j++) T.data[j * A.rows + i] = A.data[i * A.cols + j] as number;
   return T;
 }
 
@@ -83,19 +87,24 @@ export function solve(M0: Matrix, B0: Matrix): Matrix | null {
   const c = B.cols;
   for (let col = 0; col < n; col++) {
     let piv = col;
-    for (let i = col + 1; i < n; i++) if (Math.abs(M.data[i * n + col] as number) > Math.abs(M.data[piv * n + col] as number)) piv = i;
+    for (let i = col + 1; i < n; i++)
+      if (Math.abs(M.data[i * n + col] as number) > Math.abs(M.data[piv * n + col] as number)) piv = i;
     const pv = M.data[piv * n + col] as number;
     if (pv === 0) return null;
     if (piv !== col) {
-      for (let j = 0; j < n; j++) [M.data[col * n + j], M.data[piv * n + j]] = [M.data[piv * n + j] as number, M.data[col * n + j] as number];
-      for (let j = 0; j < c; j++) [B.data[col * c + j], B.data[piv * c + j]] = [B.data[piv * c + j] as number, B.data[col * c + j] as number];
+      for (let j = 0; j < n; j++)
+        [M.data[col * n + j], M.data[piv * n + j]] = [M.data[piv * n + j] as number, M.data[col * n + j] as number];
+      for (let j = 0; j < c; j++)
+        [B.data[col * c + j], B.data[piv * c + j]] = [B.data[piv * c + j] as number, B.data[col * c + j] as number];
     }
     for (let i = 0; i < n; i++) {
       if (i === col) continue;
       const f = (M.data[i * n + col] as number) / pv;
       if (f === 0) continue;
-      for (let j = col; j < n; j++) M.data[i * n + j] = (M.data[i * n + j] as number) - f * (M.data[col * n + j] as number);
-      for (let j = 0; j < c; j++) B.data[i * c + j] = (B.data[i * c + j] as number) - f * (B.data[col * c + j] as number);
+      for (let j = col; j < n; j++)
+        M.data[i * n + j] = (M.data[i * n + j] as number) - f * (M.data[col * n + j] as number);
+      for (let j = 0; j < c; j++)
+        B.data[i * c + j] = (B.data[i * c + j] as number) - f * (B.data[col * c + j] as number);
     }
   }
   for (let i = 0; i < n; i++) {

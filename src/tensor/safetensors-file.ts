@@ -39,7 +39,8 @@ export function writeSafetensorsFile(
   try {
     writeFileAtomic(path, bytes, { overwrite: opts.overwrite ?? true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ConflictError(`${what} already exists: ${path}`, opts.existsHint);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new ConflictError(`${what} already exists: ${path}`, opts.existsHint);
     throw fsError(err, what, path);
   }
 }

@@ -29,11 +29,14 @@ export interface SafetensorsContents {
 
 /** Parses a whole file's bytes; SafetensorsError (exit 5) names what is wrong. */
 export function readSafetensors(bytes: Uint8Array): SafetensorsContents {
-  if (bytes.byteLength < 8) throw new SafetensorsError(`truncated: ${bytes.byteLength} bytes is too short for a safetensors header`);
+  if (bytes.byteLength < 8)
+    throw new SafetensorsError(`truncated: ${bytes.byteLength} bytes is too short for a safetensors header`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const big = dv.getBigUint64(0, true);
   if (big > BigInt(MAX_HEADER) || 8 + Number(big) > bytes.byteLength) {
-    throw new SafetensorsError(`truncated or not safetensors: header length ${big} does not fit in a ${bytes.byteLength}-byte file`);
+    throw new SafetensorsError(
+      `truncated or not safetensors: header length ${big} does not fit in a ${bytes.byteLength}-byte file`,
+    );
   }
   const n = Number(big);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset + 8, n).toString('utf8');
@@ -44,24 +47,33 @@ export function readSafetensors(bytes: Uint8Array): SafetensorsContents {
   } catch (err) {
     throw new SafetensorsError(`corrupt: the header is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new SafetensorsError('corrupt: the header is not a JSON object');
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new SafetensorsError('corrupt: the header is not a JSON object');
   const dataStart = 8 + n;
   const dataLen = bytes.byteLength - dataStart;
   let metadata: Record<string, string> = {};
   const entries: { name: string; shape: number[]; dtype: Dtype; begin: number; end: number }[] = [];
   for (const [name, raw] of Object.entries(header as Record<string, unknown>)) {
     if (name === '__metadata__') {
-      if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !Object.values(raw).every((v) => typeof v === 'string')) {
+      if (
+        typeof raw !== 'object' ||
+        raw === null ||
+        Array.isArray(raw) ||
+        !Object.values(raw).every((v) => typeof v === 'string')
+      ) {
         throw new SafetensorsError('corrupt: __metadata__ must map strings to strings');
       }
       metadata = { ...(raw as Record<string, string>) };
       continue;
     }
-    if (typeof raw !== 'object' || raw === null) throw new SafetensorsError(`corrupt: tensor "${name}" has no description`);
+    if (typeof raw !== 'object' || raw === null)
+      throw new SafetensorsError(`corrupt: tensor "${name}" has no description`);
     const info = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
-    if (info.dtype !== 'F32' && info.dtype !== 'F64') throw new SafetensorsError(`tensor "${name}": dtype ${JSON.stringify(info.dtype)} is not supported (F32 or F64)`);
+    if (info.dtype !== 'F32' && info.dtype !== 'F64')
+      throw new SafetensorsError(`tensor "${name}": dtype ${JSON.stringify(info.dtype)} is not supported (F32 or F64)`);
     const numel = Array.isArray(info.shape) ? checkedNumel(info.shape) : null;
-    if (numel === null) throw new SafetensorsError(`corrupt: tensor "${name}" has an invalid shape ${JSON.stringify(info.shape)}`);
+    if (numel === null)
+      throw new SafetensorsError(`corrupt: tensor "${name}" has an invalid shape ${JSON.stringify(info.shape)}`);
     const off = info.data_offsets;
     if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) {
       throw new SafetensorsError(`corrupt: tensor "${name}" has invalid data_offsets ${JSON.stringify(off)}`);
@@ -69,25 +81,41 @@ export function readSafetensors(bytes: Uint8Array): SafetensorsContents {
     const [begin, end] = off as [number, number];
     const shape = info.shape as number[];
     const want = numel * bytesPerElement(info.dtype);
-    if (end < begin) throw new SafetensorsError(`corrupt: tensor "${name}" has data_offsets [${begin}, ${end}] that end before they begin`);
-    if (end - begin !== want) throw new SafetensorsError(`corrupt: tensor "${name}" spans ${end - begin} bytes, but shape [${shape.join(', ')}] of ${info.dtype} needs ${want}`);
-    if (end > dataLen) throw new SafetensorsError(`truncated: tensor "${name}" ends at byte ${end} of the data section, which holds only ${dataLen} bytes`);
+    if (end < begin)
+      throw new SafetensorsError(
+        `corrupt: tensor "${name}" has data_offsets [${begin}, ${end}] that end before they begin`,
+      );
+    if (end - begin !== want)
+      throw new SafetensorsError(
+        `corrupt: tensor "${name}" spans ${end - begin} bytes, but shape [${shape.join(', ')}] of ${info.dtype} needs ${want}`,
+      );
+    if (end > dataLen)
+      throw new SafetensorsError(
+        `truncated: tensor "${name}" ends at byte ${end} of the data section, which holds only ${dataLen} bytes`,
+      );
     entries.push({ name, shape: [...shape], dtype: info.dtype, begin, end });
   }
   entries.sort((a, b) => a.begin - b.begin || a.end - b.end);
   let at = 0;
   for (const e of entries) {
     if (e.begin < at) throw new SafetensorsError(`corrupt: tensor "${e.name}" overlaps the tensor before it`);
-    if (e.begin > at) throw new SafetensorsError(`corrupt: bytes ${at}–${e.begin} of the data section belong to no tensor`);
+    if (e.begin > at)
+      throw new SafetensorsError(`corrupt: bytes ${at}–${e.begin} of the data section belong to no tensor`);
     at = e.end;
   }
-  if (at !== dataLen) throw new SafetensorsError(`corrupt: ${dataLen - at} bytes after the last tensor (the data section must hold exactly the tensors)`);
+  if (at !== dataLen)
+    throw new SafetensorsError(
+      `corrupt: ${dataLen - at} bytes after the last tensor (the data section must hold exactly the tensors)`,
+    );
   const data = bytes.subarray(dataStart);
   let digest: SafetensorsContents['digest'] = 'absent';
   const recorded = metadata[DATA_DIGEST_KEY];
   if (recorded !== undefined) {
     const actual = createHash('sha256').update(data).digest('hex');
-    if (actual !== recorded) throw new SafetensorsError(`corrupt: the data section does not match the sha256 the file records (${recorded.slice(0, 12)}…, found ${actual.slice(0, 12)}…)`);
+    if (actual !== recorded)
+      throw new SafetensorsError(
+        `corrupt: the data section does not match the sha256 the file records (${recorded.slice(0, 12)}…, found ${actual.slice(0, 12)}…)`,
+      );
     digest = 'verified';
     delete metadata[DATA_DIGEST_KEY];
   }
@@ -103,17 +131,25 @@ export function readSafetensors(bytes: Uint8Array): SafetensorsContents {
  * 8 bytes, as the reference writer does). Records the data section's sha256 in the metadata
  * unless `digest: false`, so a reader can tell a damaged file from a whole one.
  */
-export function writeSafetensors(tensors: readonly NamedTensor<TensorData>[], metadata: Record<string, string> = {}, opts: { digest?: boolean } = {}): Buffer {
+export function writeSafetensors(
+  tensors: readonly NamedTensor<TensorData>[],
+  metadata: Record<string, string> = {},
+  opts: { digest?: boolean } = {},
+): Buffer {
   // A null-prototype object: a tensor may be called "__proto__" (it must become a key, not a prototype).
   const header = Object.create(null) as Record<string, unknown>;
   const names = new Set<string>();
   let offset = 0;
   const specs: [string, unknown][] = [];
   for (const t of tensors) {
-    if (t.name === '__metadata__' || names.has(t.name)) throw new SafetensorsError(`duplicate or reserved tensor name "${t.name}"`);
+    if (t.name === '__metadata__' || names.has(t.name))
+      throw new SafetensorsError(`duplicate or reserved tensor name "${t.name}"`);
     names.add(t.name);
     const numel = checkedNumel(t.shape);
-    if (numel !== t.data.length) throw new SafetensorsError(`tensor "${t.name}": shape [${t.shape.join(', ')}] holds ${numel ?? 'an invalid number of'} values, data has ${t.data.length}`);
+    if (numel !== t.data.length)
+      throw new SafetensorsError(
+        `tensor "${t.name}": shape [${t.shape.join(', ')}] holds ${numel ?? 'an invalid number of'} values, data has ${t.data.length}`,
+      );
     const bytes = t.data.byteLength;
     specs.push([t.name, { dtype: dtypeOf(t.data), shape: t.shape, data_offsets: [offset, offset + bytes] }]);
     offset += bytes;

@@ -14,11 +14,31 @@ export interface Term {
 type Module = 'dense' | 'head' | 'direct';
 
 /** Column i of B (out values) and row i of A (in values) of one module. */
-function factors(l: LoraWeights, m: Module): { out: number; inDim: number; b: (o: number, i: number) => number; a: (i: number, j: number) => number } {
+function factors(
+  l: LoraWeights,
+  m: Module,
+): { out: number; inDim: number; b: (o: number, i: number) => number; a: (i: number, j: number) => number } {
   const r = l.rank;
-  if (m === 'dense') return { out: l.hidden, inDim: l.inDim, b: (o, i) => l.denseB[o * r + i] as number, a: (i, j) => l.denseAt[j * r + i] as number };
-  if (m === 'direct') return { out: l.out, inDim: l.inDim, b: (o, i) => l.directB[o * r + i] as number, a: (i, j) => l.directAt[j * r + i] as number };
-  return { out: l.out, inDim: l.hidden, b: (o, i) => l.headB[o * r + i] as number, a: (i, j) => l.headA[i * l.hidden + j] as number };
+  if (m === 'dense')
+    return {
+      out: l.hidden,
+      inDim: l.inDim,
+      b: (o, i) => l.denseB[o * r + i] as number,
+      a: (i, j) => l.denseAt[j * r + i] as number,
+    };
+  if (m === 'direct')
+    return {
+      out: l.out,
+      inDim: l.inDim,
+      b: (o, i) => l.directB[o * r + i] as number,
+      a: (i, j) => l.directAt[j * r + i] as number,
+    };
+  return {
+    out: l.out,
+    inDim: l.hidden,
+    b: (o, i) => l.headB[o * r + i] as number,
+    a: (i, j) => l.headA[i * l.hidden + j] as number,
+  };
 }
 
 export function effectiveNorm(terms: readonly Term[], m: Module): number {

@@ -1,5 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { fsError, KouraiError } from '../errors.js';
 import type { Agent } from '../memoir/format/agents.js';
@@ -62,14 +73,32 @@ export interface AdapterConfig extends LoraConfigFile {
   kourai: KouraiAdapterMeta;
 }
 
-const LORA_CONFIG_KEYS = ['peft_type', 'task_type', 'r', 'lora_alpha', 'lora_dropout', 'bias', 'fan_in_fan_out', 'init_lora_weights', 'inference_mode', 'target_modules', 'base_model_name_or_path'] as const;
+const LORA_CONFIG_KEYS = [
+  'peft_type',
+  'task_type',
+  'r',
+  'lora_alpha',
+  'lora_dropout',
+  'bias',
+  'fan_in_fan_out',
+  'init_lora_weights',
+  'inference_mode',
+  'target_modules',
+  'base_model_name_or_path',
+] as const;
 
 /** What adapter_config.json holds: the LoraConfig fields only. */
 export function loraConfigFile(c: AdapterConfig): LoraConfigFile {
   return Object.fromEntries(LORA_CONFIG_KEYS.map((k) => [k, c[k]])) as unknown as LoraConfigFile;
 }
 
-const META = { format: 'kourai.format', agent: 'kourai.agent', kind: 'kourai.kind', fingerprint: 'kourai.base_fingerprint', spec: 'kourai.base_spec' } as const;
+const META = {
+  format: 'kourai.format',
+  agent: 'kourai.agent',
+  kind: 'kourai.kind',
+  fingerprint: 'kourai.base_fingerprint',
+  spec: 'kourai.base_spec',
+} as const;
 
 export function adaptersRoot(home: string): string {
   return join(home, 'adapters');
@@ -96,7 +125,16 @@ export interface WrittenAdapter {
   config: AdapterConfig;
 }
 
-export function adapterConfig(o: { spec: BaseSpec; fingerprint: string; agent: Agent; kind: AdapterKindName; version: number; rank: number; alpha: number; createdAt: string }): AdapterConfig {
+export function adapterConfig(o: {
+  spec: BaseSpec;
+  fingerprint: string;
+  agent: Agent;
+  kind: AdapterKindName;
+  version: number;
+  rank: number;
+  alpha: number;
+  createdAt: string;
+}): AdapterConfig {
   return {
     peft_type: 'LORA',
     task_type: null,
@@ -109,7 +147,15 @@ export function adapterConfig(o: { spec: BaseSpec; fingerprint: string; agent: A
     inference_mode: true,
     target_modules: targetModules(o.agent),
     base_model_name_or_path: `kourai-base@${o.fingerprint}`,
-    kourai: { format: 2, agent: o.agent, kind: o.kind, version: o.version, base_fingerprint: o.fingerprint, base_spec: o.spec, created_at: o.createdAt },
+    kourai: {
+      format: 2,
+      agent: o.agent,
+      kind: o.kind,
+      version: o.version,
+      base_fingerprint: o.fingerprint,
+      base_spec: o.spec,
+      created_at: o.createdAt,
+    },
   };
 }
 
@@ -154,7 +200,7 @@ function writeDurable(path: string, data: Uint8Array | string): void {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const fd = openSync(path, 'wx', 0o644);
   try {
-    for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off);
+    for (let off = 0; off < bytes.byteLength;) off += writeSync(fd, bytes, off, bytes.byteLength - off);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -181,14 +227,16 @@ export interface LoadedAdapter {
 export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapter {
   const label = `${want.agent} ${want.kind} adapter v${want.version}`;
   const hint = `restore an earlier version with \`kourai adapters rollback --agent ${want.agent} --kind ${want.kind}\`, or retrain`;
-  const corrupt = (what: string): AdapterCorruptError => new AdapterCorruptError(`${label} is corrupt: ${what} (${dir})`, hint);
+  const corrupt = (what: string): AdapterCorruptError =>
+    new AdapterCorruptError(`${label} is corrupt: ${what} (${dir})`, hint);
   let configText: string;
   let bytes: Buffer;
   try {
     configText = readFileSync(join(dir, CONFIG_FILE), 'utf8');
     bytes = readFileSync(join(dir, MODEL_FILE));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw corrupt(`${(err as NodeJS.ErrnoException).path ?? 'a file'} is missing`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw corrupt(`${(err as NodeJS.ErrnoException).path ?? 'a file'} is missing`);
     throw fsError(err, label, dir);
   }
   let file: Partial<LoraConfigFile> & { kourai?: Partial<KouraiAdapterMeta> };
@@ -197,7 +245,8 @@ export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapte
   } catch {
     throw corrupt(`${CONFIG_FILE} is not valid JSON`);
   }
-  if (file?.peft_type !== 'LORA' || !Number.isInteger(file.r) || typeof file.lora_alpha !== 'number') throw corrupt(`${CONFIG_FILE} is not a LoRA adapter config`);
+  if (file?.peft_type !== 'LORA' || !Number.isInteger(file.r) || typeof file.lora_alpha !== 'number')
+    throw corrupt(`${CONFIG_FILE} is not a LoRA adapter config`);
   let contents: ReturnType<typeof readSafetensors>;
   try {
     contents = readSafetensors(bytes);
@@ -206,24 +255,38 @@ export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapte
     throw err;
   }
   const k = metaOf(contents.metadata, file.kourai, want.version);
-  if (!k) throw corrupt(`neither ${MODEL_FILE}'s metadata nor ${CONFIG_FILE} says which agent and base the adapter belongs to`);
+  if (!k)
+    throw corrupt(
+      `neither ${MODEL_FILE}'s metadata nor ${CONFIG_FILE} says which agent and base the adapter belongs to`,
+    );
   if (k.agent !== want.agent || k.kind !== want.kind) throw corrupt(`the adapter is for ${k.agent} ${k.kind}`);
-  if (want.spec === 'own' && (typeof k.base_spec !== 'object' || k.base_spec === null)) throw corrupt('the adapter does not record its base specification');
+  if (want.spec === 'own' && (typeof k.base_spec !== 'object' || k.base_spec === null))
+    throw corrupt('the adapter does not record its base specification');
   const spec = want.spec === 'own' ? k.base_spec : want.spec;
   if (k.base_fingerprint !== want.fingerprint) {
     const recorded = (k.base_spec as { format?: unknown } | undefined | null)?.format;
     const older = typeof recorded === 'string' && recorded !== spec.format;
-    const what = older ? `the earlier base format ${recorded} (base ${short(k.base_fingerprint)})` : `base ${short(k.base_fingerprint)}`;
+    const what = older
+      ? `the earlier base format ${recorded} (base ${short(k.base_fingerprint)})`
+      : `base ${short(k.base_fingerprint)}`;
     throw new BaseMismatchError(
       `${label} (${join(dir, k.format === 2 ? MODEL_FILE : CONFIG_FILE)}) was trained over ${what}, but the configured base is ${short(want.fingerprint)} (${describeEncoder(spec)}); ${want.kind === 'council' ? 'a new one comes with the next `kourai federate round`' : `retrain it with \`kourai train bond --agent ${want.agent}\``}`,
-      older ? 'adapters over different bases are never mixed; the old version stays on disk untouched' : `adapters over different bases are never mixed: restore the encoder setting in config.json, or retrain with \`kourai train bond\``,
+      older
+        ? 'adapters over different bases are never mixed; the old version stays on disk untouched'
+        : `adapters over different bases are never mixed: restore the encoder setting in config.json, or retrain with \`kourai train bond\``,
     );
   }
   if (want.fileSha256 !== null) {
     const actual = createHash('sha256').update(bytes).digest('hex');
-    if (actual !== want.fileSha256) throw corrupt(`${MODEL_FILE} is not the file that was written (sha256 ${actual.slice(0, 12)}…, registry ${want.fileSha256.slice(0, 12)}…)`);
+    if (actual !== want.fileSha256)
+      throw corrupt(
+        `${MODEL_FILE} is not the file that was written (sha256 ${actual.slice(0, 12)}…, registry ${want.fileSha256.slice(0, 12)}…)`,
+      );
   }
-  if (contents.metadata[META.fingerprint] !== k.base_fingerprint) throw corrupt(`${MODEL_FILE} names base ${short(contents.metadata[META.fingerprint] ?? 'none')}, the config ${short(k.base_fingerprint)}`);
+  if (contents.metadata[META.fingerprint] !== k.base_fingerprint)
+    throw corrupt(
+      `${MODEL_FILE} names base ${short(contents.metadata[META.fingerprint] ?? 'none')}, the config ${short(k.base_fingerprint)}`,
+    );
   const r = file.r as number;
   let lora: LoraWeights;
   try {
@@ -231,7 +294,10 @@ export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapte
   } catch (err) {
     throw corrupt(`${MODEL_FILE}: ${(err as Error).message}`);
   }
-  const config: AdapterConfig = { ...(Object.fromEntries(LORA_CONFIG_KEYS.map((key) => [key, file[key]])) as unknown as LoraConfigFile), kourai: k };
+  const config: AdapterConfig = {
+    ...(Object.fromEntries(LORA_CONFIG_KEYS.map((key) => [key, file[key]])) as unknown as LoraConfigFile),
+    kourai: k,
+  };
   return { config, lora };
 }
 
@@ -239,7 +305,11 @@ export function readAdapterDir(dir: string, want: ExpectedAdapter): LoadedAdapte
  * kourai's record of an adapter: from the safetensors metadata (format 2), else from the `kourai`
  * key older versions wrote into adapter_config.json (whose metadata lacks the specification).
  */
-function metaOf(md: Readonly<Record<string, string>>, legacy: Partial<KouraiAdapterMeta> | undefined, version: number): KouraiAdapterMeta | null {
+function metaOf(
+  md: Readonly<Record<string, string>>,
+  legacy: Partial<KouraiAdapterMeta> | undefined,
+  version: number,
+): KouraiAdapterMeta | null {
   if (md[META.format] === '2' && md[META.agent] && md[META.kind] && md[META.fingerprint]) {
     let spec: BaseSpec | null = null;
     try {
@@ -247,10 +317,26 @@ function metaOf(md: Readonly<Record<string, string>>, legacy: Partial<KouraiAdap
     } catch {
       spec = null;
     }
-    return { format: 2, agent: md[META.agent] as Agent, kind: md[META.kind] as AdapterKindName, version, base_fingerprint: md[META.fingerprint] as string, base_spec: spec as BaseSpec, created_at: null };
+    return {
+      format: 2,
+      agent: md[META.agent] as Agent,
+      kind: md[META.kind] as AdapterKindName,
+      version,
+      base_fingerprint: md[META.fingerprint] as string,
+      base_spec: spec as BaseSpec,
+      created_at: null,
+    };
   }
   if (legacy && typeof legacy.base_fingerprint === 'string' && legacy.agent && legacy.kind) {
-    return { format: 1, agent: legacy.agent, kind: legacy.kind, version: legacy.version ?? version, base_fingerprint: legacy.base_fingerprint, base_spec: legacy.base_spec as BaseSpec, created_at: legacy.created_at ?? null };
+    return {
+      format: 1,
+      agent: legacy.agent,
+      kind: legacy.kind,
+      version: legacy.version ?? version,
+      base_fingerprint: legacy.base_fingerprint,
+      base_spec: legacy.base_spec as BaseSpec,
+      created_at: legacy.created_at ?? null,
+    };
   }
   return null;
 }
@@ -261,5 +347,7 @@ function short(fp: string): string {
 
 export function describeEncoder(spec: BaseSpec): string {
   const hashed = `hashed n-grams (${spec.encoder.dim}) + ${spec.structure.features.length} structure features`;
-  return spec.semantic === null ? `built-in ${hashed}` : `${hashed} + embeddings ${spec.semantic.model} (${spec.semantic.dim})`;
+  return spec.semantic === null
+    ? `built-in ${hashed}`
+    : `${hashed} + embeddings ${spec.semantic.model} (${spec.semantic.dim})`;
 }

@@ -4,7 +4,6 @@ import { inputDim, type BaseSpec } from './base-spec.js';
 import type { NamedTensor, TensorSpec } from '../tensor/tensor.js';
 import { loraWeights, type LoraWeights } from './lora.js';
 
-
 /** The head an agent's adapter trains: Hephaestus routes; every other agent scores candidates. */
 export function headOf(agent: Agent): HeadName {
   return agent === 'hephaestus' ? 'route' : 'score';
@@ -38,7 +37,14 @@ export function adapterLayout(spec: BaseSpec, agent: Agent, rank: number): Tenso
 
 /** Internal factors -> PEFT tensors (float32), in adapterLayout order. */
 export function loraToTensors(spec: BaseSpec, agent: Agent, lora: LoraWeights): NamedTensor[] {
-  const [a, b, ha, hb, da, db] = adapterLayout(spec, agent, lora.rank) as [TensorSpec, TensorSpec, TensorSpec, TensorSpec, TensorSpec, TensorSpec];
+  const [a, b, ha, hb, da, db] = adapterLayout(spec, agent, lora.rank) as [
+    TensorSpec,
+    TensorSpec,
+    TensorSpec,
+    TensorSpec,
+    TensorSpec,
+    TensorSpec,
+  ];
   const { rank: r, inDim } = lora;
   const transpose = (At: Float64Array): Float32Array => {
     const A = new Float32Array(r * inDim);
@@ -59,20 +65,29 @@ export function loraToTensors(spec: BaseSpec, agent: Agent, lora: LoraWeights): 
  * PEFT tensors -> internal factors. The names and shapes must be exactly the agent's layout for
  * this base and rank; otherwise a message saying which tensor differs (the caller wraps it).
  */
-export function tensorsToLora(spec: BaseSpec, agent: Agent, rank: number, tensors: readonly { name: string; shape: readonly number[]; data: ArrayLike<number> }[]): LoraWeights {
+export function tensorsToLora(
+  spec: BaseSpec,
+  agent: Agent,
+  rank: number,
+  tensors: readonly { name: string; shape: readonly number[]; data: ArrayLike<number> }[],
+): LoraWeights {
   const layout = adapterLayout(spec, agent, rank);
   const byName = new Map(tensors.map((t) => [t.name, t]));
   for (const want of layout) {
     const got = byName.get(want.name);
     if (!got) throw new RangeError(`tensor ${want.name} is missing`);
-    if (got.shape.join(',') !== want.shape.join(',')) throw new RangeError(`tensor ${want.name} has shape [${got.shape.join(', ')}], expected [${want.shape.join(', ')}]`);
+    if (got.shape.join(',') !== want.shape.join(','))
+      throw new RangeError(
+        `tensor ${want.name} has shape [${got.shape.join(', ')}], expected [${want.shape.join(', ')}]`,
+      );
   }
   const extra = tensors.find((t) => !layout.some((l) => l.name === t.name));
   if (extra) throw new RangeError(`unexpected tensor ${extra.name}`);
   const out = headOf(agent) === 'score' ? 1 : spec.specialists.length;
   const inDim = inputDim(spec);
   const w = loraWeights({ inDim, hidden: spec.hidden, out, rank });
-  const get = (i: number): ArrayLike<number> => (byName.get((layout[i] as TensorSpec).name) as { data: ArrayLike<number> }).data;
+  const get = (i: number): ArrayLike<number> =>
+    (byName.get((layout[i] as TensorSpec).name) as { data: ArrayLike<number> }).data;
   const untranspose = (A: ArrayLike<number>, At: Float64Array): void => {
     for (let i = 0; i < rank; i++) for (let j = 0; j < inDim; j++) At[j * rank + i] = A[i * inDim + j] as number;
   };
@@ -82,6 +97,7 @@ export function tensorsToLora(spec: BaseSpec, agent: Agent, rank: number, tensor
   w.headB.set(get(3));
   untranspose(get(4), w.directAt);
   w.directB.set(get(5));
-  for (let k = 0; k < w.all.length; k++) if (!Number.isFinite(w.all[k] as number)) throw new RangeError('a tensor holds NaN or Infinity');
+  for (let k = 0; k < w.all.length; k++)
+    if (!Number.isFinite(w.all[k] as number)) throw new RangeError('a tensor holds NaN or Infinity');
   return w;
 }

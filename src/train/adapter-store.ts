@@ -2,7 +2,13 @@ import { join } from 'node:path';
 import type { Agent } from '../memoir/format/agents.js';
 import { AdapterRegistry, type AdapterKind, type AdapterRow } from '../store/adapter-registry.js';
 import type { DB } from '../store/db.js';
-import { adapterConfig, readAdapterDir, versionsOnDisk, writeAdapterVersion, type LoadedAdapter } from './adapter-files.js';
+import {
+  adapterConfig,
+  readAdapterDir,
+  versionsOnDisk,
+  writeAdapterVersion,
+  type LoadedAdapter,
+} from './adapter-files.js';
 import type { BaseSpec } from './base-spec.js';
 import type { LoraWeights } from './lora.js';
 
@@ -41,9 +47,19 @@ export class AdapterStore {
 
   /** Writes the next version (after every registered one and every directory on disk) and makes it current. */
   save(v: NewVersion): AdapterRow {
-    const version = Math.max(this.registry.maxVersion(v.agent, v.kind), ...versionsOnDisk(this.home, v.agent, v.kind), 0) + 1;
+    const version =
+      Math.max(this.registry.maxVersion(v.agent, v.kind), ...versionsOnDisk(this.home, v.agent, v.kind), 0) + 1;
     const parent = this.registry.current(v.agent, v.kind);
-    const config = adapterConfig({ spec: this.base.spec, fingerprint: this.base.fingerprint, agent: v.agent, kind: v.kind, version, rank: v.lora.rank, alpha: v.alpha, createdAt: v.createdAt });
+    const config = adapterConfig({
+      spec: this.base.spec,
+      fingerprint: this.base.fingerprint,
+      agent: v.agent,
+      kind: v.kind,
+      version,
+      rank: v.lora.rank,
+      alpha: v.alpha,
+      createdAt: v.createdAt,
+    });
     const written = writeAdapterVersion(this.home, config, v.lora);
     this.registry.add({
       agent: v.agent,
@@ -65,7 +81,14 @@ export class AdapterStore {
 
   /** Reads a registered version and checks it whole (see readAdapterDir). */
   load(row: AdapterRow): LoadedAdapter {
-    return readAdapterDir(join(this.home, row.path), { agent: row.agent as Agent, kind: row.kind, version: row.version, spec: this.base.spec, fingerprint: this.base.fingerprint, fileSha256: row.fileSha256 });
+    return readAdapterDir(join(this.home, row.path), {
+      agent: row.agent as Agent,
+      kind: row.kind,
+      version: row.version,
+      spec: this.base.spec,
+      fingerprint: this.base.fingerprint,
+      fileSha256: row.fileSha256,
+    });
   }
 
   /** The current version of (agent, kind), read and checked; null when there is none. */

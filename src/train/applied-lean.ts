@@ -32,11 +32,15 @@ export interface CouncilSignal {
 }
 
 export function signalOf(updateNorm: number | null, noiseNorm: number | null, updates: number): CouncilSignal {
-  const snr = updateNorm !== null && noiseNorm !== null && noiseNorm > 0 ? Math.sqrt(Math.max(0, updateNorm * updateNorm - noiseNorm * noiseNorm)) / noiseNorm : null;
+  const snr =
+    updateNorm !== null && noiseNorm !== null && noiseNorm > 0
+      ? Math.sqrt(Math.max(0, updateNorm * updateNorm - noiseNorm * noiseNorm)) / noiseNorm
+      : null;
   return { update_norm: updateNorm, noise_norm: noiseNorm, snr, updates };
 }
 
-export type LeanSource = 'use' | 'flag' | 'config' | 'validation' | 'trained_over' | 'unvalidated' | 'no_council' | 'no_bond';
+export type LeanSource =
+  'use' | 'flag' | 'config' | 'validation' | 'trained_over' | 'unvalidated' | 'no_council' | 'no_bond';
 
 export interface AppliedLean {
   lean: number;
@@ -87,7 +91,12 @@ export function resolveLean(p: {
   council: LoadedRow | null;
   bond: LoadedRow | null;
 }): AppliedLean {
-  const out = (lean: number, source: LeanSource, why: string, validation: AppliedLean['validation'] = null): AppliedLean => {
+  const out = (
+    lean: number,
+    source: LeanSource,
+    why: string,
+    validation: AppliedLean['validation'] = null,
+  ): AppliedLean => {
     const w = mixing(lean);
     return {
       lean,
@@ -101,7 +110,12 @@ export function resolveLean(p: {
   if (p.use === 'bond') return out(0, 'use', '--use bond');
   if (p.use === 'council') return out(1, 'use', '--use council');
   if (p.flag !== undefined) return out(p.flag, 'flag', `lean ${p.flag} asked for`);
-  if (p.configured !== undefined) return out(p.configured, 'config', `lean ${p.configured} set in config.json or KOURAI_LEAN${p.taskType ? ` (task type ${p.taskType})` : ''}`);
+  if (p.configured !== undefined)
+    return out(
+      p.configured,
+      'config',
+      `lean ${p.configured} set in config.json or KOURAI_LEAN${p.taskType ? ` (task type ${p.taskType})` : ''}`,
+    );
   const { council, bond } = p;
   if (!council) return out(0, 'no_council', 'no council adapter yet');
   const v = councilValidationOf(council.metrics);
@@ -112,11 +126,29 @@ export function resolveLean(p: {
       d.reason === 'better'
         ? `council v${council.version} helps ${on}: ${scoresText(d)}`
         : `council v${council.version} did not beat ${bond ? 'your bond' : 'the base'} ${on}: ${scoresText(d)}`;
-    return out(d.lean, 'validation', why, { examples: d.examples, scores: d.scores, task_type: d === v.choice.overall ? null : p.taskType });
+    return out(d.lean, 'validation', why, {
+      examples: d.examples,
+      scores: d.scores,
+      task_type: d === v.choice.overall ? null : p.taskType,
+    });
   }
   const trainedOver = (bond?.metrics as { council_version?: unknown } | null)?.council_version;
-  if (bond && trainedOver === council.version) return out(0.5, 'trained_over', `bond v${bond.version} was trained over council v${council.version}: both, as trained`);
-  if (v && !v.passed) return out(0, 'validation', `council v${council.version} did not help on your held-out scenes (measured with ${v.bond_version === null ? 'no bond' : `bond v${v.bond_version}`}): not applied`);
+  if (bond && trainedOver === council.version)
+    return out(
+      0.5,
+      'trained_over',
+      `bond v${bond.version} was trained over council v${council.version}: both, as trained`,
+    );
+  if (v && !v.passed)
+    return out(
+      0,
+      'validation',
+      `council v${council.version} did not help on your held-out scenes (measured with ${v.bond_version === null ? 'no bond' : `bond v${v.bond_version}`}): not applied`,
+    );
   if (!bond) return out(1, 'no_bond', `no bond adapter; council v${council.version} alone`);
-  return out(0, 'unvalidated', `council v${council.version} was never measured with bond v${bond.version} on your held-out scenes: bond only`);
+  return out(
+    0,
+    'unvalidated',
+    `council v${council.version} was never measured with bond v${bond.version} on your held-out scenes: bond only`,
+  );
 }

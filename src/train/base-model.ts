@@ -107,6 +107,8 @@ export class BaseModel {
 /** A frozen [out][in] matrix, row-major; W[o][i] = scale * U(seed, stream, i * out + o). A bias is [out][1]. */
 function matrix(seed: number, init: LayerInit, out: number, inDim: number): Float64Array {
   const w = new Float64Array(out * inDim);
-  for (let o = 0; o < out; o++) for (let i = 0; i < inDim; i++) w[o * inDim + i] = Math.fround(init.scale * counterUniform(seed, init.stream, i * out + o));
+  for (let o = 0; o < out; o++)
+    for (let i = 0; i < inDim; i++)
+      w[o * inDim + i] = Math.fround(init.scale * counterUniform(seed, init.stream, i * out + o));
   return w;
 }

@@ -91,7 +91,17 @@ function init(hidden: number, semantic: boolean): BaseSpec['init'] {
 const STRUCTURE: StructureSpec = { version: 1, features: STRUCTURE_FEATURES };
 
 export function builtinBaseSpec(): BaseSpec {
-  return { format: 'kourai-base/2', encoder: { kind: 'hashed-ngrams', version: 1, dim: HASHED_DIM }, structure: STRUCTURE, semantic: null, hidden: HIDDEN, activation: 'tanh', specialists: SPECIALISTS, seed: SEED, init: init(HIDDEN, false) };
+  return {
+    format: 'kourai-base/2',
+    encoder: { kind: 'hashed-ngrams', version: 1, dim: HASHED_DIM },
+    structure: STRUCTURE,
+    semantic: null,
+    hidden: HIDDEN,
+    activation: 'tanh',
+    specialists: SPECIALISTS,
+    seed: SEED,
+    init: init(HIDDEN, false),
+  };
 }
 
 /** The base with an OpenAI-compatible embeddings model's vectors added to the hashed inputs. */

@@ -56,9 +56,17 @@ export function openBondSource(o: {
     return {
       memoirs: paths,
       data: (agent) => {
-        const view = bondView({ index, files }, agent, { signal: o.signal, strictBound: true, ...(o.bound !== undefined ? { bound: o.bound } : {}) });
+        const view = bondView({ index, files }, agent, {
+          signal: o.signal,
+          strictBound: true,
+          ...(o.bound !== undefined ? { bound: o.bound } : {}),
+        });
         const scenes = new Set(view.examples.map((e) => e.scene)).size;
-        return { examples: view.examples, skipped: view.skipped, window: { ...window, examples: view.examples.length, scenes } };
+        return {
+          examples: view.examples,
+          skipped: view.skipped,
+          window: { ...window, examples: view.examples.length, scenes },
+        };
       },
       close: () => index.close(),
     };

@@ -19,7 +19,12 @@ export function meanNll(logits: readonly ArrayLike<number>[], labels: readonly n
  * The inverse temperature β in [lo, hi] minimising the mean NLL (golden-section search on log β;
  * the NLL is convex in β). With no examples, 1.
  */
-export function fitInverseTemperature(logits: readonly ArrayLike<number>[], labels: readonly number[], lo = 0.02, hi = 20): number {
+export function fitInverseTemperature(
+  logits: readonly ArrayLike<number>[],
+  labels: readonly number[],
+  lo = 0.02,
+  hi = 20,
+): number {
   if (logits.length === 0) return 1;
   const f = (t: number): number => meanNll(logits, labels, Math.exp(t));
   let a = Math.log(lo);
@@ -59,7 +64,12 @@ export interface Calibration {
 }
 
 /** Top-1 accuracy, ECE over `bins` equal-width bins, and the share wrong at p ≥ `confident`. */
-export function calibration(probs: readonly ArrayLike<number>[], labels: readonly number[], bins = 10, confident = 0.9): Calibration {
+export function calibration(
+  probs: readonly ArrayLike<number>[],
+  labels: readonly number[],
+  bins = 10,
+  confident = 0.9,
+): Calibration {
   const n = probs.length;
   const cnt = new Array<number>(bins).fill(0);
   const conf = new Array<number>(bins).fill(0);
@@ -80,6 +90,7 @@ export function calibration(probs: readonly ArrayLike<number>[], labels: readonl
     } else if (top >= confident) wrongSure++;
   });
   let ece = 0;
-  for (let b = 0; b < bins; b++) if ((cnt[b] as number) > 0) ece += Math.abs((hit[b] as number) - (conf[b] as number)) / n;
+  for (let b = 0; b < bins; b++)
+    if ((cnt[b] as number) > 0) ece += Math.abs((hit[b] as number) - (conf[b] as number)) / n;
   return { n, accuracy: n ? right / n : NaN, ece: n ? ece : NaN, confidentWrong: n ? wrongSure / n : NaN, confident };
 }

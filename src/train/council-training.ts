@@ -28,17 +28,32 @@ export interface CouncilTrainingInput {
   onProgress?: (p: EpochProgress) => void;
 }
 
-export type CouncilTrainingResult = { status: 'trained'; lora: LoraWeights; report: TrainReport } | { status: 'skipped'; reason: string; examples: number };
+export type CouncilTrainingResult =
+  | { status: 'trained'; lora: LoraWeights; report: TrainReport }
+  | { status: 'skipped'; reason: string; examples: number };
 
 export async function trainCouncil(i: CouncilTrainingInput): Promise<CouncilTrainingResult> {
   if (isBondOnly(i.agent)) throw new UsageError(`${i.agent} has no council adapter: Cupid and Puck are bond-only`);
-  if (i.start && i.start.rank !== i.settings.rank) throw new UsageError(`the starting council adapter has rank ${i.start.rank}, the settings say ${i.settings.rank}`);
+  if (i.start && i.start.rank !== i.settings.rank)
+    throw new UsageError(`the starting council adapter has rank ${i.start.rank}, the settings say ${i.settings.rank}`);
   const outcome = await i.worker.train(
     i.base.spec,
-    { agent: i.agent, kind: 'council', examples: i.examples, settings: i.settings, start: i.start ? Float64Array.from(i.start.all) : null, frozen: [] },
+    {
+      agent: i.agent,
+      kind: 'council',
+      examples: i.examples,
+      settings: i.settings,
+      start: i.start ? Float64Array.from(i.start.all) : null,
+      frozen: [],
+    },
     { embedded: i.embedded ?? null, ...(i.onProgress ? { onProgress: i.onProgress } : {}) },
   );
   if (outcome.status === 'skipped') return { status: 'skipped', reason: outcome.reason, examples: outcome.examples };
-  const dims = { inDim: i.base.inDim, hidden: i.base.hidden, out: i.base.headOut(headOf(i.agent)), rank: i.settings.rank };
+  const dims = {
+    inDim: i.base.inDim,
+    hidden: i.base.hidden,
+    out: i.base.headOut(headOf(i.agent)),
+    rank: i.settings.rank,
+  };
   return { status: 'trained', lora: loraWeights(dims, outcome.lora), report: outcome.report };
 }

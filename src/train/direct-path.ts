@@ -96,7 +96,9 @@ function topEigenvectors(G: Float64Array, n: number, r: number): Float64Array {
       }
     }
   }
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (A[b * n + b] as number) - (A[a * n + a] as number));
+  const order = Array.from({ length: n }, (_, i) => i).sort(
+    (a, b) => (A[b * n + b] as number) - (A[a * n + a] as number),
+  );
   const U = new Float64Array(n * r);
   for (let i = 0; i < r; i++) for (let k = 0; k < n; k++) U[k * r + i] = V[k * n + (order[i] as number)] as number;
   return U;

@@ -44,7 +44,8 @@ export class Inference {
   private adapters(lean: number): Applied[] {
     const w = mixing(lean);
     const out: Applied[] = [];
-    if (this.model.council && w.council > 0) out.push(applied(this.model.council.lora, this.model.council.alpha, w.council));
+    if (this.model.council && w.council > 0)
+      out.push(applied(this.model.council.lora, this.model.council.alpha, w.council));
     if (this.model.bond && w.bond > 0) out.push(applied(this.model.bond.lora, this.model.bond.alpha, w.bond));
     return out;
   }
@@ -63,7 +64,9 @@ export class Inference {
   rank(features: readonly Features[], lean: number): Ranked[] {
     const scores = this.outputs(features, lean).map((y) => y[0] as number);
     const p = softmax(scores);
-    return scores.map((score, index) => ({ index, score, p: p[index] as number })).sort((a, b) => b.score - a.score || a.index - b.index);
+    return scores
+      .map((score, index) => ({ index, score, p: p[index] as number }))
+      .sort((a, b) => b.score - a.score || a.index - b.index);
   }
 
   /**
@@ -74,6 +77,8 @@ export class Inference {
     const y = this.outputs([features], lean)[0] as Float64Array;
     if (prior) for (let o = 0; o < y.length; o++) y[o] = (y[o] as number) + (prior[o] as number);
     const p = softmax(y);
-    return this.model.base.spec.specialists.map((agent, i) => ({ agent, p: p[i] as number, logit: y[i] as number })).sort((a, b) => b.p - a.p);
+    return this.model.base.spec.specialists
+      .map((agent, i) => ({ agent, p: p[i] as number, logit: y[i] as number }))
+      .sort((a, b) => b.p - a.p);
   }
 }

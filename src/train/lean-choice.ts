@@ -48,7 +48,11 @@ function accuracy(right: ArrayLike<boolean>, idx: readonly number[]): number {
 }
 
 /** Wins and losses of `c` against `b` on the examples `idx`. */
-function paired(c: ArrayLike<boolean>, b: ArrayLike<boolean>, idx: readonly number[]): { wins: number; losses: number } {
+function paired(
+  c: ArrayLike<boolean>,
+  b: ArrayLike<boolean>,
+  idx: readonly number[],
+): { wins: number; losses: number } {
   let wins = 0;
   let losses = 0;
   for (const i of idx) {
@@ -76,7 +80,11 @@ export function clearlyBetter(wins: number, losses: number): boolean {
   return wins > losses && signTail(wins, wins + losses) <= ALPHA;
 }
 
-function decide(results: ReadonlyMap<number, ArrayLike<boolean>>, idx: readonly number[], baseline: number): LeanDecision {
+function decide(
+  results: ReadonlyMap<number, ArrayLike<boolean>>,
+  idx: readonly number[],
+  baseline: number,
+): LeanDecision {
   const scores = [...results].map(([lean, right]) => ({ lean, accuracy: accuracy(right, idx) }));
   const base = results.get(baseline) as ArrayLike<boolean>;
   let best: LeanScore | null = null;
@@ -84,12 +92,28 @@ function decide(results: ReadonlyMap<number, ArrayLike<boolean>>, idx: readonly 
     if (s.lean === baseline) continue;
     const { wins, losses } = paired(results.get(s.lean) as ArrayLike<boolean>, base, idx);
     // Among the candidates that pass, the most accurate; ties go to the one nearer the baseline.
-    if (clearlyBetter(wins, losses) && (!best || s.accuracy > best.accuracy || (s.accuracy === best.accuracy && Math.abs(s.lean - baseline) < Math.abs(best.lean - baseline)))) best = s;
+    if (
+      clearlyBetter(wins, losses) &&
+      (!best ||
+        s.accuracy > best.accuracy ||
+        (s.accuracy === best.accuracy && Math.abs(s.lean - baseline) < Math.abs(best.lean - baseline)))
+    )
+      best = s;
   }
-  return { lean: best?.lean ?? baseline, examples: idx.length, baseline, scores, reason: best ? 'better' : 'not_better' };
+  return {
+    lean: best?.lean ?? baseline,
+    examples: idx.length,
+    baseline,
+    scores,
+    reason: best ? 'better' : 'not_better',
+  };
 }
 
-export function chooseLean(examples: readonly { taskType: string | null }[], judge: Judge, opts: { baseline?: number; leans?: readonly number[] } = {}): LeanChoice {
+export function chooseLean(
+  examples: readonly { taskType: string | null }[],
+  judge: Judge,
+  opts: { baseline?: number; leans?: readonly number[] } = {},
+): LeanChoice {
   const baseline = opts.baseline ?? 0;
   const leans = [...new Set([baseline, ...(opts.leans ?? CANDIDATE_LEANS)])].sort((a, b) => a - b);
   const results = new Map(leans.map((l) => [l, judge(l)]));
@@ -104,7 +128,10 @@ export function chooseLean(examples: readonly { taskType: string | null }[], jud
   });
   const byTaskType: Record<string, LeanDecision> = {};
   for (const [t, idx] of [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    byTaskType[t] = idx.length >= MIN_TASK_TYPE_EXAMPLES ? decide(results, idx, baseline) : { ...decide(results, idx, baseline), lean: overall.lean, reason: 'too_few' };
+    byTaskType[t] =
+      idx.length >= MIN_TASK_TYPE_EXAMPLES
+        ? decide(results, idx, baseline)
+        : { ...decide(results, idx, baseline), lean: overall.lean, reason: 'too_few' };
   }
   return { overall, byTaskType };
 }

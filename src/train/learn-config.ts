@@ -68,32 +68,44 @@ function encoderFromFile(path: string, raw: unknown): EncoderConfig {
     if (extra.length) throw bad(path, `encoder.${extra[0]}`, 'applies only to {"kind": "openai"}');
     return { kind: 'builtin' };
   }
-  if (kind !== 'openai') throw bad(path, 'encoder.kind', 'must be "builtin" or "openai" (an OpenAI-compatible /v1/embeddings endpoint)');
+  if (kind !== 'openai')
+    throw bad(path, 'encoder.kind', 'must be "builtin" or "openai" (an OpenAI-compatible /v1/embeddings endpoint)');
   const out: EndpointEncoderConfig = { kind: 'openai', url: '', model: '', ...ENDPOINT_DEFAULTS };
   for (const [k, v] of Object.entries(o)) {
     if (k === 'kind') continue;
     else if (k === 'url') {
-      if (typeof v !== 'string' || !checkUrl(v)) throw bad(path, 'encoder.url', 'must be an http(s) URL, e.g. "http://127.0.0.1:11434/v1"');
+      if (typeof v !== 'string' || !checkUrl(v))
+        throw bad(path, 'encoder.url', 'must be an http(s) URL, e.g. "http://127.0.0.1:11434/v1"');
       out.url = v;
     } else if (k === 'model') {
       if (typeof v !== 'string' || v.trim() === '') throw bad(path, 'encoder.model', 'must be a model name');
       out.model = v;
     } else if (k === 'dimensions') {
-      if (!(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65_536)) throw bad(path, 'encoder.dimensions', 'must be a whole number 1–65536');
+      if (!(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65_536))
+        throw bad(path, 'encoder.dimensions', 'must be a whole number 1–65536');
       out.dimensions = v as number;
     } else if (k === 'timeout_ms') {
-      if (!(Number.isInteger(v) && (v as number) >= 100)) throw bad(path, 'encoder.timeout_ms', 'must be a whole number of milliseconds ≥ 100');
+      if (!(Number.isInteger(v) && (v as number) >= 100))
+        throw bad(path, 'encoder.timeout_ms', 'must be a whole number of milliseconds ≥ 100');
       out.timeoutMs = v as number;
     } else if (k === 'retries') {
-      if (!(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 10)) throw bad(path, 'encoder.retries', 'must be a whole number 0–10');
+      if (!(Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 10))
+        throw bad(path, 'encoder.retries', 'must be a whole number 0–10');
       out.retries = v as number;
     } else if (k === 'batch_size') {
-      if (!(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 2048)) throw bad(path, 'encoder.batch_size', 'must be a whole number 1–2048');
+      if (!(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 2048))
+        throw bad(path, 'encoder.batch_size', 'must be a whole number 1–2048');
       out.batchSize = v as number;
     } else if (k === 'api_key_env') {
-      if (typeof v !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) throw bad(path, 'encoder.api_key_env', 'must name an environment variable');
+      if (typeof v !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v))
+        throw bad(path, 'encoder.api_key_env', 'must name an environment variable');
       out.apiKeyEnv = v;
-    } else throw bad(path, `encoder.${k}`, 'is not a known key (known: kind, url, model, dimensions, timeout_ms, retries, batch_size, api_key_env)');
+    } else
+      throw bad(
+        path,
+        `encoder.${k}`,
+        'is not a known key (known: kind, url, model, dimensions, timeout_ms, retries, batch_size, api_key_env)',
+      );
   }
   if (!out.url) throw bad(path, 'encoder.url', 'is required with {"kind": "openai"}');
   if (!out.model) throw bad(path, 'encoder.model', 'is required with {"kind": "openai"}');
@@ -114,7 +126,12 @@ export function learnConfig(home: string, env: Readonly<Record<string, string | 
       else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
         for (const [t, l] of Object.entries(value)) {
           const n = checkLean(l);
-          if (n === undefined) throw bad(path, `lean.${t}`, 'must be a number from 0 (personal: bond only) to 1 (federated: council only)');
+          if (n === undefined)
+            throw bad(
+              path,
+              `lean.${t}`,
+              'must be a number from 0 (personal: bond only) to 1 (federated: council only)',
+            );
           cfg.lean[t] = n;
         }
       } else throw bad(path, 'lean', 'must be a number in [0, 1] or an object of task type -> number');
@@ -123,14 +140,22 @@ export function learnConfig(home: string, env: Readonly<Record<string, string | 
   const url = env.KOURAI_EMBEDDINGS_URL?.trim();
   const model = env.KOURAI_EMBEDDINGS_MODEL?.trim();
   if (url || model) {
-    if (!url || !model) throw new EnvironmentError('KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL must be set together');
+    if (!url || !model)
+      throw new EnvironmentError('KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL must be set together');
     if (!checkUrl(url)) throw new EnvironmentError(`KOURAI_EMBEDDINGS_URL="${url}" is not an http(s) URL`);
-    cfg.encoder = { ...ENDPOINT_DEFAULTS, ...(cfg.encoder.kind === 'openai' ? cfg.encoder : {}), kind: 'openai', url, model };
+    cfg.encoder = {
+      ...ENDPOINT_DEFAULTS,
+      ...(cfg.encoder.kind === 'openai' ? cfg.encoder : {}),
+      kind: 'openai',
+      url,
+      model,
+    };
   }
   const lean = env.KOURAI_LEAN?.trim();
   if (lean) {
     const n = checkLean(Number(lean));
-    if (n === undefined) throw new EnvironmentError(`KOURAI_LEAN="${lean}" is not a number from 0 (personal) to 1 (federated)`);
+    if (n === undefined)
+      throw new EnvironmentError(`KOURAI_LEAN="${lean}" is not a number from 0 (personal) to 1 (federated)`);
     cfg.lean.default = n;
   }
   return cfg;

@@ -137,7 +137,13 @@ function dot(a: Float64Array, b: Float64Array): number {
 }
 
 /** Minimises the objective on items `idx` from W (changed in place); L-BFGS with backtracking. */
-export function fitLinear(p: LinearProblem, idx: readonly number[], lambda: number, W: Float64Array, opts: { maxIter?: number; tol?: number } = {}): Float64Array {
+export function fitLinear(
+  p: LinearProblem,
+  idx: readonly number[],
+  lambda: number,
+  W: Float64Array,
+  opts: { maxIter?: number; tol?: number } = {},
+): Float64Array {
   const ev = new Evaluator(p, idx, lambda);
   const maxIter = opts.maxIter ?? 100;
   const tol = opts.tol ?? 1e-5;
@@ -252,7 +258,12 @@ export function itemHits(p: LinearProblem, W: Float64Array, idx: readonly number
 }
 
 /** Scene folds of the items (k at most, each scene in one fold), deterministic for a seed. */
-export function sceneFolds(items: readonly FitItem[], idx: readonly number[], k: number, rand: () => number): number[][] {
+export function sceneFolds(
+  items: readonly FitItem[],
+  idx: readonly number[],
+  k: number,
+  rand: () => number,
+): number[][] {
   const scenes = [...new Set(idx.map((i) => (items[i] as FitItem).scene))].sort();
   for (let i = scenes.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
@@ -272,7 +283,12 @@ export interface LambdaChoice {
 }
 
 /** λ by k-fold cross-validation over scenes of `idx` (the training part only). */
-export function chooseLambda(p: LinearProblem, idx: readonly number[], rand: () => number, opts: { folds?: number; grid?: readonly number[]; maxIter?: number } = {}): LambdaChoice {
+export function chooseLambda(
+  p: LinearProblem,
+  idx: readonly number[],
+  rand: () => number,
+  opts: { folds?: number; grid?: readonly number[]; maxIter?: number } = {},
+): LambdaChoice {
   const grid = opts.grid ?? LAMBDA_GRID;
   const folds = sceneFolds(p.items, idx, opts.folds ?? 3, rand);
   if (folds.length < 2 || grid.length === 1) return { lambda: grid[Math.floor(grid.length / 2)] as number, curve: [] };
@@ -293,7 +309,11 @@ export function chooseLambda(p: LinearProblem, idx: readonly number[], rand: () 
       losses[g] = (losses[g] as number) + r.loss;
     });
   }
-  const curve = grid.map((lambda, g) => ({ lambda, accuracy: (hits[g] as number) / n, loss: (losses[g] as number) / n }));
+  const curve = grid.map((lambda, g) => ({
+    lambda,
+    accuracy: (hits[g] as number) / n,
+    loss: (losses[g] as number) / n,
+  }));
   let best = 0;
   for (let g = 1; g < curve.length; g++) {
     const c = curve[g] as (typeof curve)[number];

@@ -35,7 +35,8 @@ export function loraSize(d: LoraDims): number {
 
 /** Views over `all` (zeros when not given). */
 export function loraWeights(d: LoraDims, all: Float64Array = new Float64Array(loraSize(d))): LoraWeights {
-  if (all.length !== loraSize(d)) throw new RangeError(`LoRA buffer holds ${all.length} values, dims need ${loraSize(d)}`);
+  if (all.length !== loraSize(d))
+    throw new RangeError(`LoRA buffer holds ${all.length} values, dims need ${loraSize(d)}`);
   const { inDim, hidden, out, rank } = d;
   let o = 0;
   const take = (n: number): Float64Array => {
@@ -43,7 +44,19 @@ export function loraWeights(d: LoraDims, all: Float64Array = new Float64Array(lo
     o += n;
     return v;
   };
-  return { inDim, hidden, out, rank, all, denseAt: take(inDim * rank), denseB: take(hidden * rank), headA: take(rank * hidden), headB: take(out * rank), directAt: take(inDim * rank), directB: take(out * rank) };
+  return {
+    inDim,
+    hidden,
+    out,
+    rank,
+    all,
+    denseAt: take(inDim * rank),
+    denseB: take(hidden * rank),
+    headA: take(rank * hidden),
+    headB: take(out * rank),
+    directAt: take(inDim * rank),
+    directB: take(out * rank),
+  };
 }
 
 export function cloneLora(w: LoraWeights): LoraWeights {

@@ -149,7 +149,14 @@ export class Network {
    * Accumulates into `grad` the gradient, with respect to adapter `t`'s factors, of a loss whose
    * gradient with respect to y is `gy` (after forward() on the same ws).
    */
-  backward(x: Features, adapters: readonly Applied[], t: number, ws: Workspace, gy: Float64Array, grad: LoraWeights): void {
+  backward(
+    x: Features,
+    adapters: readonly Applied[],
+    t: number,
+    ws: Workspace,
+    gy: Float64Array,
+    grad: LoraWeights,
+  ): void {
     const H = this.hidden;
     const O = this.out;
     const { h, dh, gv, gu } = ws;

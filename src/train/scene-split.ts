@@ -17,7 +17,9 @@ export type SceneRole = 'train' | 'stop' | 'validate';
 export function sceneRoles(scenes: Iterable<string>, fraction: number, seed: number): Map<string, SceneRole> | null {
   const all = [...new Set(scenes)];
   if (all.length < 3) return null;
-  const draw = all.map((s) => ({ s, u: hashString(s, seed >>> 0) / 4294967296 })).sort((a, b) => a.u - b.u || (a.s < b.s ? -1 : a.s > b.s ? 1 : 0));
+  const draw = all
+    .map((s) => ({ s, u: hashString(s, seed >>> 0) / 4294967296 }))
+    .sort((a, b) => a.u - b.u || (a.s < b.s ? -1 : a.s > b.s ? 1 : 0));
   const nStop = Math.max(1, draw.filter((d) => d.u < fraction / 2).length);
   const nVal = Math.max(1, draw.filter((d) => d.u >= fraction / 2 && d.u < fraction).length);
   const stop = Math.min(nStop, all.length - 2);

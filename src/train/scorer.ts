@@ -77,7 +77,11 @@ export class Scorer {
 
   static async open(o: ScorerOptions): Promise<Scorer> {
     const use = o.use ?? 'both';
-    if (use === 'council' && isBondOnly(o.agent)) throw new UsageError(`${o.agent} has no council adapter: Cupid and Puck are bond-only`, 'use --use bond (or both)');
+    if (use === 'council' && isBondOnly(o.agent))
+      throw new UsageError(
+        `${o.agent} has no council adapter: Cupid and Puck are bond-only`,
+        'use --use bond (or both)',
+      );
     const cfg = learnConfig(o.home, o.env);
     const encoder = await openTextEncoder(cfg.encoder, o);
     let db: DB | null = null;
@@ -93,10 +97,22 @@ export class Scorer {
       };
       const bond = use === 'council' ? null : load('bond');
       const council = use === 'bond' ? null : load('council');
-      if (use === 'bond' && !bond) throw new NotFoundError(`no bond adapter for ${o.agent} yet`, `train one: kourai train bond --agent ${o.agent}`);
-      if (use === 'council' && !council) throw new NotFoundError(`no council adapter for ${o.agent} yet`, 'council adapters arrive with a federation round; until then use --use bond');
+      if (use === 'bond' && !bond)
+        throw new NotFoundError(
+          `no bond adapter for ${o.agent} yet`,
+          `train one: kourai train bond --agent ${o.agent}`,
+        );
+      if (use === 'council' && !council)
+        throw new NotFoundError(
+          `no council adapter for ${o.agent} yet`,
+          'council adapters arrive with a federation round; until then use --use bond',
+        );
       // Routing works from the first session: the prior knows the specialists before any history.
-      if (!bond && !council && headOf(o.agent) !== 'route') throw new NotFoundError(`no adapter for ${o.agent} yet (neither bond nor council)`, `train one: kourai train bond --agent ${o.agent}`);
+      if (!bond && !council && headOf(o.agent) !== 'route')
+        throw new NotFoundError(
+          `no adapter for ${o.agent} yet (neither bond nor council)`,
+          `train one: kourai train bond --agent ${o.agent}`,
+        );
       const model: AgentModel = { agent: o.agent, head: headOf(o.agent), base: encoder.base, council, bond };
       return new Scorer(o.agent, use, cfg, o.lean, encoder, new Inference(model), rows);
     } catch (err) {
@@ -113,28 +129,54 @@ export class Scorer {
 
   /** The lean a call runs with, and why (applied-lean.ts). */
   applied(taskType: string | null, lean?: number): AppliedLean {
-    return resolveLean({ use: this.use, flag: lean ?? this.leanFlag, configured: configuredLean(this.cfg, taskType), taskType, ...this.rows });
+    return resolveLean({
+      use: this.use,
+      flag: lean ?? this.leanFlag,
+      configured: configuredLean(this.cfg, taskType),
+      taskType,
+      ...this.rows,
+    });
   }
 
   /** `prompt`: what the candidates answer, when the host has it (the structure features relate each candidate to it). */
-  async rank(candidates: readonly string[], opts: { taskType?: string | null; lean?: number; prompt?: string | null } = {}): Promise<ScoreResult> {
-    if (headOf(this.agent) !== 'score') throw new UsageError(`${this.agent} routes tasks; it does not score candidates`, 'use kourai route');
+  async rank(
+    candidates: readonly string[],
+    opts: { taskType?: string | null; lean?: number; prompt?: string | null } = {},
+  ): Promise<ScoreResult> {
+    if (headOf(this.agent) !== 'score')
+      throw new UsageError(`${this.agent} routes tasks; it does not score candidates`, 'use kourai route');
     const applied = this.applied(opts.taskType ?? null, opts.lean);
     const features = await this.encoder.encode(candidates, opts.prompt ?? null);
-    const ranking = this.inference.rank(features, applied.lean).map((r) => ({ index: r.index, text: candidates[r.index] as string, score: r.score, p: r.p }));
+    const ranking = this.inference
+      .rank(features, applied.lean)
+      .map((r) => ({ index: r.index, text: candidates[r.index] as string, score: r.score, p: r.p }));
     return { agent: this.agent, use: this.use, lean: applied.lean, adapters: this.adapters, applied, ranking };
   }
 
-  async route(description: string | null, opts: { taskType?: string | null; lean?: number } = {}): Promise<RouteResult> {
-    if (headOf(this.agent) !== 'route') throw new UsageError(`${this.agent} scores candidates; only Hephaestus routes tasks`, 'use kourai score');
+  async route(
+    description: string | null,
+    opts: { taskType?: string | null; lean?: number } = {},
+  ): Promise<RouteResult> {
+    if (headOf(this.agent) !== 'route')
+      throw new UsageError(`${this.agent} scores candidates; only Hephaestus routes tasks`, 'use kourai score');
     const taskType = opts.taskType ?? null;
     const text = routeText(description, taskType);
     if (text === null) throw new UsageError('route needs a task description or --task-type');
     const applied = this.applied(taskType, opts.lean);
     const [features] = await this.encoder.encode([text]);
     const prior = this.prior.score(description, taskType);
-    const distribution = this.inference.route(features as NonNullable<typeof features>, applied.lean, prior.logits).map(({ agent, p }) => ({ agent, p }));
-    return { use: this.use, lean: applied.lean, adapters: this.adapters, applied, text, distribution, prior: { cues: prior.hits } };
+    const distribution = this.inference
+      .route(features as NonNullable<typeof features>, applied.lean, prior.logits)
+      .map(({ agent, p }) => ({ agent, p }));
+    return {
+      use: this.use,
+      lean: applied.lean,
+      adapters: this.adapters,
+      applied,
+      text,
+      distribution,
+      prior: { cues: prior.hits },
+    };
   }
 
   close(): void {

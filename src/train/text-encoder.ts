@@ -26,7 +26,10 @@ export interface TextEncoder {
   close(): void;
 }
 
-export async function openTextEncoder(cfg: EncoderConfig, opts: { home: string; env: Readonly<Record<string, string | undefined>>; signal: AbortSignal }): Promise<TextEncoder> {
+export async function openTextEncoder(
+  cfg: EncoderConfig,
+  opts: { home: string; env: Readonly<Record<string, string | undefined>>; signal: AbortSignal },
+): Promise<TextEncoder> {
   if (cfg.kind === 'builtin') return builtin();
   const cache = new EmbeddingCache(embeddingCachePath(opts.home));
   try {
@@ -78,7 +81,12 @@ function builtin(): TextEncoder {
 const sha = (t: string): string => createHash('sha256').update(t).digest('hex');
 
 /** Embeddings for texts: cached ones from the cache, the rest from the endpoint in batches (then cached). */
-async function embedThroughCache(cfg: EndpointEncoderConfig, cache: EmbeddingCache, texts: readonly string[], opts: { env: Readonly<Record<string, string | undefined>>; signal: AbortSignal }): Promise<Float32Array[]> {
+async function embedThroughCache(
+  cfg: EndpointEncoderConfig,
+  cache: EmbeddingCache,
+  texts: readonly string[],
+  opts: { env: Readonly<Record<string, string | undefined>>; signal: AbortSignal },
+): Promise<Float32Array[]> {
   const out: (Float32Array | null)[] = texts.map(() => null);
   const missing = new Map<string, number[]>();
   texts.forEach((t, i) => {
@@ -106,7 +114,10 @@ async function embedThroughCache(cfg: EndpointEncoderConfig, cache: EmbeddingCac
  * The configured base without contacting an endpoint: the built-in one, or an endpoint's when its
  * dimension is configured or cached; null when only the endpoint could say.
  */
-export function configuredBaseOffline(cfg: EncoderConfig, home: string): { spec: BaseSpec; fingerprint: string } | null {
+export function configuredBaseOffline(
+  cfg: EncoderConfig,
+  home: string,
+): { spec: BaseSpec; fingerprint: string } | null {
   if (cfg.kind === 'builtin') {
     const spec = builtinBaseSpec();
     return { spec, fingerprint: fingerprintOf(new BaseModel(spec)) };

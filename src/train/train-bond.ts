@@ -105,7 +105,12 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
       continue;
     }
     const { report } = outcome;
-    const dims = { inDim: o.encoder.base.inDim, hidden: o.encoder.base.hidden, out: o.encoder.base.headOut(headOf(agent)), rank: o.settings.rank };
+    const dims = {
+      inDim: o.encoder.base.inDim,
+      hidden: o.encoder.base.hidden,
+      out: o.encoder.base.headOut(headOf(agent)),
+      rank: o.settings.rank,
+    };
     const row: AdapterRow = o.store.save({
       agent,
       kind: 'bond',
@@ -116,14 +121,24 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
       dataWindow: { view: 'bond', ...data.window, skipped: data.skipped },
       createdAt: o.now().toISOString(),
     });
-    const r: TrainedAgent = { agent, status: 'trained', version: row.version, path: row.path, parent_version: row.parentVersion, council_version: council?.row.version ?? null, ...summary(report) };
+    const r: TrainedAgent = {
+      agent,
+      status: 'trained',
+      version: row.version,
+      path: row.path,
+      parent_version: row.parentVersion,
+      council_version: council?.row.version ?? null,
+      ...summary(report),
+    };
     results.push(r);
     emit({ type: 'trained', agent, result: r });
   }
   return results;
 }
 
-function summary(r: TrainReport): Omit<TrainedAgent, 'agent' | 'status' | 'version' | 'path' | 'parent_version' | 'council_version'> {
+function summary(
+  r: TrainReport,
+): Omit<TrainedAgent, 'agent' | 'status' | 'version' | 'path' | 'parent_version' | 'council_version'> {
   return {
     examples: r.examples,
     scenes: r.scenes,
@@ -143,6 +158,11 @@ function councilUnder(store: AdapterStore, agent: Agent): ReturnType<AdapterStor
   const council = store.loadCurrent(agent, 'council');
   if (!council) return null;
   const bond = store.registry.current(agent, 'bond');
-  const now = resolveLean({ use: 'both', taskType: null, council: { version: council.row.version, metrics: council.row.metrics }, bond: bond ? { version: bond.version, metrics: bond.metrics } : null });
+  const now = resolveLean({
+    use: 'both',
+    taskType: null,
+    council: { version: council.row.version, metrics: council.row.metrics },
+    bond: bond ? { version: bond.version, metrics: bond.metrics } : null,
+  });
   return now.council ? council : null;
 }

@@ -17,13 +17,19 @@ const workerScript = (): URL => workerUrl(import.meta.url, 'train', 'train-worke
 export class TrainerWorker {
   private readonly worker: Worker;
   private nextId = 1;
-  private pending: { id: number; resolve: (o: WorkerOutcome) => void; reject: (e: Error) => void; onProgress: ((p: EpochProgress) => void) | undefined } | null = null;
+  private pending: {
+    id: number;
+    resolve: (o: WorkerOutcome) => void;
+    reject: (e: Error) => void;
+    onProgress: ((p: EpochProgress) => void) | undefined;
+  } | null = null;
   private dead: Error | null = null;
   private readonly onAbort: () => void;
 
   constructor(private readonly signal: AbortSignal) {
     const url = workerScript();
-    if (!workerBuilt(url)) throw new Error(`the training worker is not built: ${fileURLToPath(url)} (run \`npm run build\`)`);
+    if (!workerBuilt(url))
+      throw new Error(`the training worker is not built: ${fileURLToPath(url)} (run \`npm run build\`)`);
     this.worker = startWorker(url);
     this.worker.on('message', (m: FromWorker) => this.receive(m));
     this.worker.on('error', (err) => this.fail(err));
@@ -58,7 +64,11 @@ export class TrainerWorker {
     p?.reject(this.dead);
   }
 
-  train(spec: BaseSpec, job: WorkerJob, opts: { embedded?: EmbeddedTexts | null; onProgress?: (p: EpochProgress) => void } = {}): Promise<WorkerOutcome> {
+  train(
+    spec: BaseSpec,
+    job: WorkerJob,
+    opts: { embedded?: EmbeddedTexts | null; onProgress?: (p: EpochProgress) => void } = {},
+  ): Promise<WorkerOutcome> {
     if (this.dead) return Promise.reject(this.dead);
     if (this.pending) return Promise.reject(new Error('the training worker runs one job at a time'));
     const id = this.nextId++;

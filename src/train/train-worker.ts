@@ -28,12 +28,24 @@ port.on('message', (msg: ToWorker) => {
   try {
     const base = baseFor(msg.spec);
     const { job } = msg;
-    const dims = { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(job.agent)), rank: job.settings.rank };
+    const dims = {
+      inDim: base.inDim,
+      hidden: base.hidden,
+      out: base.headOut(headOf(job.agent)),
+      rank: job.settings.rank,
+    };
     let last = 0;
     const outcome = train(
       base,
       encoderFor(msg.spec, msg.embedded),
-      { agent: job.agent, kind: job.kind, examples: job.examples, settings: job.settings, start: job.start ? loraWeights(dims, job.start) : null, frozen: job.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })) },
+      {
+        agent: job.agent,
+        kind: job.kind,
+        examples: job.examples,
+        settings: job.settings,
+        start: job.start ? loraWeights(dims, job.start) : null,
+        frozen: job.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })),
+      },
       {
         onProgress: (p) => {
           const t = performance.now();
@@ -45,7 +57,9 @@ port.on('message', (msg: ToWorker) => {
     );
     if (outcome.status === 'trained') {
       const all = outcome.lora.all;
-      post({ type: 'done', id: msg.id, outcome: { status: 'trained', report: outcome.report, lora: all } }, [all.buffer as ArrayBuffer]);
+      post({ type: 'done', id: msg.id, outcome: { status: 'trained', report: outcome.report, lora: all } }, [
+        all.buffer as ArrayBuffer,
+      ]);
     } else post({ type: 'done', id: msg.id, outcome });
   } catch (err) {
     post({ type: 'error', id: msg.id, message: (err as Error).message, stack: (err as Error).stack });

@@ -91,7 +91,14 @@ export interface TrainReport {
   agent: Agent;
   kind: 'bond' | 'council';
   head: HeadName;
-  examples: { used: number; train: number; stopping: number; validation: number; byKind: Record<string, number>; skipped: Record<string, number> };
+  examples: {
+    used: number;
+    train: number;
+    stopping: number;
+    validation: number;
+    byKind: Record<string, number>;
+    skipped: Record<string, number>;
+  };
   scenes: { train: number; stopping: number; validation: number };
   epochs: number;
   bestEpoch: number;
@@ -108,7 +115,9 @@ export interface TrainReport {
   settings: TrainSettings;
 }
 
-export type TrainOutcome = { status: 'trained'; report: TrainReport; lora: LoraWeights } | { status: 'skipped'; agent: Agent; reason: string; examples: number };
+export type TrainOutcome =
+  | { status: 'trained'; report: TrainReport; lora: LoraWeights }
+  | { status: 'skipped'; agent: Agent; reason: string; examples: number };
 
 interface Item {
   kind: Example['kind'];
@@ -144,7 +153,12 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   const prep = prepare(base, encode, job.examples, head);
   const { items, texts, skipped } = prep;
   if (items.length < settings.minExamples) {
-    return { status: 'skipped', agent, reason: `${items.length} usable example${items.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})`, examples: items.length };
+    return {
+      status: 'skipped',
+      agent,
+      reason: `${items.length} usable example${items.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})`,
+      examples: items.length,
+    };
   }
   const roles = sceneRoles(
     items.map((i) => i.scene),
@@ -153,7 +167,12 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   );
   if (!roles) {
     const n = new Set(items.map((i) => i.scene)).size;
-    return { status: 'skipped', agent, reason: `${items.length} examples in ${n} scene${n === 1 ? '' : 's'} (needs three: to train, to stop early, to validate)`, examples: items.length };
+    return {
+      status: 'skipped',
+      agent,
+      reason: `${items.length} examples in ${n} scene${n === 1 ? '' : 's'} (needs three: to train, to stop early, to validate)`,
+      examples: items.length,
+    };
   }
   const trainIdx: number[] = [];
   const stopIdx: number[] = [];
@@ -169,7 +188,10 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   const lora = job.start ? cloneLora(job.start) : initLora(dims, rand);
   for (const f of job.frozen) checkDims(f.lora, { ...dims, rank: f.lora.rank });
   checkDims(lora, dims);
-  const applied: Applied[] = [...job.frozen.map((f) => appliedAdapter(f.lora, f.alpha)), appliedAdapter(lora, settings.alpha)];
+  const applied: Applied[] = [
+    ...job.frozen.map((f) => appliedAdapter(f.lora, f.alpha)),
+    appliedAdapter(lora, settings.alpha),
+  ];
   const run = new Run(net, applied, texts, items);
 
   // Stage 1: the direct path, fitted on the training scenes (λ by cross-validation on them).
@@ -208,7 +230,18 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
       seen += batch.length;
       processed += batch.length;
       const elapsed = now() - t0;
-      hooks.onProgress?.({ agent, epoch, epochs: settings.epochs, batch: b + 1, batches, trainLoss: epochLoss / seen, stopLoss: lastVal?.loss ?? null, stopMetric: lastVal?.metric ?? null, examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0, elapsedMs: elapsed });
+      hooks.onProgress?.({
+        agent,
+        epoch,
+        epochs: settings.epochs,
+        batch: b + 1,
+        batches,
+        trainLoss: epochLoss / seen,
+        stopLoss: lastVal?.loss ?? null,
+        stopMetric: lastVal?.metric ?? null,
+        examplesPerSec: elapsed > 0 ? (processed * 1000) / elapsed : 0,
+        elapsedMs: elapsed,
+      });
     }
     const sc = run.stopScore(stopIdx, trainIdx);
     lastVal = { loss: sc.loss, metric: sc.metric };
@@ -230,7 +263,14 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
     agent,
     kind: job.kind,
     head,
-    examples: { used: items.length, train: trainIdx.length, stopping: stopIdx.length, validation: valIdx.length, byKind: countBy(items.map((i) => i.kind)), skipped },
+    examples: {
+      used: items.length,
+      train: trainIdx.length,
+      stopping: stopIdx.length,
+      validation: valIdx.length,
+      byKind: countBy(items.map((i) => i.kind)),
+      skipped,
+    },
     scenes: { train: count('train'), stopping: count('stop'), validation: count('validate') },
     epochs: epochsRun,
     bestEpoch: best.epoch,
@@ -252,13 +292,26 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
  * structure inputs are rescaled to unit spread over the training texts for the fit, so one λ
  * suits every block; the stored weights are in the base's units.
  */
-function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], lora: LoraWeights, settings: TrainSettings, texts: PreparedTexts, items: readonly Item[], trainIdx: readonly number[], start: LoraWeights | null, rand: () => number): TrainReport['direct'] {
+function fitDirect(
+  base: BaseModel,
+  net: Network,
+  applied: readonly Applied[],
+  lora: LoraWeights,
+  settings: TrainSettings,
+  texts: PreparedTexts,
+  items: readonly Item[],
+  trainIdx: readonly number[],
+  start: LoraWeights | null,
+  rand: () => number,
+): TrainReport['direct'] {
   const scale = settings.alpha / settings.rank;
   const prior = start ? directMatrix(start, scale) : null;
   const savedB = Float64Array.from(lora.directB);
   lora.directB.fill(0);
   const ws = net.workspace(applied);
-  const offsets = texts.features.map((f, t) => Float64Array.from(net.forward(f, texts.z0[t] as Float64Array, applied, ws)));
+  const offsets = texts.features.map((f, t) =>
+    Float64Array.from(net.forward(f, texts.z0[t] as Float64Array, applied, ws)),
+  );
   lora.directB.set(savedB);
   // A route item's prior is part of the rest of the model too: the direct path learns what it leaves.
   const withPrior = new Set<number>();
@@ -300,7 +353,8 @@ function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], l
   // at the prior), renumbered densely, so its cost follows the data, not the input width.
   const colOf = new Int32Array(D).fill(-1);
   const active: number[] = [];
-  for (const t of used) for (const j of (texts.features[t] as Features).idx) if (colOf[j] === -1) colOf[j] = active.push(j) - 1;
+  for (const t of used)
+    for (const j of (texts.features[t] as Features).idx) if (colOf[j] === -1) colOf[j] = active.push(j) - 1;
   const unitOf = (j: number): number => (j >= structure && j < semantic ? (sd[j - structure] as number) : 1);
   const empty: Features = { idx: new Int32Array(0), val: new Float64Array(0) };
   const compact = texts.features.map(({ idx, val }, t) => {
@@ -319,10 +373,13 @@ function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], l
   let priorFit: Float64Array | null = null;
   if (prior) {
     priorFit = new Float64Array(A * O);
-    for (let c = 0; c < A; c++) for (let o = 0; o < O; o++) priorFit[c * O + o] = (prior[o * D + (active[c] as number)] as number) * unitOf(active[c] as number);
+    for (let c = 0; c < A; c++)
+      for (let o = 0; o < O; o++)
+        priorFit[c * O + o] = (prior[o * D + (active[c] as number)] as number) * unitOf(active[c] as number);
   }
   const problem: LinearProblem = { out: O, dim: A, texts: compact, offsets, items, prior: priorFit };
-  const choice: LambdaChoice = settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
+  const choice: LambdaChoice =
+    settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);
   const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);
@@ -331,12 +388,18 @@ function fitDirect(base: BaseModel, net: Network, applied: readonly Applied[], l
     for (let o = 0; o < O; o++) W[o * D + j] = (U[c * O + o] as number) / unitOf(j);
   }
   setDirectMatrix(lora, W, scale);
-  return { lambda: choice.lambda, chosenBy: settings.l2 !== null ? 'setting' : 'cross-validation', curve: choice.curve };
+  return {
+    lambda: choice.lambda,
+    chosenBy: settings.l2 !== null ? 'setting' : 'cross-validation',
+    curve: choice.curve,
+  };
 }
 
 function checkDims(l: LoraWeights, d: LoraDims): void {
   if (l.inDim !== d.inDim || l.hidden !== d.hidden || l.out !== d.out || l.rank !== d.rank) {
-    throw new RangeError(`adapter dims [in ${l.inDim}, hidden ${l.hidden}, out ${l.out}, rank ${l.rank}] do not match the run's [in ${d.inDim}, hidden ${d.hidden}, out ${d.out}, rank ${d.rank}]`);
+    throw new RangeError(
+      `adapter dims [in ${l.inDim}, hidden ${l.hidden}, out ${l.out}, rank ${l.rank}] do not match the run's [in ${d.inDim}, hidden ${d.hidden}, out ${d.out}, rank ${d.rank}]`,
+    );
   }
 }
 
@@ -356,7 +419,12 @@ function shuffle(xs: number[], rand: () => number): void {
 }
 
 /** Examples -> items over a table of unique texts; examples the head cannot use are counted by reason. */
-export function prepare(base: BaseModel, encode: EncodeFn, examples: readonly Example[], head: HeadName): { items: Item[]; texts: PreparedTexts; skipped: Record<string, number> } {
+export function prepare(
+  base: BaseModel,
+  encode: EncodeFn,
+  examples: readonly Example[],
+  head: HeadName,
+): { items: Item[]; texts: PreparedTexts; skipped: Record<string, number> } {
   const ids = new Map<string, number>();
   const texts: PreparedTexts = { features: [], z0: [], lengths: [] };
   const skipped: Record<string, number> = {};
@@ -398,7 +466,12 @@ export function prepare(base: BaseModel, encode: EncodeFn, examples: readonly Ex
         skip('route label not a specialist');
         continue;
       }
-      items.push({ ...base, a: text(e.text, null), target: label, offset: prior ? prior.score(e.description === undefined ? e.text : e.description, e.taskType).logits : null });
+      items.push({
+        ...base,
+        a: text(e.text, null),
+        target: label,
+        offset: prior ? prior.score(e.description === undefined ? e.text : e.description, e.taskType).logits : null,
+      });
       continue;
     }
     if (head === 'route') {
@@ -410,7 +483,13 @@ export function prepare(base: BaseModel, encode: EncodeFn, examples: readonly Ex
         skip('pair with identical texts');
         continue;
       }
-      items.push({ ...base, a: text(e.chosen, prompt), b: text(e.rejected, prompt), target: 1, revision: e.chosenBy === 'revision' ? 1 : 0 });
+      items.push({
+        ...base,
+        a: text(e.chosen, prompt),
+        b: text(e.rejected, prompt),
+        target: 1,
+        revision: e.chosenBy === 'revision' ? 1 : 0,
+      });
     } else if (e.kind === 'binary') items.push({ ...base, a: text(e.text, prompt), target: e.label });
     else {
       if (!(e.target >= 0 && e.target <= 1)) {
@@ -452,7 +531,12 @@ export class Run {
   }
 
   private fwd(text: number, ws: Workspace): Float64Array {
-    return this.net.forward(this.texts.features[text] as Features, this.texts.z0[text] as Float64Array, this.applied, ws);
+    return this.net.forward(
+      this.texts.features[text] as Features,
+      this.texts.z0[text] as Float64Array,
+      this.applied,
+      ws,
+    );
   }
 
   /** Adds item i's gradient to `grad` (unscaled) and returns its loss. */
@@ -521,7 +605,8 @@ export class Run {
   metrics(idx: readonly number[], fit: readonly number[]): Metric[] {
     const out: Metric[] = [];
     const items = this.items;
-    const of = (kind: Item['kind'], xs: readonly number[]): Item[] => xs.map((i) => items[i] as Item).filter((it) => it.kind === kind);
+    const of = (kind: Item['kind'], xs: readonly number[]): Item[] =>
+      xs.map((i) => items[i] as Item).filter((it) => it.kind === kind);
     const idxOf = (kind: Item['kind']): number[] => idx.filter((i) => (items[i] as Item).kind === kind);
     const pairs = idxOf('pair');
     if (pairs.length) {
@@ -530,7 +615,16 @@ export class Run {
       const len = this.texts.lengths;
       const shorter = pairwiseAccuracy(its.map((it) => (len[it.b] as number) - (len[it.a] as number)));
       const revised = pairwiseAccuracy(its.map((it) => it.revision));
-      out.push({ kind: 'pair', name: 'pairwise_accuracy', value: pairwiseAccuracy(margins), n: pairs.length, baselines: [{ name: 'always_prefer_revised', value: revised }, { name: 'always_prefer_shorter', value: shorter }] });
+      out.push({
+        kind: 'pair',
+        name: 'pairwise_accuracy',
+        value: pairwiseAccuracy(margins),
+        n: pairs.length,
+        baselines: [
+          { name: 'always_prefer_revised', value: revised },
+          { name: 'always_prefer_shorter', value: shorter },
+        ],
+      });
     }
     const route = idxOf('route');
     if (route.length) {
@@ -545,14 +639,29 @@ export class Run {
         for (let o = 1; o < it.offset.length; o++) if ((it.offset[o] as number) > (it.offset[arg] as number)) arg = o;
         return arg === it.target;
       }).length;
-      out.push({ kind: 'route', name: 'accuracy', value: hits / route.length, n: route.length, baselines: [{ name: 'majority_class', value: majHits / route.length }, { name: 'routing_prior', value: priorHits / route.length }] });
+      out.push({
+        kind: 'route',
+        name: 'accuracy',
+        value: hits / route.length,
+        n: route.length,
+        baselines: [
+          { name: 'majority_class', value: majHits / route.length },
+          { name: 'routing_prior', value: priorHits / route.length },
+        ],
+      });
     }
     const bin = idxOf('binary');
     if (bin.length) {
       const maj = majority(of('binary', fit).map((it) => it.target)) ?? 1;
       const hits = bin.filter((i) => (this.predict(i).margin > 0 ? 1 : 0) === (items[i] as Item).target).length;
       const majHits = bin.filter((i) => (items[i] as Item).target === maj).length;
-      out.push({ kind: 'binary', name: 'accuracy', value: hits / bin.length, n: bin.length, baselines: [{ name: 'majority_class', value: majHits / bin.length }] });
+      out.push({
+        kind: 'binary',
+        name: 'accuracy',
+        value: hits / bin.length,
+        n: bin.length,
+        baselines: [{ name: 'majority_class', value: majHits / bin.length }],
+      });
     }
     const graded = idxOf('graded');
     if (graded.length) {
@@ -565,7 +674,13 @@ export class Run {
         err += Math.abs(sigmoid(this.predict(i).margin) - it.target);
         base += Math.abs(mean - it.target);
       }
-      out.push({ kind: 'graded', name: 'mean_abs_error', value: err / graded.length, n: graded.length, baselines: [{ name: 'mean_target', value: base / graded.length }] });
+      out.push({
+        kind: 'graded',
+        name: 'mean_abs_error',
+        value: err / graded.length,
+        n: graded.length,
+        baselines: [{ name: 'mean_target', value: base / graded.length }],
+      });
     }
     return out;
   }

@@ -10,7 +10,10 @@ import type { Judge } from './lean-choice.js';
 import { sceneRoles } from './scene-split.js';
 
 /** The examples of the scenes the trainer holds out to measure (never trained on, never used to stop). */
-export function heldOutExamples(examples: readonly Example[], split: { heldOutFraction: number; seed: number }): Example[] {
+export function heldOutExamples(
+  examples: readonly Example[],
+  split: { heldOutFraction: number; seed: number },
+): Example[] {
   const roles = sceneRoles(
     examples.map((e) => e.scene),
     split.heldOutFraction,
@@ -26,7 +29,11 @@ export function scenesOf(examples: readonly Example[]): number {
 }
 
 /** Encodes the examples' texts once (each with the prompt it answers, as the trainer does); the judge then runs the network at any lean. */
-export async function judgeOn(inf: Inference, encode: (texts: readonly string[], prompt: string | null) => Promise<Features[]>, examples: readonly Example[]): Promise<Judge> {
+export async function judgeOn(
+  inf: Inference,
+  encode: (texts: readonly string[], prompt: string | null) => Promise<Features[]>,
+  examples: readonly Example[],
+): Promise<Judge> {
   const byPrompt = new Map<string | null, { texts: string[]; slots: number[] }>();
   const at: number[] = [];
   let n = 0;
@@ -42,7 +49,8 @@ export async function judgeOn(inf: Inference, encode: (texts: readonly string[],
     }
   }
   const features: Features[] = new Array<Features>(n);
-  for (const [p, g] of byPrompt) (await encode(g.texts, p)).forEach((f, i) => void (features[g.slots[i] as number] = f));
+  for (const [p, g] of byPrompt)
+    (await encode(g.texts, p)).forEach((f, i) => void (features[g.slots[i] as number] = f));
   const specialists = inf.model.base.spec.specialists;
   return (lean) => {
     const y = inf.outputs(features, lean);

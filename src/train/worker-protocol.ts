@@ -22,7 +22,9 @@ export interface EmbeddedTexts {
 
 export type ToWorker = { type: 'train'; id: number; spec: BaseSpec; job: WorkerJob; embedded: EmbeddedTexts | null };
 
-export type WorkerOutcome = { status: 'trained'; report: TrainReport; lora: Float64Array } | { status: 'skipped'; agent: Example['agent']; reason: string; examples: number };
+export type WorkerOutcome =
+  | { status: 'trained'; report: TrainReport; lora: Float64Array }
+  | { status: 'skipped'; agent: Example['agent']; reason: string; examples: number };
 
 export type FromWorker =
   | { type: 'progress'; id: number; progress: EpochProgress }

@@ -3,7 +3,23 @@
  * and the README (a test checks every binding listed here does what it says).
  * Key names: single characters as typed, or one of the KEY_NAMES below.
  */
-export const KEY_NAMES = ['left', 'right', 'up', 'down', 'enter', 'escape', 'space', 'backspace', 'home', 'end', 'pageup', 'pagedown', 'tab', 'ctrl-c', 'ctrl-d'] as const;
+export const KEY_NAMES = [
+  'left',
+  'right',
+  'up',
+  'down',
+  'enter',
+  'escape',
+  'space',
+  'backspace',
+  'home',
+  'end',
+  'pageup',
+  'pagedown',
+  'tab',
+  'ctrl-c',
+  'ctrl-d',
+] as const;
 export type KeyName = (typeof KEY_NAMES)[number];
 
 export interface Binding<A extends string> {
@@ -147,7 +163,8 @@ export const WHISPER_KEYS: readonly Binding<WhisperKeyAction>[] = [
   { keys: ['ctrl-c'], action: 'cancel', help: 'cancel (exit code 130)' },
 ];
 
-export type ConsentKeyAction = 'up' | 'down' | 'toggle' | 'allowAll' | 'allowNone' | 'enter' | 'confirm' | 'back' | 'leave' | 'cancel';
+export type ConsentKeyAction =
+  'up' | 'down' | 'toggle' | 'allowAll' | 'allowNone' | 'enter' | 'confirm' | 'back' | 'leave' | 'cancel';
 
 export const CONSENT_KEYS: readonly Binding<ConsentKeyAction>[] = [
   { keys: ['up', 'k'], action: 'up', help: 'previous agent' },
@@ -207,7 +224,11 @@ export type CouncilSceneKeyAction = 'next' | 'prev' | 'skip' | 'cancel';
 
 /** The Council of Sisters and the Stoa Falls: step through line by line, or skip. */
 export const COUNCIL_SCENE_KEYS: readonly Binding<CouncilSceneKeyAction>[] = [
-  { keys: ['right', 'l', 'enter', 'space'], action: 'next', help: 'next line (after the last: the next scene, then done)' },
+  {
+    keys: ['right', 'l', 'enter', 'space'],
+    action: 'next',
+    help: 'next line (after the last: the next scene, then done)',
+  },
   { keys: ['left', 'h'], action: 'prev', help: 'previous line' },
   { keys: ['s', 'q', 'escape'], action: 'skip', help: 'skip the rest' },
   { keys: ['ctrl-c'], action: 'cancel', help: 'stop (exit code 130)' },

@@ -9,11 +9,25 @@ import type { ScreenSize } from './terminal.js';
  * smaller than the screen needs — at start or after a resize — it says what it needs instead,
  * until the terminal grows again. Keys keep working meanwhile (q leaves, Ctrl-C cancels).
  */
-export function ScreenFrame({ size, min, name, palette: p, children }: { size: ScreenSize; min: ScreenSize; name: string; palette: Palette; children: ReactNode }) {
+export function ScreenFrame({
+  size,
+  min,
+  name,
+  palette: p,
+  children,
+}: {
+  size: ScreenSize;
+  min: ScreenSize;
+  name: string;
+  palette: Palette;
+  children: ReactNode;
+}) {
   if (size.columns < min.columns || size.rows < min.rows) {
     return (
       <Box flexDirection="column" width={Math.max(1, size.columns)}>
-        <Text color={p.warn}>{`The terminal is ${size.columns}×${size.rows}; the ${name} needs at least ${min.columns}×${min.rows}.`}</Text>
+        <Text
+          color={p.warn}
+        >{`The terminal is ${size.columns}×${size.rows}; the ${name} needs at least ${min.columns}×${min.rows}.`}</Text>
         <Text color={p.muted}>Enlarge the window to go on; q leaves, Ctrl-C cancels.</Text>
       </Box>
     );

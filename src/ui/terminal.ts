@@ -18,7 +18,12 @@ export const MIN_SIZE = {
   consent: { columns: 70, rows: 24 },
 } as const satisfies Record<string, ScreenSize>;
 
-export function assertTerminalFits(ctx: Pick<Ctx, 'stdout'>, min: ScreenSize, screen: string, instead: string): ScreenSize {
+export function assertTerminalFits(
+  ctx: Pick<Ctx, 'stdout'>,
+  min: ScreenSize,
+  screen: string,
+  instead: string,
+): ScreenSize {
   const columns = ctx.stdout.columns ?? 0;
   const rows = ctx.stdout.rows ?? 0;
   // A terminal that reports no size (0) is given the benefit of the doubt.

@@ -1,9 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AffinityAccumulator, computeAffinity, downsample, nextTier, TIERS, tierOf, TREND_POINTS, type AffinityChange } from '../../src/affinity/affinity.js';
+import {
+  AffinityAccumulator,
+  computeAffinity,
+  downsample,
+  nextTier,
+  TIERS,
+  tierOf,
+  TREND_POINTS,
+  type AffinityChange,
+} from '../../src/affinity/affinity.js';
 import { AGENTS, type Agent } from '../../src/memoir/format/agents.js';
 
-const change = (agent: Agent, delta: number, i = 0): AffinityChange => ({ agent, delta, entry_id: `e${i}`, scene_id: `s.turn-${i}`, recorded_at: null });
+const change = (agent: Agent, delta: number, i = 0): AffinityChange => ({
+  agent,
+  delta,
+  entry_id: `e${i}`,
+  scene_id: `s.turn-${i}`,
+  recorded_at: null,
+});
 
 describe('affinity tiers', () => {
   it('breaks at 0.15, 0.4 and 0.7 (lower bounds inclusive)', () => {
@@ -22,7 +37,9 @@ describe('affinity tiers', () => {
     // 0.1 + 0.05 is 0.15000000000000002 in floats; 0.05 * 3 is 0.15000000000000002 too; 0.02 * 20 can land below 0.4.
     const sum = computeAffinity([change('metis', 0.1), change('metis', 0.05)]).find((a) => a.agent === 'metis');
     expect(sum?.tier).toBe('familiar');
-    const twenty = computeAffinity(Array.from({ length: 20 }, (_, i) => change('techne', 0.02, i))).find((a) => a.agent === 'techne');
+    const twenty = computeAffinity(Array.from({ length: 20 }, (_, i) => change('techne', 0.02, i))).find(
+      (a) => a.agent === 'techne',
+    );
     expect(twenty?.affinity).toBe(0.4);
     expect(twenty?.tier).toBe('trusted');
   });
@@ -35,10 +52,21 @@ describe('affinity tiers', () => {
 
 describe('AffinityAccumulator', () => {
   it('sums per agent, keeps the last change, ignores zero deltas, reports every asked agent', () => {
-    const rows = computeAffinity([change('metis', 0.02, 1), change('techne', -0.05, 2), change('metis', 0, 3), change('metis', 0.01, 4)]);
+    const rows = computeAffinity([
+      change('metis', 0.02, 1),
+      change('techne', -0.05, 2),
+      change('metis', 0, 3),
+      change('metis', 0.01, 4),
+    ]);
     expect(rows.map((r) => r.agent)).toEqual([...AGENTS]);
     const metis = rows.find((r) => r.agent === 'metis');
-    expect(metis).toMatchObject({ affinity: 0.03, tier: 'stranger', changes: 2, next_tier: 'familiar', to_next_tier: 0.12 });
+    expect(metis).toMatchObject({
+      affinity: 0.03,
+      tier: 'stranger',
+      changes: 2,
+      next_tier: 'familiar',
+      to_next_tier: 0.12,
+    });
     expect(metis?.last_change).toEqual({ entry_id: 'e4', scene_id: 's.turn-4', delta: 0.01, recorded_at: null });
     expect(metis?.trend).toEqual([0, 0.02, 0.03]);
     const aidos = rows.find((r) => r.agent === 'aidos');
@@ -78,7 +106,10 @@ describe('AffinityAccumulator', () => {
 describe('downsample', () => {
   it('keeps short series and the ends of long ones', () => {
     expect(downsample([1, 2, 3], 5)).toEqual([1, 2, 3]);
-    const d = downsample(Array.from({ length: 100 }, (_, i) => i), 5);
+    const d = downsample(
+      Array.from({ length: 100 }, (_, i) => i),
+      5,
+    );
     expect(d).toEqual([0, 25, 50, 74, 99]);
   });
 });

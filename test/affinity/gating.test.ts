@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { decideGate, DEFAULT_POLICY, requiredCooldown, type FeedbackHistory } from '../../src/affinity/gating.js';
 
-const h = (o: Partial<FeedbackHistory>): FeedbackHistory => ({ affinity: 0.2, entriesSince: null, since: null, skips: 0, ...o });
+const h = (o: Partial<FeedbackHistory>): FeedbackHistory => ({
+  affinity: 0.2,
+  entriesSince: null,
+  since: null,
+  skips: 0,
+  ...o,
+});
 
 describe('the feedback gate', () => {
   it('defaults: familiar tier, a cooldown of 5 entries, doubled per skip up to 80', () => {
@@ -31,8 +37,17 @@ describe('the feedback gate', () => {
     expect(d.reason).toBe('affinity_below_tier');
     expect(d.message).toBe('not asking: affinity with techne is 0.05 (stranger); feedback opens at familiar (0.15)');
     const c = decideGate('techne', DEFAULT_POLICY, h({ entriesSince: 3, since: 'skip', skips: 1 }));
-    expect(c.message).toBe('not asking: 3 techne entries since the player skipped a prompt for it; the cooldown is 10 (backed off after 1 skip)');
-    expect(c).toMatchObject({ cooldown: 10, entries_since: 3, skips: 1, tier: 'familiar', min_tier: 'familiar', min_affinity: 0.15 });
+    expect(c.message).toBe(
+      'not asking: 3 techne entries since the player skipped a prompt for it; the cooldown is 10 (backed off after 1 skip)',
+    );
+    expect(c).toMatchObject({
+      cooldown: 10,
+      entries_since: 3,
+      skips: 1,
+      tier: 'familiar',
+      min_tier: 'familiar',
+      min_affinity: 0.15,
+    });
   });
 
   it('a configured tier moves the bar; stranger disables the affinity check', () => {
@@ -41,7 +56,12 @@ describe('the feedback gate', () => {
   });
 
   it('--force asks whatever the history', () => {
-    const d = decideGate('metis', DEFAULT_POLICY, h({ affinity: -1, entriesSince: 0, since: 'feedback', skips: 4 }), true);
+    const d = decideGate(
+      'metis',
+      DEFAULT_POLICY,
+      h({ affinity: -1, entriesSince: 0, since: 'feedback', skips: 4 }),
+      true,
+    );
     expect(d).toMatchObject({ ask: true, reason: 'forced' });
   });
 });

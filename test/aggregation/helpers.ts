@@ -9,7 +9,12 @@ export function gaussian(rand: () => number): number {
 }
 
 /** n updates around a common centre (honest-looking), float64 or float32. */
-export function honestRows(seed: number, n: number, d: number, opts: { f32?: boolean; spread?: number; centre?: number } = {}): (Float64Array | Float32Array)[] {
+export function honestRows(
+  seed: number,
+  n: number,
+  d: number,
+  opts: { f32?: boolean; spread?: number; centre?: number } = {},
+): (Float64Array | Float32Array)[] {
   const rand = rng(seed);
   const centre = Array.from({ length: d }, () => (opts.centre ?? 1) * gaussian(rand));
   return Array.from({ length: n }, () => {
@@ -31,6 +36,7 @@ export function permute<T>(xs: readonly T[], seed: number): { out: T[]; perm: nu
 
 export function maxRelDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs((a[i] as number) - (b[i] as number)) / Math.max(1, Math.abs(b[i] as number)));
+  for (let i = 0; i < a.length; i++)
+    m = Math.max(m, Math.abs((a[i] as number) - (b[i] as number)) / Math.max(1, Math.abs(b[i] as number)));
   return m;
 }

@@ -20,7 +20,9 @@ interface Ties {
   multikrum_indices: number[];
   multikrum_mean: number[];
 }
-const ref = JSON.parse(readFileSync(new URL('../fixtures/aggregation/krum-ties.json', import.meta.url), 'utf8')) as Ties;
+const ref = JSON.parse(
+  readFileSync(new URL('../fixtures/aggregation/krum-ties.json', import.meta.url), 'utf8'),
+) as Ties;
 
 describe('Krum on tied scores (krum-ties.json)', () => {
   const rows64 = ref.inputs.map((r) => Float64Array.from(r));

@@ -4,13 +4,21 @@ import { bulyan } from '../../src/aggregation/bulyan.js';
 import { coordinateMedian } from '../../src/aggregation/coordinate-median.js';
 import { fedavg } from '../../src/aggregation/fedavg.js';
 import { krum, multiKrum } from '../../src/aggregation/krum.js';
-import { flatCosine, flatProblemFromDense, LORA_FAIR_DEFAULTS, refineDense, refineFlat, refineRidge } from '../../src/aggregation/lora-fair.js';
+import {
+  flatCosine,
+  flatProblemFromDense,
+  LORA_FAIR_DEFAULTS,
+  refineDense,
+  refineFlat,
+  refineRidge,
+} from '../../src/aggregation/lora-fair.js';
 import { layoutOf } from '../../src/tensor/layout.js';
 import { fromNested, matmul, toNested } from '../../src/tensor/linalg.js';
 import { pairwiseSquaredDistances } from '../../src/aggregation/pairwise-distances.js';
 import { aggregateUpdates, inMemorySource } from '../../src/aggregation/strategy.js';
 
-const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`../fixtures/aggregation/${name}`, import.meta.url), 'utf8'));
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../fixtures/aggregation/${name}`, import.meta.url), 'utf8'));
 
 interface Robust {
   n: number;
@@ -151,7 +159,14 @@ describe('LoRA-FAIR agrees with the float64 NumPy reference (lora-fair-drift.jso
   for (const run of ref.lora_fair_runs) {
     const label = `reg=${run.reg} λ=${run.lam} lr=${run.lr} steps=${run.steps} cosine=${run.cos_mode}`;
     it(`gradient descent from ΔB=0: ${label} (dense reference form)`, () => {
-      const dB = refineDense(A, B, W, { ...LORA_FAIR_DEFAULTS, lambda: run.lam, lr: run.lr, steps: run.steps, reg: run.reg, cosine: run.cos_mode });
+      const dB = refineDense(A, B, W, {
+        ...LORA_FAIR_DEFAULTS,
+        lambda: run.lam,
+        lr: run.lr,
+        steps: run.steps,
+        reg: run.reg,
+        cosine: run.cos_mode,
+      });
       expectClose(dB.data, run.dB.flat());
       expect(toNested(dB).length).toBe(4);
     });
@@ -167,12 +182,18 @@ describe('LoRA-FAIR agrees with the float64 NumPy reference (lora-fair-drift.jso
 
 describe('weighted FedAvg against a naive sum (NumPy fixture)', () => {
   it('fedavg(rows, weights) is Σwᵢxᵢ/Σwᵢ', () => {
-    const fx = JSON.parse(readFileSync(new URL('../fixtures/council/client-round.json', import.meta.url), 'utf8')) as { weighted_updates: { A: number[]; B: number[] }[]; weights: number[]; weighted_fedavg: { A: number[]; B: number[] } };
+    const fx = JSON.parse(readFileSync(new URL('../fixtures/council/client-round.json', import.meta.url), 'utf8')) as {
+      weighted_updates: { A: number[]; B: number[] }[];
+      weights: number[];
+      weighted_fedavg: { A: number[]; B: number[] };
+    };
     const rows = fx.weighted_updates.map((u) => Float32Array.from([...u.A, ...u.B]));
     const want = [...fx.weighted_fedavg.A, ...fx.weighted_fedavg.B];
     for (const opts of [{}, { kernel: null }]) {
       const got = fedavg(rows, fx.weights, opts).aggregate;
-      got.forEach((x, k) => expect(Math.abs(x - want[k]!)).toBeLessThanOrEqual(1e-7 * Math.max(1e-3, Math.abs(want[k]!))));
+      got.forEach((x, k) =>
+        expect(Math.abs(x - want[k]!)).toBeLessThanOrEqual(1e-7 * Math.max(1e-3, Math.abs(want[k]!))),
+      );
     }
   });
 });

@@ -23,7 +23,10 @@ afterAll(() => removeDir(home));
 async function cli(argv: string[]): Promise<{ code: number; out: string; ctx: TestCtx }> {
   const ctx = testCtx({ home });
   let code = 0;
-  const program = buildCli(() => ctx, (c) => (code = c));
+  const program = buildCli(
+    () => ctx,
+    (c) => (code = c),
+  );
   await program.parseAsync(argv, { from: 'user' });
   return { code, out: ctx.stdout.text, ctx };
 }
@@ -36,7 +39,10 @@ const json = async (argv: string[]): Promise<Record<string, unknown>> => {
 
 describe('memory commands', () => {
   it.each([
-    [['memoir', 'search', 'naming', 'style', '--limit', '3', '--agent', 'kallos', '--json'], { query: 'naming style', limit: 3 }],
+    [
+      ['memoir', 'search', 'naming', 'style', '--limit', '3', '--agent', 'kallos', '--json'],
+      { query: 'naming style', limit: 3 },
+    ],
     [['memoir', 'search', 'naming', '--limit', '999', '--json'], { limit: 200, capped: true }],
     [['memoir', 'buffer', '--max', '7', '--dry-run', '--json'], { bound: 7, dry_run: true, manifest: null }],
     [['memoir', 'episodes', '--by', 'session', '--json'], { by: 'session', written: 0 }],
@@ -45,7 +51,9 @@ describe('memory commands', () => {
   });
 
   it('buffer --split shared keeps only shareable entries', async () => {
-    const all = (await json(['memoir', 'buffer', '--max', '1000', '--split', 'shared', '--dry-run', '--json'])) as { kept: { source: string; agent: string }[] };
+    const all = (await json(['memoir', 'buffer', '--max', '1000', '--split', 'shared', '--dry-run', '--json'])) as {
+      kept: { source: string; agent: string }[];
+    };
     expect(all.kept.length).toBeGreaterThan(0);
     for (const k of all.kept) {
       expect(['cupid', 'puck']).not.toContain(k.agent);
@@ -56,8 +64,31 @@ describe('memory commands', () => {
 
 describe('feedback, replay, affinity', () => {
   it('feedback --rating --kind --comment writes the answer', async () => {
-    const out = await json(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed', 'x = 1', '--rating', '4', '--kind', 'accepted', '--comment', 'ok', '--force', '--json']);
-    expect(readEntries(memoir).at(-1)).toMatchObject({ entry_id: out.entry_id, likert: 4, comment: 'ok', agent_proposed: 'x = 1' });
+    const out = await json([
+      'feedback',
+      '--memoir',
+      memoir,
+      '--agent',
+      'techne',
+      '--scene',
+      scene,
+      '--proposed',
+      'x = 1',
+      '--rating',
+      '4',
+      '--kind',
+      'accepted',
+      '--comment',
+      'ok',
+      '--force',
+      '--json',
+    ]);
+    expect(readEntries(memoir).at(-1)).toMatchObject({
+      entry_id: out.entry_id,
+      likert: 4,
+      comment: 'ok',
+      agent_proposed: 'x = 1',
+    });
   });
 
   it('feedback --proposed-file --revised-file writes a preference pair; the gate flags reach the gate', async () => {
@@ -65,9 +96,49 @@ describe('feedback, replay, affinity', () => {
     const q = join(home, 'q.txt');
     writeFileSync(p, 'a\n');
     writeFileSync(q, 'b\n');
-    const check = await json(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', p, '--min-tier', 'trusted', '--cooldown', '3', '--check', '--json']);
-    expect(check).toMatchObject({ would_ask: false, reason: 'check_only', gate: { min_tier: 'trusted', cooldown: 3, reason: 'affinity_below_tier' } });
-    const r = await json(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', p, '--revised-file', q, '--rating', '2', '--kind', 'modified', '--min-tier', 'bonded', '--force', '--json']);
+    const check = await json([
+      'feedback',
+      '--memoir',
+      memoir,
+      '--agent',
+      'techne',
+      '--scene',
+      scene,
+      '--proposed-file',
+      p,
+      '--min-tier',
+      'trusted',
+      '--cooldown',
+      '3',
+      '--check',
+      '--json',
+    ]);
+    expect(check).toMatchObject({
+      would_ask: false,
+      reason: 'check_only',
+      gate: { min_tier: 'trusted', cooldown: 3, reason: 'affinity_below_tier' },
+    });
+    const r = await json([
+      'feedback',
+      '--memoir',
+      memoir,
+      '--agent',
+      'techne',
+      '--scene',
+      scene,
+      '--proposed-file',
+      p,
+      '--revised-file',
+      q,
+      '--rating',
+      '2',
+      '--kind',
+      'modified',
+      '--min-tier',
+      'bonded',
+      '--force',
+      '--json',
+    ]);
     expect(r).toMatchObject({ answered: true, reason: 'forced' });
     expect(readEntries(memoir).at(-1)?.training_label?.preference_pair).toEqual([
       { text: 'a', score: 0 },
@@ -97,16 +168,41 @@ describe('feedback, replay, affinity', () => {
 describe('privacy commands', () => {
   it.each([
     [['privacy', 'epsilon', '--sigma', '2', '--json'], { sigma: 2, sample_rate: 1, steps: 1, delta: 1e-5 }],
-    [['privacy', 'sigma', '--epsilon', '3', '--steps', '5', '--json'], { target_epsilon: 3, sample_rate: 1, steps: 5, delta: 1e-5 }],
+    [
+      ['privacy', 'sigma', '--epsilon', '3', '--steps', '5', '--json'],
+      { target_epsilon: 3, sample_rate: 1, steps: 5, delta: 1e-5 },
+    ],
     [['privacy', 'ledger', '--agent', 'aidos', '--json'], { releases: [] }],
   ])('%j', async (argv, expected) => {
     expect(await json(argv)).toMatchObject(expected);
   });
 
   it('budget flags reach the resolver with their names; consent flags are recorded', async () => {
-    const w = await json(['whisper', '--noise-multiplier', '3', '--clip-norm', '0.5', '--forge-epsilon', '4', '--agent-epsilon', '2', '--delta', '1e-6', '--json']);
-    expect(w.config).toMatchObject({ forge_epsilon: 4, agent_epsilon: 2, delta: 1e-6, noise_multiplier: 3, clip_norm: 0.5, origin: { forge_epsilon: 'flag', clip_norm: 'flag' } });
-    const allowed = (await json(['federate', 'consent', '--allow', 'aidos,metis', '--allow', 'kallos', '--json'])) as { agents: { agent: string; allowed: boolean }[] };
+    const w = await json([
+      'whisper',
+      '--noise-multiplier',
+      '3',
+      '--clip-norm',
+      '0.5',
+      '--forge-epsilon',
+      '4',
+      '--agent-epsilon',
+      '2',
+      '--delta',
+      '1e-6',
+      '--json',
+    ]);
+    expect(w.config).toMatchObject({
+      forge_epsilon: 4,
+      agent_epsilon: 2,
+      delta: 1e-6,
+      noise_multiplier: 3,
+      clip_norm: 0.5,
+      origin: { forge_epsilon: 'flag', clip_norm: 'flag' },
+    });
+    const allowed = (await json(['federate', 'consent', '--allow', 'aidos,metis', '--allow', 'kallos', '--json'])) as {
+      agents: { agent: string; allowed: boolean }[];
+    };
     expect(allowed.agents.filter((a) => a.allowed).map((a) => a.agent)).toEqual(['aidos', 'metis', 'kallos']);
   });
 });

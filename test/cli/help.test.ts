@@ -87,25 +87,46 @@ describe('every command’s --help', () => {
     }
   });
 
-  it.each(Object.entries(HELP).flatMap(([path, h]) => h.examples.map(([argv]) => [path, argv] as const)))('%s: example `kourai %s` parses to that command', async (path, argv) => {
-    const t = tree();
-    await t.program.parseAsync(shellWords(argv), { from: 'user' });
-    expect(t.reached()).toBe(path);
-  });
+  it.each(Object.entries(HELP).flatMap(([path, h]) => h.examples.map(([argv]) => [path, argv] as const)))(
+    '%s: example `kourai %s` parses to that command',
+    async (path, argv) => {
+      const t = tree();
+      await t.program.parseAsync(shellWords(argv), { from: 'user' });
+      expect(t.reached()).toBe(path);
+    },
+  );
 
   it('the screens list their keys, the same as behind ?', () => {
-    const replay = helpOf(program.commands.find((c) => c.name() === 'memoir')!.commands.find((c) => c.name() === 'replay')!, out);
+    const replay = helpOf(
+      program.commands.find((c) => c.name() === 'memoir')!.commands.find((c) => c.name() === 'replay')!,
+      out,
+    );
     expect(replay).toMatch(/Keys \(also behind \? on the screen\):\n {2}→ l Enter +next beat/);
-    for (const [group, name] of [['federate', 'consent'], [null, 'whisper'], [null, 'feedback']] as const) {
+    for (const [group, name] of [
+      ['federate', 'consent'],
+      [null, 'whisper'],
+      [null, 'feedback'],
+    ] as const) {
       const parent = group ? program.commands.find((c) => c.name() === group)! : program;
-      expect(helpOf(parent.commands.find((c) => c.name() === name)!, out)).toMatch(/Keys \(also behind \? on the screen\):\n/);
+      expect(
+        helpOf(
+          parent.commands.find((c) => c.name() === name)!,
+          out,
+        ),
+      ).toMatch(/Keys \(also behind \? on the screen\):\n/);
     }
   });
 
   it('defaults show once, as typed', () => {
-    const synth = helpOf(program.commands.find((c) => c.name() === 'memoir')!.commands.find((c) => c.name() === 'synth')!, out);
+    const synth = helpOf(
+      program.commands.find((c) => c.name() === 'memoir')!.commands.find((c) => c.name() === 'synth')!,
+      out,
+    );
     expect(synth).toMatch(/--sessions <n> +number of sessions \(default: 4\)/);
-    const inspect = helpOf(program.commands.find((c) => c.name() === 'memoir')!.commands.find((c) => c.name() === 'inspect')!, out);
+    const inspect = helpOf(
+      program.commands.find((c) => c.name() === 'memoir')!.commands.find((c) => c.name() === 'inspect')!,
+      out,
+    );
     expect(inspect).toMatch(/default: every memoir\s+under\s+\$KOURAI_HOME\)\n/);
     expect(inspect).not.toMatch(/\$KOURAI_HOME\) \(default/);
   });
@@ -127,14 +148,18 @@ describe('kourai help <command path>', () => {
     const help = t.out().replace(/\s+/g, ' ');
     const d = councilDefaults('/home');
     const range = (r: { min: number; max: number }): string => (r.min === r.max ? `${r.min}` : `${r.min}..${r.max}`);
-    expect(help).toContain(`--noise-multiplier <range> privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default ${range(d.noise_multiplier)})`);
+    expect(help).toContain(
+      `--noise-multiplier <range> privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default ${range(d.noise_multiplier)})`,
+    );
     expect(help).toContain(`(default ${range(d.clip_norm)})`);
     expect(help).toMatch(/--base-fingerprint <sha> .*required unless --layouts derives from the built-in base/);
     expect(help).toMatch(/--layouts <file\|json> .*inline JSON: \{"derive": \{"base": "builtin", "rank": 8\}\}/);
   });
 
   it('an unknown path is a usage error naming it', async () => {
-    await expect(tree().program.parseAsync(['help', 'council', 'nope'], { from: 'user' })).rejects.toThrow(/^unknown command "council nope"$/);
+    await expect(tree().program.parseAsync(['help', 'council', 'nope'], { from: 'user' })).rejects.toThrow(
+      /^unknown command "council nope"$/,
+    );
   });
 });
 
@@ -145,7 +170,10 @@ describe('kourai completion', () => {
   async function script(shell: string): Promise<string> {
     const ctx = testCtx();
     let code = -1;
-    await buildCli(() => ctx, (c) => (code = c)).parseAsync(['completion', shell], { from: 'user' });
+    await buildCli(
+      () => ctx,
+      (c) => (code = c),
+    ).parseAsync(['completion', shell], { from: 'user' });
     expect(code).toBe(0);
     return ctx.stdout.text;
   }
@@ -155,7 +183,14 @@ describe('kourai completion', () => {
     writeFileSync(file, await script('bash'));
     const complete = (...words: string[]): string[] => {
       const arr = words.map((w) => `'${w}'`).join(' ');
-      const r = spawnSync('bash', ['-c', `source ${file}; COMP_WORDS=(kourai ${arr}); COMP_CWORD=${words.length}; _kourai; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: 'utf8' });
+      const r = spawnSync(
+        'bash',
+        [
+          '-c',
+          `source ${file}; COMP_WORDS=(kourai ${arr}); COMP_CWORD=${words.length}; _kourai; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: 'utf8' },
+      );
       expect(r.stderr).toBe('');
       return r.stdout.split('\n').filter(Boolean);
     };
@@ -174,7 +209,8 @@ describe('kourai completion', () => {
     expect(text).toContain('memoir');
     expect(text).toContain('--ndjson');
     const has = spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
-    if (!has) ctx.skip(`${shell} is not installed, so its completion script's syntax was not checked (.ci/run installs it)`);
+    if (!has)
+      ctx.skip(`${shell} is not installed, so its completion script's syntax was not checked (.ci/run installs it)`);
     const file = join(dir, `kourai.${shell}`);
     writeFileSync(file, text);
     const r = spawnSync(shell, ['-n', file], { encoding: 'utf8' });
@@ -184,8 +220,19 @@ describe('kourai completion', () => {
 
   it('--json is {shell, script}; an unknown shell is a usage error', async () => {
     const ctx = testCtx();
-    await buildCli(() => ctx, () => undefined).parseAsync(['completion', 'fish', '--json'], { from: 'user' });
-    expect(JSON.parse(ctx.stdout.text)).toMatchObject({ shell: 'fish', script: expect.stringContaining('complete -c kourai') });
-    await expect(buildCli(() => testCtx(), () => undefined).parseAsync(['completion', 'tcsh'], { from: 'user' })).rejects.toThrow(/'tcsh' is invalid.*Allowed choices are bash, zsh, fish/);
+    await buildCli(
+      () => ctx,
+      () => undefined,
+    ).parseAsync(['completion', 'fish', '--json'], { from: 'user' });
+    expect(JSON.parse(ctx.stdout.text)).toMatchObject({
+      shell: 'fish',
+      script: expect.stringContaining('complete -c kourai'),
+    });
+    await expect(
+      buildCli(
+        () => testCtx(),
+        () => undefined,
+      ).parseAsync(['completion', 'tcsh'], { from: 'user' }),
+    ).rejects.toThrow(/'tcsh' is invalid.*Allowed choices are bash, zsh, fish/);
   });
 });

@@ -23,7 +23,13 @@ describe('kourai affinity', () => {
     expect(r.memoirs).toBe(4);
     for (const a of s.by_agent) expect(r.agents.find((x) => x.agent === a.agent)?.affinity).toBeCloseTo(a.affinity, 6);
     const techne = r.agents.find((a) => a.agent === 'techne');
-    expect(techne).toMatchObject({ affinity: 0.34, tier: 'familiar', next_tier: 'trusted', to_next_tier: 0.06, forge: 'ariadne/sample-forge' });
+    expect(techne).toMatchObject({
+      affinity: 0.34,
+      tier: 'familiar',
+      next_tier: 'trusted',
+      to_next_tier: 0.06,
+      forge: 'ariadne/sample-forge',
+    });
     expect(techne?.last_change?.delta).not.toBe(0);
     expect(techne?.trend[techne.trend.length - 1]).toBe(0.34);
     expect(techne?.sparkline).toHaveLength(techne?.trend.length ?? -1);
@@ -44,7 +50,11 @@ describe('kourai affinity', () => {
   });
 
   it('--agent narrows; --json is the result document', async () => {
-    await runCommand(() => import('../../src/commands/affinity.js') as never, { memoir: [], agent: ['cupid'], json: true }, ctx);
+    await runCommand(
+      () => import('../../src/commands/affinity.js') as never,
+      { memoir: [], agent: ['cupid'], json: true },
+      ctx,
+    );
     const r = JSON.parse(ctx.stdout.text) as { agents: { agent: string; tier: string }[] };
     expect(r.agents.map((a) => a.agent)).toEqual(['cupid']);
     expect(r.agents[0]?.tier).toBe('familiar');

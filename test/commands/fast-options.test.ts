@@ -22,7 +22,11 @@ import { ENTRY_TYPES, SOURCES } from '../../src/memoir/format/sources.js';
  */
 const defined = (o: unknown): unknown => JSON.parse(JSON.stringify(o, (_k, v: unknown) => (Object.is(v, -0) ? 0 : v)));
 
-function agree(fast: (raw: Record<string, unknown>) => unknown, schema: { safeParse(raw: unknown): { success: boolean; data?: unknown } }, raw: Record<string, unknown>): void {
+function agree(
+  fast: (raw: Record<string, unknown>) => unknown,
+  schema: { safeParse(raw: unknown): { success: boolean; data?: unknown } },
+  raw: Record<string, unknown>,
+): void {
   const f = fast(raw);
   const z = schema.safeParse(raw);
   if (f !== undefined) {
@@ -33,21 +37,60 @@ function agree(fast: (raw: Record<string, unknown>) => unknown, schema: { safePa
 }
 
 /** A value commander may pass for a flag, or something else (the fast side must not vouch for it). */
-const odd = fc.oneof(fc.constant(null), fc.integer(), fc.double(), fc.boolean(), fc.string(), fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 1 }));
+const odd = fc.oneof(
+  fc.constant(null),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.string(),
+  fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 2 }),
+  fc.dictionary(fc.string(), fc.string(), { maxKeys: 1 }),
+);
 /** Values commander never gives for that flag are wrapped (Odd) while generated, and unwrapped in rawOf. */
 class Odd {
   constructor(readonly v: unknown) {}
 }
 const ODD = Symbol('odd');
 const hasOdd = (raw: Record<string, unknown>): boolean => ODD in raw;
-const opt = <T>(a: fc.Arbitrary<T>) => fc.option(fc.oneof({ weight: 4, arbitrary: a as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: odd.map((v) => new Odd(v)) }), { nil: undefined, freq: 3 });
-const list = (values: readonly string[]) => fc.array(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) }), { maxLength: 3 });
+const opt = <T>(a: fc.Arbitrary<T>) =>
+  fc.option(
+    fc.oneof(
+      { weight: 4, arbitrary: a as fc.Arbitrary<unknown> },
+      { weight: 1, arbitrary: odd.map((v) => new Odd(v)) },
+    ),
+    { nil: undefined, freq: 3 },
+  );
+const list = (values: readonly string[]) =>
+  fc.array(
+    fc.oneof(
+      { weight: 5, arbitrary: fc.constantFrom(...values) },
+      { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+    ),
+    { maxLength: 3 },
+  );
 const numberText = fc.oneof(
   fc.integer({ min: -3, max: 300 }).map(String),
   fc.double({ min: -2, max: 2, noNaN: true }).map(String),
-  fc.constantFrom('', ' ', ' 5 ', '0x10', '1e3', 'Infinity', '-0', 'abc', '1.5', '9007199254740993', 'NaN', '.5', '1_000'),
+  fc.constantFrom(
+    '',
+    ' ',
+    ' 5 ',
+    '0x10',
+    '1e3',
+    'Infinity',
+    '-0',
+    'abc',
+    '1.5',
+    '9007199254740993',
+    'NaN',
+    '.5',
+    '1_000',
+  ),
 );
-const timeText = fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('2026-10-01', '2026-11-22T10:00:00Z', 'yesterday', '', '2026-13-01', 'Nov 3 2026', '0', '2026-02-30'));
+const timeText = fc.oneof(
+  fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+  fc.constantFrom('2026-10-01', '2026-11-22T10:00:00Z', 'yesterday', '', '2026-13-01', 'Nov 3 2026', '0', '2026-02-30'),
+);
 
 const rawOf = (shape: Record<string, fc.Arbitrary<unknown>>) =>
   fc.record(shape, { requiredKeys: [] }).map((r) => {
@@ -80,24 +123,50 @@ describe('lazy options agree with their zod schema (property)', () => {
       color: fc.option(fc.boolean(), { nil: undefined }),
       quiet: fc.option(fc.boolean(), { nil: undefined }),
     });
-    fc.assert(fc.property(raw, (r) => agree(fastInspectOptions, inspectSchema, r)), { numRuns: 3000 });
+    fc.assert(
+      fc.property(raw, (r) => agree(fastInspectOptions, inspectSchema, r)),
+      { numRuns: 3000 },
+    );
   });
 
   it('memoir verify', () => {
-    const raw = rawOf({ memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), json: opt(fc.boolean()) });
-    fc.assert(fc.property(raw, (r) => agree(fastVerifyOptions, verifySchema, r)), { numRuns: 1000 });
+    const raw = rawOf({
+      memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })),
+      json: opt(fc.boolean()),
+    });
+    fc.assert(
+      fc.property(raw, (r) => agree(fastVerifyOptions, verifySchema, r)),
+      { numRuns: 1000 },
+    );
     expect(fastVerifyOptions({ memoir: ['m.jsonl'], json: true })).toEqual({ memoir: ['m.jsonl'], json: true });
   });
 
   it('memoir index', () => {
-    const raw = rawOf({ memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })), rebuild: opt(fc.boolean()), fullText: opt(fc.boolean()), json: opt(fc.boolean()) });
-    fc.assert(fc.property(raw, (r) => agree(fastIndexOptions, indexSchema, r)), { numRuns: 1000 });
-    expect(fastIndexOptions({ memoir: ['m.jsonl'], rebuild: true })).toEqual({ memoir: ['m.jsonl'], rebuild: true, fullText: false, json: false });
+    const raw = rawOf({
+      memoir: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })),
+      rebuild: opt(fc.boolean()),
+      fullText: opt(fc.boolean()),
+      json: opt(fc.boolean()),
+    });
+    fc.assert(
+      fc.property(raw, (r) => agree(fastIndexOptions, indexSchema, r)),
+      { numRuns: 1000 },
+    );
+    expect(fastIndexOptions({ memoir: ['m.jsonl'], rebuild: true })).toEqual({
+      memoir: ['m.jsonl'],
+      rebuild: true,
+      fullText: false,
+      json: false,
+    });
   });
 
   it('score', () => {
     const raw = rawOf({
-      agent: fc.oneof(fc.constantFrom(...AGENTS), fc.constantFrom('technee', 'zeus', ''), odd.map((v) => new Odd(v))),
+      agent: fc.oneof(
+        fc.constantFrom(...AGENTS),
+        fc.constantFrom('technee', 'zeus', ''),
+        odd.map((v) => new Odd(v)),
+      ),
       candidates: opt(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 })),
       file: opt(fc.string({ maxLength: 5 })),
       stdin: opt(fc.boolean()),
@@ -106,11 +175,24 @@ describe('lazy options agree with their zod schema (property)', () => {
       lean: opt(numberText),
       json: opt(fc.boolean()),
     });
-    fc.assert(fc.property(raw, (r) => agree(fastScoreOptions, scoreSchema, r)), { numRuns: 3000 });
+    fc.assert(
+      fc.property(raw, (r) => agree(fastScoreOptions, scoreSchema, r)),
+      { numRuns: 3000 },
+    );
   });
 
   it('the usual command lines take the fast path', () => {
-    expect(fastInspectOptions({ agent: ['aidos'], split: 'shared', limit: '20', json: true, memoir: ['m.jsonl'], source: [], type: [] })).toEqual({
+    expect(
+      fastInspectOptions({
+        agent: ['aidos'],
+        split: 'shared',
+        limit: '20',
+        json: true,
+        memoir: ['m.jsonl'],
+        source: [],
+        type: [],
+      }),
+    ).toEqual({
       memoir: ['m.jsonl'],
       agent: ['aidos'],
       source: [],
@@ -121,7 +203,13 @@ describe('lazy options agree with their zod schema (property)', () => {
       json: true,
       ndjson: false,
     });
-    expect(fastScoreOptions({ agent: 'techne', candidates: ['a', 'b'] })).toMatchObject({ agent: 'techne', candidates: ['a', 'b'], use: 'both', stdin: false, json: false });
+    expect(fastScoreOptions({ agent: 'techne', candidates: ['a', 'b'] })).toMatchObject({
+      agent: 'techne',
+      candidates: ['a', 'b'],
+      use: 'both',
+      stdin: false,
+      json: false,
+    });
     expect(fastScoreOptions({ agent: 'technee' })).toBeUndefined(); // zod words it: did you mean "techne"?
   });
 });

@@ -38,7 +38,11 @@ beforeEach(() => {
 afterEach(() => removeDir(ctx.home));
 
 type AnyCommand = Command<any, any>;
-async function cancelled(cmd: AnyCommand, raw: Record<string, unknown>, abortWhen: () => boolean = () => true): Promise<{ exitCode: number; message: string }> {
+async function cancelled(
+  cmd: AnyCommand,
+  raw: Record<string, unknown>,
+  abortWhen: () => boolean = () => true,
+): Promise<{ exitCode: number; message: string }> {
   // At each turn of the event loop the work gives back, until the condition holds.
   let stop = false;
   const poll = (): void => {
@@ -58,57 +62,69 @@ async function cancelled(cmd: AnyCommand, raw: Record<string, unknown>, abortWhe
 }
 
 describe('Ctrl-C on long memoir work', () => {
-  it('memoir index: exit 130 after the first batch; the bulk build is rolled back whole, and the next run builds it all', async () => {
-    const err = await cancelled(indexCmd, { memoir: [file] });
-    expect(err.exitCode).toBe(ExitCode.cancelled);
-    expect(err.message).toMatch(/^indexing cancelled/);
-    const index = openIndex(ctx.home);
-    try {
-      expect((index.db.prepare('SELECT count(*) AS n FROM entries').get() as { n: number }).n).toBe(0);
-      expect(index.file(file)?.indexed_bytes ?? 0).toBe(0);
-    } finally {
-      index.close();
-    }
-    const again = testCtx({ home: ctx.home });
-    expect((await stats.run(parseOptions(stats, { memoir: [file] }), again)).entries).toBe(count);
-  }, HEAVY);
-
-  it('memoir verify: exit 130 after the first lines', async () => {
-    const err = await cancelled(verify, { memoir: [file] });
-    expect(err.exitCode).toBe(ExitCode.cancelled);
-    expect(err.message).toBe('verify cancelled');
-  }, HEAVY);
-
-  it('memoir search: the lazy full-text build stops with exit 130, leaving no FTS rows; the next search builds it', async () => {
-    const first = testCtx({ home: ctx.home });
-    await indexCmd.run(await resolveOptions(indexCmd, { memoir: [file] }), first); // a bulk load: no FTS rows yet
-    // Ctrl-C once the full-text build is under way, not during the index update before it: the update
-    // commits each batch before it yields, the full-text build holds its transaction across batches,
-    // so the index is write-locked at a turn of the event loop only during the latter. (Aborting at the
-    // first turn raced them: the update's checkpoint yields once 50 ms have passed since it began —
-    // ~18 ms of work on a quiet machine, more under load — and then "indexing cancelled" came first.)
-    const probe = new Database(indexPath(ctx.home), { timeout: 0 });
-    const err = await cancelled(search, { query: 'naming', memoir: [file] }, () => {
+  it(
+    'memoir index: exit 130 after the first batch; the bulk build is rolled back whole, and the next run builds it all',
+    async () => {
+      const err = await cancelled(indexCmd, { memoir: [file] });
+      expect(err.exitCode).toBe(ExitCode.cancelled);
+      expect(err.message).toMatch(/^indexing cancelled/);
+      const index = openIndex(ctx.home);
       try {
-        probe.exec('BEGIN IMMEDIATE');
-        probe.exec('ROLLBACK');
-        return false;
-      } catch {
-        return true; // SQLITE_BUSY: a writer holds it
+        expect((index.db.prepare('SELECT count(*) AS n FROM entries').get() as { n: number }).n).toBe(0);
+        expect(index.file(file)?.indexed_bytes ?? 0).toBe(0);
+      } finally {
+        index.close();
       }
-    }).finally(() => probe.close());
-    expect(err.exitCode).toBe(ExitCode.cancelled);
-    expect(err.message).toMatch(/^building the full-text index cancelled/);
-    const index = openIndex(ctx.home);
-    try {
-      expect(index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get()).toBe(0);
-      expect(index.withoutFullText()).toHaveLength(1);
-    } finally {
-      index.close();
-    }
-    const again = testCtx({ home: ctx.home });
-    const r = await search.run(await resolveOptions(search, { query: 'naming', memoir: [file], json: true }), again);
-    expect(r.total).toBeGreaterThan(0);
-    expect(again.stderr.text).not.toContain('full-text index'); // --json: no progress
-  }, HEAVY);
+      const again = testCtx({ home: ctx.home });
+      expect((await stats.run(parseOptions(stats, { memoir: [file] }), again)).entries).toBe(count);
+    },
+    HEAVY,
+  );
+
+  it(
+    'memoir verify: exit 130 after the first lines',
+    async () => {
+      const err = await cancelled(verify, { memoir: [file] });
+      expect(err.exitCode).toBe(ExitCode.cancelled);
+      expect(err.message).toBe('verify cancelled');
+    },
+    HEAVY,
+  );
+
+  it(
+    'memoir search: the lazy full-text build stops with exit 130, leaving no FTS rows; the next search builds it',
+    async () => {
+      const first = testCtx({ home: ctx.home });
+      await indexCmd.run(await resolveOptions(indexCmd, { memoir: [file] }), first); // a bulk load: no FTS rows yet
+      // Ctrl-C once the full-text build is under way, not during the index update before it: the update
+      // commits each batch before it yields, the full-text build holds its transaction across batches,
+      // so the index is write-locked at a turn of the event loop only during the latter. (Aborting at the
+      // first turn raced them: the update's checkpoint yields once 50 ms have passed since it began —
+      // ~18 ms of work on a quiet machine, more under load — and then "indexing cancelled" came first.)
+      const probe = new Database(indexPath(ctx.home), { timeout: 0 });
+      const err = await cancelled(search, { query: 'naming', memoir: [file] }, () => {
+        try {
+          probe.exec('BEGIN IMMEDIATE');
+          probe.exec('ROLLBACK');
+          return false;
+        } catch {
+          return true; // SQLITE_BUSY: a writer holds it
+        }
+      }).finally(() => probe.close());
+      expect(err.exitCode).toBe(ExitCode.cancelled);
+      expect(err.message).toMatch(/^building the full-text index cancelled/);
+      const index = openIndex(ctx.home);
+      try {
+        expect(index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get()).toBe(0);
+        expect(index.withoutFullText()).toHaveLength(1);
+      } finally {
+        index.close();
+      }
+      const again = testCtx({ home: ctx.home });
+      const r = await search.run(await resolveOptions(search, { query: 'naming', memoir: [file], json: true }), again);
+      expect(r.total).toBeGreaterThan(0);
+      expect(again.stderr.text).not.toContain('full-text index'); // --json: no progress
+    },
+    HEAVY,
+  );
 });

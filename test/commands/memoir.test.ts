@@ -22,17 +22,28 @@ beforeEach(() => {
 afterEach(() => removeDir(ctx.home));
 
 type AnyCommand = Command<any, any>;
-async function run<C extends AnyCommand>(cmd: C, raw: Record<string, unknown>, c: TestCtx = ctx): Promise<Awaited<ReturnType<C['run']>>> {
+async function run<C extends AnyCommand>(
+  cmd: C,
+  raw: Record<string, unknown>,
+  c: TestCtx = ctx,
+): Promise<Awaited<ReturnType<C['run']>>> {
   return (await cmd.run(await resolveOptions(cmd, raw), c)) as Awaited<ReturnType<C['run']>>;
 }
 
-const proposal = { scene_id: 'session-1a2b3c4d.turn-1', agent: 'techne', source: 'specialist_proposed', agent_proposed: 'def f(): pass' };
+const proposal = {
+  scene_id: 'session-1a2b3c4d.turn-1',
+  agent: 'techne',
+  source: 'specialist_proposed',
+  agent_proposed: 'def f(): pass',
+};
 
 describe('memoir commands on the sample forge', () => {
   it('synth writes a multi-session forge under KOURAI_HOME, and again is a no-op without --force', async () => {
     const r = await run(synth, {});
     expect(r.memoirs).toHaveLength(4);
-    expect(r.memoirs.every((p) => p.startsWith(join(ctx.home, 'projects', 'ariadne', 'sample-forge', '.kourai', 'forges')))).toBe(true);
+    expect(
+      r.memoirs.every((p) => p.startsWith(join(ctx.home, 'projects', 'ariadne', 'sample-forge', '.kourai', 'forges'))),
+    ).toBe(true);
     const again = await run(synth, {});
     expect(again.existing).toBe(true);
     expect(again.entries).toBe(0);
@@ -41,7 +52,18 @@ describe('memoir commands on the sample forge', () => {
   it('stats: every agent appears; bond-only agents are never shared', async () => {
     await run(synth, {});
     const s = await run(stats, {});
-    expect(s.by_agent.map((a) => a.agent).sort()).toEqual(['aidos', 'aletheia', 'cupid', 'dokimasia', 'hephaestus', 'kallos', 'metis', 'mneme', 'puck', 'techne']);
+    expect(s.by_agent.map((a) => a.agent).sort()).toEqual([
+      'aidos',
+      'aletheia',
+      'cupid',
+      'dokimasia',
+      'hephaestus',
+      'kallos',
+      'metis',
+      'mneme',
+      'puck',
+      'techne',
+    ]);
     for (const a of s.by_agent) if (a.agent === 'cupid' || a.agent === 'puck') expect(a.shared).toBe(0);
     expect(s.shared + s.private).toBe(s.entries);
     expect(s.sessions).toBe(4);
@@ -57,7 +79,9 @@ describe('memoir commands on the sample forge', () => {
     expect(s.entry.entry_id).toBe(id);
     const p = await run(show, { id: id.slice(0, 20) });
     expect(p.entry.entry_id).toBe(id);
-    await expect(run(show, { id: 'NOPE0000000000000000000000' })).rejects.toMatchObject({ exitCode: ExitCode.notFound });
+    await expect(run(show, { id: 'NOPE0000000000000000000000' })).rejects.toMatchObject({
+      exitCode: ExitCode.notFound,
+    });
   });
 
   it('inspect --ndjson streams one entry per line', async () => {
@@ -71,7 +95,10 @@ describe('memoir commands on the sample forge', () => {
   it('verify: clean sample forge is ok; a corrupted line is reported with its line number', async () => {
     const { memoirs } = await run(synth, {});
     expect((await run(verify, {})).ok).toBe(true);
-    appendFileSync(memoirs[0]!, '{"scene_id":"x","agent":"hermes","source":"specialist_proposed","context":null,"narrative_beat":null,"agent_proposed":null,"player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":false,"private_only":true}}\nnot json\n');
+    appendFileSync(
+      memoirs[0]!,
+      '{"scene_id":"x","agent":"hermes","source":"specialist_proposed","context":null,"narrative_beat":null,"agent_proposed":null,"player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":false,"private_only":true}}\nnot json\n',
+    );
     const v = await run(verify, {});
     expect(v.ok).toBe(false);
     expect(verify.exitCode?.(v)).toBe(1);
@@ -126,8 +153,13 @@ describe('memoir append', () => {
   it('takes NDJSON on stdin; one bad line writes nothing and names the line and field', async () => {
     const file = join(ctx.home, 'memoir.jsonl');
     const good = JSON.stringify(proposal);
-    const c = testCtx({ home: ctx.home, stdinText: `${good}\n${JSON.stringify({ ...proposal, split: { shared_eligible: true, private_only: true } })}\n` });
-    await expect(run(append, { memoir: [file] }, c)).rejects.toThrow(/^stdin line 2: split has both shared_eligible and private_only true/);
+    const c = testCtx({
+      home: ctx.home,
+      stdinText: `${good}\n${JSON.stringify({ ...proposal, split: { shared_eligible: true, private_only: true } })}\n`,
+    });
+    await expect(run(append, { memoir: [file] }, c)).rejects.toThrow(
+      /^stdin line 2: split has both shared_eligible and private_only true/,
+    );
     expect(() => readFileSync(file)).toThrow();
     const c2 = testCtx({ home: ctx.home, stdinText: `${good}\n${good}\n` });
     expect((await run(append, { memoir: [file] }, c2)).written).toBe(2);
@@ -146,8 +178,12 @@ describe('memoir append', () => {
   });
 
   it('a memoir path that does not exist is not found; malformed JSON is invalid data', async () => {
-    await expect(run(inspect, { memoir: [join(ctx.home, 'nope')] })).rejects.toMatchObject({ exitCode: ExitCode.notFound });
-    const err = await run(append, { entry: '{"scene_id":', memoir: [join(ctx.home, 'm.jsonl')] }).catch((e: KouraiError) => e);
+    await expect(run(inspect, { memoir: [join(ctx.home, 'nope')] })).rejects.toMatchObject({
+      exitCode: ExitCode.notFound,
+    });
+    const err = await run(append, { entry: '{"scene_id":', memoir: [join(ctx.home, 'm.jsonl')] }).catch(
+      (e: KouraiError) => e,
+    );
     expect(err).toMatchObject({ exitCode: ExitCode.invalidData });
     expect((err as Error).message).toMatch(/^argument: malformed JSON/);
   });
@@ -156,12 +192,18 @@ describe('memoir append', () => {
 describe('doctor', () => {
   it('suggests synth on an empty home, and is ok on the sample forge', async () => {
     const empty = await run(doctor, {});
-    expect(empty.checks.find((c) => c.name === 'memoirs')).toMatchObject({ status: 'warn', fix: 'kourai memoir synth' });
+    expect(empty.checks.find((c) => c.name === 'memoirs')).toMatchObject({
+      status: 'warn',
+      fix: 'kourai memoir synth',
+    });
     await run(synth, {});
     const { memoirs } = await run(synth, {});
     appendFileSync(memoirs[0]!, '{"torn');
     const r = await run(doctor, {});
-    expect(r.checks.find((c) => c.name === 'torn tails')).toMatchObject({ status: 'fail', fix: 'kourai memoir repair' });
+    expect(r.checks.find((c) => c.name === 'torn tails')).toMatchObject({
+      status: 'fail',
+      fix: 'kourai memoir repair',
+    });
     expect(r.ok).toBe(false);
   });
 });

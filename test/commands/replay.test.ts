@@ -65,30 +65,50 @@ describe('kourai memoir replay, not interactive', () => {
     // A memoir holding one session's first scene: some agents never speak in it.
     const one = join(ctx.home, 'one-scene', 'memoir.jsonl');
     mkdirSync(join(ctx.home, 'one-scene'));
-    const lines = readFileSync(memoirs[0] as string, 'utf8').split('\n').filter(Boolean);
+    const lines = readFileSync(memoirs[0] as string, 'utf8')
+      .split('\n')
+      .filter(Boolean);
     const firstScene = (JSON.parse(lines[0] as string) as { scene_id: string }).scene_id;
-    writeFileSync(one, `${lines.filter((l) => (JSON.parse(l) as { scene_id: string }).scene_id === firstScene).join('\n')}\n`);
+    writeFileSync(
+      one,
+      `${lines.filter((l) => (JSON.parse(l) as { scene_id: string }).scene_id === firstScene).join('\n')}\n`,
+    );
     const present = new Set(readEntries(one).map((e) => e.agent));
     const missing = AGENTS.find((a) => !present.has(a));
     expect(missing).toBeDefined();
-    const absent = (await runCommand(load as never, { memoir: [one], agent: [missing] }, testCtx({ home: ctx.home })).catch((e: unknown) => e)) as { exitCode: number; message: string };
+    const absent = (await runCommand(
+      load as never,
+      { memoir: [one], agent: [missing] },
+      testCtx({ home: ctx.home }),
+    ).catch((e: unknown) => e)) as { exitCode: number; message: string };
     expect(absent.exitCode).toBe(6);
     expect(absent.message).toBe(`no entries for ${missing} in 1 memoir`);
   });
 
   it('--at moves only the screen: the text and NDJSON replays refuse it rather than ignore it (exit 2)', async () => {
     for (const mode of [{}, { json: true }, { ndjson: true }]) {
-      await expect(runCommand(load as never, { memoir: [], agent: [], at: '01M3XF27', ...mode }, ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/^--at: only the replay screen starts at an entry/) });
+      await expect(
+        runCommand(load as never, { memoir: [], agent: [], at: '01M3XF27', ...mode }, ctx),
+      ).rejects.toMatchObject({
+        exitCode: 2,
+        message: expect.stringMatching(/^--at: only the replay screen starts at an entry/),
+      });
     }
   });
 
   it('an unknown agent name is a usage error (exit 2)', async () => {
-    await expect(runCommand(load as never, { memoir: [], agent: ['zeus'] }, ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('unknown agent "zeus"') });
+    await expect(runCommand(load as never, { memoir: [], agent: ['zeus'] }, ctx)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('unknown agent "zeus"'),
+    });
   });
 
   it('no memoirs at all: not found, with the command that creates the sample forge', async () => {
     const empty = testCtx();
-    await expect(runCommand(load as never, { memoir: [], agent: [] }, empty)).rejects.toMatchObject({ exitCode: 6, hint: expect.stringContaining('kourai memoir synth') });
+    await expect(runCommand(load as never, { memoir: [], agent: [] }, empty)).rejects.toMatchObject({
+      exitCode: 6,
+      hint: expect.stringContaining('kourai memoir synth'),
+    });
     removeDir(empty.home);
   });
 });
@@ -154,7 +174,11 @@ describe('kourai memoir replay over a memoir whose full-text index is not built 
   const fts = () => {
     const index = openIndex(ctx.home);
     try {
-      return { unbuilt: index.withoutFullText().length, rows: index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get() as number, entries: index.db.prepare('SELECT count(*) FROM entries').pluck().get() as number };
+      return {
+        unbuilt: index.withoutFullText().length,
+        rows: index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get() as number,
+        entries: index.db.prepare('SELECT count(*) FROM entries').pluck().get() as number,
+      };
     } finally {
       index.close();
     }
@@ -196,7 +220,9 @@ describe('kourai memoir replay over a memoir whose full-text index is not built 
     c.tty.stdin.type(KEY.ctrlC);
     await expect(done).rejects.toMatchObject({ exitCode: 130 });
     const after = fts();
-    expect([{ unbuilt: 1, rows: 0 }, { unbuilt: 0, rows: after.entries }]).toContainEqual({ unbuilt: after.unbuilt, rows: after.rows });
+    expect([
+      { unbuilt: 1, rows: 0 },
+      { unbuilt: 0, rows: after.entries },
+    ]).toContainEqual({ unbuilt: after.unbuilt, rows: after.rows });
   });
 });
-

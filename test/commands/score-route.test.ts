@@ -24,7 +24,11 @@ function home(stdinText?: string): TestCtx {
   return ctx;
 }
 
-async function fails(load: Parameters<typeof runCli>[0], raw: Record<string, unknown>, ctx: TestCtx): Promise<{ exitCode: number; message: string }> {
+async function fails(
+  load: Parameters<typeof runCli>[0],
+  raw: Record<string, unknown>,
+  ctx: TestCtx,
+): Promise<{ exitCode: number; message: string }> {
   try {
     await runCli(load, raw, ctx);
   } catch (err) {
@@ -38,8 +42,16 @@ const fresh = plantedPairs('early_returns', { seed: 123, n: 1, vocab: vocabulari
 describe('kourai score', () => {
   it('ranks two fresh candidates: the one in the planted style first', async () => {
     const ctx = home();
-    const r = await runCli(score, { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], json: true }, ctx);
-    const res = r.json as { ranking: { index: number; score: number; p: number }[]; adapters: { bond: number; council: null }; lean: number };
+    const r = await runCli(
+      score,
+      { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], json: true },
+      ctx,
+    );
+    const res = r.json as {
+      ranking: { index: number; score: number; p: number }[];
+      adapters: { bond: number; council: null };
+      lean: number;
+    };
     expect(res.ranking.map((x) => x.index)).toEqual([1, 0]);
     expect(res.ranking[0]!.p).toBeGreaterThan(0.5);
     expect(res.adapters).toEqual({ bond: 2, council: null });
@@ -53,13 +65,26 @@ describe('kourai score', () => {
     const ctx = home();
     const promptFile = join(ctx.home, 'prompt.txt');
     writeFileSync(promptFile, 'refactor the parser so every branch returns early');
-    const a = await runCli(score, { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], prompt: 'refactor the parser', json: true }, ctx);
-    const b = await runCli(score, { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], promptFile, json: true }, ctx);
-    for (const r of [a, b]) expect((r.json as { ranking: { index: number }[] }).ranking.map((x) => x.index)).toEqual([1, 0]);
+    const a = await runCli(
+      score,
+      { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], prompt: 'refactor the parser', json: true },
+      ctx,
+    );
+    const b = await runCli(
+      score,
+      { agent: 'techne', candidates: [fresh.dispreferred, fresh.preferred], promptFile, json: true },
+      ctx,
+    );
+    for (const r of [a, b])
+      expect((r.json as { ranking: { index: number }[] }).ranking.map((x) => x.index)).toEqual([1, 0]);
     const both = await fails(score, { agent: 'techne', candidates: ['x', 'y'], prompt: 'p', promptFile }, ctx);
     expect(both.exitCode).toBe(ExitCode.usage);
     expect(both.message).toBe('give the prompt one way: --prompt TEXT or --prompt-file PATH');
-    const missing = await fails(score, { agent: 'techne', candidates: ['x', 'y'], promptFile: join(ctx.home, 'nope.txt') }, ctx);
+    const missing = await fails(
+      score,
+      { agent: 'techne', candidates: ['x', 'y'], promptFile: join(ctx.home, 'nope.txt') },
+      ctx,
+    );
     expect(missing.message).toContain('nope.txt');
     ctx.cleanup();
   });
@@ -74,15 +99,26 @@ describe('kourai score', () => {
   });
 
   it('streams NDJSON: a ranking per line as it comes; a bad line answers with an error and the stream goes on', async () => {
-    const lines = [JSON.stringify({ id: 'a', candidates: [fresh.dispreferred, fresh.preferred] }), 'not json', JSON.stringify({ id: 7, candidates: [] }), JSON.stringify({ id: 'b', candidates: ['x', 'y', 'z'], lean: 0.2 })];
+    const lines = [
+      JSON.stringify({ id: 'a', candidates: [fresh.dispreferred, fresh.preferred] }),
+      'not json',
+      JSON.stringify({ id: 7, candidates: [] }),
+      JSON.stringify({ id: 'b', candidates: ['x', 'y', 'z'], lean: 0.2 }),
+    ];
     const ctx = home(`${lines.join('\n')}\n`);
     const r = await runCli(score, { agent: 'techne', stdin: true }, ctx);
     expect(r.code).toBe(0);
-    const out = ctx.stdout.text.trim().split('\n').map((l) => JSON.parse(l));
+    const out = ctx.stdout.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(out).toHaveLength(4);
     expect(out[0]).toMatchObject({ id: 'a', agent: 'techne' });
     expect(out[0].ranking[0].index).toBe(1);
-    expect(out[1]).toMatchObject({ id: null, error: { code: 'invalid_data', message: 'line 2: not JSON', exit_code: 5 } });
+    expect(out[1]).toMatchObject({
+      id: null,
+      error: { code: 'invalid_data', message: 'line 2: not JSON', exit_code: 5 },
+    });
     expect(out[2]).toMatchObject({ id: null, error: { message: 'line 3: no candidates' } });
     expect(out[3]).toMatchObject({ id: 'b', lean: 0.2 });
     expect(out[3].ranking).toHaveLength(3);
@@ -104,9 +140,16 @@ describe('kourai score', () => {
   it('bad input: no candidates (2), two sources (2), no adapter (6), Cupid council (2), damaged adapter (8)', async () => {
     const ctx = home();
     expect((await fails(score, { agent: 'techne' }, ctx)).exitCode).toBe(ExitCode.usage);
-    expect((await fails(score, { agent: 'techne', candidates: ['a'], stdin: true }, ctx)).exitCode).toBe(ExitCode.usage);
-    expect(await fails(score, { agent: 'metis', candidates: ['a'] }, ctx)).toMatchObject({ exitCode: ExitCode.notFound, message: 'no adapter for metis yet (neither bond nor council)' });
-    expect((await fails(score, { agent: 'cupid', candidates: ['a'], use: 'council' }, ctx)).exitCode).toBe(ExitCode.usage);
+    expect((await fails(score, { agent: 'techne', candidates: ['a'], stdin: true }, ctx)).exitCode).toBe(
+      ExitCode.usage,
+    );
+    expect(await fails(score, { agent: 'metis', candidates: ['a'] }, ctx)).toMatchObject({
+      exitCode: ExitCode.notFound,
+      message: 'no adapter for metis yet (neither bond nor council)',
+    });
+    expect((await fails(score, { agent: 'cupid', candidates: ['a'], use: 'council' }, ctx)).exitCode).toBe(
+      ExitCode.usage,
+    );
     writeFileSync(join(ctx.home, 'adapters/techne/bond/v2/adapter_model.safetensors'), Buffer.alloc(4));
     const damaged = await fails(score, { agent: 'techne', candidates: ['a'] }, ctx);
     expect(damaged.exitCode).toBe(ExitCode.integrity);
@@ -140,7 +183,12 @@ describe('kourai route', () => {
     ];
     for (const [task, agent] of cases) {
       const r = await runCli(route, { task, json: true }, ctx);
-      const res = r.json as { distribution: { agent: string; p: number }[]; adapters: unknown; text: string; prior: { cues: { agent: string; cue: string }[] } };
+      const res = r.json as {
+        distribution: { agent: string; p: number }[];
+        adapters: unknown;
+        text: string;
+        prior: { cues: { agent: string; cue: string }[] };
+      };
       expect(res.distribution[0]!.agent, task).toBe(agent);
       expect(res.adapters).toEqual({ council: null, bond: null });
       expect(res.text).toBe(task);

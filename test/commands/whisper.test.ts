@@ -23,15 +23,30 @@ beforeEach(() => {
 });
 afterEach(() => ctx.cleanup());
 
-const whisper = async (raw: Record<string, unknown> = {}): Promise<WhisperReport> => (await runCli(whisperCmd, { memoir: [], json: true, ...raw }, ctx)).json as WhisperReport;
+const whisper = async (raw: Record<string, unknown> = {}): Promise<WhisperReport> =>
+  (await runCli(whisperCmd, { memoir: [], json: true, ...raw }, ctx)).json as WhisperReport;
 
 describe('kourai whisper', () => {
   it('before anything: full capacity, nobody speaks (no consent), a note when there are no memoirs', async () => {
     const r = await whisper();
-    expect(r.forge).toMatchObject({ epsilon_budget: 8, epsilon_spent: 0, remaining_fraction: 1, releases: 0, level: 'ok', speakers_next_round: 0 });
+    expect(r.forge).toMatchObject({
+      epsilon_budget: 8,
+      epsilon_spent: 0,
+      remaining_fraction: 1,
+      releases: 0,
+      level: 'ok',
+      speakers_next_round: 0,
+    });
     expect(r.agents.filter((a) => a.consent !== 'locked').every((a) => a.verdict === 'no_consent')).toBe(true);
     expect(r.notes[0]).toMatch(/no memoirs found/);
-    expect(r.config).toMatchObject({ forge_epsilon: 8, agent_epsilon: 8, delta: 1e-5, noise_multiplier: 8, clip_norm: 1, origin: { noise_multiplier: 'default' } });
+    expect(r.config).toMatchObject({
+      forge_epsilon: 8,
+      agent_epsilon: 8,
+      delta: 1e-5,
+      noise_multiplier: 8,
+      clip_norm: 1,
+      origin: { noise_multiplier: 'default' },
+    });
   });
 
   it('counts shareable entries per agent as labelled by hand: private sources, lenient splits and revision chains excluded', async () => {
@@ -48,8 +63,15 @@ describe('kourai whisper', () => {
     const r = await whisper();
     const cupid = r.agents.find((a) => a.agent === 'cupid');
     expect(cupid).toMatchObject({ shareable_entries: 0, verdict: 'bond_only', consent: 'locked' });
-    const speakers = r.agents.filter((a) => a.speaks).map((a) => a.agent).sort();
-    expect(speakers).toEqual(['aidos', 'kallos', 'techne'].filter((a) => (r.agents.find((x) => x.agent === a)?.shareable_entries ?? 0) > 0).sort());
+    const speakers = r.agents
+      .filter((a) => a.speaks)
+      .map((a) => a.agent)
+      .sort();
+    expect(speakers).toEqual(
+      ['aidos', 'kallos', 'techne']
+        .filter((a) => (r.agents.find((x) => x.agent === a)?.shareable_entries ?? 0) > 0)
+        .sort(),
+    );
     expect(speakers.length).toBeGreaterThan(0);
     expect(r.forge.speakers_next_round).toBe(speakers.length);
     for (const a of r.agents.filter((x) => x.speaks)) {
@@ -64,7 +86,11 @@ describe('kourai whisper', () => {
     writeFileSync(file, JSON.stringify({ tensors: [{ name: 'w', shape: [2], data: [0.3, 0.4] }] }));
     await runCli(synthCmd, { json: true }, ctx);
     await runCli(consentCmd, { allow: ['techne'] }, ctx);
-    await runCli(releaseCmd, { agent: 'techne', round: 'r1', file, noiseMultiplier: '2', baseFingerprint: 'sha256:test-base' }, ctx);
+    await runCli(
+      releaseCmd,
+      { agent: 'techne', round: 'r1', file, noiseMultiplier: '2', baseFingerprint: 'sha256:test-base' },
+      ctx,
+    );
     const r = await whisper({ round: 'r1', noiseMultiplier: '2' });
     const techne = r.agents.find((a) => a.agent === 'techne');
     expect(techne).toMatchObject({ verdict: 'already_released', releases: 1, speaks: false });
@@ -92,21 +118,45 @@ describe('kourai whisper', () => {
   it('the text renderer colours by level when colour is on', () => {
     const base: WhisperReport = {
       round: null,
-      config: { forge_epsilon: 8, agent_epsilon: 8, delta: 1e-5, noise_multiplier: 8, clip_norm: 1, origin: {}, file: null },
-      forge: { epsilon_budget: 8, epsilon_spent: 7, remaining_fraction: 0.125, releases: 140, level: 'critical', epsilon_after_next_round: 7, speakers_next_round: 0 },
+      config: {
+        forge_epsilon: 8,
+        agent_epsilon: 8,
+        delta: 1e-5,
+        noise_multiplier: 8,
+        clip_norm: 1,
+        origin: {},
+        file: null,
+      },
+      forge: {
+        epsilon_budget: 8,
+        epsilon_spent: 7,
+        remaining_fraction: 0.125,
+        releases: 140,
+        level: 'critical',
+        epsilon_after_next_round: 7,
+        speakers_next_round: 0,
+      },
       agents: [],
       priced_at: { source: 'forge', noise_multiplier: 8, clip_norm: 1, council_round: null, seen_at: null },
       notes: [],
     };
     expect(renderWhisperText(base, 1)).toContain('\u001b[31m'); // red
-    expect(renderWhisperText({ ...base, forge: { ...base.forge, level: 'ok', remaining_fraction: 0.9 } }, 1)).toContain('\u001b[32m'); // green
+    expect(renderWhisperText({ ...base, forge: { ...base.forge, level: 'ok', remaining_fraction: 0.9 } }, 1)).toContain(
+      '\u001b[32m',
+    ); // green
   });
 
   it('a joined forge is priced at the council’s last published σ (and says so); not joined or after leaving, at its own', async () => {
     await runCli(synthCmd, { json: true }, ctx);
     await runCli(consentCmd, { allow: ['techne'] }, ctx);
     const own = await whisper();
-    expect(own.priced_at).toEqual({ source: 'forge', noise_multiplier: 8, clip_norm: 1, council_round: null, seen_at: null });
+    expect(own.priced_at).toEqual({
+      source: 'forge',
+      noise_multiplier: 8,
+      clip_norm: 1,
+      council_round: null,
+      seen_at: null,
+    });
     const techneOwn = own.agents.find((a) => a.agent === 'techne');
     expect(techneOwn?.next_round_epsilon_cost).toBeCloseTo(roundCost(8, 1e-5), 9);
     // The test council publishes σ = 10 (the forge's own is 8); join records it.
@@ -114,7 +164,12 @@ describe('kourai whisper', () => {
     try {
       await runCli(joinCmd, { server: council.url, token: await council.token('athens') }, ctx);
       const joined = await whisper();
-      expect(joined.priced_at).toMatchObject({ source: 'council', noise_multiplier: 10, clip_norm: 1, council_round: 1 });
+      expect(joined.priced_at).toMatchObject({
+        source: 'council',
+        noise_multiplier: 10,
+        clip_norm: 1,
+        council_round: 1,
+      });
       const techne = joined.agents.find((a) => a.agent === 'techne');
       expect(techne?.next_round_epsilon_cost).toBeCloseTo(roundCost(10, 1e-5), 9);
       expect(techne?.next_round_epsilon_cost).toBeLessThan(techneOwn?.next_round_epsilon_cost as number);

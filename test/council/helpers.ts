@@ -76,11 +76,22 @@ export async function testDatabase(): Promise<string | null> {
 /** Runs one SQL statement against a test council's storage, whichever the backend (tests that tamper with state). */
 export async function rawSql(storage: CouncilStorage, sql: string, params: unknown[] = []): Promise<void> {
   if (storage.info().backend === 'sqlite') {
-    (storage as unknown as { db: { prepare(s: string): { run(...a: unknown[]): void } } }).db.prepare(sql).run(...params);
+    (storage as unknown as { db: { prepare(s: string): { run(...a: unknown[]): void } } }).db
+      .prepare(sql)
+      .run(...params);
     return;
   }
   const pool = (storage as unknown as { pool: { query(s: string, p: unknown[]): Promise<unknown> } }).pool;
-  await pool.query(sql.replace(/\?/g, (() => { let i = 0; return () => `$${++i}`; })()), params);
+  await pool.query(
+    sql.replace(
+      /\?/g,
+      (() => {
+        let i = 0;
+        return () => `$${++i}`;
+      })(),
+    ),
+    params,
+  );
 }
 
 /** One statement on a PostgreSQL database by its URL (the council's own pool may be closed). */
@@ -95,9 +106,24 @@ export async function pgQuery(url: string, sql: string, params: unknown[] = []):
   }
 }
 
-export async function startTestCouncil(over: Partial<CouncilConfig> = {}, dir = tempDir('kourai-council-'), clock?: Clock): Promise<TestCouncil> {
+export async function startTestCouncil(
+  over: Partial<CouncilConfig> = {},
+  dir = tempDir('kourai-council-'),
+  clock?: Clock,
+): Promise<TestCouncil> {
   const database = over.database !== undefined ? over.database : await testDatabase();
-  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), port: 0, base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 }, ...over, database };
+  const config: CouncilConfig = {
+    ...defaults(dir),
+    data_dir: join(dir, 'council'),
+    port: 0,
+    base_fingerprints: [FINGERPRINT],
+    strategy: 'fedavg',
+    min_forges: 3,
+    layouts: { '*': SPECS },
+    noise_multiplier: { min: 0, max: 10 },
+    ...over,
+    database,
+  };
   const logs: string[] = [];
   const server = await startCouncilServer({ config, log: (l) => logs.push(l), ...(clock ? { clock } : {}) });
   return {
@@ -115,15 +141,25 @@ export async function startTestCouncil(over: Partial<CouncilConfig> = {}, dir = 
 }
 
 /** A small update: values ~ N(centre, spread²) per coordinate, seeded. */
-export function update(seed: number, opts: { centre?: number; spread?: number; specs?: typeof SPECS } = {}): { name: string; shape: number[]; data: Float32Array }[] {
+export function update(
+  seed: number,
+  opts: { centre?: number; spread?: number; specs?: typeof SPECS } = {},
+): { name: string; shape: number[]; data: Float32Array }[] {
   const rand = rng(seed);
   return (opts.specs ?? SPECS).map((s) => {
     const n = s.shape.reduce((a, b) => a * b, 1);
-    return { name: s.name, shape: s.shape, data: Float32Array.from({ length: n }, () => (opts.centre ?? 0) + (opts.spread ?? 0.05) * gaussian(rand)) };
+    return {
+      name: s.name,
+      shape: s.shape,
+      data: Float32Array.from({ length: n }, () => (opts.centre ?? 0) + (opts.spread ?? 0.05) * gaussian(rand)),
+    };
   });
 }
 
-export function body(tensors: { name: string; shape: number[]; data: Float32Array }[], over: Partial<Submission> = {}): Submission {
+export function body(
+  tensors: { name: string; shape: number[]; data: Float32Array }[],
+  over: Partial<Submission> = {},
+): Submission {
   return {
     base_fingerprint: FINGERPRINT,
     privacy: { clip_norm: 1, noise_multiplier: 0 },
@@ -132,10 +168,20 @@ export function body(tensors: { name: string; shape: number[]; data: Float32Arra
   };
 }
 
-export async function call(url: string, method: string, route: string, token: string | null, payload?: unknown): Promise<{ status: number; json: any; headers: Headers }> {
+export async function call(
+  url: string,
+  method: string,
+  route: string,
+  token: string | null,
+  payload?: unknown,
+): Promise<{ status: number; json: any; headers: Headers }> {
   const res = await fetch(`${url}${route}`, {
     method,
-    headers: { [PROTOCOL_HEADER]: String(PROTOCOL_VERSION), ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      [PROTOCOL_HEADER]: String(PROTOCOL_VERSION),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(payload !== undefined ? { body: typeof payload === 'string' ? payload : JSON.stringify(payload) } : {}),
   });
   const text = await res.text();
@@ -152,7 +198,10 @@ export async function call(url: string, method: string, route: string, token: st
  * An HTTP relay in front of a council that records each request's Kourai-Protocol header and, with
  * `rewrite`, replaces it — a forge of another protocol version, from a real client or binary.
  */
-export async function protocolRelay(target: string, rewrite: string | null): Promise<{ url: string; seen: (string | null)[]; close(): Promise<void> }> {
+export async function protocolRelay(
+  target: string,
+  rewrite: string | null,
+): Promise<{ url: string; seen: (string | null)[]; close(): Promise<void> }> {
   const seen: (string | null)[] = [];
   const server = createServer((req, res) => {
     const value = req.headers[PROTOCOL_HEADER];
@@ -161,9 +210,14 @@ export async function protocolRelay(target: string, rewrite: string | null): Pro
     req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'connection' && k !== 'content-length') headers[k] = v;
       if (rewrite !== null) headers[PROTOCOL_HEADER] = rewrite;
-      fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) }).then(
+      fetch(`${target}${req.url ?? '/'}`, {
+        method: req.method ?? 'GET',
+        headers,
+        ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+      }).then(
         async (r) => {
           res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
           res.end(Buffer.from(await r.arrayBuffer()));

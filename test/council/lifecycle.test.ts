@@ -13,16 +13,35 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BACKENDS, body, FINGERPRINT, SPECS, testDatabase, update, useBackend } from './helpers.js';
 
 /** A council driven directly (no HTTP, no real timers), as the simulator drives it. */
-async function council(over: Partial<CouncilConfig> = {}): Promise<{ council: Council; storage: CouncilStorage; clock: VirtualClock; forges: ForgeRow[]; logs: string[]; dir: string; config: CouncilConfig }> {
+async function council(over: Partial<CouncilConfig> = {}): Promise<{
+  council: Council;
+  storage: CouncilStorage;
+  clock: VirtualClock;
+  forges: ForgeRow[];
+  logs: string[];
+  dir: string;
+  config: CouncilConfig;
+}> {
   const dir = tempDir('kourai-lifecycle-');
-  const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, round_deadline: 3600, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 }, ...over };
+  const config: CouncilConfig = {
+    ...defaults(dir),
+    data_dir: join(dir, 'council'),
+    base_fingerprints: [FINGERPRINT],
+    strategy: 'fedavg',
+    min_forges: 3,
+    round_deadline: 3600,
+    layouts: { '*': SPECS },
+    noise_multiplier: { min: 0, max: 10 },
+    ...over,
+  };
   const storage = await openCouncilStorage({ ...config, database: await testDatabase() }, 'create');
   const clock = new VirtualClock(Date.UTC(2026, 0, 1));
   const logs: string[] = [];
   const c = new Council({ storage, config, clock, log: (l) => logs.push(l) });
   await c.start();
   const forges = [];
-  for (const name of ['athens', 'sparta', 'thebes']) forges.push((await addForge(storage, name, randomBytes, clock.now())).forge);
+  for (const name of ['athens', 'sparta', 'thebes'])
+    forges.push((await addForge(storage, name, randomBytes, clock.now())).forge);
   return { council: c, storage, clock, forges, logs, dir, config };
 }
 
@@ -61,10 +80,23 @@ for (const backend of BACKENDS) {
         t.clock.advance(3600_000);
         await settle(t.council);
         const [round2, round1] = await roundListView(t.storage, 5, privacyPolicyOf(t.config));
-        expect(round1).toMatchObject({ round: 1, state: 'aggregated', close_reason: 'deadline', closed_at: '2026-01-01T02:00:00.000Z', agents: [{ agent: 'metis', aggregated: true, used: 1 }] });
-        expect(round2).toMatchObject({ round: 2, state: 'open', opened_at: '2026-01-01T02:00:00.000Z', deadline: '2026-01-01T03:00:00.000Z' });
+        expect(round1).toMatchObject({
+          round: 1,
+          state: 'aggregated',
+          close_reason: 'deadline',
+          closed_at: '2026-01-01T02:00:00.000Z',
+          agents: [{ agent: 'metis', aggregated: true, used: 1 }],
+        });
+        expect(round2).toMatchObject({
+          round: 2,
+          state: 'open',
+          opened_at: '2026-01-01T02:00:00.000Z',
+          deadline: '2026-01-01T03:00:00.000Z',
+        });
         // Late for round 1 now, in virtual time.
-        await expect(t.council.submit(t.forges[1]!, 1, 'metis', body(update(2)))).rejects.toMatchObject({ code: 'late_submission' });
+        await expect(t.council.submit(t.forges[1]!, 1, 'metis', body(update(2)))).rejects.toMatchObject({
+          code: 'late_submission',
+        });
       });
 
       it('closes as soon as min_forges have sealed, without any time passing', async () => {
@@ -74,9 +106,15 @@ for (const backend of BACKENDS) {
           await t.council.seal(f, 1);
         }
         await settle(t.council);
-        expect(await roundListView(t.storage, 1, privacyPolicyOf(t.config))).toMatchObject([{ round: 2, state: 'open', opened_at: '2026-01-01T00:00:00.000Z' }]);
+        expect(await roundListView(t.storage, 1, privacyPolicyOf(t.config))).toMatchObject([
+          { round: 2, state: 'open', opened_at: '2026-01-01T00:00:00.000Z' },
+        ]);
         const status = await t.council.roundStatus(t.forges[0]!, 1);
-        expect(status).toMatchObject({ state: 'aggregated', close_reason: 'min_forges', outcomes: [{ agent: 'kallos', updates: 3, used: 3, yours_used: true }] });
+        expect(status).toMatchObject({
+          state: 'aggregated',
+          close_reason: 'min_forges',
+          outcomes: [{ agent: 'kallos', updates: 3, used: 3, yours_used: true }],
+        });
       });
     });
 

@@ -3,7 +3,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CouncilClient } from '../../src/federation/council-client.js';
 import { ErrorBodySchema } from '../../src/protocol/wire.js';
 import { ExitCode } from '../../src/errors.js';
-import { FINGERPRINT, protocolRelay, startTestCouncil, update, type TestCouncil, BACKENDS, useBackend } from './helpers.js';
+import {
+  FINGERPRINT,
+  protocolRelay,
+  startTestCouncil,
+  update,
+  type TestCouncil,
+  BACKENDS,
+  useBackend,
+} from './helpers.js';
 
 /**
  * The refusal is two-sided: a forge refuses a council of another protocol version (its health), and
@@ -21,7 +29,12 @@ afterEach(async () => {
 });
 
 /** A raw request with exactly these headers; the body text exactly as received. */
-async function raw(url: string, method: string, route: string, headers: Record<string, string>): Promise<{ status: number; text: string; connection: string | null }> {
+async function raw(
+  url: string,
+  method: string,
+  route: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string; connection: string | null }> {
   const res = await fetch(`${url}${route}`, { method, headers });
   return { status: res.status, text: await res.text(), connection: res.headers.get('connection') };
 }
@@ -75,7 +88,9 @@ for (const backend of BACKENDS) {
         const u = new URL(c.url);
         const answer = await new Promise<string>((resolve, reject) => {
           const s = connect(Number(u.port), u.hostname, () => {
-            s.write(`PUT /v1/rounds/1/updates/metis HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\nauthorization: Bearer ${t}\r\n${HEADER}: 1\r\n\r\n{`);
+            s.write(
+              `PUT /v1/rounds/1/updates/metis HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\nauthorization: Bearer ${t}\r\n${HEADER}: 1\r\n\r\n{`,
+            );
           });
           let got = '';
           s.on('data', (d: Buffer) => (got += d.toString()));
@@ -113,7 +128,12 @@ for (const backend of BACKENDS) {
         await client.me();
         await client.currentRound();
         await client.layouts();
-        await client.submit(1, 'metis', { tensors: update(1), baseFingerprint: FINGERPRINT, clipNorm: 1, noiseMultiplier: 0 });
+        await client.submit(1, 'metis', {
+          tensors: update(1),
+          baseFingerprint: FINGERPRINT,
+          clipNorm: 1,
+          noiseMultiplier: 0,
+        });
         await client.seal(1);
         await client.trust();
         expect(relayed.seen).toEqual(Array.from({ length: 7 }, () => V));

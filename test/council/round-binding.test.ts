@@ -31,8 +31,24 @@ afterEach(async () => {
   for (const c of councils.splice(0)) await c.close();
 });
 
-async function put(url: string, token: string, round: number, agent: string, text: string, councilUrl: string | null = url): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}/v1/rounds/${round}/updates/${agent}`, { method: 'PUT', headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(councilUrl ? { 'kourai-council-url': councilUrl } : {}) }, body: text });
+async function put(
+  url: string,
+  token: string,
+  round: number,
+  agent: string,
+  text: string,
+  councilUrl: string | null = url,
+): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}/v1/rounds/${round}/updates/${agent}`, {
+    method: 'PUT',
+    headers: {
+      'kourai-protocol': '2',
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      ...(councilUrl ? { 'kourai-council-url': councilUrl } : {}),
+    },
+    body: text,
+  });
   return { status: res.status, json: JSON.parse(await res.text()) };
 }
 
@@ -42,7 +58,17 @@ async function keyOf(c: TestCouncil, token: string): Promise<string> {
 }
 
 function releaseText(key: string, round: number, seed: number, agent = 'metis'): string {
-  return releaseJson(buildRelease({ round: roundKey(key, round), agent: agent as 'metis', baseFingerprint: FINGERPRINT, delta: update(seed), clipNorm: 1, noiseMultiplier: 0.5, sampler: new GaussianSampler(randomBytes) }).release);
+  return releaseJson(
+    buildRelease({
+      round: roundKey(key, round),
+      agent: agent as 'metis',
+      baseFingerprint: FINGERPRINT,
+      delta: update(seed),
+      clipNorm: 1,
+      noiseMultiplier: 0.5,
+      sampler: new GaussianSampler(randomBytes),
+    }).release,
+  );
 }
 
 describe('a release is bound to its round and its forge (over HTTP)', () => {
@@ -58,7 +84,10 @@ describe('a release is bound to its round and its forge (over HTTP)', () => {
     expect((await call(c.url, 'GET', '/v1/rounds/current', a)).json.round).toBe(2);
     const stale = await put(c.url, a, 2, 'metis', r1);
     expect(stale.status).toBe(422);
-    expect(stale.json.error).toMatchObject({ code: 'round_mismatch', message: expect.stringMatching(/for round 1 but was sent to round 2/) });
+    expect(stale.json.error).toMatchObject({
+      code: 'round_mismatch',
+      message: expect.stringMatching(/for round 1 but was sent to round 2/),
+    });
     expect((await call(c.url, 'GET', '/v1/rounds/2', a)).json.you.submitted).toEqual([]);
   });
 
@@ -90,14 +119,23 @@ describe('a release is bound to its round and its forge (over HTTP)', () => {
     expect((await put(c.url, a, 1, 'metis', edited)).json.error.code).toBe('foreign_round_key');
     const fresh = releaseText(ka, 1, 4, 'techne').replace(`${ka}#1`, 'c0123456789abcde#1');
     expect((await put(c.url, a, 1, 'techne', fresh)).json.error.code).toBe('foreign_round_key');
-    expect((await put(c.url, a, 1, 'techne', releaseText(ka, 1, 4, 'techne'), null)).json.error.code).toBe('foreign_round_key');
+    expect((await put(c.url, a, 1, 'techne', releaseText(ka, 1, 4, 'techne'), null)).json.error.code).toBe(
+      'foreign_round_key',
+    );
     expect((await put(c.url, a, 1, 'techne', releaseText(ka, 1, 4, 'techne'))).status).toBe(201);
   });
 });
 
 describe('round binding as a property of the council (in-process)', () => {
   const URL = 'https://council.example.org';
-  type Action = { sender: 0 | 1; drawnBy: 0 | 1; drawnFor: 1 | 2; agent: 'metis' | 'techne'; seed: number; form: 'release' | 'plain' };
+  type Action = {
+    sender: 0 | 1;
+    drawnBy: 0 | 1;
+    drawnFor: 1 | 2;
+    agent: 'metis' | 'techne';
+    seed: number;
+    form: 'release' | 'plain';
+  };
   const action: fc.Arbitrary<Action> = fc.record({
     sender: fc.constantFrom(0 as const, 1 as const),
     drawnBy: fc.constantFrom(0 as const, 1 as const),
@@ -111,13 +149,27 @@ describe('round binding as a property of the council (in-process)', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 10 }), async (actions) => {
         const dir = tempDir('kourai-binding-');
-        const config: CouncilConfig = { ...defaults(dir), data_dir: join(dir, 'council'), base_fingerprints: [FINGERPRINT], strategy: 'fedavg', min_forges: 3, layouts: { '*': SPECS }, noise_multiplier: { min: 0, max: 10 } };
+        const config: CouncilConfig = {
+          ...defaults(dir),
+          data_dir: join(dir, 'council'),
+          base_fingerprints: [FINGERPRINT],
+          strategy: 'fedavg',
+          min_forges: 3,
+          layouts: { '*': SPECS },
+          noise_multiplier: { min: 0, max: 10 },
+        };
         const storage = new SqliteCouncilStorage(config.data_dir);
-        const council = new Council({ storage, config, clock: new VirtualClock(Date.UTC(2026, 0, 1)), log: () => undefined });
+        const council = new Council({
+          storage,
+          config,
+          clock: new VirtualClock(Date.UTC(2026, 0, 1)),
+          log: () => undefined,
+        });
         try {
           await council.start();
           const forges: ForgeRow[] = [];
-          for (const name of ['athens', 'sparta']) forges.push((await addForge(storage, name, randomBytes, new Date(Date.UTC(2026, 0, 1)))).forge);
+          for (const name of ['athens', 'sparta'])
+            forges.push((await addForge(storage, name, randomBytes, new Date(Date.UTC(2026, 0, 1)))).forge);
           const keys = forges.map((f) => councilKeyOf({ url: URL, forge: f.name, registeredAt: f.createdAt }));
           // The model: slots per (forge, agent) -> [digest-ish content id, round key]; ledgers per forge.
           const slots = new Map<string, { content: string; key: string | undefined }>();
@@ -128,14 +180,30 @@ describe('round binding as a property of the council (in-process)', () => {
             const sub = { ...body(update(100 + x.seed)), ...(x.form === 'release' ? { round_key: key } : {}) };
             // What a forge that drew it holds in its ledger (a plain body is drawn by its sender for round 1).
             const drawer = x.form === 'release' ? x.drawnBy : x.sender;
-            ledgers[drawer]?.push({ round: x.form === 'release' ? key : roundKey(keys[x.sender] as string, 1), agent: x.agent });
+            ledgers[drawer]?.push({
+              round: x.form === 'release' ? key : roundKey(keys[x.sender] as string, 1),
+              agent: x.agent,
+            });
             let expected: string; // 'created', 'replay' or the refusal's code
             const slot = slots.get(`${x.sender}/${x.agent}`);
             const sentKey = x.form === 'release' ? key : undefined;
             if (x.form === 'release' && x.drawnFor !== 1) expected = 'round_mismatch';
             else if (x.form === 'release' && x.drawnBy !== x.sender) expected = 'foreign_round_key';
-            else if (slot) expected = slot.content === content && (sentKey === undefined || slot.key === undefined || slot.key === sentKey) ? 'replay' : 'duplicate_submission';
-            else if ([...slots.entries()].some(([k, v]) => k !== `${x.sender}/${x.agent}` && k.endsWith(`/${x.agent}`) && v.content === content && (sentKey !== undefined || v.key !== undefined))) expected = 'replayed_release';
+            else if (slot)
+              expected =
+                slot.content === content && (sentKey === undefined || slot.key === undefined || slot.key === sentKey)
+                  ? 'replay'
+                  : 'duplicate_submission';
+            else if (
+              [...slots.entries()].some(
+                ([k, v]) =>
+                  k !== `${x.sender}/${x.agent}` &&
+                  k.endsWith(`/${x.agent}`) &&
+                  v.content === content &&
+                  (sentKey !== undefined || v.key !== undefined),
+              )
+            )
+              expected = 'replayed_release';
             else expected = 'created';
             let got: string;
             try {
@@ -152,7 +220,9 @@ describe('round binding as a property of the council (in-process)', () => {
           for (const [i, f] of forges.entries()) {
             const status = (await council.roundStatus(f, 1)) as RoundStatus;
             const rows = (ledgers[i] ?? []).map((r, n) => ({ ...r, hash: `h${n}` })) as unknown as ReleaseRow[];
-            expect(() => checkAnchors(rows, { council: councilAnchors(keys[i] as string, [status], null).council })).not.toThrow();
+            expect(() =>
+              checkAnchors(rows, { council: councilAnchors(keys[i] as string, [status], null).council }),
+            ).not.toThrow();
           }
         } finally {
           await council.stop();
@@ -167,7 +237,11 @@ describe('round binding as a property of the council (in-process)', () => {
   it('a release the council holds in a round other than the one it was drawn for is anchored to its own round (no false roll-back alarm)', () => {
     const key = 'c0123456789abcde';
     const privacy_policy = { accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 } } };
-    const status = { round: 2, privacy_policy, you: { submitted: ['metis'], round_keys: { metis: `${key}#1` } } } as unknown as RoundStatus;
+    const status = {
+      round: 2,
+      privacy_policy,
+      you: { submitted: ['metis'], round_keys: { metis: `${key}#1` } },
+    } as unknown as RoundStatus;
     const rows = [{ round: `${key}#1`, agent: 'metis', hash: 'h' }] as unknown as ReleaseRow[];
     expect(() => checkAnchors(rows, { council: councilAnchors(key, [status], null).council })).not.toThrow();
     // Without the council's word on the key, the same holding is (correctly) a missing row for round 2.

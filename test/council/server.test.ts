@@ -1,10 +1,30 @@
 import { sampleCohort } from '../../src/protocol/cohort.js';
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ErrorBodySchema, HealthSchema, MeSchema, ReceiptSchema, RoundStatusSchema, AdapterSchema, SealReceiptSchema } from '../../src/protocol/wire.js';
+import {
+  ErrorBodySchema,
+  HealthSchema,
+  MeSchema,
+  ReceiptSchema,
+  RoundStatusSchema,
+  AdapterSchema,
+  SealReceiptSchema,
+} from '../../src/protocol/wire.js';
 import { f32FromBase64 } from '../../src/tensor/float-codec.js';
 import { VirtualClock } from '../../src/runtime/clock.js';
-import { body, call, COORDS, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil, BACKENDS, useBackend, rawSql } from './helpers.js';
+import {
+  body,
+  call,
+  COORDS,
+  FINGERPRINT,
+  SPECS,
+  startTestCouncil,
+  update,
+  type TestCouncil,
+  BACKENDS,
+  useBackend,
+  rawSql,
+} from './helpers.js';
 
 let c: TestCouncil;
 afterEach(async () => c?.close());
@@ -65,7 +85,13 @@ for (const backend of BACKENDS) {
         const receipt = ReceiptSchema.parse(first.json);
         expect(receipt).toMatchObject({ round: 1, forge: 'athens', agent: 'metis', coords: COORDS });
         // same content, different key order and whitespace
-        const again = await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, JSON.stringify({ tensors: b.tensors, privacy: b.privacy, base_fingerprint: b.base_fingerprint }, null, 2));
+        const again = await call(
+          c.url,
+          'PUT',
+          '/v1/rounds/1/updates/metis',
+          token,
+          JSON.stringify({ tensors: b.tensors, privacy: b.privacy, base_fingerprint: b.base_fingerprint }, null, 2),
+        );
         expect(again.status).toBe(200);
         expect(again.json).toEqual(first.json);
         const other = await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(update(2)));
@@ -85,13 +111,49 @@ for (const backend of BACKENDS) {
           ['hermes', body(good), 404, 'unknown_agent', /unknown agent "hermes"/],
           ['cupid', body(good), 422, 'bond_only_agent', /cupid is bond-only/],
           ['puck', body(good), 422, 'bond_only_agent', /puck is bond-only/],
-          ['metis', body(good, { base_fingerprint: 'sha256:other' }), 422, 'base_fingerprint_mismatch', /not one this council accepts/],
-          ['metis', body(bad((t) => (t[0]!.data[5] = NaN))), 422, 'non_finite', /"layers\.0\.q_proj\.lora_A\.weight" holds NaN at flat index 5/],
+          [
+            'metis',
+            body(good, { base_fingerprint: 'sha256:other' }),
+            422,
+            'base_fingerprint_mismatch',
+            /not one this council accepts/,
+          ],
+          [
+            'metis',
+            body(bad((t) => (t[0]!.data[5] = NaN))),
+            422,
+            'non_finite',
+            /"layers\.0\.q_proj\.lora_A\.weight" holds NaN at flat index 5/,
+          ],
           ['metis', body(bad((t) => (t[1]!.data[0] = -Infinity))), 422, 'non_finite', /-Infinity at flat index 0/],
-          ['metis', body(bad((t) => t[0]!.data.fill(100))), 422, 'norm_exceeds_clip', /exceeds .* the most clip_norm=1 with noise_multiplier=0 allows over 28 coordinates/],
-          ['metis', { ...body(good), tensors: body(good).tensors.map((t) => ({ ...t, data: t.data.slice(0, 8) })) }, 422, 'tensor_data_length', /carries 6 bytes; shape \[2, 8\] of float32 needs 64/],
-          ['metis', { ...body(good), tensors: [...body(good).tensors, body(good).tensors[0]] }, 422, 'tensor_names_mismatch', /tensor "layers\.0\.q_proj\.lora_A\.weight" appears twice/],
-          ['metis', { ...body(good), privacy: { clip_norm: -1, noise_multiplier: 0 } }, 400, 'invalid_body', /privacy\.clip_norm/],
+          [
+            'metis',
+            body(bad((t) => t[0]!.data.fill(100))),
+            422,
+            'norm_exceeds_clip',
+            /exceeds .* the most clip_norm=1 with noise_multiplier=0 allows over 28 coordinates/,
+          ],
+          [
+            'metis',
+            { ...body(good), tensors: body(good).tensors.map((t) => ({ ...t, data: t.data.slice(0, 8) })) },
+            422,
+            'tensor_data_length',
+            /carries 6 bytes; shape \[2, 8\] of float32 needs 64/,
+          ],
+          [
+            'metis',
+            { ...body(good), tensors: [...body(good).tensors, body(good).tensors[0]] },
+            422,
+            'tensor_names_mismatch',
+            /tensor "layers\.0\.q_proj\.lora_A\.weight" appears twice/,
+          ],
+          [
+            'metis',
+            { ...body(good), privacy: { clip_norm: -1, noise_multiplier: 0 } },
+            400,
+            'invalid_body',
+            /privacy\.clip_norm/,
+          ],
           ['metis', { tensors: [] }, 400, 'invalid_body', /base_fingerprint/],
           ['metis', '{"not json', 400, 'invalid_body', /not valid JSON/],
         ];
@@ -103,42 +165,107 @@ for (const backend of BACKENDS) {
         expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(good))).status).toBe(201);
         const other = await c.token('sparta');
         const renamed = update(4).map((t, i) => (i === 0 ? { ...t, name: 'layers.0.k_proj.lora_A.weight' } : t));
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', other, body(renamed)), 422, 'tensor_names_mismatch', /missing "layers\.0\.q_proj\.lora_A\.weight"; unexpected "layers\.0\.k_proj\.lora_A\.weight"/);
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', other, body(renamed)),
+          422,
+          'tensor_names_mismatch',
+          /missing "layers\.0\.q_proj\.lora_A\.weight"; unexpected "layers\.0\.k_proj\.lora_A\.weight"/,
+        );
         const reshaped = update(4, { specs: [{ name: SPECS[0]!.name, shape: [4, 4] }, SPECS[1]!] });
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', other, body(reshaped)), 422, 'tensor_shape_mismatch', /has shape \[4, 4\], metis's layout says \[2, 8\]/);
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', other, body([...update(4), { name: 'extra', shape: [1], data: new Float32Array(1) }])), 422, 'tensor_names_mismatch', /unexpected "extra"/);
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', other, body(reshaped)),
+          422,
+          'tensor_shape_mismatch',
+          /has shape \[4, 4\], metis's layout says \[2, 8\]/,
+        );
+        expectError(
+          await call(
+            c.url,
+            'PUT',
+            '/v1/rounds/1/updates/metis',
+            other,
+            body([...update(4), { name: 'extra', shape: [1], data: new Float32Array(1) }]),
+          ),
+          422,
+          'tensor_names_mismatch',
+          /unexpected "extra"/,
+        );
         expect((await c.server.storage.forgeCounts(1)).submitted).toBe(1);
       });
 
       it('the norm bound admits declared noise: S(1 + σ(√d + t))', async () => {
         const noisy = update(5, { spread: 1 }); // norm ≈ √28 ≈ 5.3
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(noisy, { privacy: { clip_norm: 1, noise_multiplier: 0 } })), 422, 'norm_exceeds_clip');
-        const ok = await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(noisy, { privacy: { clip_norm: 1, noise_multiplier: 1 } }));
+        expectError(
+          await call(
+            c.url,
+            'PUT',
+            '/v1/rounds/1/updates/metis',
+            token,
+            body(noisy, { privacy: { clip_norm: 1, noise_multiplier: 0 } }),
+          ),
+          422,
+          'norm_exceeds_clip',
+        );
+        const ok = await call(
+          c.url,
+          'PUT',
+          '/v1/rounds/1/updates/metis',
+          token,
+          body(noisy, { privacy: { clip_norm: 1, noise_multiplier: 1 } }),
+        );
         expect(ok.status).toBe(201);
         expect(ok.json.norm_bound).toBeCloseTo(1 * (1 + 1 * (Math.sqrt(28) + 10)) * (1 + 1e-6), 9);
       });
 
       it('refuses oversize bodies with 413 before reading them', async () => {
         const big = body([{ name: 'w', shape: [20000], data: new Float32Array(20000) }]);
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, big), 413, 'payload_too_large', /this route's limit of 65536 bytes \(update uploads\)/);
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, big),
+          413,
+          'payload_too_large',
+          /this route's limit of 65536 bytes \(update uploads\)/,
+        );
       });
 
       it('refuses rounds that do not exist or are over, and updates after the forge sealed', async () => {
-        expectError(await call(c.url, 'PUT', '/v1/rounds/7/updates/metis', token, body(update(1))), 404, 'round_not_found', /round 7 does not exist \(the current round is 1\)/);
-        expectError(await call(c.url, 'PUT', '/v1/rounds/x/updates/metis', token, body(update(1))), 400, 'invalid_body', /round must be a positive whole number/);
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/7/updates/metis', token, body(update(1))),
+          404,
+          'round_not_found',
+          /round 7 does not exist \(the current round is 1\)/,
+        );
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/x/updates/metis', token, body(update(1))),
+          400,
+          'invalid_body',
+          /round must be a positive whole number/,
+        );
         expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(update(1)))).status).toBe(201);
         const seal = await call(c.url, 'POST', '/v1/rounds/1/seal', token, {});
         expect(SealReceiptSchema.parse(seal.json)).toMatchObject({ round: 1, forge: 'athens', agents: ['metis'] });
         expect((await call(c.url, 'POST', '/v1/rounds/1/seal', token, {})).json).toEqual(seal.json);
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', token, body(update(1))), 409, 'late_submission', /sealed round 1/);
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', token, body(update(1))),
+          409,
+          'late_submission',
+          /sealed round 1/,
+        );
         // the sealed update itself can still be replayed
         expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(update(1)))).status).toBe(200);
       });
 
       it('refuses exiled forges (403) but still answers retries of what they sent before', async () => {
         expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(update(1)))).status).toBe(201);
-        await rawSql(c.server.storage, "UPDATE forges SET exiled_at = 'x', exiled_round = 0, trust = 0.1 WHERE name = 'athens'");
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', token, body(update(1))), 403, 'forge_exiled', /forge "athens" was exiled after round 0 \(trust 0\.100 below 0\.4\)/);
+        await rawSql(
+          c.server.storage,
+          "UPDATE forges SET exiled_at = 'x', exiled_round = 0, trust = 0.1 WHERE name = 'athens'",
+        );
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', token, body(update(1))),
+          403,
+          'forge_exiled',
+          /forge "athens" was exiled after round 0 \(trust 0\.100 below 0\.4\)/,
+        );
         expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', token, body(update(1)))).status).toBe(200);
         const status = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', token)).json);
         expect(status.you).toMatchObject({ exiled: true, submitted: ['metis'] });
@@ -151,7 +278,18 @@ for (const backend of BACKENDS) {
         const other = await c.token('sparta');
         const u = new URL(c.url);
         // A submission whose body never finishes arriving holds the one slot.
-        const slow = request({ host: u.hostname, port: u.port, method: 'PUT', path: '/v1/rounds/1/updates/metis', headers: { 'content-type': 'application/json', 'content-length': '1000', 'kourai-protocol': '2', authorization: `Bearer ${token}` } });
+        const slow = request({
+          host: u.hostname,
+          port: u.port,
+          method: 'PUT',
+          path: '/v1/rounds/1/updates/metis',
+          headers: {
+            'content-type': 'application/json',
+            'content-length': '1000',
+            'kourai-protocol': '2',
+            authorization: `Bearer ${token}`,
+          },
+        });
         slow.on('error', () => undefined);
         slow.write('{"base');
         // No sleeping: wait until the server holds the slow upload in its slot.
@@ -174,7 +312,10 @@ for (const backend of BACKENDS) {
         const ups = names.map((_, i) => update(10 + i));
         for (let i = 0; i < 3; i++) {
           expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', tokens[i]!, body(ups[i]!))).status).toBe(201);
-          if (i < 2) expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', tokens[i]!, body(ups[i]!))).status).toBe(201);
+          if (i < 2)
+            expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', tokens[i]!, body(ups[i]!))).status).toBe(
+              201,
+            );
         }
         // Before any aggregate, the global is round 0: the public initialisation (protocol v2).
         const init = AdapterSchema.parse((await call(c.url, 'GET', '/v1/global/metis', tokens[0]!)).json);
@@ -185,7 +326,12 @@ for (const backend of BACKENDS) {
         await call(c.url, 'POST', '/v1/rounds/1/seal', tokens[2]!, {});
         await c.server.council.idle();
         const s = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/1', tokens[2]!)).json);
-        expect(s).toMatchObject({ state: 'aggregated', close_reason: 'min_forges', forges_submitted: 3, forges_sealed: 3 });
+        expect(s).toMatchObject({
+          state: 'aggregated',
+          close_reason: 'min_forges',
+          forges_submitted: 3,
+          forges_sealed: 3,
+        });
         expect(s.outcomes).toEqual([
           { agent: 'kallos', updates: 2, aggregated: true, skipped_reason: null, used: 2, yours_used: null },
           { agent: 'metis', updates: 3, aggregated: true, skipped_reason: null, used: 3, yours_used: true },
@@ -195,17 +341,33 @@ for (const backend of BACKENDS) {
         expect(agg).toMatchObject({ agent: 'metis', round: 1, strategy: 'fedavg' });
         agg.tensors.forEach((t, ti) => {
           const got = f32FromBase64(t.data);
-          got.forEach((x, k) => expect(x).toBeCloseTo(base[ti]![k]! + (ups[0]![ti]!.data[k]! + ups[1]![ti]!.data[k]! + ups[2]![ti]!.data[k]!) / 3, 6));
+          got.forEach((x, k) =>
+            expect(x).toBeCloseTo(
+              base[ti]![k]! + (ups[0]![ti]!.data[k]! + ups[1]![ti]!.data[k]! + ups[2]![ti]!.data[k]!) / 3,
+              6,
+            ),
+          );
         });
         expect((await call(c.url, 'GET', '/v1/global/metis', tokens[0]!)).json).toEqual(agg);
         // Round 2 is open and tells forges which globals to start from.
         const cur = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', tokens[0]!)).json);
         expect(cur).toMatchObject({ round: 2, state: 'open', globals: { metis: 1, kallos: 1 }, forges_submitted: 0 });
-        expectError(await call(c.url, 'PUT', '/v1/rounds/1/updates/aidos', tokens[0]!, body(ups[0]!)), 409, 'late_submission', /round 1 is closed \(min_forges/);
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/1/updates/aidos', tokens[0]!, body(ups[0]!)),
+          409,
+          'late_submission',
+          /round 1 is closed \(min_forges/,
+        );
         expect((await c.server.storage.aggregatesOf(1)).length).toBe(2);
         // Trust: everyone close to the mean keeps full trust.
         const trust = await call(c.url, 'GET', '/v1/trust', tokens[0]!);
-        expect(trust.json).toMatchObject({ forge: 'athens', trust: 1, rounds_scored: 1, exiled: false, history: [{ round: 1, similarity: 1, trust: 1 }] });
+        expect(trust.json).toMatchObject({
+          forge: 'athens',
+          trust: 1,
+          rounds_scored: 1,
+          exiled: false,
+          history: [{ round: 1, similarity: 1, trust: 1 }],
+        });
       });
 
       it('closes at the deadline with whatever arrived; an empty round is extended instead (virtual clock)', async () => {
@@ -234,20 +396,48 @@ for (const backend of BACKENDS) {
         await call(c.url, 'POST', '/v1/rounds/1/seal', t, {});
         await c.server.council.idle();
         const s = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/1', t)).json);
-        expect(s.outcomes[0]).toMatchObject({ agent: 'metis', aggregated: false, skipped_reason: 'krum with f=1 needs n > 2f+2 (at least 5 updates); got 1' });
-        expectError(await call(c.url, 'GET', '/v1/rounds/1/aggregate/metis', t), 404, 'no_aggregate', /did not update metis/);
+        expect(s.outcomes[0]).toMatchObject({
+          agent: 'metis',
+          aggregated: false,
+          skipped_reason: 'krum with f=1 needs n > 2f+2 (at least 5 updates); got 1',
+        });
+        expectError(
+          await call(c.url, 'GET', '/v1/rounds/1/aggregate/metis', t),
+          404,
+          'no_aggregate',
+          /did not update metis/,
+        );
       });
     });
 
     describe('trust and exile: the Stoa Falls', () => {
       it('a forge that keeps sending far-off updates loses trust and is exiled after the warm-up', async () => {
-        c = await startTestCouncil({ min_forges: 5, strategy: 'multikrum', byzantine: 1, trust_warmup: 3, clip_norm: { min: 0, max: 10 } });
+        c = await startTestCouncil({
+          min_forges: 5,
+          strategy: 'multikrum',
+          byzantine: 1,
+          trust_warmup: 3,
+          clip_norm: { min: 0, max: 10 },
+        });
         const names = ['athens', 'sparta', 'thebes', 'argos', 'stoa'];
         const tokens = await Promise.all(names.map((n) => c.token(n)));
         for (let round = 1; round <= 3; round++) {
           for (let i = 0; i < 5; i++) {
-            const u = i === 4 ? update(100 + round, { centre: 1.5, spread: 0.05 }) : update(round * 10 + i, { centre: 0.2, spread: 0.05 });
-            expect((await call(c.url, 'PUT', `/v1/rounds/${round}/updates/aidos`, tokens[i]!, body(u, { privacy: { clip_norm: 10, noise_multiplier: 0 } }))).status).toBe(201);
+            const u =
+              i === 4
+                ? update(100 + round, { centre: 1.5, spread: 0.05 })
+                : update(round * 10 + i, { centre: 0.2, spread: 0.05 });
+            expect(
+              (
+                await call(
+                  c.url,
+                  'PUT',
+                  `/v1/rounds/${round}/updates/aidos`,
+                  tokens[i]!,
+                  body(u, { privacy: { clip_norm: 10, noise_multiplier: 0 } }),
+                )
+              ).status,
+            ).toBe(201);
           }
           for (const t of tokens) await call(c.url, 'POST', `/v1/rounds/${round}/seal`, t, {});
           await c.server.council.idle();
@@ -258,12 +448,21 @@ for (const backend of BACKENDS) {
         const stoa = (await call(c.url, 'GET', '/v1/trust', tokens[4]!)).json;
         expect(stoa).toMatchObject({ forge: 'stoa', exiled: true, exiled_round: 3, rounds_scored: 3 });
         expect(stoa.trust).toBeLessThan(0.4);
-        expect(stoa.history.map((h: { trust: number }) => h.trust)).toEqual([...stoa.history.map((h: { trust: number }) => h.trust)].sort((a: number, b: number) => b - a));
-        for (const t of tokens.slice(0, 4)) expect((await call(c.url, 'GET', '/v1/trust', t)).json).toMatchObject({ trust: 1, exiled: false });
+        expect(stoa.history.map((h: { trust: number }) => h.trust)).toEqual(
+          [...stoa.history.map((h: { trust: number }) => h.trust)].sort((a: number, b: number) => b - a),
+        );
+        for (const t of tokens.slice(0, 4))
+          expect((await call(c.url, 'GET', '/v1/trust', t)).json).toMatchObject({ trust: 1, exiled: false });
         const events = await c.server.storage.events(50);
-        expect(events.filter((e) => e.kind === 'stoa_falls').map((e) => JSON.parse(e.detailJson).forge)).toEqual(['stoa']);
+        expect(events.filter((e) => e.kind === 'stoa_falls').map((e) => JSON.parse(e.detailJson).forge)).toEqual([
+          'stoa',
+        ]);
         expect(c.logs.some((l) => /THE STOA FALLS — forge "stoa" exiled after round 3/.test(l))).toBe(true);
-        expectError(await call(c.url, 'PUT', '/v1/rounds/4/updates/aidos', tokens[4]!, body(update(7))), 403, 'forge_exiled');
+        expectError(
+          await call(c.url, 'PUT', '/v1/rounds/4/updates/aidos', tokens[4]!, body(update(7))),
+          403,
+          'forge_exiled',
+        );
         const s4 = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', tokens[4]!)).json);
         expect(s4.you.exiled).toBe(true);
       });
@@ -273,7 +472,9 @@ for (const backend of BACKENDS) {
       it('lists the accepted base fingerprints in the round status', async () => {
         c = await startTestCouncil();
         const t = await c.token('athens');
-        expect(RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', t)).json).accepted_base_fingerprints).toEqual([FINGERPRINT]);
+        expect(
+          RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', t)).json).accepted_base_fingerprints,
+        ).toEqual([FINGERPRINT]);
       });
     });
 
@@ -289,7 +490,25 @@ for (const backend of BACKENDS) {
         // Simulate the crash: the round was closed and kallos recorded, then the process died.
         await c.server.council.stop();
         expect(await storage.closeRound(1, new Date().toISOString(), 'min_forges')).toBe(true);
-        await storage.recordAggregate({ round: 1, agent: 'kallos', updated: false, outcomeJson: JSON.stringify({ strategy: 'fedavg', byzantine: 0, forges: [], used: [], non_finite: [], skipped_reason: 'recorded before the crash', details: {} }), recordedAt: new Date().toISOString() }, null, []);
+        await storage.recordAggregate(
+          {
+            round: 1,
+            agent: 'kallos',
+            updated: false,
+            outcomeJson: JSON.stringify({
+              strategy: 'fedavg',
+              byzantine: 0,
+              forges: [],
+              used: [],
+              non_finite: [],
+              skipped_reason: 'recorded before the crash',
+              details: {},
+            }),
+            recordedAt: new Date().toISOString(),
+          },
+          null,
+          [],
+        );
         const dir = c.dir;
         const database = c.config.database;
         await c.server.close();
@@ -325,21 +544,40 @@ for (const backend of BACKENDS) {
         const s = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', tokens.get('athens')!)).json);
         const seed = await c.server.storage.setting('cohort_seed');
         expect(seed?.length).toBe(32);
-        expect(s.cohort).toMatchObject({ size: 2, forges: sampleCohort(names, { round: 1, seed: seed!, size: 2 }), you: s.cohort?.forges.includes('athens'), next_check: s.deadline });
+        expect(s.cohort).toMatchObject({
+          size: 2,
+          forges: sampleCohort(names, { round: 1, seed: seed!, size: 2 }),
+          you: s.cohort?.forges.includes('athens'),
+          next_check: s.deadline,
+        });
         const inside = s.cohort!.forges;
         const outside = names.filter((n) => !inside.includes(n));
         for (const n of outside) {
           const r = await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', tokens.get(n)!, body(update(1)));
-          expectError(r, 403, 'not_in_cohort', new RegExp(`forge "${n}" is not in the cohort of round 1 \\(2 forges sampled\\)`));
+          expectError(
+            r,
+            403,
+            'not_in_cohort',
+            new RegExp(`forge "${n}" is not in the cohort of round 1 \\(2 forges sampled\\)`),
+          );
           expect(r.json.error.details).toMatchObject({ round: 1, cohort_size: 2, retry_after: s.deadline });
-          expectError(await call(c.url, 'POST', '/v1/rounds/1/seal', tokens.get(n)!, {}), 403, 'not_in_cohort', /not in the cohort/);
+          expectError(
+            await call(c.url, 'POST', '/v1/rounds/1/seal', tokens.get(n)!, {}),
+            403,
+            'not_in_cohort',
+            /not in the cohort/,
+          );
         }
         for (const [i, n] of inside.entries()) {
-          expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', tokens.get(n)!, body(update(i)))).status).toBe(201);
+          expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', tokens.get(n)!, body(update(i)))).status).toBe(
+            201,
+          );
           expect((await call(c.url, 'POST', '/v1/rounds/1/seal', tokens.get(n)!, {})).status).toBe(200);
         }
         await c.server.council.idle();
-        const next = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', tokens.get('athens')!)).json);
+        const next = RoundStatusSchema.parse(
+          (await call(c.url, 'GET', '/v1/rounds/current', tokens.get('athens')!)).json,
+        );
         expect(next.round).toBe(2);
         expect(next.cohort?.forges).toEqual(sampleCohort(names, { round: 2, seed: seed!, size: 2 }));
         expect((await c.server.storage.forgeCounts(1)).submitted).toBe(2);

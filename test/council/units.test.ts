@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkServeConfig, defaults, parseDuration, parseSize, resolveCouncilConfig } from '../../src/council/config.js';
+import {
+  checkServeConfig,
+  defaults,
+  parseDuration,
+  parseSize,
+  resolveCouncilConfig,
+} from '../../src/council/config.js';
 import { normBound } from '../../src/council/norm-bound.js';
 import { bearer, hashToken, newToken } from '../../src/council/tokens.js';
 import { nextTrust, shouldExile, similarities } from '../../src/council/trust.js';
@@ -17,15 +23,21 @@ for (const backend of BACKENDS) {
     describe('the norm bound S(1 + σ(√d + t))', () => {
       it('admits honestly clipped and noised updates (simulated, many dimensions and σ)', () => {
         fc.assert(
-          fc.property(fc.integer(), fc.integer({ min: 1, max: 5000 }), fc.double({ min: 0, max: 3, noNaN: true }), fc.double({ min: 0.01, max: 10, noNaN: true }), (seed, d, sigma, S) => {
-            const rand = rng(seed);
-            // worst case for the bound: an update exactly at the clip
-            const x = Array.from({ length: d }, () => gaussian(rand));
-            const nx = Math.hypot(...x);
-            const y = x.map((v) => (v / nx) * S + sigma * S * gaussian(rand));
-            const norm = Math.sqrt(Float32Array.from(y).reduce((a, v) => a + v * v, 0));
-            expect(norm).toBeLessThanOrEqual(normBound(S, sigma, d, 10));
-          }),
+          fc.property(
+            fc.integer(),
+            fc.integer({ min: 1, max: 5000 }),
+            fc.double({ min: 0, max: 3, noNaN: true }),
+            fc.double({ min: 0.01, max: 10, noNaN: true }),
+            (seed, d, sigma, S) => {
+              const rand = rng(seed);
+              // worst case for the bound: an update exactly at the clip
+              const x = Array.from({ length: d }, () => gaussian(rand));
+              const nx = Math.hypot(...x);
+              const y = x.map((v) => (v / nx) * S + sigma * S * gaussian(rand));
+              const norm = Math.sqrt(Float32Array.from(y).reduce((a, v) => a + v * v, 0));
+              expect(norm).toBeLessThanOrEqual(normBound(S, sigma, d, 10));
+            },
+          ),
           { numRuns: 200 },
         );
       });
@@ -45,9 +57,23 @@ for (const backend of BACKENDS) {
         const dir = tempDir('kourai-policy-');
         const ctx = { env: { KOURAI_HOME: dir }, cwd: dir };
         const layouts = JSON.stringify({ '*': [{ name: 'w', shape: [4096] }] });
-        const wide = resolveCouncilConfig(ctx, { layouts, base_fingerprints: ['sha256:x'], clip_norm: '0..1e300', noise_multiplier: '0..1e10' });
-        expect(() => checkServeConfig(wide)).toThrow(/clip_norm ≤ 1e\+300 with noise_multiplier ≤ 10000000000 over 4096 coordinates allows norms beyond the float64 range/);
-        checkServeConfig(resolveCouncilConfig(ctx, { layouts, base_fingerprints: ['sha256:x'], clip_norm: '0..1e300', noise_multiplier: '0..10' }));
+        const wide = resolveCouncilConfig(ctx, {
+          layouts,
+          base_fingerprints: ['sha256:x'],
+          clip_norm: '0..1e300',
+          noise_multiplier: '0..1e10',
+        });
+        expect(() => checkServeConfig(wide)).toThrow(
+          /clip_norm ≤ 1e\+300 with noise_multiplier ≤ 10000000000 over 4096 coordinates allows norms beyond the float64 range/,
+        );
+        checkServeConfig(
+          resolveCouncilConfig(ctx, {
+            layouts,
+            base_fingerprints: ['sha256:x'],
+            clip_norm: '0..1e300',
+            noise_multiplier: '0..10',
+          }),
+        );
       });
     });
 
@@ -86,11 +112,18 @@ for (const backend of BACKENDS) {
         expect(t).toBeCloseTo(0.343, 12);
         expect(seen).toEqual([false, false, true]);
         expect(shouldExile(0.1, 2, settings)).toBe(false);
-        fc.assert(fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.01, max: 1, noNaN: true }), (p, s, a) => {
-          const n = nextTrust(p, s, a);
-          expect(n).toBeGreaterThanOrEqual(Math.min(p, s) - 1e-15);
-          expect(n).toBeLessThanOrEqual(Math.max(p, s) + 1e-15);
-        }));
+        fc.assert(
+          fc.property(
+            fc.double({ min: 0, max: 1, noNaN: true }),
+            fc.double({ min: 0, max: 1, noNaN: true }),
+            fc.double({ min: 0.01, max: 1, noNaN: true }),
+            (p, s, a) => {
+              const n = nextTrust(p, s, a);
+              expect(n).toBeGreaterThanOrEqual(Math.min(p, s) - 1e-15);
+              expect(n).toBeLessThanOrEqual(Math.max(p, s) + 1e-15);
+            },
+          ),
+        );
       });
     });
 
@@ -98,28 +131,75 @@ for (const backend of BACKENDS) {
       it('takes each setting from the highest source and says where it came from', () => {
         const home = tempDir();
         mkdirSync(join(home, 'council'), { recursive: true });
-        writeFileSync(join(home, 'council', 'council.json'), JSON.stringify({ port: 9000, min_forges: 5, strategy: 'bulyan', byzantine: 1, base_fingerprints: ['a'] }));
-        const ctx = { cwd: home, env: { KOURAI_HOME: home, KOURAI_COUNCIL_PORT: '9100', KOURAI_COUNCIL_ROUND_DEADLINE: '30m', KOURAI_COUNCIL_BASE_FINGERPRINTS: 'b, c' } };
+        writeFileSync(
+          join(home, 'council', 'council.json'),
+          JSON.stringify({ port: 9000, min_forges: 5, strategy: 'bulyan', byzantine: 1, base_fingerprints: ['a'] }),
+        );
+        const ctx = {
+          cwd: home,
+          env: {
+            KOURAI_HOME: home,
+            KOURAI_COUNCIL_PORT: '9100',
+            KOURAI_COUNCIL_ROUND_DEADLINE: '30m',
+            KOURAI_COUNCIL_BASE_FINGERPRINTS: 'b, c',
+          },
+        };
         const r = resolveCouncilConfig(ctx, { port: '9200', payload_limit: '8MiB' });
-        expect(r.config).toMatchObject({ port: 9200, min_forges: 5, strategy: 'bulyan', byzantine: 1, round_deadline: 1800, payload_limit: 8 * 1024 * 1024, base_fingerprints: ['b', 'c'], host: '127.0.0.1', data_dir: join(home, 'council') });
-        expect(r.sources).toMatchObject({ port: 'flag --port', min_forges: `file ${join(home, 'council', 'council.json')}`, round_deadline: 'env KOURAI_COUNCIL_ROUND_DEADLINE', host: 'default' });
-        expect(() => checkServeConfig(r)).toThrow(/min_forges is 5 .* but bulyan with f=1 needs n ≥ 4f\+3 \(at least 7 updates\)/);
+        expect(r.config).toMatchObject({
+          port: 9200,
+          min_forges: 5,
+          strategy: 'bulyan',
+          byzantine: 1,
+          round_deadline: 1800,
+          payload_limit: 8 * 1024 * 1024,
+          base_fingerprints: ['b', 'c'],
+          host: '127.0.0.1',
+          data_dir: join(home, 'council'),
+        });
+        expect(r.sources).toMatchObject({
+          port: 'flag --port',
+          min_forges: `file ${join(home, 'council', 'council.json')}`,
+          round_deadline: 'env KOURAI_COUNCIL_ROUND_DEADLINE',
+          host: 'default',
+        });
+        expect(() => checkServeConfig(r)).toThrow(
+          /min_forges is 5 .* but bulyan with f=1 needs n ≥ 4f\+3 \(at least 7 updates\)/,
+        );
       });
 
       it('names the source of a bad value; serve needs a base fingerprint', () => {
         const home = tempDir();
-        expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { port: 'abc' })).toThrow(/^port \(from flag --port\): "abc" is not a number/);
-        expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home, KOURAI_COUNCIL_STRATEGY: 'mean' } }, {})).toThrow(/^strategy \(from env KOURAI_COUNCIL_STRATEGY\)/);
-        expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { config: join(home, 'nope.json') })).toThrow(/council config file not found/);
+        expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { port: 'abc' })).toThrow(
+          /^port \(from flag --port\): "abc" is not a number/,
+        );
+        expect(() =>
+          resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home, KOURAI_COUNCIL_STRATEGY: 'mean' } }, {}),
+        ).toThrow(/^strategy \(from env KOURAI_COUNCIL_STRATEGY\)/);
+        expect(() =>
+          resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { config: join(home, 'nope.json') }),
+        ).toThrow(/council config file not found/);
         writeFileSync(join(home, 'x.json'), '{"prot": 1}');
-        expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { config: 'x.json' })).toThrow(/unknown key "prot"/);
-        expect(() => checkServeConfig(resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, {}))).toThrow(/no accepted base-model fingerprint/);
+        expect(() => resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, { config: 'x.json' })).toThrow(
+          /unknown key "prot"/,
+        );
+        expect(() => checkServeConfig(resolveCouncilConfig({ cwd: home, env: { KOURAI_HOME: home } }, {}))).toThrow(
+          /no accepted base-model fingerprint/,
+        );
         expect(defaults(home).strategy).toBe('lora-fair');
       });
 
       it('parses durations and sizes', () => {
-        expect([parseDuration('90s'), parseDuration('15m'), parseDuration('24h'), parseDuration('2d'), parseDuration('250ms'), parseDuration(5)]).toEqual([90, 900, 86400, 172800, 0.25, 5]);
-        expect([parseSize('64MiB'), parseSize('1GB'), parseSize('512k'), parseSize('1000'), parseSize('2kb')]).toEqual([67108864, 1e9, 524288, 1000, 2000]);
+        expect([
+          parseDuration('90s'),
+          parseDuration('15m'),
+          parseDuration('24h'),
+          parseDuration('2d'),
+          parseDuration('250ms'),
+          parseDuration(5),
+        ]).toEqual([90, 900, 86400, 172800, 0.25, 5]);
+        expect([parseSize('64MiB'), parseSize('1GB'), parseSize('512k'), parseSize('1000'), parseSize('2kb')]).toEqual([
+          67108864, 1e9, 524288, 1000, 2000,
+        ]);
         expect(() => parseSize('lots')).toThrow(/not a size/);
       });
     });
@@ -133,19 +213,35 @@ for (const backend of BACKENDS) {
         expect(parseRange('1e-3..2.5e2')).toEqual({ min: 0.001, max: 250 });
         expect(parseRange(8)).toEqual({ min: 8, max: 8 });
         expect(parseRange({ min: 1, max: 2 })).toEqual({ min: 1, max: 2 });
-        for (const bad of ['8..', '..8', 'a..b', '1..2..3', '']) expect(() => parseRange(bad)).toThrow(/is not a value or a range/);
+        for (const bad of ['8..', '..8', 'a..b', '1..2..3', ''])
+          expect(() => parseRange(bad)).toThrow(/is not a value or a range/);
       });
     });
 
-    describe('layouts derived from the base model (the trainer\'s adapterLayout)', () => {
+    describe("layouts derived from the base model (the trainer's adapterLayout)", () => {
       it('the council accepts exactly the tensors the trainer produces for each agent', async () => {
         const { configuredLayouts } = await import('../../src/council/layouts.js');
         const { adapterLayout } = await import('../../src/train/adapter-layout.js');
         const { builtinBaseSpec, inputDim } = await import('../../src/train/base-spec.js');
         const layouts = configuredLayouts({ derive: { base: 'builtin', rank: 4 } });
-        expect([...layouts.keys()]).toEqual(['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia']);
-        for (const [agent, l] of layouts) expect(l.tensors.map((t) => ({ name: t.name, shape: t.shape }))).toEqual(adapterLayout(builtinBaseSpec(), agent, 4));
-        expect(layouts.get('metis')?.tensors[0]).toMatchObject({ name: 'base_model.model.encoder.dense.lora_A.weight', shape: [4, inputDim(builtinBaseSpec())] });
+        expect([...layouts.keys()]).toEqual([
+          'hephaestus',
+          'metis',
+          'techne',
+          'dokimasia',
+          'kallos',
+          'mneme',
+          'aidos',
+          'aletheia',
+        ]);
+        for (const [agent, l] of layouts)
+          expect(l.tensors.map((t) => ({ name: t.name, shape: t.shape }))).toEqual(
+            adapterLayout(builtinBaseSpec(), agent, 4),
+          );
+        expect(layouts.get('metis')?.tensors[0]).toMatchObject({
+          name: 'base_model.model.encoder.dense.lora_A.weight',
+          shape: [4, inputDim(builtinBaseSpec())],
+        });
       });
 
       it('serve: a built-in derivation supplies the built-in fingerprint, and refuses a council that accepts only other bases', async () => {
@@ -155,11 +251,22 @@ for (const backend of BACKENDS) {
         const r = resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 8}}' });
         checkServeConfig(r);
         expect(r.config.base_fingerprints).toEqual([BUILTIN_FINGERPRINT]);
-        const other = resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 8}}', base_fingerprints: ['sha256:other'] });
-        expect(() => checkServeConfig(other)).toThrow(new RegExp(`layouts are derived from the built-in base, but its fingerprint ${BUILTIN_FINGERPRINT}`));
-        expect(() => resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 0}}' })).toThrow(/layouts \(from flag --layouts\)/);
-        expect(() => resolveCouncilConfig(ctx, { layouts: '{"hermes": [{"name": "a", "shape": [1]}]}' })).toThrow(/keys must be federating agents/);
-        expect(() => checkServeConfig(resolveCouncilConfig(ctx, { base_fingerprints: ['x'] }))).toThrow(/no adapter layouts/);
+        const other = resolveCouncilConfig(ctx, {
+          layouts: '{"derive": {"base": "builtin", "rank": 8}}',
+          base_fingerprints: ['sha256:other'],
+        });
+        expect(() => checkServeConfig(other)).toThrow(
+          new RegExp(`layouts are derived from the built-in base, but its fingerprint ${BUILTIN_FINGERPRINT}`),
+        );
+        expect(() => resolveCouncilConfig(ctx, { layouts: '{"derive": {"base": "builtin", "rank": 0}}' })).toThrow(
+          /layouts \(from flag --layouts\)/,
+        );
+        expect(() => resolveCouncilConfig(ctx, { layouts: '{"hermes": [{"name": "a", "shape": [1]}]}' })).toThrow(
+          /keys must be federating agents/,
+        );
+        expect(() => checkServeConfig(resolveCouncilConfig(ctx, { base_fingerprints: ['x'] }))).toThrow(
+          /no adapter layouts/,
+        );
       });
     });
 
@@ -169,7 +276,10 @@ for (const backend of BACKENDS) {
         const { addForge } = await import('../../src/council/forges.js');
         const { authenticate } = await import('../../src/council/auth.js');
         const { randomBytes } = await import('node:crypto');
-        const storage = await openCouncilStorage({ data_dir: tempDir('kourai-auth-'), database: await testDatabase() }, 'create');
+        const storage = await openCouncilStorage(
+          { data_dir: tempDir('kourai-auth-'), database: await testDatabase() },
+          'create',
+        );
         try {
           const { token } = await addForge(storage, 'athens', randomBytes, new Date());
           // Every storage call authenticate makes, with its arguments.
@@ -179,7 +289,9 @@ for (const backend of BACKENDS) {
               const v = Reflect.get(target, prop, receiver) as unknown;
               if (typeof v !== 'function') return v;
               return (...a: unknown[]) => {
-                calls.push(`${String(prop)}(${a.map((x) => (Buffer.isBuffer(x) ? `sha256:${x.toString('hex')}` : JSON.stringify(x))).join(', ')})`);
+                calls.push(
+                  `${String(prop)}(${a.map((x) => (Buffer.isBuffer(x) ? `sha256:${x.toString('hex')}` : JSON.stringify(x))).join(', ')})`,
+                );
                 return (v as (...b: unknown[]) => unknown).apply(target, a);
               };
             },

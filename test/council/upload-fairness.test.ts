@@ -16,11 +16,19 @@ afterEach(async () => {
 });
 
 /** Opens an upload that declares `length` bytes, sends `first` of them, and stalls. */
-function stall(url: string, token: string, agent: string, length: number, first: string): Promise<{ socket: Socket; response: Promise<string> }> {
+function stall(
+  url: string,
+  token: string,
+  agent: string,
+  length: number,
+  first: string,
+): Promise<{ socket: Socket; response: Promise<string> }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(u.port), u.hostname, () => {
-      socket.write(`PUT /v1/rounds/1/updates/${agent} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\nkourai-protocol: 2\r\nauthorization: Bearer ${token}\r\ncontent-length: ${length}\r\n\r\n${first}`);
+      socket.write(
+        `PUT /v1/rounds/1/updates/${agent} HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\nkourai-protocol: 2\r\nauthorization: Bearer ${token}\r\ncontent-length: ${length}\r\n\r\n${first}`,
+      );
       let got = '';
       const response = new Promise<string>((res) => {
         socket.on('data', (d: Buffer) => (got += d.toString()));
@@ -38,9 +46,12 @@ describe('upload slots are fair across forges', () => {
     c = await startTestCouncil({ max_in_flight: 8, max_uploads_per_forge: 2 });
     const stallers = await Promise.all(['argos', 'corinth', 'delphi', 'elis'].map((n) => c!.token(n)));
     const honest = await c.token('athens');
-    const held = await Promise.all(stallers.flatMap((t) => ['metis', 'techne'].map((agent) => stall(c!.url, t, agent, 64 * 1024 * 1024, '{"base'))));
+    const held = await Promise.all(
+      stallers.flatMap((t) => ['metis', 'techne'].map((agent) => stall(c!.url, t, agent, 64 * 1024 * 1024, '{"base'))),
+    );
     // Wait until the council has taken every upload it will (some of the 8 may be refused at once).
-    for (let i = 0; i < 200 && c.server.uploadsInFlight() + held.filter((h) => h.socket.destroyed).length < 8; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && c.server.uploadsInFlight() + held.filter((h) => h.socket.destroyed).length < 8; i++)
+      await new Promise((r) => setTimeout(r, 10));
     const t0 = Date.now();
     const r = await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', honest, body(update(1)));
     expect(r.status, JSON.stringify(r.json)).toBe(201);

@@ -29,7 +29,11 @@ interface Run {
 }
 
 function start(args: string[]): Run {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: home, env: cleanEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: home,
+    env: cleanEnv(home),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -18,12 +18,29 @@ afterAll(() => removeDir(home));
 
 /** Runs serve; it must exit by itself (refusal) within the timeout, never start listening. */
 function serve(dataDir: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', FINGERPRINT, '--layouts', JSON.stringify({ '*': SPECS }), '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
-    encoding: 'utf8',
-    timeout: 30_000,
-    killSignal: 'SIGKILL',
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      BIN,
+      'council',
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--base-fingerprint',
+      FINGERPRINT,
+      '--layouts',
+      JSON.stringify({ '*': SPECS }),
+      '--json',
+    ],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
+      encoding: 'utf8',
+      timeout: 30_000,
+      killSignal: 'SIGKILL',
+    },
+  );
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -44,7 +61,8 @@ describe('a damaged council.db', () => {
 
   it('random bytes in page 2: refused at start (integrity check), never a server whose requests fail with 500', () => {
     const dir = join(home, 'page2');
-    for (const n of ['athens', 'sparta', 'thebes']) expect(kourai(['council', 'forge', 'add', n, '--data-dir', dir], { home }).code).toBe(0);
+    for (const n of ['athens', 'sparta', 'thebes'])
+      expect(kourai(['council', 'forge', 'add', n, '--data-dir', dir], { home }).code).toBe(0);
     const path = join(dir, 'council.db');
     const size = statSync(path).size;
     expect(size).toBeGreaterThan(8192);
@@ -56,7 +74,9 @@ describe('a damaged council.db', () => {
     expect(r.stdout).not.toMatch(/listening/);
     expect(r.code).toBe(8);
     expect(r.stderr).toMatch(/^kourai: council database .*council\.db is damaged/);
-    expect(r.stderr).toMatch(/hint: the council state cannot be rebuilt from anything else: stop the council and restore council\.db from a backup/);
+    expect(r.stderr).toMatch(
+      /hint: the council state cannot be rebuilt from anything else: stop the council and restore council\.db from a backup/,
+    );
     expect(readFileSync(path).subarray(4096, 8192).equals(junk)).toBe(true);
   });
 

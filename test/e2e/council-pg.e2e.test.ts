@@ -32,13 +32,34 @@ interface Serving {
 
 const LEASE = '2s';
 // Long enough that the kill lands mid-aggregation, short enough for the suite.
-const ARGS = ['--base-fingerprint', FINGERPRINT, '--layouts', JSON.stringify({ '*': SPECS }), '--noise-multiplier', '0..10', '--min-forges', '3', '--strategy', 'lora-fair', '--lora-fair-steps', '300000', '--aggregation-lease', LEASE, '--threads', '1'];
+const ARGS = [
+  '--base-fingerprint',
+  FINGERPRINT,
+  '--layouts',
+  JSON.stringify({ '*': SPECS }),
+  '--noise-multiplier',
+  '0..10',
+  '--min-forges',
+  '3',
+  '--strategy',
+  'lora-fair',
+  '--lora-fair-steps',
+  '300000',
+  '--aggregation-lease',
+  LEASE,
+  '--threads',
+  '1',
+];
 
 function serve(database: string): Promise<Serving> {
-  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--database', database, '--json', ...ARGS], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [BIN, 'council', 'serve', '--port', '0', '--database', database, '--json', ...ARGS],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   return new Promise((resolve, reject) => {
@@ -74,9 +95,11 @@ async function council(): Promise<{ database: string; tokens: string[] }> {
 async function submitAll(urls: string[], tokens: string[]): Promise<void> {
   for (const [i, t] of tokens.entries()) {
     const url = urls[i % urls.length] as string;
-    for (const [a, agent] of ['metis', 'kallos'].entries()) expect((await call(url, 'PUT', `/v1/rounds/1/updates/${agent}`, t, body(update(i * 10 + a)))).status).toBe(201);
+    for (const [a, agent] of ['metis', 'kallos'].entries())
+      expect((await call(url, 'PUT', `/v1/rounds/1/updates/${agent}`, t, body(update(i * 10 + a)))).status).toBe(201);
   }
-  for (const [i, t] of tokens.entries()) expect((await call(urls[(i + 1) % urls.length] as string, 'POST', '/v1/rounds/1/seal', t, {})).status).toBe(200);
+  for (const [i, t] of tokens.entries())
+    expect((await call(urls[(i + 1) % urls.length] as string, 'POST', '/v1/rounds/1/seal', t, {})).status).toBe(200);
 }
 
 async function aggregated(url: string, token: string, ms = 120_000): Promise<void> {
@@ -88,54 +111,79 @@ async function aggregated(url: string, token: string, ms = 120_000): Promise<voi
 }
 
 describe('kourai council on PostgreSQL (the real binary, two processes)', () => {
-  it('kill -9 of the process aggregating a round: the other takes over after the lease; aggregated once, equal to an undisturbed run', { timeout: 240_000 }, async (ctx) => {
-    if (!cluster) return ctx.skip(true, reason);
-    // The undisturbed run.
-    const calm = await council();
-    const c1 = await serve(calm.database);
-    await submitAll([c1.url], calm.tokens);
-    await aggregated(c1.url, calm.tokens[0]!);
-    const want = await Promise.all(['metis', 'kallos'].map(async (agent) => AdapterSchema.parse((await call(c1.url, 'GET', `/v1/rounds/1/aggregate/${agent}`, calm.tokens[0]!)).json).digest));
-    c1.proc.kill('SIGTERM');
-    await exited(c1.proc);
+  it(
+    'kill -9 of the process aggregating a round: the other takes over after the lease; aggregated once, equal to an undisturbed run',
+    { timeout: 240_000 },
+    async (ctx) => {
+      if (!cluster) return ctx.skip(true, reason);
+      // The undisturbed run.
+      const calm = await council();
+      const c1 = await serve(calm.database);
+      await submitAll([c1.url], calm.tokens);
+      await aggregated(c1.url, calm.tokens[0]!);
+      const want = await Promise.all(
+        ['metis', 'kallos'].map(
+          async (agent) =>
+            AdapterSchema.parse((await call(c1.url, 'GET', `/v1/rounds/1/aggregate/${agent}`, calm.tokens[0]!)).json)
+              .digest,
+        ),
+      );
+      c1.proc.kill('SIGTERM');
+      await exited(c1.proc);
 
-    // Two processes; forges go through both; the aggregator is killed mid-aggregation.
-    const hard = await council();
-    const a = await serve(hard.database);
-    const b = await serve(hard.database);
-    try {
-      await submitAll([a.url, b.url], hard.tokens);
-      // Who aggregates is observed, not assumed: the process whose health says so.
-      let victim: Serving | null = null;
-      const end = Date.now() + 60_000;
-      while (!victim && Date.now() < end) {
-        for (const s of [a, b]) {
-          const h = HealthSchema.parse((await call(s.url, 'GET', '/v1/health', null)).json);
-          if (h.process?.role === 'aggregating round 1') victim = s;
+      // Two processes; forges go through both; the aggregator is killed mid-aggregation.
+      const hard = await council();
+      const a = await serve(hard.database);
+      const b = await serve(hard.database);
+      try {
+        await submitAll([a.url, b.url], hard.tokens);
+        // Who aggregates is observed, not assumed: the process whose health says so.
+        let victim: Serving | null = null;
+        const end = Date.now() + 60_000;
+        while (!victim && Date.now() < end) {
+          for (const s of [a, b]) {
+            const h = HealthSchema.parse((await call(s.url, 'GET', '/v1/health', null)).json);
+            if (h.process?.role === 'aggregating round 1') victim = s;
+          }
         }
+        expect(victim, 'one process was seen aggregating round 1').not.toBeNull();
+        const survivor = victim === a ? b : a;
+        victim!.proc.kill('SIGKILL');
+        await exited(victim!.proc);
+        expect(
+          RoundStatusSchema.parse((await call(survivor.url, 'GET', '/v1/rounds/1', hard.tokens[0]!)).json).state,
+          'killed mid-aggregation',
+        ).toBe('closing');
+        await aggregated(survivor.url, hard.tokens[0]!);
+        const got = await Promise.all(
+          ['metis', 'kallos'].map(
+            async (agent) =>
+              AdapterSchema.parse(
+                (await call(survivor.url, 'GET', `/v1/rounds/1/aggregate/${agent}`, hard.tokens[0]!)).json,
+              ).digest,
+          ),
+        );
+        expect(got).toEqual(want);
+        expect(survivor.stderr()).toMatch(/round 1 aggregated/);
+        const status = kourai(['council', 'status', '--database', hard.database, '--json'], { home });
+        expect(status.code, status.stderr).toBe(0);
+        const s = JSON.parse(status.stdout) as {
+          round: { round: number; state: string };
+          processes: { stale: boolean }[];
+        };
+        expect(s.round).toMatchObject({ round: 2, state: 'open' });
+        expect(s.processes.length).toBe(2);
+        const rounds = JSON.parse(
+          kourai(['council', 'rounds', '--database', hard.database, '--json'], { home }).stdout,
+        ) as { rounds: { round: number; state: string }[] };
+        expect(rounds.rounds.map((r) => [r.round, r.state])).toEqual([
+          [2, 'open'],
+          [1, 'aggregated'],
+        ]);
+      } finally {
+        a.proc.kill('SIGKILL');
+        b.proc.kill('SIGKILL');
       }
-      expect(victim, 'one process was seen aggregating round 1').not.toBeNull();
-      const survivor = victim === a ? b : a;
-      victim!.proc.kill('SIGKILL');
-      await exited(victim!.proc);
-      expect(RoundStatusSchema.parse((await call(survivor.url, 'GET', '/v1/rounds/1', hard.tokens[0]!)).json).state, 'killed mid-aggregation').toBe('closing');
-      await aggregated(survivor.url, hard.tokens[0]!);
-      const got = await Promise.all(['metis', 'kallos'].map(async (agent) => AdapterSchema.parse((await call(survivor.url, 'GET', `/v1/rounds/1/aggregate/${agent}`, hard.tokens[0]!)).json).digest));
-      expect(got).toEqual(want);
-      expect(survivor.stderr()).toMatch(/round 1 aggregated/);
-      const status = kourai(['council', 'status', '--database', hard.database, '--json'], { home });
-      expect(status.code, status.stderr).toBe(0);
-      const s = JSON.parse(status.stdout) as { round: { round: number; state: string }; processes: { stale: boolean }[] };
-      expect(s.round).toMatchObject({ round: 2, state: 'open' });
-      expect(s.processes.length).toBe(2);
-      const rounds = JSON.parse(kourai(['council', 'rounds', '--database', hard.database, '--json'], { home }).stdout) as { rounds: { round: number; state: string }[] };
-      expect(rounds.rounds.map((r) => [r.round, r.state])).toEqual([
-        [2, 'open'],
-        [1, 'aggregated'],
-      ]);
-    } finally {
-      a.proc.kill('SIGKILL');
-      b.proc.kill('SIGKILL');
-    }
-  });
+    },
+  );
 });

@@ -26,14 +26,31 @@ beforeAll(async () => {
   expect(added.code, added.stderr).toBe(0);
   token = (JSON.parse(added.stdout) as { token: string }).token;
   // Layouts derived from the built-in base: its fingerprint is the accepted one, as a forge's is.
-  council = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--layouts', JSON.stringify({ derive: { base: 'builtin', rank: 8 } }), '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  council = spawn(
+    process.execPath,
+    [
+      BIN,
+      'council',
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--layouts',
+      JSON.stringify({ derive: { base: 'builtin', rank: 8 } }),
+      '--json',
+    ],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   council.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: council!.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
+    createInterface({ input: council!.stdout! }).once('line', (line) =>
+      resolve((JSON.parse(line) as { url: string }).url),
+    );
     council!.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
   });
 }, 60_000);
@@ -72,7 +89,9 @@ describe('the forge binary', () => {
     try {
       const forge = join(home, 'forge-ok');
       mkdirSync(forge);
-      const r = await kouraiAsync(['federate', 'join', '--server', relay.url, '--token', token, '--json'], { home: forge });
+      const r = await kouraiAsync(['federate', 'join', '--server', relay.url, '--token', token, '--json'], {
+        home: forge,
+      });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ protocol: 2, forge: 'athens' });
       expect(relay.seen.length).toBeGreaterThanOrEqual(3);
@@ -87,9 +106,13 @@ describe('the forge binary', () => {
     try {
       const forge = join(home, 'forge-v3');
       mkdirSync(forge);
-      const r = await kouraiAsync(['federate', 'join', '--server', relay.url, '--token', token, '--json'], { home: forge });
+      const r = await kouraiAsync(['federate', 'join', '--server', relay.url, '--token', token, '--json'], {
+        home: forge,
+      });
       expect(r.code, r.stderr).toBe(9);
-      expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(/^kourai: council: the council at .* speaks protocol v2 and refused this request's v3/);
+      expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(
+        /^kourai: council: the council at .* speaks protocol v2 and refused this request's v3/,
+      );
       expect(r.stderr).toMatch(/ask its operator to upgrade/);
       expect(JSON.parse(r.stdout)).toMatchObject({ error: { exit_code: 9 } });
       expect(`${r.stdout}${r.stderr}`).not.toContain(token);

@@ -25,10 +25,17 @@ describe('kourai memoir export --format trl-dpo (the built binary)', () => {
     const py = spawnSync('python3', [reader, ...doc.files.map((f) => f.path)], { encoding: 'utf8' });
     expect(py.stderr).toBe('');
     expect(py.status).toBe(0);
-    expect(py.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { rows: number }).rows)).toEqual(doc.files.map((f) => f.records));
+    expect(
+      py.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { rows: number }).rows),
+    ).toEqual(doc.files.map((f) => f.records));
     expect(readFileSync(doc.files[0]?.path as string, 'utf8')).not.toContain('\nTask: ');
 
-    const p = kourai(['memoir', 'export', '--format', 'trl-dpo', '--out', join(home, 'all'), '--include-private'], { home });
+    const p = kourai(['memoir', 'export', '--format', 'trl-dpo', '--out', join(home, 'all'), '--include-private'], {
+      home,
+    });
     expect(p.code).toBe(0);
     expect(p.stderr).toMatch(/^warning: --include-private: /m);
     expect(p.stdout).toMatch(/^wrote \d+ preference pairs in TRL's DPO format to /);

@@ -54,8 +54,12 @@ describe('kourai federate join: exit 9 from the real binary', () => {
     const r = kourai(['federate', 'join', '--server', url, '--token', TOKEN, '--json'], { home });
     expect(r.code, r.stderr).toBe(9);
     // --token on the command line: a warning first (the token is in the process list), then the error.
-    expect(r.stderr.split('\n')[0]).toMatch(/^warning: --token puts the token in the process list.*--token-file FILE .*--token -/);
-    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(new RegExp(`^kourai: .*${url.replace(/[.:/]/g, '\\$&')}`));
+    expect(r.stderr.split('\n')[0]).toMatch(
+      /^warning: --token puts the token in the process list.*--token-file FILE .*--token -/,
+    );
+    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(
+      new RegExp(`^kourai: .*${url.replace(/[.:/]/g, '\\$&')}`),
+    );
     expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'network', exit_code: 9 } });
     expect(`${r.stdout}${r.stderr}`).not.toContain(TOKEN);
     expectNotJoined();
@@ -68,7 +72,9 @@ describe('kourai federate join: exit 9 from the real binary', () => {
     });
     const r = await kouraiAsync(['federate', 'join', '--server', url, '--token', TOKEN], { home });
     expect(r.code, r.stderr).toBe(9);
-    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(/^kourai: .* does not answer like a kourai council/);
+    expect(r.stderr.split('\n').find((l) => l.startsWith('kourai: '))).toMatch(
+      /^kourai: .* does not answer like a kourai council/,
+    );
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toContain(TOKEN);
     expectNotJoined();
@@ -76,7 +82,11 @@ describe('kourai federate join: exit 9 from the real binary', () => {
 
   it('Ctrl-C while join waits for a council that accepts the connection and never answers: exit 130, one line, no TypeError', async () => {
     const url = await listen(() => undefined); // never answers
-    const child = spawn(process.execPath, [BIN, 'federate', 'join', '--server', url, '--token-file', tokenFile()], { cwd: home, env: cleanEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'federate', 'join', '--server', url, '--token-file', tokenFile()], {
+      cwd: home,
+      env: cleanEnv(home),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const done = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -94,4 +104,3 @@ function tokenFile(): string {
   writeFileSync(file, TOKEN, { mode: 0o600 });
   return file;
 }
-

@@ -47,10 +47,31 @@ const forges: Forge[] = [];
 
 function startCouncil(): Promise<{ proc: ChildProcess; url: string }> {
   const layouts = JSON.stringify({ derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } });
-  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', BUILTIN_FINGERPRINT, '--layouts', layouts, '--min-forges', '2', '--strategy', 'fedavg', '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      BIN,
+      'council',
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--base-fingerprint',
+      BUILTIN_FINGERPRINT,
+      '--layouts',
+      layouts,
+      '--min-forges',
+      '2',
+      '--strategy',
+      'fedavg',
+      '--json',
+    ],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   return new Promise((resolve, reject) => {
@@ -84,7 +105,10 @@ function adapters(home: string, kind: 'council' | 'bond'): Record<string, Record
 }
 
 function puts(f: Forge): RawRequest[] {
-  return f.wire.sent().flatMap(parseRequests).filter((r) => r.method === 'PUT');
+  return f.wire
+    .sent()
+    .flatMap(parseRequests)
+    .filter((r) => r.method === 'PUT');
 }
 
 function withoutData(body: { tensors: { data?: unknown }[] } & Record<string, unknown>): Record<string, unknown> {
@@ -106,10 +130,15 @@ beforeAll(async () => {
     const token = (ok(added, 'council forge add') as { token: string }).token;
     const home = join(root, name);
     mkdirSync(home);
-    const synth = ok(kourai(['memoir', 'synth', '--player', player, '--json'], { home }), 'memoir synth') as { memoirs: string[] };
+    const synth = ok(kourai(['memoir', 'synth', '--player', player, '--json'], { home }), 'memoir synth') as {
+      memoirs: string[];
+    };
     const canaries = plantCanaries(synth.memoirs[0] as string, name);
     const wire = await captureWire(councilUrl);
-    ok(await kouraiAsync(['federate', 'join', '--server', wire.url, '--token', token, '--json'], { home }), 'federate join');
+    ok(
+      await kouraiAsync(['federate', 'join', '--server', wire.url, '--token', token, '--json'], { home }),
+      'federate join',
+    );
     ok(kourai(['federate', 'consent', '--allow', 'all', '--json'], { home }), 'federate consent');
     forges.push({ name, player, home, memoirs: synth.memoirs, canaries, wire });
   }
@@ -124,7 +153,9 @@ afterAll(async () => {
 describe('two forges, a real council process, every byte on the wire kept', () => {
   it('the dry run prints the plan and sends no update', async () => {
     for (const f of forges) {
-      const r = (await kouraiAsync(['federate', 'round', '--dry-run', '--json'], { home: f.home }).then((x) => ok(x, 'dry run'))) as RoundResult & { outcome: 'dry_run' };
+      const r = (await kouraiAsync(['federate', 'round', '--dry-run', '--json'], { home: f.home }).then((x) =>
+        ok(x, 'dry run'),
+      )) as RoundResult & { outcome: 'dry_run' };
       expect(r.outcome).toBe('dry_run');
       expect(r.plan.round).toBe(1);
       expect(r.plan.speakers.length).toBeGreaterThan(0);
@@ -132,14 +163,18 @@ describe('two forges, a real council process, every byte on the wire kept', () =
       expect(r.plan.agents.find((a) => a.agent === 'cupid')).toMatchObject({ verdict: 'bond_only', speaks: false });
       f.dryRun = r.plan;
       // kourai whisper --next-round shows the same plan (the same function builds it).
-      const w = (await kouraiAsync(['whisper', '--next-round', '--json'], { home: f.home }).then((x) => ok(x, 'whisper --next-round'))) as WhisperReport & { next_round: FederationPlan };
+      const w = (await kouraiAsync(['whisper', '--next-round', '--json'], { home: f.home }).then((x) =>
+        ok(x, 'whisper --next-round'),
+      )) as WhisperReport & { next_round: FederationPlan };
       expect(w.next_round).toEqual(r.plan);
       // The same plan as text: per agent the request, the tensors, S, σ and ε, the envelope.
       if (f === forges[0]) {
         const text = await kouraiAsync(['federate', 'round', '--dry-run'], { home: f.home });
         expect(text.code, text.stderr).toBe(0);
         const techne = r.plan.agents.find((a) => a.agent === 'techne');
-        expect(text.stdout).toContain(`PUT /v1/rounds/1/updates/techne  application/json  ${techne?.request?.bytes.toLocaleString('en-US')} bytes`);
+        expect(text.stdout).toContain(
+          `PUT /v1/rounds/1/updates/techne  application/json  ${techne?.request?.bytes.toLocaleString('en-US')} bytes`,
+        );
         expect(text.stdout).toContain('base_model.model.head.score.lora_A.weight  [8, 256]');
         expect(text.stdout).toMatch(/clip S = 1, noise σ = 8, ε \+0\.4776 → 0\.4776/);
         expect(text.stdout).toMatch(/cupid\s+silent\s+bond-only/);
@@ -150,29 +185,50 @@ describe('two forges, a real council process, every byte on the wire kept', () =
   }, 120_000);
 
   it('round 1: both complete; what left is exactly what the dry run printed, noised', async () => {
-    const results = await Promise.all(forges.map((f) => kouraiAsync(['federate', 'round', '--json'], { home: f.home })));
+    const results = await Promise.all(
+      forges.map((f) => kouraiAsync(['federate', 'round', '--json'], { home: f.home })),
+    );
     for (const [i, f] of forges.entries()) {
       const r = ok(results[i] as BinResult, `${f.name} round 1`) as RoundResult & { outcome: 'completed' };
       expect(r.outcome).toBe('completed');
       expect(r.round).toBe(1);
       // Progress on stderr: training per agent, upload, the seal, waiting or the download, the memoir entry.
       const progress = (results[i] as BinResult).stderr;
-      for (const step of [/^trained techne on \d+ council examples$/m, /^sending techne's update$/m, /^the council accepted techne's update/m, /^sealed round 1/m, /^downloading techne's new council adapter \(round 1\)$/m, /^recorded the Council of Sisters in the memoir/m]) expect(progress).toMatch(step);
+      for (const step of [
+        /^trained techne on \d+ council examples$/m,
+        /^sending techne's update$/m,
+        /^the council accepted techne's update/m,
+        /^sealed round 1/m,
+        /^downloading techne's new council adapter \(round 1\)$/m,
+        /^recorded the Council of Sisters in the memoir/m,
+      ])
+        expect(progress).toMatch(step);
       const plan = f.dryRun as FederationPlan;
       const sent = puts(f);
-      expect(sent.map((p) => p.path).sort()).toEqual(plan.agents.filter((a) => a.speaks).map((a) => a.request?.path).sort());
+      expect(sent.map((p) => p.path).sort()).toEqual(
+        plan.agents
+          .filter((a) => a.speaks)
+          .map((a) => a.request?.path)
+          .sort(),
+      );
       for (const req of sent) {
         const a = plan.agents.find((x) => x.request?.path === req.path);
         expect(a, req.path).toBeDefined();
         expect(req.headers['content-type']).toBe(a?.request?.content_type);
         expect(req.body.length).toBe(a?.request?.bytes);
-        const body = JSON.parse(req.body.toString('utf8')) as { tensors: { name: string; shape: number[]; data: string }[] } & Record<string, unknown>;
+        const body = JSON.parse(req.body.toString('utf8')) as {
+          tensors: { name: string; shape: number[]; data: string }[];
+        } & Record<string, unknown>;
         expect(withoutData(body)).toEqual(withoutData(a?.envelope as never));
         // Noised: an update clipped to S carries norm ≤ S; the noise alone has norm ≈ σ·S·√d.
-        const values = body.tensors.flatMap((t) => Array.from(new Float32Array(Uint8Array.from(Buffer.from(t.data, 'base64')).buffer)));
+        const values = body.tensors.flatMap((t) =>
+          Array.from(new Float32Array(Uint8Array.from(Buffer.from(t.data, 'base64')).buffer)),
+        );
         const norm = Math.sqrt(values.reduce((s, v) => s + v * v, 0));
         expect(values.length).toBe(a?.coords);
-        expect(norm).toBeGreaterThan(0.5 * plan.mechanism.noise_multiplier * plan.mechanism.clip_norm * Math.sqrt(values.length));
+        expect(norm).toBeGreaterThan(
+          0.5 * plan.mechanism.noise_multiplier * plan.mechanism.clip_norm * Math.sqrt(values.length),
+        );
       }
     }
     const [a, b] = forges as [Forge, Forge];
@@ -183,18 +239,36 @@ describe('two forges, a real council process, every byte on the wire kept', () =
   it('round 2 (one forge sends safetensors bodies): both complete from the round-1 globals; same council adapters, the budget spent shows in whisper', async () => {
     const encoding = (f: Forge): string[] => (f === forges[1] ? ['--encoding', 'safetensors'] : []);
     const before = forges.map((f) => puts(f).length);
-    const plans = await Promise.all(forges.map((f) => kouraiAsync(['federate', 'round', '--dry-run', '--json', ...encoding(f)], { home: f.home }).then((x) => (ok(x, 'dry run 2') as { plan: FederationPlan }).plan)));
-    const results = await Promise.all(forges.map((f) => kouraiAsync(['federate', 'round', '--json', ...encoding(f)], { home: f.home })));
+    const plans = await Promise.all(
+      forges.map((f) =>
+        kouraiAsync(['federate', 'round', '--dry-run', '--json', ...encoding(f)], { home: f.home }).then(
+          (x) => (ok(x, 'dry run 2') as { plan: FederationPlan }).plan,
+        ),
+      ),
+    );
+    const results = await Promise.all(
+      forges.map((f) => kouraiAsync(['federate', 'round', '--json', ...encoding(f)], { home: f.home })),
+    );
     for (const [i, f] of forges.entries()) {
       const r = ok(results[i] as BinResult, `${f.name} round 2`) as RoundResult & { outcome: 'completed' };
       expect(r.round).toBe(2);
       const plan = plans[i] as FederationPlan;
       const sent = puts(f).slice(before[i]);
-      expect(sent.map((p) => [p.path, p.headers['content-type'], p.body.length]).sort()).toEqual(plan.agents.filter((a) => a.speaks).map((a) => [a.request?.path, a.request?.content_type, a.request?.bytes]).sort());
+      expect(sent.map((p) => [p.path, p.headers['content-type'], p.body.length]).sort()).toEqual(
+        plan.agents
+          .filter((a) => a.speaks)
+          .map((a) => [a.request?.path, a.request?.content_type, a.request?.bytes])
+          .sort(),
+      );
       expect(r.plan.agents.filter((x) => x.speaks).every((x) => x.starts_from?.kind === 'global')).toBe(true);
       const w = ok(kourai(['whisper', '--json'], { home: f.home }), 'whisper') as WhisperReport;
       // priced at the council's policy as round 2 published it (each round records it; join recorded round 1's)
-      expect(w.priced_at).toMatchObject({ source: 'council', council_round: 2, noise_multiplier: r.plan.mechanism.noise_multiplier, clip_norm: r.plan.mechanism.clip_norm });
+      expect(w.priced_at).toMatchObject({
+        source: 'council',
+        council_round: 2,
+        noise_multiplier: r.plan.mechanism.noise_multiplier,
+        clip_norm: r.plan.mechanism.clip_norm,
+      });
       const db = openStateDb(f.home);
       const rows = new PrivacyLedger(db).releases();
       db.close();
@@ -212,7 +286,10 @@ describe('two forges, a real council process, every byte on the wire kept', () =
 
   it('each forge sees its Council of Sisters; Cupid does not attend', () => {
     for (const f of forges) {
-      const s = ok(kourai(['federate', 'scene', '--json'], { home: f.home }), 'federate scene') as { round: number; scenes: { beat: string; lines: { speaker: string; text: string }[] }[] };
+      const s = ok(kourai(['federate', 'scene', '--json'], { home: f.home }), 'federate scene') as {
+        round: number;
+        scenes: { beat: string; lines: { speaker: string; text: string }[] }[];
+      };
       expect(s.round).toBe(2);
       expect(s.scenes[0]?.beat).toBe('council_of_sisters');
       const speakers = new Set(s.scenes[0]?.lines.map((l) => l.speaker));
@@ -222,7 +299,9 @@ describe('two forges, a real council process, every byte on the wire kept', () =
       expect(text.code, text.stderr).toBe(0);
       expect(text.stdout).toMatch(/Council of Sisters/i);
       // memoir replay tells the council_event entries too (the forge's council session).
-      const events = (JSON.parse(readFileSync(join(f.home, 'federation', 'membership.json'), 'utf8')) as { events_memoir: string }).events_memoir;
+      const events = (
+        JSON.parse(readFileSync(join(f.home, 'federation', 'membership.json'), 'utf8')) as { events_memoir: string }
+      ).events_memoir;
       const replay = kourai(['memoir', 'replay', '--memoir', events], { home: f.home });
       expect(replay.code, replay.stderr).toBe(0);
       expect(replay.stdout).toMatch(/Council of Sisters, round 1:/);
@@ -231,7 +310,8 @@ describe('two forges, a real council process, every byte on the wire kept', () =
   }, 120_000);
 
   it('bond adapters stay home and differ between the players; the council adapters stay equal', () => {
-    for (const f of forges) ok(kourai(['train', 'bond', '--agent', 'techne', '--epochs', '3', '--json'], { home: f.home }), 'train bond');
+    for (const f of forges)
+      ok(kourai(['train', 'bond', '--agent', 'techne', '--epochs', '3', '--json'], { home: f.home }), 'train bond');
     const [a, b] = forges as [Forge, Forge];
     expect(adapters(a.home, 'bond').techne).toBeDefined();
     expect(adapters(a.home, 'bond').techne).not.toEqual(adapters(b.home, 'bond').techne);

@@ -22,7 +22,8 @@ beforeEach(() => {
 afterEach(() => removeDir(home));
 
 function techneScene(memoir: string): string {
-  return readEntries(memoir).find((e) => e.agent === 'techne' && e.source === 'specialist_proposed')?.scene_id as string;
+  return readEntries(memoir).find((e) => e.agent === 'techne' && e.source === 'specialist_proposed')
+    ?.scene_id as string;
 }
 
 describe('kourai feedback from a script', () => {
@@ -30,13 +31,36 @@ describe('kourai feedback from a script', () => {
     const memoir = memoirs[3] as string;
     const scene = techneScene(memoir);
     const before = lineCount(memoir);
-    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed', 'x = compute()', '--rating', '4', '--kind', 'accepted', '--json'], home);
+    const r = kourai(
+      [
+        'feedback',
+        '--memoir',
+        memoir,
+        '--agent',
+        'techne',
+        '--scene',
+        scene,
+        '--proposed',
+        'x = compute()',
+        '--rating',
+        '4',
+        '--kind',
+        'accepted',
+        '--json',
+      ],
+      home,
+    );
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout) as { asked: boolean; answered: boolean; entry_id: string };
     expect(out).toMatchObject({ asked: true, answered: true });
     expect(lineCount(memoir)).toBe(before + 1);
-    expect(readEntries(memoir).at(-1)).toMatchObject({ entry_id: out.entry_id, likert: 4, player_response: { kind: 'accepted', felt: 'right' }, affinity_delta: 0.02 });
+    expect(readEntries(memoir).at(-1)).toMatchObject({
+      entry_id: out.entry_id,
+      likert: 4,
+      player_response: { kind: 'accepted', felt: 'right' },
+      affinity_delta: 0.02,
+    });
     const show = kourai(['memoir', 'show', out.entry_id], home);
     expect(show.code).toBe(0);
     expect(show.stdout).toContain(out.entry_id);
@@ -45,7 +69,26 @@ describe('kourai feedback from a script', () => {
 
   it('the proposal can come on stdin (--proposed-file -)', () => {
     const memoir = memoirs[3] as string;
-    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', techneScene(memoir), '--proposed-file', '-', '--rating', '5', '--kind', 'accepted', '--json'], home, { input: 'from a pipe\n' });
+    const r = kourai(
+      [
+        'feedback',
+        '--memoir',
+        memoir,
+        '--agent',
+        'techne',
+        '--scene',
+        techneScene(memoir),
+        '--proposed-file',
+        '-',
+        '--rating',
+        '5',
+        '--kind',
+        'accepted',
+        '--json',
+      ],
+      home,
+      { input: 'from a pipe\n' },
+    );
     expect(r.code).toBe(0);
     expect(readEntries(memoir).at(-1)?.agent_proposed).toBe('from a pipe');
   });
@@ -60,7 +103,25 @@ describe('kourai feedback from a script', () => {
     let r;
     try {
       expect(existsSync(`${memoir}.lock`)).toBe(false); // no lock file: nothing can go stale
-      r = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed', 'x', '--rating', '4', '--kind', 'accepted', '--json'], home);
+      r = kourai(
+        [
+          'feedback',
+          '--memoir',
+          memoir,
+          '--agent',
+          'techne',
+          '--scene',
+          scene,
+          '--proposed',
+          'x',
+          '--rating',
+          '4',
+          '--kind',
+          'accepted',
+          '--json',
+        ],
+        home,
+      );
     } finally {
       lock.release();
     }
@@ -69,13 +130,46 @@ describe('kourai feedback from a script', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ error: { exit_code: 7 } });
     expect(readFileSync(memoir).equals(before)).toBe(true);
     // once the lock is free, the same command succeeds
-    expect(kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed', 'x', '--rating', '4', '--kind', 'accepted'], home).code).toBe(0);
+    expect(
+      kourai(
+        [
+          'feedback',
+          '--memoir',
+          memoir,
+          '--agent',
+          'techne',
+          '--scene',
+          scene,
+          '--proposed',
+          'x',
+          '--rating',
+          '4',
+          '--kind',
+          'accepted',
+        ],
+        home,
+      ).code,
+    ).toBe(0);
   });
 
   it('without --rating and --kind: exit 2, naming the flags; --json prints the error document', () => {
     const memoir = memoirs[3] as string;
     const before = readFileSync(memoir);
-    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', techneScene(memoir), '--proposed', 'x', '--json'], home);
+    const r = kourai(
+      [
+        'feedback',
+        '--memoir',
+        memoir,
+        '--agent',
+        'techne',
+        '--scene',
+        techneScene(memoir),
+        '--proposed',
+        'x',
+        '--json',
+      ],
+      home,
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('pass --rating 1-5 and --kind accepted|modified|rejected|deferred');
     expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'usage', exit_code: 2 } });
@@ -86,9 +180,14 @@ describe('kourai feedback from a script', () => {
     const memoir = memoirs[3] as string;
     const scene = readEntries(memoir).find((e) => e.agent === 'kallos')?.scene_id as string;
     // Without an answer and without a terminal: the gate says no, so there is nothing to ask for.
-    const r = kourai(['feedback', '--memoir', memoir, '--agent', 'kallos', '--scene', scene, '--proposed', 'rename it'], home);
+    const r = kourai(
+      ['feedback', '--memoir', memoir, '--agent', 'kallos', '--scene', scene, '--proposed', 'rename it'],
+      home,
+    );
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('not asking: affinity with kallos is 0.04 (stranger); feedback opens at familiar (0.15)');
+    expect(r.stdout).toContain(
+      'not asking: affinity with kallos is 0.04 (stranger); feedback opens at familiar (0.15)',
+    );
   });
 
   it.each([
@@ -98,7 +197,21 @@ describe('kourai feedback from a script', () => {
     [['--scene', 'session-00000000.turn-0'], 6, 'scene "session-00000000.turn-0" is not in'],
   ])('bad input %j: exit %i', (extra, code, message) => {
     const memoir = memoirs[3] as string;
-    const base = ['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', techneScene(memoir), '--proposed', 'x', '--rating', '4', '--kind', 'accepted'];
+    const base = [
+      'feedback',
+      '--memoir',
+      memoir,
+      '--agent',
+      'techne',
+      '--scene',
+      techneScene(memoir),
+      '--proposed',
+      'x',
+      '--rating',
+      '4',
+      '--kind',
+      'accepted',
+    ];
     const r = kourai([...base, ...extra], home);
     expect(r.code).toBe(code);
     expect(r.stderr).toContain(message);
@@ -117,7 +230,10 @@ describe('kourai memoir replay from a script', () => {
   it('--json streams NDJSON (a pipe is never interactive)', () => {
     const r = kourai(['memoir', 'replay', '--json', '--agent', 'techne'], home);
     expect(r.code).toBe(0);
-    const recs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; agent?: string });
+    const recs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; agent?: string });
     expect(recs.filter((x) => x.type === 'beat').every((x) => x.agent === 'techne')).toBe(true);
   });
 
@@ -141,7 +257,10 @@ describe('start-up', () => {
     const replay = kourai(['memoir', 'replay', '--no-input'], home, { nodeArgs: ['--import', spy] });
     expect(replay.stderr).not.toMatch(/LOADED .*\/node_modules\/ink\//);
     expect(replay.stderr).toMatch(/LOADED .*\/node_modules\/commander\//);
-    const control = spawnSync(process.execPath, ['--import', spy, '--input-type=module', '-e', "await import('ink')"], { cwd: ROOT, encoding: 'utf8' });
+    const control = spawnSync(process.execPath, ['--import', spy, '--input-type=module', '-e', "await import('ink')"], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(control.stderr).toMatch(/LOADED .*\/node_modules\/ink\//);
   });
 });

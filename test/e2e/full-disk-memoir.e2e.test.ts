@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statfsSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statfsSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, kourai } from '../helpers/bin.js';
@@ -11,8 +20,15 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
  * no journal is left pending); `memoir repair` and `memoir verify` on the full disk say so cleanly,
  * and a healthy index is never moved aside as damaged.
  */
-const canMount = process.platform === 'linux' && process.getuid?.() === 0 && spawnSync('sh', ['-c', 'mkdir -p /tmp/.kourai-mnt-probe && mount -t tmpfs -o size=64k tmpfs /tmp/.kourai-mnt-probe && umount /tmp/.kourai-mnt-probe']).status === 0;
-const SKIP = 'needs root on Linux to mount a 2 MiB tmpfs (CI runs as root): the full-disk path of the memoir was not checked';
+const canMount =
+  process.platform === 'linux' &&
+  process.getuid?.() === 0 &&
+  spawnSync('sh', [
+    '-c',
+    'mkdir -p /tmp/.kourai-mnt-probe && mount -t tmpfs -o size=64k tmpfs /tmp/.kourai-mnt-probe && umount /tmp/.kourai-mnt-probe',
+  ]).status === 0;
+const SKIP =
+  'needs root on Linux to mount a 2 MiB tmpfs (CI runs as root): the full-disk path of the memoir was not checked';
 
 let dirs: string[] = [];
 let mounts: string[] = [];
@@ -24,7 +40,13 @@ afterEach(() => {
   dirs = [];
 });
 
-const entry = (i: number) => JSON.stringify({ scene_id: `session-1.turn-${i}`, agent: 'techne', source: 'specialist_proposed', agent_proposed: `proposal ${i}: ${'a careful plan with some words '.repeat(8)}` });
+const entry = (i: number) =>
+  JSON.stringify({
+    scene_id: `session-1.turn-${i}`,
+    agent: 'techne',
+    source: 'specialist_proposed',
+    agent_proposed: `proposal ${i}: ${'a careful plan with some words '.repeat(8)}`,
+  });
 
 /** A home on a fresh 2 MiB tmpfs holding an indexed memoir, filled up to `free` bytes free. */
 function fullHome(free: number): { home: string; memoir: string; outside: string } {

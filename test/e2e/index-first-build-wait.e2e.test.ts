@@ -50,13 +50,19 @@ interface Run {
 }
 
 function start(args: string[]): Run {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: home, env: cleanEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: home,
+    env: cleanEnv(home),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
   return { child, stderr: () => err, stdout: () => out, exited };
 }
 
@@ -78,8 +84,12 @@ async function stoppedFirstBuilder(): Promise<Run> {
   return first;
 }
 
-const waitingLine = (pid: number | undefined) => new RegExp(`waiting for pid ${pid}( \\([^)]*\\))?, which is building the memoir index .*index\\.db \\(Ctrl-C to stop\\)`);
-const newEntries = (stdout: string): number | undefined => (JSON.parse(stdout) as { files: { new_entries: number }[] }).files[0]?.new_entries;
+const waitingLine = (pid: number | undefined) =>
+  new RegExp(
+    `waiting for pid ${pid}( \\([^)]*\\))?, which is building the memoir index .*index\\.db \\(Ctrl-C to stop\\)`,
+  );
+const newEntries = (stdout: string): number | undefined =>
+  (JSON.parse(stdout) as { files: { new_entries: number }[] }).files[0]?.new_entries;
 
 describe('two first index builds at once', () => {
   it('the second waits for the first, names it, and uses its index without building one', async () => {
@@ -110,7 +120,9 @@ describe('two first index builds at once', () => {
     await until('the waiting line', () => waitingLine(first.child.pid).test(second.stderr()), second);
     second.child.kill('SIGINT');
     expect(await second.exited).toEqual({ code: 130, signal: null });
-    expect(second.stderr()).toMatch(/cancelled while waiting for pid \d+( \([^)]*\))? to build the memoir index: nothing was written/);
+    expect(second.stderr()).toMatch(
+      /cancelled while waiting for pid \d+( \([^)]*\))? to build the memoir index: nothing was written/,
+    );
     expect(cache().filter((f) => !f.startsWith(`index.db.build-${first.child.pid}-`))).toEqual(['index.db.lock']); // the first's lock only
   });
 

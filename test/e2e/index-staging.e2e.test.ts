@@ -31,7 +31,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('memoir index killed in the middle of a from-scratch build', () => {
   it('leaves no index; the next run cleans up and builds it whole', async () => {
-    const child = spawn(process.execPath, [BIN, 'memoir', 'index', '--memoir', memoir, '--json'], { env: cleanEnv(home), stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, 'memoir', 'index', '--memoir', memoir, '--json'], {
+      env: cleanEnv(home),
+      stdio: 'ignore',
+    });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     let done = false;
     void exited.then(() => (done = true));

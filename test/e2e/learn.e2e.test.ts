@@ -35,7 +35,8 @@ describe('local learning, end to end', { timeout: 240_000 }, () => {
 
     const l = run(['adapters', 'list']);
     expect(l.code, l.stderr).toBe(0);
-    for (const agent of ['hephaestus', 'techne', 'dokimasia', 'cupid', 'puck']) expect(l.stdout).toMatch(new RegExp(`^${agent} +bond +\\*v1 .* current$`, 'm'));
+    for (const agent of ['hephaestus', 'techne', 'dokimasia', 'cupid', 'puck'])
+      expect(l.stdout).toMatch(new RegExp(`^${agent} +bond +\\*v1 .* current$`, 'm'));
 
     // ariadne (the sample player) prefers early returns and typed signatures: two fresh candidates
     // each, in words no memoir holds, the one in her style given second
@@ -52,7 +53,9 @@ describe('local learning, end to end', { timeout: 240_000 }, () => {
     const r = run(['route', 'write tests for the parser']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.split('\n')[1]).toMatch(/^dokimasia +\d\.\d+ /);
-    expect(JSON.parse(run(['route', 'write tests for the parser', '--json']).stdout).distribution[0].agent).toBe('dokimasia');
+    expect(JSON.parse(run(['route', 'write tests for the parser', '--json']).stdout).distribution[0].agent).toBe(
+      'dokimasia',
+    );
 
     // `kourai memoir export --format trl-dpo` into ./trl-dpo of the working directory; files TRL reads
     const cwd = join(home, 'work');
@@ -68,14 +71,26 @@ describe('local learning, end to end', { timeout: 240_000 }, () => {
 
     const x = run(['adapters', 'export', 'techne', '--out', join(home, 'peft-techne'), '--json']);
     expect(x.code, x.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(join(home, 'peft-techne', 'adapter_config.json'), 'utf8'))).toMatchObject({ peft_type: 'LORA', r: 8, lora_alpha: 16 });
+    expect(JSON.parse(readFileSync(join(home, 'peft-techne', 'adapter_config.json'), 'utf8'))).toMatchObject({
+      peft_type: 'LORA',
+      r: 8,
+      lora_alpha: 16,
+    });
   });
 
   it('score --stdin streams one ranking per NDJSON line', () => {
-    const lines = [{ id: 1, candidates: ['a', 'b'] }, { id: 2, candidates: ['c', 'd', 'e'] }].map((x) => JSON.stringify(x)).join('\n');
+    const lines = [
+      { id: 1, candidates: ['a', 'b'] },
+      { id: 2, candidates: ['c', 'd', 'e'] },
+    ]
+      .map((x) => JSON.stringify(x))
+      .join('\n');
     const s = run(['score', '--agent', 'mneme', '--stdin'], `${lines}\n`);
     expect(s.code, s.stderr).toBe(0);
-    const out = s.stdout.trim().split('\n').map((x) => JSON.parse(x) as { id: number; ranking: unknown[] });
+    const out = s.stdout
+      .trim()
+      .split('\n')
+      .map((x) => JSON.parse(x) as { id: number; ranking: unknown[] });
     expect(out.map((o) => [o.id, o.ranking.length])).toEqual([
       [1, 2],
       [2, 3],
@@ -88,13 +103,18 @@ describe('local learning, end to end', { timeout: 240_000 }, () => {
     writeFileSync(file, bytes.subarray(0, 100));
     const s = run(['score', '--agent', 'kallos', 'x', '--json']);
     expect(s.code).toBe(8);
-    expect(s.stderr.split('\n')[0]).toBe(`kourai: kallos bond adapter v1 is corrupt: adapter_model.safetensors: truncated or not safetensors: header length ${bytes.readBigUInt64LE(0)} does not fit in a 100-byte file (${join(home, 'adapters/kallos/bond/v1')})`);
+    expect(s.stderr.split('\n')[0]).toBe(
+      `kourai: kallos bond adapter v1 is corrupt: adapter_model.safetensors: truncated or not safetensors: header length ${bytes.readBigUInt64LE(0)} does not fit in a 100-byte file (${join(home, 'adapters/kallos/bond/v1')})`,
+    );
     expect(JSON.parse(s.stdout)).toMatchObject({ error: { code: 'adapter_corrupt', exit_code: 8 } });
     writeFileSync(file, bytes);
   });
 
   it('Ctrl-C (SIGINT) mid-training: exit 130, the previous version stays current', async () => {
-    const child = spawn(process.execPath, [BIN, 'train', 'bond', '--agent', 'metis', '--epochs', '10000'], { env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'train', 'bond', '--agent', 'metis', '--epochs', '10000'], {
+      env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     const code = await new Promise<number | null>((resolve) => {
       child.stderr.on('data', (d: Buffer) => {
@@ -104,7 +124,9 @@ describe('local learning, end to end', { timeout: 240_000 }, () => {
       child.on('exit', (c) => resolve(c));
     });
     expect(code, err).toBe(130);
-    const l = JSON.parse(run(['adapters', 'list', '--agent', 'metis', '--json']).stdout) as { adapters: { version: number; current: boolean }[] };
+    const l = JSON.parse(run(['adapters', 'list', '--agent', 'metis', '--json']).stdout) as {
+      adapters: { version: number; current: boolean }[];
+    };
     expect(l.adapters).toEqual([expect.objectContaining({ version: 1, current: true })]);
   });
 });

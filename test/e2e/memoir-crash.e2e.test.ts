@@ -18,7 +18,13 @@ beforeAll(() => {
 });
 afterAll(() => removeDir(home));
 
-const entry = (tag: string, i: number) => ({ scene_id: `session-${tag}.turn-${i}`, agent: 'kallos', source: 'specialist_proposed', narrative_beat: tag, agent_proposed: `proposal ${i} ${'x'.repeat(i % 300)}` });
+const entry = (tag: string, i: number) => ({
+  scene_id: `session-${tag}.turn-${i}`,
+  agent: 'kallos',
+  source: 'specialist_proposed',
+  narrative_beat: tag,
+  agent_proposed: `proposal ${i} ${'x'.repeat(i % 300)}`,
+});
 const size = (p: string) => {
   try {
     return statSync(p).size;
@@ -44,11 +50,15 @@ describe('a batch killed with SIGKILL in the middle is all or nothing once the n
       const input = join(dir, 'batch.ndjson');
       writeFileSync(input, batch);
       const before = size(memoir);
-      const child = spawn(process.execPath, [BIN, 'memoir', 'append', '--memoir', memoir, '--file', input, '--json'], { env: cleanEnv(home), stdio: 'ignore' });
+      const child = spawn(process.execPath, [BIN, 'memoir', 'append', '--memoir', memoir, '--file', input, '--json'], {
+        env: cleanEnv(home),
+        stdio: 'ignore',
+      });
       const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
       let done = false;
       void exited.then(() => (done = true));
-      while (!done && (trigger === 'journal' ? size(`${memoir}.journal`) === 0 : size(memoir) === before)) await sleep(1);
+      while (!done && (trigger === 'journal' ? size(`${memoir}.journal`) === 0 : size(memoir) === before))
+        await sleep(1);
       child.kill('SIGKILL');
       const code = await exited;
       expect(kourai(['memoir', 'append', '--memoir', memoir, JSON.stringify(entry('00000002', 1))], home).code).toBe(0);
@@ -58,7 +68,11 @@ describe('a batch killed with SIGKILL in the middle is all or nothing once the n
       // exit 0 means the batch was acknowledged: then all of it must be there.
       expect(code === 0 ? [60_000] : [0, 60_000]).toContain(fromBatch);
       expect(recs[0]?.kind === 'entry' && recs[0].entry.scene_id).toBe('session-00000001.turn-0');
-      expect(recs.at(-1)?.kind === 'entry' && recs.at(-1)?.kind === 'entry' ? (recs.at(-1) as { entry: { scene_id: string } }).entry.scene_id : '').toBe('session-00000002.turn-1');
+      expect(
+        recs.at(-1)?.kind === 'entry' && recs.at(-1)?.kind === 'entry'
+          ? (recs.at(-1) as { entry: { scene_id: string } }).entry.scene_id
+          : '',
+      ).toBe('session-00000002.turn-1');
     });
   }
 });
@@ -83,7 +97,10 @@ os.close(fd)
 `;
     const runProc = (cmd: string, args: string[], input?: string) =>
       new Promise<number>((resolve) => {
-        const p = spawn(cmd, args, { env: cleanEnv(home), stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'] });
+        const p = spawn(cmd, args, {
+          env: cleanEnv(home),
+          stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'],
+        });
         if (input !== undefined) p.stdin?.end(input);
         p.on('exit', (code) => resolve(code ?? -1));
       });
@@ -95,13 +112,26 @@ os.close(fd)
       }
       return codes;
     };
-    const results = await Promise.all([runProc('python3', ['-c', host, memoir, 'py000001', '1500']), runProc('python3', ['-c', host, memoir, 'py000002', '1500']), kouraiWriter('k0000001'), kouraiWriter('k0000002')]);
+    const results = await Promise.all([
+      runProc('python3', ['-c', host, memoir, 'py000001', '1500']),
+      runProc('python3', ['-c', host, memoir, 'py000002', '1500']),
+      kouraiWriter('k0000001'),
+      kouraiWriter('k0000002'),
+    ]);
     expect(results.flat()).toEqual([0, 0, ...Array(10).fill(0)]);
     const recs = [...readRecords(memoir)];
     expect(recs.filter((r) => r.kind !== 'entry')).toEqual([]);
     const by = new Map<string, number>();
-    for (const r of recs) if (r.kind === 'entry' && r.entry.narrative_beat) by.set(r.entry.narrative_beat, (by.get(r.entry.narrative_beat) ?? 0) + 1);
-    expect(Object.fromEntries(by)).toEqual({ '00000000': 1, py000001: 1500, py000002: 1500, k0000001: 1000, k0000002: 1000 });
+    for (const r of recs)
+      if (r.kind === 'entry' && r.entry.narrative_beat)
+        by.set(r.entry.narrative_beat, (by.get(r.entry.narrative_beat) ?? 0) + 1);
+    expect(Object.fromEntries(by)).toEqual({
+      '00000000': 1,
+      py000001: 1500,
+      py000002: 1500,
+      k0000001: 1000,
+      k0000002: 1000,
+    });
     expect(readFileSync(memoir, 'utf8').endsWith('\n')).toBe(true);
   });
 });

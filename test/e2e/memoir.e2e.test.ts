@@ -15,18 +15,28 @@ describe('the kourai binary', () => {
     const trace = join(home, 'trace.txt');
     for (const args of [['--version'], ['--help'], ['memoir', 'inspect', '--help']]) {
       writeFileSync(trace, '');
-      const r = kourai(args, { home, env: { KOURAI_TRACE_FILE: trace }, nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href] });
+      const r = kourai(args, {
+        home,
+        env: { KOURAI_TRACE_FILE: trace },
+        nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href],
+      });
       expect(r.code).toBe(0);
       const loaded = readFileSync(trace, 'utf8');
       expect(loaded).toContain('/dist/cli.js');
-      for (const heavy of ['/node_modules/ink/', '/node_modules/react/', '/node_modules/better-sqlite3/', '/node_modules/fastify/', '/node_modules/zod/']) {
+      for (const heavy of [
+        '/node_modules/ink/',
+        '/node_modules/react/',
+        '/node_modules/better-sqlite3/',
+        '/node_modules/fastify/',
+        '/node_modules/zod/',
+      ]) {
         expect(loaded, `${args.join(' ')} loaded ${heavy}`).not.toContain(heavy);
       }
     }
     expect(kourai(['--version'], { home }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('--version is the program version only before a command: a command option named --version is that command\'s', () => {
+  it("--version is the program version only before a command: a command option named --version is that command's", () => {
     expect(kourai(['-V'], { home }).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     const r = kourai(['adapters', 'show', 'techne', '--version', '3', '--json'], { home });
     expect(r.stdout).not.toMatch(/^\d+\.\d+\.\d+\s*$/);
@@ -46,12 +56,28 @@ describe('the kourai binary', () => {
     const s = JSON.parse(stats.stdout);
     expect(s.memoirs).toBe(4);
     const file = join(home, 'mine', 'memoir.jsonl');
-    const entry = { scene_id: 'session-deadbeef.turn-0', agent: 'aletheia', source: 'agent_interrupt', agent_proposed: 'Citation needed.', interrupt: { interrupting_agent: 'aletheia', target_agent: 'techne', target_turn: 'session-deadbeef.turn-0', reason_class: 'correction', visibility: 'public' } };
+    const entry = {
+      scene_id: 'session-deadbeef.turn-0',
+      agent: 'aletheia',
+      source: 'agent_interrupt',
+      agent_proposed: 'Citation needed.',
+      interrupt: {
+        interrupting_agent: 'aletheia',
+        target_agent: 'techne',
+        target_turn: 'session-deadbeef.turn-0',
+        reason_class: 'correction',
+        visibility: 'public',
+      },
+    };
     const ap = kourai(['memoir', 'append', '--memoir', file, '--json'], { home, input: `${JSON.stringify(entry)}\n` });
     expect(ap.code).toBe(0);
     const id = JSON.parse(ap.stdout).entries[0].entry_id as string;
     const shown = kourai(['memoir', 'show', id, '--memoir', file, '--json'], { home });
-    expect(JSON.parse(shown.stdout).entry).toMatchObject({ entry_id: id, entry_type: 'interrupt', _memoir: { shareable: true } });
+    expect(JSON.parse(shown.stdout).entry).toMatchObject({
+      entry_id: id,
+      entry_type: 'interrupt',
+      _memoir: { shareable: true },
+    });
     const v = kourai(['memoir', 'verify', '--json'], { home });
     expect(v.code).toBe(0);
     expect(JSON.parse(v.stdout).ok).toBe(true);
@@ -63,11 +89,37 @@ describe('the kourai binary', () => {
     expect(kourai(['memoir', 'append', '--memoir', file, good], { home }).code).toBe(0);
     const before = readFileSync(file);
     const cases: [string[], string, number, RegExp][] = [
-      [['memoir', 'append', '--memoir', file], `${good}\n{"scene_id":"x","agent":"zeus","source":"specialist_proposed"}\n`, 5, /^kourai: stdin line 2: agent: unknown agent "zeus"/],
+      [
+        ['memoir', 'append', '--memoir', file],
+        `${good}\n{"scene_id":"x","agent":"zeus","source":"specialist_proposed"}\n`,
+        5,
+        /^kourai: stdin line 2: agent: unknown agent "zeus"/,
+      ],
       [['memoir', 'append', '--memoir', file], `${good}\n{not json\n`, 5, /^kourai: stdin line 2: malformed JSON/],
-      [['memoir', 'append', '--memoir', file, '{"scene_id":"a","agent":"metis","source":"rumour"}'], '', 5, /^kourai: argument: source: unknown source "rumour"/],
-      [['memoir', 'append', '--memoir', file, '{"scene_id":"a","agent":"metis","source":"specialist_proposed","affinity_delta":"high"}'], '', 5, /affinity_delta must be a number/],
-      [['memoir', 'inspect', '--memoir', join(home, 'does-not-exist')], '', 6, /^kourai: --memoir .*does-not-exist: no such file or directory/],
+      [
+        ['memoir', 'append', '--memoir', file, '{"scene_id":"a","agent":"metis","source":"rumour"}'],
+        '',
+        5,
+        /^kourai: argument: source: unknown source "rumour"/,
+      ],
+      [
+        [
+          'memoir',
+          'append',
+          '--memoir',
+          file,
+          '{"scene_id":"a","agent":"metis","source":"specialist_proposed","affinity_delta":"high"}',
+        ],
+        '',
+        5,
+        /affinity_delta must be a number/,
+      ],
+      [
+        ['memoir', 'inspect', '--memoir', join(home, 'does-not-exist')],
+        '',
+        6,
+        /^kourai: --memoir .*does-not-exist: no such file or directory/,
+      ],
       [['memoir', 'inspect', '--memoir', '/dev/null'], '', 3, /not a regular file or directory/],
       [['memoir', 'inspect', '--split', 'public'], '', 2, /Allowed choices are shared, private/],
       [['memoir', 'inspect', '--limit', '-1'], '', 2, /^kourai: --limit:/],
@@ -89,7 +141,16 @@ describe('the kourai binary', () => {
 
   it('verify exits 1 and repair fixes a torn tail', () => {
     const file = join(home, 'torn', 'memoir.jsonl');
-    kourai(['memoir', 'append', '--memoir', file, JSON.stringify({ scene_id: 's.turn-0', agent: 'mneme', source: 'specialist_proposed' })], { home });
+    kourai(
+      [
+        'memoir',
+        'append',
+        '--memoir',
+        file,
+        JSON.stringify({ scene_id: 's.turn-0', agent: 'mneme', source: 'specialist_proposed' }),
+      ],
+      { home },
+    );
     appendFileSync(file, '{"scene_id":"s.tu');
     const v = kourai(['memoir', 'verify', '--memoir', file], { home });
     expect(v.code).toBe(1);

@@ -25,12 +25,22 @@ describe('e2e (run `npm run build` first): correct, history, episodes, search, b
   it('runs the whole story with the built binary', () => {
     expect(kourai('memoir', 'synth').code).toBe(0);
 
-    const listed = json<{ entries: { entry_id: string }[] }>(kourai('memoir', 'inspect', '--agent', 'kallos', '--source', 'specialist_proposed', '--limit', '1', '--json'));
+    const listed = json<{ entries: { entry_id: string }[] }>(
+      kourai('memoir', 'inspect', '--agent', 'kallos', '--source', 'specialist_proposed', '--limit', '1', '--json'),
+    );
     const id = listed.entries[0]?.entry_id as string;
     expect(id).toMatch(/^[0-9A-Z]{26}$/);
 
     // a user corrects an entry…
-    const fixed = kourai('memoir', 'supersede', id, '{"agent_proposed":"rename `x` to `entry_count`"}', '--reason', 'typo in the proposal', '--json');
+    const fixed = kourai(
+      'memoir',
+      'supersede',
+      id,
+      '{"agent_proposed":"rename `x` to `entry_count`"}',
+      '--reason',
+      'typo in the proposal',
+      '--json',
+    );
     expect(fixed.code).toBe(0);
     const rev = json<{ entry_id: string; supersedes: string; shared: boolean }>(fixed);
     expect(rev.supersedes).toBe(id);
@@ -40,7 +50,9 @@ describe('e2e (run `npm run build` first): correct, history, episodes, search, b
     expect(hist.code).toBe(0);
     expect(hist.stdout).toContain(`history of ${id}: 2 entries; reads resolve to ${rev.entry_id}`);
     expect(hist.stdout).toContain('reason: typo in the proposal; changed: agent_proposed');
-    const histJson = json<{ resolved_from: string; history: { entry_id: string }[] }>(kourai('memoir', 'show', id, '--history', '--json'));
+    const histJson = json<{ resolved_from: string; history: { entry_id: string }[] }>(
+      kourai('memoir', 'show', id, '--history', '--json'),
+    );
     expect(histJson.resolved_from).toBe(id);
     expect(histJson.history.map((h) => h.entry_id)).toEqual([id, rev.entry_id]);
 
@@ -51,7 +63,11 @@ describe('e2e (run `npm run build` first): correct, history, episodes, search, b
     expect(eps.stdout).toMatch(/^ {4}- lesson: /m);
     const written = json<{ written: number }>(kourai('memoir', 'episodes', '--by', 'session', '--write', '--json'));
     expect(written.written).toBe(4);
-    expect(json<{ written: number; unchanged: number }>(kourai('memoir', 'episodes', '--by', 'session', '--write', '--json'))).toMatchObject({ written: 0, unchanged: 4 });
+    expect(
+      json<{ written: number; unchanged: number }>(
+        kourai('memoir', 'episodes', '--by', 'session', '--write', '--json'),
+      ),
+    ).toMatchObject({ written: 0, unchanged: 4 });
 
     // …searches by text…
     const found = kourai('memoir', 'search', 'entry_count', '--json');
@@ -59,7 +75,9 @@ describe('e2e (run `npm run build` first): correct, history, episodes, search, b
     const hits = json<{ hits: { entry: { entry_id: string } }[] }>(found).hits.map((h) => h.entry.entry_id);
     expect(hits).toContain(rev.entry_id);
     expect(hits).not.toContain(id);
-    const twoWords = json<{ query: string; shown: number }>(kourai('memoir', 'search', 'naming', 'style', '--limit', '2', '--agent', 'kallos', '--json'));
+    const twoWords = json<{ query: string; shown: number }>(
+      kourai('memoir', 'search', 'naming', 'style', '--limit', '2', '--agent', 'kallos', '--json'),
+    );
     expect(twoWords).toMatchObject({ query: 'naming style', shown: 2 });
 
     // …and previews the replay buffer.
@@ -73,7 +91,15 @@ describe('e2e (run `npm run build` first): correct, history, episodes, search, b
   });
 
   it('fails with documented exit codes and a JSON error document', () => {
-    const missing = kourai('memoir', 'supersede', '01NOTANIDNOTANIDNOTANIDXYZ', '{"affinity_delta":1}', '--reason', 'r', '--json');
+    const missing = kourai(
+      'memoir',
+      'supersede',
+      '01NOTANIDNOTANIDNOTANIDXYZ',
+      '{"affinity_delta":1}',
+      '--reason',
+      'r',
+      '--json',
+    );
     expect(missing.code).toBe(6);
     expect(json<{ error: { code: string } }>(missing).error.code).toBe('not_found');
     const noReason = kourai('memoir', 'supersede', 'X', '{}');

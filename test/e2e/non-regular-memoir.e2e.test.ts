@@ -43,7 +43,11 @@ const KINDS: { kind: string; word: RegExp; make: (file: string) => Promise<boole
         s.listen(f, () => resolve(true));
       }),
   },
-  { kind: 'character device', word: /a character device/, make: async (f) => process.getuid?.() === 0 && spawnSync('mknod', [f, 'c', '1', '3']).status === 0 },
+  {
+    kind: 'character device',
+    word: /a character device/,
+    make: async (f) => process.getuid?.() === 0 && spawnSync('mknod', [f, 'c', '1', '3']).status === 0,
+  },
 ];
 
 describe('a non-regular file named memoir.jsonl', () => {

@@ -21,7 +21,11 @@ const run = (args: string[]) => kourai(args, sample.home);
 describe('errors under --json are the JSON error document', () => {
   it.each([
     [['memoir', 'buffer', '--json'], 2, /required option '--max <n>' not specified/],
-    [['memoir', 'inspect', '--split', 'bogus', '--json'], 2, /argument 'bogus' is invalid\. Allowed choices are shared, private/],
+    [
+      ['memoir', 'inspect', '--split', 'bogus', '--json'],
+      2,
+      /argument 'bogus' is invalid\. Allowed choices are shared, private/,
+    ],
     [['--bogus', '--json'], 2, /unknown option '--bogus'/],
     [['memoir', 'inspect', '--bogus', '--json'], 2, /unknown option '--bogus'/],
     [['memoir', 'frobnicate', '--json'], 2, /unknown command 'frobnicate'/],
@@ -96,13 +100,26 @@ describe('escape sequences in memoir text never reach the terminal', () => {
     const file = sample.memoirs[0] as string;
     const before = readFileSync(file);
     const attack = '\u001b[2J\u001b]0;PWNED\u0007 zebrafish';
-    const entry = { scene_id: 'session-0badc0de.turn-0', agent: 'techne', source: 'specialist_proposed', agent_proposed: attack };
+    const entry = {
+      scene_id: 'session-0badc0de.turn-0',
+      agent: 'techne',
+      source: 'specialist_proposed',
+      agent_proposed: attack,
+    };
     const dir = `${sample.home}/evil`;
-    expect(kourai(['memoir', 'append', '--memoir', `${dir}/memoir.jsonl`, JSON.stringify(entry)], sample.home).code).toBe(0);
+    expect(
+      kourai(['memoir', 'append', '--memoir', `${dir}/memoir.jsonl`, JSON.stringify(entry)], sample.home).code,
+    ).toBe(0);
     for (const args of [
       ['memoir', 'search', 'zebrafish', '--memoir', dir],
       ['memoir', 'inspect', '--memoir', dir],
-      ['memoir', 'show', '--memoir', dir, JSON.parse(run(['memoir', 'inspect', '--memoir', dir, '--json']).stdout).entries[0].entry_id as string],
+      [
+        'memoir',
+        'show',
+        '--memoir',
+        dir,
+        JSON.parse(run(['memoir', 'inspect', '--memoir', dir, '--json']).stdout).entries[0].entry_id as string,
+      ],
       ['memoir', 'replay', '--memoir', dir],
     ]) {
       const r = run(args);
@@ -127,7 +144,9 @@ describe('a memoir whose lines are all invalid is never silently "0 entries"', (
     ]) {
       const r = run(args);
       expect(r.code, args.join(' ')).toBe(0);
-      expect(r.stderr, args.join(' ')).toMatch(/^warning: 3 lines of 1 memoir are not a valid entry and were skipped; see `kourai memoir verify`$/m);
+      expect(r.stderr, args.join(' ')).toMatch(
+        /^warning: 3 lines of 1 memoir are not a valid entry and were skipped; see `kourai memoir verify`$/m,
+      );
     }
   });
 });

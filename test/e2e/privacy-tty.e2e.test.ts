@@ -17,7 +17,8 @@ let tmux: TmuxSession;
 
 beforeAll(() => {
   assertBuilt();
-  if (!hasTmux()) throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
+  if (!hasTmux())
+    throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
 });
 beforeEach(() => {
   home = tempDir('kourai-tty-');
@@ -44,7 +45,9 @@ describe('interactive privacy screens (tmux)', () => {
   it('kourai federate consent: the Sovereignty Moment, played with keys, stores the choice', async () => {
     tmux.start(['federate', 'consent'], home);
     const first = await tmux.waitFor('q/Esc leave');
-    expect(first).toMatch(/Hephaestus opens[\s\S]*Aidos advocates[\s\S]*Cupid withdraws · bond-only, locked[\s\S]*Techne defers[\s\S]*Puck stays/);
+    expect(first).toMatch(
+      /Hephaestus opens[\s\S]*Aidos advocates[\s\S]*Cupid withdraws · bond-only, locked[\s\S]*Techne defers[\s\S]*Puck stays/,
+    );
     tmux.keys('Down');
     await tmux.waitFor(/› \[ \] Aidos/);
     tmux.keys('Space');

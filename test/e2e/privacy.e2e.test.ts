@@ -10,7 +10,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(root, 'bin/kourai.js');
 let home: string;
 
-function kourai(args: string[], opts: { env?: Record<string, string>; nodeArgs?: string[] } = {}): { code: number | null; stdout: string; stderr: string } {
+function kourai(
+  args: string[],
+  opts: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [...(opts.nodeArgs ?? []), bin, ...args], {
     cwd: home,
     env: { PATH: process.env.PATH ?? '', HOME: home, KOURAI_HOME: home, ...(opts.env ?? {}) },
@@ -20,7 +23,8 @@ function kourai(args: string[], opts: { env?: Record<string, string>; nodeArgs?:
 }
 
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist/main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does) before the e2e tests');
+  if (!existsSync(join(root, 'dist/main.js')))
+    throw new Error('dist/ is missing: run `npm run build` (npm test does) before the e2e tests');
 });
 beforeEach(() => {
   home = mkdtempSync(join(tmpdir(), 'kourai-e2e-privacy-'));
@@ -41,7 +45,9 @@ describe('kourai privacy (real binary)', () => {
   it('privacy epsilon with σ <= 0: exit 2, the JSON error on stdout, one line on stderr', () => {
     const r = kourai(['privacy', 'epsilon', '--sigma', '0', '--json']);
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stdout)).toEqual({ error: { code: 'usage', message: '--sigma: σ must be greater than 0', hint: null, exit_code: 2 } });
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: { code: 'usage', message: '--sigma: σ must be greater than 0', hint: null, exit_code: 2 },
+    });
     expect(r.stderr).toBe('kourai: --sigma: σ must be greater than 0\n');
   });
 
@@ -57,7 +63,10 @@ describe('kourai privacy (real binary)', () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ changed: true, via: 'flags', applies_from: 'next_round' });
-    expect(doc.agents.filter((a: { allowed: boolean }) => a.allowed).map((a: { agent: string }) => a.agent)).toEqual(['aidos', 'metis']);
+    expect(doc.agents.filter((a: { allowed: boolean }) => a.allowed).map((a: { agent: string }) => a.agent)).toEqual([
+      'aidos',
+      'metis',
+    ]);
     expect(typeof doc.agents[1].decided_at).toBe('string');
     expect(existsSync(join(home, 'kourai.db'))).toBe(true);
     const show = JSON.parse(kourai(['federate', 'consent', '--show', '--json']).stdout);
@@ -81,14 +90,72 @@ describe('kourai privacy (real binary)', () => {
     writeFileSync(join(home, 'delta.json'), JSON.stringify({ tensors: [{ name: 'w', shape: [3], data: [1, 2, 2] }] }));
     kourai(['federate', 'consent', '--allow', 'techne']);
     const env = { KOURAI_PRIVACY_NOISE_MULTIPLIER: '1' };
-    expect(kourai(['privacy', 'release', '--agent', 'techne', '--round', '1', '--file', 'delta.json', '--base-fingerprint', 'sha256:test-base', '--out', 'r1.json'], { env }).code).toBe(0);
-    expect(JSON.parse(readFileSync(join(home, 'r1.json'), 'utf8')).mechanism).toEqual({ name: 'gaussian', clip_norm: 1, noise_multiplier: 1, sample_rate: 1, accountant: 'rdp' });
-    expect(kourai(['privacy', 'release', '--agent', 'techne', '--round', '2', '--file', 'delta.json', '--base-fingerprint', 'sha256:test-base'], { env }).code).toBe(0);
-    const third = kourai(['privacy', 'release', '--agent', 'techne', '--round', '3', '--file', 'delta.json', '--base-fingerprint', 'sha256:test-base', '--json'], { env });
+    expect(
+      kourai(
+        [
+          'privacy',
+          'release',
+          '--agent',
+          'techne',
+          '--round',
+          '1',
+          '--file',
+          'delta.json',
+          '--base-fingerprint',
+          'sha256:test-base',
+          '--out',
+          'r1.json',
+        ],
+        { env },
+      ).code,
+    ).toBe(0);
+    expect(JSON.parse(readFileSync(join(home, 'r1.json'), 'utf8')).mechanism).toEqual({
+      name: 'gaussian',
+      clip_norm: 1,
+      noise_multiplier: 1,
+      sample_rate: 1,
+      accountant: 'rdp',
+    });
+    expect(
+      kourai(
+        [
+          'privacy',
+          'release',
+          '--agent',
+          'techne',
+          '--round',
+          '2',
+          '--file',
+          'delta.json',
+          '--base-fingerprint',
+          'sha256:test-base',
+        ],
+        { env },
+      ).code,
+    ).toBe(0);
+    const third = kourai(
+      [
+        'privacy',
+        'release',
+        '--agent',
+        'techne',
+        '--round',
+        '3',
+        '--file',
+        'delta.json',
+        '--base-fingerprint',
+        'sha256:test-base',
+        '--json',
+      ],
+      { env },
+    );
     expect(third.code).toBe(4);
     expect(JSON.parse(third.stdout).error.code).toBe('budget_exhausted');
     const w = JSON.parse(kourai(['whisper', '--json'], { env }).stdout);
-    expect(w.agents.find((a: { agent: string }) => a.agent === 'techne')).toMatchObject({ releases: 2, verdict: 'no_shareable_entries' });
+    expect(w.agents.find((a: { agent: string }) => a.agent === 'techne')).toMatchObject({
+      releases: 2,
+      verdict: 'no_shareable_entries',
+    });
     const l = JSON.parse(kourai(['privacy', 'ledger', '--json'], { env }).stdout);
     expect(l.releases.map((r: { round: string }) => r.round)).toEqual(['1', '2']);
   });
@@ -97,7 +164,12 @@ describe('kourai privacy (real binary)', () => {
     const log = join(home, 'imports.log');
     writeFileSync(log, '');
     const hook = join(root, 'test/e2e/fixtures/log-imports.mjs');
-    for (const args of [['privacy', 'epsilon', '--sigma', '1', '--json'], ['whisper'], ['federate', 'consent', '--allow', 'aidos'], ['--help']]) {
+    for (const args of [
+      ['privacy', 'epsilon', '--sigma', '1', '--json'],
+      ['whisper'],
+      ['federate', 'consent', '--allow', 'aidos'],
+      ['--help'],
+    ]) {
       const r = kourai(args, { env: { KOURAI_IMPORT_LOG: log }, nodeArgs: ['--import', hook] });
       expect(r.code, r.stderr).toBe(0);
     }

@@ -75,15 +75,23 @@ describe('read-only commands', () => {
     }
     const w = asReader(['whisper', '--json'], sample.home);
     expect(w.code, w.stderr).toBe(0);
-    const report = JSON.parse(w.stdout) as { agents: { agent: string; consent: boolean | string; shareable_entries: number }[] };
+    const report = JSON.parse(w.stdout) as {
+      agents: { agent: string; consent: boolean | string; shareable_entries: number }[];
+    };
     expect(report.agents.find((a) => a.agent === 'aidos')).toMatchObject({ consent: true });
     expect(report.agents.some((a) => a.shareable_entries > 0)).toBe(true);
     const d = asReader(['doctor', '--json'], sample.home);
-    expect(JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === 'home')).toMatchObject({ status: 'fail' });
-    expect(JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === 'index')).toMatchObject({ status: 'ok' });
+    expect(JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === 'home')).toMatchObject({
+      status: 'fail',
+    });
+    expect(JSON.parse(d.stdout).checks.find((c: { name: string }) => c.name === 'index')).toMatchObject({
+      status: 'ok',
+    });
     const c = asReader(['federate', 'consent', '--show', '--json'], sample.home);
     expect(c.code, c.stderr).toBe(0);
-    expect(JSON.parse(c.stdout).agents.find((a: { agent: string }) => a.agent === 'aidos')).toMatchObject({ allowed: true });
+    expect(JSON.parse(c.stdout).agents.find((a: { agent: string }) => a.agent === 'aidos')).toMatchObject({
+      allowed: true,
+    });
     expect(files(sample.home)).toEqual(before);
   });
 

@@ -27,14 +27,35 @@ let before: Record<string, string>;
 
 function startCouncil(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
   const layouts = JSON.stringify({ derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } });
-  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--data-dir', dataDir, '--base-fingerprint', BUILTIN_FINGERPRINT, '--layouts', layouts, '--min-forges', '2', '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      BIN,
+      'council',
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--base-fingerprint',
+      BUILTIN_FINGERPRINT,
+      '--layouts',
+      layouts,
+      '--min-forges',
+      '2',
+      '--json',
+    ],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   return new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once('line', (line) => resolve({ proc, url: (JSON.parse(line) as { url: string }).url }));
+    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once('line', (line) =>
+      resolve({ proc, url: (JSON.parse(line) as { url: string }).url }),
+    );
     proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
   });
 }
@@ -70,7 +91,12 @@ beforeAll(async () => {
   root = tempDir('kourai-ro-state-');
   const c = await startCouncil(join(root, 'council'));
   council = c.proc;
-  const token = (ok(kourai(['council', 'forge', 'add', 'athens', '--data-dir', join(root, 'council'), '--json'], { home: root }), 'forge add') as { token: string }).token;
+  const token = (
+    ok(
+      kourai(['council', 'forge', 'add', 'athens', '--data-dir', join(root, 'council'), '--json'], { home: root }),
+      'forge add',
+    ) as { token: string }
+  ).token;
   u = unprivileged();
   home = u.home;
   // Set up as this process's user without a time limit (training is minutes on a loaded machine), then given to the forge's user.
@@ -96,7 +122,19 @@ afterAll(() => {
 
 describe('a read-only home with a healthy state database', () => {
   const READERS: string[][] = [
-    ['feedback', '--memoir', '@memoir', '--agent', 'techne', '--scene', '@scene', '--proposed', 'x', '--check', '--json'],
+    [
+      'feedback',
+      '--memoir',
+      '@memoir',
+      '--agent',
+      'techne',
+      '--scene',
+      '@scene',
+      '--proposed',
+      'x',
+      '--check',
+      '--json',
+    ],
     ['adapters', 'list', '--json'],
     ['score', '--agent', 'techne', '--json', 'a plan', 'another plan'],
     ['route', '--json', 'write the parser'],
@@ -106,45 +144,72 @@ describe('a read-only home with a healthy state database', () => {
     ['privacy', 'ledger', '--json'],
     ['whisper', '--json'],
   ];
-  it.each(READERS)('reading: kourai %s … works', (...args) => {
-    const r = asReader(args.map((a) => (a === '@memoir' ? memoir : a === '@scene' ? scene : a)));
-    expect(r.code, r.stderr).toBe(0);
-    JSON.parse(r.stdout);
-    expect(snapshot(home)).toEqual(before);
-  }, 120_000);
+  it.each(READERS)(
+    'reading: kourai %s … works',
+    (...args) => {
+      const r = asReader(args.map((a) => (a === '@memoir' ? memoir : a === '@scene' ? scene : a)));
+      expect(r.code, r.stderr).toBe(0);
+      JSON.parse(r.stdout);
+      expect(snapshot(home)).toEqual(before);
+    },
+    120_000,
+  );
 
   const WRITERS: string[][] = [
     ['train', 'bond', '--epochs', '1', '--agent', 'techne'],
     ['federate', 'consent', '--allow', 'aidos'],
     ['adapters', 'rollback', 'techne', '--kind', 'bond'],
   ];
-  it.each(WRITERS)('writing: kourai %s … says it cannot write there (exit 3)', (...args) => {
-    const r = asReader(args);
-    expect(r.code, r.stderr).toBe(3);
-    const first = r.stderr.split('\n')[0] as string;
-    expect(first).toContain(`cannot write the state database ${join(home, 'kourai.db')}`);
-    expect(r.stderr).not.toMatch(/unreadable|restore it from a backup/i);
-    expect(snapshot(home)).toEqual(before);
-  }, 120_000);
+  it.each(WRITERS)(
+    'writing: kourai %s … says it cannot write there (exit 3)',
+    (...args) => {
+      const r = asReader(args);
+      expect(r.code, r.stderr).toBe(3);
+      const first = r.stderr.split('\n')[0] as string;
+      expect(first).toContain(`cannot write the state database ${join(home, 'kourai.db')}`);
+      expect(r.stderr).not.toMatch(/unreadable|restore it from a backup/i);
+      expect(snapshot(home)).toEqual(before);
+    },
+    120_000,
+  );
 });
 
 describe('a home owned by another user (files 0644, directories 0755)', () => {
   it('reading commands work as that other user; a writer says it cannot write there (exit 3)', async (ctx) => {
-    ctx.skip(process.getuid?.() !== 0, 'needs root to own a home another user (nobody) then reads: the other-owner case was not checked');
+    ctx.skip(
+      process.getuid?.() !== 0,
+      'needs root to own a home another user (nobody) then reads: the other-owner case was not checked',
+    );
     const other = join(tempDir('kourai-other-'), 'home');
     mkdirSync(other);
     try {
       ok(await kouraiAsync(['memoir', 'synth', '--json'], { home: other }), 'synth');
       ok(await kouraiAsync(['federate', 'consent', '--allow', 'all', '--json'], { home: other }), 'consent');
-      ok(await kouraiAsync(['train', 'bond', '--epochs', '1', '--agent', 'techne', '--json'], { home: other }), 'train bond');
+      ok(
+        await kouraiAsync(['train', 'bond', '--epochs', '1', '--agent', 'techne', '--json'], { home: other }),
+        'train bond',
+      );
       for (let d = other; d !== '/'; d = dirname(d)) chmodSync(d, statSync(d).mode | 0o005);
       for (const p of tree(other)) chmodSync(p, statSync(p).isDirectory() ? 0o755 : statSync(p).mode | 0o044);
       const was = snapshot(other);
       const run = (args: string[]): BinResult => {
-        const r = spawnSync(process.execPath, [unprivilegedBin(), ...args], { cwd: '/', env: cleanEnv(other, { CI: '1' }), encoding: 'utf8', timeout: 120_000, uid: 65534, gid: 65534 });
+        const r = spawnSync(process.execPath, [unprivilegedBin(), ...args], {
+          cwd: '/',
+          env: cleanEnv(other, { CI: '1' }),
+          encoding: 'utf8',
+          timeout: 120_000,
+          uid: 65534,
+          gid: 65534,
+        });
         return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
       };
-      for (const args of [['whisper', '--json'], ['privacy', 'ledger', '--json'], ['adapters', 'list', '--json'], ['score', '--agent', 'techne', '--json', 'a', 'b'], ['federate', 'consent', '--show', '--json']]) {
+      for (const args of [
+        ['whisper', '--json'],
+        ['privacy', 'ledger', '--json'],
+        ['adapters', 'list', '--json'],
+        ['score', '--agent', 'techne', '--json', 'a', 'b'],
+        ['federate', 'consent', '--show', '--json'],
+      ]) {
         const r = run(args);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       }

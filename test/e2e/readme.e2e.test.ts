@@ -1,5 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,18 +47,41 @@ export function readmeCommands(text: string, every = false): ReadmeCommand[] {
     if (lang !== 'sh') continue;
     const start = i;
     let full = l;
-    while (full.trimEnd().endsWith('\\') && i + 1 < lines.length) full = `${full.trimEnd().slice(0, -1)} ${(lines[++i] as string).trim()}`;
+    while (full.trimEnd().endsWith('\\') && i + 1 < lines.length)
+      full = `${full.trimEnd().slice(0, -1)} ${(lines[++i] as string).trim()}`;
     const command = full.trim();
-    if (every ? command !== '' && !command.startsWith('#') : /(^|[|&;(]\s*)kourai /.test(command)) out.push({ line: start + 1, command });
+    if (every ? command !== '' && !command.startsWith('#') : /(^|[|&;(]\s*)kourai /.test(command))
+      out.push({ line: start + 1, command });
   }
   return out;
 }
 
 /** The docs pages, in the order their commands run (one home, after the sample forge is made). */
-const MANUAL = ['memoir', 'screens', 'privacy', 'learning', 'council', 'federation', 'evaluation', 'performance', 'exit-codes', 'architecture', 'testing'].map((p) => `docs/${p}.md`);
+const MANUAL = [
+  'memoir',
+  'screens',
+  'privacy',
+  'learning',
+  'council',
+  'federation',
+  'evaluation',
+  'performance',
+  'exit-codes',
+  'architecture',
+  'testing',
+].map((p) => `docs/${p}.md`);
 
 /** How a command is run, when not simply "exit 0". Keyed by a unique part of the line; `docs` limits it to the docs pages. */
-const SPECIAL: { match: string; docs?: true; exit?: number; stderr?: RegExp; service?: true; shell?: string; slow?: true; why: string }[] = [
+const SPECIAL: {
+  match: string;
+  docs?: true;
+  exit?: number;
+  stderr?: RegExp;
+  service?: true;
+  shell?: string;
+  slow?: true;
+  why: string;
+}[] = [
   {
     match: 'kourai federate simulate',
     slow: true,
@@ -67,7 +99,8 @@ const SPECIAL: { match: string; docs?: true; exit?: number; stderr?: RegExp; ser
     match: '--proposed-file proposal.py',
     docs: true,
     exit: 2,
-    stderr: /^kourai: this session cannot show the feedback prompt \(no terminal, CI or --no-input\): pass --rating 1-5 and --kind/,
+    stderr:
+      /^kourai: this session cannot show the feedback prompt \(no terminal, CI or --no-input\): pass --rating 1-5 and --kind/,
     why: 'the Likert prompt: without a terminal it names the flags that answer it (the prompt itself: test/e2e/terminal.test.ts)',
   },
   {
@@ -84,9 +117,25 @@ const SPECIAL: { match: string; docs?: true; exit?: number; stderr?: RegExp; ser
     stderr: /^kourai: --at: only the replay screen starts at an entry/,
     why: 'the replay screen: without a terminal the text replay refuses an --at it would ignore (the screen itself: test/e2e/terminal.test.ts)',
   },
-  { match: 'kourai whisper --next-round', docs: true, exit: 3, stderr: /^kourai: this forge has not joined a council/, why: 'as `federate round --dry-run` (the same function)' },
-  { match: 'kourai federate scene --round 1', docs: true, exit: 2, stderr: /^kourai: this forge has not joined a council: pass --memoir PATH/, why: 'the joined council’s events memoir is the default; none in the docs home' },
-  { match: 'kourai council serve', service: true, why: 'runs until Ctrl-C: started, waited for until it listens; sent SIGINT (exit 0), or kept for the tour when the line ends in &' },
+  {
+    match: 'kourai whisper --next-round',
+    docs: true,
+    exit: 3,
+    stderr: /^kourai: this forge has not joined a council/,
+    why: 'as `federate round --dry-run` (the same function)',
+  },
+  {
+    match: 'kourai federate scene --round 1',
+    docs: true,
+    exit: 2,
+    stderr: /^kourai: this forge has not joined a council: pass --memoir PATH/,
+    why: 'the joined council’s events memoir is the default; none in the docs home',
+  },
+  {
+    match: 'kourai council serve',
+    service: true,
+    why: 'runs until Ctrl-C: started, waited for until it listens; sent SIGINT (exit 0), or kept for the tour when the line ends in &',
+  },
   {
     match: 'kourai federate join --server https://council.example.org',
     docs: true,
@@ -100,7 +149,11 @@ const SPECIAL: { match: string; docs?: true; exit?: number; stderr?: RegExp; ser
 const PLACEHOLDERS: [RegExp, (h: Home) => string, string][] = [
   [/sha256:(9f2c)?…/g, (h) => h.vars.fingerprint, 'a base-model fingerprint'],
   [/<entry_id>/g, (h) => h.vars.lastEntry, 'the entry id the previous feedback printed'],
-  [/127\.0\.0\.1:7470/g, (h) => `127.0.0.1:${h.port}`, 'the tour’s council port (a free one here, so parallel runs do not collide)'],
+  [
+    /127\.0\.0\.1:7470/g,
+    (h) => `127.0.0.1:${h.port}`,
+    'the tour’s council port (a free one here, so parallel runs do not collide)',
+  ],
 ];
 
 interface Home {
@@ -136,11 +189,30 @@ async function makeHome(files: boolean): Promise<Home> {
   mkdirSync(bin);
   writeFileSync(join(bin, 'kourai'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
   chmodSync(join(bin, 'kourai'), 0o755);
-  const env = { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: dir, KOURAI_HOME: join(dir, 'home'), NO_COLOR: '1', LANG: 'C.UTF-8', TOKEN: 'kt_readme_placeholder' };
-  const home: Home = { dir, env, vars: { fingerprint: `sha256:${'ab'.repeat(32)}`, lastEntry: '' }, port: await freePort(), services: [] };
+  const env = {
+    PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    HOME: dir,
+    KOURAI_HOME: join(dir, 'home'),
+    NO_COLOR: '1',
+    LANG: 'C.UTF-8',
+    TOKEN: 'kt_readme_placeholder',
+  };
+  const home: Home = {
+    dir,
+    env,
+    vars: { fingerprint: `sha256:${'ab'.repeat(32)}`, lastEntry: '' },
+    port: await freePort(),
+    services: [],
+  };
   if (!files) return home;
   // The docs' "a host writes NDJSON" stand-in: two entries on stdout.
-  const entry = (n: number): string => JSON.stringify({ scene_id: 'session-1a2b3c4d.turn-4', agent: 'metis', source: 'specialist_proposed', agent_proposed: `plan ${n}` });
+  const entry = (n: number): string =>
+    JSON.stringify({
+      scene_id: 'session-1a2b3c4d.turn-4',
+      agent: 'metis',
+      source: 'specialist_proposed',
+      agent_proposed: `plan ${n}`,
+    });
   writeFileSync(join(bin, 'host-writes-ndjson'), `#!/bin/sh\nprintf '%s\\n' '${entry(1)}' '${entry(2)}'\n`);
   chmodSync(join(bin, 'host-writes-ndjson'), 0o755);
   // The files the docs' commands read, as a user would have them.
@@ -149,11 +221,21 @@ async function makeHome(files: boolean): Promise<Home> {
   writeFileSync(join(dir, 'mine.py'), 'def total(xs: list[int]) -> int:\n    return sum(xs)\n');
   writeFileSync(join(dir, 'fix.json'), JSON.stringify({ agent: 'techne' }));
   writeFileSync(join(dir, 'a.ts'), 'function f(x: number): number {\n  if (x < 0) return 0;\n  return x * 2;\n}\n');
-  writeFileSync(join(dir, 'b.ts'), 'function f(x) {\n  let r;\n  if (x >= 0) { r = x * 2 } else { r = 0 }\n  return r\n}\n');
-  writeFileSync(join(dir, 'delta.json'), JSON.stringify({ tensors: [{ name: 'w', shape: [2, 2], dtype: 'F32', data: [0.1, -0.2, 0.05, 0.3] }] }));
+  writeFileSync(
+    join(dir, 'b.ts'),
+    'function f(x) {\n  let r;\n  if (x >= 0) { r = x * 2 } else { r = 0 }\n  return r\n}\n',
+  );
+  writeFileSync(
+    join(dir, 'delta.json'),
+    JSON.stringify({ tensors: [{ name: 'w', shape: [2, 2], dtype: 'F32', data: [0.1, -0.2, 0.05, 0.3] }] }),
+  );
   writeFileSync(join(dir, 'layouts.json'), JSON.stringify({ '*': [{ name: 'w', shape: [2, 2] }] }));
   // Bulyan with f = 2 needs n ≥ 4f + 3 = 11 updates.
-  for (let i = 0; i < 11; i++) writeFileSync(join(dir, `u${i}.safetensors`), writeSafetensors([{ name: 'w', shape: [2, 2], data: Float64Array.from([i, 1, 2, 3].map((x) => x + i / 10)) }]));
+  for (let i = 0; i < 11; i++)
+    writeFileSync(
+      join(dir, `u${i}.safetensors`),
+      writeSafetensors([{ name: 'w', shape: [2, 2], data: Float64Array.from([i, 1, 2, 3].map((x) => x + i / 10)) }]),
+    );
   return home;
 }
 
@@ -162,7 +244,13 @@ let manual: Home;
 
 function sh(home: Home, command: string, shell = 'bash'): { code: number; stdout: string; stderr: string } {
   const script = shell === 'zsh' ? `autoload -U compinit && compinit -u && ${command}` : command;
-  const r = spawnSync(shell, ['-c', script], { cwd: home.dir, env: home.env, encoding: 'utf8', input: '', timeout: 300_000 });
+  const r = spawnSync(shell, ['-c', script], {
+    cwd: home.dir,
+    env: home.env,
+    encoding: 'utf8',
+    input: '',
+    timeout: 300_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -210,7 +298,10 @@ function isJson(text: string): boolean {
 function serve(home: Home, command: string, background: boolean): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const line = command.replace(/\s*&\s*$/, '').replace(/--port \S+/, '');
-    const p = spawn('bash', ['-c', `exec ${line} --port ${background ? home.port : 0}`], { cwd: home.dir, env: home.env });
+    const p = spawn('bash', ['-c', `exec ${line} --port ${background ? home.port : 0}`], {
+      cwd: home.dir,
+      env: home.env,
+    });
     let stderr = '';
     let sent = false;
     p.stderr.on('data', (b: Buffer) => {
@@ -236,10 +327,14 @@ async function runLine(home: Home, c: ReadmeCommand & { page: string }, skip: (n
   if (special?.slow && !process.env.KOURAI_SLOW) {
     const argv = run.split('|')[0]!.trim().split(/\s+/).slice(1);
     let reached = '';
-    const program = buildCli(() => testCtx(), () => undefined, async (load, raw) => {
-      await resolveOptions((await load()).default as never, raw);
-      return 0;
-    });
+    const program = buildCli(
+      () => testCtx(),
+      () => undefined,
+      async (load, raw) => {
+        await resolveOptions((await load()).default as never, raw);
+        return 0;
+      },
+    );
     program.hook('preAction', (_root, action) => {
       reached = action.name();
     });
@@ -252,13 +347,22 @@ async function runLine(home: Home, c: ReadmeCommand & { page: string }, skip: (n
     expect(r.code, r.stderr).toBe(0);
     return;
   }
-  if (special?.shell && spawnSync('sh', ['-c', `command -v ${special.shell}`]).status !== 0) return skip(`${special.shell} is not installed: ${special.why} (.ci/run installs it)`);
+  if (special?.shell && spawnSync('sh', ['-c', `command -v ${special.shell}`]).status !== 0)
+    return skip(`${special.shell} is not installed: ${special.why} (.ci/run installs it)`);
   const r = sh(home, run, special?.shell);
   expect(r.code, `${run}\n${r.stderr}`).toBe(special?.exit ?? 0);
   if (special?.stderr) expect(r.stderr).toMatch(special.stderr);
   if (/ --(nd)?json\b/.test(run) && !/>/.test(run)) {
     // One JSON document, or (a stream) one JSON record a line: stdout holds nothing else.
-    const docs = r.stdout.trim() === '' ? [] : isJson(r.stdout) ? [JSON.parse(r.stdout) as unknown] : r.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const docs =
+      r.stdout.trim() === ''
+        ? []
+        : isJson(r.stdout)
+          ? [JSON.parse(r.stdout) as unknown]
+          : r.stdout
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l) as unknown);
     const id = (docs[0] as { entry_id?: unknown } | undefined)?.entry_id;
     if (typeof id === 'string') home.vars.lastEntry = id;
   }
@@ -268,16 +372,25 @@ describe('the README and the docs, run as shown', () => {
   it('finds the commands (the extraction itself), and every docs page is in MANUAL', () => {
     expect(tourCommands[0]?.command).toBe('kourai memoir synth --sessions 8 && kourai memoir stats');
     expect(manualCommands.length).toBeGreaterThan(60);
-    expect(readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`).sort()).toEqual([...MANUAL].sort());
+    expect(
+      readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`)
+        .sort(),
+    ).toEqual([...MANUAL].sort());
     const all = [...tourCommands, ...manualCommands];
     for (const s of SPECIAL) expect(all.filter((c) => c.command.includes(s.match)).length, s.match).toBeGreaterThan(0);
   });
 
   describe('the README tour, in a fresh home', () => {
-    it.for(tourCommands)('$page:$line  $command', { timeout: 300_000 }, async (c, ctx) => runLine(tour, c, (note) => ctx.skip(note)));
+    it.for(tourCommands)('$page:$line  $command', { timeout: 300_000 }, async (c, ctx) =>
+      runLine(tour, c, (note) => ctx.skip(note)),
+    );
   });
 
   describe('the docs pages, in a home with the sample forge', () => {
-    it.for(manualCommands)('$page:$line  $command', { timeout: 300_000 }, async (c, ctx) => runLine(manual, c, (note) => ctx.skip(note)));
+    it.for(manualCommands)('$page:$line  $command', { timeout: 300_000 }, async (c, ctx) =>
+      runLine(manual, c, (note) => ctx.skip(note)),
+    );
   });
 });

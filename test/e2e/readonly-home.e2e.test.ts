@@ -35,9 +35,15 @@ describe('a read-only home', () => {
 
     const idx = u.run(['memoir', 'index']);
     expect(idx.code, idx.stderr).toBe(3);
-    expect(idx.stderr.split('\n')[0]).toBe(`kourai: cannot write the memoir index ${join(cache, 'index.db')}: ${cache} is not writable`);
+    expect(idx.stderr.split('\n')[0]).toBe(
+      `kourai: cannot write the memoir index ${join(cache, 'index.db')}: ${cache} is not writable`,
+    );
 
-    for (const args of [['memoir', 'stats', '--json'], ['memoir', 'inspect', '--agent', 'aidos', '--limit', '3', '--json'], ['memoir', 'verify', '--json']]) {
+    for (const args of [
+      ['memoir', 'stats', '--json'],
+      ['memoir', 'inspect', '--agent', 'aidos', '--limit', '3', '--json'],
+      ['memoir', 'verify', '--json'],
+    ]) {
       const r = u.run(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     }
@@ -52,7 +58,9 @@ describe('a read-only home', () => {
     expect(json(grown).entries).toBe(entries + 1);
     const text = u.run(['memoir', 'stats']);
     expect(text.code).toBe(0);
-    expect(text.stderr).toContain(`note: the memoir index ${join(cache, 'index.db')} cannot be written (${cache} is not writable): reading a temporary copy of it for this run`);
+    expect(text.stderr).toContain(
+      `note: the memoir index ${join(cache, 'index.db')} cannot be written (${cache} is not writable): reading a temporary copy of it for this run`,
+    );
   });
 
   it('search after a bulk load (full-text rows not built yet): answers from a temporary copy, and the same once writable', () => {

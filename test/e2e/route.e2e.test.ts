@@ -38,14 +38,20 @@ describe('kourai route, end to end', { timeout: 240_000 }, () => {
     expect(kourai(['memoir', 'synth', '--sessions', '4'], { home }).code).toBe(0);
     const t = kourai(['train', 'bond', '--agent', 'hephaestus', '--json'], { home });
     expect(t.code, t.stderr).toBe(0);
-    const heph = (JSON.parse(t.stdout) as { agents: { agent: string; status: string; metric: { kind: string; baselines: { name: string }[] } | null }[] }).agents[0]!;
+    const heph = (
+      JSON.parse(t.stdout) as {
+        agents: { agent: string; status: string; metric: { kind: string; baselines: { name: string }[] } | null }[];
+      }
+    ).agents[0]!;
     expect(heph).toMatchObject({ agent: 'hephaestus', status: 'trained', metric: { kind: 'route' } });
     expect(heph.metric!.baselines.map((b) => b.name)).toContain('routing_prior');
     for (const [task, agent] of TASKS) {
       const d = routed(task);
       expect(d[0]!.agent, task).toBe(agent);
     }
-    const j = JSON.parse(kourai(['route', 'write tests for the parser', '--json'], { home }).stdout) as { adapters: { bond: number | null } };
+    const j = JSON.parse(kourai(['route', 'write tests for the parser', '--json'], { home }).stdout) as {
+      adapters: { bond: number | null };
+    };
     expect(j.adapters.bond).toBe(1);
   });
 });

@@ -10,7 +10,10 @@ export interface BinResult {
 }
 
 /** Runs the built binary with a clean environment (only what the test passes, plus PATH). */
-export function kourai(args: string[], opts: { home: string; input?: string; env?: Record<string, string>; nodeArgs?: string[]; cwd?: string }): BinResult {
+export function kourai(
+  args: string[],
+  opts: { home: string; input?: string; env?: Record<string, string>; nodeArgs?: string[]; cwd?: string },
+): BinResult {
   const r = spawnSync(process.execPath, [...(opts.nodeArgs ?? []), BIN, ...args], {
     cwd: opts.cwd ?? opts.home,
     input: opts.input ?? '',

@@ -15,7 +15,8 @@ let tmux: TmuxSession;
 
 beforeAll(() => {
   assertBuilt();
-  if (!hasTmux()) throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
+  if (!hasTmux())
+    throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
   template = sampleHome();
 });
 afterAll(() => removeDir(template.home));
@@ -40,10 +41,25 @@ describe.for([60, 100])('at %i columns', (columns) => {
     const memoir = template.memoirs[0] as string;
     const scene = readEntries(memoir).find((e) => e.agent === 'techne')!.scene_id;
     removeDir(home);
-    open(['feedback', '--memoir', memoir.replace(template.home, '.'), '--agent', 'techne', '--scene', scene, '--proposed', 'x = compute()', '--force'], columns);
+    open(
+      [
+        'feedback',
+        '--memoir',
+        memoir.replace(template.home, '.'),
+        '--agent',
+        'techne',
+        '--scene',
+        scene,
+        '--proposed',
+        'x = compute()',
+        '--force',
+      ],
+      columns,
+    );
     const screen = await tmux.waitFor('Enter confirm · Esc skip');
     expect(screen).toMatch(/^Feedback for techne · .* affinity \d\.\d\d (stranger|familiar|trusted|bonded)$/m);
-    for (const label of ['1 way off', '2 a bit off', '3 unsure', '4 right', '5 exactly right']) expect(screen).toContain(label);
+    for (const label of ['1 way off', '2 a bit off', '3 unsure', '4 right', '5 exactly right'])
+      expect(screen).toContain(label);
     expect(widest(screen)).toBeLessThanOrEqual(columns);
   });
 
@@ -58,7 +74,10 @@ describe.for([60, 100])('at %i columns', (columns) => {
   });
 
   it('whisper and consent: lay out at their minimum, or refuse naming it', async () => {
-    for (const [args, min] of [[['whisper'], 80], [['federate', 'consent'], 70]] as const) {
+    for (const [args, min] of [
+      [['whisper'], 80],
+      [['federate', 'consent'], 70],
+    ] as const) {
       open([...args], columns);
       const screen = await tmux.waitFor(columns >= min ? /q quit|Esc|Enter/ : /\[exit \d+\]/);
       if (columns < min) expect(screen).toMatch(new RegExp(`needs at least ${min}×\\d+`));

@@ -25,13 +25,29 @@ afterAll(() => removeDir(home));
 function traced(args: string[]): { code: number; loaded: string; stdout: string; stderr: string } {
   const trace = join(home, 'trace.txt');
   writeFileSync(trace, '');
-  const r = kourai(args, { home, env: { KOURAI_TRACE_FILE: trace }, nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href] });
+  const r = kourai(args, {
+    home,
+    env: { KOURAI_TRACE_FILE: trace },
+    nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href],
+  });
   return { ...r, loaded: readFileSync(trace, 'utf8') };
 }
 
 describe('start-up paths that load no zod', () => {
   it('memoir inspect with filters (index built on the way) and score', () => {
-    const insp = traced(['memoir', 'inspect', '--memoir', memoir, '--agent', 'aidos', '--split', 'shared', '--limit', '20', '--json']);
+    const insp = traced([
+      'memoir',
+      'inspect',
+      '--memoir',
+      memoir,
+      '--agent',
+      'aidos',
+      '--split',
+      'shared',
+      '--limit',
+      '20',
+      '--json',
+    ]);
     expect(insp.code).toBe(0);
     expect(JSON.parse(insp.stdout)).toMatchObject({ total: 1, shown: 1 });
     expect(insp.loaded).toContain('/dist/commands/memoir/inspect.js');
@@ -56,12 +72,29 @@ describe('start-up paths that load no zod', () => {
     try {
       const trace = join(fresh, 'trace.txt');
       writeFileSync(trace, '');
-      const r = kourai(['memoir', 'verify', '--memoir', memoir, '--json'], { home: fresh, env: { KOURAI_TRACE_FILE: trace }, nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href] });
+      const r = kourai(['memoir', 'verify', '--memoir', memoir, '--json'], {
+        home: fresh,
+        env: { KOURAI_TRACE_FILE: trace },
+        nodeArgs: ['--import', new URL('./fixtures/trace-loads.mjs', import.meta.url).href],
+      });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, entries: 2 });
       const loaded = readFileSync(trace, 'utf8');
       expect(loaded).toContain('/dist/memoir/verify/verify.js');
-      for (const heavy of ['/dist/store/', '/dist/memoir-index/', 'better-sqlite3', '/node_modules/zod/', '/dist/memoir/format/schema.js', 'node:worker_threads', '/dist/memoir/verify/verify-threads.js', 'fs-native-extensions', '/node_modules/ink/', '/node_modules/react/', '/dist/council/', '/dist/ui/mount.js']) {
+      for (const heavy of [
+        '/dist/store/',
+        '/dist/memoir-index/',
+        'better-sqlite3',
+        '/node_modules/zod/',
+        '/dist/memoir/format/schema.js',
+        'node:worker_threads',
+        '/dist/memoir/verify/verify-threads.js',
+        'fs-native-extensions',
+        '/node_modules/ink/',
+        '/node_modules/react/',
+        '/dist/council/',
+        '/dist/ui/mount.js',
+      ]) {
         expect(loaded, heavy).not.toContain(heavy);
       }
     } finally {

@@ -18,7 +18,8 @@ let tmux: TmuxSession;
 let template: { home: string; memoirs: string[] };
 beforeAll(() => {
   assertBuilt();
-  if (!hasTmux()) throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
+  if (!hasTmux())
+    throw new Error('tmux is needed for the terminal end-to-end tests (apt-get install tmux; .ci/run installs it)');
   template = sampleHome();
 });
 afterAll(() => removeDir(template.home));
@@ -33,7 +34,10 @@ afterEach(() => {
   removeDir(home);
 });
 
-const digest = (paths: string[]): string => createHash('sha256').update(paths.map((p) => readFileSync(p)).join('\n')).digest('hex');
+const digest = (paths: string[]): string =>
+  createHash('sha256')
+    .update(paths.map((p) => readFileSync(p)).join('\n'))
+    .digest('hex');
 
 // Each test starts the real binary several times; give a loaded machine room (no timing is asserted).
 vi.setConfig({ testTimeout: 90_000 });
@@ -91,7 +95,8 @@ describe('kourai memoir replay in a terminal', () => {
 describe('kourai feedback in a terminal', () => {
   function subject(): { memoir: string; scene: string; proposal: string } {
     const memoir = memoirs[3] as string; // the newest session
-    const scene = readEntries(memoir).find((e) => e.agent === 'techne' && e.source === 'specialist_proposed')?.scene_id as string;
+    const scene = readEntries(memoir).find((e) => e.agent === 'techne' && e.source === 'specialist_proposed')
+      ?.scene_id as string;
     const proposal = join(home, 'proposal.py');
     writeFileSync(proposal, 'def load(path):\n    with open(path) as f:\n        return [json.loads(l) for l in f]\n');
     return { memoir, scene, proposal };
@@ -100,7 +105,10 @@ describe('kourai feedback in a terminal', () => {
   it('rates a proposal with keys, writes one entry, and memoir show finds it', async () => {
     const { memoir, scene, proposal } = subject();
     const before = lineCount(memoir);
-    tmux.start(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal], home);
+    tmux.start(
+      ['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal],
+      home,
+    );
     let screen = await tmux.waitFor('Enter confirm · Esc skip');
     expect(screen).toContain('How right did it feel?');
     expect(screen).toContain('Feedback for techne');
@@ -124,7 +132,14 @@ describe('kourai feedback in a terminal', () => {
     expect(id).toBeDefined();
     expect(lineCount(memoir)).toBe(before + 1);
     const e = readEntries(memoir).at(-1);
-    expect(e).toMatchObject({ entry_id: id, agent: 'techne', scene_id: scene, likert: 4, comment: 'clear and small', player_response: { kind: 'accepted', felt: 'right', delta: null } });
+    expect(e).toMatchObject({
+      entry_id: id,
+      agent: 'techne',
+      scene_id: scene,
+      likert: 4,
+      comment: 'clear and small',
+      player_response: { kind: 'accepted', felt: 'right', delta: null },
+    });
     const shown = kourai(['memoir', 'show', id as string, '--json'], home);
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ entry: { entry_id: id, likert: 4 } });
@@ -133,7 +148,10 @@ describe('kourai feedback in a terminal', () => {
   it('Ctrl-C mid-prompt: exit 130 and nothing written', async () => {
     const { memoir, scene, proposal } = subject();
     const before = readFileSync(memoir);
-    tmux.start(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal], home);
+    tmux.start(
+      ['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal],
+      home,
+    );
     await tmux.waitFor('Enter confirm · Esc skip');
     tmux.keys('5', 'Enter');
     await tmux.waitFor('What did you do with it?');
@@ -146,15 +164,25 @@ describe('kourai feedback in a terminal', () => {
   it('Escape skips: exit 0, nothing written, and the next prompt backs off', async () => {
     const { memoir, scene, proposal } = subject();
     const before = readFileSync(memoir);
-    tmux.start(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal], home);
+    tmux.start(
+      ['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal],
+      home,
+    );
     await tmux.waitFor('Enter confirm · Esc skip');
     tmux.keys('Escape');
     const screen = await tmux.waitFor('[exit 0]');
     expect(screen).toContain('skipped: nothing was written');
     expect(readFileSync(memoir).equals(before)).toBe(true);
     // Asked again (no answer by flags): the gate backs off.
-    const again = kourai(['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal, '--json'], home);
+    const again = kourai(
+      ['feedback', '--memoir', memoir, '--agent', 'techne', '--scene', scene, '--proposed-file', proposal, '--json'],
+      home,
+    );
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ asked: false, reason: 'cooldown', gate: { skips: 1, cooldown: 10 } });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      asked: false,
+      reason: 'cooldown',
+      gate: { skips: 1, cooldown: 10 },
+    });
   });
 });

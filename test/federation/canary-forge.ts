@@ -22,12 +22,31 @@ export function plantCanaries(memoirPath: string, tag: string): string[] {
       context: ctx,
       agent_proposed: c('revision-text'),
       player_response: { kind: 'modified', delta: c('revision-delta'), felt: 'right' },
-      training_label: { preference_pair: [{ text: c('pair-rejected'), score: 0 }, { text: c('pair-preferred'), score: 1 }], weight: 1 },
+      training_label: {
+        preference_pair: [
+          { text: c('pair-rejected'), score: 0 },
+          { text: c('pair-preferred'), score: 1 },
+        ],
+        weight: 1,
+      },
     },
     { scene_id: scene, agent: 'cupid', source: 'cupid_scene', context: ctx, agent_proposed: c('cupid-scene') },
-    { scene_id: scene, agent: 'hephaestus', source: 'task_description', context: ctx, agent_proposed: c('task-description') },
+    {
+      scene_id: scene,
+      agent: 'hephaestus',
+      source: 'task_description',
+      context: ctx,
+      agent_proposed: c('task-description'),
+    },
     { scene_id: scene, agent: 'metis', source: 'raw_transcript', context: ctx, agent_proposed: c('raw-transcript') },
-    { scene_id: scene, agent: 'kallos', source: 'specialist_proposed', context: ctx, agent_proposed: c('marked-private'), split: { shared_eligible: false, private_only: true } },
+    {
+      scene_id: scene,
+      agent: 'kallos',
+      source: 'specialist_proposed',
+      context: ctx,
+      agent_proposed: c('marked-private'),
+      split: { shared_eligible: false, private_only: true },
+    },
     {
       scene_id: scene,
       agent: 'dokimasia',
@@ -44,7 +63,13 @@ export function plantCanaries(memoirPath: string, tag: string): string[] {
 
 /** Every text of an entry: what an agent proposed, the player's words, the pair, reasons. */
 function textsOf(e: MemoirEntry): string[] {
-  const out = [e.agent_proposed, e.player_response?.delta, e.comment, e.revision_reason, ...(e.training_label?.preference_pair?.map((p) => p.text) ?? [])];
+  const out = [
+    e.agent_proposed,
+    e.player_response?.delta,
+    e.comment,
+    e.revision_reason,
+    ...(e.training_label?.preference_pair?.map((p) => p.text) ?? []),
+  ];
   return out.filter((t): t is string => typeof t === 'string' && t.length > 0);
 }
 
@@ -57,7 +82,9 @@ export function privateTexts(memoirs: readonly string[]): string[] {
   const out = new Set<string>();
   for (const path of memoirs) {
     for (const e of readEntries(path)) {
-      const texts = isShareable(e) ? [e.player_response?.delta, e.comment, e.revision_reason].filter((t): t is string => typeof t === 'string') : textsOf(e);
+      const texts = isShareable(e)
+        ? [e.player_response?.delta, e.comment, e.revision_reason].filter((t): t is string => typeof t === 'string')
+        : textsOf(e);
       for (const t of texts) if (t.length >= 24) out.add(t);
     }
   }

@@ -45,8 +45,13 @@ describe('federate join --token', () => {
     await runCli(join_, { server: council.url, tokenFile: file }, ctx);
     expect(ctx.stderr.text).not.toMatch(/warning/);
     chmodSync(file, 0o644);
-    const err = (await runCli(join_, { server: council.url, tokenFile: file }, ctx).catch((e: unknown) => e)) as KouraiError;
-    expect(err).toMatchObject({ exitCode: ExitCode.environment, message: expect.stringMatching(/token file .* can be read by other users \(mode 644\)/) });
+    const err = (await runCli(join_, { server: council.url, tokenFile: file }, ctx).catch(
+      (e: unknown) => e,
+    )) as KouraiError;
+    expect(err).toMatchObject({
+      exitCode: ExitCode.environment,
+      message: expect.stringMatching(/token file .* can be read by other users \(mode 644\)/),
+    });
   });
 });
 
@@ -54,13 +59,23 @@ describe('the membership file is refused unless private to the user', () => {
   it('a membership file readable by others (0644) is refused, exit 3', async () => {
     const { ctx } = await joined();
     chmodSync(membershipPath(ctx.home), 0o644);
-    expect(() => readMembership(ctx.home)).toThrow(expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/can be read by other users/) }));
+    expect(() => readMembership(ctx.home)).toThrow(
+      expect.objectContaining({
+        exitCode: ExitCode.environment,
+        message: expect.stringMatching(/can be read by other users/),
+      }),
+    );
   });
 
   it('a membership directory others can enter (0755) is refused, exit 3', async () => {
     const { ctx } = await joined();
     chmodSync(join(ctx.home, 'federation'), 0o755);
-    expect(() => readMembership(ctx.home)).toThrow(expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/directory .*federation is open to other users \(mode 755\)/) }));
+    expect(() => readMembership(ctx.home)).toThrow(
+      expect.objectContaining({
+        exitCode: ExitCode.environment,
+        message: expect.stringMatching(/directory .*federation is open to other users \(mode 755\)/),
+      }),
+    );
   });
 
   it('a symlinked membership file (or directory) is refused, exit 3', async () => {
@@ -68,17 +83,23 @@ describe('the membership file is refused unless private to the user', () => {
     const real = join(ctx.home, 'elsewhere.json');
     renameSync(membershipPath(ctx.home), real);
     symlinkSync(real, membershipPath(ctx.home));
-    expect(() => readMembership(ctx.home)).toThrow(expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/is a symbolic link/) }));
+    expect(() => readMembership(ctx.home)).toThrow(
+      expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/is a symbolic link/) }),
+    );
     const other = testCtx();
     homes.push(other);
     mkdirSync(join(other.home, 'real-federation'), { mode: 0o700 });
     symlinkSync(join(other.home, 'real-federation'), join(other.home, 'federation'));
-    expect(() => readMembership(other.home)).toThrow(expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/is a symbolic link/) }));
+    expect(() => readMembership(other.home)).toThrow(
+      expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/is a symbolic link/) }),
+    );
   });
 
   it('an oversized membership file is refused without reading it whole', async () => {
     const { ctx } = await joined();
     writeFileSync(membershipPath(ctx.home), Buffer.alloc(2 * 1024 * 1024, 0x20), { mode: 0o600 });
-    expect(() => readMembership(ctx.home)).toThrow(expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/too large/) }));
+    expect(() => readMembership(ctx.home)).toThrow(
+      expect.objectContaining({ exitCode: ExitCode.environment, message: expect.stringMatching(/too large/) }),
+    );
   });
 });

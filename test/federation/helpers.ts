@@ -10,5 +10,14 @@ import { startTestCouncil, type TestCouncil } from '../council/helpers.js';
  * (S ≤ 1, σ ∈ [0, 10], so it publishes S = 1, σ = 10) unless `over` says otherwise.
  */
 export function startForgeCouncil(over: Partial<CouncilConfig> = {}, dir?: string): Promise<TestCouncil> {
-  return startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } }, min_forges: 2, strategy: 'fedavg', ...over }, dir);
+  return startTestCouncil(
+    {
+      base_fingerprints: [BUILTIN_FINGERPRINT],
+      layouts: { derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } },
+      min_forges: 2,
+      strategy: 'fedavg',
+      ...over,
+    },
+    dir,
+  );
 }

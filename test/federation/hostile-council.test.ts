@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CancelledError, ExitCode, KouraiError } from '../../src/errors.js';
-import { membershipPath, redactError, requireMembership, type Membership } from '../../src/federation/round/membership.js';
+import {
+  membershipPath,
+  redactError,
+  requireMembership,
+  type Membership,
+} from '../../src/federation/round/membership.js';
 import { httpTransport } from '../../src/federation/round/transport.js';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 import { DEFAULT_PRIVACY_CONFIG } from '../../src/privacy/privacy-config.js';
@@ -32,8 +37,16 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(over: Parameters<typeof startTestCouncil>[0] = {}): Promise<{ council: TestCouncil; proxy: HostileProxy; f: { ctx: TestCtx; membership: Membership } }> {
-  const council = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS }, min_forges: 1, strategy: 'fedavg', ...over });
+async function setup(
+  over: Parameters<typeof startTestCouncil>[0] = {},
+): Promise<{ council: TestCouncil; proxy: HostileProxy; f: { ctx: TestCtx; membership: Membership } }> {
+  const council = await startTestCouncil({
+    base_fingerprints: [BUILTIN_FINGERPRINT],
+    layouts: { '*': SPECS },
+    min_forges: 1,
+    strategy: 'fedavg',
+    ...over,
+  });
   cleanups.push(() => council.close());
   const proxy = await startHostileProxy(council.url);
   cleanups.push(() => proxy.close());
@@ -48,28 +61,35 @@ const puts = (p: HostileProxy): number => p.seen.filter((r) => r.method === 'PUT
 
 describe('the privacy floor binds whatever the council asks', () => {
   it.each([
-    { what: 'σ = 0.64 (the forge’s own σ is 8)', policy: { noise_multiplier: 0.64 }, names: /council's σ = 0\.64 .*floor.*σ ≥ 8/ },
+    {
+      what: 'σ = 0.64 (the forge’s own σ is 8)',
+      policy: { noise_multiplier: 0.64 },
+      names: /council's σ = 0\.64 .*floor.*σ ≥ 8/,
+    },
     { what: 'S = 1e38', policy: { clip_norm: 1e38 }, names: /council's S = 1e\+38 .*floor.*S ≤ 1000/ },
     { what: 'S = 1e300', policy: { clip_norm: 1e300 }, names: /council's S = 1e\+300 / },
     { what: 'S = 5e-324', policy: { clip_norm: 5e-324 }, names: /council's S = 5e-324 .*floor.*S ≥ 0\.001/ },
-  ])('a council policy with $what: refused before anything is trained, sent or spent (exit 4)', async ({ policy, names }) => {
-    const { proxy, f } = await setup();
-    proxy.set({ kind: 'policy', ...policy });
-    const learner = smallLearner(1);
-    const transport = recording(httpTransport(proxy.url, f.membership.token));
-    const d = roundDeps(f, { transport, learner });
-    const err = (await d.run().catch((e: unknown) => e)) as KouraiError;
-    expect(err).toBeInstanceOf(KouraiError);
-    expect(err.exitCode).toBe(ExitCode.budgetExhausted);
-    expect(err.code).toBe('privacy_floor');
-    expect(err.message).toMatch(names);
-    expect(err.message.split('\n')).toHaveLength(1);
-    expect(learner.trained).toEqual([]);
-    expect(transport.releases).toEqual([]);
-    expect(puts(proxy)).toBe(0);
-    expect(d.gate.ledger.releases()).toEqual([]);
-    d.gate.close();
-  });
+  ])(
+    'a council policy with $what: refused before anything is trained, sent or spent (exit 4)',
+    async ({ policy, names }) => {
+      const { proxy, f } = await setup();
+      proxy.set({ kind: 'policy', ...policy });
+      const learner = smallLearner(1);
+      const transport = recording(httpTransport(proxy.url, f.membership.token));
+      const d = roundDeps(f, { transport, learner });
+      const err = (await d.run().catch((e: unknown) => e)) as KouraiError;
+      expect(err).toBeInstanceOf(KouraiError);
+      expect(err.exitCode).toBe(ExitCode.budgetExhausted);
+      expect(err.code).toBe('privacy_floor');
+      expect(err.message).toMatch(names);
+      expect(err.message.split('\n')).toHaveLength(1);
+      expect(learner.trained).toEqual([]);
+      expect(transport.releases).toEqual([]);
+      expect(puts(proxy)).toBe(0);
+      expect(d.gate.ledger.releases()).toEqual([]);
+      d.gate.close();
+    },
+  );
 
   it('a council policy inside the floor is followed as before', async () => {
     const { proxy, f } = await setup();
@@ -78,15 +98,28 @@ describe('the privacy floor binds whatever the council asks', () => {
     const d = roundDeps(f, { transport, learner: smallLearner(2) });
     const r = await d.run();
     expect(r.outcome).toBe('completed');
-    expect(transport.releases.every((x) => x.mechanism.noise_multiplier === 9 && x.mechanism.clip_norm === 0.5)).toBe(true);
+    expect(transport.releases.every((x) => x.mechanism.noise_multiplier === 9 && x.mechanism.clip_norm === 0.5)).toBe(
+      true,
+    );
     d.gate.close();
   });
   it('federate status shows the floor beside the council’s policy, and says when the policy is outside it', async () => {
     const { proxy, f } = await setup();
     proxy.set({ kind: 'policy', noise_multiplier: 0.64 });
     const r = await runCli(status, { json: true }, f.ctx);
-    const doc = r.json as { floor: { min_noise_multiplier: number; max_release_epsilon: number; clip_norm: { min: number; max: number }; council_policy_outside: string | null } };
-    expect(doc.floor).toMatchObject({ min_noise_multiplier: 8, max_release_epsilon: 1, clip_norm: { min: 0.001, max: 1000 } });
+    const doc = r.json as {
+      floor: {
+        min_noise_multiplier: number;
+        max_release_epsilon: number;
+        clip_norm: { min: number; max: number };
+        council_policy_outside: string | null;
+      };
+    };
+    expect(doc.floor).toMatchObject({
+      min_noise_multiplier: 8,
+      max_release_epsilon: 1,
+      clip_norm: { min: 0.001, max: 1000 },
+    });
     expect(doc.floor.council_policy_outside).toMatch(/σ = 0\.64 is below this forge's privacy floor \(σ ≥ 8\)/);
     const text = await runCli(status, {}, f.ctx);
     expect(text.stdout).toMatch(/privacy floor σ ≥ 8, ε ≤ 1 per release, S ∈ \[0\.001, 1000\]/);
@@ -102,31 +135,45 @@ describe('the privacy floor binds whatever the council asks', () => {
     await runCli(join, { server: council.url, token: await council.token('athens') }, ctx);
     await runCli(consent, { allow: ['all'] }, ctx);
     const r = await runCli(whisper, { nextRound: true, json: true }, ctx);
-    expect((r.json as { next_round: { floor: unknown; mechanism: unknown } }).next_round).toMatchObject({ mechanism: { source: 'council', noise_multiplier: 10 }, floor: { min_noise_multiplier: 8, max_release_epsilon: 1 } });
+    expect((r.json as { next_round: { floor: unknown; mechanism: unknown } }).next_round).toMatchObject({
+      mechanism: { source: 'council', noise_multiplier: 10 },
+      floor: { min_noise_multiplier: 8, max_release_epsilon: 1 },
+    });
     const text = await runCli(whisper, { nextRound: true }, ctx);
     expect(text.stdout).toMatch(/mechanism: S = 1, σ = 10 .*\n.*floor: +σ ≥ 8, ε ≤ 1 per release/);
   }, 60_000);
 });
 
 describe('only the joined council hears from the forge', () => {
-  it.each([302, 307] as const)('a %i on every request: not followed, nothing reaches the other host, nothing is spent (exit 9)', async (status) => {
-    const { proxy, f } = await setup();
-    proxy.set({ kind: 'redirect', status });
-    const learner = smallLearner(3);
-    const d = roundDeps(f, { transport: httpTransport(proxy.url, f.membership.token, { retries: 0 }), learner, options: { retryForMs: 0 } });
-    const err = (await d.run().catch((e: unknown) => e)) as KouraiError;
-    expect(err).toMatchObject({ exitCode: ExitCode.network, code: 'council_redirect' });
-    expect(err.message).toMatch(new RegExp(`answered ${status} .*not followed`));
-    expect(proxy.elsewhere).toEqual([]);
-    expect(learner.trained).toEqual([]);
-    expect(d.gate.ledger.releases()).toEqual([]);
-    d.gate.close();
-  });
+  it.each([302, 307] as const)(
+    'a %i on every request: not followed, nothing reaches the other host, nothing is spent (exit 9)',
+    async (status) => {
+      const { proxy, f } = await setup();
+      proxy.set({ kind: 'redirect', status });
+      const learner = smallLearner(3);
+      const d = roundDeps(f, {
+        transport: httpTransport(proxy.url, f.membership.token, { retries: 0 }),
+        learner,
+        options: { retryForMs: 0 },
+      });
+      const err = (await d.run().catch((e: unknown) => e)) as KouraiError;
+      expect(err).toMatchObject({ exitCode: ExitCode.network, code: 'council_redirect' });
+      expect(err.message).toMatch(new RegExp(`answered ${status} .*not followed`));
+      expect(proxy.elsewhere).toEqual([]);
+      expect(learner.trained).toEqual([]);
+      expect(d.gate.ledger.releases()).toEqual([]);
+      d.gate.close();
+    },
+  );
 
   it('a 307 on the uploads only: the release goes nowhere else, the round stops (exit 9) and the next run resends the same bytes to the joined council', async () => {
     const { proxy, f } = await setup();
     proxy.set({ kind: 'redirect', status: 307, when: (m) => m === 'PUT' });
-    const d = roundDeps(f, { transport: httpTransport(proxy.url, f.membership.token, { retries: 0 }), learner: smallLearner(4), options: { retryForMs: 0 } });
+    const d = roundDeps(f, {
+      transport: httpTransport(proxy.url, f.membership.token, { retries: 0 }),
+      learner: smallLearner(4),
+      options: { retryForMs: 0 },
+    });
     await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.network, code: 'council_redirect' });
     expect(proxy.elsewhere).toEqual([]);
     const drawn = d.gate.ledger.releases();
@@ -154,7 +201,9 @@ describe('every answer is bounded', () => {
     const ctx = testCtx();
     cleanups.push(() => ctx.cleanup());
     const before = process.memoryUsage().rss;
-    const err = (await runCli(join, { server: proxy.url, token: await council.token('athens') }, ctx).catch((e: unknown) => e)) as KouraiError;
+    const err = (await runCli(join, { server: proxy.url, token: await council.token('athens') }, ctx).catch(
+      (e: unknown) => e,
+    )) as KouraiError;
     expect(err).toMatchObject({ exitCode: ExitCode.network, code: 'council_answer_too_large' });
     expect(err.message).toMatch(/GET \/v1\/health answered more than 64 KiB/);
     expect(existsSync(membershipPath(ctx.home))).toBe(false);
@@ -187,7 +236,11 @@ describe('every answer is bounded', () => {
   it('a council dripping one byte at a time is cut at the request deadline (exit 9, no TypeError)', async () => {
     const { proxy, f } = await setup();
     proxy.set({ kind: 'drip', everyMs: 100 });
-    const d = roundDeps(f, { transport: httpTransport(proxy.url, f.membership.token, { timeoutMs: 1000, retries: 0 }), learner: smallLearner(6), options: { retryForMs: 0 } });
+    const d = roundDeps(f, {
+      transport: httpTransport(proxy.url, f.membership.token, { timeoutMs: 1000, retries: 0 }),
+      learner: smallLearner(6),
+      options: { retryForMs: 0 },
+    });
     const t0 = Date.now();
     const err = (await d.run().catch((e: unknown) => e)) as KouraiError;
     expect(err).toBeInstanceOf(KouraiError);
@@ -207,7 +260,9 @@ describe('every answer is bounded', () => {
     const ctx = testCtx({ signal: stop.signal });
     cleanups.push(() => ctx.cleanup());
     setTimeout(() => stop.abort(), 300);
-    const err = await runCli(join, { server: proxy.url, token: await council.token('athens') }, ctx).catch((e: unknown) => e);
+    const err = await runCli(join, { server: proxy.url, token: await council.token('athens') }, ctx).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(CancelledError);
     expect((err as KouraiError).exitCode).toBe(ExitCode.cancelled);
   });
@@ -227,15 +282,22 @@ describe('every answer is bounded', () => {
 });
 
 describe('poison from the council is refused before it is stored', () => {
-  it.each(['nan', 'infinity', 'extra-tensor', 'renamed-tensor', 'huge-values'] as PoisonKind[])('an aggregate with %s: exit 5, the current adapters stay', async (poison) => {
-    const { proxy, f } = await setup();
-    proxy.set({ kind: 'poison', poison });
-    const adapters = memoryAdapters();
-    const d = roundDeps(f, { transport: httpTransport(proxy.url, f.membership.token), learner: smallLearner(7), adapters });
-    const err = (await d.run().catch((e: unknown) => e)) as KouraiError;
-    expect(err).toBeInstanceOf(KouraiError);
-    expect(err).toMatchObject({ exitCode: ExitCode.invalidData, code: 'council_adapter_refused' });
-    expect(adapters.saved.size).toBe(0);
-    d.gate.close();
-  });
+  it.each(['nan', 'infinity', 'extra-tensor', 'renamed-tensor', 'huge-values'] as PoisonKind[])(
+    'an aggregate with %s: exit 5, the current adapters stay',
+    async (poison) => {
+      const { proxy, f } = await setup();
+      proxy.set({ kind: 'poison', poison });
+      const adapters = memoryAdapters();
+      const d = roundDeps(f, {
+        transport: httpTransport(proxy.url, f.membership.token),
+        learner: smallLearner(7),
+        adapters,
+      });
+      const err = (await d.run().catch((e: unknown) => e)) as KouraiError;
+      expect(err).toBeInstanceOf(KouraiError);
+      expect(err).toMatchObject({ exitCode: ExitCode.invalidData, code: 'council_adapter_refused' });
+      expect(adapters.saved.size).toBe(0);
+      d.gate.close();
+    },
+  );
 });

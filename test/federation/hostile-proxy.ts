@@ -55,18 +55,25 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function forwardHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
+  for (const [k, v] of Object.entries(req.headers))
+    if (typeof v === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k))
+      headers[k] = v;
   return headers;
 }
 
-function poisonAdapter(doc: { tensors: { name: string; shape: number[]; dtype: 'F32'; data: string }[]; digest: string }, kind: PoisonKind): void {
+function poisonAdapter(
+  doc: { tensors: { name: string; shape: number[]; dtype: 'F32'; data: string }[]; digest: string },
+  kind: PoisonKind,
+): void {
   const tensors = doc.tensors.map(tensorFromJson);
   const first = tensors[0];
   if (!first) return;
   if (kind === 'nan') first.data[0] = Number.NaN;
   if (kind === 'infinity') first.data[0] = Number.POSITIVE_INFINITY;
-  if (kind === 'huge-values') for (const t of tensors) for (let i = 0; i < t.data.length; i++) t.data[i] = i % 2 ? 3e38 : -3e38;
-  if (kind === 'extra-tensor') tensors.push({ name: 'base_model.model.smuggled.lora_A.weight', shape: [1, 2], data: Float32Array.from([1, 2]) });
+  if (kind === 'huge-values')
+    for (const t of tensors) for (let i = 0; i < t.data.length; i++) t.data[i] = i % 2 ? 3e38 : -3e38;
+  if (kind === 'extra-tensor')
+    tensors.push({ name: 'base_model.model.smuggled.lora_A.weight', shape: [1, 2], data: Float32Array.from([1, 2]) });
   if (kind === 'renamed-tensor') first.name = `${first.name}.renamed`;
   doc.tensors = tensors.map(tensorToJson);
   doc.digest = adapterDigest(tensors);
@@ -83,29 +90,55 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
   // The host a redirect points at: it records what arrives, then relays it to the council (as an
   // attacker's host would), so a forge that followed the redirect would see its round succeed.
   const elsewhere = createServer((req, res) => {
-    void readBody(req).then(async (body) => {
-      elsewhereSeen.push({ method: req.method ?? '', path: req.url ?? '', bytes: body.length, authorization: req.headers.authorization !== undefined, at: Date.now() });
-      const r = await fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers: forwardHeaders(req), ...(body.length ? { body } : {}) });
-      res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
-      res.end(Buffer.from(await r.arrayBuffer()));
-    }, () => res.destroy());
+    void readBody(req).then(
+      async (body) => {
+        elsewhereSeen.push({
+          method: req.method ?? '',
+          path: req.url ?? '',
+          bytes: body.length,
+          authorization: req.headers.authorization !== undefined,
+          at: Date.now(),
+        });
+        const r = await fetch(`${target}${req.url ?? '/'}`, {
+          method: req.method ?? 'GET',
+          headers: forwardHeaders(req),
+          ...(body.length ? { body } : {}),
+        });
+        res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+        res.end(Buffer.from(await r.arrayBuffer()));
+      },
+      () => res.destroy(),
+    );
   });
   elsewhere.on('connection', (s: Socket) => sockets.add(s));
   await new Promise<void>((r) => elsewhere.listen(0, '127.0.0.1', r));
   const elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
 
-  const applies = (m: { when?: (method: string, path: string) => boolean }, req: IncomingMessage): boolean => (m.when ? m.when(req.method ?? 'GET', req.url ?? '/') : true);
+  const applies = (m: { when?: (method: string, path: string) => boolean }, req: IncomingMessage): boolean =>
+    m.when ? m.when(req.method ?? 'GET', req.url ?? '/') : true;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const m = mode;
     const path = req.url ?? '/';
     if (m.kind === 'silent' && applies(m, req)) {
       req.resume();
-      seen.push({ method: req.method ?? '', path, bytes: 0, authorization: req.headers.authorization !== undefined, at: Date.now() });
+      seen.push({
+        method: req.method ?? '',
+        path,
+        bytes: 0,
+        authorization: req.headers.authorization !== undefined,
+        at: Date.now(),
+      });
       return; // never answers
     }
     const body = await readBody(req);
-    seen.push({ method: req.method ?? '', path, bytes: body.length, authorization: req.headers.authorization !== undefined, at: Date.now() });
+    seen.push({
+      method: req.method ?? '',
+      path,
+      bytes: body.length,
+      authorization: req.headers.authorization !== undefined,
+      at: Date.now(),
+    });
     if (req.method === 'PUT' && /\/updates\//.test(path)) uploads.push({ path, body, headers: forwardHeaders(req) });
     if (m.kind === 'redirect' && applies(m, req)) {
       res.writeHead(m.status, { location: `${elsewhereUrl}${path}`, 'content-length': '0' });
@@ -113,7 +146,10 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       return;
     }
     if (m.kind === 'huge' && applies(m, req)) {
-      res.writeHead(200, { 'content-type': 'application/json', ...(m.chunked ? {} : { 'content-length': String(m.bytes) }) });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        ...(m.chunked ? {} : { 'content-length': String(m.bytes) }),
+      });
       const head = Buffer.from('{"ok":true,"protocol":2,"round":1,"version":"');
       res.write(head);
       let left = m.bytes - head.length;
@@ -145,10 +181,21 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       res.on('close', () => clearInterval(t));
       return;
     }
-    const r = await fetch(`${target}${path}`, { method: req.method ?? 'GET', headers: forwardHeaders(req), redirect: 'manual', ...(body.length ? { body } : {}) });
+    const r = await fetch(`${target}${path}`, {
+      method: req.method ?? 'GET',
+      headers: forwardHeaders(req),
+      redirect: 'manual',
+      ...(body.length ? { body } : {}),
+    });
     let out = Buffer.from(await r.arrayBuffer());
     if (r.ok && m.kind === 'policy' && /^\/v1\/rounds\/(current|\d+)$/.test(path)) {
-      const doc = JSON.parse(out.toString('utf8')) as { privacy_policy: { clip_norm: number; noise_multiplier: number; accepted: { clip_norm: { min: number; max: number }; noise_multiplier: { min: number; max: number } } } };
+      const doc = JSON.parse(out.toString('utf8')) as {
+        privacy_policy: {
+          clip_norm: number;
+          noise_multiplier: number;
+          accepted: { clip_norm: { min: number; max: number }; noise_multiplier: { min: number; max: number } };
+        };
+      };
       if (m.noise_multiplier !== undefined) {
         doc.privacy_policy.noise_multiplier = m.noise_multiplier;
         doc.privacy_policy.accepted.noise_multiplier = { min: 0, max: m.noise_multiplier };
@@ -164,7 +211,10 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
       poisonAdapter(doc, m.poison);
       out = Buffer.from(JSON.stringify(doc));
     }
-    res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json', ...(r.headers.get('retry-after') ? { 'retry-after': r.headers.get('retry-after') as string } : {}) });
+    res.writeHead(r.status, {
+      'content-type': r.headers.get('content-type') ?? 'application/json',
+      ...(r.headers.get('retry-after') ? { 'retry-after': r.headers.get('retry-after') as string } : {}),
+    });
     res.end(out);
   };
 
@@ -184,7 +234,10 @@ export async function startHostileProxy(target: string): Promise<HostileProxy> {
     close: async () => {
       for (const t of timers) clearInterval(t);
       for (const s of sockets) s.destroy();
-      await Promise.all([new Promise<void>((r) => server.close(() => r())), new Promise<void>((r) => elsewhere.close(() => r()))]);
+      await Promise.all([
+        new Promise<void>((r) => server.close(() => r())),
+        new Promise<void>((r) => elsewhere.close(() => r())),
+      ]);
     },
   };
 }

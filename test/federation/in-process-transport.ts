@@ -24,10 +24,20 @@ async function mapped<T>(p: () => Promise<T>): Promise<T> {
 }
 
 /** `forge`: the council's row of the forge this transport speaks for (e.g. from addForge). */
-export function inProcessTransport(council: Council, forge: ForgeRow, opts: { where?: string; version?: string } = {}): CouncilTransport {
+export function inProcessTransport(
+  council: Council,
+  forge: ForgeRow,
+  opts: { where?: string; version?: string } = {},
+): CouncilTransport {
   return {
     where: opts.where ?? 'the in-process council',
-    health: () => mapped(async () => ({ ok: true as const, protocol: PROTOCOL_VERSION, version: opts.version ?? 'in-process', round: (await council.currentRound().catch(() => null))?.round ?? null })),
+    health: () =>
+      mapped(async () => ({
+        ok: true as const,
+        protocol: PROTOCOL_VERSION,
+        version: opts.version ?? 'in-process',
+        round: (await council.currentRound().catch(() => null))?.round ?? null,
+      })),
     me: () => mapped(() => council.me(forge)),
     currentRound: () => mapped(() => council.roundStatus(forge, 'current')),
     round: (n) => mapped(() => council.roundStatus(forge, n)),
@@ -40,7 +50,11 @@ export function inProcessTransport(council: Council, forge: ForgeRow, opts: { wh
       }
     },
     aggregate: (n, agent) => mapped(async () => decodeAdapter(await council.adapter(agent, n))),
-    submitRelease: (n, release) => mapped(async () => (await council.submit(forge, n, release.agent, submissionFromRelease(release, release.agent))).receipt),
+    submitRelease: (n, release) =>
+      mapped(
+        async () =>
+          (await council.submit(forge, n, release.agent, submissionFromRelease(release, release.agent))).receipt,
+      ),
     seal: (n) => mapped(() => council.seal(forge, n)),
     trust: () => mapped(() => council.trust(forge)),
   };

@@ -56,7 +56,8 @@ function oracleInit(agent: string): Float64Array[] {
   });
 }
 
-const l2 = (xs: readonly ArrayLike<number>[]): number => Math.sqrt(xs.reduce((s, x) => s + Array.from(x).reduce((a, v) => a + v * v, 0), 0));
+const l2 = (xs: readonly ArrayLike<number>[]): number =>
+  Math.sqrt(xs.reduce((s, x) => s + Array.from(x).reduce((a, v) => a + v * v, 0), 0));
 
 const councils: TestCouncil[] = [];
 const homes: TestCtx[] = [];
@@ -104,7 +105,13 @@ describe('protocol v2: the public initialisation is every agent’s round-0 glob
   it('the round-1 aggregate is the public initialisation + the mean of the deltas (FedAvg, σ = 0)', async () => {
     const c = await council();
     const tokens = await Promise.all(['athens', 'sparta', 'thebes'].map((n) => c.token(n)));
-    const deltas = [0.01, -0.02, 0.03].map((k, i) => SPECS.map((s) => ({ name: s.name, shape: s.shape, data: Float32Array.from({ length: s.shape[0]! * s.shape[1]! }, (_, j) => k * Math.sin(j + i)) })));
+    const deltas = [0.01, -0.02, 0.03].map((k, i) =>
+      SPECS.map((s) => ({
+        name: s.name,
+        shape: s.shape,
+        data: Float32Array.from({ length: s.shape[0]! * s.shape[1]! }, (_, j) => k * Math.sin(j + i)),
+      })),
+    );
     for (const [i, token] of tokens.entries()) {
       expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/techne', token, body(deltas[i]!))).status).toBe(201);
       expect((await call(c.url, 'POST', '/v1/rounds/1/seal', token, {})).status).toBe(200);
@@ -128,7 +135,13 @@ describe('protocol v2: the public initialisation is every agent’s round-0 glob
 });
 
 /** One real round against a council on 127.0.0.1 that must complete (waits, polls fast). */
-async function completedRound(url: string, membership: Membership, gate: PrivacyGate, learner: CouncilLearner, adapters: RoundDeps['adapters']): Promise<RoundResult & { outcome: 'completed' }> {
+async function completedRound(
+  url: string,
+  membership: Membership,
+  gate: PrivacyGate,
+  learner: CouncilLearner,
+  adapters: RoundDeps['adapters'],
+): Promise<RoundResult & { outcome: 'completed' }> {
   return (await runRound({
     transport: httpTransport(url, membership.token),
     membership,
@@ -152,15 +165,28 @@ function learnerOf(step: number, starts: Map<FederatingAgent, NamedTensor[]>): C
     layout: () => SPECS.map((s) => ({ name: s.name, shape: [...s.shape] })),
     count: () => ({ examples: 20, scenes: 4, tooLittle: null }),
     async train(agent, start) {
-      starts.set(agent, start.map((t) => ({ ...t, data: Float32Array.from(t.data) })));
-      return { status: 'trained', examples: 20, tensors: start.map((t) => ({ name: t.name, shape: [...t.shape], data: Float32Array.from(t.data, (v, j) => v + step * Math.cos(j)) })) };
+      starts.set(
+        agent,
+        start.map((t) => ({ ...t, data: Float32Array.from(t.data) })),
+      );
+      return {
+        status: 'trained',
+        examples: 20,
+        tensors: start.map((t) => ({
+          name: t.name,
+          shape: [...t.shape],
+          data: Float32Array.from(t.data, (v, j) => v + step * Math.cos(j)),
+        })),
+      };
     },
     probe: async () => [],
     // v1 forges started round 1 from their own copy of the PEFT initialisation (kept here for the v1 path).
-    ...{ publicInit: (agent: FederatingAgent) => SPECS.map((s, k) => ({ name: s.name, shape: [...s.shape], data: Float32Array.from(oracleInit(agent)[k]!) })) },
+    ...{
+      publicInit: (agent: FederatingAgent) =>
+        SPECS.map((s, k) => ({ name: s.name, shape: [...s.shape], data: Float32Array.from(oracleInit(agent)[k]!) })),
+    },
   } as CouncilLearner;
 }
-
 
 describe('the forge’s round 1 sends trained − the global it trained from', () => {
   const adapters = (): CouncilAdapters => {
@@ -172,7 +198,11 @@ describe('the forge’s round 1 sends trained − the global it trained from', (
     const c = await council({ min_forges: 1, base_fingerprints: [BUILTIN_FINGERPRINT] });
     const ctx = testCtx();
     homes.push(ctx);
-    await runCli(() => import('../../src/commands/federate/join.js'), { server: c.url, token: await c.token('athens') }, ctx);
+    await runCli(
+      () => import('../../src/commands/federate/join.js'),
+      { server: c.url, token: await c.token('athens') },
+      ctx,
+    );
     await runCli(() => import('../../src/commands/federate/consent.js'), { allow: ['techne', 'metis'] }, ctx);
     const membership: Membership = requireMembership(ctx.home);
     const gate = PrivacyGate.open({ home: ctx.home, config: DEFAULT_PRIVACY_CONFIG, random: randomBytes });
@@ -182,7 +212,9 @@ describe('the forge’s round 1 sends trained − the global it trained from', (
       const r = await completedRound(c.url, membership, gate, learnerOf(step, starts), adapters());
       expect(r.outcome).toBe('completed');
       expect(r.round).toBe(1);
-      const learned = l2(SPECS.map((s) => Float64Array.from({ length: s.shape[0]! * s.shape[1]! }, (_, j) => step * Math.cos(j))));
+      const learned = l2(
+        SPECS.map((s) => Float64Array.from({ length: s.shape[0]! * s.shape[1]! }, (_, j) => step * Math.cos(j))),
+      );
       const initNorm = l2(oracleInit('techne'));
       expect(initNorm).toBeGreaterThan(20 * learned); // the two are far apart: the test can tell them apart
       const norms = gate.ledger.norms();
@@ -192,7 +224,9 @@ describe('the forge’s round 1 sends trained − the global it trained from', (
         const n = norms.get(row.id);
         expect(n?.clippedNorm, `${row.agent}: clipped norm`).toBeCloseTo(learned, 5);
         // she trained from exactly what the council published as round 0
-        expect(starts.get(row.agent as FederatingAgent)?.map((t) => Array.from(t.data))).toEqual(oracleInit(row.agent).map((x) => Array.from(x)));
+        expect(starts.get(row.agent as FederatingAgent)?.map((t) => Array.from(t.data))).toEqual(
+          oracleInit(row.agent).map((x) => Array.from(x)),
+        );
       }
     } finally {
       gate.close();
@@ -219,11 +253,27 @@ describe('the protocol version is honest: a v2 forge refuses a v1 council (which
     homes.push(ctx);
     try {
       const transport = httpTransport(old.url, 'kourai_1_token', { retries: 0 });
-      const err = await joinCouncil({ home: ctx.home, url: old.url, token: 'kourai_1_token', forgeFingerprint: BUILTIN_FINGERPRINT, transport, eventsMemoir: `${ctx.home}/federation.memoir.jsonl`, now: new Date() }).catch((e: unknown) => e);
-      expect(err).toMatchObject({ exitCode: ExitCode.network, code: 'protocol_mismatch', message: expect.stringMatching(/speaks protocol v1; this kourai speaks v2: not joined/) });
+      const err = await joinCouncil({
+        home: ctx.home,
+        url: old.url,
+        token: 'kourai_1_token',
+        forgeFingerprint: BUILTIN_FINGERPRINT,
+        transport,
+        eventsMemoir: `${ctx.home}/federation.memoir.jsonl`,
+        now: new Date(),
+      }).catch((e: unknown) => e);
+      expect(err).toMatchObject({
+        exitCode: ExitCode.network,
+        code: 'protocol_mismatch',
+        message: expect.stringMatching(/speaks protocol v1; this kourai speaks v2: not joined/),
+      });
       // A forge that joined a v2 council whose address now answers as v1.
       const c = await council({ base_fingerprints: [BUILTIN_FINGERPRINT] });
-      await runCli(() => import('../../src/commands/federate/join.js'), { server: c.url, token: await c.token('athens') }, ctx);
+      await runCli(
+        () => import('../../src/commands/federate/join.js'),
+        { server: c.url, token: await c.token('athens') },
+        ctx,
+      );
       await runCli(() => import('../../src/commands/federate/consent.js'), { allow: ['techne'] }, ctx);
       const membership = requireMembership(ctx.home);
       const gate = PrivacyGate.open({ home: ctx.home, config: DEFAULT_PRIVACY_CONFIG, random: randomBytes });
@@ -233,7 +283,15 @@ describe('the protocol version is honest: a v2 forge refuses a v1 council (which
           transport: httpTransport(old.url, membership.token, { retries: 0 }),
           membership,
           gate,
-          learner: { fingerprint: BUILTIN_FINGERPRINT, rank: 2, alpha: 2, layout: () => SPECS, count: () => ({ examples: 20, scenes: 4, tooLittle: null }), train: async () => (trained++, { status: 'skipped', reason: 'x', examples: 0 }), probe: async () => [] },
+          learner: {
+            fingerprint: BUILTIN_FINGERPRINT,
+            rank: 2,
+            alpha: 2,
+            layout: () => SPECS,
+            count: () => ({ examples: 20, scenes: 4, tooLittle: null }),
+            train: async () => (trained++, { status: 'skipped', reason: 'x', examples: 0 }),
+            probe: async () => [],
+          },
           adapters: { current: () => null, storedFor: () => null, save: () => 1 },
           events: memoirEventsWriter(membership.events_memoir, () => new Date()),
           now: () => new Date(),
@@ -241,7 +299,11 @@ describe('the protocol version is honest: a v2 forge refuses a v1 council (which
           sleep: async () => undefined,
           options: { dryRun: false, wait: true, waitForMs: 1000, pollMs: 10, retryForMs: 0, encoding: 'json' },
         });
-        await expect(r).rejects.toMatchObject({ exitCode: ExitCode.network, code: 'protocol_mismatch', message: expect.stringMatching(/protocol v1; this kourai speaks v2: nothing was sent/) });
+        await expect(r).rejects.toMatchObject({
+          exitCode: ExitCode.network,
+          code: 'protocol_mismatch',
+          message: expect.stringMatching(/protocol v1; this kourai speaks v2: nothing was sent/),
+        });
         expect(trained).toBe(0);
         expect(gate.ledger.releases()).toEqual([]);
       } finally {
@@ -260,8 +322,16 @@ describe('downloads are checked against the published digest', () => {
     expect(decodeAdapter(doc).round).toBe(0);
     const data = f32FromBase64(doc.tensors[0].data);
     data[3] = data[3]! + 1e-3;
-    const tampered = { ...doc, tensors: [{ ...doc.tensors[0], data: Buffer.from(data.buffer).toString('base64') }, doc.tensors[1]] };
-    expect(() => decodeAdapter(tampered)).toThrow(expect.objectContaining({ exitCode: ExitCode.invalidData, message: expect.stringMatching(/does not match its published digest/) }));
+    const tampered = {
+      ...doc,
+      tensors: [{ ...doc.tensors[0], data: Buffer.from(data.buffer).toString('base64') }, doc.tensors[1]],
+    };
+    expect(() => decodeAdapter(tampered)).toThrow(
+      expect.objectContaining({
+        exitCode: ExitCode.invalidData,
+        message: expect.stringMatching(/does not match its published digest/),
+      }),
+    );
   });
 });
 
@@ -270,15 +340,30 @@ describe('an agent the council has no layout for', () => {
     const c = await council({ min_forges: 1, base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { techne: SPECS } });
     const ctx = testCtx();
     homes.push(ctx);
-    await runCli(() => import('../../src/commands/federate/join.js'), { server: c.url, token: await c.token('athens') }, ctx);
+    await runCli(
+      () => import('../../src/commands/federate/join.js'),
+      { server: c.url, token: await c.token('athens') },
+      ctx,
+    );
     await runCli(() => import('../../src/commands/federate/consent.js'), { allow: ['techne', 'metis'] }, ctx);
     const membership = requireMembership(ctx.home);
     const gate = PrivacyGate.open({ home: ctx.home, config: DEFAULT_PRIVACY_CONFIG, random: randomBytes });
     const starts = new Map<FederatingAgent, NamedTensor[]>();
     try {
-      const r = await completedRound(c.url, membership, gate, learnerOf(0.01, starts), { current: () => null, storedFor: () => null, save: () => 1 });
-      expect(r.plan.agents.find((a) => a.agent === 'metis')).toMatchObject({ verdict: 'not_accepted', speaks: false, tensors: null });
-      expect(r.plan.agents.find((a) => a.agent === 'techne')).toMatchObject({ verdict: 'speaks', starts_from: { kind: 'public_init' } });
+      const r = await completedRound(c.url, membership, gate, learnerOf(0.01, starts), {
+        current: () => null,
+        storedFor: () => null,
+        save: () => 1,
+      });
+      expect(r.plan.agents.find((a) => a.agent === 'metis')).toMatchObject({
+        verdict: 'not_accepted',
+        speaks: false,
+        tensors: null,
+      });
+      expect(r.plan.agents.find((a) => a.agent === 'techne')).toMatchObject({
+        verdict: 'speaks',
+        starts_from: { kind: 'public_init' },
+      });
       expect([...starts.keys()]).toEqual(['techne']);
       expect(gate.ledger.releases().map((x) => x.agent)).toEqual(['techne']);
       expect(r.details.silent.find((x) => x.agent === 'metis')?.reason).toBe('not_accepted');

@@ -8,11 +8,34 @@ import { call, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil } 
 
 /** One release for the test council's layout, as the forge "athens" would build it (its own round key). */
 function release(round: number, agent: 'metis' | 'aidos' = 'metis', seed = 1): CouncilRelease {
-  return buildRelease({ round: roundKey(councilKey, round), agent, baseFingerprint: FINGERPRINT, delta: update(seed, { specs: SPECS }), clipNorm: 1, noiseMultiplier: 0.5, sampler: new GaussianSampler(randomBytes) }).release;
+  return buildRelease({
+    round: roundKey(councilKey, round),
+    agent,
+    baseFingerprint: FINGERPRINT,
+    delta: update(seed, { specs: SPECS }),
+    clipNorm: 1,
+    noiseMultiplier: 0.5,
+    sampler: new GaussianSampler(randomBytes),
+  }).release;
 }
 
-async function put(url: string, token: string, route: string, body: string | Buffer, type: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}${route}`, { method: 'PUT', headers: { 'kourai-protocol': '2', authorization: `Bearer ${token}`, 'content-type': type, 'kourai-council-url': url }, body });
+async function put(
+  url: string,
+  token: string,
+  route: string,
+  body: string | Buffer,
+  type: string,
+): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}${route}`, {
+    method: 'PUT',
+    headers: {
+      'kourai-protocol': '2',
+      authorization: `Bearer ${token}`,
+      'content-type': type,
+      'kourai-council-url': url,
+    },
+    body,
+  });
   return { status: res.status, json: JSON.parse(await res.text()) };
 }
 
@@ -37,12 +60,24 @@ describe('one release format: the document the forge writes is what the council 
 
   it('accepts the same release as a safetensors body, and counts it as the same submission', async () => {
     const r = release(1);
-    const a = await put(council.url, token, '/v1/rounds/1/updates/metis', releaseToSafetensors(r), 'application/octet-stream');
+    const a = await put(
+      council.url,
+      token,
+      '/v1/rounds/1/updates/metis',
+      releaseToSafetensors(r),
+      'application/octet-stream',
+    );
     expect(a.status).toBe(201);
     const b = await put(council.url, token, '/v1/rounds/1/updates/metis', releaseJson(r), 'application/json');
     expect(b.status).toBe(200); // a replay: same digest whatever the encoding
     expect(b.json).toEqual(a.json);
-    const other = await put(council.url, token, '/v1/rounds/1/updates/metis', releaseToSafetensors(release(1, 'metis', 2)), 'application/octet-stream');
+    const other = await put(
+      council.url,
+      token,
+      '/v1/rounds/1/updates/metis',
+      releaseToSafetensors(release(1, 'metis', 2)),
+      'application/octet-stream',
+    );
     expect(other.status).toBe(409);
     expect(other.json.error.code).toBe('duplicate_submission');
   });
@@ -61,7 +96,13 @@ describe('one release format: the document the forge writes is what the council 
     expect(wrong.status).toBe(400);
     expect(wrong.json.error).toMatchObject({ code: 'invalid_body' });
     expect(wrong.json.error.message).toMatch(/aidos's but was sent to metis's route/);
-    const old = await put(council.url, token, '/v1/rounds/1/updates/aidos', releaseJson(r).replace('council-release/3', 'council-release/2'), 'application/json');
+    const old = await put(
+      council.url,
+      token,
+      '/v1/rounds/1/updates/aidos',
+      releaseJson(r).replace('council-release/3', 'council-release/2'),
+      'application/json',
+    );
     expect(old.status).toBe(400);
     expect(old.json.error.message).toMatch(/unsupported release format/);
     const bytes = releaseToSafetensors(r);
@@ -75,7 +116,12 @@ describe('one release format: the document the forge writes is what the council 
 
   it('still accepts the plain submission body', async () => {
     const client = new CouncilClient({ url: council.url, token });
-    const rec = await client.submit(1, 'metis', { tensors: update(3), baseFingerprint: FINGERPRINT, clipNorm: 1, noiseMultiplier: 0 });
+    const rec = await client.submit(1, 'metis', {
+      tensors: update(3),
+      baseFingerprint: FINGERPRINT,
+      clipNorm: 1,
+      noiseMultiplier: 0,
+    });
     expect(rec.agent).toBe('metis');
   });
 });

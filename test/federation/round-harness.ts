@@ -3,7 +3,12 @@ import type { CouncilAdapters } from '../../src/federation/round/council-adapter
 import { memoirEventsWriter } from '../../src/federation/round/events-memoir.js';
 import type { CouncilLearner } from '../../src/federation/round/learner.js';
 import type { Membership } from '../../src/federation/round/membership.js';
-import { runRound, type RoundEvent, type RoundOptions, type RoundResult } from '../../src/federation/round/run-round.js';
+import {
+  runRound,
+  type RoundEvent,
+  type RoundOptions,
+  type RoundResult,
+} from '../../src/federation/round/run-round.js';
 import type { CouncilTransport } from '../../src/federation/round/transport.js';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../../src/memoir/format/agents.js';
 import type { CouncilRelease } from '../../src/privacy/release.js';
@@ -32,7 +37,15 @@ export function smallLearner(seed: number): CouncilLearner & { trained: Federati
     async train(agent, start) {
       trained.push(agent);
       const r = mulberry32(seed * 131 + FEDERATING_AGENTS.indexOf(agent));
-      return { status: 'trained', examples: 20, tensors: start.map((t) => ({ name: t.name, shape: [...t.shape], data: Float32Array.from(t.data, (v) => v + 0.05 * (r() - 0.5)) })) };
+      return {
+        status: 'trained',
+        examples: 20,
+        tensors: start.map((t) => ({
+          name: t.name,
+          shape: [...t.shape],
+          data: Float32Array.from(t.data, (v) => v + 0.05 * (r() - 0.5)),
+        })),
+      };
     },
     probe: async () => [],
   };
@@ -53,7 +66,10 @@ export function memoryAdapters(): CouncilAdapters & { saved: Map<string, NamedTe
       const version = list.length + 1;
       list.push({ version, key: from.roundKey });
       versions.set(agent, list);
-      saved.set(`${agent}@${version}`, tensors.map((t) => ({ ...t, data: Float32Array.from(t.data) })));
+      saved.set(
+        `${agent}@${version}`,
+        tensors.map((t) => ({ ...t, data: Float32Array.from(t.data) })),
+      );
       return version;
     },
   };
@@ -65,11 +81,27 @@ export function recording(t: CouncilTransport): CouncilTransport & { releases: C
   return { ...t, releases, submitRelease: (n, r) => (releases.push(r), t.submitRelease(n, r)) };
 }
 
-export const ROUND_OPTS: RoundOptions = { dryRun: false, wait: true, waitForMs: 60_000, pollMs: 10, retryForMs: 120_000, encoding: 'json' };
+export const ROUND_OPTS: RoundOptions = {
+  dryRun: false,
+  wait: true,
+  waitForMs: 60_000,
+  pollMs: 10,
+  retryForMs: 120_000,
+  encoding: 'json',
+};
 
 export function roundDeps(
   f: { ctx: TestCtx; membership: Membership },
-  p: { transport: CouncilTransport; learner: CouncilLearner; adapters?: CouncilAdapters; config?: PrivacyConfig; signal?: AbortSignal; sleep?: (ms: number) => Promise<void>; events?: RoundEvent[]; options?: Partial<RoundOptions> },
+  p: {
+    transport: CouncilTransport;
+    learner: CouncilLearner;
+    adapters?: CouncilAdapters;
+    config?: PrivacyConfig;
+    signal?: AbortSignal;
+    sleep?: (ms: number) => Promise<void>;
+    events?: RoundEvent[];
+    options?: Partial<RoundOptions>;
+  },
 ): { gate: PrivacyGate; run(): Promise<RoundResult> } {
   const gate = PrivacyGate.open({ home: f.ctx.home, config: p.config ?? DEFAULT_PRIVACY_CONFIG, random: randomBytes });
   const events = p.events ?? [];

@@ -54,13 +54,18 @@ afterAll(async () => {
 });
 
 describe('kourai federate round (two forges, a real council on 127.0.0.1)', () => {
-  it('--dry-run prints exactly what would leave (S and σ from the council\'s published policy) and sends nothing', async () => {
+  it("--dry-run prints exactly what would leave (S and σ from the council's published policy) and sends nothing", async () => {
     const { json } = await runCli(round, { dryRun: true, json: true }, a);
     const r = json as RoundResult & { outcome: 'dry_run' };
     expect(r.outcome).toBe('dry_run');
     expect(r.plan.round).toBe(1);
     const techne = r.plan.agents.find((x) => x.agent === 'techne');
-    expect(techne).toMatchObject({ verdict: 'speaks', starts_from: { kind: 'public_init' }, clip_norm: 1, noise_multiplier: 10 });
+    expect(techne).toMatchObject({
+      verdict: 'speaks',
+      starts_from: { kind: 'public_init' },
+      clip_norm: 1,
+      noise_multiplier: 10,
+    });
     expect(r.plan.mechanism).toMatchObject({ source: 'council', clip_norm: 1, noise_multiplier: 10 });
     expect(techne?.tensors?.map((t) => t.name)).toEqual([
       'base_model.model.encoder.dense.lora_A.weight',
@@ -71,7 +76,9 @@ describe('kourai federate round (two forges, a real council on 127.0.0.1)', () =
       'base_model.model.direct.score.lora_B.weight',
     ]);
     expect(r.plan.agents.find((x) => x.agent === 'cupid')).toMatchObject({ verdict: 'bond_only', speaks: false });
-    const status = await fetch(`${council.url}/v1/rounds/1`, { headers: { 'kourai-protocol': '2', authorization: `Bearer ${readMembership(a.home)?.token}` } }).then((x) => x.json() as Promise<any>);
+    const status = await fetch(`${council.url}/v1/rounds/1`, {
+      headers: { 'kourai-protocol': '2', authorization: `Bearer ${readMembership(a.home)?.token}` },
+    }).then((x) => x.json() as Promise<any>);
     expect(status.you.submitted).toEqual([]);
     expect(status.forges_submitted).toBe(0);
   }, 120_000);

@@ -6,7 +6,12 @@ import type { CouncilAdapters } from '../../src/federation/round/council-adapter
 import { memoirEventsWriter } from '../../src/federation/round/events-memoir.js';
 import type { CouncilLearner } from '../../src/federation/round/learner.js';
 import { requireMembership, type Membership } from '../../src/federation/round/membership.js';
-import { runRound, type RoundEvent, type RoundOptions, type RoundResult } from '../../src/federation/round/run-round.js';
+import {
+  runRound,
+  type RoundEvent,
+  type RoundOptions,
+  type RoundResult,
+} from '../../src/federation/round/run-round.js';
 import { httpTransport, type CouncilTransport } from '../../src/federation/round/transport.js';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../../src/memoir/format/agents.js';
 import { readCouncilEvents } from '../../src/memoir/derive/council-event.js';
@@ -38,12 +43,19 @@ afterEach(async () => {
 });
 
 async function council(over: Partial<CouncilConfig> = {}, dir?: string): Promise<TestCouncil> {
-  const c = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS }, min_forges: 1, strategy: 'fedavg', ...over }, dir);
+  const c = await startTestCouncil(
+    { base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS }, min_forges: 1, strategy: 'fedavg', ...over },
+    dir,
+  );
   councils.push(c);
   return c;
 }
 
-async function forge(c: TestCouncil, name: string, allow: string[] = ['all']): Promise<{ ctx: TestCtx; membership: Membership }> {
+async function forge(
+  c: TestCouncil,
+  name: string,
+  allow: string[] = ['all'],
+): Promise<{ ctx: TestCtx; membership: Membership }> {
   const ctx = testCtx();
   homes.push(ctx);
   await runCli(join, { server: c.url, token: await c.token(name) }, ctx);
@@ -51,7 +63,10 @@ async function forge(c: TestCouncil, name: string, allow: string[] = ['all']): P
   return { ctx, membership: requireMembership(ctx.home) };
 }
 
-function smallLearner(seed: number, opts: { examples?: Partial<Record<FederatingAgent, number>> } = {}): CouncilLearner & { trained: FederatingAgent[] } {
+function smallLearner(
+  seed: number,
+  opts: { examples?: Partial<Record<FederatingAgent, number>> } = {},
+): CouncilLearner & { trained: FederatingAgent[] } {
   const trained: FederatingAgent[] = [];
   return {
     trained,
@@ -66,7 +81,15 @@ function smallLearner(seed: number, opts: { examples?: Partial<Record<Federating
     async train(agent, start) {
       trained.push(agent);
       const r = mulberry32(seed * 131 + FEDERATING_AGENTS.indexOf(agent));
-      return { status: 'trained', examples: 20, tensors: start.map((t) => ({ name: t.name, shape: [...t.shape], data: Float32Array.from(t.data, (v) => v + 0.05 * (r() - 0.5)) })) };
+      return {
+        status: 'trained',
+        examples: 20,
+        tensors: start.map((t) => ({
+          name: t.name,
+          shape: [...t.shape],
+          data: Float32Array.from(t.data, (v) => v + 0.05 * (r() - 0.5)),
+        })),
+      };
     },
     probe: async () => [],
   };
@@ -87,7 +110,10 @@ function memoryAdapters(): CouncilAdapters & { saved: Map<string, NamedTensor[]>
       const version = list.length + 1;
       list.push({ version, key: from.roundKey });
       versions.set(agent, list);
-      saved.set(`${agent}@${version}`, tensors.map((t) => ({ ...t, data: Float32Array.from(t.data) })));
+      saved.set(
+        `${agent}@${version}`,
+        tensors.map((t) => ({ ...t, data: Float32Array.from(t.data) })),
+      );
       return version;
     },
   };
@@ -99,9 +125,29 @@ function recording(t: CouncilTransport): CouncilTransport & { releases: CouncilR
   return { ...t, releases, submitRelease: (n, r) => (releases.push(r), t.submitRelease(n, r)) };
 }
 
-const OPTS: RoundOptions = { dryRun: false, wait: true, waitForMs: 60_000, pollMs: 10, retryForMs: 120_000, encoding: 'json' };
+const OPTS: RoundOptions = {
+  dryRun: false,
+  wait: true,
+  waitForMs: 60_000,
+  pollMs: 10,
+  retryForMs: 120_000,
+  encoding: 'json',
+};
 
-function deps(f: { ctx: TestCtx; membership: Membership }, p: { transport: CouncilTransport; learner: CouncilLearner; adapters?: CouncilAdapters; config?: PrivacyConfig; signal?: AbortSignal; sleep?: (ms: number) => Promise<void>; events?: RoundEvent[]; onEvent?: (e: RoundEvent) => void; options?: Partial<RoundOptions> }) {
+function deps(
+  f: { ctx: TestCtx; membership: Membership },
+  p: {
+    transport: CouncilTransport;
+    learner: CouncilLearner;
+    adapters?: CouncilAdapters;
+    config?: PrivacyConfig;
+    signal?: AbortSignal;
+    sleep?: (ms: number) => Promise<void>;
+    events?: RoundEvent[];
+    onEvent?: (e: RoundEvent) => void;
+    options?: Partial<RoundOptions>;
+  },
+) {
   const gate = PrivacyGate.open({ home: f.ctx.home, config: p.config ?? DEFAULT_PRIVACY_CONFIG, random: randomBytes });
   const events = p.events ?? [];
   return {
@@ -133,7 +179,12 @@ describe('a federation round against a real council (small learner)', () => {
     const stop = new AbortController();
     const first = recording(httpTransport(c.url, f.membership.token));
     // Ctrl-C right after the council accepted the first agent's update.
-    const d1 = deps(f, { transport: first, learner: smallLearner(1), signal: stop.signal, onEvent: (e) => e.type === 'submitted' && stop.abort() });
+    const d1 = deps(f, {
+      transport: first,
+      learner: smallLearner(1),
+      signal: stop.signal,
+      onEvent: (e) => e.type === 'submitted' && stop.abort(),
+    });
     await expect(d1.run()).rejects.toMatchObject({ exitCode: ExitCode.cancelled });
     const spentAfter1 = d1.gate.ledger.releases();
     d1.gate.close();
@@ -269,7 +320,12 @@ describe('a federation round against a real council (small learner)', () => {
     await c.server.close();
     const learner = smallLearner(12);
     const events: RoundEvent[] = [];
-    const d = deps(f, { transport: httpTransport(c.url, f.membership.token, { retries: 0 }), learner, events, options: { retryForMs: 3000 } });
+    const d = deps(f, {
+      transport: httpTransport(c.url, f.membership.token, { retries: 0 }),
+      learner,
+      events,
+      options: { retryForMs: 3000 },
+    });
     await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.network, code: 'network' });
     expect(events.filter((e) => e.type === 'retry').map((e) => (e as { in_ms: number }).in_ms)).toEqual([1000, 2000]);
     expect(learner.trained).toEqual([]);
@@ -299,7 +355,10 @@ describe('a federation round against a real council (small learner)', () => {
     const transport = recording(httpTransport(c.url, await c.token('athens')));
     const learner = smallLearner(3);
     const d = deps(f, { transport, learner });
-    await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.environment, message: expect.stringMatching(/accepts base model sha256:another-base.*nothing was sent/) });
+    await expect(d.run()).rejects.toMatchObject({
+      exitCode: ExitCode.environment,
+      message: expect.stringMatching(/accepts base model sha256:another-base.*nothing was sent/),
+    });
     expect(learner.trained).toEqual([]);
     expect(transport.releases).toEqual([]);
     expect(d.gate.ledger.releases()).toEqual([]);
@@ -312,8 +371,18 @@ describe('a federation round against a real council (small learner)', () => {
     // ε = 4 per agent (the floor: ε 0.5 a release, so the council's σ = 10, ε 0.375, is followed);
     // techne and metis already spent more than 4 in one release by hand at σ = 1.
     const config = { ...DEFAULT_PRIVACY_CONFIG, agentEpsilon: 4, forgeEpsilon: 100 };
-    const pre = PrivacyGate.open({ home: f.ctx.home, config: { ...config, agentEpsilon: 100, noiseMultiplier: 1 }, random: randomBytes });
-    for (const agent of ['techne', 'metis'] as const) pre.recordRelease({ round: 'by-hand-1', agent, delta: SPECS.map((s) => ({ name: s.name, shape: s.shape, data: new Float32Array(s.shape[0]! * s.shape[1]!) })), baseFingerprint: BUILTIN_FINGERPRINT });
+    const pre = PrivacyGate.open({
+      home: f.ctx.home,
+      config: { ...config, agentEpsilon: 100, noiseMultiplier: 1 },
+      random: randomBytes,
+    });
+    for (const agent of ['techne', 'metis'] as const)
+      pre.recordRelease({
+        round: 'by-hand-1',
+        agent,
+        delta: SPECS.map((s) => ({ name: s.name, shape: s.shape, data: new Float32Array(s.shape[0]! * s.shape[1]!) })),
+        baseFingerprint: BUILTIN_FINGERPRINT,
+      });
     pre.close();
     const learner = smallLearner(4, { examples: { aidos: 3 } });
     const d = deps(f, { transport: httpTransport(c.url, f.membership.token), learner, config });
@@ -321,8 +390,12 @@ describe('a federation round against a real council (small learner)', () => {
     expect(r.plan.mechanism).toMatchObject({ source: 'council', noise_multiplier: 10 });
     const silent = Object.fromEntries(r.details.silent.map((s) => [s.agent, s.reason]));
     expect(silent).toEqual({ techne: 'agent_budget', metis: 'agent_budget', aidos: 'too_little_data' });
-    expect(r.plan.agents.find((a) => a.agent === 'techne')?.detail).toMatch(/ε [\d.]+ of 4 spent; one more release at σ = 10 costs/);
-    expect(learner.trained.sort()).toEqual(FEDERATING_AGENTS.filter((a) => !['techne', 'metis', 'aidos'].includes(a)).sort());
+    expect(r.plan.agents.find((a) => a.agent === 'techne')?.detail).toMatch(
+      /ε [\d.]+ of 4 spent; one more release at σ = 10 costs/,
+    );
+    expect(learner.trained.sort()).toEqual(
+      FEDERATING_AGENTS.filter((a) => !['techne', 'metis', 'aidos'].includes(a)).sort(),
+    );
     const [event] = readCouncilEvents(f.membership.events_memoir);
     expect(event?.details.silent.map((s) => s.agent)).toEqual(['metis', 'techne', 'aidos']); // in the council's agent order
     expect(event?.details.spoke.map((s) => s.agent).sort()).toEqual([...learner.trained].sort());
@@ -338,11 +411,17 @@ describe('a federation round against a real council (small learner)', () => {
       transport,
       learner: smallLearner(13),
       // While techne trains, the player takes her voice back.
-      onEvent: (e) => e.type === 'trained' && e.agent === 'techne' && d?.gate.consent.record([{ agent: 'techne', allowed: false }], 'flags', new Date()),
+      onEvent: (e) =>
+        e.type === 'trained' &&
+        e.agent === 'techne' &&
+        d?.gate.consent.record([{ agent: 'techne', allowed: false }], 'flags', new Date()),
     });
     const r = (await d.run()) as RoundResult & { outcome: 'completed' };
     expect(r.details.spoke.map((s) => s.agent)).toEqual(['metis']);
-    expect(r.details.silent.find((s) => s.agent === 'techne')).toMatchObject({ reason: 'no_consent', detail: expect.stringMatching(/withdrawn during the round \(nothing spent\)/) });
+    expect(r.details.silent.find((s) => s.agent === 'techne')).toMatchObject({
+      reason: 'no_consent',
+      detail: expect.stringMatching(/withdrawn during the round \(nothing spent\)/),
+    });
     expect(transport.releases.map((x) => x.agent)).toEqual(['metis']);
     expect(d.gate.ledger.releases().map((x) => x.agent)).toEqual(['metis']);
     d.gate.close();
@@ -354,8 +433,15 @@ describe('a federation round against a real council (small learner)', () => {
     const transport = recording(httpTransport(c.url, f.membership.token));
     const learner = smallLearner(5);
     // The player's floor (σ ≥ 0.1 here, ε ≤ 1000/8 a release) lets σ = 0.3 through to the Whisper Limit, which cannot afford it.
-    const d = deps(f, { transport, learner, config: { ...DEFAULT_PRIVACY_CONFIG, noiseMultiplier: 0.1, agentEpsilon: 1000 } });
-    await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.budgetExhausted, message: expect.stringMatching(/σ = 0.3: one release costs ε .* nothing was sent/) });
+    const d = deps(f, {
+      transport,
+      learner,
+      config: { ...DEFAULT_PRIVACY_CONFIG, noiseMultiplier: 0.1, agentEpsilon: 1000 },
+    });
+    await expect(d.run()).rejects.toMatchObject({
+      exitCode: ExitCode.budgetExhausted,
+      message: expect.stringMatching(/σ = 0.3: one release costs ε .* nothing was sent/),
+    });
     expect(learner.trained).toEqual([]);
     expect(transport.releases).toEqual([]);
     d.gate.close();
@@ -374,22 +460,36 @@ describe('a federation round against a real council (small learner)', () => {
     const plan = d.gate.planRound({ shareable: { hephaestus: 20, techne: 20 } });
     expect(plan.forge.releases).toBe(1);
     expect(plan.forge.epsilonSpent).toBeGreaterThan(0);
-    expect(plan.agents.find((a) => a.agent === 'hephaestus')?.capacity?.epsilonSpent).toBeCloseTo(plan.forge.epsilonSpent, 9);
+    expect(plan.agents.find((a) => a.agent === 'hephaestus')?.capacity?.epsilonSpent).toBeCloseTo(
+      plan.forge.epsilonSpent,
+      9,
+    );
     d.gate.close();
   });
 
   it('exiled by the council: the round it happened in records the Stoa Falls; the next run sends nothing and says so', async () => {
     // Three forges, no warm-up, trust = similarity, the least slack: the forge whose (noised) update lies
     // farthest from the aggregate falls in round 1.
-    const c = await council({ min_forges: 3, trust_warmup: 0, trust_alpha: 1, trust_threshold: 0.999, trust_tolerance: 1 });
+    const c = await council({
+      min_forges: 3,
+      trust_warmup: 0,
+      trust_alpha: 1,
+      trust_threshold: 0.999,
+      trust_tolerance: 1,
+    });
     const fs = await Promise.all(['athens', 'sparta', 'thebes'].map((n) => forge(c, n, ['techne'])));
-    const ds = fs.map((f, i) => deps(f, { transport: httpTransport(c.url, f.membership.token), learner: smallLearner(7 + i) }));
+    const ds = fs.map((f, i) =>
+      deps(f, { transport: httpTransport(c.url, f.membership.token), learner: smallLearner(7 + i) }),
+    );
     const rs = (await Promise.all(ds.map((d) => d.run()))) as (RoundResult & { outcome: 'completed' })[];
     const fallen = rs.findIndex((r) => r.details.exiles.some((e) => e.you));
     expect(fallen).toBeGreaterThanOrEqual(0);
     for (const [i, f] of fs.entries()) {
       // Every forge sees the Stoa Falls of that round, the fallen one as its own.
-      expect(readCouncilEvents(f.membership.events_memoir).map((e) => e.details.beat)).toEqual(['council_of_sisters', 'stoa_falls']);
+      expect(readCouncilEvents(f.membership.events_memoir).map((e) => e.details.beat)).toEqual([
+        'council_of_sisters',
+        'stoa_falls',
+      ]);
       expect(rs[i]?.details.exiles.map((e) => e.you)).toContain(i === fallen);
     }
     const f = fs[fallen] as (typeof fs)[number];
@@ -399,13 +499,27 @@ describe('a federation round against a real council (small learner)', () => {
     expect(transport.releases).toEqual([]);
     // The refusal is recorded once, as the forge's own Stoa Falls; a second refusal adds nothing.
     await expect(again.run()).rejects.toMatchObject({ code: 'forge_exiled' });
-    expect(readCouncilEvents(f.membership.events_memoir).map((e) => e.details.beat)).toEqual(['council_of_sisters', 'stoa_falls']);
+    expect(readCouncilEvents(f.membership.events_memoir).map((e) => e.details.beat)).toEqual([
+      'council_of_sisters',
+      'stoa_falls',
+    ]);
     for (const g of [...ds.map((d) => d.gate), again.gate]) g.close();
   });
 
   it('cohorts: a forge the council did not sample sends nothing, trains nothing and spends nothing; a sampled one completes the round', async () => {
     const clock = new VirtualClock(Date.now());
-    const c = await startTestCouncil({ base_fingerprints: [BUILTIN_FINGERPRINT], layouts: { '*': SPECS }, min_forges: 1, strategy: 'fedavg', cohort: 1, round_deadline: 60 }, undefined, clock);
+    const c = await startTestCouncil(
+      {
+        base_fingerprints: [BUILTIN_FINGERPRINT],
+        layouts: { '*': SPECS },
+        min_forges: 1,
+        strategy: 'fedavg',
+        cohort: 1,
+        round_deadline: 60,
+      },
+      undefined,
+      clock,
+    );
     councils.push(c);
     const athens = await forge(c, 'athens');
     const sparta = await forge(c, 'sparta');
@@ -418,7 +532,11 @@ describe('a federation round against a real council (small learner)', () => {
     const wire = recording(httpTransport(c.url, outside.membership.token));
     const learner = smallLearner(3);
     const d = deps(outside, { transport: wire, learner });
-    await expect(d.run()).rejects.toMatchObject({ exitCode: ExitCode.conflict, code: 'not_in_cohort', message: expect.stringMatching(/did not sample this forge for round 1 \(a cohort of 1\); no budget was spent/) });
+    await expect(d.run()).rejects.toMatchObject({
+      exitCode: ExitCode.conflict,
+      code: 'not_in_cohort',
+      message: expect.stringMatching(/did not sample this forge for round 1 \(a cohort of 1\); no budget was spent/),
+    });
     expect(wire.releases).toEqual([]);
     expect(learner.trained).toEqual([]);
     expect(d.gate.ledger.releases()).toEqual([]);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { affinityFor, feedbackEntry, feltFor, RATINGS, suggestedKind, type FeedbackSubject } from '../../src/feedback/entry.js';
+import {
+  affinityFor,
+  feedbackEntry,
+  feltFor,
+  RATINGS,
+  suggestedKind,
+  type FeedbackSubject,
+} from '../../src/feedback/entry.js';
 import { prepareEntries } from '../../src/memoir/file/append.js';
 import { ulidGenerator } from '../../src/memoir/format/entry-id.js';
 import { parseLine } from '../../src/memoir/format/parse.js';
@@ -12,7 +19,11 @@ const subject: FeedbackSubject = {
   revised: null,
   context: { task_type: 'code', transcript_hash: 'sha256:00', preceding_agents: ['hephaestus'] },
 };
-const ids = () => ulidGenerator(() => Date.UTC(2026, 10, 22), (n) => new Uint8Array(n));
+const ids = () =>
+  ulidGenerator(
+    () => Date.UTC(2026, 10, 22),
+    (n) => new Uint8Array(n),
+  );
 const now = () => new Date('2026-11-22T10:00:00.000Z');
 
 describe('rating mapping', () => {
@@ -27,7 +38,13 @@ describe('rating mapping', () => {
   });
 
   it('suggests a kind from the rating; a revision suggests modified', () => {
-    expect(RATINGS.map((r) => suggestedKind(r, false))).toEqual(['rejected', 'rejected', 'deferred', 'accepted', 'accepted']);
+    expect(RATINGS.map((r) => suggestedKind(r, false))).toEqual([
+      'rejected',
+      'rejected',
+      'deferred',
+      'accepted',
+      'accepted',
+    ]);
     expect(suggestedKind(5, true)).toBe('modified');
   });
 });
@@ -55,12 +72,26 @@ describe('feedbackEntry', () => {
     expect(p?.entry).not.toHaveProperty('comment');
     // The line carries the ten upstream keys first, then the extensions.
     const keys = Object.keys(JSON.parse(p?.line ?? '{}') as object);
-    expect(keys.slice(0, 10)).toEqual(['scene_id', 'agent', 'source', 'context', 'narrative_beat', 'agent_proposed', 'player_response', 'affinity_delta', 'training_label', 'split']);
+    expect(keys.slice(0, 10)).toEqual([
+      'scene_id',
+      'agent',
+      'source',
+      'context',
+      'narrative_beat',
+      'agent_proposed',
+      'player_response',
+      'affinity_delta',
+      'training_label',
+      'split',
+    ]);
     expect(keys).toContain('likert');
   });
 
   it('a revision becomes the delta and a preference pair (proposed 0, revised 1, weight 1.0), and makes the entry private', () => {
-    const input = feedbackEntry({ ...subject, revised: 'entry_count = compute()' }, { rating: 2, kind: 'modified', comment: null });
+    const input = feedbackEntry(
+      { ...subject, revised: 'entry_count = compute()' },
+      { rating: 2, kind: 'modified', comment: null },
+    );
     const [p] = prepareEntries([{ value: input, where: 'feedback' }], ids(), now);
     expect(p?.entry.player_response).toEqual({ kind: 'modified', delta: 'entry_count = compute()', felt: 'off' });
     expect(p?.entry.training_label).toEqual({
@@ -77,8 +108,17 @@ describe('feedbackEntry', () => {
   });
 
   it('a comment is kept in the comment extension and makes the entry private; a blank one is dropped', () => {
-    const [p] = prepareEntries([{ value: feedbackEntry(subject, { rating: 3, kind: 'deferred', comment: 'ask me tomorrow' }), where: 'f' }], ids(), now);
-    expect(p?.entry).toMatchObject({ comment: 'ask me tomorrow', likert: 3, affinity_delta: 0, narrative_beat: 'techne_proposal_deferred' });
+    const [p] = prepareEntries(
+      [{ value: feedbackEntry(subject, { rating: 3, kind: 'deferred', comment: 'ask me tomorrow' }), where: 'f' }],
+      ids(),
+      now,
+    );
+    expect(p?.entry).toMatchObject({
+      comment: 'ask me tomorrow',
+      likert: 3,
+      affinity_delta: 0,
+      narrative_beat: 'techne_proposal_deferred',
+    });
     expect(p?.entry.split.private_only).toBe(true);
     const blank = feedbackEntry(subject, { rating: 3, kind: 'deferred', comment: '   ' });
     expect(blank).not.toHaveProperty('comment');
@@ -86,18 +126,33 @@ describe('feedbackEntry', () => {
   });
 
   it('Cupid and Puck feedback stays private by the rule', () => {
-    const [p] = prepareEntries([{ value: feedbackEntry({ ...subject, agent: 'cupid' }, { rating: 4, kind: 'accepted', comment: null }), where: 'f' }], ids(), now);
+    const [p] = prepareEntries(
+      [
+        {
+          value: feedbackEntry({ ...subject, agent: 'cupid' }, { rating: 4, kind: 'accepted', comment: null }),
+          where: 'f',
+        },
+      ],
+      ids(),
+      now,
+    );
     expect(p?.entry.split).toEqual({ shared_eligible: false, private_only: true });
   });
 });
 
 describe('feedbackEntry keeps a host context whole', () => {
   it('every key of the copied context, in its order and with its number forms', () => {
-    const host = '{"scene_id":"s.turn-1","agent":"techne","source":"specialist_proposed","context":{"task_type":"qa","host":"py-host-1","7":1.0,"coverage":{"delta":0.0,"lines":12}},"narrative_beat":null,"agent_proposed":"x","player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":true,"private_only":false}}';
+    const host =
+      '{"scene_id":"s.turn-1","agent":"techne","source":"specialist_proposed","context":{"task_type":"qa","host":"py-host-1","7":1.0,"coverage":{"delta":0.0,"lines":12}},"narrative_beat":null,"agent_proposed":"x","player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":true,"private_only":false}}';
     const parsed = parseLine(host);
     if (!parsed.ok) throw new Error(parsed.message);
-    const input = feedbackEntry({ ...subject, context: parsed.entry.context }, { rating: 4, kind: 'accepted', comment: null });
+    const input = feedbackEntry(
+      { ...subject, context: parsed.entry.context },
+      { rating: 4, kind: 'accepted', comment: null },
+    );
     const [p] = prepareEntries([{ value: input, where: 'feedback' }], ids(), now);
-    expect(p?.line).toContain(',"context":{"task_type":"qa","host":"py-host-1","7":1.0,"coverage":{"delta":0.0,"lines":12}},');
+    expect(p?.line).toContain(
+      ',"context":{"task_type":"qa","host":"py-host-1","7":1.0,"coverage":{"delta":0.0,"lines":12}},',
+    );
   });
 });

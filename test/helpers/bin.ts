@@ -9,12 +9,20 @@ export const BIN = join(ROOT, 'bin', 'kourai.js');
 
 /** The built CLI must exist (`npm test` builds first). */
 export function assertBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does) before the end-to-end tests');
+  if (!existsSync(join(ROOT, 'dist', 'main.js')))
+    throw new Error('dist/ is missing: run `npm run build` (npm test does) before the end-to-end tests');
 }
 
 /** A clean environment for the real binary: no CI, no colour, a temporary home. */
 export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, KOURAI_HOME: home, NO_COLOR: '1', LANG: 'C.UTF-8', ...extra };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    KOURAI_HOME: home,
+    NO_COLOR: '1',
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
 }
 
 export interface BinResult {
@@ -23,7 +31,11 @@ export interface BinResult {
   stderr: string;
 }
 
-export function kourai(args: readonly string[], home: string, opts: { input?: string; env?: Record<string, string>; nodeArgs?: string[] } = {}): BinResult {
+export function kourai(
+  args: readonly string[],
+  home: string,
+  opts: { input?: string; env?: Record<string, string>; nodeArgs?: string[] } = {},
+): BinResult {
   const r = spawnSync(process.execPath, [...(opts.nodeArgs ?? []), BIN, ...args], {
     cwd: home,
     env: cleanEnv(home, opts.env),

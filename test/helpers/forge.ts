@@ -6,10 +6,17 @@ import type { MemoirEntry } from '../../src/memoir/format/schema.js';
 import { testCtx } from './ctx.js';
 
 /** Writes the sample forge (`kourai memoir synth`) into `home`; returns its memoir paths in write order. */
-export async function sampleForge(home: string, opts: { sessions?: number; turns?: number; seed?: number } = {}): Promise<string[]> {
+export async function sampleForge(
+  home: string,
+  opts: { sessions?: number; turns?: number; seed?: number } = {},
+): Promise<string[]> {
   const ctx: Ctx = testCtx({ home });
   const r = await synth.run(
-    synth.options.parse({ sessions: String(opts.sessions ?? 4), turns: String(opts.turns ?? 12), seed: String(opts.seed ?? 7) }),
+    synth.options.parse({
+      sessions: String(opts.sessions ?? 4),
+      turns: String(opts.turns ?? 12),
+      seed: String(opts.seed ?? 7),
+    }),
     ctx,
   );
   return r.memoirs;
@@ -33,5 +40,7 @@ export function readEntries(path: string): MemoirEntry[] {
 }
 
 export function lineCount(path: string): number {
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').length;
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '').length;
 }

@@ -14,10 +14,15 @@ export interface InkStdin {
 const LIMIT_MS = 15_000;
 
 /** Polls until `check` passes (Ink renders asynchronously), or fails naming `what` with the last frame. */
-export async function waitFor(check: () => boolean, frame: () => string | undefined, what = 'the frame'): Promise<void> {
+export async function waitFor(
+  check: () => boolean,
+  frame: () => string | undefined,
+  what = 'the frame',
+): Promise<void> {
   const start = Date.now();
   while (!check()) {
-    if (Date.now() - start > LIMIT_MS) throw new Error(`gave up waiting for ${what}; last frame:\n${frame() ?? '(none)'}`);
+    if (Date.now() - start > LIMIT_MS)
+      throw new Error(`gave up waiting for ${what}; last frame:\n${frame() ?? '(none)'}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
@@ -46,7 +51,11 @@ export const KEY = { up: '\u001B[A', down: '\u001B[B', enter: '\r', escape: '\u0
  */
 export async function press(stdin: InkStdin, ...keys: string[]): Promise<void> {
   for (const k of keys) {
-    await waitFor(() => listening(stdin), () => undefined, 'the screen to listen for keys');
+    await waitFor(
+      () => listening(stdin),
+      () => undefined,
+      'the screen to listen for keys',
+    );
     stdin.write(k);
     await new Promise((r) => setImmediate(r));
   }

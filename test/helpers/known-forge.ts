@@ -30,7 +30,13 @@ const base = (agent: string, source: string, turn: number): Record<string, unkno
 });
 const interrupt = (by: string, target: string, visibility: string): Record<string, unknown> => ({
   entry_type: 'interrupt',
-  interrupt: { interrupting_agent: by, target_agent: target, target_turn: 'session-0a1b2c3d.turn-0', reason_class: 'correction', visibility },
+  interrupt: {
+    interrupting_agent: by,
+    target_agent: target,
+    target_turn: 'session-0a1b2c3d.turn-0',
+    reason_class: 'correction',
+    visibility,
+  },
 });
 
 export function knownLines(): KnownLine[] {
@@ -40,17 +46,46 @@ export function knownLines(): KnownLine[] {
     L(base('metis', 'specialist_proposed', 1), true), // a Python line: claims shared, and may
     L({ ...base('metis', 'specialist_proposed', 2), split: PRIVATE }, false), // narrowed by its writer
     L(base('metis', 'player_revision', 3), false), // lenient: the player's own words
-    L({ ...base('metis', 'agent_interrupt', 4), entry_id: 'K-METIS-INT', ...interrupt('metis', 'techne', 'private') }, false),
+    L(
+      { ...base('metis', 'agent_interrupt', 4), entry_id: 'K-METIS-INT', ...interrupt('metis', 'techne', 'private') },
+      false,
+    ),
     L(base('metis', 'disagreement_resolution', 5), true),
     L({ ...base('metis', 'specialist_proposed', 6), entry_id: 'K-METIS-CE', entry_type: 'council_event' }, false),
     L({ ...base('metis', 'specialist_proposed', 7), entry_id: 'K-METIS-ORIG' }, true, false), // replaced below
-    L({ ...base('metis', 'specialist_proposed', 8), entry_id: 'K-METIS-REV', supersedes: 'K-METIS-ORIG', revision_reason: 'typo' }, true),
+    L(
+      {
+        ...base('metis', 'specialist_proposed', 8),
+        entry_id: 'K-METIS-REV',
+        supersedes: 'K-METIS-ORIG',
+        revision_reason: 'typo',
+      },
+      true,
+    ),
     // techne: 2 of 6 lines count
     L({ ...base('techne', 'specialist_proposed', 9), split: PRIVATE, entry_id: 'K-TECHNE-PRIV' }, false, false),
-    L({ ...base('techne', 'specialist_proposed', 10), entry_id: 'K-TECHNE-REV', supersedes: 'K-TECHNE-PRIV', revision_reason: 'widen' }, false), // never widens
+    L(
+      {
+        ...base('techne', 'specialist_proposed', 10),
+        entry_id: 'K-TECHNE-REV',
+        supersedes: 'K-TECHNE-PRIV',
+        revision_reason: 'widen',
+      },
+      false,
+    ), // never widens
     L(base('techne', 'specialist_proposed', 11), true),
-    L({ ...base('techne', 'agent_interrupt', 12), entry_id: 'K-TECHNE-CUPID', ...interrupt('techne', 'cupid', 'public') }, false),
-    L({ ...base('techne', 'agent_interrupt', 13), entry_id: 'K-TECHNE-INT', ...interrupt('techne', 'metis', 'public') }, true),
+    L(
+      {
+        ...base('techne', 'agent_interrupt', 12),
+        entry_id: 'K-TECHNE-CUPID',
+        ...interrupt('techne', 'cupid', 'public'),
+      },
+      false,
+    ),
+    L(
+      { ...base('techne', 'agent_interrupt', 13), entry_id: 'K-TECHNE-INT', ...interrupt('techne', 'metis', 'public') },
+      true,
+    ),
     L(base('techne', 'raw_transcript', 14), false), // claims shared: the source alone keeps it home
     // bond-only agents never count, whatever the line claims
     L(base('cupid', 'specialist_proposed', 15), false),

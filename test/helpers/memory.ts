@@ -6,7 +6,11 @@ import synth from '../../src/commands/memoir/synth.js';
 import type { TestCtx } from './ctx.js';
 
 /** Parses raw options with the command's own schema (defaults applied), then runs it in-process. */
-export async function runCmd<O extends z.ZodType, R>(cmd: Command<O, R>, raw: Record<string, unknown>, ctx: TestCtx): Promise<R> {
+export async function runCmd<O extends z.ZodType, R>(
+  cmd: Command<O, R>,
+  raw: Record<string, unknown>,
+  ctx: TestCtx,
+): Promise<R> {
   const o = cmd.options;
   return cmd.run(isLazyOptions(o) ? await resolveOptions(cmd, raw) : o.parse(raw), ctx);
 }

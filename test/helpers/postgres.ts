@@ -1,6 +1,17 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +81,12 @@ function idOf(flag: '-u' | '-g', user: string): number {
 
 async function startCluster(root: string): Promise<State> {
   const bin = binDir();
-  if (!bin) return { ok: false, reason: 'PostgreSQL is not installed (no initdb on PATH or under /usr/lib/postgresql; Debian: apt-get install postgresql)' };
+  if (!bin)
+    return {
+      ok: false,
+      reason:
+        'PostgreSQL is not installed (no initdb on PATH or under /usr/lib/postgresql; Debian: apt-get install postgresql)',
+    };
   const dir = join(root, 'pg-cluster');
   mkdirSync(dir, { recursive: true });
   const asRoot = process.getuid?.() === 0;
@@ -78,7 +94,11 @@ async function startCluster(root: string): Promise<State> {
   if (asRoot) {
     const uid = idOf('-u', 'nobody');
     const gid = idOf('-g', 'nobody');
-    if (!Number.isInteger(uid) || spawnSync('setpriv', ['--version']).status !== 0) return { ok: false, reason: 'running as root, and there is no `nobody` user or no setpriv to run PostgreSQL unprivileged' };
+    if (!Number.isInteger(uid) || spawnSync('setpriv', ['--version']).status !== 0)
+      return {
+        ok: false,
+        reason: 'running as root, and there is no `nobody` user or no setpriv to run PostgreSQL unprivileged',
+      };
     chmodSync(root, 0o711);
     if (root !== runRoot()) chmodSync(runRoot(), 0o711);
     chownSync(dir, uid, gid);
@@ -90,18 +110,41 @@ async function startCluster(root: string): Promise<State> {
   if (asRoot) chownSync(pwfile, idOf('-u', 'nobody'), idOf('-g', 'nobody'));
   const run = (cmd: string, args: string[]) => {
     const argv = [...asUser, join(bin, cmd), ...args];
-    return spawnSync(argv[0] as string, argv.slice(1), { cwd: dir, encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' } });
+    return spawnSync(argv[0] as string, argv.slice(1), {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' },
+    });
   };
   const data = join(dir, 'data');
-  const init = run('initdb', ['-D', data, '-U', USER, '--pwfile', pwfile, '--auth', 'scram-sha-256', '-E', 'UTF8', '--no-sync']);
-  if (init.status !== 0) return { ok: false, reason: `initdb failed: ${(init.stderr || init.stdout || String(init.error)).trim().split('\n').slice(-2).join(' ')}` };
+  const init = run('initdb', [
+    '-D',
+    data,
+    '-U',
+    USER,
+    '--pwfile',
+    pwfile,
+    '--auth',
+    'scram-sha-256',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
+  if (init.status !== 0)
+    return {
+      ok: false,
+      reason: `initdb failed: ${(init.stderr || init.stdout || String(init.error)).trim().split('\n').slice(-2).join(' ')}`,
+    };
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB`;
     const start = run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', opts, '-w', '-t', '60', 'start']);
     if (start.status === 0) return { ok: true, dir: data, bin, port, password, asUser };
     if (attempt === 2) {
-      const log = existsSync(join(dir, 'log')) ? readFileSync(join(dir, 'log'), 'utf8').trim().split('\n').slice(-2).join(' ') : '';
+      const log = existsSync(join(dir, 'log'))
+        ? readFileSync(join(dir, 'log'), 'utf8').trim().split('\n').slice(-2).join(' ')
+        : '';
       return { ok: false, reason: `pg_ctl start failed: ${(start.stderr || start.stdout).trim()} ${log}` };
     }
   }
@@ -120,7 +163,8 @@ async function state(): Promise<State> {
     try {
       mkdirSync(lock);
     } catch {
-      if (Date.now() > deadline) return { ok: false, reason: 'timed out waiting for another test process to start PostgreSQL' };
+      if (Date.now() > deadline)
+        return { ok: false, reason: 'timed out waiting for another test process to start PostgreSQL' };
       await new Promise((r) => setTimeout(r, 200));
       continue;
     }
@@ -174,7 +218,9 @@ export function stopPostgres(root: string): void {
  * A cluster of its own, for a test that stops and restarts PostgreSQL (the run's shared cluster
  * must stay up for the other test files). `stop`/`start` keep its data and port; `destroy` ends it.
  */
-export async function privateCluster(): Promise<(PgCluster & { stop(): void; start(): void; destroy(): void }) | { reason: string }> {
+export async function privateCluster(): Promise<
+  (PgCluster & { stop(): void; start(): void; destroy(): void }) | { reason: string }
+> {
   const root = mkdtempSync(join(runRoot(), 'pg-private-'));
   const s = await startCluster(root);
   if (!s.ok) return { reason: s.reason };

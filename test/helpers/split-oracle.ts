@@ -15,7 +15,11 @@ export function lineMayLeave(l: Line): boolean {
   if (!PATTERN_SOURCES.includes(l.source as string)) return false;
   if (l.entry_type !== undefined && !TURN_TYPES.includes(l.entry_type as string)) return false;
   const i = l.interrupt as { interrupting_agent: string; target_agent: string; visibility: string } | null | undefined;
-  if (i && (BOND_ONLY.includes(i.interrupting_agent) || BOND_ONLY.includes(i.target_agent) || i.visibility === 'private')) return false;
+  if (
+    i &&
+    (BOND_ONLY.includes(i.interrupting_agent) || BOND_ONLY.includes(i.target_agent) || i.visibility === 'private')
+  )
+    return false;
   const split = l.split as { shared_eligible: boolean; private_only: boolean } | undefined;
   return split === undefined || (split.shared_eligible && !split.private_only);
 }

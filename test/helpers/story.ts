@@ -35,17 +35,42 @@ export function resetIds(): void {
 export function smallStory(): MemoryStory {
   resetIds();
   const s1 = [
-    entry({ scene_id: 's1.turn-0', agent: 'hephaestus', narrative_beat: 'hephaestus_routes_to_metis', agent_proposed: 'route:metis' }),
-    entry({ scene_id: 's1.turn-0', agent: 'metis', narrative_beat: 'metis_proposal_lands', agent_proposed: 'Plan: schema first', player_response: { kind: 'accepted', delta: null, felt: 'right' }, affinity_delta: 0.02 }),
+    entry({
+      scene_id: 's1.turn-0',
+      agent: 'hephaestus',
+      narrative_beat: 'hephaestus_routes_to_metis',
+      agent_proposed: 'route:metis',
+    }),
+    entry({
+      scene_id: 's1.turn-0',
+      agent: 'metis',
+      narrative_beat: 'metis_proposal_lands',
+      agent_proposed: 'Plan: schema first',
+      player_response: { kind: 'accepted', delta: null, felt: 'right' },
+      affinity_delta: 0.02,
+    }),
     entry({
       scene_id: 's1.turn-0',
       agent: 'aidos',
       source: 'agent_interrupt',
       narrative_beat: 'aidos_interrupts_metis',
       agent_proposed: 'That docstring restates the code.',
-      interrupt: { interrupting_agent: 'aidos', target_agent: 'metis', target_turn: 'E002', reason_class: 'correction', visibility: 'public' },
+      interrupt: {
+        interrupting_agent: 'aidos',
+        target_agent: 'metis',
+        target_turn: 'E002',
+        reason_class: 'correction',
+        visibility: 'public',
+      },
     }),
-    entry({ scene_id: 's1.turn-1', agent: 'techne', narrative_beat: 'techne_proposal_refused', agent_proposed: 'x = compute()  # TODO naming', player_response: { kind: 'rejected', delta: null, felt: 'off' }, affinity_delta: -0.05 }),
+    entry({
+      scene_id: 's1.turn-1',
+      agent: 'techne',
+      narrative_beat: 'techne_proposal_refused',
+      agent_proposed: 'x = compute()  # TODO naming',
+      player_response: { kind: 'rejected', delta: null, felt: 'off' },
+      affinity_delta: -0.05,
+    }),
     entry({
       scene_id: 's1.turn-1',
       agent: 'puck',
@@ -53,11 +78,24 @@ export function smallStory(): MemoryStory {
       narrative_beat: 'puck_interrupts_techne',
       agent_proposed: 'Psst — Techne rewrote that three times.',
       split: { shared_eligible: false, private_only: true },
-      interrupt: { interrupting_agent: 'puck', target_agent: 'techne', target_turn: 'E004', reason_class: 'gossip', visibility: 'silent' },
+      interrupt: {
+        interrupting_agent: 'puck',
+        target_agent: 'techne',
+        target_turn: 'E004',
+        reason_class: 'gossip',
+        visibility: 'silent',
+      },
     }),
   ];
   const s2 = [
-    entry({ scene_id: 's2.turn-0', agent: 'metis', narrative_beat: 'metis_proposal_lands', agent_proposed: 'Split the work', player_response: { kind: 'accepted', delta: null, felt: 'right' }, affinity_delta: 0.02 }),
+    entry({
+      scene_id: 's2.turn-0',
+      agent: 'metis',
+      narrative_beat: 'metis_proposal_lands',
+      agent_proposed: 'Split the work',
+      player_response: { kind: 'accepted', delta: null, felt: 'right' },
+      affinity_delta: 0.02,
+    }),
     entry({
       scene_id: 's2.turn-0',
       agent: 'techne',
@@ -68,7 +106,15 @@ export function smallStory(): MemoryStory {
       likert: 3,
       comment: 'better names please',
     }),
-    entry({ scene_id: 's2.turn-1', agent: 'cupid', source: 'cupid_scene', narrative_beat: 'cupid_late_night_check_in', agent_proposed: 'It is late.', affinity_delta: 0.05, split: { shared_eligible: false, private_only: true } }),
+    entry({
+      scene_id: 's2.turn-1',
+      agent: 'cupid',
+      source: 'cupid_scene',
+      narrative_beat: 'cupid_late_night_check_in',
+      agent_proposed: 'It is late.',
+      affinity_delta: 0.05,
+      split: { shared_eligible: false, private_only: true },
+    }),
   ];
   return new MemoryStory([
     { session: 'session-one', entries: s1 },

@@ -25,10 +25,29 @@ export class TmuxSession {
   }
 
   /** Starts `kourai <args>` in a detached session of the given size. */
-  start(args: readonly string[], home: string, size = { columns: 120, rows: 40 }, env: Record<string, string> = {}): void {
+  start(
+    args: readonly string[],
+    home: string,
+    size = { columns: 120, rows: 40 },
+    env: Record<string, string> = {},
+  ): void {
     const vars = Object.entries({ ...cleanEnv(home, env), TERM: 'xterm-256color' }).map(([k, v]) => `${k}=${quote(v)}`);
     const cmd = `cd ${quote(home)} && env -i ${vars.join(' ')} ${quote(process.execPath)} ${quote(BIN)} ${args.map(quote).join(' ')}; printf '\\n[exit %s]\\n' "$?"; sleep 600`;
-    this.tmux(['-f', '/dev/null', 'new-session', '-d', '-s', 'k', '-x', String(size.columns), '-y', String(size.rows), 'sh', '-c', cmd]);
+    this.tmux([
+      '-f',
+      '/dev/null',
+      'new-session',
+      '-d',
+      '-s',
+      'k',
+      '-x',
+      String(size.columns),
+      '-y',
+      String(size.rows),
+      'sh',
+      '-c',
+      cmd,
+    ]);
     this.started = true;
   }
 

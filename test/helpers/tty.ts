@@ -81,7 +81,11 @@ export interface TtyCtx extends TestCtx {
 export function ttyCtx(opts: { home?: string; columns?: number; rows?: number; signal?: AbortSignal } = {}): TtyCtx {
   const stdin = new FakeTtyIn();
   const stdout = new FakeTtyOut(opts.columns ?? 120, opts.rows ?? 40);
-  const base = testCtx({ ...(opts.home ? { home: opts.home } : {}), interactive: true, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const base = testCtx({
+    ...(opts.home ? { home: opts.home } : {}),
+    interactive: true,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   return {
     ...base,
     stdin: stdin as unknown as Ctx['stdin'],

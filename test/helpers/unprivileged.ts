@@ -39,7 +39,13 @@ export function unprivilegedBin(): string {
   if (reachable) return reachable;
   const uid = idOf('-u', 'nobody');
   const gid = idOf('-g', 'nobody');
-  const runs = (bin: string) => spawnSync(process.execPath, [bin, '--version'], { cwd: '/', uid, gid, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).status === 0;
+  const runs = (bin: string) =>
+    spawnSync(process.execPath, [bin, '--version'], {
+      cwd: '/',
+      uid,
+      gid,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    }).status === 0;
   if (runs(BIN)) return (reachable = BIN);
   const dir = tempDir('kourai-runtime-');
   chmodSync(join(dir, '..'), 0o711);
@@ -47,25 +53,29 @@ export function unprivilegedBin(): string {
   for (const part of RUNTIME) {
     const from = join(ROOT, part);
     const linked = spawnSync('cp', ['-al', from, join(dir, part)]);
-    if (linked.status !== 0 && spawnSync('cp', ['-a', from, join(dir, part)]).status !== 0) throw new Error(`cannot set up an unprivileged run: copying ${from} to ${dir} failed`);
+    if (linked.status !== 0 && spawnSync('cp', ['-a', from, join(dir, part)]).status !== 0)
+      throw new Error(`cannot set up an unprivileged run: copying ${from} to ${dir} failed`);
   }
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   reachable = join(dir, 'bin', 'kourai.js');
-  if (!runs(reachable)) throw new Error(`cannot set up an unprivileged run: nobody cannot run ${BIN} nor its copy ${reachable}`);
+  if (!runs(reachable))
+    throw new Error(`cannot set up an unprivileged run: nobody cannot run ${BIN} nor its copy ${reachable}`);
   return reachable;
 }
 
 function idOf(flag: '-u' | '-g', user: string): number {
   const r = spawnSync('id', [flag, user], { encoding: 'utf8' });
   const n = Number(r.stdout.trim());
-  if (r.status !== 0 || !Number.isInteger(n)) throw new Error(`cannot set up an unprivileged run: \`id ${flag} ${user}\` failed (${r.stderr.trim()})`);
+  if (r.status !== 0 || !Number.isInteger(n))
+    throw new Error(`cannot set up an unprivileged run: \`id ${flag} ${user}\` failed (${r.stderr.trim()})`);
   return n;
 }
 
 export function unprivileged(): Unprivileged {
   const uid = asRoot ? idOf('-u', 'nobody') : (process.getuid?.() as number);
   const gid = asRoot ? idOf('-g', 'nobody') : (process.getgid?.() as number);
-  if (asRoot && spawnSync('setpriv', ['--version']).status !== 0) throw new Error('cannot set up an unprivileged run: running as root and `setpriv` (util-linux) is missing');
+  if (asRoot && spawnSync('setpriv', ['--version']).status !== 0)
+    throw new Error('cannot set up an unprivileged run: running as root and `setpriv` (util-linux) is missing');
   const base = tempDir('kourai-unpriv-');
   const home = join(base, 'home');
   mkdirSync(home);
@@ -78,8 +88,16 @@ export function unprivileged(): Unprivileged {
   const bin = unprivilegedBin();
   const spawn = (argv: readonly string[], input: string) => {
     const cmd = asRoot ? 'setpriv' : (argv[0] as string);
-    const args = asRoot ? ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', ...argv] : argv.slice(1);
-    const r = spawnSync(cmd, args, { cwd: home, input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, KOURAI_HOME: home, NO_COLOR: '1', CI: '1' }, timeout: 60_000 });
+    const args = asRoot
+      ? ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', ...argv]
+      : argv.slice(1);
+    const r = spawnSync(cmd, args, {
+      cwd: home,
+      input,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, KOURAI_HOME: home, NO_COLOR: '1', CI: '1' },
+      timeout: 60_000,
+    });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
   };
   const u: Unprivileged = {
@@ -91,6 +109,7 @@ export function unprivileged(): Unprivileged {
     probe: (script) => spawn([process.execPath, '-e', script], ''),
   };
   const version = u.run(['--version']);
-  if (version.code !== 0) throw new Error(`cannot set up an unprivileged run: uid ${uid} cannot run ${bin} (${version.stderr.trim()})`);
+  if (version.code !== 0)
+    throw new Error(`cannot set up an unprivileged run: uid ${uid} cannot run ${bin} (${version.stderr.trim()})`);
   return u;
 }

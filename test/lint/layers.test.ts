@@ -13,7 +13,14 @@ import { ROOT } from '../helpers/bin.js';
 const eslint = new ESLint({
   cwd: ROOT,
   overrideConfigFile: true,
-  overrideConfig: [{ files: ['**/*.ts', '**/*.tsx'], languageOptions: { parser: tseslint.parser }, plugins: { '@typescript-eslint': tseslint.plugin } }, ...layerBlocks(ROOT)],
+  overrideConfig: [
+    {
+      files: ['**/*.ts', '**/*.tsx'],
+      languageOptions: { parser: tseslint.parser },
+      plugins: { '@typescript-eslint': tseslint.plugin },
+    },
+    ...layerBlocks(ROOT),
+  ],
 });
 
 async function problems(file: string, code: string): Promise<string[]> {
@@ -33,7 +40,11 @@ describe('the floors: a module imports from its own floor or below', () => {
     ['src/errors.ts', "import { kouraiHome } from './store/db.js';", /higher floor/],
     ['src/output/x.ts', "import { palette } from '../ui/theme.js';", /output never imports ui/],
     ['src/memoir/format/x.ts', "export const load = () => import('../../output/color.js');", /higher floor/],
-    ['src/store/x.ts', "export const load = async () => (await import('../memoir-index/memoir-index.js')).openIndex;", /higher floor/],
+    [
+      'src/store/x.ts',
+      "export const load = async () => (await import('../memoir-index/memoir-index.js')).openIndex;",
+      /higher floor/,
+    ],
     ['src/output/x.ts', "export const load = () => import('../ui/theme.js');", /output never imports ui/],
     ['src/memoir/x.ts', "export const load = () => import('better-sqlite3');", /SQL lives in/],
     ['src/ui/replay/x.tsx', "import { openIndex } from '../../store/memoir-index.js';", /never open the database/],
@@ -42,10 +53,24 @@ describe('the floors: a module imports from its own floor or below', () => {
   });
 
   it.each([
-    ['src/commands/memoir/x.ts', "import { openIndexed } from '../../store/indexed.js';\nimport { colors } from '../../output/color.js';"],
-    ['src/simulation/x.ts', "import { krum } from '../aggregation/krum.js';\nimport { Council } from '../council/council.js';".split('\n')[0] as string],
-    ['src/train/x.ts', "import { PrivacyGate } from '../privacy/round-gate.js';\nimport { openIndex } from '../store/memoir-index.js';"],
-    ['src/ui/replay/x.tsx', "import type { StoryRow } from '../../store/story-queries.js';\nimport { palette } from '../../output/theme.js';"],
+    [
+      'src/commands/memoir/x.ts',
+      "import { openIndexed } from '../../store/indexed.js';\nimport { colors } from '../../output/color.js';",
+    ],
+    [
+      'src/simulation/x.ts',
+      "import { krum } from '../aggregation/krum.js';\nimport { Council } from '../council/council.js';".split(
+        '\n',
+      )[0] as string,
+    ],
+    [
+      'src/train/x.ts',
+      "import { PrivacyGate } from '../privacy/round-gate.js';\nimport { openIndex } from '../store/memoir-index.js';",
+    ],
+    [
+      'src/ui/replay/x.tsx',
+      "import type { StoryRow } from '../../store/story-queries.js';\nimport { palette } from '../../output/theme.js';",
+    ],
     ['src/cli.ts', "import { runCommand } from './run-command.js';"],
     ['src/commands/memoir/x.ts', "export const load = () => import('../../memoir-index/indexed.js');"],
     ['src/memoir-index/x.ts', "export const load = () => import('../store/db.js');"],
@@ -60,7 +85,11 @@ describe('the floors hold for import() expressions too', () => {
     ['src/privacy/x.ts', "export const load = async () => (await import('../commands/options.js')).x;", /higher floor/],
     ['src/errors.ts', "export const load = () => import('./store/db.js');", /higher floor/],
     ['src/output/x.ts', "export const load = () => import('../ui/theme.js');", /output never imports ui/],
-    ['src/ui/replay/x.tsx', "export const load = () => import('../../store/memoir-index.js');", /never open the database/],
+    [
+      'src/ui/replay/x.tsx',
+      "export const load = () => import('../../store/memoir-index.js');",
+      /never open the database/,
+    ],
     ['src/commands/memoir/x.ts', "export const load = () => import('../whisper.js');", /another group's helpers/],
     ['src/privacy/x.ts', "export const load = () => import('ink');", /Ink screens live in src\/ui/],
   ])('%s: %s is refused', async (file, code, message) => {
@@ -71,7 +100,7 @@ describe('the floors hold for import() expressions too', () => {
     ['src/commands/memoir/x.ts', "export const load = () => import('../../ui/x.js');"],
     ['src/train/x.ts', "export const load = () => import('../memoir/format/parse.js');"],
     ['src/cli.ts', "export const load = () => import('./commands/memoir/inspect.js');"],
-    ['src/memoir/x.ts', "export const load = (name: string) => import(name);"],
+    ['src/memoir/x.ts', 'export const load = (name: string) => import(name);'],
   ])('%s may load %s', async (file, code) => {
     expect(await problems(file, code)).toEqual([]);
   });
@@ -92,9 +121,16 @@ describe('packages belong to one layer', () => {
   });
 
   it('a worker thread starts only through startWorker; workers may use the rest of worker_threads', async () => {
-    expect((await problems('src/council/x.ts', "import { Worker } from 'node:worker_threads';")).join('\n')).toMatch(/startWorker/);
+    expect((await problems('src/council/x.ts', "import { Worker } from 'node:worker_threads';")).join('\n')).toMatch(
+      /startWorker/,
+    );
     expect(await problems('src/runtime/worker-start.ts', "import { Worker } from 'node:worker_threads';")).toEqual([]);
-    expect(await problems('src/store/x.ts', "import type { Worker } from 'node:worker_threads';\nimport { parentPort, workerData } from 'node:worker_threads';")).toEqual([]);
+    expect(
+      await problems(
+        'src/store/x.ts',
+        "import type { Worker } from 'node:worker_threads';\nimport { parentPort, workerData } from 'node:worker_threads';",
+      ),
+    ).toEqual([]);
   });
 
   it('commands may import chalk types, the store may import better-sqlite3, ui may import ink', async () => {
@@ -115,8 +151,18 @@ describe('a command group never imports another group’s helpers', () => {
   });
 
   it('the shared base and the own group are fine', async () => {
-    expect(await problems('src/commands/memoir/x.ts', "import { defineCommand } from '../types.js';\nimport { filterShape } from '../options.js';\nimport { entryView } from './shared.js';")).toEqual([]);
-    expect(await problems('src/commands/whisper.ts', "import { defineCommand } from './types.js';\nimport { budgetFlags } from './options.js';")).toEqual([]);
+    expect(
+      await problems(
+        'src/commands/memoir/x.ts',
+        "import { defineCommand } from '../types.js';\nimport { filterShape } from '../options.js';\nimport { entryView } from './shared.js';",
+      ),
+    ).toEqual([]);
+    expect(
+      await problems(
+        'src/commands/whisper.ts',
+        "import { defineCommand } from './types.js';\nimport { budgetFlags } from './options.js';",
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -13,7 +13,9 @@ import { synthLines } from '../helpers/synth-lines.js';
  * it answers over an eagerly built FTS — the oracle here is the same memoir indexed while it grew,
  * in slices small enough that every run is incremental (rows and FTS rows written together).
  */
-const python = readFileSync(new URL('../fixtures/memoir/python-written.jsonl', import.meta.url), 'utf8').trim().split('\n');
+const python = readFileSync(new URL('../fixtures/memoir/python-written.jsonl', import.meta.url), 'utf8')
+  .trim()
+  .split('\n');
 
 function generatedLines(seed: number, n: number): string[] {
   const lines = synthLines(seed, n);
@@ -21,7 +23,16 @@ function generatedLines(seed: number, n: number): string[] {
   // Python-written lines (derived ids, non-canonical spellings, emoji, escapes), text outside ASCII, a line that is not an entry.
   lines.splice(Math.floor(n / 3), 0, ...python);
   const first = JSON.parse(lines[7] as string) as Record<string, unknown>;
-  lines.splice(9000, 0, JSON.stringify({ ...first, entry_id: '01M3VCAZ7Y3T5Q9B6HQP9WD1P1', agent_proposed: 'Renommer la café-fonction: naïve naming, 命名 naming' }), '{"not": "an entry"}');
+  lines.splice(
+    9000,
+    0,
+    JSON.stringify({
+      ...first,
+      entry_id: '01M3VCAZ7Y3T5Q9B6HQP9WD1P1',
+      agent_proposed: 'Renommer la café-fonction: naïve naming, 命名 naming',
+    }),
+    '{"not": "an entry"}',
+  );
   return lines;
 }
 
@@ -29,7 +40,10 @@ function generatedLines(seed: number, n: number): string[] {
 function queries(lines: readonly string[], seed: number): string[] {
   let x = seed >>> 0;
   const next = () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
-  const words = lines.join(' ').split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3);
+  const words = lines
+    .join(' ')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length >= 3);
   const picked = Array.from({ length: 16 }, () => words[next() % words.length] as string);
   return [...picked, 'naming', 'nam', 'plan tests', 'cafe', 'naive', '命名', 'dry run', 'aidos'];
 }
@@ -77,11 +91,14 @@ function answers(index: MemoirIndex, fileId: number, qs: readonly string[]) {
   return qs.map((q) => ({
     q,
     lines: index.query({ files: [fileId], text: q }).map((r) => r.line),
-    search: ((r) => ({ total: r.total, lines: r.hits.map((h) => h.row.line), scores: r.hits.map((h) => h.score) }))(searchEntries(index, q, { files: [fileId], latestOnly: true }, 50)),
+    search: ((r) => ({ total: r.total, lines: r.hits.map((h) => h.row.line), scores: r.hits.map((h) => h.score) }))(
+      searchEntries(index, q, { files: [fileId], latestOnly: true }, 50),
+    ),
   }));
 }
 
-const ftsRows = (index: MemoirIndex): number => index.db.prepare('SELECT count(*) AS n FROM entries_fts').pluck().get() as number;
+const ftsRows = (index: MemoirIndex): number =>
+  index.db.prepare('SELECT count(*) AS n FROM entries_fts').pluck().get() as number;
 
 describe('the full-text index, built lazily', () => {
   it('a bulk load writes no FTS rows; the first text query answers exactly what an eager FTS answers', async () => {
@@ -106,7 +123,11 @@ describe('the full-text index, built lazily', () => {
     const [ub] = await b.build([lazyFile]);
     await a.buildFullText([ua?.fileId as number]);
     b.requireFullText([ub?.fileId as number]);
-    const rows = (i: MemoirIndex) => i.db.prepare("SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'naming OR plan* OR 命名' ORDER BY rowid").pluck().all();
+    const rows = (i: MemoirIndex) =>
+      i.db
+        .prepare("SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'naming OR plan* OR 命名' ORDER BY rowid")
+        .pluck()
+        .all();
     expect(rows(a)).toEqual(rows(b));
     expect(rows(a).length).toBeGreaterThan(100);
     expect(a.withoutFullText()).toEqual([]);
@@ -142,13 +163,19 @@ describe('the full-text index, built lazily', () => {
     writeFileSync(other, `${otherLines.join('\n')}\n`);
     const index = open('home');
     const [a, b] = await index.build([lazyFile, other]);
-    expect(index.withoutFullText().map((f) => f.fileId).sort()).toEqual([a?.fileId, b?.fileId].sort());
+    expect(
+      index
+        .withoutFullText()
+        .map((f) => f.fileId)
+        .sort(),
+    ).toEqual([a?.fileId, b?.fileId].sort());
     const more = generatedLines(99, 1200).slice(0, 1200);
     appendFileSync(lazyFile, `${more.join('\n')}\n`);
     appendFileSync(other, `${more.slice(0, 300).join('\n')}\n`);
     await index.build([other, lazyFile]); // the other memoir's new rows come first: the first memoir's seqs now have a gap
     const qs = queries([...lines, ...more], 4);
-    const linesOf = (i: MemoirIndex, fileId: number) => qs.map((q) => i.query({ files: [fileId], text: q }).map((r) => r.line));
+    const linesOf = (i: MemoirIndex, fileId: number) =>
+      qs.map((q) => i.query({ files: [fileId], text: q }).map((r) => r.line));
     const eagerA = eagerIndex([...lines, ...more], 'eager-a');
     const eagerB = eagerIndex([...otherLines, ...more.slice(0, 300)], 'eager-b');
     expect(linesOf(index, a?.fileId as number)).toEqual(linesOf(eagerA.index, eagerA.fileId));

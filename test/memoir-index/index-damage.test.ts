@@ -1,4 +1,14 @@
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import indexCmd from '../../src/commands/memoir/index-cmd.js';
@@ -29,17 +39,26 @@ async function healthy(): Promise<number> {
   const s = await run(stats, {});
   return s.entries;
 }
-const aside = () => readdirSync(join(ctx.home, 'cache')).filter((f) => f.startsWith('index.db.damaged-') && !f.endsWith('-wal') && !f.endsWith('-shm'));
+const aside = () =>
+  readdirSync(join(ctx.home, 'cache')).filter(
+    (f) => f.startsWith('index.db.damaged-') && !f.endsWith('-wal') && !f.endsWith('-shm'),
+  );
 
 describe('a damaged index is moved aside and rebuilt, with a note', () => {
   const damages: [string, (file: string) => void][] = [
     ['truncated', (f) => truncateSync(f, 100)],
-    ['with a bad header', (f) => {
-      const fd = openSync(f, 'r+');
-      writeSync(fd, Buffer.from('this is not sqlite'), 0, 18, 0);
-      closeSync(fd);
-    }],
-    ['replaced by random bytes', (f) => writeFileSync(f, Buffer.from(Array.from({ length: 40_000 }, (_, i) => (i * 2654435761) % 251)))],
+    [
+      'with a bad header',
+      (f) => {
+        const fd = openSync(f, 'r+');
+        writeSync(fd, Buffer.from('this is not sqlite'), 0, 18, 0);
+        closeSync(fd);
+      },
+    ],
+    [
+      'replaced by random bytes',
+      (f) => writeFileSync(f, Buffer.from(Array.from({ length: 40_000 }, (_, i) => (i * 2654435761) % 251))),
+    ],
   ];
   for (const [what, damage] of damages) {
     it(`${what}: inspect, verify and index --rebuild all work, and the damaged file is kept aside`, async () => {
@@ -48,7 +67,9 @@ describe('a damaged index is moved aside and rebuilt, with a note', () => {
         damage(indexPath(ctx.home));
         ctx.stderr.text = '';
         await run(cmd, cmd === indexCmd ? { rebuild: true } : { limit: '1' });
-        expect(ctx.stderr.text).toMatch(/note: the memoir index .* was damaged \(.*\); it was moved aside to .*index\.db\.damaged-/);
+        expect(ctx.stderr.text).toMatch(
+          /note: the memoir index .* was damaged \(.*\); it was moved aside to .*index\.db\.damaged-/,
+        );
       }
       expect(aside().length).toBe(3);
       expect((await run(stats, {})).entries).toBe(entries);
@@ -60,7 +81,8 @@ describe('a damaged index is moved aside and rebuilt, with a note', () => {
     const file = indexPath(ctx.home);
     const size = statSync(file).size;
     const fd = openSync(file, 'r+');
-    for (let page = 4; page * 4096 < size - 4096; page += 3) writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, page * 4096);
+    for (let page = 4; page * 4096 < size - 4096; page += 3)
+      writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, page * 4096);
     closeSync(fd);
     let failure: unknown;
     try {
@@ -72,10 +94,14 @@ describe('a damaged index is moved aside and rebuilt, with a note', () => {
     if (failure !== undefined) {
       expect(failure).toBeInstanceOf(KouraiError);
       expect((failure as KouraiError).exitCode).toBe(8);
-      expect((failure as Error).message).toMatch(/the memoir index .* is damaged .* moved aside to .*: run the command again/);
+      expect((failure as Error).message).toMatch(
+        /the memoir index .* is damaged .* moved aside to .*: run the command again/,
+      );
     }
     expect(aside().length).toBe(1);
-    expect(existsSync(file) ? readFileSync(file).subarray(0, 15).toString() : 'SQLite format 3').toBe('SQLite format 3');
+    expect(existsSync(file) ? readFileSync(file).subarray(0, 15).toString() : 'SQLite format 3').toBe(
+      'SQLite format 3',
+    );
     expect((await run(stats, {})).entries).toBe(entries);
     expect((await run(verify, {})).ok).toBe(true);
   });

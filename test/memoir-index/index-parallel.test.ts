@@ -40,8 +40,14 @@ function snapshot(home: string) {
       problems: db.prepare('SELECT * FROM problems ORDER BY line').all(),
       chunks: db.prepare('SELECT chunk, hash FROM chunks ORDER BY chunk').all(),
       file: db.prepare('SELECT indexed_bytes, indexed_lines, head_hash, tail_start, tail_hash FROM files').all(),
-      text: db.prepare("SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'naming OR plan*' ORDER BY rowid").pluck().all(),
-      indexes: db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries' ORDER BY name").pluck().all(),
+      text: db
+        .prepare("SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'naming OR plan*' ORDER BY rowid")
+        .pluck()
+        .all(),
+      indexes: db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'entries' ORDER BY name")
+        .pluck()
+        .all(),
       deferred,
     };
   } finally {
@@ -74,7 +80,9 @@ describe('bulk index build in two threads', () => {
     expect(s2.indexes).toContain('entries_base_id');
     // Identical Python lines: the first keeps the derived id, the next get ~2, ~3, ~4 (independent oracle: derivedId).
     const python = lines[5_000] as string;
-    const ids = (s2.entries as { entry_id: string; line: number }[]).filter((r) => r.entry_id.startsWith(derivedId(python))).map((r) => r.entry_id);
+    const ids = (s2.entries as { entry_id: string; line: number }[])
+      .filter((r) => r.entry_id.startsWith(derivedId(python)))
+      .map((r) => r.entry_id);
     expect(ids).toEqual([derivedId(python, 1), derivedId(python, 2), derivedId(python, 3), derivedId(python, 4)]);
   });
 });
@@ -97,7 +105,9 @@ describe('cancelling a bulk build', () => {
     ).rejects.toBe(stop);
     expect(index.db.prepare('SELECT count(*) FROM entries').pluck().get()).toBe(0);
     expect(index.file(file)?.indexed_bytes ?? 0).toBe(0);
-    expect(index.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").pluck().all()).toEqual(before);
+    expect(index.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name").pluck().all()).toEqual(
+      before,
+    );
     const [again] = await index.build([file]);
     expect(again?.newEntries).toBe(lines.length - 3);
     index.close();

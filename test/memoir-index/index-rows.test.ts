@@ -21,7 +21,15 @@ function rows(file: string, scan: boolean, content?: RowContent): { values: Deco
   try {
     const out: { values: DecodedRow['values']; text: string }[] = [];
     const decoder = new RowDecoder();
-    for (const b of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: fstatSync(fd).size, batchEntries: 700, priorOccurrences: () => 0, scan, ...(content ? { content } : {}) })) {
+    for (const b of encodeRows(fd, {
+      fromOffset: 0,
+      fromLine: 1,
+      untilOffset: fstatSync(fd).size,
+      batchEntries: 700,
+      priorOccurrences: () => 0,
+      scan,
+      ...(content ? { content } : {}),
+    })) {
       decoder.each(b, (values, text) => out.push({ values: [...values] as DecodedRow['values'], text }));
     }
     return out;
@@ -49,7 +57,8 @@ function variants(line: string, i: number): string[] {
   if (typeof e.recorded_at === 'string') v((x) => (x.recorded_at = '2026-10-01T11:04:59.624123+02:00'));
   v((x) => (x.scene_id = `session-0000000${i % 10}.turn-${i}`));
   // a \u escape of a character outside ASCII in an otherwise ASCII line
-  if (typeof e.agent_proposed === 'string') out.push(JSON.stringify({ ...e, agent_proposed: `caf\u00e9 ${i}` }).replace('é', '\\u00e9'));
+  if (typeof e.agent_proposed === 'string')
+    out.push(JSON.stringify({ ...e, agent_proposed: `caf\u00e9 ${i}` }).replace('é', '\\u00e9'));
   // \u escapes for plain characters: still the same text
   out.push(line.replace(/"scene_id":"session-/, '"scene_id":"\\u0073ession-'));
   return out;
@@ -71,7 +80,17 @@ describe('index rows: byte scanner and parser agree', () => {
     const out = new ScannedLine();
     const scanned = (l: string): boolean => scanLine(Buffer.from(l), 0, Buffer.byteLength(l), out);
     expect(all.filter(scanned).length / all.length).toBeGreaterThan(0.95);
-    for (const needle of ['caf\\u00e9', 'ascii escapes only:\\n', 'plain 🦊', '🦊 \\"quoted', '\\u0073ession', '+02:00', 'the_beat_', '"agent_proposed":""']) expect(all.filter((l) => l.includes(needle) && scanned(l)).length).toBeGreaterThan(10);
+    for (const needle of [
+      'caf\\u00e9',
+      'ascii escapes only:\\n',
+      'plain 🦊',
+      '🦊 \\"quoted',
+      '\\u0073ession',
+      '+02:00',
+      'the_beat_',
+      '"agent_proposed":""',
+    ])
+      expect(all.filter((l) => l.includes(needle) && scanned(l)).length).toBeGreaterThan(10);
     const ids = fast.filter((r) => r.values[3].startsWith(derivedId(python))).map((r) => r.values[3]);
     expect(ids).toEqual([derivedId(python, 1), derivedId(python, 2), derivedId(python, 3)]);
     const emoji = fast.find((r) => r.text.includes('🦊'));
@@ -92,7 +111,15 @@ function textRows(file: string, scan: boolean): { line: number; text: string }[]
   try {
     const out: { line: number; text: string }[] = [];
     const decoder = new RowDecoder();
-    for (const b of encodeRows(fd, { fromOffset: 0, fromLine: 1, untilOffset: fstatSync(fd).size, batchEntries: 700, priorOccurrences: () => 0, scan, content: 'text' })) {
+    for (const b of encodeRows(fd, {
+      fromOffset: 0,
+      fromLine: 1,
+      untilOffset: fstatSync(fd).size,
+      batchEntries: 700,
+      priorOccurrences: () => 0,
+      scan,
+      content: 'text',
+    })) {
       decoder.eachText(b, (line, text) => out.push({ line, text }));
     }
     return out;

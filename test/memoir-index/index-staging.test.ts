@@ -27,7 +27,8 @@ beforeEach(() => {
 });
 afterEach(() => removeDir(dir));
 
-const cacheFiles = (home: string): string[] => (existsSync(join(home, 'cache')) ? readdirSync(join(home, 'cache')).sort() : []);
+const cacheFiles = (home: string): string[] =>
+  existsSync(join(home, 'cache')) ? readdirSync(join(home, 'cache')).sort() : [];
 
 function dump(home: string) {
   const index = openIndex(home);
@@ -37,8 +38,10 @@ function dump(home: string) {
       entries: db.prepare('SELECT * FROM entries ORDER BY seq').all(),
       problems: db.prepare('SELECT * FROM problems ORDER BY line').all(),
       chunks: db.prepare('SELECT chunk, hash FROM chunks ORDER BY chunk').all(),
-      files: db.prepare('SELECT indexed_bytes, indexed_lines, head_hash, tail_start, tail_hash, fts_complete FROM files').all(),
-      schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all(),
+      files: db
+        .prepare('SELECT indexed_bytes, indexed_lines, head_hash, tail_start, tail_hash, fts_complete FROM files')
+        .all(),
+      schema: db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all(),
       version: db.pragma('user_version', { simple: true }),
     };
   } finally {
@@ -121,7 +124,10 @@ describe('a from-scratch index built in a private file', () => {
     const a = await openIndexForBuild(home);
     const ctl = new AbortController();
     const cancelled = openIndexForBuild(home, { signal: ctl.signal, onWait: () => ctl.abort() });
-    await expect(cancelled).rejects.toMatchObject({ exitCode: 130, message: expect.stringMatching(/^cancelled while waiting for .* to build the memoir index: nothing was written$/) });
+    await expect(cancelled).rejects.toMatchObject({
+      exitCode: 130,
+      message: expect.stringMatching(/^cancelled while waiting for .* to build the memoir index: nothing was written$/),
+    });
     const second = openIndexForBuild(home);
     a.close(); // never built: its lock goes with its private file
     const b = await second;

@@ -46,7 +46,11 @@ function ftsState(home: string): { unbuilt: number; rows: number; entries: numbe
   const db = new Database(indexPath(home), { readonly: true });
   try {
     const n = (sql: string): number => db.prepare(sql).pluck().get() as number;
-    return { unbuilt: n('SELECT count(*) FROM files WHERE fts_complete = 0'), rows: n('SELECT count(*) FROM entries_fts'), entries: n('SELECT count(*) FROM entries') };
+    return {
+      unbuilt: n('SELECT count(*) FROM files WHERE fts_complete = 0'),
+      rows: n('SELECT count(*) FROM entries_fts'),
+      entries: n('SELECT count(*) FROM entries'),
+    };
   } finally {
     db.close();
   }
@@ -92,7 +96,9 @@ describe('the lazy full-text build when the index cannot be written mid-way', ()
       index.db.pragma(`max_page_count = ${pages + 300}`); // ~1 MB more: full after a few batches of text
       const err = await failure(() => (build === 'async' ? index.buildFullText() : index.requireFullText()));
       expect(err.exitCode).toBe(ExitCode.environment);
-      expect(err.message).toBe(`cannot write the memoir index ${indexPath(home)}: the disk is full: the full-text index was not built (nothing half-written)`);
+      expect(err.message).toBe(
+        `cannot write the memoir index ${indexPath(home)}: the disk is full: the full-text index was not built (nothing half-written)`,
+      );
       index.close();
       expect(ftsState(home)).toMatchObject({ unbuilt: 1, rows: 0 });
       const again = openIndex(home);
@@ -110,7 +116,11 @@ describe('the lazy full-text build when the index cannot be written mid-way', ()
     index.db.pragma('query_only = ON'); // what SQLite answers when the file or its disk became read-only
     const err = await failure(() => index.buildFullText());
     expect(err.exitCode).toBe(ExitCode.environment);
-    expect(err.message).toMatch(new RegExp(`^cannot write the memoir index ${indexPath(home).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*read-?only.*: the full-text index was not built \\(nothing half-written\\)$`));
+    expect(err.message).toMatch(
+      new RegExp(
+        `^cannot write the memoir index ${indexPath(home).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*read-?only.*: the full-text index was not built \\(nothing half-written\\)$`,
+      ),
+    );
     index.close();
     expect(ftsState(home)).toMatchObject({ unbuilt: 1, rows: 0 });
   });
@@ -123,12 +133,16 @@ describe('the lazy full-text build when the index cannot be written mid-way', ()
     try {
       const err = await failure(() => index.buildFullText());
       expect(err.exitCode).toBe(ExitCode.conflict);
-      expect(err.message).toBe(`the memoir index ${indexPath(home)} is locked by another process (longer than the busy timeout): the full-text index was not built (nothing half-written)`);
+      expect(err.message).toBe(
+        `the memoir index ${indexPath(home)} is locked by another process (longer than the busy timeout): the full-text index was not built (nothing half-written)`,
+      );
       // An index update (the memoir grew) under the same lock: the same answer.
       appendFileSync(file, `${readFileSync(file, 'utf8').split('\n')[0] ?? ''}\n`);
       const update = await failure(() => index.build([file]));
       expect(update.exitCode).toBe(ExitCode.conflict);
-      expect(update.message).toMatch(/is locked by another process \(longer than the busy timeout\): what was indexed so far is kept$/);
+      expect(update.message).toMatch(
+        /is locked by another process \(longer than the busy timeout\): what was indexed so far is kept$/,
+      );
     } finally {
       holder.exec('ROLLBACK');
       holder.close();
@@ -140,27 +154,31 @@ describe('the lazy full-text build when the index cannot be written mid-way', ()
 
 describe('an index file that turns out not to be writable', () => {
   /** Open descriptors of this process on the index file itself (not its -wal / -shm). */
-  const openOn = (path: string): number => readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === path;
-    } catch {
-      return false; // closed between the listing and the read
-    }
-  }).length;
+  const openOn = (path: string): number =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path;
+      } catch {
+        return false; // closed between the listing and the read
+      }
+    }).length;
 
-  it.runIf(process.platform === 'linux')('is replaced by an index in memory, and its file connection is closed, not leaked', () => {
-    const { home, index } = freshIndex();
-    const grown = join(home, 'memoir.jsonl');
-    writeFileSync(grown, readFileSync(file));
-    index.update([file]);
-    expect(openOn(indexPath(home))).toBeGreaterThan(0);
-    index.db.pragma('query_only = ON'); // what SQLite answers when the file became read-only
-    const [u] = index.update([grown]);
-    expect(u?.newEntries).toBeGreaterThan(0);
-    expect(index.notes.join('\n')).toMatch(/cannot be written .*: using an index in memory for this run/);
-    expect(openOn(indexPath(home))).toBe(0);
-    index.close();
-  });
+  it.runIf(process.platform === 'linux')(
+    'is replaced by an index in memory, and its file connection is closed, not leaked',
+    () => {
+      const { home, index } = freshIndex();
+      const grown = join(home, 'memoir.jsonl');
+      writeFileSync(grown, readFileSync(file));
+      index.update([file]);
+      expect(openOn(indexPath(home))).toBeGreaterThan(0);
+      index.db.pragma('query_only = ON'); // what SQLite answers when the file became read-only
+      const [u] = index.update([grown]);
+      expect(u?.newEntries).toBeGreaterThan(0);
+      expect(index.notes.join('\n')).toMatch(/cannot be written .*: using an index in memory for this run/);
+      expect(openOn(indexPath(home))).toBe(0);
+      index.close();
+    },
+  );
 });
 
 describe('a first index build (in a private file) that cannot be written', () => {
@@ -171,7 +189,9 @@ describe('a first index build (in a private file) that cannot be written', () =>
     index.db.pragma('max_page_count = 200'); // ~800 KB: full after a few batches
     const err = await failure(() => index.build([file]));
     expect(err.exitCode).toBe(ExitCode.environment);
-    expect(err.message).toBe(`cannot write the memoir index ${indexPath(home)}: the disk is full: no index was kept (the next run builds it again)`);
+    expect(err.message).toBe(
+      `cannot write the memoir index ${indexPath(home)}: the disk is full: no index was kept (the next run builds it again)`,
+    );
     index.close();
     expect(readdirSync(join(home, 'cache'))).toEqual([]);
     const again = await openIndexForBuild(home);

@@ -1,4 +1,13 @@
-import { appendFileSync, readFileSync, renameSync, statSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import {
+  appendFileSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Memoir } from '../../src/memoir/file/memoir.js';
@@ -25,7 +34,12 @@ afterEach(() => {
   removeDir(home);
 });
 
-const entry = (i: number) => ({ scene_id: `session-abcdef01.turn-${i}`, agent: 'metis' as const, source: 'specialist_proposed' as const, agent_proposed: `plan ${i}` });
+const entry = (i: number) => ({
+  scene_id: `session-abcdef01.turn-${i}`,
+  agent: 'metis' as const,
+  source: 'specialist_proposed' as const,
+  agent_proposed: `plan ${i}`,
+});
 
 describe('memoir index', () => {
   it('indexes Python lines with derived ids, and keeps those ids across incremental runs', () => {
@@ -51,10 +65,16 @@ describe('memoir index', () => {
 
   it('reads only the appended bytes on an incremental update', () => {
     const m = new Memoir(path);
-    m.append(Array.from({ length: 500 }, (_, i) => entry(i)), { fsync: false });
+    m.append(
+      Array.from({ length: 500 }, (_, i) => entry(i)),
+      { fsync: false },
+    );
     index.update([path]);
     const before = statSync(path).size;
-    m.append(Array.from({ length: 10 }, (_, i) => entry(1000 + i)), { fsync: false });
+    m.append(
+      Array.from({ length: 10 }, (_, i) => entry(1000 + i)),
+      { fsync: false },
+    );
     const [u] = index.update([path]);
     expect(u?.newEntries).toBe(10);
     expect(u?.bytesRead).toBe(statSync(path).size - before);
@@ -63,7 +83,10 @@ describe('memoir index', () => {
 
   it('does not index a torn tail, and picks up the line once it is completed', () => {
     new Memoir(path).append([entry(0)], { fsync: false });
-    const whole = `${readFileSync(path, 'utf8').trim().replace('turn-0', 'turn-1').replace(/"entry_id":"[^"]+"/, '"entry_id":"01M3VCAZ7Y3T5Q9B6HQP9WD1P1"')}\n`;
+    const whole = `${readFileSync(path, 'utf8')
+      .trim()
+      .replace('turn-0', 'turn-1')
+      .replace(/"entry_id":"[^"]+"/, '"entry_id":"01M3VCAZ7Y3T5Q9B6HQP9WD1P1"')}\n`;
     appendFileSync(path, whole.slice(0, 40));
     const [u1] = index.update([path]);
     expect(u1?.newEntries).toBe(1);
@@ -89,7 +112,10 @@ describe('memoir index', () => {
 
   it('detects a shrunk file and a replaced file', () => {
     const m = new Memoir(path);
-    m.append(Array.from({ length: 50 }, (_, i) => entry(i)), { fsync: false });
+    m.append(
+      Array.from({ length: 50 }, (_, i) => entry(i)),
+      { fsync: false },
+    );
     index.update([path]);
     const text = readFileSync(path, 'utf8');
     writeFileSync(path, text.slice(0, text.length / 2));
@@ -107,35 +133,55 @@ describe('memoir index', () => {
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(all).toHaveLength(parsed.length);
     expect(index.count({ agents: ['cupid'] })).toBe(parsed.filter((p) => p.agent === 'cupid').length);
-    expect(index.count({ sources: ['player_revision'] })).toBe(parsed.filter((p) => p.source === 'player_revision').length);
+    expect(index.count({ sources: ['player_revision'] })).toBe(
+      parsed.filter((p) => p.source === 'player_revision').length,
+    );
     const scene = String(parsed[0]?.scene_id).split('.')[0] as string;
     expect(index.query({ scenePrefix: scene }).every((r) => r.scene_id.startsWith(scene))).toBe(true);
-    const timed = parsed.filter((p) => typeof p.recorded_at === 'string').map((p) => p.recorded_at as string).sort();
+    const timed = parsed
+      .filter((p) => typeof p.recorded_at === 'string')
+      .map((p) => p.recorded_at as string)
+      .sort();
     const mid = timed[Math.floor(timed.length / 2)] as string;
     expect(index.count({ since: mid })).toBe(timed.filter((t) => t >= mid).length);
   });
 
   it('the split filter counts exactly what the documented rule allows, per agent and per source (private sources and lenient lines included)', () => {
-    const synth = [...synthSessions({ seed: 9, sessions: 3, turns: 20 })].flatMap((s) => s.lines).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const synth = [...synthSessions({ seed: 9, sessions: 3, turns: 20 })]
+      .flatMap((s) => s.lines)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const parsed = [...synth, ...knownLines().map((k) => k.line)];
     writeFileSync(path, parsed.map((p) => `${JSON.stringify(p)}\n`).join(''));
     index.update([path]);
     const leaves = mayLeave(parsed);
-    const naive = (keep: (p: Record<string, unknown>) => boolean, shared: boolean): number => parsed.filter((p, i) => keep(p) && leaves[i] === shared).length;
+    const naive = (keep: (p: Record<string, unknown>) => boolean, shared: boolean): number =>
+      parsed.filter((p, i) => keep(p) && leaves[i] === shared).length;
     // the data exercises the rule: shareable lines, private sources, and lines that claim more than they may
     expect(naive(() => true, true)).toBeGreaterThan(0);
-    expect(parsed.filter((p) => ['player_revision', 'cupid_scene', 'affinity_change'].includes(p.source as string)).length).toBeGreaterThan(0);
-    expect(parsed.filter((p, i) => (p.split as { shared_eligible: boolean }).shared_eligible && !leaves[i]).length).toBeGreaterThan(3);
+    expect(
+      parsed.filter((p) => ['player_revision', 'cupid_scene', 'affinity_change'].includes(p.source as string)).length,
+    ).toBeGreaterThan(0);
+    expect(
+      parsed.filter((p, i) => (p.split as { shared_eligible: boolean }).shared_eligible && !leaves[i]).length,
+    ).toBeGreaterThan(3);
     for (const split of ['shared', 'private'] as const) {
       const want = split === 'shared';
       expect(index.count({ split }), split).toBe(naive(() => true, want));
-      for (const agent of AGENTS) expect(index.count({ split, agents: [agent] }), `${split} ${agent}`).toBe(naive((p) => p.agent === agent, want));
-      for (const source of SOURCES) expect(index.count({ split, sources: [source] }), `${split} ${source}`).toBe(naive((p) => p.source === source, want));
+      for (const agent of AGENTS)
+        expect(index.count({ split, agents: [agent] }), `${split} ${agent}`).toBe(
+          naive((p) => p.agent === agent, want),
+        );
+      for (const source of SOURCES)
+        expect(index.count({ split, sources: [source] }), `${split} ${source}`).toBe(
+          naive((p) => p.source === source, want),
+        );
     }
   });
 
   it('the text filter counts exactly the entries whose documented fields hold every word (the last as a prefix)', () => {
-    const parsed = [...synthSessions({ seed: 9, sessions: 3, turns: 20 })].flatMap((s) => s.lines).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const parsed = [...synthSessions({ seed: 9, sessions: 3, turns: 20 })]
+      .flatMap((s) => s.lines)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     writeFileSync(path, parsed.map((p) => `${JSON.stringify(p)}\n`).join(''));
     index.update([path]);
     // Naive search: the words of the fields README names (proposals, beats, responses, labels,
@@ -144,8 +190,20 @@ describe('memoir index', () => {
       const r = p.player_response as { delta?: string | null } | null;
       const t = p.training_label as { preference_pair?: { text: string }[] | null } | null;
       const c = p.context as { task_type?: string } | null;
-      const fields = [p.agent_proposed, p.narrative_beat, r?.delta, c?.task_type, ...(t?.preference_pair ?? []).map((x) => x.text), p.comment, p.revision_reason];
-      return fields.filter((f): f is string => typeof f === 'string').join(' ').toLowerCase().split(/[^a-z0-9]+/);
+      const fields = [
+        p.agent_proposed,
+        p.narrative_beat,
+        r?.delta,
+        c?.task_type,
+        ...(t?.preference_pair ?? []).map((x) => x.text),
+        p.comment,
+        p.revision_reason,
+      ];
+      return fields
+        .filter((f): f is string => typeof f === 'string')
+        .join(' ')
+        .toLowerCase()
+        .split(/[^a-z0-9]+/);
     };
     const naive = (query: string): number => {
       const q = query.toLowerCase().split(' ');
@@ -155,7 +213,18 @@ describe('memoir index', () => {
         return q.every((x) => w.includes(x)) && w.some((x) => x.startsWith(last));
       }).length;
     };
-    for (const query of ['naming', 'nam', 'naming style', 'style', 'bound', 'verify memory', 'proposal lands', 'review', 'warms', 'retry']) {
+    for (const query of [
+      'naming',
+      'nam',
+      'naming style',
+      'style',
+      'bound',
+      'verify memory',
+      'proposal lands',
+      'review',
+      'warms',
+      'retry',
+    ]) {
       expect(index.count({ text: query }), query).toBe(naive(query));
     }
     expect(naive('naming')).toBeGreaterThan(0);
@@ -178,4 +247,3 @@ describe('memoir index', () => {
     expect(index.count({ split: 'shared' })).toBe(0);
   });
 });
-

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { AGENTS } from '../../src/memoir/format/agents.js';
-import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES } from '../../src/memoir/format/sources.js';
+import {
+  ENTRY_TYPES,
+  FELT,
+  REASON_CLASSES,
+  RESPONSE_KINDS,
+  SOURCES,
+  VISIBILITIES,
+} from '../../src/memoir/format/sources.js';
 
 /** Any text, including emoji, CJK, quotes, backslashes and control characters. */
 export const text = fc.string({ unit: 'binary', maxLength: 60 });
@@ -8,7 +15,9 @@ export const float = fc.double({ noNaN: true, noDefaultInfinity: true });
 
 const KNOWN_CONTEXT_KEYS = new Set(['task_type', 'transcript_hash', 'preceding_agents', '__proto__']);
 /** Keys a host may add, integer-like ones included (JS would move those to the front). */
-const hostKey = fc.oneof(fc.string({ maxLength: 10, unit: 'binary' }), fc.constantFrom('host', '0', '7', '10', '01', '-1', 'é')).filter((k) => !KNOWN_CONTEXT_KEYS.has(k));
+const hostKey = fc
+  .oneof(fc.string({ maxLength: 10, unit: 'binary' }), fc.constantFrom('host', '0', '7', '10', '01', '-1', 'é'))
+  .filter((k) => !KNOWN_CONTEXT_KEYS.has(k));
 /** Any JSON value, as a JS value (integral numbers stand for ints). */
 export const jsonValue: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
   v: fc.oneof(
@@ -19,12 +28,23 @@ export const jsonValue: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) 
   ),
 })).v;
 /** The context kourai writes: its three keys, in order. */
-export const kouraiContext = fc.record({ task_type: text, transcript_hash: text, preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 4 }) });
+export const kouraiContext = fc.record({
+  task_type: text,
+  transcript_hash: text,
+  preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 4 }),
+});
 /** A Python host's context: any of the known keys (typed), and keys of its own around them. */
 export const hostContext = fc
   .tuple(
     fc.dictionary(hostKey, jsonValue, { maxKeys: 3 }),
-    fc.record({ task_type: text, transcript_hash: text, preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 3 }) }, { requiredKeys: [] }),
+    fc.record(
+      {
+        task_type: text,
+        transcript_hash: text,
+        preceding_agents: fc.array(fc.constantFrom(...AGENTS), { maxLength: 3 }),
+      },
+      { requiredKeys: [] },
+    ),
     fc.dictionary(hostKey, jsonValue, { maxKeys: 2 }),
   )
   .map(([before, known, after]) => ({ ...before, ...known, ...after }) as Record<string, unknown>);
@@ -37,18 +57,32 @@ export const upstreamEntry = fc.record({
   narrative_beat: fc.option(text, { nil: null }),
   agent_proposed: fc.option(text, { nil: null }),
   player_response: fc.option(
-    fc.record({ kind: fc.constantFrom(...RESPONSE_KINDS), delta: fc.option(text, { nil: null }), felt: fc.option(fc.constantFrom(...FELT), { nil: null }) }),
+    fc.record({
+      kind: fc.constantFrom(...RESPONSE_KINDS),
+      delta: fc.option(text, { nil: null }),
+      felt: fc.option(fc.constantFrom(...FELT), { nil: null }),
+    }),
     { nil: null },
   ),
   affinity_delta: float,
   training_label: fc.option(
     fc.record({
-      preference_pair: fc.option(fc.tuple(fc.record({ text, score: fc.integer({ min: -3, max: 3 }) }), fc.record({ text, score: fc.integer({ min: -3, max: 3 }) })), { nil: null }),
+      preference_pair: fc.option(
+        fc.tuple(
+          fc.record({ text, score: fc.integer({ min: -3, max: 3 }) }),
+          fc.record({ text, score: fc.integer({ min: -3, max: 3 }) }),
+        ),
+        { nil: null },
+      ),
       weight: float,
     }),
     { nil: null },
   ),
-  split: fc.constantFrom({ shared_eligible: true, private_only: false }, { shared_eligible: false, private_only: true }, { shared_eligible: false, private_only: false }),
+  split: fc.constantFrom(
+    { shared_eligible: true, private_only: false },
+    { shared_eligible: false, private_only: true },
+    { shared_eligible: false, private_only: false },
+  ),
 });
 
 export const interrupt = fc.record({
@@ -60,7 +94,12 @@ export const interrupt = fc.record({
 });
 
 export const kouraiEntry = fc
-  .tuple(upstreamEntry, fc.constantFrom(...ENTRY_TYPES), fc.option(interrupt, { nil: undefined }), fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }))
+  .tuple(
+    upstreamEntry,
+    fc.constantFrom(...ENTRY_TYPES),
+    fc.option(interrupt, { nil: undefined }),
+    fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }),
+  )
   .map(([e, entry_type, intr, at]) => ({
     ...e,
     entry_id: '01M3VCAZ7Y3T5Q9B6HQP9WD1P0',

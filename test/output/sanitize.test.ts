@@ -44,11 +44,14 @@ describe('terminalSafe', () => {
 
   it('property: with colour, only SGR sequences remain as escapes', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('\u001b', '[', '2', 'J', ';', 'm', '8', '\u0007', 'a', '\u009b') }), (s) => {
-        const out = terminalSafe(s, true);
-        const rest = out.replace(/\u001b\[[0-9;]*m/g, '');
-        expect(rest).not.toMatch(ACTIVE);
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom('\u001b', '[', '2', 'J', ';', 'm', '8', '\u0007', 'a', '\u009b') }),
+        (s) => {
+          const out = terminalSafe(s, true);
+          const rest = out.replace(/\u001b\[[0-9;]*m/g, '');
+          expect(rest).not.toMatch(ACTIVE);
+        },
+      ),
     );
   });
 });

@@ -10,25 +10,51 @@ const allConsent = (): ConsentMap => Object.fromEntries(FEDERATING_AGENTS.map((a
 const allShareable = Object.fromEntries(FEDERATING_AGENTS.map((a) => [a, 10]));
 const cfg = (over: Partial<PrivacyConfig> = {}): PrivacyConfig => ({ ...DEFAULT_PRIVACY_CONFIG, ...over });
 const rounds = (n: number, agents: readonly string[] = FEDERATING_AGENTS, sigma = 8): SpentRelease[] =>
-  Array.from({ length: n }, (_, r) => agents.map((agent) => ({ agent, round: `r${r}`, noiseMultiplier: sigma, sampleRate: 1 }))).flat();
+  Array.from({ length: n }, (_, r) =>
+    agents.map((agent) => ({ agent, round: `r${r}`, noiseMultiplier: sigma, sampleRate: 1 })),
+  ).flat();
 
 describe('planRound: who speaks next round', () => {
   it('with consent, entries and capacity, every federating agent speaks; Cupid and Puck never do', () => {
-    const plan = planRound({ releases: [], consent: allConsent(), shareable: { ...allShareable, cupid: 50, puck: 9 }, config: cfg() });
-    expect(plan.agents.filter((a) => a.speaks).map((a) => a.agent).sort()).toEqual([...FEDERATING_AGENTS].sort());
+    const plan = planRound({
+      releases: [],
+      consent: allConsent(),
+      shareable: { ...allShareable, cupid: 50, puck: 9 },
+      config: cfg(),
+    });
+    expect(
+      plan.agents
+        .filter((a) => a.speaks)
+        .map((a) => a.agent)
+        .sort(),
+    ).toEqual([...FEDERATING_AGENTS].sort());
     const cupid = plan.agents.find((a) => a.agent === 'cupid');
     expect(cupid).toMatchObject({ speaks: false, verdict: 'bond_only', consent: 'locked', capacity: null });
     expect(plan.agents.find((a) => a.agent === 'puck')?.verdict).toBe('bond_only');
     expect(plan.forge.speakers).toBe(8);
     expect(plan.forge.epsilonSpent).toBe(0);
-    expect(plan.forge.epsilonAfterRound).toBeCloseTo(epsilonFor({ noiseMultiplier: 8, sampleRate: 1, steps: 8, delta: 1e-5 }).epsilon, 12);
+    expect(plan.forge.epsilonAfterRound).toBeCloseTo(
+      epsilonFor({ noiseMultiplier: 8, sampleRate: 1, steps: 8, delta: 1e-5 }).epsilon,
+      12,
+    );
   });
 
   it('says why an agent is silent: no consent, no shareable entries, already spoke', () => {
     const consent = { ...allConsent(), metis: false };
-    const plan = planRound({ releases: rounds(1, ['aidos']), consent, shareable: { ...allShareable, kallos: 0 }, config: cfg(), round: 'r0' });
+    const plan = planRound({
+      releases: rounds(1, ['aidos']),
+      consent,
+      shareable: { ...allShareable, kallos: 0 },
+      config: cfg(),
+      round: 'r0',
+    });
     const v = Object.fromEntries(plan.agents.map((a) => [a.agent, a.verdict]));
-    expect(v).toMatchObject({ metis: 'no_consent', kallos: 'no_shareable_entries', aidos: 'already_released', hephaestus: 'speaks' });
+    expect(v).toMatchObject({
+      metis: 'no_consent',
+      kallos: 'no_shareable_entries',
+      aidos: 'already_released',
+      hephaestus: 'speaks',
+    });
     expect(plan.agents.find((a) => a.agent === 'metis')?.why).toMatch(/no consent/);
   });
 
@@ -37,10 +63,15 @@ describe('planRound: who speaks next round', () => {
     expect(plan.agents.every((a) => !a.speaks)).toBe(true);
   });
 
-  it("an agent whose next release would exceed its budget stays silent (agent_budget)", () => {
+  it('an agent whose next release would exceed its budget stays silent (agent_budget)', () => {
     // σ = 1: one release costs ε ≈ 4.73; a second brings it to ≈ 7.6; a third exceeds 8.
     const config = cfg({ noiseMultiplier: 1, forgeEpsilon: 1000 });
-    const plan = planRound({ releases: rounds(2, ['techne'], 1), consent: allConsent(), shareable: allShareable, config });
+    const plan = planRound({
+      releases: rounds(2, ['techne'], 1),
+      consent: allConsent(),
+      shareable: allShareable,
+      config,
+    });
     const techne = plan.agents.find((a) => a.agent === 'techne');
     expect(techne?.verdict).toBe('agent_budget');
     expect(techne?.epsilonAfterNext).toBeGreaterThan(8);
@@ -54,7 +85,12 @@ describe('planRound: who speaks next round', () => {
     // Metis and Kallos, three more fit: the three first in canonical order among those who
     // spoke least.
     const extra = ['metis', 'kallos'].map((agent) => ({ agent, round: 'x', noiseMultiplier: 8, sampleRate: 1 }));
-    const plan = planRound({ releases: [...rounds(19), ...extra], consent: allConsent(), shareable: allShareable, config });
+    const plan = planRound({
+      releases: [...rounds(19), ...extra],
+      consent: allConsent(),
+      shareable: allShareable,
+      config,
+    });
     const speaking = plan.agents.filter((a) => a.speaks).map((a) => a.agent);
     const silent = plan.agents.filter((a) => a.verdict === 'forge_budget').map((a) => a.agent);
     expect(speaking).toEqual(['hephaestus', 'techne', 'dokimasia']);
@@ -69,25 +105,40 @@ describe('planRound: who speaks next round', () => {
     const epsilonOf = (sigmas: readonly number[], delta: number): number => {
       if (sigmas.length === 0) return 0; // nothing released: nothing spent
       const rdp = new Array<number>(DEFAULT_ORDERS.length).fill(0);
-      for (const s of sigmas) computeRdp({ sampleRate: 1, noiseMultiplier: s, steps: 1 }).forEach((x, i) => (rdp[i] = (rdp[i] as number) + x));
+      for (const s of sigmas)
+        computeRdp({ sampleRate: 1, noiseMultiplier: s, steps: 1 }).forEach(
+          (x, i) => (rdp[i] = (rdp[i] as number) + x),
+        );
       return rdpToEpsilon(DEFAULT_ORDERS, rdp, delta).epsilon;
     };
     fc.assert(
       fc.property(
-        fc.array(fc.record({ agent: fc.constantFrom(...FEDERATING_AGENTS), sigma: fc.constantFrom(2, 4, 8) }), { maxLength: 80 }),
+        fc.array(fc.record({ agent: fc.constantFrom(...FEDERATING_AGENTS), sigma: fc.constantFrom(2, 4, 8) }), {
+          maxLength: 80,
+        }),
         fc.double({ min: 1, max: 20, noNaN: true }),
         fc.double({ min: 1, max: 20, noNaN: true }),
         fc.constantFrom(2, 4, 8),
         fc.subarray([...FEDERATING_AGENTS]),
         (hist, forgeEpsilon, agentEpsilon, sigma, withoutConsent) => {
-          const releases = hist.map((h, i) => ({ agent: h.agent, round: `r${i}`, noiseMultiplier: h.sigma, sampleRate: 1 }));
+          const releases = hist.map((h, i) => ({
+            agent: h.agent,
+            round: `r${i}`,
+            noiseMultiplier: h.sigma,
+            sampleRate: 1,
+          }));
           const config = cfg({ forgeEpsilon, agentEpsilon, noiseMultiplier: sigma });
-          const consent = { ...allConsent(), ...Object.fromEntries(withoutConsent.map((a) => [a, false])) } as ConsentMap;
+          const consent = {
+            ...allConsent(),
+            ...Object.fromEntries(withoutConsent.map((a) => [a, false])),
+          } as ConsentMap;
           const plan = planRound({ releases, consent, shareable: allShareable, config });
 
           const forge = hist.map((h) => h.sigma);
           const mine = (a: string): number[] => hist.filter((h) => h.agent === a).map((h) => h.sigma);
-          const order = [...FEDERATING_AGENTS].sort((a, b) => mine(a).length - mine(b).length || FEDERATING_AGENTS.indexOf(a) - FEDERATING_AGENTS.indexOf(b));
+          const order = [...FEDERATING_AGENTS].sort(
+            (a, b) => mine(a).length - mine(b).length || FEDERATING_AGENTS.indexOf(a) - FEDERATING_AGENTS.indexOf(b),
+          );
           const expected: Record<string, string> = {};
           for (const a of order) {
             if (withoutConsent.includes(a)) expected[a] = 'no_consent';
@@ -98,7 +149,9 @@ describe('planRound: who speaks next round', () => {
               forge.push(sigma);
             }
           }
-          const got = Object.fromEntries(plan.agents.filter((a) => a.verdict !== 'bond_only').map((a) => [a.agent, a.verdict]));
+          const got = Object.fromEntries(
+            plan.agents.filter((a) => a.verdict !== 'bond_only').map((a) => [a.agent, a.verdict]),
+          );
           expect(got).toEqual(expected);
           expect(plan.forge.epsilonAfterRound).toBeCloseTo(epsilonOf(forge, config.delta), 9);
         },
@@ -111,17 +164,32 @@ describe('planRound: who speaks next round', () => {
     // At q = 1 RDP is α·k/(2σ²): four releases at σ = 2 cost what one at σ = 1 does, which Opacus
     // puts at ε = 4.728507067217623 (opacus-rdp.json). Nine cost 7.59, ten 8.08 (δ = 1e-5).
     const config = cfg({ noiseMultiplier: 2, forgeEpsilon: 8, agentEpsilon: 8 });
-    const history = (n: number): SpentRelease[] => Array.from({ length: n }, (_, i) => ({ agent: FEDERATING_AGENTS[i % 8] as string, round: `r${i}`, noiseMultiplier: 2, sampleRate: 1 }));
-    expect(planRound({ releases: history(4), consent: allConsent(), shareable: allShareable, config }).forge.epsilonSpent).toBeCloseTo(4.728507067217623, 9);
+    const history = (n: number): SpentRelease[] =>
+      Array.from({ length: n }, (_, i) => ({
+        agent: FEDERATING_AGENTS[i % 8] as string,
+        round: `r${i}`,
+        noiseMultiplier: 2,
+        sampleRate: 1,
+      }));
+    expect(
+      planRound({ releases: history(4), consent: allConsent(), shareable: allShareable, config }).forge.epsilonSpent,
+    ).toBeCloseTo(4.728507067217623, 9);
     // 8 releases, one per agent: exactly one more fits, the first agent in canonical order.
     const eight = planRound({ releases: history(8), consent: allConsent(), shareable: allShareable, config });
     expect(eight.agents.filter((a) => a.speaks).map((a) => a.agent)).toEqual(['hephaestus']);
     expect(eight.agents.filter((a) => a.verdict === 'forge_budget')).toHaveLength(7);
     // 9 releases (Hephaestus spoke twice): nobody.
-    expect(planRound({ releases: history(9), consent: allConsent(), shareable: allShareable, config }).forge.speakers).toBe(0);
+    expect(
+      planRound({ releases: history(9), consent: allConsent(), shareable: allShareable, config }).forge.speakers,
+    ).toBe(0);
     // 7 releases: Aletheia has not spoken and goes first, then Hephaestus, the first of those who spoke once.
     const seven = planRound({ releases: history(7), consent: allConsent(), shareable: allShareable, config });
-    expect(seven.agents.filter((a) => a.speaks).map((a) => a.agent).sort()).toEqual(['aletheia', 'hephaestus']);
+    expect(
+      seven.agents
+        .filter((a) => a.speaks)
+        .map((a) => a.agent)
+        .sort(),
+    ).toEqual(['aletheia', 'hephaestus']);
   });
 });
 
@@ -130,7 +198,10 @@ describe('checkRelease and the gauge', () => {
     const config = cfg({ noiseMultiplier: 1 });
     expect(checkRelease(rounds(1, ['aidos'], 1), 'aidos', config)).toMatchObject({ ok: true });
     expect(checkRelease(rounds(2, ['aidos'], 1), 'aidos', config)).toMatchObject({ ok: false, reason: 'agent_budget' });
-    expect(checkRelease(rounds(2, ['aidos'], 1), 'metis', { ...config, agentEpsilon: 100 })).toMatchObject({ ok: false, reason: 'forge_budget' });
+    expect(checkRelease(rounds(2, ['aidos'], 1), 'metis', { ...config, agentEpsilon: 100 })).toMatchObject({
+      ok: false,
+      reason: 'forge_budget',
+    });
   });
 
   it('colours: > 50 % ok, > 20 % low, else critical; exhausted when the next release does not fit', () => {

@@ -5,8 +5,13 @@ import { globalL2, type NamedTensor } from '../../src/tensor/tensor.js';
 import { checkTensors, clipToNorm } from '../../src/privacy/clip.js';
 
 const tensorsArb = fc
-  .array(fc.array(fc.float({ min: -1e4, max: 1e4, noNaN: true, noDefaultInfinity: true }), { minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 5 })
-  .map((arrs) => arrs.map((a, i): NamedTensor => ({ name: `layer.${i}.lora_A`, shape: [a.length], data: Float32Array.from(a) })));
+  .array(
+    fc.array(fc.float({ min: -1e4, max: 1e4, noNaN: true, noDefaultInfinity: true }), { minLength: 1, maxLength: 40 }),
+    { minLength: 1, maxLength: 5 },
+  )
+  .map((arrs) =>
+    arrs.map((a, i): NamedTensor => ({ name: `layer.${i}.lora_A`, shape: [a.length], data: Float32Array.from(a) })),
+  );
 const clipArb = fc.double({ min: 1e-3, max: 1e3, noNaN: true });
 
 describe('clipping the whole delta to L2 norm S', () => {

@@ -5,7 +5,18 @@ import { allowAndDeny, applyFlags, noConsent, parseAgentList, STANCES } from '..
 
 describe('the Sovereignty Moment (domain)', () => {
   it('has one stance per agent in the scene order: Hephaestus opens, Aidos advocates, Cupid withdraws, ...', () => {
-    expect(STANCES.map((s) => s.agent)).toEqual(['hephaestus', 'aidos', 'cupid', 'metis', 'kallos', 'aletheia', 'mneme', 'dokimasia', 'techne', 'puck']);
+    expect(STANCES.map((s) => s.agent)).toEqual([
+      'hephaestus',
+      'aidos',
+      'cupid',
+      'metis',
+      'kallos',
+      'aletheia',
+      'mneme',
+      'dokimasia',
+      'techne',
+      'puck',
+    ]);
     expect(new Set(STANCES.map((s) => s.agent))).toEqual(new Set(AGENTS));
     expect(STANCES.filter((s) => s.locked).map((s) => s.agent)).toEqual(['cupid', 'puck']);
     expect(STANCES.find((s) => s.agent === 'metis')?.line).toMatch(/patterns, never specifications/);
@@ -18,7 +29,9 @@ describe('the Sovereignty Moment (domain)', () => {
   });
 
   it('agent names are lower case, as in the memoir and for --agent: "Techne" is refused with the name to use', () => {
-    expect(() => parseAgentList(['Techne'], '--allow')).toThrow(/--allow: unknown agent "Techne" \(did you mean "techne"\?\)/);
+    expect(() => parseAgentList(['Techne'], '--allow')).toThrow(
+      /--allow: unknown agent "Techne" \(did you mean "techne"\?\)/,
+    );
     expect(() => parseAgentList(['ALL'], '--allow')).toThrow(/did you mean "all"/);
   });
 
@@ -37,7 +50,10 @@ describe('the Sovereignty Moment (domain)', () => {
   it('--allow all --deny techne: every federating agent except Techne; one agent named in both is still refused', () => {
     const { allow, deny } = allowAndDeny(['all'], ['techne']);
     expect(allow).not.toContain('techne');
-    expect(applyFlags(noConsent(), allow, deny)).toEqual({ ...Object.fromEntries(Object.keys(noConsent()).map((a) => [a, true])), techne: false });
+    expect(applyFlags(noConsent(), allow, deny)).toEqual({
+      ...Object.fromEntries(Object.keys(noConsent()).map((a) => [a, true])),
+      techne: false,
+    });
     expect(() => {
       const r = allowAndDeny(['all,techne'], ['techne']);
       applyFlags(noConsent(), r.allow, r.deny);

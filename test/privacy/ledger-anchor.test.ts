@@ -14,9 +14,19 @@ beforeEach(() => {
 afterEach(() => removeDir(home));
 
 function releases(n: number): ReleaseRow[] {
-  const g = PrivacyGate.open({ home, config: { ...DEFAULT_PRIVACY_CONFIG, agentEpsilon: 1e6, forgeEpsilon: 1e6 }, random: randomBytes });
+  const g = PrivacyGate.open({
+    home,
+    config: { ...DEFAULT_PRIVACY_CONFIG, agentEpsilon: 1e6, forgeEpsilon: 1e6 },
+    random: randomBytes,
+  });
   g.consent.record([{ agent: 'metis', allowed: true }], 'flags', new Date());
-  for (let i = 1; i <= n; i++) g.recordRelease({ round: `c0123456789abcde#${i}`, agent: 'metis', delta: [{ name: 'w', shape: [2], data: Float32Array.of(0.1, 0.2) }], baseFingerprint: 'sha256:b' });
+  for (let i = 1; i <= n; i++)
+    g.recordRelease({
+      round: `c0123456789abcde#${i}`,
+      agent: 'metis',
+      delta: [{ name: 'w', shape: [2], data: Float32Array.of(0.1, 0.2) }],
+      baseFingerprint: 'sha256:b',
+    });
   const rows = g.ledger.releases();
   g.close();
   return rows;
@@ -43,17 +53,35 @@ describe('ledger anchors', () => {
     // later releases are fine
     expect(() => checkAnchors(rows, { memoir: { head: ledgerHead(rows.slice(0, 2)), where: 'x' } })).not.toThrow();
     // the newest row deleted: noticed
-    expect(() => checkAnchors(rows.slice(0, 2), { memoir: { head, where: 'the council_event of round 3' } })).toThrow(/rolled back: the council_event of round 3 records 3 releases, the ledger holds 2/);
+    expect(() => checkAnchors(rows.slice(0, 2), { memoir: { head, where: 'the council_event of round 3' } })).toThrow(
+      /rolled back: the council_event of round 3 records 3 releases, the ledger holds 2/,
+    );
     expect(exit(() => checkAnchors(rows.slice(0, 2), { memoir: { head, where: 'm' } }))).toBe(ExitCode.integrity);
     // the same number of rows, but not the same history
-    expect(() => checkAnchors([...rows.slice(0, 2), { ...(rows[2] as ReleaseRow), hash: 'f'.repeat(64) }], { memoir: { head, where: 'm' } })).toThrow(/replaced/);
+    expect(() =>
+      checkAnchors([...rows.slice(0, 2), { ...(rows[2] as ReleaseRow), hash: 'f'.repeat(64) }], {
+        memoir: { head, where: 'm' },
+      }),
+    ).toThrow(/replaced/);
   });
 
   it('the council anchor: every acknowledged update needs its release', () => {
     const rows = releases(2);
-    expect(() => checkAnchors(rows, { council: [{ round: 'c0123456789abcde#2', agent: 'metis', where: 'the council' }] })).not.toThrow();
-    expect(() => checkAnchors(rows, { council: [{ round: 'c0123456789abcde#2', agent: null, where: 'the council' }] })).not.toThrow();
-    expect(() => checkAnchors(rows, { council: [{ round: 'c0123456789abcde#2', agent: 'aidos', where: 'the council' }] })).toThrow(/the council holds aidos's update for round c0123456789abcde#2, but the ledger has no release for it/);
-    expect(exit(() => checkAnchors(rows.slice(0, 1), { council: [{ round: 'c0123456789abcde#2', agent: null, where: 'the council' }] }))).toBe(ExitCode.integrity);
+    expect(() =>
+      checkAnchors(rows, { council: [{ round: 'c0123456789abcde#2', agent: 'metis', where: 'the council' }] }),
+    ).not.toThrow();
+    expect(() =>
+      checkAnchors(rows, { council: [{ round: 'c0123456789abcde#2', agent: null, where: 'the council' }] }),
+    ).not.toThrow();
+    expect(() =>
+      checkAnchors(rows, { council: [{ round: 'c0123456789abcde#2', agent: 'aidos', where: 'the council' }] }),
+    ).toThrow(/the council holds aidos's update for round c0123456789abcde#2, but the ledger has no release for it/);
+    expect(
+      exit(() =>
+        checkAnchors(rows.slice(0, 1), {
+          council: [{ round: 'c0123456789abcde#2', agent: null, where: 'the council' }],
+        }),
+      ),
+    ).toBe(ExitCode.integrity);
   });
 });

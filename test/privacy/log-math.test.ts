@@ -19,7 +19,8 @@ describe('erfc and logErfc against mpmath (60 digits)', () => {
   it('logErfc is within 1e-13 relative (absolute near 0), including where erfc underflows', () => {
     for (const r of mp.rows) {
       const got = logErfc(r.x);
-      const err = Math.abs(r.log_erfc) < 1e-3 ? Math.abs(got - r.log_erfc) : Math.abs(got - r.log_erfc) / Math.abs(r.log_erfc);
+      const err =
+        Math.abs(r.log_erfc) < 1e-3 ? Math.abs(got - r.log_erfc) : Math.abs(got - r.log_erfc) / Math.abs(r.log_erfc);
       expect(err, `x = ${r.x}`).toBeLessThan(1e-13);
     }
     expect(logErfc(1e4)).toBeCloseTo(-1e8 - 0.5 * Math.log(Math.PI) - Math.log(1e4), 6);
@@ -37,9 +38,13 @@ describe('erfc and logErfc against mpmath (60 digits)', () => {
 describe('log-space add and sub', () => {
   it('logAdd(log a, log b) = log(a + b) and treats -Infinity as 0', () => {
     fc.assert(
-      fc.property(fc.double({ min: 1e-100, max: 1e100, noNaN: true }), fc.double({ min: 1e-100, max: 1e100, noNaN: true }), (a, b) => {
-        expect(logAdd(Math.log(a), Math.log(b))).toBeCloseTo(Math.log(a + b), 9);
-      }),
+      fc.property(
+        fc.double({ min: 1e-100, max: 1e100, noNaN: true }),
+        fc.double({ min: 1e-100, max: 1e100, noNaN: true }),
+        (a, b) => {
+          expect(logAdd(Math.log(a), Math.log(b))).toBeCloseTo(Math.log(a + b), 9);
+        },
+      ),
     );
     expect(logAdd(-Infinity, 3)).toBe(3);
     expect(logAdd(3, -Infinity)).toBe(3);
@@ -47,10 +52,14 @@ describe('log-space add and sub', () => {
 
   it('logSub(log a, log b) = log(a - b), -Infinity at equality, and refuses a negative result', () => {
     fc.assert(
-      fc.property(fc.double({ min: 1, max: 1e50, noNaN: true }), fc.double({ min: 0.01, max: 0.99, noNaN: true }), (a, f) => {
-        const b = a * f;
-        expect(logSub(Math.log(a), Math.log(b))).toBeCloseTo(Math.log(a - b), 8);
-      }),
+      fc.property(
+        fc.double({ min: 1, max: 1e50, noNaN: true }),
+        fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+        (a, f) => {
+          const b = a * f;
+          expect(logSub(Math.log(a), Math.log(b))).toBeCloseTo(Math.log(a - b), 8);
+        },
+      ),
     );
     expect(logSub(2, 2)).toBe(-Infinity);
     expect(logSub(2, -Infinity)).toBe(2);

@@ -13,7 +13,13 @@ beforeEach(() => {
 });
 afterEach(() => removeDir(home));
 
-const info: NoiseInfo = { round: 'c0123456789abcde#1', agent: 'aidos', clipNorm: 1, noiseMultiplier: 8, deltaDigest: 'ab'.repeat(32) };
+const info: NoiseInfo = {
+  round: 'c0123456789abcde#1',
+  agent: 'aidos',
+  clipNorm: 1,
+  noiseMultiplier: 8,
+  deltaDigest: 'ab'.repeat(32),
+};
 const delta = (v: number) => [{ name: 'w', shape: [64], data: new Float32Array(64).fill(v) }];
 
 describe('the forge noise key', () => {
@@ -36,10 +42,28 @@ describe('the forge noise key', () => {
   it('refuses a key file others can read (exit 3) and a damaged one (exit 8), never replacing it', () => {
     loadNoiseKey(home, randomBytes);
     chmodSync(noiseKeyPath(home), 0o644);
-    expect((() => { try { loadNoiseKey(home, randomBytes); } catch (e) { return (e as KouraiError).exitCode; } return 0; })()).toBe(ExitCode.environment);
+    expect(
+      (() => {
+        try {
+          loadNoiseKey(home, randomBytes);
+        } catch (e) {
+          return (e as KouraiError).exitCode;
+        }
+        return 0;
+      })(),
+    ).toBe(ExitCode.environment);
     writeFileSync(noiseKeyPath(home), 'not a key\n', { mode: 0o600 });
     chmodSync(noiseKeyPath(home), 0o600);
-    expect((() => { try { loadNoiseKey(home, randomBytes); } catch (e) { return (e as KouraiError).exitCode; } return 0; })()).toBe(ExitCode.integrity);
+    expect(
+      (() => {
+        try {
+          loadNoiseKey(home, randomBytes);
+        } catch (e) {
+          return (e as KouraiError).exitCode;
+        }
+        return 0;
+      })(),
+    ).toBe(ExitCode.integrity);
     expect(readFileSync(noiseKeyPath(home), 'utf8')).toBe('not a key\n');
   });
 });
@@ -52,7 +76,13 @@ describe('keyed noise', () => {
     // drawn in pieces: the same bytes
     const s = keyedNoise(key, info);
     expect(Buffer.concat([s(1000), s(3096)]).equals(a)).toBe(true);
-    for (const other of [{ ...info, round: 'c0123456789abcde#2' }, { ...info, agent: 'metis' }, { ...info, clipNorm: 2 }, { ...info, noiseMultiplier: 4 }, { ...info, deltaDigest: 'cd'.repeat(32) }]) {
+    for (const other of [
+      { ...info, round: 'c0123456789abcde#2' },
+      { ...info, agent: 'metis' },
+      { ...info, clipNorm: 2 },
+      { ...info, noiseMultiplier: 4 },
+      { ...info, deltaDigest: 'cd'.repeat(32) },
+    ]) {
       expect(keyedNoise(key, other)(4096).equals(a)).toBe(false);
     }
     expect(keyedNoise(randomBytes(32), info)(4096).equals(a)).toBe(false);
@@ -76,23 +106,44 @@ describe('keyed noise', () => {
 });
 
 describe('idempotent releases', () => {
-  const open = () => PrivacyGate.open({ home, config: { ...DEFAULT_PRIVACY_CONFIG, noiseMultiplier: 1 }, random: randomBytes, now: () => new Date('2026-10-01T00:00:00Z') });
+  const open = () =>
+    PrivacyGate.open({
+      home,
+      config: { ...DEFAULT_PRIVACY_CONFIG, noiseMultiplier: 1 },
+      random: randomBytes,
+      now: () => new Date('2026-10-01T00:00:00Z'),
+    });
 
   it('a rolled-back ledger re-releasing the same round and delta produces the SAME noised bytes', () => {
     const g = open();
     g.consent.record([{ agent: 'aidos', allowed: true }], 'flags', new Date());
-    const first = g.recordRelease({ round: 'c0123456789abcde#3', agent: 'aidos', delta: delta(0.1), baseFingerprint: 'sha256:b' });
+    const first = g.recordRelease({
+      round: 'c0123456789abcde#3',
+      agent: 'aidos',
+      delta: delta(0.1),
+      baseFingerprint: 'sha256:b',
+    });
     g.close();
     // Roll the ledger back the way an old backup would: a fresh state database, same forge secret.
     removeDir(`${home}/kourai.db`);
     for (const f of ['kourai.db-wal', 'kourai.db-shm']) removeDir(`${home}/${f}`);
     const g2 = open();
     g2.consent.record([{ agent: 'aidos', allowed: true }], 'flags', new Date());
-    const again = g2.recordRelease({ round: 'c0123456789abcde#3', agent: 'aidos', delta: delta(0.1), baseFingerprint: 'sha256:b' });
+    const again = g2.recordRelease({
+      round: 'c0123456789abcde#3',
+      agent: 'aidos',
+      delta: delta(0.1),
+      baseFingerprint: 'sha256:b',
+    });
     expect(again.reused).toBe(false); // the ledger did not know it...
     expect(again.release).toEqual(first.release); // ...and still no second look at the delta
     // a different round gets different noise
-    const other = g2.recordRelease({ round: 'c0123456789abcde#4', agent: 'aidos', delta: delta(0.1), baseFingerprint: 'sha256:b' });
+    const other = g2.recordRelease({
+      round: 'c0123456789abcde#4',
+      agent: 'aidos',
+      delta: delta(0.1),
+      baseFingerprint: 'sha256:b',
+    });
     expect(other.release.tensors[0]?.data).not.toBe(first.release.tensors[0]?.data);
     g2.close();
   });

@@ -21,20 +21,31 @@ describe('privacy settings: defaults < config file < environment < flags', () =>
   });
 
   it('each layer overrides the one below, key by key', () => {
-    writeFileSync(join(home, 'config.json'), JSON.stringify({ other: 1, privacy: { forge_epsilon: 4, agent_epsilon: 3, noise_multiplier: 5 } }));
+    writeFileSync(
+      join(home, 'config.json'),
+      JSON.stringify({ other: 1, privacy: { forge_epsilon: 4, agent_epsilon: 3, noise_multiplier: 5 } }),
+    );
     const r = resolvePrivacyConfig({
       home,
       env: { KOURAI_PRIVACY_AGENT_EPSILON: '2', KOURAI_PRIVACY_NOISE_MULTIPLIER: '6' },
       flags: { noiseMultiplier: 7, clipNorm: undefined },
     });
     expect(r.config).toEqual({ forgeEpsilon: 4, agentEpsilon: 2, delta: 1e-5, noiseMultiplier: 7, clipNorm: 1 });
-    expect(r.origin).toEqual({ forgeEpsilon: 'file', agentEpsilon: 'env', delta: 'default', noiseMultiplier: 'flag', clipNorm: 'default' });
+    expect(r.origin).toEqual({
+      forgeEpsilon: 'file',
+      agentEpsilon: 'env',
+      delta: 'default',
+      noiseMultiplier: 'flag',
+      clipNorm: 'default',
+    });
     expect(r.file).toBe(join(home, 'config.json'));
   });
 
   it('bad values name where they came from, with the documented exit code', () => {
     writeFileSync(join(home, 'config.json'), JSON.stringify({ privacy: { delta: 1.5 } }));
-    expect(() => resolvePrivacyConfig({ home, env: {} })).toThrow(/privacy.delta = 1.5: δ must be strictly between 0 and 1/);
+    expect(() => resolvePrivacyConfig({ home, env: {} })).toThrow(
+      /privacy.delta = 1.5: δ must be strictly between 0 and 1/,
+    );
     writeFileSync(join(home, 'config.json'), JSON.stringify({ privacy: { sigma: 1 } }));
     expect(() => resolvePrivacyConfig({ home, env: {} })).toThrow(/unknown key privacy.sigma/);
     writeFileSync(join(home, 'config.json'), '{ nope');

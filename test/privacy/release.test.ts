@@ -12,12 +12,21 @@ const delta = (n: number, v: number): NamedTensor[] => [
 
 function leafPaths(v: unknown, prefix = ''): string[] {
   if (Array.isArray(v)) return v.length && typeof v[0] === 'object' ? leafPaths(v[0], `${prefix}[]`) : [prefix];
-  if (v && typeof v === 'object') return Object.entries(v).flatMap(([k, x]) => leafPaths(x, prefix ? `${prefix}.${k}` : k));
+  if (v && typeof v === 'object')
+    return Object.entries(v).flatMap(([k, x]) => leafPaths(x, prefix ? `${prefix}.${k}` : k));
   return [prefix];
 }
 
 describe('the release document (exactly what may leave)', () => {
-  const built = buildRelease({ round: '7', agent: 'aidos', baseFingerprint: 'sha256:test-base', delta: delta(50_000, 0.01), clipNorm: 0.5, noiseMultiplier: 2, sampler: new GaussianSampler(randomBytes) });
+  const built = buildRelease({
+    round: '7',
+    agent: 'aidos',
+    baseFingerprint: 'sha256:test-base',
+    delta: delta(50_000, 0.01),
+    clipNorm: 0.5,
+    noiseMultiplier: 2,
+    sampler: new GaussianSampler(randomBytes),
+  });
 
   // The README's table "What leaves the forge", written out by hand: the oracle is the documented
   // promise, not RELEASE_FIELDS from the module under test.
@@ -49,7 +58,9 @@ describe('the release document (exactly what may leave)', () => {
   it('the strict schema refuses any field beyond the documented ones, at every level', () => {
     const t0 = built.release.tensors[0];
     expect(() => CouncilReleaseSchema.parse({ ...built.release, loss: 0.1 })).toThrow();
-    expect(() => CouncilReleaseSchema.parse({ ...built.release, mechanism: { ...built.release.mechanism, examples: 12 } })).toThrow();
+    expect(() =>
+      CouncilReleaseSchema.parse({ ...built.release, mechanism: { ...built.release.mechanism, examples: 12 } }),
+    ).toThrow();
     expect(() => CouncilReleaseSchema.parse({ ...built.release, tensors: [{ ...t0, norm: 1 }] })).toThrow();
   });
 
@@ -58,7 +69,10 @@ describe('the release document (exactly what may leave)', () => {
   });
 
   it('carries no counts, losses, norms or timestamps', () => {
-    for (const path of leafPaths(built.release)) expect(path).not.toMatch(/(^|[._])(count|counts|n_examples|examples|entries|loss|losses|time|timing|duration|[a-z]+_at|norm_before|released_norm|clipped_norm)$/i);
+    for (const path of leafPaths(built.release))
+      expect(path).not.toMatch(
+        /(^|[._])(count|counts|n_examples|examples|entries|loss|losses|time|timing|duration|[a-z]+_at|norm_before|released_norm|clipped_norm)$/i,
+      );
     expect(() => CouncilReleaseSchema.parse({ ...built.release, examples: 12 })).toThrow();
   });
 
@@ -82,7 +96,13 @@ describe('the release document (exactly what may leave)', () => {
     expect(Math.abs(meanA - signal)).toBeLessThan(6 * se);
     expect(Math.abs(meanB + signal)).toBeLessThan(6 * se);
     expect(Math.abs(varA / (2 * 0.5) ** 2 - 1)).toBeLessThan(6 * Math.sqrt(2 / a.length));
-    expect(built.release.mechanism).toEqual({ name: 'gaussian', clip_norm: 0.5, noise_multiplier: 2, sample_rate: 1, accountant: 'rdp' });
+    expect(built.release.mechanism).toEqual({
+      name: 'gaussian',
+      clip_norm: 0.5,
+      noise_multiplier: 2,
+      sample_rate: 1,
+      accountant: 'rdp',
+    });
     expect(built.release.tensors.map((t) => [t.name, t.shape, t.dtype])).toEqual([
       ['layers.0.lora_A', [50_000], 'F32'],
       ['layers.0.lora_B', [50_000], 'F32'],

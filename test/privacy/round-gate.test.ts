@@ -25,9 +25,19 @@ const FP = 'sha256:test-base';
 const delta = (v = 0.5): NamedTensor[] => [{ name: 'w', shape: [4], data: Float32Array.of(v, v, v, v) }];
 /** `noise`: replaces the keyed noise streams (to watch or break the moment noise is drawn). */
 const open = (over: Partial<PrivacyConfig> = {}, noise?: (info: NoiseInfo) => SecureBytes): PrivacyGate =>
-  PrivacyGate.open({ home, config: { ...DEFAULT_PRIVACY_CONFIG, ...over }, random: randomBytes, ...(noise ? { noise } : {}), now: () => new Date('2026-10-01T00:00:00Z') });
+  PrivacyGate.open({
+    home,
+    config: { ...DEFAULT_PRIVACY_CONFIG, ...over },
+    random: randomBytes,
+    ...(noise ? { noise } : {}),
+    now: () => new Date('2026-10-01T00:00:00Z'),
+  });
 const allow = (g: PrivacyGate, ...agents: ('aidos' | 'metis' | 'techne')[]): void => {
-  g.consent.record(agents.map((agent) => ({ agent, allowed: true })), 'flags', new Date());
+  g.consent.record(
+    agents.map((agent) => ({ agent, allowed: true })),
+    'flags',
+    new Date(),
+  );
 };
 
 describe('PrivacyGate: the API the federation round calls', () => {
@@ -39,12 +49,17 @@ describe('PrivacyGate: the API the federation round calls', () => {
     const out = g.recordRelease({ round: '1', agent: 'aidos', delta: delta(), baseFingerprint: FP });
     expect(out.reused).toBe(false);
     expect(out.release).toMatchObject({ round: '1', agent: 'aidos', mechanism: { noise_multiplier: 2, clip_norm: 1 } });
-    expect(out.epsilonAgent).toBeCloseTo(epsilonFor({ noiseMultiplier: 2, sampleRate: 1, steps: 1, delta: 1e-5 }).epsilon, 12);
+    expect(out.epsilonAgent).toBeCloseTo(
+      epsilonFor({ noiseMultiplier: 2, sampleRate: 1, steps: 1, delta: 1e-5 }).epsilon,
+      12,
+    );
     g.recordOutcome(out.releaseId, 'submitted');
     expect(g.ledger.releases()).toHaveLength(1);
     expect(g.ledger.events()).toMatchObject([{ releaseId: out.releaseId, event: 'submitted' }]);
     expect(g.ledger.payload(out.releaseId)?.payload).toBe(JSON.stringify(out.release));
-    expect(g.planRound({ round: '1', shareable: { aidos: 3 } }).agents.find((a) => a.agent === 'aidos')?.verdict).toBe('already_released');
+    expect(g.planRound({ round: '1', shareable: { aidos: 3 } }).agents.find((a) => a.agent === 'aidos')?.verdict).toBe(
+      'already_released',
+    );
     g.close();
   });
 
@@ -66,13 +81,18 @@ describe('PrivacyGate: the API the federation round calls', () => {
     const r1 = g.recordRelease({ round: '1', agent: 'aidos', delta: delta(), baseFingerprint: FP });
     g.recordOutcome(r1.releaseId, 'failed');
     const r2 = g.recordRelease({ round: '2', agent: 'aidos', delta: delta(), baseFingerprint: FP });
-    expect(r2.epsilonAgent).toBeCloseTo(epsilonFor({ noiseMultiplier: 1, sampleRate: 1, steps: 2, delta: 1e-5 }).epsilon, 12);
+    expect(r2.epsilonAgent).toBeCloseTo(
+      epsilonFor({ noiseMultiplier: 1, sampleRate: 1, steps: 2, delta: 1e-5 }).epsilon,
+      12,
+    );
     g.close();
   });
 
   it('refuses without consent (exit 7), and honours a revocation from the next release on', () => {
     const g = open();
-    expect(() => g.recordRelease({ round: '1', agent: 'metis', delta: delta(), baseFingerprint: FP })).toThrow(/metis has no consent/);
+    expect(() => g.recordRelease({ round: '1', agent: 'metis', delta: delta(), baseFingerprint: FP })).toThrow(
+      /metis has no consent/,
+    );
     allow(g, 'metis');
     g.recordRelease({ round: '1', agent: 'metis', delta: delta(), baseFingerprint: FP });
     g.consent.record([{ agent: 'metis', allowed: false }], 'flags', new Date());
@@ -107,10 +127,23 @@ describe('PrivacyGate: the API the federation round calls', () => {
   it('refuses bond-only and unknown agents and bad deltas before spending anything', () => {
     const g = open();
     allow(g, 'aidos');
-    expect(() => g.recordRelease({ round: '1', agent: 'cupid', delta: delta(), baseFingerprint: FP })).toThrow(/bond-only/);
-    expect(() => g.recordRelease({ round: '1', agent: 'hermes', delta: delta(), baseFingerprint: FP })).toThrow(/unknown agent/);
-    expect(() => g.recordRelease({ round: '1', agent: 'aidos', delta: [{ name: 'w', shape: [2], data: Float32Array.of(1, NaN) }], baseFingerprint: FP })).toThrow(/non-finite/);
-    expect(() => g.recordRelease({ round: '1', agent: 'aidos', delta: delta(), baseFingerprint: '' })).toThrow(/base fingerprint/);
+    expect(() => g.recordRelease({ round: '1', agent: 'cupid', delta: delta(), baseFingerprint: FP })).toThrow(
+      /bond-only/,
+    );
+    expect(() => g.recordRelease({ round: '1', agent: 'hermes', delta: delta(), baseFingerprint: FP })).toThrow(
+      /unknown agent/,
+    );
+    expect(() =>
+      g.recordRelease({
+        round: '1',
+        agent: 'aidos',
+        delta: [{ name: 'w', shape: [2], data: Float32Array.of(1, NaN) }],
+        baseFingerprint: FP,
+      }),
+    ).toThrow(/non-finite/);
+    expect(() => g.recordRelease({ round: '1', agent: 'aidos', delta: delta(), baseFingerprint: '' })).toThrow(
+      /base fingerprint/,
+    );
     expect(() => g.recordRelease({ round: '', agent: 'aidos', delta: delta(), baseFingerprint: FP })).toThrow(/round/);
     expect(g.ledger.releases()).toHaveLength(0);
     g.close();
@@ -133,11 +166,15 @@ describe('PrivacyGate: the API the federation round calls', () => {
     expect(rowsWhenNoiseDrawn).toBe(1);
     probe.close();
     fail = true;
-    expect(() => g.recordRelease({ round: '2', agent: 'aidos', delta: delta(), baseFingerprint: FP })).toThrow('entropy source failed');
+    expect(() => g.recordRelease({ round: '2', agent: 'aidos', delta: delta(), baseFingerprint: FP })).toThrow(
+      'entropy source failed',
+    );
     expect(g.ledger.releases().map((r) => r.round)).toEqual(['1', '2']); // spent, not refunded
     expect(g.ledger.payload(2)).toBeUndefined();
     fail = false;
-    expect(() => g.recordRelease({ round: '2', agent: 'aidos', delta: delta(), baseFingerprint: FP })).toThrow(/not stored.*budget stays spent/);
+    expect(() => g.recordRelease({ round: '2', agent: 'aidos', delta: delta(), baseFingerprint: FP })).toThrow(
+      /not stored.*budget stays spent/,
+    );
     g.close();
   });
 

@@ -16,7 +16,9 @@ describe('sampleCohort', () => {
   it('does not depend on the order forges are listed in', () => {
     fc.assert(
       fc.property(fc.shuffledSubarray(forges(40), { minLength: 40, maxLength: 40 }), fc.nat(100), (order, round) => {
-        expect(sampleCohort(order, { round, seed: 's', size: 7 })).toEqual(sampleCohort(forges(40), { round, seed: 's', size: 7 }));
+        expect(sampleCohort(order, { round, seed: 's', size: 7 })).toEqual(
+          sampleCohort(forges(40), { round, seed: 's', size: 7 }),
+        );
       }),
       { numRuns: 50 },
     );
@@ -39,7 +41,9 @@ describe('sampleCohort', () => {
     const n = 40;
     const counts = new Map<string, number>();
     const rounds = 2000;
-    for (let r = 0; r < rounds; r++) for (const f of sampleCohort(forges(n), { round: r, seed: 'freq', size: 10 })) counts.set(f, (counts.get(f) ?? 0) + 1);
+    for (let r = 0; r < rounds; r++)
+      for (const f of sampleCohort(forges(n), { round: r, seed: 'freq', size: 10 }))
+        counts.set(f, (counts.get(f) ?? 0) + 1);
     // Expected 500 per forge, sd ≈ 19: 6 sd either side.
     for (const f of forges(n)) expect(Math.abs((counts.get(f) ?? 0) - 500)).toBeLessThan(115);
   });

@@ -15,7 +15,8 @@ let dir: string;
 let index: MemoirIndex;
 let memoir: string;
 
-const slowOnly = 'slow: runs with KOURAI_SLOW=1 (npm run test:slow); the default run checks bounded memory over 10k beats (bounded-memory.test.ts)';
+const slowOnly =
+  'slow: runs with KOURAI_SLOW=1 (npm run test:slow); the default run checks bounded memory over 10k beats (bounded-memory.test.ts)';
 
 describe('replay of a 100k-entry memoir', () => {
   beforeAll(() => {
@@ -53,7 +54,9 @@ describe('replay of a 100k-entry memoir', () => {
     expect(replayFrame(nav, st, 9).position).toBe(N - 1 - 3 * PAGE_SIZE);
     st = replayReducer(st, { type: 'first' }, nav);
     st = replayReducer(st, { type: 'nextScene' }, nav);
-    expect(nav.beat(st.ref as NonNullable<typeof st.ref>).scene_id).not.toBe(nav.beat({ session: 0, line: 1 }).scene_id);
+    expect(nav.beat(st.ref as NonNullable<typeof st.ref>).scene_id).not.toBe(
+      nav.beat({ session: 0, line: 1 }).scene_id,
+    );
   });
 
   it('streams every beat for --json with the final affinity equal to the index sums', (ctx) => {
@@ -66,7 +69,9 @@ describe('replay of a 100k-entry memoir', () => {
       if (ev.type === 'session_end') end = ev.affinity as Record<string, number>;
     }
     expect(beats).toBe(N);
-    const sums = index.db.prepare('SELECT agent, sum(affinity_delta) AS s FROM entries GROUP BY agent HAVING count(*) > 0').all() as { agent: string; s: number }[];
+    const sums = index.db
+      .prepare('SELECT agent, sum(affinity_delta) AS s FROM entries GROUP BY agent HAVING count(*) > 0')
+      .all() as { agent: string; s: number }[];
     for (const r of sums) if (r.s !== 0) expect(end[r.agent]).toBeCloseTo(r.s, 6);
   });
 });

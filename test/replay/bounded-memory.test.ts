@@ -63,7 +63,8 @@ describe('replay in bounded memory (10k beats)', () => {
     const n = samples.length;
     const mx = (n - 1) / 2;
     const my = samples.reduce((a, b) => a + b, 0) / n;
-    const slope = samples.reduce((a, y, x) => a + (x - mx) * (y - my), 0) / samples.reduce((a, _, x) => a + (x - mx) ** 2, 0);
+    const slope =
+      samples.reduce((a, y, x) => a + (x - mx) * (y - my), 0) / samples.reduce((a, _, x) => a + (x - mx) ** 2, 0);
     const mb = (b: number): string => `${(b / 1e6).toFixed(2)} MB`;
     expect(slope, `heap after each 1k beats: ${samples.map(mb).join(', ')}`).toBeLessThan(80_000);
   });

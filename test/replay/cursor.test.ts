@@ -29,9 +29,25 @@ beforeAll(async () => {
   const target = first.find((e) => e.agent === 'techne' && e.source === 'specialist_proposed');
   if (!target) throw new Error('fixture: no techne proposal');
   supersededId = target.entry_id;
-  const ids = ulidGenerator(() => Date.UTC(2026, 10, 1), (n) => new Uint8Array(n).fill(7));
+  const ids = ulidGenerator(
+    () => Date.UTC(2026, 10, 1),
+    (n) => new Uint8Array(n).fill(7),
+  );
   const [p] = prepareEntries(
-    [{ value: { scene_id: target.scene_id, agent: 'techne', source: 'specialist_proposed', agent_proposed: 'revised text', affinity_delta: 0.5, supersedes: target.entry_id, revision_reason: 'typo' }, where: 'test' }],
+    [
+      {
+        value: {
+          scene_id: target.scene_id,
+          agent: 'techne',
+          source: 'specialist_proposed',
+          agent_proposed: 'revised text',
+          affinity_delta: 0.5,
+          supersedes: target.entry_id,
+          revision_reason: 'typo',
+        },
+        where: 'test',
+      },
+    ],
     ids,
     () => new Date('2026-10-01T12:00:00Z'),
   );
@@ -48,9 +64,14 @@ afterAll(() => {
 });
 
 function both(pageSize: number): { cursor: StoryCursor; memory: MemoryStory } {
-  const q = new StoryIndex(index, memoirs.map((p) => index.file(p)?.id as number));
+  const q = new StoryIndex(
+    index,
+    memoirs.map((p) => index.file(p)?.id as number),
+  );
   const cursor = new StoryCursor(q, { pageSize });
-  const memory = new MemoryStory(cursor.sessions.map((s) => ({ session: s.session, path: s.path, entries: readEntries(s.path) })));
+  const memory = new MemoryStory(
+    cursor.sessions.map((s) => ({ session: s.session, path: s.path, entries: readEntries(s.path) })),
+  );
   return { cursor, memory };
 }
 
@@ -64,7 +85,12 @@ function walk(nav: StoryNav, filter: StoryFilter, dir: 1 | -1): BeatRef[] {
   return out;
 }
 
-const FILTERS: StoryFilter[] = [{ agents: [] }, { agents: ['techne'] }, { agents: ['aidos', 'cupid'] }, { agents: ['aletheia', 'puck', 'kallos'] }];
+const FILTERS: StoryFilter[] = [
+  { agents: [] },
+  { agents: ['techne'] },
+  { agents: ['aidos', 'cupid'] },
+  { agents: ['aletheia', 'puck', 'kallos'] },
+];
 
 describe('session order', () => {
   it('orders sessions by their first timestamp; memoirs with none (Python hosts) come last', () => {
@@ -107,7 +133,10 @@ describe.each([2, 3, 7, 200])('StoryCursor with pages of %i', (pageSize) => {
         for (const max of [1, 3, 9]) {
           const a = cursor.scene(r, f, max);
           const b = memory.scene(r, f, max);
-          expect({ ...a, beats: a.beats.map((x) => x.entry_id) }).toEqual({ ...b, beats: b.beats.map((x) => x.entry_id) });
+          expect({ ...a, beats: a.beats.map((x) => x.entry_id) }).toEqual({
+            ...b,
+            beats: b.beats.map((x) => x.entry_id),
+          });
         }
         expect(cursor.affinityAt(r)).toEqual(memory.affinityAt(r));
         expect(cursor.beat(r)).toEqual(memory.beat(r));
@@ -122,7 +151,11 @@ describe('StoryCursor, jumping around', () => {
     const rand = mulberry32(5);
     for (const f of FILTERS.slice(0, 3)) {
       const refs = walk(memory, f, 1);
-      const order = [...refs.keys(), ...[...refs.keys()].reverse(), ...refs.map(() => Math.floor(rand() * refs.length))];
+      const order = [
+        ...refs.keys(),
+        ...[...refs.keys()].reverse(),
+        ...refs.map(() => Math.floor(rand() * refs.length)),
+      ];
       for (const i of order) {
         const r = refs[i] as BeatRef;
         expect(cursor.position(r, f)).toBe(i);

@@ -3,7 +3,17 @@ import type { Agent } from '../../src/memoir/format/agents.js';
 import { AGENTS } from '../../src/memoir/format/agents.js';
 import type { MemoirEntry } from '../../src/memoir/format/schema.js';
 import { isShareable } from '../../src/memoir/format/split-rule.js';
-import { compareRefs, toBeat, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from '../../src/replay/story.js';
+import {
+  compareRefs,
+  toBeat,
+  type AffinityTotals,
+  type Beat,
+  type BeatRef,
+  type SceneWindow,
+  type SessionInfo,
+  type StoryFilter,
+  type StoryNav,
+} from '../../src/replay/story.js';
 
 /**
  * A story held in memory: the reference implementation of StoryNav (linear scans, obviously
@@ -37,7 +47,15 @@ export class MemoryStory implements StoryNav {
           this.revisedBy.set(e.supersedes, e.entry_id);
         }
         // The same fields the index's full-text search covers.
-        const parts = [e.scene_id, e.agent, e.source, e.narrative_beat?.replace(/_/g, ' '), e.agent_proposed, e.player_response?.delta, e.context?.task_type];
+        const parts = [
+          e.scene_id,
+          e.agent,
+          e.source,
+          e.narrative_beat?.replace(/_/g, ' '),
+          e.agent_proposed,
+          e.player_response?.delta,
+          e.context?.task_type,
+        ];
         for (const p of e.training_label?.preference_pair ?? []) parts.push(p.text);
         if (typeof e.comment === 'string') parts.push(e.comment);
         if (typeof e.revision_reason === 'string') parts.push(e.revision_reason);
@@ -45,7 +63,11 @@ export class MemoryStory implements StoryNav {
       }
     }
     this.all = sessions.flatMap((s, rank) =>
-      s.entries.flatMap((e, i) => (superseded.has(e.entry_id) ? [] : [toBeat({ session: rank, line: i + 1 }, s.session, e, isShareable({ ...e, split: e.split }))])),
+      s.entries.flatMap((e, i) =>
+        superseded.has(e.entry_id)
+          ? []
+          : [toBeat({ session: rank, line: i + 1 }, s.session, e, isShareable({ ...e, split: e.split }))],
+      ),
     );
   }
 
@@ -178,7 +200,12 @@ export class MemoryStory implements StoryNav {
     let nBefore = Math.min(idx, Math.ceil(room / 2));
     const nAfter = Math.min(run.length - idx - 1, room - nBefore);
     nBefore = Math.min(idx, room - nAfter);
-    return { beats: run.slice(idx - nBefore, idx + nAfter + 1), current: nBefore, before: idx - nBefore, after: run.length - idx - 1 - nAfter };
+    return {
+      beats: run.slice(idx - nBefore, idx + nAfter + 1),
+      current: nBefore,
+      before: idx - nBefore,
+      after: run.length - idx - 1 - nAfter,
+    };
   }
 
   affinityAt(ref: BeatRef): AffinityTotals {

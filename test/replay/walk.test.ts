@@ -8,7 +8,13 @@ import { smallStory } from '../helpers/story.js';
 describe('walkStory', () => {
   it('yields sessions, scenes and beats in story order, with each agent’s running affinity', () => {
     const events = [...walkStory(smallStory(), { agents: [] })];
-    const shape = events.map((e) => (e.type === 'beat' ? `beat ${e.beat.entry_id} ${e.affinity_after}` : e.type === 'scene' ? `scene ${e.scene_id}` : `${e.type} ${e.session.session}`));
+    const shape = events.map((e) =>
+      e.type === 'beat'
+        ? `beat ${e.beat.entry_id} ${e.affinity_after}`
+        : e.type === 'scene'
+          ? `scene ${e.scene_id}`
+          : `${e.type} ${e.session.session}`,
+    );
     expect(shape).toEqual([
       'session session-one',
       'scene s1.turn-0',
@@ -76,13 +82,28 @@ describe('text and NDJSON forms', () => {
       type: 'beat',
       memoir_line: 5,
       agent: 'puck',
-      interrupt: { by: 'puck', target: 'techne', target_turn: 'E004', reason: 'gossip', visibility: 'silent', shown_to_player: false },
+      interrupt: {
+        by: 'puck',
+        target: 'techne',
+        target_turn: 'E004',
+        reason: 'gossip',
+        visibility: 'silent',
+        shown_to_player: false,
+      },
       shared: false,
       affinity_after: 0,
     });
     expect(recs.find((r) => r.entry_id === 'E003')).toMatchObject({ interrupt: { shown_to_player: true } });
-    expect(recs.find((r) => r.entry_id === 'E007')).toMatchObject({ response: { kind: 'modified', felt: 'unsure', delta: 'entry_count = 3' }, likert: 3, comment: 'better names please' });
-    expect(recs[recs.length - 1]).toMatchObject({ type: 'session_end', session: 'session-two', affinity: { metis: 0.04, techne: -0.04, cupid: 0.05 } });
+    expect(recs.find((r) => r.entry_id === 'E007')).toMatchObject({
+      response: { kind: 'modified', felt: 'unsure', delta: 'entry_count = 3' },
+      likert: 3,
+      comment: 'better names please',
+    });
+    expect(recs[recs.length - 1]).toMatchObject({
+      type: 'session_end',
+      session: 'session-two',
+      affinity: { metis: 0.04, techne: -0.04, cupid: 0.05 },
+    });
     for (const r of recs) expect(JSON.parse(JSON.stringify(r))).toEqual(r);
   });
 });

@@ -20,16 +20,20 @@ export default class SkipsAndProofs implements Reporter {
       for (const t of m.children.allTests()) {
         const r = t.result();
         if (r.state === 'skipped') report.skipped.push({ file, test: t.fullName, note: r.note ?? null });
-        if (r.state === 'passed') for (const a of t.annotations()) if (a.type === 'proof') report.proofs.push({ file, test: t.fullName, message: a.message });
+        if (r.state === 'passed')
+          for (const a of t.annotations())
+            if (a.type === 'proof') report.proofs.push({ file, test: t.fullName, message: a.message });
       }
     }
     const out: string[] = [''];
     if (report.skipped.length > 0) {
       out.push(`NOT CHECKED in this run (${report.skipped.length} skipped):`);
-      for (const s of report.skipped) out.push(`  - ${s.file} > ${s.test}: ${s.note ?? 'skipped without a reason (give one with ctx.skip(note))'}`);
+      for (const s of report.skipped)
+        out.push(`  - ${s.file} > ${s.test}: ${s.note ?? 'skipped without a reason (give one with ctx.skip(note))'}`);
     }
     for (const p of report.proofs) out.push(`checked: ${p.message}`);
     process.stdout.write(`${out.join('\n')}\n`);
-    if (process.env.KOURAI_TEST_REPORT) writeFileSync(process.env.KOURAI_TEST_REPORT, `${JSON.stringify(report, null, 1)}\n`);
+    if (process.env.KOURAI_TEST_REPORT)
+      writeFileSync(process.env.KOURAI_TEST_REPORT, `${JSON.stringify(report, null, 1)}\n`);
   }
 }

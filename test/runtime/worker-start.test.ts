@@ -26,7 +26,10 @@ const lib = (path: string): string => JSON.stringify(pathToFileURL(join(ROOT, 'd
 
 /** Runs `code` (ES module text) as `node --input-type=module --no-warnings -e code`; its last stdout line is JSON. */
 function runFlagged(code: string): { stderr: string; result: unknown } {
-  const r = spawnSync(process.execPath, ['--input-type=module', '--no-warnings', '-e', code], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, ['--input-type=module', '--no-warnings', '-e', code], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   const last = r.stdout.trim().split('\n').at(-1) ?? '';
   let result: unknown = null;
   try {
@@ -38,29 +41,51 @@ function runFlagged(code: string): { stderr: string; result: unknown } {
 }
 
 describe('workerExecArgv: the node flags a worker keeps', () => {
-  it('keeps the boolean flags that change how warnings and errors are reported, drops the rest', () => {
-    const parent = ['--input-type=module', '-e', 'await import("x")', '--import', './hook.mjs', '--max-old-space-size=100', '--no-warnings', '--enable-source-maps', '--conditions', 'dev', '--trace-uncaught'];
-    expect(workerExecArgv(parent)).toEqual(['--no-warnings', '--enable-source-maps', '--trace-uncaught']);
-    expect(workerExecArgv([])).toEqual([]);
-  }, SPAWNED);
+  it(
+    'keeps the boolean flags that change how warnings and errors are reported, drops the rest',
+    () => {
+      const parent = [
+        '--input-type=module',
+        '-e',
+        'await import("x")',
+        '--import',
+        './hook.mjs',
+        '--max-old-space-size=100',
+        '--no-warnings',
+        '--enable-source-maps',
+        '--conditions',
+        'dev',
+        '--trace-uncaught',
+      ];
+      expect(workerExecArgv(parent)).toEqual(['--no-warnings', '--enable-source-maps', '--trace-uncaught']);
+      expect(workerExecArgv([])).toEqual([]);
+    },
+    SPAWNED,
+  );
 
-  it('a flag it keeps reaches the worker; an entry flag does not', () => {
-    const { stderr, result } = runFlagged(`const { startWorker } = await import(${lib('runtime/worker-start.js')});
+  it(
+    'a flag it keeps reaches the worker; an entry flag does not',
+    () => {
+      const { stderr, result } = runFlagged(`const { startWorker } = await import(${lib('runtime/worker-start.js')});
 const w = startWorker({ source: "require('node:worker_threads').parentPort.postMessage(process.execArgv)" });
 const got = await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
 await w.terminate();
 console.log(JSON.stringify(got));`);
-    expect(stderr).toBe('');
-    expect(result).toEqual(['--no-warnings']);
-  }, SPAWNED);
+      expect(stderr).toBe('');
+      expect(result).toEqual(['--no-warnings']);
+    },
+    SPAWNED,
+  );
 });
 
 describe('every kind of worker starts from `node --input-type=module -e`', () => {
-  it('index build and lazy full-text build (index-worker)', () => {
-    const file = join(dir, 'big.jsonl');
-    const lines = synthLines(5, 14_000); // over 8 MiB: a bulk load, parsed in a worker
-    writeFileSync(file, `${lines.join('\n')}\n`);
-    const { stderr, result } = runFlagged(`const { openIndex } = await import(${lib('memoir-index/memoir-index.js')});
+  it(
+    'index build and lazy full-text build (index-worker)',
+    () => {
+      const file = join(dir, 'big.jsonl');
+      const lines = synthLines(5, 14_000); // over 8 MiB: a bulk load, parsed in a worker
+      writeFileSync(file, `${lines.join('\n')}\n`);
+      const { stderr, result } = runFlagged(`const { openIndex } = await import(${lib('memoir-index/memoir-index.js')});
 const index = openIndex(${JSON.stringify(join(dir, 'home'))});
 const [r] = await index.build([${JSON.stringify(file)}]);
 const deferred = index.withoutFullText().length;
@@ -69,38 +94,53 @@ const left = index.withoutFullText().length;
 const hits = index.db.prepare("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'plan*'").pluck().get();
 index.close();
 console.log(JSON.stringify({ parallel: r.parallel, entries: r.newEntries, deferred, left, hits: hits > 0 }));`);
-    expect(stderr).toBe('');
-    expect(result).toEqual({ parallel: true, entries: lines.length, deferred: 1, left: 0, hits: true });
-  }, SPAWNED);
+      expect(stderr).toBe('');
+      expect(result).toEqual({ parallel: true, entries: lines.length, deferred: 1, left: 0, hits: true });
+    },
+    SPAWNED,
+  );
 
-  it('council aggregation (aggregate-worker): the worker answers from council.db', () => {
-    const dataDir = join(dir, 'council');
-    const { stderr, result } = runFlagged(`const { SqliteCouncilStorage } = await import(${lib('council/sqlite-storage.js')});
+  it(
+    'council aggregation (aggregate-worker): the worker answers from council.db',
+    () => {
+      const dataDir = join(dir, 'council');
+      const { stderr, result } =
+        runFlagged(`const { SqliteCouncilStorage } = await import(${lib('council/sqlite-storage.js')});
 const { WorkerAggregator } = await import(${lib('council/worker-aggregator.js')});
 new SqliteCouncilStorage(${JSON.stringify(dataDir)}).close();
 const wa = new WorkerAggregator({ dataDir: ${JSON.stringify(dataDir)}, threads: 2, trustTolerance: 0 });
 const message = await wa.aggregator(() => new Date(0))(1, 'metis', { strategy: 'fedavg', f: 0 }).then(() => 'resolved', (e) => e.message);
 await wa.close();
 console.log(JSON.stringify(message));`);
-    expect(stderr).toBe('');
-    // An empty council.db has no layout: the message is the worker's own, read from the database.
-    expect(result).toBe('aggregation failed in the worker: council.db: no layout for metis in round 1, which has updates for it');
-  }, SPAWNED);
+      expect(stderr).toBe('');
+      // An empty council.db has no layout: the message is the worker's own, read from the database.
+      expect(result).toBe(
+        'aggregation failed in the worker: council.db: no layout for metis in round 1, which has updates for it',
+      );
+    },
+    SPAWNED,
+  );
 
-  it('training (train-worker)', () => {
-    const { stderr, result } = runFlagged(`const { TrainerWorker } = await import(${lib('train/train-in-worker.js')});
+  it(
+    'training (train-worker)',
+    () => {
+      const { stderr, result } = runFlagged(`const { TrainerWorker } = await import(${lib('train/train-in-worker.js')});
 const { builtinBaseSpec } = await import(${lib('train/base-spec.js')});
 const { DEFAULT_SETTINGS } = await import(${lib('train/trainer.js')});
 const w = new TrainerWorker(new AbortController().signal);
 const out = await w.train(builtinBaseSpec(), { agent: 'techne', kind: 'bond', examples: [], settings: DEFAULT_SETTINGS, start: null, frozen: [] }).then((o) => o.status, (e) => e.message);
 await w.close();
 console.log(JSON.stringify(out));`);
-    expect(stderr).toBe('');
-    expect(result).toBe('skipped'); // no examples: the worker's answer
-  }, SPAWNED);
+      expect(stderr).toBe('');
+      expect(result).toBe('skipped'); // no examples: the worker's answer
+    },
+    SPAWNED,
+  );
 
-  it('the Gram pool (CommonJS source run in workers): same distances as one thread', () => {
-    const { stderr, result } = runFlagged(`const { GramPool } = await import(${lib('aggregation/gram-pool.js')});
+  it(
+    'the Gram pool (CommonJS source run in workers): same distances as one thread',
+    () => {
+      const { stderr, result } = runFlagged(`const { GramPool } = await import(${lib('aggregation/gram-pool.js')});
 const { pairwiseSquaredDistances } = await import(${lib('aggregation/pairwise-distances.js')});
 const pool = await GramPool.create(2);
 if (pool === null) { console.log(JSON.stringify('no SIMD')); process.exit(0); }
@@ -109,7 +149,9 @@ const one = pairwiseSquaredDistances(rows).d2;
 const many = pairwiseSquaredDistances(rows, { pool, poolMinRows: 1 }).d2;
 await pool.close();
 console.log(JSON.stringify(Array.from(one).every((v, k) => Math.abs(v - many[k]) <= 1e-9 * Math.max(1, Math.abs(v))) ? 'same' : 'differ'));`);
-    expect(stderr).toBe('');
-    expect(result).toBe('same');
-  }, SPAWNED);
+      expect(stderr).toBe('');
+      expect(result).toBe('same');
+    },
+    SPAWNED,
+  );
 });

@@ -20,7 +20,10 @@ describe('npm run mutants -- --only', () => {
   });
 
   it('names every pattern that matches nothing', () => {
-    expect(pick('scan-*,nope-*,scan')).toEqual({ chosen: ['scan-escape', 'scan-number'], unmatched: ['nope-*', 'scan'] });
+    expect(pick('scan-*,nope-*,scan')).toEqual({
+      chosen: ['scan-escape', 'scan-number'],
+      unmatched: ['nope-*', 'scan'],
+    });
   });
 
   it('treats other characters literally (a dot is not "any character")', () => {

@@ -27,7 +27,18 @@ const mean = (vs: readonly ArrayLike<number>[], d: number): Float64Array => {
 function input(over: Partial<CraftInput>): CraftInput {
   const honest = [1, 2, 3, 4].map((s) => capNorm(vec(s), 1));
   const r = mulberry32(9);
-  return { attack: 'sign-flip', own: vec(11, 3), poisoned: vec(12, 3), honest, forges: 5, byzantine: 1, clipNorm: 1, bound: 40, normal: () => r() * 2 - 1, ...over };
+  return {
+    attack: 'sign-flip',
+    own: vec(11, 3),
+    poisoned: vec(12, 3),
+    honest,
+    forges: 5,
+    byzantine: 1,
+    clipNorm: 1,
+    bound: 40,
+    normal: () => r() * 2 - 1,
+    ...over,
+  };
 }
 
 describe('crafted updates stay within what the council accepts and do what they are named for', () => {
@@ -66,13 +77,19 @@ describe('crafted updates stay within what the council accepts and do what they 
   });
 
   it('ipm: with a loose bound the plain mean of honest and attacking updates turns against the honest direction', () => {
-    const x = input({ attack: 'ipm', bound: 1000, forges: 10, byzantine: 2, honest: [1, 2, 3, 4, 5, 6, 7, 8].map((s) => capNorm(vec(s), 1)) });
+    const x = input({
+      attack: 'ipm',
+      bound: 1000,
+      forges: 10,
+      byzantine: 2,
+      honest: [1, 2, 3, 4, 5, 6, 7, 8].map((s) => capNorm(vec(s), 1)),
+    });
     const v = craftUpdate(x, dim);
     const mu = mean(x.honest, dim);
     const all = mean([...x.honest, v, v], dim);
     expect(dot(all, mu)).toBeLessThan(0);
     // −(N − f)/N · μ exactly
-    for (let i = 0; i < dim; i++) expect(all[i]).toBeCloseTo((-(8 / 10) * (mu[i] as number)), 9);
+    for (let i = 0; i < dim; i++) expect(all[i]).toBeCloseTo(-(8 / 10) * (mu[i] as number), 9);
   });
 });
 

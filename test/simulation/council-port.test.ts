@@ -22,13 +22,29 @@ describe('the in-process council of a simulation', () => {
 
   async function open(sigma: number): Promise<CouncilPort> {
     dir = mkdtempSync(join(tmpdir(), 'kourai-sim-port-'));
-    port = await inProcessCouncil({ strategy: 'fedavg', byzantine: 0, forges: ['a', 'b', 'c'], baseFingerprint: 'fp', layouts: layoutsFor(spec, ['techne'], 8), privacy: { clipNorm: 1, noiseMultiplier: sigma }, dataDir: dir });
+    port = await inProcessCouncil({
+      strategy: 'fedavg',
+      byzantine: 0,
+      forges: ['a', 'b', 'c'],
+      baseFingerprint: 'fp',
+      layouts: layoutsFor(spec, ['techne'], 8),
+      privacy: { clipNorm: 1, noiseMultiplier: sigma },
+      dataDir: dir,
+    });
     return port;
   }
 
-  function update(noiseMultiplier: number): { baseFingerprint: string; clipNorm: number; noiseMultiplier: number; tensors: NamedTensor[] } {
+  function update(noiseMultiplier: number): {
+    baseFingerprint: string;
+    clipNorm: number;
+    noiseMultiplier: number;
+    tensors: NamedTensor[];
+  } {
     // A small update in the layout: the public initialisation scaled down.
-    const tensors = publicInit(layoutsFor(spec, ['techne'], 8).techne ?? [], 'techne').map((t) => ({ ...t, data: t.data.map((v) => v * 1e-3) }));
+    const tensors = publicInit(layoutsFor(spec, ['techne'], 8).techne ?? [], 'techne').map((t) => ({
+      ...t,
+      data: t.data.map((v) => v * 1e-3),
+    }));
     return { baseFingerprint: 'fp', clipNorm: 1, noiseMultiplier, tensors };
   }
 
@@ -37,12 +53,16 @@ describe('the in-process council of a simulation', () => {
     const round = await p.currentRound();
     expect(await p.policy(round)).toEqual({ clipNorm: 1, noiseMultiplier: 2.5, tailMargin: 10 });
     await p.submit(0, round, 'techne', update(2.5));
-    await expect(p.submit(1, round, 'techne', update(0))).rejects.toSatisfy((e: unknown) => e instanceof CouncilHttpError && e.code === 'privacy_policy_violation');
+    await expect(p.submit(1, round, 'techne', update(0))).rejects.toSatisfy(
+      (e: unknown) => e instanceof CouncilHttpError && e.code === 'privacy_policy_violation',
+    );
   });
 
   it('accepts only the agents it has layouts for', async () => {
     const p = await open(0);
     const round = await p.currentRound();
-    await expect(p.submit(0, round, 'metis', update(0))).rejects.toSatisfy((e: unknown) => e instanceof CouncilHttpError && e.code === 'agent_not_configured');
+    await expect(p.submit(0, round, 'metis', update(0))).rejects.toSatisfy(
+      (e: unknown) => e instanceof CouncilHttpError && e.code === 'agent_not_configured',
+    );
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cellKey, cellsOf, cohortByzantine, DEFAULT_EXPERIMENT, problemWith, type Experiment } from '../../src/simulation/experiment.js';
+import {
+  cellKey,
+  cellsOf,
+  cohortByzantine,
+  DEFAULT_EXPERIMENT,
+  problemWith,
+  type Experiment,
+} from '../../src/simulation/experiment.js';
 import { sigmaFor } from '../../src/simulation/sim-privacy.js';
 import { epsilonFor } from '../../src/privacy/rdp-accountant.js';
 
@@ -15,7 +22,9 @@ describe('the grid', () => {
     expect(cells.filter((c) => c.split === 'param-random').map((c) => c.seed)).toEqual(x.seeds);
     expect(cells.filter((c) => c.split === 'fedsa').map((c) => c.seed)).toEqual(x.seeds);
     const distributed = cells.filter((c) => c.noise === 'distributed');
-    expect(distributed.every((c) => c.strategy === 'fedavg' && c.epsilon !== Infinity && c.attack === 'none')).toBe(true);
+    expect(distributed.every((c) => c.strategy === 'fedavg' && c.epsilon !== Infinity && c.attack === 'none')).toBe(
+      true,
+    );
     expect(distributed).toHaveLength(2 * finite * x.seeds.length);
     expect(cells.filter((c) => c.share === 'small')).toHaveLength((x.epsilons.length + finite) * x.seeds.length);
     expect(cells.some((c) => c.strategy === 'fedavg-naive' && c.attack === 'scale')).toBe(true);
@@ -34,7 +43,9 @@ describe('the grid', () => {
     expect(bad({ forges: 100, byzantine: 20, cohort: 101 })).toBe('--cohort 101 is larger than --forges 100');
     // 20% of a cohort of 20 is f = 4: Bulyan needs 19 ≤ 20, fine; a cohort of 15 (f = 3) needs 15: fine; 10 (f = 2) needs 11.
     expect(bad({ forges: 100, byzantine: 20, cohort: 20 })).toBeNull();
-    expect(bad({ forges: 100, byzantine: 20, cohort: 10 })).toMatch(/^bulyan\+lora-fair with f=2 needs at least 11 forges per cohort \(n ≥ 4f\+3\); got --cohort 10/);
+    expect(bad({ forges: 100, byzantine: 20, cohort: 10 })).toMatch(
+      /^bulyan\+lora-fair with f=2 needs at least 11 forges per cohort \(n ≥ 4f\+3\); got --cohort 10/,
+    );
     expect(bad({ forges: 0, cohort: 0 })).toMatch(/^--forges 0: a federation needs at least one forge/);
     expect(bad({ epsilons: [4, 0] })).toMatch(/^ε 0: give a positive ε/);
     expect(bad({ epsilon: -1 })).toMatch(/^ε -1/);
@@ -51,8 +62,12 @@ describe('privacy levels', () => {
     expect(sigmaFor(Infinity, 4, 1e-5)).toBe(0);
     for (const eps of [0.5, 1, 4, 8]) {
       const sigma = sigmaFor(eps, 4, 1e-5);
-      expect(epsilonFor({ noiseMultiplier: sigma, sampleRate: 1, steps: 4, delta: 1e-5 }).epsilon).toBeLessThanOrEqual(eps + 1e-9);
-      expect(epsilonFor({ noiseMultiplier: sigma * 0.98, sampleRate: 1, steps: 4, delta: 1e-5 }).epsilon).toBeGreaterThan(eps);
+      expect(epsilonFor({ noiseMultiplier: sigma, sampleRate: 1, steps: 4, delta: 1e-5 }).epsilon).toBeLessThanOrEqual(
+        eps + 1e-9,
+      );
+      expect(
+        epsilonFor({ noiseMultiplier: sigma * 0.98, sampleRate: 1, steps: 4, delta: 1e-5 }).epsilon,
+      ).toBeGreaterThan(eps);
     }
   });
 });

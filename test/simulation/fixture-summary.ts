@@ -1,24 +1,79 @@
 import type { CellResult, Quality } from '../../src/simulation/cell.js';
-import { cellKey, type Attack, type Cell, type Experiment, type Noise, type Share, type SimStrategy, type Split } from '../../src/simulation/experiment.js';
+import {
+  cellKey,
+  type Attack,
+  type Cell,
+  type Experiment,
+  type Noise,
+  type Share,
+  type SimStrategy,
+  type Split,
+} from '../../src/simulation/experiment.js';
 
 /** Hand-made cell results (two seeds) covering every section of the report. */
 export const FIXTURE_EXPERIMENT: Experiment = {
-  forges: 5, byzantine: 1, rounds: 3, agents: ['techne'], sessions: 2, turns: 4,
-  strategies: ['fedavg-naive', 'multikrum+lora-fair'], attacks: ['none', 'sign-flip', 'collude'],
-  epsilon: Infinity, epsilons: [1, 8, Infinity], reference: 'multikrum+lora-fair', seeds: [1, 2],
-  localEpochs: 1, clipNorm: 1, delta: 1e-5, heldOut: 10, cohort: 5, personalSample: 24,
+  forges: 5,
+  byzantine: 1,
+  rounds: 3,
+  agents: ['techne'],
+  sessions: 2,
+  turns: 4,
+  strategies: ['fedavg-naive', 'multikrum+lora-fair'],
+  attacks: ['none', 'sign-flip', 'collude'],
+  epsilon: Infinity,
+  epsilons: [1, 8, Infinity],
+  reference: 'multikrum+lora-fair',
+  seeds: [1, 2],
+  localEpochs: 1,
+  clipNorm: 1,
+  delta: 1e-5,
+  heldOut: 10,
+  cohort: 5,
+  personalSample: 24,
 };
 
 const q = (all: number): Quality => ({ personal: all, craft: all - 0.05, all });
 
 export function fixtureCells(): CellResult[] {
   const out: CellResult[] = [];
-  const cell = (strategy: SimStrategy, attack: Attack, seed: number, council: number, o: { epsilon?: number; split?: Split; personal?: boolean; exile?: boolean; noise?: Noise; share?: Share } = {}): void => {
-    const c: Cell = { strategy, attack, epsilon: o.epsilon ?? Infinity, split: o.split ?? 'semantic', noise: o.noise ?? 'local', share: o.share ?? 'full', seed };
+  const cell = (
+    strategy: SimStrategy,
+    attack: Attack,
+    seed: number,
+    council: number,
+    o: { epsilon?: number; split?: Split; personal?: boolean; exile?: boolean; noise?: Noise; share?: Share } = {},
+  ): void => {
+    const c: Cell = {
+      strategy,
+      attack,
+      epsilon: o.epsilon ?? Infinity,
+      split: o.split ?? 'semantic',
+      noise: o.noise ?? 'local',
+      share: o.share ?? 'full',
+      seed,
+    };
     out.push({
-      key: cellKey(c), cell: c, sigma: o.epsilon === 1 ? 5.2 : o.epsilon === 8 ? 0.9 : 0, agents: {}, council: council + seed * 0.01, curve: [0.5, (0.5 + council) / 2, council + seed * 0.01],
+      key: cellKey(c),
+      cell: c,
+      sigma: o.epsilon === 1 ? 5.2 : o.epsilon === 8 ? 0.9 : 0,
+      agents: {},
+      council: council + seed * 0.01,
+      curve: [0.5, (0.5 + council) / 2, council + seed * 0.01],
       personal: o.personal ? { bondCouncil: q(0.9), councilOnly: q(0.62), bondOnly: q(0.86), forges: 4 } : null,
-      exiles: o.exile ? [{ forge: 'forge-03', round: 3, byzantine: true }] : [], falseExiles: 0, forgeRounds: 15, rounds: [], privacy: { sigma: 0, releaseSigma: 0, q: 1, rounds: 3, observerEpsilon: Infinity, releases: { max: 3, mean: 3, never: 0 }, forgeLedgerEpsilon: Infinity, sharedValues: 135176 },
+      exiles: o.exile ? [{ forge: 'forge-03', round: 3, byzantine: true }] : [],
+      falseExiles: 0,
+      forgeRounds: 15,
+      rounds: [],
+      privacy: {
+        sigma: 0,
+        releaseSigma: 0,
+        q: 1,
+        rounds: 3,
+        observerEpsilon: Infinity,
+        releases: { max: 3, mean: 3, never: 0 },
+        forgeLedgerEpsilon: Infinity,
+        sharedValues: 135176,
+      },
     });
   };
   for (const seed of [1, 2]) {

@@ -13,8 +13,29 @@ import { seedContext, sharedModel } from '../../src/simulation/run.js';
 // deterministic, aggregation is the same code: the numbers must agree.
 describe('--http: the same experiment through a real council process', () => {
   it('gives the same council quality, round by round, and the same exiles', async () => {
-    const x: Experiment = { ...DEFAULT_EXPERIMENT, forges: 5, cohort: 5, byzantine: 1, rounds: 2, seeds: [4], strategies: ['multikrum+lora-fair'], attacks: ['collude'], epsilons: [], sessions: 3, turns: 8, heldOut: 30 };
-    const cell: Cell = { strategy: 'multikrum+lora-fair', attack: 'collude', epsilon: 4, split: 'semantic', noise: 'local', share: 'full', seed: 4 };
+    const x: Experiment = {
+      ...DEFAULT_EXPERIMENT,
+      forges: 5,
+      cohort: 5,
+      byzantine: 1,
+      rounds: 2,
+      seeds: [4],
+      strategies: ['multikrum+lora-fair'],
+      attacks: ['collude'],
+      epsilons: [],
+      sessions: 3,
+      turns: 8,
+      heldOut: 30,
+    };
+    const cell: Cell = {
+      strategy: 'multikrum+lora-fair',
+      attack: 'collude',
+      epsilon: 4,
+      split: 'semantic',
+      noise: 'local',
+      share: 'full',
+      seed: 4,
+    };
     const dir = mkdtempSync(join(tmpdir(), 'kourai-http-parity-'));
     try {
       const m = sharedModel();

@@ -20,7 +20,21 @@ const l2 = (v: readonly number[]): number => Math.sqrt(v.reduce((s, x) => s + x 
 describe('the simulation starts round 1 from the council’s public initialisation', () => {
   it('round-1 global − round-0 global has norm ≤ S (FedAvg, ε = ∞); round 0 is a PEFT init (A ≠ 0, B = 0)', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-sim-init-'));
-    const x: Experiment = { ...DEFAULT_EXPERIMENT, forges: 3, cohort: 3, byzantine: 0, rounds: 1, seeds: [1], strategies: ['fedavg'], attacks: ['none'], epsilons: [Infinity], reference: 'fedavg', sessions: 3, turns: 8, heldOut: 10 };
+    const x: Experiment = {
+      ...DEFAULT_EXPERIMENT,
+      forges: 3,
+      cohort: 3,
+      byzantine: 0,
+      rounds: 1,
+      seeds: [1],
+      strategies: ['fedavg'],
+      attacks: ['none'],
+      epsilons: [Infinity],
+      reference: 'fedavg',
+      sessions: 3,
+      turns: 8,
+      heldOut: 10,
+    };
     const seen: (NamedTensor[] | null)[] = [];
     const recording = async (s: CouncilSetup): Promise<CouncilPort> => {
       const p = await inProcessCouncil(s);
@@ -34,7 +48,9 @@ describe('the simulation starts round 1 from the council’s public initialisati
       expect(g0, 'the council publishes a round-0 global').toBeTruthy();
       expect(g1).toBeTruthy();
       const init = g0 as NamedTensor[];
-      expect(init.filter((t) => t.name.endsWith('lora_B.weight')).every((t) => t.data.every((v) => v === 0))).toBe(true);
+      expect(init.filter((t) => t.name.endsWith('lora_B.weight')).every((t) => t.data.every((v) => v === 0))).toBe(
+        true,
+      );
       expect(l2(flat(init))).toBeGreaterThan(2); // ≈ 2.3 at rank 8: larger than S = 1
       const start = flat(init);
       const moved = l2(flat(g1 as NamedTensor[]).map((v, i) => v - (start[i] as number)));

@@ -13,7 +13,15 @@ import { FIXTURE_EXPERIMENT, fixtureCells } from './fixture-summary.js';
 // profile directory is the user data dir (playwright passes it as --user-data-dir itself).
 const which = spawnSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' });
 const executable = which.status === 0 ? which.stdout.trim() : null;
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 describe('the HTML report in a real browser', () => {
   it('renders every chart with JavaScript off and fetches nothing', async (t) => {
@@ -21,9 +29,18 @@ describe('the HTML report in a real browser', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kourai-report-'));
     const file = join(dir, 'report.html');
     const x = FIXTURE_EXPERIMENT;
-    writeFileSync(file, renderHtml(x, summarize(x, fixtureCells(), 18), { id: 'fixture', generatedAt: '2026-11-22T10:00:00.000Z' }));
+    writeFileSync(
+      file,
+      renderHtml(x, summarize(x, fixtureCells(), 18), { id: 'fixture', generatedAt: '2026-11-22T10:00:00.000Z' }),
+    );
     const profile = mkdtempSync(join(tmpdir(), 'kourai-chromium-'));
-    const context = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: FLAGS, javaScriptEnabled: false, viewport: { width: 1280, height: 900 } });
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: executable,
+      headless: true,
+      args: FLAGS,
+      javaScriptEnabled: false,
+      viewport: { width: 1280, height: 900 },
+    });
     try {
       const page = context.pages()[0] ?? (await context.newPage());
       const requests: string[] = [];
@@ -51,11 +68,17 @@ describe('the HTML report in a real browser', () => {
       for (let i = 0; i < 9; i++) expect((await bars.nth(i).boundingBox())?.height).toBeGreaterThan(10);
       // the worst case is marked, the targets say met or MISSED
       expect(await page.locator('table.byzantine td.worst').count()).toBe(2);
-      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(/byzantine robustness: naive fedavg collapses\s+.*met/);
+      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(
+        /byzantine robustness: naive fedavg collapses\s+.*met/,
+      );
       // the ε curve has one line per noise variant; the split chart has the semantic split and both controls
       expect(await page.locator('svg[data-chart="privacy"] polyline').count()).toBe(4);
-      await expect(page.locator('#split + p + table').innerText()).resolves.toMatch(/semantic[\s\S]*param-random[\s\S]*fedsa/);
-      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(/Aidos slop-detection F1[\s\S]*not measured/);
+      await expect(page.locator('#split + p + table').innerText()).resolves.toMatch(
+        /semantic[\s\S]*param-random[\s\S]*fedsa/,
+      );
+      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(
+        /Aidos slop-detection F1[\s\S]*not measured/,
+      );
       // a screenshot is not blank: the PNG of a chart differs from a blank one of the same size
       const shot = await charts.nth(0).screenshot();
       expect(shot.length).toBeGreaterThan(5000);

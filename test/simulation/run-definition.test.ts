@@ -10,7 +10,14 @@ import { removeDir, tempDir } from '../helpers/ctx.js';
  * hit by a run that would compute the same numbers: the id is a digest of the run's configuration and
  * of everything else that defines a run — nothing bumped by hand.
  */
-const DEF: RunDefinition = { protocol: 2, release_format: 'kourai.council-release/3', public_init: 'kourai.public-init/1', base: 'sha256:base', code: 'a'.repeat(64), v8: '11.3.244.8-node.33' };
+const DEF: RunDefinition = {
+  protocol: 2,
+  release_format: 'kourai.council-release/3',
+  public_init: 'kourai.public-init/1',
+  base: 'sha256:base',
+  code: 'a'.repeat(64),
+  v8: '11.3.244.8-node.33',
+};
 
 describe('the experiment id: a change of anything that defines a run misses the cache', () => {
   it('the same experiment and definition: the same id (so a resumed or parallel run shares its cells)', () => {
@@ -41,7 +48,12 @@ describe('the experiment id: a change of anything that defines a run misses the 
   });
 
   it('which cells a command asks for does not change it (seeds run as separate processes share finished cells)', () => {
-    expect(experimentId({ ...DEFAULT_EXPERIMENT, seeds: [2], strategies: ['fedavg'], attacks: ['none'], epsilons: [1] }, DEF)).toBe(experimentId(DEFAULT_EXPERIMENT, DEF));
+    expect(
+      experimentId(
+        { ...DEFAULT_EXPERIMENT, seeds: [2], strategies: ['fedavg'], attacks: ['none'], epsilons: [1] },
+        DEF,
+      ),
+    ).toBe(experimentId(DEFAULT_EXPERIMENT, DEF));
   });
 });
 
@@ -92,7 +104,14 @@ describe('the code digest', () => {
   it('not with presentation (commands, screens, output, the report) or build by-products (.map, .d.ts)', () => {
     dir = tree(FILES);
     const d0 = codeDigest(dir, '.js');
-    for (const p of ['commands/federate/simulate.js', 'ui/screen.js', 'output/table.js', 'simulation/report/html.js', 'train/trainer.js.map', 'train/trainer.d.ts']) {
+    for (const p of [
+      'commands/federate/simulate.js',
+      'ui/screen.js',
+      'output/table.js',
+      'simulation/report/html.js',
+      'train/trainer.js.map',
+      'train/trainer.d.ts',
+    ]) {
       writeFileSync(join(dir, p), 'changed');
       expect(codeDigest(dir, '.js'), p).toBe(d0);
     }
@@ -100,7 +119,12 @@ describe('the code digest', () => {
 
   it('this kourai’s definition: protocol v2, the built-in base, a digest of its own code', () => {
     const d = runDefinition();
-    expect(d).toMatchObject({ protocol: 2, release_format: 'kourai.council-release/3', public_init: 'kourai.public-init/1', base: 'sha256:9699214dc40c7cd34e27fe5d974a2af38f5435cb611d3c2768db5056e795b7db' });
+    expect(d).toMatchObject({
+      protocol: 2,
+      release_format: 'kourai.council-release/3',
+      public_init: 'kourai.public-init/1',
+      base: 'sha256:9699214dc40c7cd34e27fe5d974a2af38f5435cb611d3c2768db5056e795b7db',
+    });
     expect(d.code).toMatch(/^[0-9a-f]{64}$/);
     expect(d.v8).toBe(process.versions.v8);
     expect(runDefinition()).toEqual(d);

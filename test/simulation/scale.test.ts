@@ -11,7 +11,9 @@ interface OpacusRow {
   steps: number;
   eps_rdp: number;
 }
-const ref = JSON.parse(readFileSync(new URL('../fixtures/privacy/opacus-rdp.json', import.meta.url), 'utf8')) as { eps_table_subsampled_sigma_not_1: { rows: OpacusRow[] } };
+const ref = JSON.parse(readFileSync(new URL('../fixtures/privacy/opacus-rdp.json', import.meta.url), 'utf8')) as {
+  eps_table_subsampled_sigma_not_1: { rows: OpacusRow[] };
+};
 
 const dims = { inDim: 64, hidden: 16, out: 1, rank: 4 };
 
@@ -39,7 +41,9 @@ describe('what a forge federates', () => {
     const out = noisedRelease(update, mask, 1, 2, seededSampler('t'));
     for (let i = 0; i < n; i++) if (!mask[i]) expect(out[i]).toBe(0);
     // The noise on the federated values has sd σS = 2.
-    const noise = Array.from(out).filter((_, i) => mask[i] === 1).map((v) => v - 0.5 / Math.sqrt(mask.reduce((a, b) => a + b, 0)));
+    const noise = Array.from(out)
+      .filter((_, i) => mask[i] === 1)
+      .map((v) => v - 0.5 / Math.sqrt(mask.reduce((a, b) => a + b, 0)));
     const sd = Math.sqrt(noise.reduce((a, b) => a + b * b, 0) / noise.length);
     expect(sd).toBeGreaterThan(1.7);
     expect(sd).toBeLessThan(2.3);
@@ -65,7 +69,10 @@ describe('privacy at scale', () => {
     // Five unsampled releases at this σ cost far more than the amplified 4 …
     expect(a.forgeLedgerEpsilon).toBeGreaterThan(a.observerEpsilon);
     // … and exactly what five rounds at q = 1 cost.
-    expect(a.forgeLedgerEpsilon).toBeCloseTo(account(sigma, sigma, 1, 5, 1e-5, new Uint32Array([5]), 100).observerEpsilon, 12);
+    expect(a.forgeLedgerEpsilon).toBeCloseTo(
+      account(sigma, sigma, 1, 5, 1e-5, new Uint32Array([5]), 100).observerEpsilon,
+      12,
+    );
     // A forge that never released spent nothing.
     expect(account(sigma, sigma, 0.1, 20, 1e-5, new Uint32Array([0, 0]), 100).forgeLedgerEpsilon).toBe(0);
   });

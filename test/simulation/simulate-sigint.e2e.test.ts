@@ -13,8 +13,36 @@ describe('kourai federate simulate: Ctrl-C on the binary', () => {
 
   it('exits 130 after SIGINT and keeps every finished cell', async () => {
     assertBuilt();
-    const args = ['federate', 'simulate', '--forges', '5', '--byzantine', '1', '--rounds', '2', '--seeds', '1', '--strategies', 'multikrum+lora-fair', '--attacks', 'none,collude,sign-flip', '--epsilons', 'inf', '--held-out', '20', '--sessions', '3', '--turns', '8', '--json'];
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: home, env: cleanEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      'federate',
+      'simulate',
+      '--forges',
+      '5',
+      '--byzantine',
+      '1',
+      '--rounds',
+      '2',
+      '--seeds',
+      '1',
+      '--strategies',
+      'multikrum+lora-fair',
+      '--attacks',
+      'none,collude,sign-flip',
+      '--epsilons',
+      'inf',
+      '--held-out',
+      '20',
+      '--sessions',
+      '3',
+      '--turns',
+      '8',
+      '--json',
+    ];
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: home,
+      env: cleanEnv(home),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const cellsFile = (): string | null => {
@@ -33,7 +61,9 @@ describe('kourai federate simulate: Ctrl-C on the binary', () => {
     expect(code, err).toBe(130);
     const m = /simulation cancelled: (\d+) of 4 cells finished, kept in (\S+cells\.ndjson)/.exec(err);
     expect(m, err).not.toBeNull();
-    const lines = readFileSync(m?.[2] as string, 'utf8').split('\n').filter(Boolean);
+    const lines = readFileSync(m?.[2] as string, 'utf8')
+      .split('\n')
+      .filter(Boolean);
     expect(lines.length).toBe(Number(m?.[1]));
     expect(lines.length).toBeGreaterThanOrEqual(1);
     expect(lines.length).toBeLessThan(4);

@@ -11,7 +11,18 @@ import { testCtx } from '../helpers/ctx.js';
 
 // A tiny federation (5 forges, 1 Byzantine, 2 rounds, small sample forges): the whole pipeline —
 // sample forges, data views, real trainer, real privacy code, the council in-process — in seconds.
-const TINY = { forges: '5', byzantine: '1', rounds: '2', seeds: '1', strategies: 'multikrum+lora-fair', attacks: 'none,collude', epsilons: 'inf', heldOut: '20', sessions: '3', turns: '8' };
+const TINY = {
+  forges: '5',
+  byzantine: '1',
+  rounds: '2',
+  seeds: '1',
+  strategies: 'multikrum+lora-fair',
+  attacks: 'none,collude',
+  epsilons: 'inf',
+  heldOut: '20',
+  sessions: '3',
+  turns: '8',
+};
 
 describe('kourai federate simulate (in-process council)', () => {
   const ctx = testCtx();
@@ -38,7 +49,8 @@ describe('kourai federate simulate (in-process council)', () => {
     for (const t of r.targets) {
       expect(typeof t.met).toBe('boolean');
       // A claim the harness does not measure says so and is never met.
-      if (!Number.isFinite(t.value)) expect(t).toMatchObject({ met: false, detail: expect.stringMatching(/^not measured/) });
+      if (!Number.isFinite(t.value))
+        expect(t).toMatchObject({ met: false, detail: expect.stringMatching(/^not measured/) });
     }
     expect(r.targets.filter((t) => Number.isFinite(t.value)).length).toBeGreaterThanOrEqual(6);
     // Every honest forge-round trained and sent something; held-out accuracies are accuracies.
@@ -61,8 +73,15 @@ describe('kourai federate simulate (in-process council)', () => {
     expect(html).not.toMatch(/<script|src=|href="http|url\(/);
     // the report names the command that reproduces it, and that command parses to the same experiment
     const cmd = /Reproduce: <code>kourai federate simulate ([^<]*) --out [^<]*<\/code>/.exec(html)?.[1] ?? '';
-    expect(cmd).toBe('--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20');
-    const again0 = Object.fromEntries(cmd.split(' --').map((s) => s.replace(/^--/, '').split(' ')).map(([k, v]) => [(k as string).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()), v]));
+    expect(cmd).toBe(
+      '--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20',
+    );
+    const again0 = Object.fromEntries(
+      cmd
+        .split(' --')
+        .map((s) => s.replace(/^--/, '').split(' '))
+        .map(([k, v]) => [(k as string).replace(/-(\w)/g, (_, c: string) => c.toUpperCase()), v]),
+    );
     expect(experimentFrom(parseOptions(simulate, again0))).toEqual(experimentFrom(opts));
     expect(existsSync(join(out, 'results.json'))).toBe(true);
     expect(readFileSync(r.cells_file, 'utf8').trim().split('\n')).toHaveLength(5);
@@ -85,29 +104,66 @@ describe('kourai federate simulate (in-process council)', () => {
         expect(err?.message).not.toMatch(/\n/);
       };
       await refuse({ cohort: '6' }, /^--cohort 6 is larger than --forges 5$/);
-      await refuse({ forges: '0', byzantine: '0', attacks: 'none' }, /^--forges 0: a federation needs at least one forge$/);
-      await refuse({ forges: '100', byzantine: '20', cohort: '10', strategies: 'bulyan+lora-fair' }, /^bulyan\+lora-fair with f=2 needs at least 11 forges per cohort \(n ≥ 4f\+3\); got --cohort 10/);
+      await refuse(
+        { forges: '0', byzantine: '0', attacks: 'none' },
+        /^--forges 0: a federation needs at least one forge$/,
+      );
+      await refuse(
+        { forges: '100', byzantine: '20', cohort: '10', strategies: 'bulyan+lora-fair' },
+        /^bulyan\+lora-fair with f=2 needs at least 11 forges per cohort \(n ≥ 4f\+3\); got --cohort 10/,
+      );
       await refuse({ epsilons: '4,0' }, /^--epsilons: "0" is not an ε/);
       await refuse({ epsilon: '-2' }, /^--epsilon: "-2" is not an ε/);
       expect(existsSync(join(fresh.home, 'simulations'))).toBe(false);
     } finally {
       fresh.cleanup();
     }
-    await expect(simulate.run(parseOptions(simulate, { ...TINY, strategies: 'bulyan+lora-fair' }), ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/bulyan\+lora-fair with f=1 needs at least 7 forges/) });
-    await expect(simulate.run(parseOptions(simulate, { ...TINY, attacks: 'none,nope' }), ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/--attacks: unknown value "nope"/) });
-    await expect(simulate.run(parseOptions(simulate, { ...TINY, epsilon: '-1' }), ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/--epsilon/) });
+    await expect(
+      simulate.run(parseOptions(simulate, { ...TINY, strategies: 'bulyan+lora-fair' }), ctx),
+    ).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/bulyan\+lora-fair with f=1 needs at least 7 forges/),
+    });
+    await expect(simulate.run(parseOptions(simulate, { ...TINY, attacks: 'none,nope' }), ctx)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/--attacks: unknown value "nope"/),
+    });
+    await expect(simulate.run(parseOptions(simulate, { ...TINY, epsilon: '-1' }), ctx)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/--epsilon/),
+    });
   });
 });
 
 describe('Ctrl-C keeps the finished cells', () => {
   it('stops after the cell in progress; what finished is handed out, the rest is not run', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-sim-'));
-    const x: Experiment = { ...DEFAULT_EXPERIMENT, forges: 5, cohort: 5, byzantine: 1, rounds: 1, seeds: [1], strategies: ['multikrum+lora-fair'], attacks: ['none', 'collude'], epsilons: [Infinity], sessions: 3, turns: 8, heldOut: 10 };
+    const x: Experiment = {
+      ...DEFAULT_EXPERIMENT,
+      forges: 5,
+      cohort: 5,
+      byzantine: 1,
+      rounds: 1,
+      seeds: [1],
+      strategies: ['multikrum+lora-fair'],
+      attacks: ['none', 'collude'],
+      epsilons: [Infinity],
+      sessions: 3,
+      turns: 8,
+      heldOut: 10,
+    };
     const ac = new AbortController();
     const kept: string[] = [];
     try {
       const ticks: [number, number][] = [];
-      const out = await runExperiment({ x, scratch, port: inProcessCouncil, signal: ac.signal, onCell: (r) => (kept.push(r.key), ac.abort()), onProgress: (done, total) => ticks.push([done, total]) });
+      const out = await runExperiment({
+        x,
+        scratch,
+        port: inProcessCouncil,
+        signal: ac.signal,
+        onCell: (r) => (kept.push(r.key), ac.abort()),
+        onProgress: (done, total) => ticks.push([done, total]),
+      });
       // Progress (what the ETA is computed from): forge-rounds of the whole grid, never going back.
       expect(new Set(ticks.map(([, total]) => total))).toEqual(new Set([25]));
       expect(ticks.map(([d]) => d)).toEqual([...ticks.map(([d]) => d)].sort((a, b) => a - b));

@@ -4,29 +4,101 @@ import { cellKey, type Attack, type Cell, type Experiment, type SimStrategy } fr
 import { summarize } from '../../src/simulation/summary.js';
 
 const x: Experiment = {
-  forges: 5, byzantine: 1, rounds: 2, agents: ['techne'], sessions: 2, turns: 4,
-  strategies: ['fedavg-naive', 'multikrum+lora-fair'], attacks: ['none', 'sign-flip', 'collude'],
-  epsilon: Infinity, epsilons: [1, Infinity], reference: 'multikrum+lora-fair', seeds: [1, 2],
-  localEpochs: 1, clipNorm: 1, delta: 1e-5, heldOut: 10, cohort: 5, personalSample: 24,
+  forges: 5,
+  byzantine: 1,
+  rounds: 2,
+  agents: ['techne'],
+  sessions: 2,
+  turns: 4,
+  strategies: ['fedavg-naive', 'multikrum+lora-fair'],
+  attacks: ['none', 'sign-flip', 'collude'],
+  epsilon: Infinity,
+  epsilons: [1, Infinity],
+  reference: 'multikrum+lora-fair',
+  seeds: [1, 2],
+  localEpochs: 1,
+  clipNorm: 1,
+  delta: 1e-5,
+  heldOut: 10,
+  cohort: 5,
+  personalSample: 24,
 };
 const q = (all: number): Quality => ({ personal: all, craft: all, all });
 
-function cell(strategy: SimStrategy, attack: Attack, seed: number, council: number, o: { epsilon?: number; split?: 'semantic' | 'param-random'; personal?: [number, number, number]; falseExile?: boolean } = {}): CellResult {
-  const c: Cell = { strategy, attack, epsilon: o.epsilon ?? Infinity, split: o.split ?? 'semantic', noise: 'local', share: 'full', seed };
+function cell(
+  strategy: SimStrategy,
+  attack: Attack,
+  seed: number,
+  council: number,
+  o: {
+    epsilon?: number;
+    split?: 'semantic' | 'param-random';
+    personal?: [number, number, number];
+    falseExile?: boolean;
+  } = {},
+): CellResult {
+  const c: Cell = {
+    strategy,
+    attack,
+    epsilon: o.epsilon ?? Infinity,
+    split: o.split ?? 'semantic',
+    noise: 'local',
+    share: 'full',
+    seed,
+  };
   return {
-    key: cellKey(c), cell: c, sigma: 0, agents: {}, council, curve: [council / 2, council],
-    personal: o.personal ? { bondCouncil: q(o.personal[0]), councilOnly: q(o.personal[1]), bondOnly: q(o.personal[2]), forges: 4 } : null,
-    exiles: o.falseExile ? [{ forge: 'forge-02', round: 3, byzantine: false }] : [], falseExiles: o.falseExile ? 1 : 0, forgeRounds: 10, rounds: [], privacy: { sigma: 0, releaseSigma: 0, q: 1, rounds: 2, observerEpsilon: Infinity, releases: { max: 2, mean: 2, never: 0 }, forgeLedgerEpsilon: Infinity, sharedValues: 135176 },
+    key: cellKey(c),
+    cell: c,
+    sigma: 0,
+    agents: {},
+    council,
+    curve: [council / 2, council],
+    personal: o.personal
+      ? { bondCouncil: q(o.personal[0]), councilOnly: q(o.personal[1]), bondOnly: q(o.personal[2]), forges: 4 }
+      : null,
+    exiles: o.falseExile ? [{ forge: 'forge-02', round: 3, byzantine: false }] : [],
+    falseExiles: o.falseExile ? 1 : 0,
+    forgeRounds: 10,
+    rounds: [],
+    privacy: {
+      sigma: 0,
+      releaseSigma: 0,
+      q: 1,
+      rounds: 2,
+      observerEpsilon: Infinity,
+      releases: { max: 2, mean: 2, never: 0 },
+      forgeLedgerEpsilon: Infinity,
+      sharedValues: 135176,
+    },
   };
 }
 
-function results(o: { fedavgWorst: number; robustWorst: number; eps1: number; random: number; falseExile?: boolean }): CellResult[] {
+function results(o: {
+  fedavgWorst: number;
+  robustWorst: number;
+  eps1: number;
+  random: number;
+  falseExile?: boolean;
+}): CellResult[] {
   const out: CellResult[] = [];
   for (const seed of [1, 2]) {
-    out.push(cell('fedavg-naive', 'none', seed, 0.8), cell('fedavg-naive', 'sign-flip', seed, 0.7), cell('fedavg-naive', 'collude', seed, o.fedavgWorst));
-    out.push(cell('multikrum+lora-fair', 'none', seed, 0.8, { personal: [0.9 + seed * 0.001, 0.6, 0.85], falseExile: o.falseExile === true && seed === 2 }), cell('multikrum+lora-fair', 'sign-flip', seed, 0.79), cell('multikrum+lora-fair', 'collude', seed, o.robustWorst));
+    out.push(
+      cell('fedavg-naive', 'none', seed, 0.8),
+      cell('fedavg-naive', 'sign-flip', seed, 0.7),
+      cell('fedavg-naive', 'collude', seed, o.fedavgWorst),
+    );
+    out.push(
+      cell('multikrum+lora-fair', 'none', seed, 0.8, {
+        personal: [0.9 + seed * 0.001, 0.6, 0.85],
+        falseExile: o.falseExile === true && seed === 2,
+      }),
+      cell('multikrum+lora-fair', 'sign-flip', seed, 0.79),
+      cell('multikrum+lora-fair', 'collude', seed, o.robustWorst),
+    );
     out.push(cell('multikrum+lora-fair', 'none', seed, o.eps1, { epsilon: 1, personal: [0.7, 0.6, 0.85] }));
-    out.push(cell('multikrum+lora-fair', 'none', seed, 0.8, { split: 'param-random', personal: [o.random, 0.6, 0.85] }));
+    out.push(
+      cell('multikrum+lora-fair', 'none', seed, 0.8, { split: 'param-random', personal: [o.random, 0.6, 0.85] }),
+    );
   }
   return out;
 }
@@ -41,8 +113,14 @@ describe('targets say what was measured, whether it was met and by how much it w
     expect(t['byzantine robustness: multikrum+lora-fair within 5% of clean']?.met).toBe(true);
     expect(t['exile: no false exiles']).toMatchObject({ value: 0, met: true });
     expect(t['personalization: bond + council beats council-only']?.value).toBeCloseTo(0.3015, 12);
-    expect(t['personalization: bond + council beats bond-only']).toMatchObject({ met: true, value: expect.closeTo(0.0515, 12) });
-    expect(t['semantic split beats param-random split']).toMatchObject({ met: true, value: expect.closeTo(0.1015, 12) });
+    expect(t['personalization: bond + council beats bond-only']).toMatchObject({
+      met: true,
+      value: expect.closeTo(0.0515, 12),
+    });
+    expect(t['semantic split beats param-random split']).toMatchObject({
+      met: true,
+      value: expect.closeTo(0.1015, 12),
+    });
     expect(t['privacy/utility: monotone in ε within noise']?.met).toBe(true);
     expect(s.worst).toEqual([
       { strategy: 'fedavg-naive', attack: 'collude', council: 0.4, drop: expect.closeTo(0.5, 12) },
@@ -51,7 +129,11 @@ describe('targets say what was measured, whether it was met and by how much it w
   });
 
   it('misses are reported with the shortfall, never hidden', () => {
-    const s = summarize(x, results({ fedavgWorst: 0.7, robustWorst: 0.6, eps1: 0.95, random: 0.95, falseExile: true }), 16);
+    const s = summarize(
+      x,
+      results({ fedavgWorst: 0.7, robustWorst: 0.6, eps1: 0.95, random: 0.95, falseExile: true }),
+      16,
+    );
     const t = Object.fromEntries(s.targets.map((y) => [y.name, y]));
     expect(t['byzantine robustness: naive fedavg collapses']).toMatchObject({ met: false });
     expect(t['byzantine robustness: naive fedavg collapses']?.detail).toMatch(/short of the goal by 17\.5%/);
@@ -67,36 +149,87 @@ describe('targets say what was measured, whether it was met and by how much it w
 describe('metrics per agent', () => {
   it('keeps each agent apart (mean ± sd over seeds) and the text report shows them when several agents are measured', async () => {
     const { renderText } = await import('../../src/simulation/report/text.js');
-    const two: Experiment = { ...x, agents: ['techne', 'metis'], strategies: ['multikrum+lora-fair'], attacks: ['none'], epsilons: [] };
+    const two: Experiment = {
+      ...x,
+      agents: ['techne', 'metis'],
+      strategies: ['multikrum+lora-fair'],
+      attacks: ['none'],
+      epsilons: [],
+    };
     const per = (council: number, personal: number | null): NonNullable<CellResult['agents']['techne']> => ({
       curve: [council],
       council,
-      personal: personal === null ? null : { bondCouncil: q(personal), councilOnly: q(0.5), bondOnly: q(0.6), forges: 3 },
+      personal:
+        personal === null ? null : { bondCouncil: q(personal), councilOnly: q(0.5), bondOnly: q(0.6), forges: 3 },
     });
-    const cells = [1, 2].map((seed) => ({ ...cell('multikrum+lora-fair', 'none', seed, 0.7), agents: { techne: per(0.6 + seed / 10, 0.9), metis: per(0.5, null) } }));
+    const cells = [1, 2].map((seed) => ({
+      ...cell('multikrum+lora-fair', 'none', seed, 0.7),
+      agents: { techne: per(0.6 + seed / 10, 0.9), metis: per(0.5, null) },
+    }));
     const s = summarize(two, cells, 2);
     const techne = s.perAgent.find((r) => r.agent === 'techne');
     const metis = s.perAgent.find((r) => r.agent === 'metis');
-    expect(techne).toMatchObject({ strategy: 'multikrum+lora-fair', attack: 'none', epsilon: null, split: 'semantic', council: { mean: expect.closeTo(0.75, 12), n: 2 } });
+    expect(techne).toMatchObject({
+      strategy: 'multikrum+lora-fair',
+      attack: 'none',
+      epsilon: null,
+      split: 'semantic',
+      council: { mean: expect.closeTo(0.75, 12), n: 2 },
+    });
     expect(techne?.council.sd).toBeCloseTo(Math.SQRT1_2 / 10, 12);
     expect(techne?.personal?.bondCouncil.mean).toBeCloseTo(0.9, 12);
     expect(metis).toMatchObject({ council: { mean: 0.5, sd: 0 }, personal: null });
     const text = renderText(two, s);
     expect(text).toMatch(/Per agent/);
-    expect(text).toMatch(/ {2}techne\n {4}multikrum\+lora-fair +75\.0±7\.1\n {4}personal: 90\.0±0\.0 \/ 50\.0±0\.0 \/ 60\.0±0\.0/);
+    expect(text).toMatch(
+      / {2}techne\n {4}multikrum\+lora-fair +75\.0±7\.1\n {4}personal: 90\.0±0\.0 \/ 50\.0±0\.0 \/ 60\.0±0\.0/,
+    );
     const { renderHtml } = await import('../../src/simulation/report/html.js');
-    expect(renderHtml(two, s, { id: 't', generatedAt: 'now' })).toMatch(/<h2 id="agents">Per agent<\/h2>.*<td class="l">metis<\/td>/s);
-    expect(renderText(x, summarize(x, results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }), 16))).not.toMatch(/Per agent/);
+    expect(renderHtml(two, s, { id: 't', generatedAt: 'now' })).toMatch(
+      /<h2 id="agents">Per agent<\/h2>.*<td class="l">metis<\/td>/s,
+    );
+    expect(
+      renderText(x, summarize(x, results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }), 16)),
+    ).not.toMatch(/Per agent/);
   });
 });
 
 describe('targets at scale', () => {
-  const at = (strategy: SimStrategy, epsilon: number, council: number, seed: number, noise: 'local' | 'distributed' = 'local', share: 'full' | 'small' = 'full'): CellResult => {
+  const at = (
+    strategy: SimStrategy,
+    epsilon: number,
+    council: number,
+    seed: number,
+    noise: 'local' | 'distributed' = 'local',
+    share: 'full' | 'small' = 'full',
+  ): CellResult => {
     const c: Cell = { strategy, attack: 'none', epsilon, split: 'semantic', noise, share, seed };
-    return { ...cell(strategy, 'none', seed, council), key: cellKey(c), cell: c, privacy: { sigma: 1, releaseSigma: 1, q: 0.1, rounds: 2, observerEpsilon: epsilon, releases: { max: 2, mean: 0.2, never: 800 }, forgeLedgerEpsilon: 30, sharedValues: share === 'small' ? 4104 : 135176 } };
+    return {
+      ...cell(strategy, 'none', seed, council),
+      key: cellKey(c),
+      cell: c,
+      privacy: {
+        sigma: 1,
+        releaseSigma: 1,
+        q: 0.1,
+        rounds: 2,
+        observerEpsilon: epsilon,
+        releases: { max: 2, mean: 0.2, never: 800 },
+        forgeLedgerEpsilon: 30,
+        sharedValues: share === 'small' ? 4104 : 135176,
+      },
+    };
   };
   it('ε = 4 against ε = ∞ of the same adapter, per noise: a miss says by how many points', () => {
-    const big: Experiment = { ...x, forges: 1000, cohort: 100, byzantine: 0, strategies: ['multikrum+lora-fair'], attacks: ['none'], epsilons: [4, Infinity] };
+    const big: Experiment = {
+      ...x,
+      forges: 1000,
+      cohort: 100,
+      byzantine: 0,
+      strategies: ['multikrum+lora-fair'],
+      attacks: ['none'],
+      epsilons: [4, Infinity],
+    };
     const cells = [1, 2].flatMap((seed) => [
       at('multikrum+lora-fair', Infinity, 0.8, seed),
       at('multikrum+lora-fair', 4, 0.6, seed),
@@ -105,18 +238,43 @@ describe('targets at scale', () => {
     ]);
     const s = summarize(big, cells, cells.length);
     const t = Object.fromEntries(s.targets.map((y) => [y.name, y]));
-    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (local)']).toMatchObject({ met: false, value: expect.closeTo(0.2, 12), detail: expect.stringMatching(/misses by 15\.0 points/) });
-    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']).toMatchObject({ met: true, value: expect.closeTo(0.02, 12) });
-    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']?.detail).toMatch(/own ledger up to ε 30\.0 over 2 releases/);
-    expect(s.privacy.map((p) => `${p.epsilon ?? '∞'} ${p.variant}`)).toEqual(['4 local', '4 distributed-small', '∞ local', '∞ small']);
+    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (local)']).toMatchObject({
+      met: false,
+      value: expect.closeTo(0.2, 12),
+      detail: expect.stringMatching(/misses by 15\.0 points/),
+    });
+    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']).toMatchObject({
+      met: true,
+      value: expect.closeTo(0.02, 12),
+    });
+    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']?.detail).toMatch(
+      /own ledger up to ε 30\.0 over 2 releases/,
+    );
+    expect(s.privacy.map((p) => `${p.epsilon ?? '∞'} ${p.variant}`)).toEqual([
+      '4 local',
+      '4 distributed-small',
+      '∞ local',
+      '∞ small',
+    ]);
   });
 
   it('exile: met only when every attacker of every attacked cell fell by the stated round; false exiles counted in every cell', () => {
-    const withExiles = (seed: number, rounds: number[]): CellResult => ({ ...cell('multikrum+lora-fair', 'collude', seed, 0.78), exiles: rounds.map((round, i) => ({ forge: `forge-0${i + 1}`, round, byzantine: true })) });
-    const base = results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }).filter((c) => !(c.cell.strategy === 'multikrum+lora-fair' && c.cell.attack === 'collude'));
+    const withExiles = (seed: number, rounds: number[]): CellResult => ({
+      ...cell('multikrum+lora-fair', 'collude', seed, 0.78),
+      exiles: rounds.map((round, i) => ({ forge: `forge-0${i + 1}`, round, byzantine: true })),
+    });
+    const base = results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }).filter(
+      (c) => !(c.cell.strategy === 'multikrum+lora-fair' && c.cell.attack === 'collude'),
+    );
     const one: Experiment = { ...x, rounds: 6 };
-    const ok = summarize(one, [...base, withExiles(1, [3]), withExiles(2, [4])], 16).targets.find((t) => t.name.startsWith('exile: persistent'));
+    const ok = summarize(one, [...base, withExiles(1, [3]), withExiles(2, [4])], 16).targets.find((t) =>
+      t.name.startsWith('exile: persistent'),
+    );
     // sign-flip cells exiled nobody: not met, and the count says how many attackers stayed
-    expect(ok).toMatchObject({ met: false, value: 2, detail: expect.stringMatching(/sign-flip: 0 of 2 exiled; collude: all exiled by round 4/) });
+    expect(ok).toMatchObject({
+      met: false,
+      value: 2,
+      detail: expect.stringMatching(/sign-flip: 0 of 2 exiled; collude: all exiled by round 4/),
+    });
   });
 });

@@ -21,7 +21,11 @@ describe('feedback prompt state (kourai.db, feedback_prompts)', () => {
     const at = new Date('2026-11-22T10:00:00Z');
     expect(p.skips('forge-a', 'techne')).toBeUndefined();
     p.recordSkip('forge-a', 'techne', 'E1', at);
-    expect(p.recordSkip('forge-a', 'techne', 'E2', at)).toEqual({ count: 2, anchor: 'E2', lastSkipAt: at.toISOString() });
+    expect(p.recordSkip('forge-a', 'techne', 'E2', at)).toEqual({
+      count: 2,
+      anchor: 'E2',
+      lastSkipAt: at.toISOString(),
+    });
     p.recordSkip('forge-b', 'techne', null, at);
     p.recordSkip('forge-a', 'metis', 'M1', at);
     expect(p.skips('forge-b', 'techne')).toEqual({ count: 1, anchor: null, lastSkipAt: at.toISOString() });

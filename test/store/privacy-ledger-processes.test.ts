@@ -28,7 +28,11 @@ interface Outcome {
  * Runs a worker to the end, or, with `killAfterReleases: n`, kills it with SIGKILL as soon as it has
  * reported n new releases: the kill then lands while it works on the next one, never before any work.
  */
-function runWorker(home: string, spec: object, opts: { killAfterReleases?: number } = {}): Promise<{ code: number | null; signal: string | null; outcomes: Outcome[]; stderr: string }> {
+function runWorker(
+  home: string,
+  spec: object,
+  opts: { killAfterReleases?: number } = {},
+): Promise<{ code: number | null; signal: string | null; outcomes: Outcome[]; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [worker, home, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -40,7 +44,11 @@ function runWorker(home: string, spec: object, opts: { killAfterReleases?: numbe
         .map((l) => JSON.parse(l) as Outcome);
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      if (opts.killAfterReleases !== undefined && parse().filter((o) => o.outcome === 'released').length >= opts.killAfterReleases) child.kill('SIGKILL');
+      if (
+        opts.killAfterReleases !== undefined &&
+        parse().filter((o) => o.outcome === 'released').length >= opts.killAfterReleases
+      )
+        child.kill('SIGKILL');
     });
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
@@ -55,7 +63,8 @@ function readLedger(home: string): { ledger: PrivacyLedger; close: () => void } 
 
 let home: string;
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist/privacy/round-gate.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does) before these tests');
+  if (!existsSync(join(root, 'dist/privacy/round-gate.js')))
+    throw new Error('dist/ is missing: run `npm run build` (npm test does) before these tests');
 });
 beforeEach(() => {
   home = mkdtempSync(join(tmpdir(), 'kourai-ledger-proc-'));
@@ -68,13 +77,19 @@ const rounds = (n: number): string[] => Array.from({ length: n }, (_, i) => `r${
 describe('the privacy ledger with concurrent writer processes', () => {
   it('four processes racing on the same agents and rounds: one release per (agent, round), the agent budget never exceeded', async () => {
     // σ = 1: each agent can afford exactly 2 releases within ε = 8.
-    const spec = { agents: ['aidos', 'metis', 'techne'], rounds: rounds(5), config: cfg({ noiseMultiplier: 1, forgeEpsilon: 1000 }), consent: true };
+    const spec = {
+      agents: ['aidos', 'metis', 'techne'],
+      rounds: rounds(5),
+      config: cfg({ noiseMultiplier: 1, forgeEpsilon: 1000 }),
+      consent: true,
+    };
     const results = await Promise.all([1, 2, 3, 4].map(() => runWorker(home, spec)));
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const { ledger, close } = readLedger(home);
     const rows = ledger.releases(); // chain verified
     expect(rows).toHaveLength(6);
-    for (const agent of spec.agents) expect(rows.filter((r) => r.agent === agent).map((r) => r.round)).toEqual(['r0', 'r1']);
+    for (const agent of spec.agents)
+      expect(rows.filter((r) => r.agent === agent).map((r) => r.round)).toEqual(['r0', 'r1']);
     // every process that lost the race got the winner's noised delta back (or, while the winner
     // was still drawing, a conflict), never fresh noise
     const all = results.flatMap((r) => r.outcomes);
@@ -93,16 +108,22 @@ describe('the privacy ledger with concurrent writer processes', () => {
     // σ = 2 at ε_forge = 8: 9 releases fit (see `kourai privacy epsilon --sigma 2 --steps 9`)
     const config = cfg({ noiseMultiplier: 2, agentEpsilon: 1000, forgeEpsilon: 8 });
     const agents = ['hephaestus', 'metis', 'techne', 'dokimasia'];
-    const results = await Promise.all(agents.map((a) => runWorker(home, { agents: [a], rounds: rounds(6), config, consent: true })));
+    const results = await Promise.all(
+      agents.map((a) => runWorker(home, { agents: [a], rounds: rounds(6), config, consent: true })),
+    );
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     const { ledger, close } = readLedger(home);
     const rows = ledger.releases();
     expect(rows).toHaveLength(9);
     const eps = budgetState(rows).forge.epsilon(config.delta).epsilon;
     expect(eps).toBeLessThanOrEqual(8);
-    expect(budgetState([...rows, { agent: 'x', round: 'y', noiseMultiplier: 2, sampleRate: 1 }]).forge.epsilon(config.delta).epsilon).toBeGreaterThan(8);
+    expect(
+      budgetState([...rows, { agent: 'x', round: 'y', noiseMultiplier: 2, sampleRate: 1 }]).forge.epsilon(config.delta)
+        .epsilon,
+    ).toBeGreaterThan(8);
     // the recorded cumulative forge ε only grows, in commit order
-    for (let i = 1; i < rows.length; i++) expect(rows[i]?.epsilonForge).toBeGreaterThan(rows[i - 1]?.epsilonForge as number);
+    for (let i = 1; i < rows.length; i++)
+      expect(rows[i]?.epsilonForge).toBeGreaterThan(rows[i - 1]?.epsilonForge as number);
     close();
   });
 });
@@ -110,7 +131,13 @@ describe('the privacy ledger with concurrent writer processes', () => {
 describe('the privacy ledger when a writer is killed mid-run', () => {
   it('killed after the ledger row is committed and before the noise is drawn: the budget stays spent, the round is never re-drawn', async () => {
     const config = cfg({ noiseMultiplier: 1, forgeEpsilon: 1000 }); // two releases per agent fit
-    const killed = await runWorker(home, { agents: ['aidos'], rounds: rounds(3), config, consent: true, dieAtRelease: 1 });
+    const killed = await runWorker(home, {
+      agents: ['aidos'],
+      rounds: rounds(3),
+      config,
+      consent: true,
+      dieAtRelease: 1,
+    });
     expect(killed.signal).toBe('SIGKILL');
     expect(killed.outcomes.map((o) => [o.round, o.outcome])).toEqual([['r0', 'released']]);
     let { ledger, close } = readLedger(home);
@@ -138,7 +165,11 @@ describe('the privacy ledger when a writer is killed mid-run', () => {
     // Each is killed once it has released 1–3 new deltas, i.e. in the middle of the next one.
     for (let attempt = 0; attempt < 6; attempt++) {
       const before = seen;
-      const r = await runWorker(home, { agents, rounds: rounds(200), config, consent: true, size: 200_000 }, { killAfterReleases: 1 + (attempt % 3) });
+      const r = await runWorker(
+        home,
+        { agents, rounds: rounds(200), config, consent: true, size: 200_000 },
+        { killAfterReleases: 1 + (attempt % 3) },
+      );
       // the precondition: the kill landed mid-run, after this run had released something
       expect(r.signal, r.stderr).toBe('SIGKILL');
       const released = r.outcomes.filter((x) => x.outcome === 'released');
@@ -153,7 +184,8 @@ describe('the privacy ledger when a writer is killed mid-run', () => {
         expect(rows.some((row) => row.id === o.id)).toBe(true);
         expect(ledger.payload(o.id as number)).toBeDefined();
       }
-      for (let i = 1; i < rows.length; i++) expect(rows[i]?.epsilonForge).toBeGreaterThanOrEqual(rows[i - 1]?.epsilonForge as number);
+      for (let i = 1; i < rows.length; i++)
+        expect(rows[i]?.epsilonForge).toBeGreaterThanOrEqual(rows[i - 1]?.epsilonForge as number);
       seen = rows.length;
       close();
     }

@@ -14,7 +14,14 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(home, { recursive: true, force: true }));
 
-const params = (agent: string, round: string): ReleaseParams => ({ agent, round, noiseMultiplier: 2, clipNorm: 1, sampleRate: 1, delta: 1e-5 });
+const params = (agent: string, round: string): ReleaseParams => ({
+  agent,
+  round,
+  noiseMultiplier: 2,
+  clipNorm: 1,
+  sampleRate: 1,
+  delta: 1e-5,
+});
 const at = new Date('2026-10-01T00:00:00Z');
 
 describe('the privacy ledger (kourai.db)', () => {
@@ -32,7 +39,11 @@ describe('the privacy ledger (kourai.db)', () => {
     const db = openStateDb(home);
     const l = new PrivacyLedger(db);
     const a = l.append(params('aidos', '1'), () => ({ epsilonAgent: 1, epsilonForge: 1 }), at);
-    const b = l.append(params('metis', '1'), (existing) => ({ epsilonAgent: 1, epsilonForge: existing.length + 1 }), at);
+    const b = l.append(
+      params('metis', '1'),
+      (existing) => ({ epsilonAgent: 1, epsilonForge: existing.length + 1 }),
+      at,
+    );
     expect(a).toMatchObject({ id: 1, prevHash: GENESIS_HASH });
     expect(b).toMatchObject({ id: 2, prevHash: a.hash, epsilonForge: 2 });
     db.close();
@@ -124,14 +135,28 @@ describe('consent decisions', () => {
     const db = openStateDb(home);
     const c = new ConsentStore(db);
     expect(c.current().every((a) => !a.allowed && a.decidedAt === null)).toBe(true);
-    c.record([{ agent: 'aidos', allowed: true }, { agent: 'metis', allowed: true }], 'scene', new Date('2026-10-01T10:00:00Z'));
+    c.record(
+      [
+        { agent: 'aidos', allowed: true },
+        { agent: 'metis', allowed: true },
+      ],
+      'scene',
+      new Date('2026-10-01T10:00:00Z'),
+    );
     c.record([{ agent: 'metis', allowed: false }], 'flags', new Date('2026-10-02T10:00:00Z'));
     const now = Object.fromEntries(c.current().map((a) => [a.agent, a]));
     expect(now.aidos).toMatchObject({ allowed: true, decidedAt: '2026-10-01T10:00:00.000Z' });
     expect(now.metis).toMatchObject({ allowed: false, decidedAt: '2026-10-02T10:00:00.000Z' });
     expect(now.kallos).toMatchObject({ allowed: false, decidedAt: null });
     expect(c.history()).toMatchObject([
-      { id: 1, via: 'scene', agents: [{ agent: 'aidos', allowed: true }, { agent: 'metis', allowed: true }] },
+      {
+        id: 1,
+        via: 'scene',
+        agents: [
+          { agent: 'aidos', allowed: true },
+          { agent: 'metis', allowed: true },
+        ],
+      },
       { id: 2, via: 'flags', agents: [{ agent: 'metis', allowed: false }] },
     ]);
     db.close();

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
-import { decodeBase64Strict, f32FromBase64, f32FromLE, f32ToBase64, f64FromLE, toLE } from '../../src/tensor/float-codec.js';
+import {
+  decodeBase64Strict,
+  f32FromBase64,
+  f32FromLE,
+  f32ToBase64,
+  f64FromLE,
+  toLE,
+} from '../../src/tensor/float-codec.js';
 import { tensorFromJson, TensorJsonSchema, tensorToJson } from '../../src/tensor/json.js';
 import { checkedNumel, globalL2, l2Norm } from '../../src/tensor/tensor.js';
 import { matmul, matrix, solve, toNested, transpose } from '../../src/tensor/linalg.js';
@@ -44,7 +51,9 @@ describe('float codecs', () => {
     ];
     for (const [text, msg] of refusals) {
       expect(() => decodeBase64Strict(text), text).toThrow(msg);
-      expect(() => decodeBase64Strict(text)).toThrow(expect.objectContaining({ exitCode: ExitCode.invalidData, code: 'invalid_base64' }));
+      expect(() => decodeBase64Strict(text)).toThrow(
+        expect.objectContaining({ exitCode: ExitCode.invalidData, code: 'invalid_base64' }),
+      );
     }
     expect(Array.from(f32FromBase64(clean))).toEqual([1, 2]);
     // Node alone would take the non-canonical spelling as the same bytes: the strict decoder exists because of that.
@@ -71,8 +80,12 @@ describe('the tensor JSON shape', () => {
   });
 
   it('refuses data that does not fill the shape, or a shape too large to exist', () => {
-    expect(() => tensorFromJson({ name: 'w', shape: [3], dtype: 'F32', data: 'AACAPwAAAEA=' })).toThrow(/tensor "w" carries 8 bytes; shape \[3\] of float32 needs 12/);
-    expect(() => tensorFromJson({ name: 'w', shape: [2 ** 53 - 1, 2], dtype: 'F32', data: '' })).toThrow(/not a valid shape/);
+    expect(() => tensorFromJson({ name: 'w', shape: [3], dtype: 'F32', data: 'AACAPwAAAEA=' })).toThrow(
+      /tensor "w" carries 8 bytes; shape \[3\] of float32 needs 12/,
+    );
+    expect(() => tensorFromJson({ name: 'w', shape: [2 ** 53 - 1, 2], dtype: 'F32', data: '' })).toThrow(
+      /not a valid shape/,
+    );
   });
 });
 

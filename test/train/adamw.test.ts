@@ -32,7 +32,9 @@ function textbook(n: number, o: { lr: number; wd: number; clip: number }) {
 /** Gradient sums of a batch that touch a few coordinates (as hashed features do), some negative zeros. */
 function sparseSums(rand: () => number, n: number, steps: number): Float64Array[] {
   const hot = Array.from({ length: n }, () => rand() < 0.2);
-  return Array.from({ length: steps }, () => Float64Array.from({ length: n }, (_, i) => (hot[i] && rand() < 0.5 ? (rand() - 0.5) * 4 : rand() < 0.1 ? -0 : 0)));
+  return Array.from({ length: steps }, () =>
+    Float64Array.from({ length: n }, (_, i) => (hot[i] && rand() < 0.5 ? (rand() - 0.5) * 4 : rand() < 0.1 ? -0 : 0)),
+  );
 }
 
 const bits = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
@@ -40,28 +42,31 @@ const bits = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLeng
 describe('AdamW', () => {
   const settings = { lr: 0.01, wd: 0.05, clip: 1 };
 
-  it.each([1, 2, 3])('stepAndClear equals the textbook update bit for bit (seed %i), and leaves the gradient zeroed', (seed) => {
-    const rand = mulberry32(seed);
-    const n = 300;
-    const sums = sparseSums(rand, n, 40);
-    const start = Float64Array.from({ length: n }, () => rand() - 0.5);
-    const scale = 1 / 16;
+  it.each([1, 2, 3])(
+    'stepAndClear equals the textbook update bit for bit (seed %i), and leaves the gradient zeroed',
+    (seed) => {
+      const rand = mulberry32(seed);
+      const n = 300;
+      const sums = sparseSums(rand, n, 40);
+      const start = Float64Array.from({ length: n }, () => rand() - 0.5);
+      const scale = 1 / 16;
 
-    const ours = Float64Array.from(start);
-    const opt = new AdamW(n, { lr: settings.lr, weightDecay: settings.wd, clipNorm: settings.clip });
-    const want = Float64Array.from(start);
-    const ref = textbook(n, settings);
-    for (const s of sums) {
-      const mean = s.map((g) => g * scale);
-      const grad = Float64Array.from(s);
-      opt.stepAndClear(ours, grad, scale);
-      expect(grad.every((g) => g === 0)).toBe(true);
-      ref(want, mean);
-    }
-    expect(bits(ours).equals(bits(want))).toBe(true);
-    // the run moved the hot coordinates and only decayed the cold ones
-    expect(bits(ours).equals(bits(start))).toBe(false);
-  });
+      const ours = Float64Array.from(start);
+      const opt = new AdamW(n, { lr: settings.lr, weightDecay: settings.wd, clipNorm: settings.clip });
+      const want = Float64Array.from(start);
+      const ref = textbook(n, settings);
+      for (const s of sums) {
+        const mean = s.map((g) => g * scale);
+        const grad = Float64Array.from(s);
+        opt.stepAndClear(ours, grad, scale);
+        expect(grad.every((g) => g === 0)).toBe(true);
+        ref(want, mean);
+      }
+      expect(bits(ours).equals(bits(want))).toBe(true);
+      // the run moved the hot coordinates and only decayed the cold ones
+      expect(bits(ours).equals(bits(start))).toBe(false);
+    },
+  );
 
   it('step (an already averaged gradient) equals the textbook update bit for bit', () => {
     const rand = mulberry32(9);

@@ -18,7 +18,9 @@ function dense(terms: { lora: LoraWeights; coef: number }[]): number {
   for (let o = 0; o < dims.hidden; o++) {
     for (let j = 0; j < dims.inDim; j++) {
       let x = 0;
-      for (const t of terms) for (let i = 0; i < dims.rank; i++) x += t.coef * (t.lora.denseB[o * dims.rank + i] as number) * (t.lora.denseAt[j * dims.rank + i] as number);
+      for (const t of terms)
+        for (let i = 0; i < dims.rank; i++)
+          x += t.coef * (t.lora.denseB[o * dims.rank + i] as number) * (t.lora.denseAt[j * dims.rank + i] as number);
       s += x * x;
     }
   }
@@ -30,10 +32,26 @@ describe('differenceNorm', () => {
     for (const scale of [1e-3, 1, 1e3, 1e5]) {
       const a = random(1, scale);
       const b = loraWeights(dims, Float64Array.from(a.all));
-      for (const m of ['dense', 'head', 'direct'] as const) expect(differenceNorm({ lora: b, coef: 2 }, { lora: a, coef: 2 }, m)).toBe(0);
+      for (const m of ['dense', 'head', 'direct'] as const)
+        expect(differenceNorm({ lora: b, coef: 2 }, { lora: a, coef: 2 }, m)).toBe(0);
     }
     const big = random(1, 1e5);
-    expect(effectiveNorm([{ lora: big, coef: 2 }, { lora: big, coef: -2 }], 'dense') + effectiveNorm([{ lora: big, coef: 2 }, { lora: big, coef: -2 }], 'head')).toBeGreaterThan(0);
+    expect(
+      effectiveNorm(
+        [
+          { lora: big, coef: 2 },
+          { lora: big, coef: -2 },
+        ],
+        'dense',
+      ) +
+        effectiveNorm(
+          [
+            { lora: big, coef: 2 },
+            { lora: big, coef: -2 },
+          ],
+          'head',
+        ),
+    ).toBeGreaterThan(0);
   });
 
   it('agrees with the product formed in full: a shared A, a shared B, nothing shared', () => {
@@ -44,7 +62,10 @@ describe('differenceNorm', () => {
     onlyA.denseAt.set(random(4, 1).denseAt);
     const other = random(5, 1);
     for (const b of [onlyB, onlyA, other]) {
-      const want = dense([{ lora: b, coef: 2 }, { lora: a, coef: -4 }]);
+      const want = dense([
+        { lora: b, coef: 2 },
+        { lora: a, coef: -4 },
+      ]);
       expect(differenceNorm({ lora: b, coef: 2 }, { lora: a, coef: 4 }, 'dense')).toBeCloseTo(want, 9);
     }
   });

@@ -28,7 +28,9 @@ describe('the frozen base', () => {
     for (const j of cols) one.column(j);
     for (const j of [...cols].reverse()) expect(Array.from(two.column(j))).toEqual(Array.from(one.column(j)));
     const H = spec.hidden;
-    expect(one.column(77)[5]).toBe(Math.fround(spec.init.dense.scale * counterUniform(spec.seed, spec.init.dense.stream, 77 * H + 5)));
+    expect(one.column(77)[5]).toBe(
+      Math.fround(spec.init.dense.scale * counterUniform(spec.seed, spec.init.dense.stream, 77 * H + 5)),
+    );
   });
 
   it('the generator is the published arithmetic (an independent NumPy rendering agrees bit for bit)', () => {

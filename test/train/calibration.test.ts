@@ -45,7 +45,14 @@ describe('calibration', () => {
     expect(sure.ece).toBeGreaterThan(0.2);
     expect(sure.confidentWrong).toBeGreaterThan(good.confidentWrong);
     expect(good.accuracy).toBeCloseTo(sure.accuracy, 9);
-    const exact = calibration([[0.95, 0.05], [0.95, 0.05], [0.3, 0.7]], [1, 0, 1]);
+    const exact = calibration(
+      [
+        [0.95, 0.05],
+        [0.95, 0.05],
+        [0.3, 0.7],
+      ],
+      [1, 0, 1],
+    );
     expect(exact).toMatchObject({ n: 3, accuracy: 2 / 3, confidentWrong: 1 / 3 });
     // bins: 0.95 twice (1 right of 2: |1 − 1.9| / 3), 0.7 once (right: |1 − 0.7| / 3)
     expect(exact.ece).toBeCloseTo((0.9 + 0.3) / 3, 12);

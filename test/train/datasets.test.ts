@@ -20,7 +20,11 @@ const probe = spawnSync('python3', ['-c', 'import pydantic'], { encoding: 'utf8'
 const havePydantic = probe.status === 0;
 const noPydantic = `the converters' Python-host byte check did NOT run: python3 cannot import pydantic (${(probe.stderr ?? '').trim().split('\n').pop() ?? `exit ${probe.status}`})`;
 
-const hhLine = (prompt: string, a: string, b: string): string => JSON.stringify({ chosen: `\n\nHuman: ${prompt}\n\nAssistant: ${a}`, rejected: `\n\nHuman: ${prompt}\n\nAssistant: ${b}` });
+const hhLine = (prompt: string, a: string, b: string): string =>
+  JSON.stringify({
+    chosen: `\n\nHuman: ${prompt}\n\nAssistant: ${a}`,
+    rejected: `\n\nHuman: ${prompt}\n\nAssistant: ${b}`,
+  });
 const hhFile = (): Buffer =>
   gzipSync(
     [
@@ -58,8 +62,18 @@ describe('dataset converters write memoirs as a Python host does', () => {
     expect(c).toMatchObject({ pairs: 2, skipped: 1 });
     expect(c.lines).toHaveLength(4);
     const [desc, prop] = c.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(desc).toMatchObject({ source: 'task_description', context: { task_type: 'qa' }, agent_proposed: 'Human: How do I boil an egg?', split: { shared_eligible: false, private_only: true } });
-    expect(prop).toMatchObject({ agent: 'metis', source: 'specialist_proposed', context: { task_type: 'qa' }, affinity_delta: 0 });
+    expect(desc).toMatchObject({
+      source: 'task_description',
+      context: { task_type: 'qa' },
+      agent_proposed: 'Human: How do I boil an egg?',
+      split: { shared_eligible: false, private_only: true },
+    });
+    expect(prop).toMatchObject({
+      agent: 'metis',
+      source: 'specialist_proposed',
+      context: { task_type: 'qa' },
+      affinity_delta: 0,
+    });
     expect(c.lines[2]).toContain('"Human: What is \\"café\\" in English?"');
     if (!havePydantic) ctx.skip(noPydantic);
     const r = pythonCheck(c.lines);
@@ -68,9 +82,17 @@ describe('dataset converters write memoirs as a Python host does', () => {
   });
 
   it('code refinement: one modified proposal per line, the revision as delta; byte-canonical for pydantic', (ctx) => {
-    const c = convertCodeRefinement({ bytes: Buffer.from('void f ( ) { a ( ) ; }\nint g ( ) { return 1 ; }\n'), path: 'x.buggy' }, { bytes: Buffer.from('void f ( ) { if ( ok ) a ( ) ; }\nint g ( ) { return 1 ; }\n'), path: 'x.fixed' });
+    const c = convertCodeRefinement(
+      { bytes: Buffer.from('void f ( ) { a ( ) ; }\nint g ( ) { return 1 ; }\n'), path: 'x.buggy' },
+      { bytes: Buffer.from('void f ( ) { if ( ok ) a ( ) ; }\nint g ( ) { return 1 ; }\n'), path: 'x.fixed' },
+    );
     expect(c).toMatchObject({ pairs: 1, skipped: 1 });
-    expect(JSON.parse(c.lines[0] as string)).toMatchObject({ agent: 'techne', context: { task_type: 'code' }, agent_proposed: 'void f ( ) { a ( ) ; }', player_response: { kind: 'modified', delta: 'void f ( ) { if ( ok ) a ( ) ; }' } });
+    expect(JSON.parse(c.lines[0] as string)).toMatchObject({
+      agent: 'techne',
+      context: { task_type: 'code' },
+      agent_proposed: 'void f ( ) { a ( ) ; }',
+      player_response: { kind: 'modified', delta: 'void f ( ) { if ( ok ) a ( ) ; }' },
+    });
     if (!havePydantic) ctx.skip(noPydantic);
     expect(pythonCheck(c.lines).status).toBe(0);
   });
@@ -78,18 +100,47 @@ describe('dataset converters write memoirs as a Python host does', () => {
   it('the examples: one pair per line with the dialogue as its prompt, no outcome row beside it', () => {
     const { examples, cases } = examplesFromLines(convertHhRlhf(hhFile(), 't').lines, 'metis');
     expect(examples.map((e) => e.kind)).toEqual(['pair', 'pair']);
-    expect(examples[0]).toMatchObject({ chosen: 'Put it in boiling water for nine minutes.', rejected: 'Eggs are great. 🥚', prompt: 'Human: How do I boil an egg?', chosenBy: 'choice' });
+    expect(examples[0]).toMatchObject({
+      chosen: 'Put it in boiling water for nine minutes.',
+      rejected: 'Eggs are great. 🥚',
+      prompt: 'Human: How do I boil an egg?',
+      chosenBy: 'choice',
+    });
     expect(cases.size).toBe(2);
   });
 
   it('refuses files that are not what the converter expects: one line, exit 5, naming the file (and line)', () => {
     const cases: [() => unknown, RegExp][] = [
-      [() => convertHhRlhf(Buffer.from('version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 875191\n'), 'helpful-base/test.jsonl.gz'), /^helpful-base\/test\.jsonl\.gz: is a Git LFS pointer, not the data$/],
+      [
+        () =>
+          convertHhRlhf(
+            Buffer.from('version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 875191\n'),
+            'helpful-base/test.jsonl.gz',
+          ),
+        /^helpful-base\/test\.jsonl\.gz: is a Git LFS pointer, not the data$/,
+      ],
       [() => convertHhRlhf(gzipSync('{"chosen": "x"'), 'a.jsonl.gz'), /^a\.jsonl\.gz line 1: is not JSON$/],
-      [() => convertHhRlhf(Buffer.from('{"prompt": "x", "response": "y"}\n'), 'b.jsonl'), /^b\.jsonl line 1: has no "chosen" and "rejected" strings$/],
+      [
+        () => convertHhRlhf(Buffer.from('{"prompt": "x", "response": "y"}\n'), 'b.jsonl'),
+        /^b\.jsonl line 1: has no "chosen" and "rejected" strings$/,
+      ],
       [() => convertHhRlhf(Buffer.from([0x1f, 0x8b, 0, 1, 2]), 'c.jsonl.gz'), /^c\.jsonl\.gz: is a damaged gzip file$/],
-      [() => convertCodeRefinement({ bytes: Buffer.from('f ( ) { }\n'), path: 'd.buggy' }, { bytes: Buffer.from('f ( ) { }\ng ( ) { }\n'), path: 'd.fixed' }), /^d\.fixed: has 2 lines, d\.buggy has 1: the files are not line-aligned$/],
-      [() => convertCodeRefinement({ bytes: Buffer.from('{"chosen": 1}\n'), path: 'e.buggy' }, { bytes: Buffer.from('just words\n'), path: 'e.fixed' }), /^e\.fixed line 1: is not a method/],
+      [
+        () =>
+          convertCodeRefinement(
+            { bytes: Buffer.from('f ( ) { }\n'), path: 'd.buggy' },
+            { bytes: Buffer.from('f ( ) { }\ng ( ) { }\n'), path: 'd.fixed' },
+          ),
+        /^d\.fixed: has 2 lines, d\.buggy has 1: the files are not line-aligned$/,
+      ],
+      [
+        () =>
+          convertCodeRefinement(
+            { bytes: Buffer.from('{"chosen": 1}\n'), path: 'e.buggy' },
+            { bytes: Buffer.from('just words\n'), path: 'e.fixed' },
+          ),
+        /^e\.fixed line 1: is not a method/,
+      ],
     ];
     for (const [fn, msg] of cases) {
       const err = refused(fn);
@@ -102,15 +153,31 @@ describe('dataset converters write memoirs as a Python host does', () => {
 
 describe('real data (KOURAI_DATASETS)', () => {
   it('the learned model, through the real train path, beats prefer-shorter on held-out CodeXGLUE refinements', (ctx) => {
-    const found = localDatasets(process.env).find((f) => f.status === 'found' && f.dataset.name.startsWith('codexglue'));
+    const found = localDatasets(process.env).find(
+      (f) => f.status === 'found' && f.dataset.name.startsWith('codexglue'),
+    );
     if (!found || found.status !== 'found') {
       const why = localDatasets(process.env).find((f) => f.status === 'missing' && f.name === 'codexglue-refinement');
-      ctx.skip(`real-data learning was NOT checked: ${why?.status === 'missing' ? why.reason : 'dataset missing'} (see src/train/datasets/local.ts)`);
+      ctx.skip(
+        `real-data learning was NOT checked: ${why?.status === 'missing' ? why.reason : 'dataset missing'} (see src/train/datasets/local.ts)`,
+      );
       return;
     }
     const spec = builtinBaseSpec();
     const { examples, cases } = examplesFromLines(found.dataset.convert({ limit: 500 }).lines, 'techne');
-    const r = evaluateSplit(examples, cases, { base: new BaseModel(spec), encode: inputEncoder(spec), agent: 'techne', settings: { ...DEFAULT_SETTINGS, epochs: 0, heldOutFraction: 0.2 }, splits: 1, testFraction: 0.2 }, 0);
+    const r = evaluateSplit(
+      examples,
+      cases,
+      {
+        base: new BaseModel(spec),
+        encode: inputEncoder(spec),
+        agent: 'techne',
+        settings: { ...DEFAULT_SETTINGS, epochs: 0, heldOutFraction: 0.2 },
+        splits: 1,
+        testFraction: 0.2,
+      },
+      0,
+    );
     expect(r.testPairs).toBeGreaterThan(60);
     expect(r.model).toBeGreaterThan(r.rules.prefer_shorter + 0.05);
   }, 300_000);

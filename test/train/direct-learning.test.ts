@@ -11,7 +11,20 @@ import { smallBase } from './helpers.js';
  * for one word over another, with length pointing the other way. A linear model on the raw inputs
  * learns it from a few hundred pairs; "prefer the shorter" is wrong by construction.
  */
-const WORDS = ['alpha', 'bravo', 'delta', 'kilo', 'lima', 'oscar', 'papa', 'romeo', 'sierra', 'tango', 'victor', 'zulu'];
+const WORDS = [
+  'alpha',
+  'bravo',
+  'delta',
+  'kilo',
+  'lima',
+  'oscar',
+  'papa',
+  'romeo',
+  'sierra',
+  'tango',
+  'victor',
+  'zulu',
+];
 
 function synthetic(n: number, seed: number): Example[] {
   const r = mulberry32(seed);
@@ -23,7 +36,17 @@ function synthetic(n: number, seed: number): Example[] {
     // the preferred text says "please" and is the longer one; the other says "now"
     const chosen = `${filler(k)} please ${filler(3 + Math.floor(r() * 3))}`;
     const rejected = `${filler(k)} now`;
-    out.push({ kind: 'pair', agent: 'metis', entryId: `e${i}`, scene: `s${i}`, weight: 1, taskType: null, chosen, rejected, chosenBy: 'choice' });
+    out.push({
+      kind: 'pair',
+      agent: 'metis',
+      entryId: `e${i}`,
+      scene: `s${i}`,
+      weight: 1,
+      taskType: null,
+      chosen,
+      rejected,
+      chosenBy: 'choice',
+    });
   }
   return out;
 }
@@ -31,7 +54,13 @@ function synthetic(n: number, seed: number): Example[] {
 describe('the direct path learns what the data allows', () => {
   it('a word preference against length: validation pairwise accuracy far above prefer-shorter, λ chosen on training scenes', () => {
     const { base, encode } = smallBase(1024, 8);
-    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: synthetic(240, 3), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 3 } });
+    const out = train(base, encode, {
+      agent: 'metis',
+      kind: 'bond',
+      examples: synthetic(240, 3),
+      frozen: [],
+      settings: { ...DEFAULT_SETTINGS, epochs: 3 },
+    });
     expect(out.status).toBe('trained');
     if (out.status !== 'trained') return;
     const m = out.report.metrics[0];
@@ -46,15 +75,29 @@ describe('the direct path learns what the data allows', () => {
   it('with labels shuffled, validation accuracy stays near chance (the fit does not memorise its way to the held-out scenes)', () => {
     const { base, encode } = smallBase(1024, 8);
     const r = mulberry32(9);
-    const shuffled = synthetic(240, 5).map((e) => (e.kind === 'pair' && r() < 0.5 ? { ...e, chosen: e.rejected, rejected: e.chosen } : e));
-    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: shuffled, frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 3 } });
+    const shuffled = synthetic(240, 5).map((e) =>
+      e.kind === 'pair' && r() < 0.5 ? { ...e, chosen: e.rejected, rejected: e.chosen } : e,
+    );
+    const out = train(base, encode, {
+      agent: 'metis',
+      kind: 'bond',
+      examples: shuffled,
+      frozen: [],
+      settings: { ...DEFAULT_SETTINGS, epochs: 3 },
+    });
     if (out.status !== 'trained') throw new Error(out.reason);
     expect(out.report.metrics[0]?.value).toBeLessThan(0.75);
   });
 
   it('patience is a setting: with patience 1 the nonlinear path stops after one epoch without a better stopping-scene accuracy', () => {
     const { base, encode } = smallBase(1024, 8);
-    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: synthetic(120, 4), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 30, patience: 1 } });
+    const out = train(base, encode, {
+      agent: 'metis',
+      kind: 'bond',
+      examples: synthetic(120, 4),
+      frozen: [],
+      settings: { ...DEFAULT_SETTINGS, epochs: 30, patience: 1 },
+    });
     if (out.status !== 'trained') throw new Error(out.reason);
     expect(out.report.epochs).toBeLessThanOrEqual(out.report.bestEpoch + 1);
     expect(out.report.stoppedEarly || out.report.epochs === 30).toBe(true);
@@ -62,14 +105,25 @@ describe('the direct path learns what the data allows', () => {
 
   it('a fixed l2 skips cross-validation', () => {
     const { base, encode } = smallBase(256, 8);
-    const out = train(base, encode, { agent: 'metis', kind: 'bond', examples: synthetic(60, 6), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 0, l2: 0.01 } });
+    const out = train(base, encode, {
+      agent: 'metis',
+      kind: 'bond',
+      examples: synthetic(60, 6),
+      frozen: [],
+      settings: { ...DEFAULT_SETTINGS, epochs: 0, l2: 0.01 },
+    });
     if (out.status !== 'trained') throw new Error(out.reason);
     expect(out.report.direct).toEqual({ lambda: 0.01, chosenBy: 'setting', curve: [] });
   });
 });
 
 describe('the direct path as LoRA factors', () => {
-  const dims = (out: number, rank: number): { inDim: number; hidden: number; out: number; rank: number } => ({ inDim: 40, hidden: 4, out, rank });
+  const dims = (out: number, rank: number): { inDim: number; hidden: number; out: number; rank: number } => ({
+    inDim: 40,
+    hidden: 4,
+    out,
+    rank,
+  });
   const matrix = (out: number, seed: number): Float64Array => {
     const r = mulberry32(seed);
     return Float64Array.from({ length: out * 40 }, () => r() * 2 - 1);
@@ -84,7 +138,8 @@ describe('the direct path as LoRA factors', () => {
       setDirectMatrix(l, W, 2);
       const back = directMatrix(l, 2);
       for (let i = 0; i < W.length; i++) expect(back[i]).toBeCloseTo(W[i] as number, 12);
-      for (let o = 0; o < out; o++) for (let i = 0; i < rank; i++) expect(l.directB[o * rank + i]).toBe(o === i ? 1 : 0);
+      for (let o = 0; o < out; o++)
+        for (let i = 0; i < rank; i++) expect(l.directB[o * rank + i]).toBe(o === i ? 1 : 0);
     });
   }
 

@@ -71,7 +71,9 @@ export async function startEmbeddingsServer(dim = 32): Promise<EmbeddingsServer>
         return;
       }
       const data = doc.input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t, dim) }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: doc.model, data: data.reverse() }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', model: doc.model, data: data.reverse() }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -18,7 +18,17 @@ afterEach(async () => {
   removeDir(home);
 });
 
-const cfg = (over: Partial<EndpointEncoderConfig> = {}): EndpointEncoderConfig => ({ kind: 'openai', url: server.url, model: 'toy-embed', dimensions: null, timeoutMs: 2000, retries: 2, batchSize: 3, apiKeyEnv: 'TOY_KEY', ...over });
+const cfg = (over: Partial<EndpointEncoderConfig> = {}): EndpointEncoderConfig => ({
+  kind: 'openai',
+  url: server.url,
+  model: 'toy-embed',
+  dimensions: null,
+  timeoutMs: 2000,
+  retries: 2,
+  batchSize: 3,
+  apiKeyEnv: 'TOY_KEY',
+  ...over,
+});
 const opts = () => ({ signal: new AbortController().signal, env: { TOY_KEY: 'sk-test' } });
 
 async function rejection(p: Promise<unknown>): Promise<{ exitCode: number; message: string }> {
@@ -34,7 +44,9 @@ describe('the /v1/embeddings client (a real server on 127.0.0.1)', () => {
   it('sends the model, the texts and the key; puts answers back in input order', async () => {
     const out = await fetchEmbeddings(cfg(), ['alpha', 'beta'], opts());
     expect(out.map((v) => Array.from(v))).toEqual([embed('alpha', 32), embed('beta', 32)]);
-    expect(server.requests).toEqual([{ model: 'toy-embed', input: ['alpha', 'beta'], authorization: 'Bearer sk-test' }]);
+    expect(server.requests).toEqual([
+      { model: 'toy-embed', input: ['alpha', 'beta'], authorization: 'Bearer sk-test' },
+    ]);
   });
 
   it('retries 503 and 429 with backoff, then succeeds', async () => {
@@ -54,7 +66,9 @@ describe('the /v1/embeddings client (a real server on 127.0.0.1)', () => {
     server.failNext = [500, 500, 500];
     const err = await rejection(fetchEmbeddings(cfg(), ['alpha'], opts()));
     expect(err.exitCode).toBe(ExitCode.network);
-    expect(err.message).toBe(`embeddings endpoint ${server.url}/embeddings failed after 3 attempts: HTTP 500: {"error":{"message":"injected 500"}}`);
+    expect(err.message).toBe(
+      `embeddings endpoint ${server.url}/embeddings failed after 3 attempts: HTTP 500: {"error":{"message":"injected 500"}}`,
+    );
   });
 
   it('an unreachable endpoint: exit 9, saying connection refused', async () => {
@@ -109,7 +123,11 @@ describe('the endpoint encoder', () => {
     await again.encode(texts);
     expect(server.requests.length).toBe(before);
     expect(again.fingerprint).toBe(enc.fingerprint);
-    const other = await openTextEncoder(cfg({ model: 'toy-embed-2' }), { home, env: {}, signal: new AbortController().signal });
+    const other = await openTextEncoder(cfg({ model: 'toy-embed-2' }), {
+      home,
+      env: {},
+      signal: new AbortController().signal,
+    });
     expect(other.fingerprint).not.toBe(enc.fingerprint);
     again.close();
     other.close();

@@ -21,7 +21,21 @@ describe('hashed n-gram encoder', () => {
     expect(wordShape('max_len')).toBe('x_x:5-8');
     expect(wordShape('HTTP2')).toBe('X9:5-8');
     expect(wordShape('café')).toBe('x:2-4');
-    expect(normalisedTokens('if (!ok) return;\n    run(x);')).toEqual(['if', '(', '!', 'x:2-4', ')', 'return', ';', 'nl:2', 'x:2-4', '(', 'x:1', ')', ';']);
+    expect(normalisedTokens('if (!ok) return;\n    run(x);')).toEqual([
+      'if',
+      '(',
+      '!',
+      'x:2-4',
+      ')',
+      'return',
+      ';',
+      'nl:2',
+      'x:2-4',
+      '(',
+      'x:1',
+      ')',
+      ';',
+    ]);
     expect(normalisedTokens('feat: 3.5 🔥')).toEqual(['feat', ':', 'num', '🔥']);
   });
 
@@ -37,7 +51,13 @@ describe('hashed n-gram encoder', () => {
   });
 
   it('pins version 1 of the features (changing the encoder must change the base spec version)', () => {
-    const texts = ['', 'x', 'def load(path):\n    with open(path) as f:\n        return [json.loads(l) for l in f]', 'fix(index): rebuild when a file shrinks 🔥', 'naming: `tmp2` — café-grade names only'];
+    const texts = [
+      '',
+      'x',
+      'def load(path):\n    with open(path) as f:\n        return [json.loads(l) for l in f]',
+      'fix(index): rebuild when a file shrinks 🔥',
+      'naming: `tmp2` — café-grade names only',
+    ];
     const h = createHash('sha256');
     for (const t of texts) {
       const f = enc.encode(t);
@@ -48,8 +68,10 @@ describe('hashed n-gram encoder', () => {
   });
 
   it('the same form with unseen words stays close; a different form does not', () => {
-    const early = (f: string, a: string, b: string): string => `function ${f}(${a}, ${b}) {\n  if (!${a}) return ${b};\n  return ${a}.${b};\n}`;
-    const nested = (f: string, a: string, b: string): string => `function ${f}(${a}, ${b}) {\n  if (${a}) {\n    return ${a}.${b};\n  } else {\n    return ${b};\n  }\n}`;
+    const early = (f: string, a: string, b: string): string =>
+      `function ${f}(${a}, ${b}) {\n  if (!${a}) return ${b};\n  return ${a}.${b};\n}`;
+    const nested = (f: string, a: string, b: string): string =>
+      `function ${f}(${a}, ${b}) {\n  if (${a}) {\n    return ${a}.${b};\n  } else {\n    return ${b};\n  }\n}`;
     const e1 = enc.encode(early('kaloMiru', 'teso', 'vani'));
     const e2 = enc.encode(early('dupeZofa', 'hulo', 'rixe'));
     const n2 = enc.encode(nested('dupeZofa', 'hulo', 'rixe'));

@@ -23,11 +23,45 @@ function randomLora(dims: { inDim: number; hidden: number; out: number; rank: nu
 
 const common = { agent: 'metis' as const, entryId: 'e', scene: 's1', taskType: null };
 const cases: { name: string; head: HeadName; example: Example }[] = [
-  { name: 'pair (Bradley–Terry)', head: 'score', example: { ...common, kind: 'pair', chosenBy: 'revision', weight: 1.5, chosen: 'if (!ok) return;\nrun(x);', rejected: 'if (ok) {\n  run(x);\n}' } },
-  { name: 'binary (accept/reject)', head: 'score', example: { ...common, kind: 'binary', weight: 0.5, text: 'feat: stream the verify pass', label: 1 } },
-  { name: 'binary, label 0', head: 'score', example: { ...common, kind: 'binary', weight: 2, text: 'x = compute()  # TODO', label: 0 } },
-  { name: 'graded (Likert, affinity gain)', head: 'score', example: { ...common, kind: 'graded', weight: 1, text: 'You kept going when the tests were red.', target: 0.75 } },
-  { name: 'route (softmax cross-entropy)', head: 'route', example: { ...common, agent: 'hephaestus', kind: 'route', weight: 1.25, text: 'write tests for the snapshot parser test', label: 'aletheia' } }, // against the prior: its gradient does not vanish
+  {
+    name: 'pair (Bradley–Terry)',
+    head: 'score',
+    example: {
+      ...common,
+      kind: 'pair',
+      chosenBy: 'revision',
+      weight: 1.5,
+      chosen: 'if (!ok) return;\nrun(x);',
+      rejected: 'if (ok) {\n  run(x);\n}',
+    },
+  },
+  {
+    name: 'binary (accept/reject)',
+    head: 'score',
+    example: { ...common, kind: 'binary', weight: 0.5, text: 'feat: stream the verify pass', label: 1 },
+  },
+  {
+    name: 'binary, label 0',
+    head: 'score',
+    example: { ...common, kind: 'binary', weight: 2, text: 'x = compute()  # TODO', label: 0 },
+  },
+  {
+    name: 'graded (Likert, affinity gain)',
+    head: 'score',
+    example: { ...common, kind: 'graded', weight: 1, text: 'You kept going when the tests were red.', target: 0.75 },
+  },
+  {
+    name: 'route (softmax cross-entropy)',
+    head: 'route',
+    example: {
+      ...common,
+      agent: 'hephaestus',
+      kind: 'route',
+      weight: 1.25,
+      text: 'write tests for the snapshot parser test',
+      label: 'aletheia',
+    },
+  }, // against the prior: its gradient does not vanish
 ];
 
 describe('gradients match finite differences', () => {
@@ -74,7 +108,11 @@ describe('gradients match finite differences', () => {
         }
         expect(checked).toBe(trained.all.length);
         // Every factor carries gradient somewhere: the check is not comparing zeros with zeros.
-        for (const part of ['denseAt', 'denseB', 'headA', 'headB', 'directAt', 'directB'] as const) expect(grad[part].some((g) => Math.abs(g) > 1e-4), part).toBe(true);
+        for (const part of ['denseAt', 'denseB', 'headA', 'headB', 'directAt', 'directB'] as const)
+          expect(
+            grad[part].some((g) => Math.abs(g) > 1e-4),
+            part,
+          ).toBe(true);
         expect(nonzero).toBeGreaterThan(20);
       });
     }
@@ -87,7 +125,15 @@ describe('gradients match finite differences', () => {
     const frozen = randomLora(dims, 1);
     const before = Float64Array.from(frozen.all);
     const { items, texts } = prepare(base, encode, [cases[0]!.example], 'score');
-    const run = new Run(net, [{ lora: frozen, scale: 2, weight: 1 }, { lora: randomLora(dims, 2), scale: 2, weight: 1 }], texts, items);
+    const run = new Run(
+      net,
+      [
+        { lora: frozen, scale: 2, weight: 1 },
+        { lora: randomLora(dims, 2), scale: 2, weight: 1 },
+      ],
+      texts,
+      items,
+    );
     run.accumulate(0, loraWeights(dims));
     expect(frozen.all).toEqual(before);
   });

@@ -9,7 +9,10 @@ export function smallSpec(dim = 64, hidden = 8): BaseSpec {
   return { ...b, encoder: { kind: 'hashed-ngrams', version: 1, dim }, hidden };
 }
 
-export function smallBase(dim = 64, hidden = 8): { base: BaseModel; encode: (t: string, prompt?: string | null) => Features } {
+export function smallBase(
+  dim = 64,
+  hidden = 8,
+): { base: BaseModel; encode: (t: string, prompt?: string | null) => Features } {
   const spec = smallSpec(dim, hidden);
   const base = new BaseModel(spec);
   const enc = inputEncoder(spec);

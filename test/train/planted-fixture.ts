@@ -6,7 +6,32 @@ import type { Example } from '../../src/train/examples/types.js';
  * catalogue is learndata's; this one only has to be a pattern of form over words that change).
  * Identifiers are pseudo-words from two disjoint vocabularies: `train` and `heldout`.
  */
-const SYL = ['ka', 'lo', 'mi', 'ru', 'te', 'sa', 'no', 'vi', 'du', 'pe', 'zo', 'ha', 'fi', 'gu', 'be', 'ri', 'to', 'ma', 'ne', 'xu', 'jo', 'we', 'ly', 'qua'];
+const SYL = [
+  'ka',
+  'lo',
+  'mi',
+  'ru',
+  'te',
+  'sa',
+  'no',
+  'vi',
+  'du',
+  'pe',
+  'zo',
+  'ha',
+  'fi',
+  'gu',
+  'be',
+  'ri',
+  'to',
+  'ma',
+  'ne',
+  'xu',
+  'jo',
+  'we',
+  'ly',
+  'qua',
+];
 
 export function vocabularies(seed = 1, n = 300): { train: string[]; heldout: string[] } {
   const r = mulberry32(seed);
@@ -31,10 +56,21 @@ export const PREFERENCES: Record<string, Render> = {
     const [f, a, b, c, g, h] = [camel(w(), w()), w(), w(), w(), w(), w()];
     const cond = r() < 0.5 ? `${a}.${h}` : `${a} === null`;
     const neg = cond.includes('===') ? `${a} !== null` : `!${a}.${h}`;
-    const body = r() < 0.5 ? [`const ${c} = ${g}(${a});`, `return ${c}.${h}(${b});`] : [`${g}(${a}, ${b});`, `return ${b};`];
+    const body =
+      r() < 0.5 ? [`const ${c} = ${g}(${a});`, `return ${c}.${h}(${b});`] : [`${g}(${a}, ${b});`, `return ${b};`];
     return {
-      preferred: [`function ${f}(${a}, ${b}) {`, `  if (${neg}) return ${b};`, ...body.map((l) => `  ${l}`), '}'].join('\n'),
-      dispreferred: [`function ${f}(${a}, ${b}) {`, `  if (${cond}) {`, ...body.map((l) => `    ${l}`), '  } else {', `    return ${b};`, '  }', '}'].join('\n'),
+      preferred: [`function ${f}(${a}, ${b}) {`, `  if (${neg}) return ${b};`, ...body.map((l) => `  ${l}`), '}'].join(
+        '\n',
+      ),
+      dispreferred: [
+        `function ${f}(${a}, ${b}) {`,
+        `  if (${cond}) {`,
+        ...body.map((l) => `    ${l}`),
+        '  } else {',
+        `    return ${b};`,
+        '  }',
+        '}',
+      ].join('\n'),
     };
   },
   // Type annotations on every signature.
@@ -50,17 +86,33 @@ export const PREFERENCES: Record<string, Render> = {
   },
 };
 
-export function plantedPairs(pref: keyof typeof PREFERENCES, opts: { seed: number; n: number; vocab: string[] }): { preferred: string; dispreferred: string }[] {
+export function plantedPairs(
+  pref: keyof typeof PREFERENCES,
+  opts: { seed: number; n: number; vocab: string[] },
+): { preferred: string; dispreferred: string }[] {
   const r = mulberry32(opts.seed);
   const w = (): string => opts.vocab[Math.floor(r() * opts.vocab.length)]!;
   return Array.from({ length: opts.n }, () => PREFERENCES[pref]!(w, r));
 }
 
 /** Training pairs as examples, two per scene. `shuffle` swaps chosen/rejected at random (no signal). */
-export function plantedExamples(pref: keyof typeof PREFERENCES, opts: { seed: number; n: number; vocab: string[]; shuffle?: boolean }): Example[] {
+export function plantedExamples(
+  pref: keyof typeof PREFERENCES,
+  opts: { seed: number; n: number; vocab: string[]; shuffle?: boolean },
+): Example[] {
   const r = mulberry32(opts.seed ^ 0x5bd1e995);
   return plantedPairs(pref, opts).map((p, i) => {
     const swap = opts.shuffle === true && r() < 0.5;
-    return { agent: 'techne', entryId: `e${i}`, scene: `session-1.turn-${Math.floor(i / 2)}`, weight: 1, taskType: 'code', kind: 'pair', chosen: swap ? p.dispreferred : p.preferred, rejected: swap ? p.preferred : p.dispreferred, chosenBy: 'choice' };
+    return {
+      agent: 'techne',
+      entryId: `e${i}`,
+      scene: `session-1.turn-${Math.floor(i / 2)}`,
+      weight: 1,
+      taskType: 'code',
+      kind: 'pair',
+      chosen: swap ? p.dispreferred : p.preferred,
+      rejected: swap ? p.preferred : p.dispreferred,
+      chosenBy: 'choice',
+    };
   });
 }

@@ -26,7 +26,9 @@ const enc = inputEncoder(base.spec);
 const encode = (t: string) => enc(t, null);
 
 function forge(player: string, seed: number, sessions: number): Indexed {
-  return indexedLines([...synthSessions({ seed, sessions, turns: 12, profile: profileFor(player) })].map((x) => x.lines));
+  return indexedLines(
+    [...synthSessions({ seed, sessions, turns: 12, profile: profileFor(player) })].map((x) => x.lines),
+  );
 }
 
 function bond(src: Indexed, agent: Agent, shuffle?: number): LoraWeights {
@@ -46,11 +48,23 @@ function shuffled(examples: readonly Example[], seed: number): Example[] {
 }
 
 function trainOn(examples: readonly Example[], agent: Agent, shuffle?: number) {
-  return train(base, encode, { agent, kind: 'bond', examples: shuffle === undefined ? examples : shuffled(examples, shuffle), frozen: [], settings: { ...DEFAULT_SETTINGS, ...(shuffle === undefined ? {} : { seed: shuffle }) } });
+  return train(base, encode, {
+    agent,
+    kind: 'bond',
+    examples: shuffle === undefined ? examples : shuffled(examples, shuffle),
+    frozen: [],
+    settings: { ...DEFAULT_SETTINGS, ...(shuffle === undefined ? {} : { seed: shuffle }) },
+  });
 }
 
 function heldOutAccuracy(lora: LoraWeights, agent: Agent, pref: PreferenceId): number {
-  const inf = new Inference({ agent, head: 'score', base, council: null, bond: { lora, alpha: DEFAULT_SETTINGS.alpha, version: 1 } });
+  const inf = new Inference({
+    agent,
+    head: 'score',
+    base,
+    council: null,
+    bond: { lora, alpha: DEFAULT_SETTINGS.alpha, version: 1 },
+  });
   // Craft axes show in several agents' outputs: each agent's adapter is judged on its own pairs.
   const pairs = heldOutPairs(pref, { seed: 11, n: 400 })
     .filter((p) => p.agent === agent)

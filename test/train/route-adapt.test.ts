@@ -7,7 +7,20 @@ import { RoutePrior } from '../../src/train/route-prior/prior.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
 import { smallBase } from './helpers.js';
 
-const NOUNS = ['billing', 'search', 'upload', 'login', 'export', 'sync', 'report', 'profile', 'invoice', 'gallery', 'inbox', 'calendar'];
+const NOUNS = [
+  'billing',
+  'search',
+  'upload',
+  'login',
+  'export',
+  'sync',
+  'report',
+  'profile',
+  'invoice',
+  'gallery',
+  'inbox',
+  'calendar',
+];
 const THINGS = ['page', 'service', 'worker', 'module', 'screen'];
 
 /** A player who sends "update the docs" tasks to Mneme (the prior has no cue for them), and test tasks to Dokimasia. */
@@ -17,7 +30,17 @@ function history(n: number): RouteExample[] {
     const noun = `${NOUNS[i % NOUNS.length]} ${THINGS[i % THINGS.length]}`;
     const docs = i % 2 === 0;
     const text = docs ? `update the docs for the ${noun}` : `write tests for the ${noun}`;
-    out.push({ agent: 'hephaestus', entryId: `e${i}`, scene: `s${i}`, weight: 1, taskType: null, kind: 'route', text, description: text, label: docs ? 'mneme' : 'dokimasia' });
+    out.push({
+      agent: 'hephaestus',
+      entryId: `e${i}`,
+      scene: `s${i}`,
+      weight: 1,
+      taskType: null,
+      kind: 'route',
+      text,
+      description: text,
+      label: docs ? 'mneme' : 'dokimasia',
+    });
   }
   return out;
 }
@@ -27,16 +50,30 @@ describe('the routing head adapts the prior to the player’s history', () => {
   const prior = new RoutePrior(base.spec.specialists);
   const route = (inf: Inference | null, text: string): Agent => {
     const logits = prior.score(text).logits;
-    const p = inf ? inf.route(encode(text), 0, logits)[0]! : { agent: base.spec.specialists[softmax(logits).indexOf(Math.max(...softmax(logits)))]! };
+    const p = inf
+      ? inf.route(encode(text), 0, logits)[0]!
+      : { agent: base.spec.specialists[softmax(logits).indexOf(Math.max(...softmax(logits)))]! };
     return p.agent;
   };
 
   it('where the player routes against the prior, the trained head moves the answer; where they agree, it stays', () => {
     const fresh = 'update the docs for the settings panel';
     expect(route(null, fresh)).not.toBe('mneme');
-    const o = train(base, encode, { agent: 'hephaestus', kind: 'bond', examples: history(60), frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 30 } });
+    const o = train(base, encode, {
+      agent: 'hephaestus',
+      kind: 'bond',
+      examples: history(60),
+      frozen: [],
+      settings: { ...DEFAULT_SETTINGS, epochs: 30 },
+    });
     if (o.status !== 'trained') throw new Error(o.reason);
-    const inf = new Inference({ agent: 'hephaestus', head: 'route', base, council: null, bond: { lora: o.lora, alpha: DEFAULT_SETTINGS.alpha, version: 1 } });
+    const inf = new Inference({
+      agent: 'hephaestus',
+      head: 'route',
+      base,
+      council: null,
+      bond: { lora: o.lora, alpha: DEFAULT_SETTINGS.alpha, version: 1 },
+    });
     expect(route(inf, fresh)).toBe('mneme');
     expect(route(inf, 'write tests for the settings panel')).toBe('dokimasia');
     expect(route(inf, 'is this citation real?')).toBe('aletheia');

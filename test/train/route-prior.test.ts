@@ -42,14 +42,18 @@ describe('the routing prior: the specialists’ written roles', () => {
     expect(top('zorblat the frobnicator', 'test').agent).toBe('dokimasia');
     expect(top('zorblat the frobnicator', 'Fact-Check').agent).toBe('aletheia');
     expect(top('zorblat the frobnicator', 'no such type').agent).toBe('techne');
-    expect(prior.score('zorblat', 'slop_review').hits).toEqual([{ agent: 'aidos', cue: 'task type: slop_review', weight: 4 }]);
+    expect(prior.score('zorblat', 'slop_review').hits).toEqual([
+      { agent: 'aidos', cue: 'task type: slop_review', weight: 4 },
+    ]);
   });
 
   it('reads inflections and typos as the cue word, but not a different word one letter away', () => {
     expect(stems('Testing tested tests')).toEqual(['test', 'test', 'test']);
     expect(stem('citations')).toBe(stem('citation'));
     expect(prior.score('implment the thing').hits.map((h) => h.cue)).toContain('implement');
-    expect(prior.score('writ tests for teh new sorting funtion').hits.map((h) => h.cue)).toEqual(expect.arrayContaining(['test', 'function']));
+    expect(prior.score('writ tests for teh new sorting funtion').hits.map((h) => h.cue)).toEqual(
+      expect.arrayContaining(['test', 'function']),
+    );
     expect(prior.score('a changelog entry').hits.map((h) => h.cue)).not.toContain('retry');
   });
 

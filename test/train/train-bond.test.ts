@@ -34,14 +34,27 @@ async function setup(signal = new AbortController().signal) {
   return { home, db, encoder, store, worker };
 }
 
-const techneData = () => ({ examples: plantedExamples('early_returns', { seed: 3, n: 30, vocab: v.train }), skipped: { no_label: 2 }, window: { memoirs: 1 } });
+const techneData = () => ({
+  examples: plantedExamples('early_returns', { seed: 3, n: 30, vocab: v.train }),
+  skipped: { no_label: 2 },
+  window: { memoirs: 1 },
+});
 
 describe('train bond (service)', () => {
   beforeAll(() => assertBuilt());
 
   it('trains agents with data over their current council adapter, skips the rest with a reason, and registers versions', async () => {
     const { encoder, store, worker } = await setup();
-    const council = store.save({ agent: 'techne', kind: 'council', lora: initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out: 1, rank: 4 }, mulberry32(1)), alpha: 8, origin: 'federation', metrics: {}, dataWindow: {}, createdAt: '2026-11-22T09:00:00.000Z' });
+    const council = store.save({
+      agent: 'techne',
+      kind: 'council',
+      lora: initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out: 1, rank: 4 }, mulberry32(1)),
+      alpha: 8,
+      origin: 'federation',
+      metrics: {},
+      dataWindow: {},
+      createdAt: '2026-11-22T09:00:00.000Z',
+    });
     const events: TrainEvent['type'][] = [];
     const results = await trainBonds({
       agents: ['techne', 'cupid'],
@@ -70,11 +83,35 @@ describe('train bond (service)', () => {
     expect(row.metrics).toMatchObject({ council_version: 1, settings: { epochs: 4 } });
   });
 
-  it('a council adapter that did not help on the player\'s held-out scenes is left out of the bond\'s training', async () => {
+  it("a council adapter that did not help on the player's held-out scenes is left out of the bond's training", async () => {
     const { encoder, store, worker } = await setup();
-    const validation = { bond_version: null, scenes: 3, examples: 12, before: null, passed: false, choice: { overall: { lean: 0, examples: 12, baseline: 0, reason: 'not_better', scores: [] }, byTaskType: {} } };
-    store.save({ agent: 'techne', kind: 'council', lora: initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out: 1, rank: 4 }, mulberry32(1)), alpha: 8, origin: 'federation', metrics: { validation }, dataWindow: {}, createdAt: '2026-11-22T09:00:00.000Z' });
-    const [techne] = await trainBonds({ agents: ['techne'], settings, data: () => techneData(), encoder, store, worker, now: () => new Date('2026-11-22T10:00:00.000Z') });
+    const validation = {
+      bond_version: null,
+      scenes: 3,
+      examples: 12,
+      before: null,
+      passed: false,
+      choice: { overall: { lean: 0, examples: 12, baseline: 0, reason: 'not_better', scores: [] }, byTaskType: {} },
+    };
+    store.save({
+      agent: 'techne',
+      kind: 'council',
+      lora: initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out: 1, rank: 4 }, mulberry32(1)),
+      alpha: 8,
+      origin: 'federation',
+      metrics: { validation },
+      dataWindow: {},
+      createdAt: '2026-11-22T09:00:00.000Z',
+    });
+    const [techne] = await trainBonds({
+      agents: ['techne'],
+      settings,
+      data: () => techneData(),
+      encoder,
+      store,
+      worker,
+      now: () => new Date('2026-11-22T10:00:00.000Z'),
+    });
     expect(techne).toMatchObject({ status: 'trained', council_version: null });
     expect(store.registry.current('techne', 'bond')!.metrics).toMatchObject({ council_version: null });
   });
@@ -82,7 +119,16 @@ describe('train bond (service)', () => {
   it('Ctrl-C mid-training: CancelledError; the agent in training keeps its previous version', async () => {
     const ac = new AbortController();
     const { encoder, store, worker } = await setup(ac.signal);
-    const first = await trainBonds({ agents: ['techne'], settings, data: techneData, encoder, store, worker: await freshWorker(), now: () => new Date(), onEvent: () => undefined });
+    const first = await trainBonds({
+      agents: ['techne'],
+      settings,
+      data: techneData,
+      encoder,
+      store,
+      worker: await freshWorker(),
+      now: () => new Date(),
+      onEvent: () => undefined,
+    });
     expect(first[0]!.status).toBe('trained');
     const run = trainBonds({
       agents: ['techne'],
@@ -114,7 +160,10 @@ describe('council training (the federation round calls it)', () => {
 
   it('starts from the given council adapter, applies no bond, and refuses Cupid and Puck', async () => {
     const { encoder, worker } = await setup();
-    const start = initLora({ inDim: encoder.base.inDim, hidden: encoder.base.hidden, out: 1, rank: settings.rank }, mulberry32(5));
+    const start = initLora(
+      { inDim: encoder.base.inDim, hidden: encoder.base.hidden, out: 1, rank: settings.rank },
+      mulberry32(5),
+    );
     for (let i = 0; i < start.headB.length; i++) start.headB[i] = 0.1;
     const examples = plantedExamples('type_annotations', { seed: 4, n: 30, vocab: v.train });
     const a = await trainCouncil({ base: encoder.base, agent: 'techne', examples, start, settings, worker });
@@ -125,6 +174,8 @@ describe('council training (the federation round calls it)', () => {
     // it moved away from the start, and the start is not modified
     expect(a.lora.headB.some((x, i) => x !== start.headB[i])).toBe(true);
     expect(Array.from(start.headB).every((x) => x === 0.1)).toBe(true);
-    await expect(trainCouncil({ base: encoder.base, agent: 'cupid', examples, start: null, settings, worker })).rejects.toThrow(/bond-only/);
+    await expect(
+      trainCouncil({ base: encoder.base, agent: 'cupid', examples, start: null, settings, worker }),
+    ).rejects.toThrow(/bond-only/);
   });
 });

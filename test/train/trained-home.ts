@@ -33,13 +33,31 @@ export function trainedHome(home: string): void {
   const save = (agent: 'techne' | 'hephaestus', examples: Example[], at: string): void => {
     const out = train(base, encode, { agent, kind: 'bond', examples, frozen: [], settings: DEFAULT_SETTINGS });
     if (out.status !== 'trained') throw new Error(out.reason);
-    store.save({ agent, kind: 'bond', lora: out.lora, alpha: DEFAULT_SETTINGS.alpha, origin: 'trained', metrics: { examples: out.report.examples, metric: out.report.metrics[0] ?? null }, dataWindow: {}, createdAt: at });
+    store.save({
+      agent,
+      kind: 'bond',
+      lora: out.lora,
+      alpha: DEFAULT_SETTINGS.alpha,
+      origin: 'trained',
+      metrics: { examples: out.report.examples, metric: out.report.metrics[0] ?? null },
+      dataWindow: {},
+      createdAt: at,
+    });
   };
   save('techne', plantedExamples('type_annotations', { seed: 3, n: 30, vocab: v.train }), '2026-11-22T09:00:00.000Z');
   save('techne', plantedExamples('early_returns', { seed: 3, n: 30, vocab: v.train }), '2026-11-22T10:00:00.000Z');
   const routes: Example[] = Array.from({ length: 140 }, (_, i) => {
     const [t, label] = ROUTE_TASKS[i % ROUTE_TASKS.length]!;
-    return { agent: 'hephaestus', entryId: `r${i}`, scene: `s${i}`, weight: 1, taskType: null, kind: 'route', text: `${t} ${v.train[i]} ${v.train[i + 1]}`, label };
+    return {
+      agent: 'hephaestus',
+      entryId: `r${i}`,
+      scene: `s${i}`,
+      weight: 1,
+      taskType: null,
+      kind: 'route',
+      text: `${t} ${v.train[i]} ${v.train[i + 1]}`,
+      label,
+    };
   });
   save('hephaestus', routes, '2026-11-22T10:00:00.000Z');
   db.close();

@@ -30,7 +30,15 @@ describe('trainer', () => {
   it('the order examples come in does not change the validation split', () => {
     const examples = plantedExamples('early_returns', { seed: 3, n: 24, vocab: v.train });
     const a = trained(train(base, encode, { agent: 'techne', kind: 'bond', examples, frozen: [], settings: quick }));
-    const b = trained(train(base, encode, { agent: 'techne', kind: 'bond', examples: [...examples].reverse(), frozen: [], settings: quick }));
+    const b = trained(
+      train(base, encode, {
+        agent: 'techne',
+        kind: 'bond',
+        examples: [...examples].reverse(),
+        frozen: [],
+        settings: quick,
+      }),
+    );
     expect(b.report.examples.validation).toBe(a.report.examples.validation);
     expect(b.report.scenes).toEqual(a.report.scenes);
   });
@@ -39,14 +47,31 @@ describe('trainer', () => {
     const few = plantedExamples('early_returns', { seed: 3, n: 5, vocab: v.train });
     const out = train(base, encode, { agent: 'techne', kind: 'bond', examples: few, frozen: [], settings: quick });
     expect(out).toMatchObject({ status: 'skipped', reason: '5 usable examples (needs at least 8)' });
-    const oneScene = plantedExamples('early_returns', { seed: 3, n: 10, vocab: v.train }).map((e) => ({ ...e, scene: 'only' }));
-    expect(train(base, encode, { agent: 'techne', kind: 'bond', examples: oneScene, frozen: [], settings: quick })).toMatchObject({ status: 'skipped', reason: '10 examples in 1 scene (needs three: to train, to stop early, to validate)' });
+    const oneScene = plantedExamples('early_returns', { seed: 3, n: 10, vocab: v.train }).map((e) => ({
+      ...e,
+      scene: 'only',
+    }));
+    expect(
+      train(base, encode, { agent: 'techne', kind: 'bond', examples: oneScene, frozen: [], settings: quick }),
+    ).toMatchObject({
+      status: 'skipped',
+      reason: '10 examples in 1 scene (needs three: to train, to stop early, to validate)',
+    });
   });
 
   it('counts examples its head cannot use, by reason', () => {
     const examples: Example[] = [
       ...plantedExamples('early_returns', { seed: 3, n: 12, vocab: v.train }),
-      { agent: 'techne', entryId: 'r', scene: 's', weight: 1, taskType: null, kind: 'route', text: 'x', label: 'techne' },
+      {
+        agent: 'techne',
+        entryId: 'r',
+        scene: 's',
+        weight: 1,
+        taskType: null,
+        kind: 'route',
+        text: 'x',
+        label: 'techne',
+      },
       { agent: 'techne', entryId: 'w', scene: 's', weight: 0, taskType: null, kind: 'binary', text: 'x', label: 1 },
     ];
     const o = trained(train(base, encode, { agent: 'techne', kind: 'bond', examples, frozen: [], settings: quick }));
@@ -56,7 +81,15 @@ describe('trainer', () => {
 
   it('stops early when validation stops improving, and keeps the best epoch', () => {
     const examples = plantedExamples('early_returns', { seed: 3, n: 30, shuffle: true, vocab: v.train });
-    const o = trained(train(base, encode, { agent: 'techne', kind: 'bond', examples, frozen: [], settings: { ...DEFAULT_SETTINGS, epochs: 200, patience: 3 } }));
+    const o = trained(
+      train(base, encode, {
+        agent: 'techne',
+        kind: 'bond',
+        examples,
+        frozen: [],
+        settings: { ...DEFAULT_SETTINGS, epochs: 200, patience: 3 },
+      }),
+    );
     expect(o.report.stoppedEarly).toBe(true);
     expect(o.report.epochs).toBe(o.report.bestEpoch + 3);
   });
@@ -64,7 +97,12 @@ describe('trainer', () => {
   it('reports progress after every batch, and stops when asked', () => {
     const examples = plantedExamples('early_returns', { seed: 3, n: 100, vocab: v.train });
     const seen: number[] = [];
-    const out = train(base, encode, { agent: 'techne', kind: 'bond', examples, frozen: [], settings: quick }, { onProgress: (p) => seen.push(p.epoch * 100 + p.batch), shouldStop: () => seen.length >= 3 });
+    const out = train(
+      base,
+      encode,
+      { agent: 'techne', kind: 'bond', examples, frozen: [], settings: quick },
+      { onProgress: (p) => seen.push(p.epoch * 100 + p.batch), shouldStop: () => seen.length >= 3 },
+    );
     expect(out).toMatchObject({ status: 'skipped', reason: 'stopped' });
     expect(seen).toEqual([101, 102, 103]);
   });
@@ -82,9 +120,26 @@ describe('trainer', () => {
     const examples: Example[] = [];
     for (let i = 0; i < 140; i++) {
       const [t, label] = tasks[i % tasks.length]!;
-      examples.push({ agent: 'hephaestus', entryId: `r${i}`, scene: `s${i}`, weight: 1, taskType: null, kind: 'route', text: `${t} ${v.train[i]} ${v.train[i + 1]}`, label });
+      examples.push({
+        agent: 'hephaestus',
+        entryId: `r${i}`,
+        scene: `s${i}`,
+        weight: 1,
+        taskType: null,
+        kind: 'route',
+        text: `${t} ${v.train[i]} ${v.train[i + 1]}`,
+        label,
+      });
     }
-    const o = trained(train(base, encode, { agent: 'hephaestus', kind: 'bond', examples, frozen: [], settings: { ...DEFAULT_SETTINGS } }));
+    const o = trained(
+      train(base, encode, {
+        agent: 'hephaestus',
+        kind: 'bond',
+        examples,
+        frozen: [],
+        settings: { ...DEFAULT_SETTINGS },
+      }),
+    );
     const m = o.report.metrics[0]!;
     expect(m).toMatchObject({ kind: 'route', name: 'accuracy' });
     expect(m.value).toBeGreaterThan(0.9);

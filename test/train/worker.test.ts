@@ -20,12 +20,18 @@ describe('training off the main thread', () => {
     const worker = new TrainerWorker(new AbortController().signal);
     const seen: EpochProgress[] = [];
     try {
-      const remote = await worker.train(base.spec, { agent: 'techne', kind: 'bond', examples, settings, start: null, frozen: [] }, { onProgress: (p) => seen.push(p) });
+      const remote = await worker.train(
+        base.spec,
+        { agent: 'techne', kind: 'bond', examples, settings, start: null, frozen: [] },
+        { onProgress: (p) => seen.push(p) },
+      );
       if (local.status !== 'trained' || remote.status !== 'trained') throw new Error('expected both to train');
       expect(Buffer.from(remote.lora.buffer).equals(Buffer.from(local.lora.all.buffer))).toBe(true);
       expect(remote.report.metrics).toEqual(local.report.metrics);
       // the end of every epoch is always reported
-      expect(seen.filter((p) => p.batch === p.batches).map((p) => p.epoch)).toEqual(Array.from({ length: local.report.epochs }, (_, i) => i + 1));
+      expect(seen.filter((p) => p.batch === p.batches).map((p) => p.epoch)).toEqual(
+        Array.from({ length: local.report.epochs }, (_, i) => i + 1),
+      );
     } finally {
       await worker.close();
     }
@@ -36,9 +42,29 @@ describe('training off the main thread', () => {
     const examples = plantedExamples('early_returns', { seed: 3, n: 400, vocab: v.train });
     const ac = new AbortController();
     const worker = new TrainerWorker(ac.signal);
-    const job = worker.train(base.spec, { agent: 'techne', kind: 'bond', examples, settings: { ...DEFAULT_SETTINGS, epochs: 10_000, patience: 10_000 }, start: null, frozen: [] }, { onProgress: () => ac.abort() });
+    const job = worker.train(
+      base.spec,
+      {
+        agent: 'techne',
+        kind: 'bond',
+        examples,
+        settings: { ...DEFAULT_SETTINGS, epochs: 10_000, patience: 10_000 },
+        start: null,
+        frozen: [],
+      },
+      { onProgress: () => ac.abort() },
+    );
     await expect(job).rejects.toBeInstanceOf(CancelledError);
-    await expect(worker.train(base.spec, { agent: 'techne', kind: 'bond', examples, settings: DEFAULT_SETTINGS, start: null, frozen: [] })).rejects.toBeInstanceOf(CancelledError);
+    await expect(
+      worker.train(base.spec, {
+        agent: 'techne',
+        kind: 'bond',
+        examples,
+        settings: DEFAULT_SETTINGS,
+        start: null,
+        frozen: [],
+      }),
+    ).rejects.toBeInstanceOf(CancelledError);
     await worker.close();
   });
 });

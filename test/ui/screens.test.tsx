@@ -13,7 +13,12 @@ import { frameWith } from '../helpers/ink-wait.js';
 describe('ScreenFrame', () => {
   it('says what the screen needs when the terminal is too small, in a few lines', async () => {
     const app = render(
-      <ScreenFrame size={{ columns: 40, rows: 10 }} min={MIN_SIZE.consent} name="Sovereignty Moment" palette={palette(0)}>
+      <ScreenFrame
+        size={{ columns: 40, rows: 10 }}
+        min={MIN_SIZE.consent}
+        name="Sovereignty Moment"
+        palette={palette(0)}
+      >
         <Text>{'x'.repeat(500)}</Text>
       </ScreenFrame>,
     );
@@ -42,10 +47,14 @@ describe('ScreenFrame', () => {
 
 describe('every colour on a screen comes from the palette (so NO_COLOR and --no-color reach it)', () => {
   const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.tsx') ? [join(dir, d.name)] : []));
+    readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+      d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.tsx') ? [join(dir, d.name)] : [],
+    );
   it.each(files(join(ROOT, 'src', 'ui')).map((f) => [f.slice(ROOT.length + 1)]))('%s', (file) => {
     const text = readFileSync(join(ROOT, file), 'utf8');
-    expect(text).not.toMatch(/(color|backgroundColor|borderColor)=["'{]\s*['"]?(red|green|yellow|blue|magenta|cyan|white|gray|grey|black)/);
+    expect(text).not.toMatch(
+      /(color|backgroundColor|borderColor)=["'{]\s*['"]?(red|green|yellow|blue|magenta|cyan|white|gray|grey|black)/,
+    );
     expect(text).not.toMatch(/\bfrom 'chalk'/);
   });
 });

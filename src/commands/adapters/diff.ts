@@ -7,7 +7,13 @@ import { defineCommand } from '../types.js';
 import { fmtMetric, listEntry, type AdapterListEntry } from './list.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, sameBase, versionOpt } from './shared.js';
 
-const options = z.object({ agent: agentArg, kind: kindOpt, from: versionOpt.optional(), to: versionOpt.optional(), json: z.boolean().default(false) });
+const options = z.object({
+  agent: agentArg,
+  kind: kindOpt,
+  from: versionOpt.optional(),
+  to: versionOpt.optional(),
+  json: z.boolean().default(false),
+});
 
 export interface ModuleDiff {
   module: string;
@@ -34,20 +40,39 @@ export default defineCommand({
     try {
       const toRow = pickVersion(r, opts.agent, opts.kind, opts.to);
       const fromVersion = opts.from ?? toRow.parentVersion ?? undefined;
-      if (fromVersion === undefined) throw new UsageError(`${opts.agent} ${opts.kind} v${toRow.version} has no earlier version to compare with`, 'name one with --from N');
+      if (fromVersion === undefined)
+        throw new UsageError(
+          `${opts.agent} ${opts.kind} v${toRow.version} has no earlier version to compare with`,
+          'name one with --from N',
+        );
       const fromRow = pickVersion(r, opts.agent, opts.kind, fromVersion);
       const a = loadChecked(r, fromRow);
       const b = loadChecked(r, toRow);
-      if (fromRow.baseFingerprint !== toRow.baseFingerprint) throw new UsageError(`v${fromRow.version} and v${toRow.version} are over different bases: their updates are not comparable`);
+      if (fromRow.baseFingerprint !== toRow.baseFingerprint)
+        throw new UsageError(
+          `v${fromRow.version} and v${toRow.version} are over different bases: their updates are not comparable`,
+        );
       const modules = (['dense', 'head', 'direct'] as const).map((m, k): ModuleDiff => {
         const ca = a.config.lora_alpha / a.lora.rank;
         const cb = b.config.lora_alpha / b.lora.rank;
         const fromNorm = effectiveNorm([{ lora: a.lora, coef: ca }], m);
         const toNorm = effectiveNorm([{ lora: b.lora, coef: cb }], m);
         const diff = differenceNorm({ lora: b.lora, coef: cb }, { lora: a.lora, coef: ca }, m);
-        return { module: b.config.target_modules[k] as string, from_norm: fromNorm, to_norm: toNorm, diff_norm: diff, relative: toNorm > 0 ? diff / toNorm : 0 };
+        return {
+          module: b.config.target_modules[k] as string,
+          from_norm: fromNorm,
+          to_norm: toNorm,
+          diff_norm: diff,
+          relative: toNorm > 0 ? diff / toNorm : 0,
+        };
       });
-      return { agent: opts.agent, kind: opts.kind, from: listEntry(fromRow, sameBase(r, fromRow)), to: listEntry(toRow, sameBase(r, toRow)), modules };
+      return {
+        agent: opts.agent,
+        kind: opts.kind,
+        from: listEntry(fromRow, sameBase(r, fromRow)),
+        to: listEntry(toRow, sameBase(r, toRow)),
+        modules,
+      };
     } finally {
       r.close();
     }

@@ -8,7 +8,13 @@ import { CONFIG_FILE, MODEL_FILE } from '../../train/adapter-files.js';
 import { defineCommand } from '../types.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, versionOpt } from './shared.js';
 
-const options = z.object({ agent: agentArg, kind: kindOpt, version: versionOpt.optional(), out: z.string({ error: 'is required: the directory to write the PEFT adapter to' }).min(1), json: z.boolean().default(false) });
+const options = z.object({
+  agent: agentArg,
+  kind: kindOpt,
+  version: versionOpt.optional(),
+  out: z.string({ error: 'is required: the directory to write the PEFT adapter to' }).min(1),
+  json: z.boolean().default(false),
+});
 
 export interface AdapterExportResult {
   agent: string;
@@ -33,11 +39,13 @@ export default defineCommand({
       const row = pickVersion(r, opts.agent, opts.kind, opts.version);
       loadChecked(r, row); // refuses a damaged version before anything is written
       const out = resolve(ctx.cwd, opts.out);
-      if (existsSync(out) && readdirSync(out).length > 0) throw new ConflictError(`export directory is not empty: ${out}`, 'choose a new directory');
+      if (existsSync(out) && readdirSync(out).length > 0)
+        throw new ConflictError(`export directory is not empty: ${out}`, 'choose a new directory');
       const tmp = join(dirname(out), `.${Date.now().toString(36)}-${process.pid}.export.tmp`);
       try {
         mkdirSync(tmp, { recursive: true });
-        for (const f of [MODEL_FILE, CONFIG_FILE]) writeFileAtomic(join(tmp, f), readFileSync(join(r.home, row.path, f)));
+        for (const f of [MODEL_FILE, CONFIG_FILE])
+          writeFileAtomic(join(tmp, f), readFileSync(join(r.home, row.path, f)));
         if (existsSync(out)) rmSync(out, { recursive: true });
         renameSync(tmp, out);
       } catch (err) {

@@ -59,8 +59,13 @@ export function listEntry(row: AdapterRow, configured: boolean | null): AdapterL
 export function fmtMetric(m: AdapterListEntry['metric']): string {
   if (!m) return '—';
   const pct = m.name === 'mean_abs_error' ? m.value.toFixed(3) : `${(m.value * 100).toFixed(0)}%`;
-  const best = m.baselines.length ? Math.max(...m.baselines.map((b) => (m.name === 'mean_abs_error' ? -b.value : b.value))) : null;
-  const base = best === null ? '' : ` (baseline ${m.name === 'mean_abs_error' ? (-best).toFixed(3) : `${(best * 100).toFixed(0)}%`})`;
+  const best = m.baselines.length
+    ? Math.max(...m.baselines.map((b) => (m.name === 'mean_abs_error' ? -b.value : b.value)))
+    : null;
+  const base =
+    best === null
+      ? ''
+      : ` (baseline ${m.name === 'mean_abs_error' ? (-best).toFixed(3) : `${(best * 100).toFixed(0)}%`})`;
   return `${m.name.replace(/_/g, ' ')} ${pct}${base}`;
 }
 
@@ -69,8 +74,13 @@ export default defineCommand({
   async run(opts, ctx): Promise<AdapterListResult> {
     const r = openRegistry(ctx);
     try {
-      const rows = r.registry.list({ agent: opts.agent, ...(opts.kind ? { kind: opts.kind } : {}) }).filter((row) => opts.all || row.prunedAt === null);
-      return { base_fingerprint: r.base?.fingerprint ?? null, adapters: rows.map((row) => listEntry(row, sameBase(r, row))) };
+      const rows = r.registry
+        .list({ agent: opts.agent, ...(opts.kind ? { kind: opts.kind } : {}) })
+        .filter((row) => opts.all || row.prunedAt === null);
+      return {
+        base_fingerprint: r.base?.fingerprint ?? null,
+        adapters: rows.map((row) => listEntry(row, sameBase(r, row))),
+      };
     } finally {
       r.close();
     }
@@ -85,7 +95,13 @@ export default defineCommand({
       { header: 'CREATED', get: (a) => a.created_at.slice(0, 16).replace('T', ' ') },
       { header: 'EXAMPLES', get: (a) => (a.examples === null ? '—' : String(a.examples)), align: 'right' },
       { header: 'VALIDATION', get: (a) => fmtMetric(a.metric) },
-      { header: 'BASE', get: (a) => (a.configured_base === false ? c.yellow(`${shortFp(a.base_fingerprint)} (not the configured base)`) : c.dim(shortFp(a.base_fingerprint))) },
+      {
+        header: 'BASE',
+        get: (a) =>
+          a.configured_base === false
+            ? c.yellow(`${shortFp(a.base_fingerprint)} (not the configured base)`)
+            : c.dim(shortFp(a.base_fingerprint)),
+      },
       { header: 'STATE', get: (a) => (a.pruned_at ? c.dim('pruned') : a.current ? c.green('current') : '') },
     ]);
     return `${table}${c.dim('* current version · kourai adapters show <agent> for details')}`;

@@ -38,10 +38,12 @@ export default defineCommand({
       const rows = r.registry.list({ agent: opts.agent, ...(opts.kind ? { kind: opts.kind } : {}) });
       const pruned: PruneResult['pruned'] = [];
       const groups = new Map<string, typeof rows>();
-      for (const row of rows) groups.set(`${row.agent}/${row.kind}`, [...(groups.get(`${row.agent}/${row.kind}`) ?? []), row]);
+      for (const row of rows)
+        groups.set(`${row.agent}/${row.kind}`, [...(groups.get(`${row.agent}/${row.kind}`) ?? []), row]);
       for (const list of groups.values()) {
         const alive = list.filter((x) => x.prunedAt === null && !x.current).sort((a, b) => b.version - a.version);
-        for (const row of alive.slice(opts.keep)) pruned.push({ agent: row.agent, kind: row.kind, version: row.version, path: row.path });
+        for (const row of alive.slice(opts.keep))
+          pruned.push({ agent: row.agent, kind: row.kind, version: row.version, path: row.path });
       }
       const leftovers: string[] = [];
       const agents = (opts.agent.length ? opts.agent : AGENTS) as readonly Agent[];
@@ -78,7 +80,11 @@ export default defineCommand({
   render(x, ctx) {
     const c = colors(ctx.colorLevel);
     const verb = x.dry_run ? 'would delete' : 'deleted';
-    if (!x.pruned.length && !x.leftovers.length) return c.dim(`nothing to prune (keeping the current version and ${x.keep} more per agent and kind)`);
-    return [...x.pruned.map((p) => `${verb} ${p.agent} ${p.kind} v${p.version} (${p.path})`), ...x.leftovers.map((l) => `${verb} leftover ${l}`)].join('\n');
+    if (!x.pruned.length && !x.leftovers.length)
+      return c.dim(`nothing to prune (keeping the current version and ${x.keep} more per agent and kind)`);
+    return [
+      ...x.pruned.map((p) => `${verb} ${p.agent} ${p.kind} v${p.version} (${p.path})`),
+      ...x.leftovers.map((l) => `${verb} leftover ${l}`),
+    ].join('\n');
   },
 });

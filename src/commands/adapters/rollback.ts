@@ -4,7 +4,12 @@ import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, sameBase, versionOpt } from './shared.js';
 
-const options = z.object({ agent: agentArg, kind: kindOpt, to: versionOpt.optional(), json: z.boolean().default(false) });
+const options = z.object({
+  agent: agentArg,
+  kind: kindOpt,
+  to: versionOpt.optional(),
+  json: z.boolean().default(false),
+});
 
 export interface RollbackResult {
   agent: string;
@@ -25,10 +30,17 @@ export default defineCommand({
     try {
       const current = pickVersion(r, opts.agent, opts.kind, undefined);
       const toVersion = opts.to ?? current.parentVersion ?? undefined;
-      if (toVersion === undefined) throw new UsageError(`${opts.agent} ${opts.kind} v${current.version} has no earlier version to roll back to`, 'name one with --to N');
+      if (toVersion === undefined)
+        throw new UsageError(
+          `${opts.agent} ${opts.kind} v${current.version} has no earlier version to roll back to`,
+          'name one with --to N',
+        );
       const target = pickVersion(r, opts.agent, opts.kind, toVersion);
       loadChecked(r, target);
-      if (sameBase(r, target) === false) throw new UsageError(`${opts.agent} ${opts.kind} v${target.version} is over another base than the configured one: it could not be used`);
+      if (sameBase(r, target) === false)
+        throw new UsageError(
+          `${opts.agent} ${opts.kind} v${target.version} is over another base than the configured one: it could not be used`,
+        );
       r.registry.setCurrent(opts.agent, opts.kind, target.version, ctx.now().toISOString());
       return { agent: opts.agent, kind: opts.kind, from: current.version, to: target.version };
     } finally {
@@ -37,6 +49,8 @@ export default defineCommand({
   },
   render(x, ctx) {
     const c = colors(ctx.colorLevel);
-    return x.from === x.to ? c.dim(`${x.agent} ${x.kind}: v${x.to} is already current`) : `${x.agent} ${x.kind}: current is now v${x.to} (was v${x.from})`;
+    return x.from === x.to
+      ? c.dim(`${x.agent} ${x.kind}: v${x.to} is already current`)
+      : `${x.agent} ${x.kind}: current is now v${x.to} (was v${x.from})`;
   },
 });

@@ -13,11 +13,15 @@ import { configuredBaseOffline } from '../../train/text-encoder.js';
 
 export const agentArg = AgentSchema;
 export const kindOpt = z.enum(['bond', 'council'], { error: 'must be bond or council' }).default('bond');
-export const versionOpt = z.coerce.number({ error: 'must be a version number' }).int().min(1, { error: 'must be a version number ≥ 1' });
+export const versionOpt = z.coerce
+  .number({ error: 'must be a version number' })
+  .int()
+  .min(1, { error: 'must be a version number ≥ 1' });
 
 /** Cupid and Puck have no council adapter: asking for one is a usage error (exit 2). */
 export function checkKind(agent: Agent, kind: AdapterKind): void {
-  if (kind === 'council' && isBondOnly(agent)) throw new UsageError(`${agent} has no council adapter: Cupid and Puck are bond-only`, 'use --kind bond');
+  if (kind === 'council' && isBondOnly(agent))
+    throw new UsageError(`${agent} has no council adapter: Cupid and Puck are bond-only`, 'use --kind bond');
 }
 
 export interface Registry {
@@ -42,11 +46,21 @@ export function pickVersion(r: Registry, agent: Agent, kind: AdapterKind, versio
   checkKind(agent, kind);
   if (version === undefined) {
     const row = r.registry.current(agent, kind);
-    if (!row) throw new NotFoundError(`no ${kind} adapter for ${agent} yet`, kind === 'bond' ? `train one: kourai train bond --agent ${agent}` : 'council adapters arrive with a federation round');
+    if (!row)
+      throw new NotFoundError(
+        `no ${kind} adapter for ${agent} yet`,
+        kind === 'bond'
+          ? `train one: kourai train bond --agent ${agent}`
+          : 'council adapters arrive with a federation round',
+      );
     return row;
   }
   const row = r.registry.get(agent, kind, version);
-  if (!row) throw new NotFoundError(`${agent} has no ${kind} adapter v${version}`, `see \`kourai adapters list --agent ${agent}\``);
+  if (!row)
+    throw new NotFoundError(
+      `${agent} has no ${kind} adapter v${version}`,
+      `see \`kourai adapters list --agent ${agent}\``,
+    );
   return row;
 }
 
@@ -56,8 +70,18 @@ export function pickVersion(r: Registry, agent: Agent, kind: AdapterKind, versio
  */
 export function loadChecked(r: Registry, row: AdapterRow): LoadedAdapter {
   const dir = join(r.home, row.path);
-  if (row.prunedAt) throw new NotFoundError(`${row.agent} ${row.kind} adapter v${row.version} was pruned on ${row.prunedAt.slice(0, 10)}`);
-  return readAdapterDir(dir, { agent: row.agent as Agent, kind: row.kind, version: row.version, spec: 'own', fingerprint: row.baseFingerprint, fileSha256: row.fileSha256 });
+  if (row.prunedAt)
+    throw new NotFoundError(
+      `${row.agent} ${row.kind} adapter v${row.version} was pruned on ${row.prunedAt.slice(0, 10)}`,
+    );
+  return readAdapterDir(dir, {
+    agent: row.agent as Agent,
+    kind: row.kind,
+    version: row.version,
+    spec: 'own',
+    fingerprint: row.baseFingerprint,
+    fileSha256: row.fileSha256,
+  });
 }
 
 export function sameBase(r: Registry, row: AdapterRow): boolean | null {

@@ -9,7 +9,12 @@ import { defineCommand } from '../types.js';
 import { fmtMetric, listEntry, type AdapterListEntry } from './list.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, sameBase, shortFp, versionOpt } from './shared.js';
 
-const options = z.object({ agent: agentArg, kind: kindOpt, version: versionOpt.optional(), json: z.boolean().default(false) });
+const options = z.object({
+  agent: agentArg,
+  kind: kindOpt,
+  version: versionOpt.optional(),
+  json: z.boolean().default(false),
+});
 
 export interface AdapterShowResult extends AdapterListEntry {
   file_sha256: string;
@@ -37,7 +42,14 @@ export interface CouncilShow {
 function councilShow(metrics: unknown): CouncilShow {
   const s = councilSignalOf(metrics);
   const v = councilValidationOf(metrics);
-  return { update_norm: s?.update_norm ?? null, noise_norm: s?.noise_norm ?? null, snr: s?.snr ?? null, updates: s?.updates ?? null, passed: v?.passed ?? null, validation: v };
+  return {
+    update_norm: s?.update_norm ?? null,
+    noise_norm: s?.noise_norm ?? null,
+    snr: s?.snr ?? null,
+    updates: s?.updates ?? null,
+    passed: v?.passed ?? null,
+    validation: v,
+  };
 }
 
 export default defineCommand({
@@ -47,7 +59,11 @@ export default defineCommand({
     try {
       const row = pickVersion(r, opts.agent, opts.kind, opts.version);
       const loaded = loadChecked(r, row);
-      const tensors = loraToTensors(loaded.config.kourai.base_spec, opts.agent, loaded.lora).map((t) => ({ name: t.name, shape: t.shape, l2: l2Norm([t.data]) }));
+      const tensors = loraToTensors(loaded.config.kourai.base_spec, opts.agent, loaded.lora).map((t) => ({
+        name: t.name,
+        shape: t.shape,
+        l2: l2Norm([t.data]),
+      }));
       return {
         ...listEntry(row, sameBase(r, row)),
         file_sha256: row.fileSha256,
@@ -65,7 +81,14 @@ export default defineCommand({
   },
   render(a, ctx) {
     const c = colors(ctx.colorLevel);
-    const m = a.metrics as { train_loss?: number; validation_loss?: number; epochs?: number; best_epoch?: number; stopped_early?: boolean; council_version?: number | null } | null;
+    const m = a.metrics as {
+      train_loss?: number;
+      validation_loss?: number;
+      epochs?: number;
+      best_epoch?: number;
+      stopped_early?: boolean;
+      council_version?: number | null;
+    } | null;
     const lines = [
       `${c.bold(`${a.agent} ${a.kind} adapter v${a.version}`)}${a.current ? c.green(' (current)') : ''}`,
       `  path         ${a.path}`,
@@ -74,25 +97,37 @@ export default defineCommand({
       `  LoRA         r=${a.rank} α=${a.alpha} on ${a.target_modules.join(', ')}`,
       `  validation   ${fmtMetric(a.metric)}`,
     ];
-    if (m?.train_loss !== undefined) lines.push(`  loss         train ${m.train_loss.toFixed(4)} · validation ${m.validation_loss?.toFixed(4) ?? '—'} · ${m.epochs} epochs (best ${m.best_epoch}${m.stopped_early ? ', stopped early' : ''})`);
+    if (m?.train_loss !== undefined)
+      lines.push(
+        `  loss         train ${m.train_loss.toFixed(4)} · validation ${m.validation_loss?.toFixed(4) ?? '—'} · ${m.epochs} epochs (best ${m.best_epoch}${m.stopped_early ? ', stopped early' : ''})`,
+      );
     if (m?.council_version) lines.push(`  trained over council v${m.council_version}`);
     if (a.council) {
       const k = a.council;
       const fmt = (x: number | null): string => (x === null ? '—' : x.toPrecision(4));
-      lines.push(`  signal/noise ${k.snr === null ? '— (not recorded)' : `${k.snr.toFixed(2)}${k.snr < 1 ? c.yellow(' — mostly noise') : ''}`} · ‖change‖ ${fmt(k.update_norm)} · noise ≈ ${fmt(k.noise_norm)} · ${k.updates ?? '—'} update${k.updates === 1 ? '' : 's'}`);
+      lines.push(
+        `  signal/noise ${k.snr === null ? '— (not recorded)' : `${k.snr.toFixed(2)}${k.snr < 1 ? c.yellow(' — mostly noise') : ''}`} · ‖change‖ ${fmt(k.update_norm)} · noise ≈ ${fmt(k.noise_norm)} · ${k.updates ?? '—'} update${k.updates === 1 ? '' : 's'}`,
+      );
       const v = k.validation;
       if (!v) lines.push(`  validation   never measured on your held-out scenes: not applied while you have a bond`);
       else {
         const d = v.choice.overall;
-        lines.push(`  validation   ${v.passed ? c.green('passed') : c.yellow('not passed')} on ${v.examples} held-out examples in ${v.scenes} scenes (with bond ${v.bond_version === null ? 'none' : `v${v.bond_version}`}): ${d.scores.map((x) => `${leanLabel(x.lean)} ${(x.accuracy * 100).toFixed(0)}%`).join(' · ')} → ${leanLabel(d.lean)}`);
-        for (const [t, td] of Object.entries(v.choice.byTaskType)) if (td.reason !== 'too_few') lines.push(`               ${t}: ${td.examples} examples → ${leanLabel(td.lean)}`);
+        lines.push(
+          `  validation   ${v.passed ? c.green('passed') : c.yellow('not passed')} on ${v.examples} held-out examples in ${v.scenes} scenes (with bond ${v.bond_version === null ? 'none' : `v${v.bond_version}`}): ${d.scores.map((x) => `${leanLabel(x.lean)} ${(x.accuracy * 100).toFixed(0)}%`).join(' · ')} → ${leanLabel(d.lean)}`,
+        );
+        for (const [t, td] of Object.entries(v.choice.byTaskType))
+          if (td.reason !== 'too_few')
+            lines.push(`               ${t}: ${td.examples} examples → ${leanLabel(td.lean)}`);
       }
     }
-    lines.push('', renderTable(a.tensors, [
-      { header: 'TENSOR', get: (t) => t.name },
-      { header: 'SHAPE', get: (t) => `[${t.shape.join(', ')}]` },
-      { header: 'L2', get: (t) => t.l2.toPrecision(4), align: 'right' },
-    ]).trimEnd());
+    lines.push(
+      '',
+      renderTable(a.tensors, [
+        { header: 'TENSOR', get: (t) => t.name },
+        { header: 'SHAPE', get: (t) => `[${t.shape.join(', ')}]` },
+        { header: 'L2', get: (t) => t.l2.toPrecision(4), align: 'right' },
+      ]).trimEnd(),
+    );
     return lines.join('\n');
   },
 });

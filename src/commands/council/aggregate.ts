@@ -3,7 +3,14 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { z } from 'zod';
 import { GramPool } from '../../aggregation/gram-pool.js';
-import { aggregateUpdates, inMemorySource, SELECTIONS, STRATEGIES, type AggregateOutcome, type StrategyConfig } from '../../aggregation/strategy.js';
+import {
+  aggregateUpdates,
+  inMemorySource,
+  SELECTIONS,
+  STRATEGIES,
+  type AggregateOutcome,
+  type StrategyConfig,
+} from '../../aggregation/strategy.js';
 import { AggregationError, type Vec } from '../../aggregation/vec.js';
 import type { Ctx } from '../../context.js';
 import { refusalOf } from '../../aggregation/guard.js';
@@ -31,7 +38,10 @@ const options = z.object({
       if (s === undefined) return undefined;
       const w = s.split(',').map(Number);
       if (w.some((x) => !(Number.isFinite(x) && x > 0))) {
-        c.addIssue({ code: 'custom', message: `--weight-values must be positive numbers separated by commas, got "${s}"` });
+        c.addIssue({
+          code: 'custom',
+          message: `--weight-values must be positive numbers separated by commas, got "${s}"`,
+        });
         return z.NEVER;
       }
       return w;
@@ -86,7 +96,10 @@ function sameFile(a: string, b: string): boolean {
 /** `--weights counts`: the (noised) sample count a file records as `__metadata__.weight`. */
 function countWeight(metadata: Record<string, string>, path: string): number {
   const w = Number(metadata.weight);
-  if (metadata.weight === undefined || !(Number.isFinite(w) && w > 0)) throw new InvalidDataError(`${path}: --weights counts needs a positive "weight" in the file's __metadata__ (found ${JSON.stringify(metadata.weight ?? null)})`);
+  if (metadata.weight === undefined || !(Number.isFinite(w) && w > 0))
+    throw new InvalidDataError(
+      `${path}: --weights counts needs a positive "weight" in the file's __metadata__ (found ${JSON.stringify(metadata.weight ?? null)})`,
+    );
   return w;
 }
 
@@ -102,9 +115,12 @@ export default defineCommand({
     const out = resolve(ctx.cwd, opts.out);
     const basePath = opts.base === undefined ? undefined : resolve(ctx.cwd, opts.base);
     const input = [...paths, ...(basePath ? [basePath] : [])].find((p) => sameFile(out, p));
-    if (input) throw new UsageError(`-o ${opts.out} is one of the inputs (${input}); write the aggregate to another file`);
-    if (!opts.force && existsSync(out)) throw new ConflictError(`output file already exists: ${out}`, 'pass --force to replace it, or choose another -o');
-    if (opts.weightValues && opts.weights === 'counts') throw new UsageError('give either --weights counts or --weight-values, not both');
+    if (input)
+      throw new UsageError(`-o ${opts.out} is one of the inputs (${input}); write the aggregate to another file`);
+    if (!opts.force && existsSync(out))
+      throw new ConflictError(`output file already exists: ${out}`, 'pass --force to replace it, or choose another -o');
+    if (opts.weightValues && opts.weights === 'counts')
+      throw new UsageError('give either --weights counts or --weight-values, not both');
     const contents = paths.map((p) => readSafetensorsFile(p, 'update'));
     const files = contents.map((c) => c.tensors);
     const first = files[0] as FileTensor[];
@@ -116,7 +132,10 @@ export default defineCommand({
       for (const spec of layout.tensors) {
         const t = byName.get(spec.name);
         if (!t) throw new InvalidDataError(`${path}: no tensor "${spec.name}" (it is in ${paths[0]})`);
-        if (t.shape.join(',') !== spec.shape.join(',')) throw new InvalidDataError(`${path}: tensor "${spec.name}" has shape [${t.shape.join(', ')}], ${paths[0]} has [${spec.shape.join(', ')}]`);
+        if (t.shape.join(',') !== spec.shape.join(','))
+          throw new InvalidDataError(
+            `${path}: tensor "${spec.name}" has shape [${t.shape.join(', ')}], ${paths[0]} has [${spec.shape.join(', ')}]`,
+          );
         out.set(t.data, spec.offset);
       }
       if (tensors.length !== layout.tensors.length) {
@@ -126,8 +145,11 @@ export default defineCommand({
       return out;
     };
     const rows = files.map((f, i) => flatten(f, paths[i] as string));
-    if (opts.weightValues && opts.weightValues.length !== rows.length) throw new UsageError(`--weight-values has ${opts.weightValues.length} values for ${rows.length} updates`);
-    const weights = opts.weightValues ?? (opts.weights === 'counts' ? contents.map((c, i) => countWeight(c.metadata, paths[i] as string)) : undefined);
+    if (opts.weightValues && opts.weightValues.length !== rows.length)
+      throw new UsageError(`--weight-values has ${opts.weightValues.length} values for ${rows.length} updates`);
+    const weights =
+      opts.weightValues ??
+      (opts.weights === 'counts' ? contents.map((c, i) => countWeight(c.metadata, paths[i] as string)) : undefined);
     const base = basePath ? flatten(readSafetensorsFile(basePath, 'base adapter').tensors, basePath) : undefined;
     const config: StrategyConfig = {
       strategy: opts.strategy,
@@ -142,16 +164,24 @@ export default defineCommand({
         ...(opts.loraFairSolver !== undefined ? { solver: opts.loraFairSolver } : {}),
       },
     };
-    const selecting = ['krum', 'multikrum', 'bulyan'].includes(opts.strategy) || (opts.strategy === 'lora-fair' && (opts.selection ?? (opts.byzantine > 0 ? 'multikrum' : 'none')) !== 'none');
+    const selecting =
+      ['krum', 'multikrum', 'bulyan'].includes(opts.strategy) ||
+      (opts.strategy === 'lora-fair' && (opts.selection ?? (opts.byzantine > 0 ? 'multikrum' : 'none')) !== 'none');
     const threads = opts.threads ?? Math.min(availableParallelism(), 8);
-    const pool = selecting && threads > 1 && rows.length * layout.size >= 4_000_000 ? await GramPool.create(threads) : null;
+    const pool =
+      selecting && threads > 1 && rows.length * layout.size >= 4_000_000 ? await GramPool.create(threads) : null;
     const t0 = performance.now();
     let outcome: AggregateOutcome;
     try {
-      outcome = aggregateUpdates(inMemorySource(rows, layout, { ...(weights ? { weights } : {}), ...(base ? { base } : {}) }), config, { pool });
+      outcome = aggregateUpdates(
+        inMemorySource(rows, layout, { ...(weights ? { weights } : {}), ...(base ? { base } : {}) }),
+        config,
+        { pool },
+      );
     } catch (err) {
       if (err instanceof AggregationError) {
-        if (err.code === 'precondition' || err.code === 'bad_parameter') throw new UsageError(err.message, opts.byzantine > 0 ? 'lower --byzantine, or give more updates' : undefined);
+        if (err.code === 'precondition' || err.code === 'bad_parameter')
+          throw new UsageError(err.message, opts.byzantine > 0 ? 'lower --byzantine, or give more updates' : undefined);
         throw new InvalidDataError(err.message);
       }
       throw err;
@@ -160,21 +190,34 @@ export default defineCommand({
     }
     const seconds = (performance.now() - t0) / 1000;
     // The council's own guard: nothing its inputs do not justify is written.
-    const refusal = refusalOf(outcome.aggregate, rows.map((r) => l2Norm([r])), outcome);
+    const refusal = refusalOf(
+      outcome.aggregate,
+      rows.map((r) => l2Norm([r])),
+      outcome,
+    );
     if (refusal) throw new InvalidDataError(`aggregate refused: ${refusal}; nothing was written`);
     // The result: base + aggregate when the inputs are deltas from a base (LoRA-FAIR), else the aggregate.
     const result = new Float64Array(layout.size);
-    for (let k = 0; k < result.length; k++) result[k] = (outcome.aggregate[k] as number) + (base ? (base[k] as number) : 0);
+    for (let k = 0; k < result.length; k++)
+      result[k] = (outcome.aggregate[k] as number) + (base ? (base[k] as number) : 0);
     const tensors: FileTensor[] = layout.tensors.map((t) => {
       const v = result.subarray(t.offset, t.offset + t.size);
       return { name: t.name, shape: t.shape, data: opts.dtype === 'F32' ? Float32Array.from(v) : Float64Array.from(v) };
     });
-    if (opts.dtype === 'F32' && tensors.some((t) => !t.data.every(Number.isFinite))) throw new InvalidDataError('aggregate refused: the result is not finite in float32 (use --dtype F64); nothing was written');
+    if (opts.dtype === 'F32' && tensors.some((t) => !t.data.every(Number.isFinite)))
+      throw new InvalidDataError(
+        'aggregate refused: the result is not finite in float32 (use --dtype F64); nothing was written',
+      );
     writeSafetensorsFile(out, tensors, {
       what: 'output file',
       overwrite: opts.force,
       existsHint: 'pass --force to replace it, or choose another -o',
-      metadata: { kourai: 'council aggregate', strategy: opts.strategy, byzantine: String(opts.byzantine), inputs: String(rows.length) },
+      metadata: {
+        kourai: 'council aggregate',
+        strategy: opts.strategy,
+        byzantine: String(opts.byzantine),
+        inputs: String(rows.length),
+      },
     });
     const name = (i: number): string => paths[i] as string;
     const fin = (x: number | undefined): number | null => (x !== undefined && Number.isFinite(x) ? x : null);
@@ -201,10 +244,14 @@ export default defineCommand({
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
-    const lines = [`${c.bold(r.strategy)}${r.byzantine ? ` (f=${r.byzantine})` : ''}: ${r.used.length} of ${r.inputs.length} updates used, ${r.coords.toLocaleString('en-US')} coordinates in ${r.tensors} tensors, ${r.seconds.toFixed(2)} s`];
-    if (r.non_finite.length) lines.push(c.yellow(`dropped (NaN/Inf): ${r.non_finite.map((p) => basename(p)).join(', ')}`));
+    const lines = [
+      `${c.bold(r.strategy)}${r.byzantine ? ` (f=${r.byzantine})` : ''}: ${r.used.length} of ${r.inputs.length} updates used, ${r.coords.toLocaleString('en-US')} coordinates in ${r.tensors} tensors, ${r.seconds.toFixed(2)} s`,
+    ];
+    if (r.non_finite.length)
+      lines.push(c.yellow(`dropped (NaN/Inf): ${r.non_finite.map((p) => basename(p)).join(', ')}`));
     if (r.used.length < r.inputs.length) lines.push(`used: ${r.used.map((p) => basename(p)).join(', ')}`);
-    for (const l of r.layers ?? []) lines.push(`  ${l.layer}: cos ${l.cos_before?.toFixed(6) ?? '-'} → ${l.cos_after?.toFixed(6) ?? '-'}`);
+    for (const l of r.layers ?? [])
+      lines.push(`  ${l.layer}: cos ${l.cos_before?.toFixed(6) ?? '-'} → ${l.cos_after?.toFixed(6) ?? '-'}`);
     lines.push(`wrote ${r.out}`);
     return lines.join('\n');
   },

@@ -26,7 +26,10 @@ export default defineCommand({
     const storage = await openCouncilStorage(config, 'create');
     try {
       const { forge, token } = await addForge(storage, opts.name, ctx.secureRandom, ctx.now());
-      note(ctx, `the token is shown only now: give it to the operator of forge "${forge.name}" over a private channel (the council keeps only its hash)`);
+      note(
+        ctx,
+        `the token is shown only now: give it to the operator of forge "${forge.name}" over a private channel (the council keeps only its hash)`,
+      );
       return { forge: forge.name, id: forge.id, token, created_at: forge.createdAt, data_dir: config.data_dir };
     } finally {
       await storage.close();

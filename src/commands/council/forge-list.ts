@@ -28,7 +28,12 @@ export default defineCommand({
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
     if (r.forges.length === 0) return `no forges yet in ${r.data_dir} (kourai council forge add NAME)`;
-    const status = (f: ForgeListEntry): string => (f.status === 'active' ? 'active' : f.status === 'revoked' ? c.yellow(`revoked ${f.revoked_at?.slice(0, 16).replace('T', ' ')}`) : c.red(`exiled after round ${f.exiled_round}`));
+    const status = (f: ForgeListEntry): string =>
+      f.status === 'active'
+        ? 'active'
+        : f.status === 'revoked'
+          ? c.yellow(`revoked ${f.revoked_at?.slice(0, 16).replace('T', ' ')}`)
+          : c.red(`exiled after round ${f.exiled_round}`);
     return renderTable(r.forges, [
       { header: 'ID', get: (f) => String(f.id), align: 'right' },
       { header: 'FORGE', get: (f) => f.forge },

@@ -25,7 +25,10 @@ export default defineCommand({
     const storage = await openForWriting(config);
     try {
       const { forge, token } = await rotateForgeToken(storage, opts.name, ctx.secureRandom, ctx.now());
-      warn(ctx, `the new token is shown only now: give it to the operator of forge "${forge.name}" over a private channel; the old token no longer works`);
+      warn(
+        ctx,
+        `the new token is shown only now: give it to the operator of forge "${forge.name}" over a private channel; the old token no longer works`,
+      );
       return { forge: forge.name, id: forge.id, token, data_dir: config.data_dir };
     } finally {
       await storage.close();

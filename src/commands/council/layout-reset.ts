@@ -6,7 +6,12 @@ import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { configFlags, LOCATION_KEYS, locationOptions, openForWriting } from './shared.js';
 
-const options = z.object({ agent: z.string(), ...locationOptions, layouts: z.string().optional(), json: z.boolean().default(false) });
+const options = z.object({
+  agent: z.string(),
+  ...locationOptions,
+  layouts: z.string().optional(),
+  json: z.boolean().default(false),
+});
 
 export interface LayoutResetResult extends LayoutResetOutcome {
   data_dir: string;
@@ -31,8 +36,14 @@ export default defineCommand({
         ? `${c.bold(r.agent)}: the configured layout (${r.layout.tensors.length} tensors, ${r.layout.coords} coordinates) is in force from round ${r.since_round}`
         : `${c.bold(r.agent)}: no layout from round ${r.since_round}: the council no longer accepts ${r.agent} updates`,
     ];
-    if (r.retired_global_round !== null) lines.push(`the global from round ${r.retired_global_round} is retired: forges start ${r.agent} afresh`);
-    if (r.removed.length) lines.push(c.yellow(`dropped ${r.removed.length} update${r.removed.length === 1 ? '' : 's'} in the old layout: ${r.removed.map((x) => `${x.forge} (round ${x.round})`).join(', ')}`));
+    if (r.retired_global_round !== null)
+      lines.push(`the global from round ${r.retired_global_round} is retired: forges start ${r.agent} afresh`);
+    if (r.removed.length)
+      lines.push(
+        c.yellow(
+          `dropped ${r.removed.length} update${r.removed.length === 1 ? '' : 's'} in the old layout: ${r.removed.map((x) => `${x.forge} (round ${x.round})`).join(', ')}`,
+        ),
+      );
     return lines.join('\n');
   },
 });

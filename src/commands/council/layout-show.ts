@@ -7,7 +7,12 @@ import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
 import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
 
-const options = z.object({ agent: z.string().optional(), ...locationOptions, layouts: z.string().optional(), json: z.boolean().default(false) });
+const options = z.object({
+  agent: z.string().optional(),
+  ...locationOptions,
+  layouts: z.string().optional(),
+  json: z.boolean().default(false),
+});
 
 export interface LayoutShowResult {
   data_dir: string;
@@ -28,16 +33,45 @@ export default defineCommand({
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
-    const status = (s: AgentLayoutReport['status']): string => (s === 'agrees' ? c.green(s) : s === 'differs' || s === 'not configured' ? c.red(s) : s === 'none' ? c.dim(s) : c.yellow(s));
-    const shape = (l: AgentLayoutReport['configured']): string => (l ? `${l.tensors.length} tensors, ${l.coords} coords` : '-');
+    const status = (s: AgentLayoutReport['status']): string =>
+      s === 'agrees'
+        ? c.green(s)
+        : s === 'differs' || s === 'not configured'
+          ? c.red(s)
+          : s === 'none'
+            ? c.dim(s)
+            : c.yellow(s);
+    const shape = (l: AgentLayoutReport['configured']): string =>
+      l ? `${l.tensors.length} tensors, ${l.coords} coords` : '-';
     const table = renderTable(r.agents, [
       { header: 'AGENT', get: (a) => a.agent },
       { header: 'STATUS', get: (a) => status(a.status) },
       { header: 'CONFIGURED', get: (a) => shape(a.configured) },
-      { header: 'IN COUNCIL.DB', get: (a) => (a.in_force ? `${shape(a.in_force)} since round ${a.in_force.since_round}` : '-') },
+      {
+        header: 'IN COUNCIL.DB',
+        get: (a) => (a.in_force ? `${shape(a.in_force)} since round ${a.in_force.since_round}` : '-'),
+      },
     ]).trimEnd();
-    const details = r.agents.length === 1 ? r.agents.flatMap((a) => [a.configured, a.in_force].flatMap((l, i) => (l ? [`${i === 0 ? 'configured' : 'in council.db'}:`, ...l.tensors.map((t) => `  ${t.name} [${t.shape.join(', ')}]`)] : []))) : [];
+    const details =
+      r.agents.length === 1
+        ? r.agents.flatMap((a) =>
+            [a.configured, a.in_force].flatMap((l, i) =>
+              l
+                ? [
+                    `${i === 0 ? 'configured' : 'in council.db'}:`,
+                    ...l.tensors.map((t) => `  ${t.name} [${t.shape.join(', ')}]`),
+                  ]
+                : [],
+            ),
+          )
+        : [];
     const bad = r.agents.filter((a) => a.status === 'differs' || a.status === 'not configured').map((a) => a.agent);
-    return [table, ...details, ...(bad.length ? ['', c.yellow(`the council will not start until these agree: kourai council layout reset ${bad.join(' / ')}`)] : [])].join('\n');
+    return [
+      table,
+      ...details,
+      ...(bad.length
+        ? ['', c.yellow(`the council will not start until these agree: kourai council layout reset ${bad.join(' / ')}`)]
+        : []),
+    ].join('\n');
   },
 });

@@ -39,6 +39,8 @@ export default defineCommand({
     return { backend: 'sqlite', database: where, from_version: from, to_version: to };
   },
   render(r) {
-    return r.from_version === r.to_version ? `${r.database}: schema is up to date (version ${r.to_version})` : `${r.database}: schema migrated from version ${r.from_version} to ${r.to_version}`;
+    return r.from_version === r.to_version
+      ? `${r.database}: schema is up to date (version ${r.to_version})`
+      : `${r.database}: schema migrated from version ${r.from_version} to ${r.to_version}`;
   },
 });

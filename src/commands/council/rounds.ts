@@ -8,7 +8,11 @@ import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
 import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
 
-const options = z.object({ ...locationOptions, limit: z.coerce.number().int().min(1).default(20), json: z.boolean().default(false) });
+const options = z.object({
+  ...locationOptions,
+  limit: z.coerce.number().int().min(1).default(20),
+  json: z.boolean().default(false),
+});
 
 export interface RoundsResult {
   data_dir: string;
@@ -36,10 +40,19 @@ export default defineCommand({
       { header: 'STRATEGY', get: (x) => (x.byzantine ? `${x.strategy} f=${x.byzantine}` : x.strategy) },
       { header: 'FORGES', get: (x) => `${x.forges_sealed}/${x.forges_submitted}`, align: 'right' },
       { header: 'OPENED', get: (x) => x.opened_at.slice(0, 16).replace('T', ' ') },
-      { header: 'CLOSED', get: (x) => (x.closed_at ? `${x.closed_at.slice(0, 16).replace('T', ' ')} (${x.close_reason})` : `deadline ${x.deadline.slice(0, 16).replace('T', ' ')}`) },
+      {
+        header: 'CLOSED',
+        get: (x) =>
+          x.closed_at
+            ? `${x.closed_at.slice(0, 16).replace('T', ' ')} (${x.close_reason})`
+            : `deadline ${x.deadline.slice(0, 16).replace('T', ' ')}`,
+      },
       {
         header: 'AGENTS (used/updates)',
-        get: (x) => x.agents.map((a) => (a.aggregated ? `${a.agent} ${a.used}/${a.updates}` : c.yellow(`${a.agent} skipped`))).join(', ') || '-',
+        get: (x) =>
+          x.agents
+            .map((a) => (a.aggregated ? `${a.agent} ${a.used}/${a.updates}` : c.yellow(`${a.agent} skipped`)))
+            .join(', ') || '-',
       },
     ]);
   },

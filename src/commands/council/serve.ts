@@ -51,9 +51,37 @@ const options = z.object({
 });
 
 const KEYS: ConfigKey[] = [
-  'host', 'port', 'data_dir', 'database', 'cohort', 'aggregation_lease', 'strategy', 'byzantine', 'trim', 'multikrum_m', 'selection', 'min_forges', 'round_deadline', 'payload_limit',
-  'max_in_flight', 'weights', 'tail_margin', 'clip_norm', 'noise_multiplier', 'layouts', 'max_uploads_per_forge', 'upload_grace', 'upload_rate', 'trust_alpha', 'trust_threshold', 'trust_warmup', 'trust_tolerance', 'lora_fair_lambda',
-  'lora_fair_lr', 'lora_fair_steps', 'lora_fair_solver',
+  'host',
+  'port',
+  'data_dir',
+  'database',
+  'cohort',
+  'aggregation_lease',
+  'strategy',
+  'byzantine',
+  'trim',
+  'multikrum_m',
+  'selection',
+  'min_forges',
+  'round_deadline',
+  'payload_limit',
+  'max_in_flight',
+  'weights',
+  'tail_margin',
+  'clip_norm',
+  'noise_multiplier',
+  'layouts',
+  'max_uploads_per_forge',
+  'upload_grace',
+  'upload_rate',
+  'trust_alpha',
+  'trust_threshold',
+  'trust_warmup',
+  'trust_tolerance',
+  'lora_fair_lambda',
+  'lora_fair_lr',
+  'lora_fair_steps',
+  'lora_fair_solver',
 ];
 
 export interface ServeResult {
@@ -84,16 +112,26 @@ export default defineCommand({
       server = await startCouncilServer({ config, log, threads, clock: clockFrom(ctx.now) });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new EnvironmentError(`port ${config.port} on ${config.host} is already in use (from ${resolved.sources.port})`, 'pick another with --port, or stop the other council');
-      if (code === 'EACCES') throw new EnvironmentError(`not allowed to listen on ${config.host}:${config.port}`, 'use a port above 1023, or put a reverse proxy in front');
+      if (code === 'EADDRINUSE')
+        throw new EnvironmentError(
+          `port ${config.port} on ${config.host} is already in use (from ${resolved.sources.port})`,
+          'pick another with --port, or stop the other council',
+        );
+      if (code === 'EACCES')
+        throw new EnvironmentError(
+          `not allowed to listen on ${config.host}:${config.port}`,
+          'use a port above 1023, or put a reverse proxy in front',
+        );
       throw err;
     }
     log(
       `council listening on ${server.url} — strategy ${config.strategy}${config.byzantine ? ` (f=${config.byzantine})` : ''}, ` +
         `min ${config.min_forges} forges, deadline ${config.round_deadline}s, data ${describeLocation(config)}${config.cohort ? `, cohort ${config.cohort}` : ''}${resolved.file ? `, config ${resolved.file}` : ''}`,
     );
-    if (config.host !== '127.0.0.1' && config.host !== 'localhost' && config.host !== '::1') log('council: plain HTTP on a non-loopback address: terminate TLS in a reverse proxy in front of the council');
-    if (opts.ndjson || opts.json) writeNdjson(ctx.stdout, { event: 'listening', url: server.url, port: server.port, data_dir: config.data_dir });
+    if (config.host !== '127.0.0.1' && config.host !== 'localhost' && config.host !== '::1')
+      log('council: plain HTTP on a non-loopback address: terminate TLS in a reverse proxy in front of the council');
+    if (opts.ndjson || opts.json)
+      writeNdjson(ctx.stdout, { event: 'listening', url: server.url, port: server.port, data_dir: config.data_dir });
     await new Promise<void>((resolve) => {
       if (ctx.signal.aborted) resolve();
       else ctx.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -14,7 +14,10 @@ export const locationOptions = {
 export const LOCATION_KEYS: readonly ConfigKey[] = ['data_dir', 'database'];
 
 /** Commander's camelCase option names -> config keys (only the ones given). */
-export function configFlags(opts: Record<string, unknown>, keys: readonly ConfigKey[]): Partial<Record<ConfigKey, unknown>> & { config?: string } {
+export function configFlags(
+  opts: Record<string, unknown>,
+  keys: readonly ConfigKey[],
+): Partial<Record<ConfigKey, unknown>> & { config?: string } {
   const out: Partial<Record<ConfigKey, unknown>> & { config?: string } = {};
   for (const key of keys) {
     const camel = key.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());

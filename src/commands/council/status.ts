@@ -16,7 +16,17 @@ export interface StatusResult {
   backend: 'sqlite' | 'postgres';
   database: string;
   round: { round: number; state: string; deadline: string; cohort: number | null } | null;
-  processes: { id: string; host: string; pid: number; url: string; role: string; started_at: string; last_heartbeat: string; seconds_ago: number; stale: boolean }[];
+  processes: {
+    id: string;
+    host: string;
+    pid: number;
+    url: string;
+    role: string;
+    started_at: string;
+    last_heartbeat: string;
+    seconds_ago: number;
+    stale: boolean;
+  }[];
 }
 
 /** `kourai council status`: the processes serving the council (from their heartbeats) and the current round. */
@@ -33,10 +43,27 @@ export default defineCommand({
       return {
         backend: storage.info().backend,
         database: describeLocation(config),
-        round: latest ? { round: latest.round, state: latest.state, deadline: latest.deadline, cohort: latest.cohort?.length ?? null } : null,
+        round: latest
+          ? {
+              round: latest.round,
+              state: latest.state,
+              deadline: latest.deadline,
+              cohort: latest.cohort?.length ?? null,
+            }
+          : null,
         processes: rows.map((p) => {
           const ago = Math.max(0, (now.getTime() - Date.parse(p.heartbeatAt)) / 1000);
-          return { id: p.id, host: p.host, pid: p.pid, url: p.url, role: p.role, started_at: p.startedAt, last_heartbeat: p.heartbeatAt, seconds_ago: Number(ago.toFixed(1)), stale: ago > STALE_SECONDS };
+          return {
+            id: p.id,
+            host: p.host,
+            pid: p.pid,
+            url: p.url,
+            role: p.role,
+            started_at: p.startedAt,
+            last_heartbeat: p.heartbeatAt,
+            seconds_ago: Number(ago.toFixed(1)),
+            stale: ago > STALE_SECONDS,
+          };
         }),
       };
     } finally {
@@ -51,7 +78,11 @@ export default defineCommand({
       { header: 'PROCESS', get: (p) => p.id },
       { header: 'URL', get: (p) => p.url },
       { header: 'ROLE', get: (p) => p.role },
-      { header: 'LAST HEARTBEAT', get: (p) => (p.stale ? c.yellow(`${p.seconds_ago}s ago (stale)`) : `${p.seconds_ago}s ago`), align: 'right' },
+      {
+        header: 'LAST HEARTBEAT',
+        get: (p) => (p.stale ? c.yellow(`${p.seconds_ago}s ago (stale)`) : `${p.seconds_ago}s ago`),
+        align: 'right',
+      },
     ]).trimEnd()}`;
   },
 });

@@ -23,7 +23,13 @@ export default defineCommand({
     const storage = await openExisting(config);
     try {
       const view = await trustListView(storage);
-      return { data_dir: config.data_dir, alpha: config.trust_alpha, threshold: config.trust_threshold, warmup: config.trust_warmup, ...view };
+      return {
+        data_dir: config.data_dir,
+        alpha: config.trust_alpha,
+        threshold: config.trust_threshold,
+        warmup: config.trust_warmup,
+        ...view,
+      };
     } finally {
       await storage.close();
     }
@@ -33,13 +39,23 @@ export default defineCommand({
     if (r.forges.length === 0) return `no forges yet in ${r.data_dir} (kourai council forge add NAME)`;
     const table = renderTable(r.forges, [
       { header: 'FORGE', get: (f) => f.forge },
-      { header: 'TRUST', get: (f) => (f.trust < r.threshold ? c.red(f.trust.toFixed(3)) : f.trust.toFixed(3)), align: 'right' },
+      {
+        header: 'TRUST',
+        get: (f) => (f.trust < r.threshold ? c.red(f.trust.toFixed(3)) : f.trust.toFixed(3)),
+        align: 'right',
+      },
       { header: 'ROUNDS', get: (f) => String(f.rounds_scored), align: 'right' },
-      { header: 'LAST SIM', get: (f) => (f.last_similarity === null ? '-' : f.last_similarity.toFixed(3)), align: 'right' },
+      {
+        header: 'LAST SIM',
+        get: (f) => (f.last_similarity === null ? '-' : f.last_similarity.toFixed(3)),
+        align: 'right',
+      },
       { header: 'STATUS', get: (f) => (f.exiled ? c.red(`exiled after round ${f.exiled_round}`) : 'active') },
     ]);
     const foot = `trust ← ${(1 - r.alpha).toFixed(2)}·trust + ${r.alpha}·similarity; exile below ${r.threshold} after ${r.warmup} scored rounds`;
-    const falls = r.stoa_falls.map((s) => c.red(`the Stoa falls: ${s.forge} exiled after round ${s.round} (trust ${s.trust.toFixed(3)}, ${s.at})`));
+    const falls = r.stoa_falls.map((s) =>
+      c.red(`the Stoa falls: ${s.forge} exiled after round ${s.round} (trust ${s.trust.toFixed(3)}, ${s.at})`),
+    );
     return [table.trimEnd(), '', foot, ...falls].join('\n');
   },
 });

@@ -3,7 +3,15 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, UsageError } from '../../errors.js';
 import { isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
-import { applyFlags, CONSENT_MEANING, NEVER_LEAVES, noConsent, allowAndDeny, STANCES, type ConsentMap } from '../../privacy/consent.js';
+import {
+  applyFlags,
+  CONSENT_MEANING,
+  NEVER_LEAVES,
+  noConsent,
+  allowAndDeny,
+  STANCES,
+  type ConsentMap,
+} from '../../privacy/consent.js';
 import { ConsentStore } from '../../store/consent-store.js';
 import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
@@ -66,7 +74,10 @@ export default defineCommand({
     const withFlags = allow.length > 0 || deny.length > 0;
     if (withFlags && opts.show) throw new UsageError('--show cannot be combined with --allow or --deny');
     if (!withFlags && !opts.show && !ctx.interactive) {
-      throw new UsageError('the Sovereignty Moment needs an interactive terminal', 'pass --allow a,b --deny c (e.g. --allow aidos,metis --deny kallos), or --show to see the current consent');
+      throw new UsageError(
+        'the Sovereignty Moment needs an interactive terminal',
+        'pass --allow a,b --deny c (e.g. --allow aidos,metis --deny kallos), or --show to see the current consent',
+      );
     }
     const db = opts.show ? openStateDbReadOnly(kouraiHome(ctx)) : openStateDb(kouraiHome(ctx));
     try {
@@ -83,10 +94,16 @@ export default defineCommand({
         );
         via = 'flags';
       } else if (!opts.show) {
-        const size = assertTerminalFits(ctx, MIN_SIZE.consent, 'Sovereignty Moment', 'answer with flags: --allow a,b --deny c (or --show)');
+        const size = assertTerminalFits(
+          ctx,
+          MIN_SIZE.consent,
+          'Sovereignty Moment',
+          'answer with flags: --allow a,b --deny c (or --show)',
+        );
         const { showConsent } = await import('../../ui/consent/show-consent.js');
         const outcome = await showConsent(ctx, STANCES, currentMap(store).map, size);
-        if (!outcome.confirmed && outcome.how === 'cancelled') throw new CancelledError('the Sovereignty Moment was cancelled: nothing was changed');
+        if (!outcome.confirmed && outcome.how === 'cancelled')
+          throw new CancelledError('the Sovereignty Moment was cancelled: nothing was changed');
         if (!outcome.confirmed) return resultOf(store, null, null);
         decisionId = store.record(
           outcome.decision.filter((d): d is { agent: FederatingAgent; allowed: boolean } => !isBondOnly(d.agent)),
@@ -104,15 +121,24 @@ export default defineCommand({
     const c = colors(ctx.colorLevel);
     const speak = r.agents.filter((a) => a.allowed).map((a) => a.agent);
     const lines: string[] = [];
-    if (r.changed) lines.push(c.green(`consent recorded (decision ${r.decision_id}); it applies from the next federation round`));
+    if (r.changed)
+      lines.push(c.green(`consent recorded (decision ${r.decision_id}); it applies from the next federation round`));
     else lines.push(c.bold('current consent (the Sovereignty Moment)'));
     for (const a of r.agents) {
       const stance = STANCES.find((s) => s.agent === a.agent);
       const mark = a.locked ? c.dim('locked ') : a.allowed ? c.green('speaks ') : c.yellow('silent ');
-      const when = a.decided_at ? c.dim(` (since ${a.decided_at})`) : a.locked ? c.dim(' (bond-only)') : c.dim(' (never decided)');
+      const when = a.decided_at
+        ? c.dim(` (since ${a.decided_at})`)
+        : a.locked
+          ? c.dim(' (bond-only)')
+          : c.dim(' (never decided)');
       lines.push(`  ${mark} ${a.agent.padEnd(10)} ${c.dim(`${a.role}: “${stance?.line ?? ''}”`)}${when}`);
     }
-    lines.push(speak.length ? `may speak for the forge: ${speak.join(', ')}` : c.yellow('nobody may speak for the forge: no council delta will leave'));
+    lines.push(
+      speak.length
+        ? `may speak for the forge: ${speak.join(', ')}`
+        : c.yellow('nobody may speak for the forge: no council delta will leave'),
+    );
     if (!r.changed) for (const l of CONSENT_MEANING) lines.push(c.dim(`· ${l}`));
     lines.push(c.dim('never leaves the forge:'));
     for (const l of r.never_leaves) lines.push(c.dim(`  · ${l}`));

@@ -58,24 +58,52 @@ export default defineCommand({
     } finally {
       base.close();
     }
-    const { findings, membership } = await joinCouncil({ home, url, token, forgeFingerprint: fingerprint, transport: councilTransport(ctx, { url, token }, { retryForMs: opts.retryFor, onWait: (line) => note(ctx, line) }), eventsMemoir: defaultEventsMemoir(home), now: ctx.now() });
+    const { findings, membership } = await joinCouncil({
+      home,
+      url,
+      token,
+      forgeFingerprint: fingerprint,
+      transport: councilTransport(
+        ctx,
+        { url, token },
+        { retryForMs: opts.retryFor, onWait: (line) => note(ctx, line) },
+      ),
+      eventsMemoir: defaultEventsMemoir(home),
+      now: ctx.now(),
+    });
     const p = findings.privacy_policy;
     const decision = p && applyCouncilPolicy(privacy, { clipNorm: p.clip_norm, noiseMultiplier: p.noise_multiplier });
-    const council_policy = !p || !decision ? null : decision.ok ? { followed: true, epsilon_per_release: roundCost(p.noise_multiplier, privacy.delta), reason: null } : { followed: false, epsilon_per_release: null, reason: decision.message };
-    return { joined: true, ...findings, credentials: membershipPath(home), events_memoir: membership.events_memoir, forge_privacy: { clip_norm: privacy.clipNorm, noise_multiplier: privacy.noiseMultiplier }, council_policy };
+    const council_policy =
+      !p || !decision
+        ? null
+        : decision.ok
+          ? { followed: true, epsilon_per_release: roundCost(p.noise_multiplier, privacy.delta), reason: null }
+          : { followed: false, epsilon_per_release: null, reason: decision.message };
+    return {
+      joined: true,
+      ...findings,
+      credentials: membershipPath(home),
+      events_memoir: membership.events_memoir,
+      forge_privacy: { clip_norm: privacy.clipNorm, noise_multiplier: privacy.noiseMultiplier },
+      council_policy,
+    };
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
     const p = r.privacy_policy;
     const mine = r.forge_privacy;
     const d = r.council_policy;
-    const policy = !p || !d
-      ? c.dim(`the council sets no privacy policy: this forge's σ = ${mine.noise_multiplier}, S = ${mine.clip_norm} apply`)
-      : d.followed
-        ? `σ = ${p.noise_multiplier}, S = ${p.clip_norm} (the council's): each release costs an agent ε ${(d.epsilon_per_release ?? 0).toFixed(3)} of her Whisper Limit`
-        : c.yellow(`σ = ${p.noise_multiplier}, S = ${p.clip_norm}: ${d.reason ?? 'not followed'}`);
+    const policy =
+      !p || !d
+        ? c.dim(
+            `the council sets no privacy policy: this forge's σ = ${mine.noise_multiplier}, S = ${mine.clip_norm} apply`,
+          )
+        : d.followed
+          ? `σ = ${p.noise_multiplier}, S = ${p.clip_norm} (the council's): each release costs an agent ε ${(d.epsilon_per_release ?? 0).toFixed(3)} of her Whisper Limit`
+          : c.yellow(`σ = ${p.noise_multiplier}, S = ${p.clip_norm}: ${d.reason ?? 'not followed'}`);
     return [
-      c.green(`joined the council at ${r.url} as forge "${r.forge}"`) + (r.replaced ? c.dim(` (instead of ${r.replaced})`) : ''),
+      c.green(`joined the council at ${r.url} as forge "${r.forge}"`) +
+        (r.replaced ? c.dim(` (instead of ${r.replaced})`) : ''),
       `  protocol   v${r.protocol} (council kourai ${r.council_version}), current round ${r.current_round ?? 'none'}`,
       `  base model ${r.base.forge} ${c.green('accepted')}`,
       `  privacy    ${policy}`,

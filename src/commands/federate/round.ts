@@ -49,7 +49,8 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<RoundResult> {
     const home = kouraiHome(ctx);
-    if (opts.waitFor === 0 && opts.wait) throw new UsageError('--wait-for 0: pass --no-wait to return right after sending');
+    if (opts.waitFor === 0 && opts.wait)
+      throw new UsageError('--wait-for 0: pass --no-wait to return right after sending');
     const membership = requireMembership(home);
     const { config } = privacyConfigFor(ctx, opts);
     const result = await runForgeRound(ctx, {
@@ -59,11 +60,21 @@ export default defineCommand({
       indexFeedback: indexFeedback(ctx, opts.json || ctx.interactive),
       onEvent: roundProgress(ctx.stderr, { now: () => ctx.now().getTime() }),
       transport: { onWait: (line) => note(ctx, line) },
-      options: { dryRun: opts.dryRun, wait: opts.wait, waitForMs: opts.waitFor, pollMs: 1000, retryForMs: opts.retryFor, encoding: opts.encoding },
+      options: {
+        dryRun: opts.dryRun,
+        wait: opts.wait,
+        waitForMs: opts.waitFor,
+        pollMs: 1000,
+        retryForMs: opts.retryFor,
+        encoding: opts.encoding,
+      },
     });
     // The round came home: in a terminal, the Council of Sisters (and the Stoa Falls) play now.
     if (result.outcome === 'completed' && ctx.interactive && !opts.json) {
-      const scenes = [sceneOf(result.details), ...(result.details.exiles.length ? [sceneOf({ ...result.details, beat: 'stoa_falls' })] : [])];
+      const scenes = [
+        sceneOf(result.details),
+        ...(result.details.exiles.length ? [sceneOf({ ...result.details, beat: 'stoa_falls' })] : []),
+      ];
       await playScenes(ctx, scenes);
     }
     return result;

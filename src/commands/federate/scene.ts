@@ -8,7 +8,14 @@ import { readCouncilEvents } from '../../memoir/derive/council-event.js';
 import { defineCommand } from '../types.js';
 
 const options = z.object({
-  round: z.preprocess((v) => (v === undefined ? undefined : Number(v)), z.number({ error: 'not a number' }).int({ error: 'a round is a whole number' }).min(1, { error: 'rounds start at 1' }).optional()),
+  round: z.preprocess(
+    (v) => (v === undefined ? undefined : Number(v)),
+    z
+      .number({ error: 'not a number' })
+      .int({ error: 'a round is a whole number' })
+      .min(1, { error: 'rounds start at 1' })
+      .optional(),
+  ),
   memoir: z.string().optional(),
   json: z.boolean().default(false),
 });
@@ -41,18 +48,31 @@ export default defineCommand({
     const home = kouraiHome(ctx);
     const m = readMembership(home);
     const path = opts.memoir ? resolve(ctx.cwd, opts.memoir) : m?.events_memoir;
-    if (!path) throw new UsageError('this forge has not joined a council: pass --memoir PATH to read council events from a memoir');
+    if (!path)
+      throw new UsageError(
+        'this forge has not joined a council: pass --memoir PATH to read council events from a memoir',
+      );
     const events = readCouncilEvents(path).filter((e) => !m || opts.memoir || e.details.council === m.council_key);
     if (events.length === 0) throw new NotFoundError(`no council events in ${path}`, 'run kourai federate round first');
     const round = opts.round ?? (events[events.length - 1] as (typeof events)[number]).details.round;
     const mine = events.filter((e) => e.details.round === round);
-    if (mine.length === 0) throw new NotFoundError(`no council event for round ${round} in ${path} (rounds: ${[...new Set(events.map((e) => e.details.round))].join(', ')})`);
+    if (mine.length === 0)
+      throw new NotFoundError(
+        `no council event for round ${round} in ${path} (rounds: ${[...new Set(events.map((e) => e.details.round))].join(', ')})`,
+      );
     const scenes = mine.map((e) => sceneOf(e.details));
     const attendance = ctx.interactive && !opts.json ? await playScenes(ctx, scenes) : null;
-    return { round, memoir: path, events: mine.map((e) => ({ entry_id: e.entryId, beat: e.details.beat })), scenes, attendance };
+    return {
+      round,
+      memoir: path,
+      events: mine.map((e) => ({ entry_id: e.entryId, beat: e.details.beat })),
+      scenes,
+      attendance,
+    };
   },
   render(r, ctx) {
-    if (ctx.interactive) return r.attendance === 'skipped' ? 'skipped: the scene stays in the memoir (kourai federate scene)' : '';
+    if (ctx.interactive)
+      return r.attendance === 'skipped' ? 'skipped: the scene stays in the memoir (kourai federate scene)' : '';
     return r.scenes.map(sceneText).join('\n\n');
   },
 });

@@ -10,18 +10,37 @@ import { progress } from '../../output/progress.js';
 import type { CellResult } from '../../simulation/cell.js';
 import { inProcessCouncil } from '../../simulation/council-port.js';
 import { runDefinition } from '../../simulation/run-definition.js';
-import { ATTACKS, cellKey, cellsOf, DEFAULT_EXPERIMENT, experimentId, problemWith, reproduceCommand, SIM_STRATEGIES, type Attack, type Experiment, type SimStrategy } from '../../simulation/experiment.js';
+import {
+  ATTACKS,
+  cellKey,
+  cellsOf,
+  DEFAULT_EXPERIMENT,
+  experimentId,
+  problemWith,
+  reproduceCommand,
+  SIM_STRATEGIES,
+  type Attack,
+  type Experiment,
+  type SimStrategy,
+} from '../../simulation/experiment.js';
 import { renderText, type Emphasis } from '../../simulation/report/text.js';
 import { runExperiment } from '../../simulation/run.js';
 import { summarize, type Summary } from '../../simulation/summary.js';
 import { defineCommand } from '../types.js';
 
-const list = (name: string) => z.string().optional().transform((v, c) => {
-  if (v === undefined) return undefined;
-  const items = v.split(',').map((s) => s.trim()).filter(Boolean);
-  if (items.length === 0) c.addIssue({ code: 'custom', message: `${name}: give at least one value` });
-  return items;
-});
+const list = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, c) => {
+      if (v === undefined) return undefined;
+      const items = v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (items.length === 0) c.addIssue({ code: 'custom', message: `${name}: give at least one value` });
+      return items;
+    });
 
 const options = z.object({
   forges: z.coerce.number().int().max(1000).optional(),
@@ -52,12 +71,15 @@ function parseEpsilon(v: string, flag: string): number {
   const t = v.trim().toLowerCase();
   if (t === 'inf' || t === 'infinity' || t === '∞') return Infinity;
   const n = Number(t);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag}: "${v}" is not an ε (a positive number, or inf for no noise)`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`${flag}: "${v}" is not an ε (a positive number, or inf for no noise)`);
   return n;
 }
 
 function oneOf<T extends string>(values: readonly string[], allowed: readonly T[], flag: string): T[] {
-  for (const v of values) if (!(allowed as readonly string[]).includes(v)) throw new UsageError(`${flag}: unknown value "${v}" (one of: ${allowed.join(', ')})`);
+  for (const v of values)
+    if (!(allowed as readonly string[]).includes(v))
+      throw new UsageError(`${flag}: unknown value "${v}" (one of: ${allowed.join(', ')})`);
   return values as T[];
 }
 
@@ -76,7 +98,9 @@ export function experimentFrom(o: z.output<typeof options>): Experiment {
     attacks: o.attacks ? oneOf<Attack>(o.attacks, ATTACKS, '--attacks') : d.attacks,
     epsilon: o.epsilon !== undefined ? parseEpsilon(o.epsilon, '--epsilon') : d.epsilon,
     epsilons: o.epsilons ? o.epsilons.map((e) => parseEpsilon(e, '--epsilons')) : d.epsilons,
-    reference: o.reference ? (oneOf<SimStrategy>([o.reference], SIM_STRATEGIES, '--reference')[0] as SimStrategy) : d.reference,
+    reference: o.reference
+      ? (oneOf<SimStrategy>([o.reference], SIM_STRATEGIES, '--reference')[0] as SimStrategy)
+      : d.reference,
     seeds: o.seeds
       ? o.seeds.map((s) => {
           const n = Number(s);
@@ -112,7 +136,11 @@ function peakRss(): () => number {
 
 /** The experiment as JSON (ε = ∞ is null). */
 export function experimentJson(x: Experiment): Record<string, unknown> {
-  return { ...x, epsilon: x.epsilon === Infinity ? null : x.epsilon, epsilons: x.epsilons.map((e) => (e === Infinity ? null : e)) };
+  return {
+    ...x,
+    epsilon: x.epsilon === Infinity ? null : x.epsilon,
+    epsilons: x.epsilons.map((e) => (e === Infinity ? null : e)),
+  };
 }
 
 export interface SimulateResult {
@@ -124,11 +152,19 @@ export interface SimulateResult {
   complete: boolean;
   summary: Summary;
   targets: Summary['targets'];
-  bench: { seconds: number; forge_rounds: number; forge_rounds_per_second: number; reused_cells: number; threads: number; peak_rss_mb: number };
+  bench: {
+    seconds: number;
+    forge_rounds: number;
+    forge_rounds_per_second: number;
+    reused_cells: number;
+    threads: number;
+    peak_rss_mb: number;
+  };
   cell_results: CellResult[];
 }
 
-const jsonSafe = (k: string, v: unknown): unknown => (v === Infinity ? null : typeof v === 'number' && Number.isNaN(v) ? null : v);
+const jsonSafe = (k: string, v: unknown): unknown =>
+  v === Infinity ? null : typeof v === 'number' && Number.isNaN(v) ? null : v;
 
 function readFinished(file: string, id: string): Map<string, CellResult> {
   const out = new Map<string, CellResult>();
@@ -169,7 +205,11 @@ export default defineCommand({
     const finished = readFinished(cellsFile, id);
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-simulate-'));
     const pending = cellsOf(x).filter((cell) => !finished.has(cellKey(cell))).length;
-    const bar = progress(ctx.stderr, { label: 'simulate', total: pending * x.cohort * x.rounds * x.agents.length, unit: 'forge-rounds' });
+    const bar = progress(ctx.stderr, {
+      label: 'simulate',
+      total: pending * x.cohort * x.rounds * x.agents.length,
+      unit: 'forge-rounds',
+    });
     const peak = peakRss();
     let outcome;
     try {
@@ -194,11 +234,23 @@ export default defineCommand({
       mkdirSync(outDir, { recursive: true });
       const { renderHtml } = await import('../../simulation/report/html.js');
       report = join(outDir, 'report.html');
-      writeFileSync(report, renderHtml(x, summary, { id, generatedAt: ctx.now().toISOString(), command: `${reproduceCommand(x)}${opts.http ? ' --http' : ''} --out ${opts.out}` }));
-      writeFileSync(join(outDir, 'results.json'), `${JSON.stringify({ id, experiment: experimentJson(x), summary, cells: outcome.cells }, jsonSafe, 2)}\n`);
+      writeFileSync(
+        report,
+        renderHtml(x, summary, {
+          id,
+          generatedAt: ctx.now().toISOString(),
+          command: `${reproduceCommand(x)}${opts.http ? ' --http' : ''} --out ${opts.out}`,
+        }),
+      );
+      writeFileSync(
+        join(outDir, 'results.json'),
+        `${JSON.stringify({ id, experiment: experimentJson(x), summary, cells: outcome.cells }, jsonSafe, 2)}\n`,
+      );
     }
     if (outcome.cancelled) {
-      throw new CancelledError(`simulation cancelled: ${outcome.cells.length} of ${outcome.total} cells finished, kept in ${cellsFile}; run the same command again to finish the rest`);
+      throw new CancelledError(
+        `simulation cancelled: ${outcome.cells.length} of ${outcome.total} cells finished, kept in ${cellsFile}; run the same command again to finish the rest`,
+      );
     }
     return {
       id,
@@ -208,17 +260,29 @@ export default defineCommand({
       complete: outcome.cells.length === outcome.total,
       summary,
       targets: summary.targets,
-      bench: { seconds: outcome.seconds, forge_rounds: outcome.forgeRounds, forge_rounds_per_second: outcome.seconds > 0 ? outcome.forgeRounds / outcome.seconds : 0, reused_cells: outcome.reused, threads: outcome.threads, peak_rss_mb: peak() },
+      bench: {
+        seconds: outcome.seconds,
+        forge_rounds: outcome.forgeRounds,
+        forge_rounds_per_second: outcome.seconds > 0 ? outcome.forgeRounds / outcome.seconds : 0,
+        reused_cells: outcome.reused,
+        threads: outcome.threads,
+        peak_rss_mb: peak(),
+      },
       cell_results: outcome.cells,
     };
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
-    const e: Emphasis = ctx.colorLevel > 0 ? { worst: (s) => c.bold.red(s), good: (s) => c.green(s), bad: (s) => c.bold.red(s), dim: (s) => c.dim(s) } : { worst: (s) => `${s}*`, good: (s) => s, bad: (s) => s, dim: (s) => s };
+    const e: Emphasis =
+      ctx.colorLevel > 0
+        ? { worst: (s) => c.bold.red(s), good: (s) => c.green(s), bad: (s) => c.bold.red(s), dim: (s) => c.dim(s) }
+        : { worst: (s) => `${s}*`, good: (s) => s, bad: (s) => s, dim: (s) => s };
     const x = { ...(r.experiment as unknown as Experiment) };
     x.epsilon = (r.experiment.epsilon as number | null) ?? Infinity;
     const lines = [renderText(x, r.summary, e), ''];
-    lines.push(`${r.bench.forge_rounds} forge-rounds in ${r.bench.seconds.toFixed(1)} s (${r.bench.forge_rounds_per_second.toFixed(2)}/s)${r.bench.reused_cells ? `; ${r.bench.reused_cells} finished cells reused from ${r.cells_file}` : ''}`);
+    lines.push(
+      `${r.bench.forge_rounds} forge-rounds in ${r.bench.seconds.toFixed(1)} s (${r.bench.forge_rounds_per_second.toFixed(2)}/s)${r.bench.reused_cells ? `; ${r.bench.reused_cells} finished cells reused from ${r.cells_file}` : ''}`,
+    );
     if (r.report) lines.push(`report: ${r.report}`);
     return lines.join('\n');
   },

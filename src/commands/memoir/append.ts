@@ -52,7 +52,10 @@ export function parseInputText(text: string, origin: string): InputItem[] {
         keepRawContexts(l, value);
         items.push({ value, where: `${origin} line ${i + 1}` });
       } catch (err) {
-        throw new InvalidDataError(`${origin} line ${i + 1}: malformed JSON: ${(err as Error).message}`, 'nothing was written');
+        throw new InvalidDataError(
+          `${origin} line ${i + 1}: malformed JSON: ${(err as Error).message}`,
+          'nothing was written',
+        );
       }
     });
     return items;
@@ -82,12 +85,19 @@ export function decodeInput(bytes: Buffer, origin: string): string {
   const lineStart = bad > 0 ? bytes.lastIndexOf(10, bad - 1) + 1 : 0;
   let line = 1;
   for (let i = bytes.indexOf(10); i >= 0 && i < bad; i = bytes.indexOf(10, i + 1)) line++;
-  throw new InvalidDataError(`${origin} line ${line}: invalid UTF-8 at byte ${bad - lineStart} of the line`, 'nothing was written; entries must be UTF-8 text');
+  throw new InvalidDataError(
+    `${origin} line ${line}: invalid UTF-8 at byte ${bad - lineStart} of the line`,
+    'nothing was written; entries must be UTF-8 text',
+  );
 }
 
 /** The memoir file an append goes to: `--memoir FILE`, or `--memoir DIR` meaning DIR/memoir.jsonl (created if missing). */
 export function appendTarget(memoir: readonly string[], cwd: string): string {
-  return oneMemoir(memoir, cwd, { command: 'memoir append', needs: ' (the memoir file, or its forge directory)', mustExist: false });
+  return oneMemoir(memoir, cwd, {
+    command: 'memoir append',
+    needs: ' (the memoir file, or its forge directory)',
+    mustExist: false,
+  });
 }
 
 export default defineCommand({
@@ -95,7 +105,8 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<AppendResult> {
     const target = appendTarget(opts.memoir, ctx.cwd);
     let items: InputItem[];
-    if (opts.entry !== undefined && opts.file !== undefined) throw new UsageError('give one entry argument or --file, not both');
+    if (opts.entry !== undefined && opts.file !== undefined)
+      throw new UsageError('give one entry argument or --file, not both');
     if (opts.entry !== undefined) items = parseInputText(opts.entry, 'argument');
     else if (opts.file !== undefined && opts.file !== '-') {
       let bytes: Buffer;
@@ -117,7 +128,10 @@ export default defineCommand({
     const report = appendBatch(target, batch, { fsync: opts.fsync, now: ctx.now });
     for (const n of batch.narrowed) note(ctx, n);
     if (report.quarantined) {
-      warn(ctx, `a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending`);
+      warn(
+        ctx,
+        `a torn fragment of ${report.quarantined.length} bytes at the end of ${target} was moved to ${target}.quarantine.jsonl before appending`,
+      );
     }
     return {
       memoir: target,
@@ -131,11 +145,15 @@ export default defineCommand({
         shared: e.split.shared_eligible,
       })),
       narrowed: batch.narrowed,
-      quarantined: report.quarantined ? { offset: report.quarantined.offset, length: report.quarantined.length, file: `${target}.quarantine.jsonl` } : null,
+      quarantined: report.quarantined
+        ? { offset: report.quarantined.offset, length: report.quarantined.length, file: `${target}.quarantine.jsonl` }
+        : null,
     };
   },
   render(r) {
-    const lines = r.entries.map((e) => `${e.entry_id}  ${e.scene_id}  ${e.agent}/${e.source}  ${e.shared ? 'shared' : 'private'}`);
+    const lines = r.entries.map(
+      (e) => `${e.entry_id}  ${e.scene_id}  ${e.agent}/${e.source}  ${e.shared ? 'shared' : 'private'}`,
+    );
     return `appended ${r.written} entr${r.written === 1 ? 'y' : 'ies'} to ${r.memoir}\n${lines.join('\n')}`;
   },
 });

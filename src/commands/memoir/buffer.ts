@@ -18,7 +18,12 @@ const { text: _text, ...filters } = filterShape;
 const options = z.object({
   memoir: memoirOpt,
   ...filters,
-  max: z.coerce.number({ error: (iss) => (iss.input === undefined ? 'is required: the bound, a whole number of entries' : undefined) }).int().min(0),
+  max: z.coerce
+    .number({
+      error: (iss) => (iss.input === undefined ? 'is required: the bound, a whole number of entries' : undefined),
+    })
+    .int()
+    .min(0),
   dryRun: z.boolean().default(false),
   out: z.string().optional(),
   json: z.boolean().default(false),
@@ -64,7 +69,16 @@ export interface BufferManifest {
   load_bearing: number;
   over_bound: boolean;
   warnings: string[];
-  kept: { entry_id: string; path: string; line: number; offset: number; length: number; load_bearing: boolean; rank: number | null; reasons: string[] }[];
+  kept: {
+    entry_id: string;
+    path: string;
+    line: number;
+    offset: number;
+    length: number;
+    load_bearing: boolean;
+    rank: number | null;
+    reasons: string[];
+  }[];
 }
 
 /** Written beside the target and renamed over it: a reader never sees half a manifest. */
@@ -93,28 +107,54 @@ export default defineCommand({
     }
     const view = (d: BufferDecision): BufferRow => {
       const r = rows.get(d.entry_id) as EntryRow;
-      return { entry_id: d.entry_id, kept: d.kept, load_bearing: d.load_bearing, rank: d.rank, reasons: d.reasons, why: d.why, scene_id: r.scene_id, agent: r.agent, source: r.source, entry_type: r.entry_type, path: r.path, line: r.line };
+      return {
+        entry_id: d.entry_id,
+        kept: d.kept,
+        load_bearing: d.load_bearing,
+        rank: d.rank,
+        reasons: d.reasons,
+        why: d.why,
+        scene_id: r.scene_id,
+        agent: r.agent,
+        source: r.source,
+        entry_type: r.entry_type,
+        path: r.path,
+        line: r.line,
+      };
     };
     for (const w of buffer.warnings) warn(ctx, w);
     let manifest: string | null = null;
     if (!opts.dryRun) {
       manifest = opts.out ? resolve(ctx.cwd, opts.out) : defaultManifestPath(kouraiHome(ctx));
       const { memoir: _m, dryRun: _d, out: _o, json: _j, max: _x, ...shownFilters } = opts;
-      writeManifest(manifest, {
-        version: 1,
-        created_at: ctx.now().toISOString(),
-        bound: buffer.bound,
-        filters: shownFilters,
-        memoirs: paths,
-        candidates: buffer.candidates,
-        load_bearing: buffer.load_bearing,
-        over_bound: buffer.over_bound,
-        warnings: buffer.warnings,
-        kept: buffer.kept.map((d) => {
-          const r = rows.get(d.entry_id) as EntryRow;
-          return { entry_id: d.entry_id, path: r.path, line: r.line, offset: r.offset, length: r.length, load_bearing: d.load_bearing, rank: d.rank, reasons: d.reasons };
-        }),
-      }, ctx.secureRandom(6).toString('hex'));
+      writeManifest(
+        manifest,
+        {
+          version: 1,
+          created_at: ctx.now().toISOString(),
+          bound: buffer.bound,
+          filters: shownFilters,
+          memoirs: paths,
+          candidates: buffer.candidates,
+          load_bearing: buffer.load_bearing,
+          over_bound: buffer.over_bound,
+          warnings: buffer.warnings,
+          kept: buffer.kept.map((d) => {
+            const r = rows.get(d.entry_id) as EntryRow;
+            return {
+              entry_id: d.entry_id,
+              path: r.path,
+              line: r.line,
+              offset: r.offset,
+              length: r.length,
+              load_bearing: d.load_bearing,
+              rank: d.rank,
+              reasons: d.reasons,
+            };
+          }),
+        },
+        ctx.secureRandom(6).toString('hex'),
+      );
     }
     return {
       dry_run: opts.dryRun,
@@ -150,7 +190,10 @@ export default defineCommand({
       out.push(c.bold(`DROPPED (${r.dropped_count})`), r.dropped.length ? table(r.dropped) : c.dim('(none)\n'));
       out.push(c.dim('dry run: nothing written'));
     } else {
-      out.push(`manifest: ${r.manifest ?? ''}`, c.dim('the memoirs are unchanged; preview kept and dropped entries with --dry-run'));
+      out.push(
+        `manifest: ${r.manifest ?? ''}`,
+        c.dim('the memoirs are unchanged; preview kept and dropped entries with --dry-run'),
+      );
     }
     return out.join('\n');
   },

@@ -3,7 +3,16 @@ import type { Ctx } from '../../context.js';
 import { appendLines, prepareEntries } from '../../memoir/file/append.js';
 import { ulidGenerator } from '../../memoir/format/entry-id.js';
 import { RowLoader } from '../../memoir/file/row-loader.js';
-import { buildEpisode, episodeEntry, episodeKey, renderEpisode, sessionOf, storedEpisode, type Episode, type EpisodeGrouping } from '../../memoir/derive/episodes.js';
+import {
+  buildEpisode,
+  episodeEntry,
+  episodeKey,
+  renderEpisode,
+  sessionOf,
+  storedEpisode,
+  type Episode,
+  type EpisodeGrouping,
+} from '../../memoir/derive/episodes.js';
 import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { ENTRY_TYPES } from '../../memoir/format/sources.js';
 import { colors } from '../../output/color.js';
@@ -46,7 +55,11 @@ const NOT_EPISODES = ENTRY_TYPES.filter((t) => t !== 'episode');
  * Entries (newest revisions only, episodes excluded) ordered so that each scene or session is
  * contiguous: one group in memory at a time, whatever the memoir's size.
  */
-function* groups(index: MemoirIndex, filter: EntryFilter, by: EpisodeGrouping): Generator<{ key: string; rows: EntryRow[] }> {
+function* groups(
+  index: MemoirIndex,
+  filter: EntryFilter,
+  by: EpisodeGrouping,
+): Generator<{ key: string; rows: EntryRow[] }> {
   const it = new MemoirQueries(index).groupedRows(filter, by);
   let key: string | undefined;
   let rows: EntryRow[] = [];
@@ -75,7 +88,10 @@ function askedBySession(index: MemoirIndex, fileIds: readonly number[]): Map<str
 }
 
 /** The newest stored episode entry per (grouping, key). */
-function storedEpisodes(index: MemoirIndex, fileIds: readonly number[]): Map<string, { entry_id: string; hash: string }> {
+function storedEpisodes(
+  index: MemoirIndex,
+  fileIds: readonly number[],
+): Map<string, { entry_id: string; hash: string }> {
   const out = new Map<string, { entry_id: string; hash: string }>();
   for (const row of index.iterate({ files: fileIds, types: ['episode'], latestOnly: true })) {
     const ep = storedEpisode(loadRow(row));
@@ -95,12 +111,20 @@ export default defineCommand({
       const asked = askedBySession(index, fileIds);
       // A corrected entry stands where and when its original stood.
       const graph = loadRevisionGraph(index, fileIds);
-      const original = (row: EntryRow): EntryRow => (graph.has(row.entry_id) ? (graph.get(graph.root(row.entry_id))?.row ?? row) : row);
-      const filter: EntryFilter = { files: fileIds, types: NOT_EPISODES, latestOnly: true, ...(opts.scene ? { scenePrefix: opts.scene } : {}) };
+      const original = (row: EntryRow): EntryRow =>
+        graph.has(row.entry_id) ? (graph.get(graph.root(row.entry_id))?.row ?? row) : row;
+      const filter: EntryFilter = {
+        files: fileIds,
+        types: NOT_EPISODES,
+        latestOnly: true,
+        ...(opts.scene ? { scenePrefix: opts.scene } : {}),
+      };
       for (const g of groups(index, filter, opts.by)) {
         const placed = g.rows.map((row) => ({ row, at: original(row) })).sort((a, b) => a.at.seq - b.at.seq);
         const entries: MemoirEntry[] = placed.map((p) => loader.load(p.row));
-        const originalTime = new Map(placed.filter((p) => p.at !== p.row).map((p) => [p.row.entry_id, p.at.recorded_at] as const));
+        const originalTime = new Map(
+          placed.filter((p) => p.at !== p.row).map((p) => [p.row.entry_id, p.at.recorded_at] as const),
+        );
         const ep = buildEpisode(opts.by, g.key, entries, { asked: asked.get(sessionOf(g.key)) ?? null, originalTime });
         const first = (placed[0] as { at: EntryRow }).at;
         if (ep) found.push({ ep, path: first.path, seq: first.seq });
@@ -132,7 +156,10 @@ export default defineCommand({
           continue;
         }
         const { memoir: _m, stored: _s, ...ep } = v;
-        const input = episodeEntry(ep, prev ? { entry_id: prev.entry_id, reason: 'the entries it summarises changed' } : undefined);
+        const input = episodeEntry(
+          ep,
+          prev ? { entry_id: prev.entry_id, reason: 'the entries it summarises changed' } : undefined,
+        );
         const list = byFile.get(v.memoir) ?? [];
         list.push({ view: v, input });
         byFile.set(v.memoir, list);
@@ -141,13 +168,25 @@ export default defineCommand({
       const batches = [...byFile].map(([path, items]) => ({
         path,
         items,
-        prepared: prepareEntries(items.map((it) => ({ value: it.input, where: `episode ${it.view.key}` })), ids, ctx.now),
+        prepared: prepareEntries(
+          items.map((it) => ({ value: it.input, where: `episode ${it.view.key}` })),
+          ids,
+          ctx.now,
+        ),
       }));
       for (const b of batches) {
-        appendLines(b.path, b.prepared.map((p) => p.line), { fsync: opts.fsync, now: ctx.now });
+        appendLines(
+          b.path,
+          b.prepared.map((p) => p.line),
+          { fsync: opts.fsync, now: ctx.now },
+        );
         b.items.forEach((it, i) => {
           const supersedes = typeof it.input.supersedes === 'string' ? it.input.supersedes : null;
-          it.view.stored = { status: supersedes ? 'updated' : 'written', entry_id: (b.prepared[i] as { entry: { entry_id: string } }).entry.entry_id, supersedes };
+          it.view.stored = {
+            status: supersedes ? 'updated' : 'written',
+            entry_id: (b.prepared[i] as { entry: { entry_id: string } }).entry.entry_id,
+            supersedes,
+          };
           if (supersedes) updated++;
           else written++;
         });
@@ -160,13 +199,17 @@ export default defineCommand({
     if (r.episodes.length === 0) return c.dim('no episodes: no entries match');
     const lines = r.episodes.map((e) => {
       const text = renderEpisode(e);
-      const q = e.quality === 'success' ? c.green(e.quality) : e.quality === 'failure' ? c.red(e.quality) : c.yellow(e.quality);
+      const q =
+        e.quality === 'success' ? c.green(e.quality) : e.quality === 'failure' ? c.red(e.quality) : c.yellow(e.quality);
       const mark = e.stored ? c.dim(`  [${e.stored.status} ${e.stored.entry_id}]`) : '';
       const [head, ...rest] = text.split('\n');
       return [`${(head ?? '').replace(`, ${e.quality})`, `, ${q})`)}${mark}`, ...rest.map((l) => c.dim(l))].join('\n');
     });
-    const summary = `${r.episodes.length} episode${r.episodes.length === 1 ? '' : 's'} by ${r.by}` +
-      (r.written + r.unchanged + r.updated > 0 ? `; written ${r.written}, updated ${r.updated}, already written ${r.unchanged}` : '; not written (--write stores them as private episode entries)');
+    const summary =
+      `${r.episodes.length} episode${r.episodes.length === 1 ? '' : 's'} by ${r.by}` +
+      (r.written + r.unchanged + r.updated > 0
+        ? `; written ${r.written}, updated ${r.updated}, already written ${r.unchanged}`
+        : '; not written (--write stores them as private episode entries)');
     return `${lines.join('\n')}\n${c.dim(summary)}`;
   },
 });

@@ -1,10 +1,26 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { CancelledError, EnvironmentError, fsError, UsageError } from '../../errors.js';
 import { AGENTS, FEDERATING_AGENTS, isBondOnly, type Agent } from '../../memoir/format/agents.js';
-import { dpoChatRecord, dpoRecord, encodeDpoChatRecord, encodeDpoRecord, isWellFormed } from '../../memoir/derive/export-trl-dpo.js';
+import {
+  dpoChatRecord,
+  dpoRecord,
+  encodeDpoChatRecord,
+  encodeDpoRecord,
+  isWellFormed,
+} from '../../memoir/derive/export-trl-dpo.js';
 import { AgentSchema } from '../../memoir/format/schema.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
@@ -20,7 +36,9 @@ const options = z.object({
   memoir: memoirOpt,
   format: z.enum(['trl-dpo', 'trl-dpo-chat'], {
     error: (iss) =>
-      iss.input === undefined ? 'is required: trl-dpo (TRL’s DPO preference format) or trl-dpo-chat (its conversational form)' : `${JSON.stringify(iss.input)} is not a format; expected trl-dpo or trl-dpo-chat`,
+      iss.input === undefined
+        ? 'is required: trl-dpo (TRL’s DPO preference format) or trl-dpo-chat (its conversational form)'
+        : `${JSON.stringify(iss.input)} is not a format; expected trl-dpo or trl-dpo-chat`,
   }),
   agent: z.array(z.string().pipe(AgentSchema)).default([]),
   out: z.string().optional(),
@@ -54,7 +72,11 @@ function agentsToExport(asked: readonly Agent[], includePrivate: boolean): Agent
   if (asked.length === 0) return includePrivate ? [...AGENTS] : [...FEDERATING_AGENTS];
   if (!includePrivate) {
     const bondOnly = asked.find(isBondOnly);
-    if (bondOnly) throw new UsageError(`--agent ${bondOnly}: ${bondOnly} is bond-only, so nothing of it is shareable`, 'add --include-private to export what stays on this machine');
+    if (bondOnly)
+      throw new UsageError(
+        `--agent ${bondOnly}: ${bondOnly} is bond-only, so nothing of it is shareable`,
+        'add --include-private to export what stays on this machine',
+      );
   }
   return [...new Set(asked)];
 }
@@ -86,7 +108,10 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<ExportResult> {
     const agents = agentsToExport(opts.agent, opts.includePrivate);
     if (opts.includePrivate) {
-      warn(ctx, '--include-private: the files hold private entries and the player’s own words (revisions, task descriptions); keep them on this machine');
+      warn(
+        ctx,
+        '--include-private: the files hold private entries and the player’s own words (revisions, task descriptions); keep them on this machine',
+      );
     }
     const dir = opts.out ?? (opts.format === 'trl-dpo' ? DEFAULT_EXPORT_DIR : opts.format);
     const out = resolve(ctx.cwd, dir);
@@ -100,7 +125,11 @@ export default defineCommand({
     const empty: Agent[] = [];
     let malformed = 0;
     try {
-      if (existsSync(out) && !statSync(out).isDirectory()) throw new EnvironmentError(`--out ${dir}: not a directory (${out})`, 'give a directory for the files, one per agent');
+      if (existsSync(out) && !statSync(out).isDirectory())
+        throw new EnvironmentError(
+          `--out ${dir}: not a directory (${out})`,
+          'give a directory for the files, one per agent',
+        );
       try {
         mkdirSync(out, { recursive: true });
       } catch (err) {
@@ -110,10 +139,21 @@ export default defineCommand({
         const lines: string[] = [];
         const pairs = pairsOf(source, agent, opts.includePrivate, ctx.signal);
         // The task description is the player's private text: only with --include-private.
-        const scenes = opts.includePrivate ? sceneDescriptions(source, pairs.map((p) => p.scene)) : null;
+        const scenes = opts.includePrivate
+          ? sceneDescriptions(
+              source,
+              pairs.map((p) => p.scene),
+            )
+          : null;
         try {
           for (const p of pairs) {
-            const input = { agent, taskType: p.taskType, description: scenes ? scenes.describe(p.scene) : null, chosen: p.chosen, rejected: p.rejected };
+            const input = {
+              agent,
+              taskType: p.taskType,
+              description: scenes ? scenes.describe(p.scene) : null,
+              chosen: p.chosen,
+              rejected: p.rejected,
+            };
             const rec = dpoRecord(input);
             if (!isWellFormed(rec.prompt) || !isWellFormed(rec.chosen) || !isWellFormed(rec.rejected)) {
               malformed++;
@@ -154,18 +194,31 @@ export default defineCommand({
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
     const lines: string[] = [];
-    if (r.files.length === 0) lines.push(`no preference pairs to export${r.include_private ? '' : ' that may leave the forge (try --include-private)'}; nothing written`);
+    if (r.files.length === 0)
+      lines.push(
+        `no preference pairs to export${r.include_private ? '' : ' that may leave the forge (try --include-private)'}; nothing written`,
+      );
     else {
-      lines.push(`wrote ${r.records} ${r.include_private ? '' : 'shareable '}preference pair${r.records === 1 ? '' : 's'} in TRL's DPO format${r.format === 'trl-dpo-chat' ? ' (conversational: messages with roles)' : ''} to ${r.out}`);
-      lines.push(renderTable(r.files, [
-        { header: 'AGENT', get: (f) => f.agent },
-        { header: 'PAIRS', get: (f) => String(f.records), align: 'right' },
-        { header: 'FILE', get: (f) => f.path },
-      ]).trimEnd());
+      lines.push(
+        `wrote ${r.records} ${r.include_private ? '' : 'shareable '}preference pair${r.records === 1 ? '' : 's'} in TRL's DPO format${r.format === 'trl-dpo-chat' ? ' (conversational: messages with roles)' : ''} to ${r.out}`,
+      );
+      lines.push(
+        renderTable(r.files, [
+          { header: 'AGENT', get: (f) => f.agent },
+          { header: 'PAIRS', get: (f) => String(f.records), align: 'right' },
+          { header: 'FILE', get: (f) => f.path },
+        ]).trimEnd(),
+      );
     }
     if (r.empty.length > 0) lines.push(c.dim(`no pairs: ${r.empty.join(', ')}`));
-    if (r.malformed > 0) lines.push(c.yellow(`${r.malformed} pair${r.malformed === 1 ? '' : 's'} left out: a text is not valid Unicode`));
-    if (r.files.length > 0) lines.push(c.dim(`load with: datasets.load_dataset("json", data_files="${r.files[0]?.path ?? ''}") and give it to trl.DPOTrainer`));
+    if (r.malformed > 0)
+      lines.push(c.yellow(`${r.malformed} pair${r.malformed === 1 ? '' : 's'} left out: a text is not valid Unicode`));
+    if (r.files.length > 0)
+      lines.push(
+        c.dim(
+          `load with: datasets.load_dataset("json", data_files="${r.files[0]?.path ?? ''}") and give it to trl.DPOTrainer`,
+        ),
+      );
     return lines.join('\n');
   },
 });

@@ -43,10 +43,33 @@ function changedFields(prev: MemoirEntry | undefined, cur: MemoirEntry): string[
  * Reads resolve to the newest revision: the row of the newest revision of `row`'s chain and,
  * when asked, the whole chain (original first) with what each revision changed.
  */
-export function resolveRevisions(index: MemoirIndex, fileIds: readonly number[], row: EntryRow, wantHistory: boolean): Resolved {
+export function resolveRevisions(
+  index: MemoirIndex,
+  fileIds: readonly number[],
+  row: EntryRow,
+  wantHistory: boolean,
+): Resolved {
   const graph = loadRevisionGraph(index, fileIds);
   if (!graph.has(row.entry_id)) {
-    return { row, resolvedFrom: null, warning: null, history: wantHistory ? [{ entry_id: row.entry_id, depth: 0, supersedes: null, recorded_at: row.recorded_at, revision_reason: null, changed: [], head: true, entry: entryView(row, loadRow(row)) }] : null };
+    return {
+      row,
+      resolvedFrom: null,
+      warning: null,
+      history: wantHistory
+        ? [
+            {
+              entry_id: row.entry_id,
+              depth: 0,
+              supersedes: null,
+              recorded_at: row.recorded_at,
+              revision_reason: null,
+              changed: [],
+              head: true,
+              entry: entryView(row, loadRow(row)),
+            },
+          ]
+        : null,
+    };
   }
   const res = graph.resolve(row.entry_id);
   const headRow = graph.get(res.head)?.row ?? row;
@@ -81,13 +104,22 @@ export function renderHistory(history: readonly HistoryEntry[], c: ChalkInstance
   const root = history[0];
   if (!root) return '';
   const head = history.find((h) => h.head);
-  const lines = [c.bold(`history of ${root.entry_id}: ${history.length} entr${history.length === 1 ? 'y' : 'ies'}${head ? `; reads resolve to ${head.entry_id}` : ''}`)];
+  const lines = [
+    c.bold(
+      `history of ${root.entry_id}: ${history.length} entr${history.length === 1 ? 'y' : 'ies'}${head ? `; reads resolve to ${head.entry_id}` : ''}`,
+    ),
+  ];
   for (const h of history) {
     const m = h.entry._memoir as { shareable: boolean };
     const indent = '  '.repeat(h.depth);
     const mark = h.head ? c.green('● current') : c.dim('○ superseded');
-    const what = h.depth === 0 ? 'original' : `${c.dim('reason:')} ${oneLine(h.revision_reason ?? '(none)', 80)}; ${c.dim('changed:')} ${h.changed.join(', ') || '(nothing)'}`;
-    lines.push(`${indent}${h.depth > 0 ? '└ ' : ''}${h.entry_id}  ${h.recorded_at ?? 'undated'}  ${m.shareable ? 'shared' : 'private'}  ${mark}  ${what}`);
+    const what =
+      h.depth === 0
+        ? 'original'
+        : `${c.dim('reason:')} ${oneLine(h.revision_reason ?? '(none)', 80)}; ${c.dim('changed:')} ${h.changed.join(', ') || '(nothing)'}`;
+    lines.push(
+      `${indent}${h.depth > 0 ? '└ ' : ''}${h.entry_id}  ${h.recorded_at ?? 'undated'}  ${m.shareable ? 'shared' : 'private'}  ${mark}  ${what}`,
+    );
   }
   return lines.join('\n');
 }

@@ -8,7 +8,12 @@ import { count, seconds } from '../../format.js';
 
 /** index-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
 export function fastIndexOptions(raw: Readonly<Record<string, unknown>>): IndexOptions | undefined {
-  return allSure<IndexOptions>({ memoir: stringList(raw.memoir), rebuild: flag(raw.rebuild, false), fullText: flag(raw.fullText, false), json: flag(raw.json, false) });
+  return allSure<IndexOptions>({
+    memoir: stringList(raw.memoir),
+    rebuild: flag(raw.rebuild, false),
+    fullText: flag(raw.fullText, false),
+    json: flag(raw.json, false),
+  });
 }
 
 const options: LazyOptions<typeof OptionsSchema> = {
@@ -17,7 +22,14 @@ const options: LazyOptions<typeof OptionsSchema> = {
 };
 
 export interface IndexResult {
-  files: { path: string; new_entries: number; new_invalid_lines: number; bytes_read: number; integrity: string | null; torn_tail_bytes: number }[];
+  files: {
+    path: string;
+    new_entries: number;
+    new_invalid_lines: number;
+    bytes_read: number;
+    integrity: string | null;
+    torn_tail_bytes: number;
+  }[];
   seconds: number;
 }
 
@@ -25,7 +37,12 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<IndexResult> {
     const t0 = performance.now();
-    const { index, updates } = await openIndexed(ctx, opts.memoir, { quiet: opts.json, rebuild: opts.rebuild, mustWrite: true, fullText: opts.fullText });
+    const { index, updates } = await openIndexed(ctx, opts.memoir, {
+      quiet: opts.json,
+      rebuild: opts.rebuild,
+      mustWrite: true,
+      fullText: opts.fullText,
+    });
     index.close();
     // A rebuild acknowledges a checked change: verify's memory of the old bytes goes with the index's.
     if (opts.rebuild) for (const u of updates) forgetFingerprint(fingerprintDir(kouraiHome(ctx)), u.path);

@@ -40,7 +40,10 @@ export default defineCommand({
   options,
   streams: (o) => o.ndjson,
   async run(opts, ctx: Ctx): Promise<InspectResult> {
-    const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: opts.json || opts.ndjson, fullText: Boolean(opts.text) });
+    const { index, fileIds } = await openIndexed(ctx, opts.memoir, {
+      quiet: opts.json || opts.ndjson,
+      fullText: Boolean(opts.text),
+    });
     try {
       const filter = { ...toFilter(opts), files: fileIds, latestOnly: !opts.allRevisions };
       const counted = index.count(filter, COUNT_CAP + 1);
@@ -69,11 +72,20 @@ export default defineCommand({
       { header: 'SCENE', get: (e) => String(e.scene_id) },
       { header: 'AGENT', get: (e) => String(e.agent) },
       { header: 'SOURCE', get: (e) => String(e.source) },
-      { header: 'SPLIT', get: (e) => ((e._memoir as { shareable: boolean }).shareable ? c.green('shared') : c.dim('private')) },
-      { header: 'WHAT', get: (e) => oneLine((e.narrative_beat as string | null) ?? (e.agent_proposed as string | null) ?? '', width) },
+      {
+        header: 'SPLIT',
+        get: (e) => ((e._memoir as { shareable: boolean }).shareable ? c.green('shared') : c.dim('private')),
+      },
+      {
+        header: 'WHAT',
+        get: (e) => oneLine((e.narrative_beat as string | null) ?? (e.agent_proposed as string | null) ?? '', width),
+      },
     ]);
     const total = `${r.total}${r.total_capped ? '+' : ''}`;
-    const more = r.total > r.shown ? c.dim(`\n${r.shown} of ${total} entries shown (use --limit 0 for all)`) : c.dim(`\n${total} ${plural(r.total, 'entry', 'entries')}`);
+    const more =
+      r.total > r.shown
+        ? c.dim(`\n${r.shown} of ${total} entries shown (use --limit 0 for all)`)
+        : c.dim(`\n${total} ${plural(r.total, 'entry', 'entries')}`);
     return table + more;
   },
 });

@@ -14,7 +14,15 @@ const options = z.object({ memoir: memoirOpt, dryRun: z.boolean().default(false)
 
 export interface RepairResult {
   dry_run: boolean;
-  repaired: { path: string; reason: 'torn_tail' | 'uncommitted_batch'; offset: number; length: number; kept_after: number; quarantine: string; preview: string }[];
+  repaired: {
+    path: string;
+    reason: 'torn_tail' | 'uncommitted_batch';
+    offset: number;
+    length: number;
+    kept_after: number;
+    quarantine: string;
+    preview: string;
+  }[];
   notes: { path: string; note: string }[];
   clean: number;
 }
@@ -36,11 +44,17 @@ export default defineCommand({
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
     const lines = r.notes.map((n) => `${c.yellow('note')}: ${n.path}: ${n.note}`);
-    if (r.repaired.length === 0) return [...lines, c.green(`nothing to repair: ${r.clean} memoir${r.clean === 1 ? '' : 's'} end with a complete line`)].join('\n');
+    if (r.repaired.length === 0)
+      return [
+        ...lines,
+        c.green(`nothing to repair: ${r.clean} memoir${r.clean === 1 ? '' : 's'} end with a complete line`),
+      ].join('\n');
     const verb = r.dry_run ? 'would quarantine' : 'quarantined';
     for (const x of r.repaired) {
       const what = x.reason === 'torn_tail' ? 'a torn tail' : 'an unfinished batch';
-      lines.push(`${verb} ${what} of ${x.length} bytes at offset ${x.offset} of ${x.path} -> ${x.quarantine}${x.kept_after ? ` (${x.kept_after} bytes written after it kept)` : ''}\n  ${c.dim(JSON.stringify(x.preview))}`);
+      lines.push(
+        `${verb} ${what} of ${x.length} bytes at offset ${x.offset} of ${x.path} -> ${x.quarantine}${x.kept_after ? ` (${x.kept_after} bytes written after it kept)` : ''}\n  ${c.dim(JSON.stringify(x.preview))}`,
+      );
     }
     return lines.join('\n');
   },
@@ -52,7 +66,10 @@ function survey(path: string): RepairOutcome {
   const journal = new Journal(path, false);
   try {
     const pending = journal.pending(true);
-    if (pending) out.notes.push(`a ${pending.entry.op === 'putback' ? 'putback' : 'batch'} left unfinished by a kourai writer that died: repair will finish or roll it back`);
+    if (pending)
+      out.notes.push(
+        `a ${pending.entry.op === 'putback' ? 'putback' : 'batch'} left unfinished by a kourai writer that died: repair will finish or roll it back`,
+      );
   } finally {
     journal.close();
   }

@@ -41,7 +41,11 @@ export default defineCommand({
   async run(opts, ctx: Ctx): Promise<ReplayResult> {
     const ndjson = opts.json || opts.ndjson;
     const screen = ctx.interactive && !ndjson;
-    if (opts.at !== undefined && !screen) throw new UsageError('--at: only the replay screen starts at an entry; the text and NDJSON replays tell the whole story', 'drop --at, or see one entry with `kourai memoir show ID`');
+    if (opts.at !== undefined && !screen)
+      throw new UsageError(
+        '--at: only the replay screen starts at an entry; the text and NDJSON replays tell the whole story',
+        'drop --at, or see one entry with `kourai memoir show ID`',
+      );
     const { index, fileIds } = await openIndexed(ctx, opts.memoir, { quiet: ndjson || screen });
     // The screen searches (/): a full-text index a bulk load left unbuilt is built by its first search, with progress there.
     const textIndex = screen ? fullTextBuilder(index, fileIds) : null;
@@ -59,11 +63,23 @@ export default defineCommand({
       const beats = nav.count(filter);
       if (screen) {
         const size = assertTerminalFits(ctx, MIN_SIZE.replay, 'replay screen', 'pass --no-input for the text replay');
-        const [{ showReplay }, { initialReplayState }] = await Promise.all([import('../../ui/replay/screen.js'), import('../../ui/replay/use-replay-state.js')]);
-        const initial = initialReplayState(nav, { agents: filter.agents, ...(opts.at ? { at: opts.at } : {}), needsTextIndex: textIndex !== null });
+        const [{ showReplay }, { initialReplayState }] = await Promise.all([
+          import('../../ui/replay/screen.js'),
+          import('../../ui/replay/use-replay-state.js'),
+        ]);
+        const initial = initialReplayState(nav, {
+          agents: filter.agents,
+          ...(opts.at ? { at: opts.at } : {}),
+          needsTextIndex: textIndex !== null,
+        });
         const { how, last } = await showReplay(ctx, nav, initial, size, textIndex ?? undefined);
         if (how === 'cancel') throw new CancelledError('replay cancelled');
-        return { mode: 'screen', sessions: nav.sessions.length, beats, last_entry_id: last.ref ? nav.beat(last.ref).entry_id : null };
+        return {
+          mode: 'screen',
+          sessions: nav.sessions.length,
+          beats,
+          last_entry_id: last.ref ? nav.beat(last.ref).entry_id : null,
+        };
       }
       const c = colors(ctx.colorLevel);
       const width = ctx.stdout.columns ?? 120;
@@ -80,6 +96,8 @@ export default defineCommand({
   },
   render(r, ctx) {
     if (r.mode !== 'text') return '';
-    return colors(ctx.colorLevel).dim(`${r.beats} beat${r.beats === 1 ? '' : 's'} in ${r.sessions} session${r.sessions === 1 ? '' : 's'}`);
+    return colors(ctx.colorLevel).dim(
+      `${r.beats} beat${r.beats === 1 ? '' : 's'} in ${r.sessions} session${r.sessions === 1 ? '' : 's'}`,
+    );
   },
 });

@@ -55,7 +55,12 @@ export default defineCommand({
       const res = searchEntries(index, opts.query, filter, limit);
       const hits = res.hits.map((h, i) => {
         const entry = loadRow(h.row);
-        return { rank: i + 1, score: Math.round(h.score * 1e9) / 1e9, excerpt: excerpt(searchText(entry), words), entry: entryView(h.row, entry) };
+        return {
+          rank: i + 1,
+          score: Math.round(h.score * 1e9) / 1e9,
+          excerpt: excerpt(searchText(entry), words),
+          entry: entryView(h.row, entry),
+        };
       });
       return { query: opts.query, fts_query: res.fts, total: res.total, shown: hits.length, limit, capped, hits };
     } finally {
@@ -73,10 +78,16 @@ export default defineCommand({
       { header: 'SCENE', get: (h) => String(h.entry.scene_id) },
       { header: 'AGENT', get: (h) => String(h.entry.agent) },
       { header: 'SOURCE', get: (h) => String(h.entry.source) },
-      { header: 'SPLIT', get: (h) => ((h.entry._memoir as { shareable: boolean }).shareable ? c.green('shared') : c.dim('private')) },
+      {
+        header: 'SPLIT',
+        get: (h) => ((h.entry._memoir as { shareable: boolean }).shareable ? c.green('shared') : c.dim('private')),
+      },
       { header: 'MATCH', get: (h) => excerpt(h.excerpt, words, width) },
     ]);
-    const more = r.total > r.shown ? `${r.shown} of ${r.total} matches, best first (--limit N, at most ${SEARCH_MAX_LIMIT})` : `${r.total} match${r.total === 1 ? '' : 'es'}, best first`;
+    const more =
+      r.total > r.shown
+        ? `${r.shown} of ${r.total} matches, best first (--limit N, at most ${SEARCH_MAX_LIMIT})`
+        : `${r.total} match${r.total === 1 ? '' : 'es'}, best first`;
     return `${table}${c.dim(more)}`;
   },
 });

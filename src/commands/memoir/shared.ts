@@ -12,7 +12,11 @@ export { loadRow } from '../../memoir-index/indexed.js';
  * `fullText`: the command runs text queries; full-text rows a bulk load left out are built first
  * (with progress; Ctrl-C rolls the file being built back). The caller closes `index`.
  */
-export function openIndexed(ctx: Ctx, memoirs: readonly string[], opts: { quiet?: boolean; rebuild?: boolean; mustWrite?: boolean; fullText?: boolean } = {}): Promise<IndexedMemoirs> {
+export function openIndexed(
+  ctx: Ctx,
+  memoirs: readonly string[],
+  opts: { quiet?: boolean; rebuild?: boolean; mustWrite?: boolean; fullText?: boolean } = {},
+): Promise<IndexedMemoirs> {
   return openIndexedStore(ctx, memoirs, {
     rebuild: opts.rebuild ?? false,
     mustWrite: opts.mustWrite ?? false,
@@ -27,6 +31,12 @@ export function entryView(row: EntryRow, entry: MemoirEntry): Record<string, unk
     ...entry,
     entry_id: row.entry_id,
     entry_type: row.entry_type,
-    _memoir: { path: row.path, line: row.line, shareable: row.shareable === 1, split_reason: row.split_reason, lenient_split: row.lenient === 1 },
+    _memoir: {
+      path: row.path,
+      line: row.line,
+      shareable: row.shareable === 1,
+      split_reason: row.split_reason,
+      lenient_split: row.lenient === 1,
+    },
   };
 }

@@ -36,21 +36,32 @@ export default defineCommand({
       // Reads resolve to the newest revision.
       const { row, resolvedFrom, warning, history } = resolveRevisions(index, fileIds, found, opts.history);
       const entry = loadRow(row);
-      return { entry: entryView(row, entry), line: encodeEntry(entry), resolved_from: resolvedFrom, history, revision_warning: warning };
+      return {
+        entry: entryView(row, entry),
+        line: encodeEntry(entry),
+        resolved_from: resolvedFrom,
+        history,
+        revision_warning: warning,
+      };
     } finally {
       index.close();
     }
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
-    const e = r.entry as Record<string, unknown> & { _memoir: { path: string; line: number; shareable: boolean; split_reason: string; lenient_split: boolean } };
+    const e = r.entry as Record<string, unknown> & {
+      _memoir: { path: string; line: number; shareable: boolean; split_reason: string; lenient_split: boolean };
+    };
     const m = e._memoir;
     const head = [
       `${c.bold(String(e.entry_id))}  ${String(e.scene_id)}`,
       `${c.dim('memoir')}  ${m.path}:${m.line}`,
       `${c.dim('split')}   ${m.shareable ? c.green('shared') : c.yellow('private')} (${m.split_reason}${m.lenient_split ? ', the line claims shared: lenient upstream split' : ''})`,
     ];
-    if (r.resolved_from) head.unshift(c.yellow(`${r.resolved_from} was superseded: showing its newest revision (all revisions: --history)`));
+    if (r.resolved_from)
+      head.unshift(
+        c.yellow(`${r.resolved_from} was superseded: showing its newest revision (all revisions: --history)`),
+      );
     if (r.revision_warning) head.unshift(c.yellow(`warning: ${r.revision_warning}`));
     const { _memoir: _m, ...body } = e;
     const history = r.history ? `${renderHistory(r.history, c)}\n\n` : '';

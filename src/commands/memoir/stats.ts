@@ -38,7 +38,11 @@ export default defineCommand({
         lenient_splits: s.lenient,
         invalid_lines: s.invalid,
         sessions: s.sessions,
-        by_agent: s.byAgent.map((a) => ({ ...a, private: a.entries - a.shared, affinity: Math.round(a.affinity * 1e6) / 1e6 })),
+        by_agent: s.byAgent.map((a) => ({
+          ...a,
+          private: a.entries - a.shared,
+          affinity: Math.round(a.affinity * 1e6) / 1e6,
+        })),
         by_source: s.bySource.map((x) => ({ ...x, private: x.entries - x.shared })),
         by_type: s.byType,
         by_split_reason: s.byReason,
@@ -49,8 +53,11 @@ export default defineCommand({
   },
   render(r, ctx) {
     const c = colors(ctx.colorLevel);
-    const head = `${count(r.entries, 'entry', 'entries')} in ${count(r.memoirs, 'memoir')}, ${count(r.sessions, 'session')}: ${c.green(`${r.shared} shared`)}, ${r.private} private` +
-      (r.lenient_splits ? c.yellow(`, ${count(r.lenient_splits, 'lenient upstream split')} (treated as private)`) : '') +
+    const head =
+      `${count(r.entries, 'entry', 'entries')} in ${count(r.memoirs, 'memoir')}, ${count(r.sessions, 'session')}: ${c.green(`${r.shared} shared`)}, ${r.private} private` +
+      (r.lenient_splits
+        ? c.yellow(`, ${count(r.lenient_splits, 'lenient upstream split')} (treated as private)`)
+        : '') +
       (r.invalid_lines ? c.red(`, ${count(r.invalid_lines, 'invalid line')}`) : '');
     const agents = renderTable(r.by_agent, [
       { header: 'AGENT', get: (a) => a.agent },

@@ -48,7 +48,10 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 
 async function readPatch(opts: { patch?: string | undefined; file?: string | undefined }, ctx: Ctx): Promise<unknown> {
   if ((opts.patch === undefined) === (opts.file === undefined)) {
-    throw new UsageError('give the correction as one JSON argument or with --file F (not both, not neither)', `e.g. kourai memoir supersede ID '{"agent_proposed":"…"}' --reason "typo"`);
+    throw new UsageError(
+      'give the correction as one JSON argument or with --file F (not both, not neither)',
+      `e.g. kourai memoir supersede ID '{"agent_proposed":"…"}' --reason "typo"`,
+    );
   }
   let text: string;
   let origin: string;
@@ -87,15 +90,24 @@ export default defineCommand({
       const graph = loadRevisionGraph(index, fileIds);
       const res = graph.resolve(row.entry_id);
       if (res.cycle) {
-        throw new IntegrityError(`the revision chain of ${row.entry_id} loops (${res.path.join(' -> ')}); it cannot be corrected until the cycle is resolved`, 'see `kourai memoir verify`');
+        throw new IntegrityError(
+          `the revision chain of ${row.entry_id} loops (${res.path.join(' -> ')}); it cannot be corrected until the cycle is resolved`,
+          'see `kourai memoir verify`',
+        );
       }
       target = res.head === row.entry_id ? row : rowOf(index, fileIds, res.head);
-      if (!target) throw new IntegrityError(`the newest revision of ${row.entry_id}, ${res.head}, is no longer in the index`, 'run `kourai memoir index --rebuild`');
+      if (!target)
+        throw new IntegrityError(
+          `the newest revision of ${row.entry_id}, ${res.head}, is no longer in the index`,
+          'run `kourai memoir index --rebuild`',
+        );
       if (res.head !== row.entry_id && !opts.json) {
         note(ctx, `${row.entry_id} was already corrected; the correction applies to its newest revision, ${res.head}`);
       }
       const original = loadRow(target);
-      originalShareable = graph.has(target.entry_id) ? graph.effectiveShareable(target.entry_id) : target.shareable === 1;
+      originalShareable = graph.has(target.entry_id)
+        ? graph.effectiveShareable(target.entry_id)
+        : target.shareable === 1;
       built = buildRevision({ original, originalShareable, patch, reason: opts.reason });
     } finally {
       index.close();
@@ -125,7 +137,9 @@ export default defineCommand({
       `${c.bold(r.entry_id)} supersedes ${r.supersedes} (${r.changed.join(', ')} changed; ${r.shared ? c.green('shared') : c.yellow('private')})`,
       `${c.dim('reason')}  ${r.reason}`,
       `${c.dim('memoir')}  ${r.memoir}`,
-      c.dim(`reads of ${r.supersedes} now resolve to ${r.entry_id}; see the chain with \`kourai memoir show ${r.entry_id} --history\``),
+      c.dim(
+        `reads of ${r.supersedes} now resolve to ${r.entry_id}; see the chain with \`kourai memoir show ${r.entry_id} --history\``,
+      ),
     ].join('\n');
   },
 });

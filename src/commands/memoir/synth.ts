@@ -46,10 +46,22 @@ const CANCELLED = 'synth cancelled: nothing was written';
  * `--out FILE`: one big memoir for benchmarks, written to a temporary file beside FILE and
  * renamed over it at the end, so Ctrl-C leaves neither a partial FILE nor the temporary file.
  */
-async function synthOut(out: string, opts: z.output<typeof options>, profile: PlayerProfile, ctx: Ctx, cp: Checkpoint): Promise<SynthResult> {
-  if (existsSync(out) && !opts.force) throw new ConflictError(`--out ${out} already exists`, 'pass --force to replace it, or choose another file');
+async function synthOut(
+  out: string,
+  opts: z.output<typeof options>,
+  profile: PlayerProfile,
+  ctx: Ctx,
+  cp: Checkpoint,
+): Promise<SynthResult> {
+  if (existsSync(out) && !opts.force)
+    throw new ConflictError(`--out ${out} already exists`, 'pass --force to replace it, or choose another file');
   const target = opts.entries ?? opts.sessions * opts.turns * 3;
-  const bar = progress(ctx.stderr, { label: 'synth', total: target, unit: 'entries', quiet: opts.json || ctx.quiet === true });
+  const bar = progress(ctx.stderr, {
+    label: 'synth',
+    total: target,
+    unit: 'entries',
+    quiet: opts.json || ctx.quiet === true,
+  });
   const tmp = `${out}.${ctx.secureRandom(6).toString('hex')}.tmp`;
   let fd: number;
   try {
@@ -65,7 +77,12 @@ async function synthOut(out: string, opts: z.output<typeof options>, profile: Pl
       if (batch.length > 0) writeSync(fd, `${batch.join('\n')}\n`);
       batch = [];
     };
-    outer: for (const s of synthSessions({ seed: opts.seed, sessions: Number.MAX_SAFE_INTEGER, turns: opts.turns, profile })) {
+    outer: for (const s of synthSessions({
+      seed: opts.seed,
+      sessions: Number.MAX_SAFE_INTEGER,
+      turns: opts.turns,
+      profile,
+    })) {
       for (const line of s.lines) {
         batch.push(line);
         if (++written >= target) break outer;
@@ -99,17 +116,33 @@ async function synthOut(out: string, opts: z.output<typeof options>, profile: Pl
  * moved into the project only when all of them are complete, so Ctrl-C leaves no session of
  * this run behind (and a reader never sees a half-made forge).
  */
-async function synthForge(home: string, opts: z.output<typeof options>, profile: PlayerProfile, ctx: Ctx, cp: Checkpoint): Promise<SynthResult> {
+async function synthForge(
+  home: string,
+  opts: z.output<typeof options>,
+  profile: PlayerProfile,
+  ctx: Ctx,
+  cp: Checkpoint,
+): Promise<SynthResult> {
   const projectDir = join(home, 'projects', opts.player, opts.project);
   const already = discoverMemoirs(home).filter((p) => p.startsWith(projectDir));
   const next = home === kouraiHome(ctx) ? 'kourai memoir stats' : `KOURAI_HOME=${home} kourai memoir stats`;
   if (already.length > 0 && !opts.force) return { home, memoirs: already, entries: 0, existing: true, next, profile };
   const staging = join(home, 'cache', `synth-${ctx.secureRandom(6).toString('hex')}`);
-  const bar = progress(ctx.stderr, { label: 'synth', total: opts.sessions, unit: 'sessions', quiet: opts.json || ctx.quiet === true });
+  const bar = progress(ctx.stderr, {
+    label: 'synth',
+    total: opts.sessions,
+    unit: 'sessions',
+    quiet: opts.json || ctx.quiet === true,
+  });
   const staged: { from: string; to: string }[] = [];
   let entries = 0;
   try {
-    for (const s of synthSessions({ seed: opts.seed + already.length, sessions: opts.sessions, turns: opts.turns, profile })) {
+    for (const s of synthSessions({
+      seed: opts.seed + already.length,
+      sessions: opts.sessions,
+      turns: opts.turns,
+      profile,
+    })) {
       const to = memoirPathFor(home, opts.player, opts.project, s.sessionId);
       const from = join(staging, relative(home, to));
       appendLines(from, s.lines, { fsync: true });
@@ -138,7 +171,10 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<SynthResult> {
     const cp = checkpoint(ctx.signal, { what: CANCELLED });
-    const profile = profileFor(opts.player, opts.preferences === undefined ? undefined : parsePreferences(opts.preferences));
+    const profile = profileFor(
+      opts.player,
+      opts.preferences === undefined ? undefined : parsePreferences(opts.preferences),
+    );
     if (opts.out) return synthOut(resolve(ctx.cwd, opts.out), opts, profile, ctx, cp);
     return synthForge(opts.home ? resolve(ctx.cwd, opts.home) : kouraiHome(ctx), opts, profile, ctx, cp);
   },

@@ -5,7 +5,14 @@ import { CancelledError, EnvironmentError } from '../../errors.js';
 import { resolveMemoirs } from '../../memoir/file/discover.js';
 import { unfinishedWrite } from '../../memoir/file/journal-status.js';
 import { verifyMemoirs, type Problem } from '../../memoir/verify/verify.js';
-import { fingerprintDir, fingerprintFile, FINGERPRINT_BLOCK, FINGERPRINT_FORMAT, readFingerprint, writeFingerprint } from '../../memoir/verify/fingerprint.js';
+import {
+  fingerprintDir,
+  fingerprintFile,
+  FINGERPRINT_BLOCK,
+  FINGERPRINT_FORMAT,
+  readFingerprint,
+  writeFingerprint,
+} from '../../memoir/verify/fingerprint.js';
 import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collectWhenGrown } from '../../runtime/gc.js';
@@ -47,14 +54,33 @@ export const indexFileOf = (home: string): string => join(home, 'cache', 'index.
  * so it is reported until it is acknowledged like the index's (`memoir index --rebuild`).
  */
 function remember(dir: string, path: string, now: Date, found: readonly Problem[]): Problem[] {
-  const cut = found.filter((p) => (p.kind === 'torn_tail' || p.kind === 'uncommitted_batch') && p.offset !== null).map((p) => p.offset as number);
+  const cut = found
+    .filter((p) => (p.kind === 'torn_tail' || p.kind === 'uncommitted_batch') && p.offset !== null)
+    .map((p) => p.offset as number);
   const previous = readFingerprint(dir, path);
   const check = fingerprintFile(path, previous, Math.min(Infinity, ...cut));
   if (check.change) {
     if (found.some((p) => p.kind === 'not_append')) return [];
-    return [{ path, line: null, offset: check.change.offset, kind: 'not_append', severity: 'error', message: check.change.message, fix: acknowledge(path) }];
+    return [
+      {
+        path,
+        line: null,
+        offset: check.change.offset,
+        kind: 'not_append',
+        severity: 'error',
+        message: check.change.message,
+        fix: acknowledge(path),
+      },
+    ];
   }
-  writeFingerprint(dir, { format: FINGERPRINT_FORMAT, path: resolve(path), size: check.size, block_bytes: FINGERPRINT_BLOCK, blocks: check.blocks, verified_at: now.toISOString() });
+  writeFingerprint(dir, {
+    format: FINGERPRINT_FORMAT,
+    path: resolve(path),
+    size: check.size,
+    block_bytes: FINGERPRINT_BLOCK,
+    blocks: check.blocks,
+    verified_at: now.toISOString(),
+  });
   return [];
 }
 
@@ -63,7 +89,11 @@ export function verifyThreads(env: Readonly<Record<string, string | undefined>>)
   const raw = env.KOURAI_VERIFY_THREADS;
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new EnvironmentError(`KOURAI_VERIFY_THREADS=${raw}: not a whole number from 1 to 64`, 'unset it for the default (one thread per idle core on memoirs of 256 MiB or more)');
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new EnvironmentError(
+      `KOURAI_VERIFY_THREADS=${raw}: not a whole number from 1 to 64`,
+      'unset it for the default (one thread per idle core on memoirs of 256 MiB or more)',
+    );
   return n;
 }
 
@@ -74,12 +104,33 @@ const acknowledge = (path: string): string => `kourai memoir index --rebuild --m
  * byte re-hashed), and earlier such changes not acknowledged yet. Both are cleared by rebuilding
  * the file's index once the change has been checked.
  */
-async function indexedProblems(index: MemoirIndex, path: string, pause: (done: number) => Promise<void>): Promise<Problem[]> {
+async function indexedProblems(
+  index: MemoirIndex,
+  path: string,
+  pause: (done: number) => Promise<void>,
+): Promise<Problem[]> {
   const out: Problem[] = [];
   const now = await index.checkIndexedBytes(path, pause);
-  if (now) out.push({ path, line: null, offset: now.offset, kind: 'not_append', severity: 'error', message: now.message, fix: acknowledge(path) });
+  if (now)
+    out.push({
+      path,
+      line: null,
+      offset: now.offset,
+      kind: 'not_append',
+      severity: 'error',
+      message: now.message,
+      fix: acknowledge(path),
+    });
   for (const ev of index.integrityEvents([path])) {
-    out.push({ path, line: null, offset: null, kind: 'not_append', severity: 'error', message: `${ev.what} (detected ${ev.detected_at}; re-indexed as it is now)`, fix: acknowledge(path) });
+    out.push({
+      path,
+      line: null,
+      offset: null,
+      kind: 'not_append',
+      severity: 'error',
+      message: `${ev.what} (detected ${ev.detected_at}; re-indexed as it is now)`,
+      fix: acknowledge(path),
+    });
   }
   return out;
 }
@@ -92,7 +143,9 @@ export default defineCommand({
     const paths = resolveMemoirs(opts.memoir, home, ctx.cwd);
     // Nothing was ever indexed in a home without an index: verify reads the memoirs alone, and neither
     // creates the index nor loads SQLite (a fifth of its start-up).
-    const index = existsSync(indexFileOf(home)) ? (await import('../../memoir-index/memoir-index.js')).openIndex(home, { now: ctx.now }) : undefined;
+    const index = existsSync(indexFileOf(home))
+      ? (await import('../../memoir-index/memoir-index.js')).openIndex(home, { now: ctx.now })
+      : undefined;
     for (const text of index?.notes ?? []) if (!opts.json) note(ctx, text);
     const problems: Problem[] = [];
     let entries = 0;
@@ -119,16 +172,34 @@ export default defineCommand({
           : [];
         done += indexed[i] ?? 0;
         const pending = unfinishedWrite(p);
-        if (pending) here.push({ path: p, line: null, offset: pending.offset, kind: 'uncommitted_batch', severity: 'error', message: pending.message, fix: `kourai memoir repair --memoir ${p}` });
+        if (pending)
+          here.push({
+            path: p,
+            line: null,
+            offset: pending.offset,
+            kind: 'uncommitted_batch',
+            severity: 'error',
+            message: pending.message,
+            fix: `kourai memoir repair --memoir ${p}`,
+          });
         before.push(here);
       }
       const starts = sizes.map((_, i) => done + sizes.slice(0, i).reduce((a, b) => a + b, 0));
       let warned = false;
       const onWorkerFailure = (err: Error): void => {
-        if (!warned) warn(ctx, `a verify worker thread failed (${err.message.split('\n')[0]}); its part of the memoir is read on the main thread`);
+        if (!warned)
+          warn(
+            ctx,
+            `a verify worker thread failed (${err.message.split('\n')[0]}); its part of the memoir is read on the main thread`,
+          );
         warned = true;
       };
-      const v = await verifyMemoirs(paths, { onProgress: (i, b) => bar.update((starts[i] ?? 0) + b), checkpoint: pause, onWorkerFailure, ...(threads !== undefined ? { threads } : {}) });
+      const v = await verifyMemoirs(paths, {
+        onProgress: (i, b) => bar.update((starts[i] ?? 0) + b),
+        checkpoint: pause,
+        onWorkerFailure,
+        ...(threads !== undefined ? { threads } : {}),
+      });
       const remembered = fingerprintDir(home);
       for (const [i, f] of v.files.entries()) {
         const found = [...(before[i] ?? []), ...f.problems];
@@ -152,8 +223,12 @@ export default defineCommand({
       return `${where}: ${tag}: ${p.message}${p.fix ? c.dim(`  (fix: ${p.fix})`) : ''}`;
     });
     const summary = r.ok
-      ? c.green(`ok: ${r.entries} ${plural(r.entries, 'entry', 'entries')} in ${r.memoirs} ${plural(r.memoirs, 'memoir')}${r.warnings ? `, ${r.warnings} ${plural(r.warnings, 'warning')}` : ''}`)
-      : c.red(`${r.errors} ${plural(r.errors, 'problem')} in ${r.memoirs} ${plural(r.memoirs, 'memoir')} (${r.entries} valid ${plural(r.entries, 'entry', 'entries')})`);
+      ? c.green(
+          `ok: ${r.entries} ${plural(r.entries, 'entry', 'entries')} in ${r.memoirs} ${plural(r.memoirs, 'memoir')}${r.warnings ? `, ${r.warnings} ${plural(r.warnings, 'warning')}` : ''}`,
+        )
+      : c.red(
+          `${r.errors} ${plural(r.errors, 'problem')} in ${r.memoirs} ${plural(r.memoirs, 'memoir')} (${r.entries} valid ${plural(r.entries, 'entry', 'entries')})`,
+        );
     return [...lines, summary].join('\n');
   },
 });

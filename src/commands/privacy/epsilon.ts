@@ -34,7 +34,12 @@ export interface EpsilonResult {
 export default defineCommand({
   options,
   async run(opts, _ctx: Ctx): Promise<EpsilonResult> {
-    const spent = epsilonFor({ noiseMultiplier: opts.sigma, sampleRate: opts.sampleRate, steps: opts.steps, delta: opts.delta });
+    const spent = epsilonFor({
+      noiseMultiplier: opts.sigma,
+      sampleRate: opts.sampleRate,
+      steps: opts.steps,
+      delta: opts.delta,
+    });
     return {
       sigma: opts.sigma,
       sample_rate: opts.sampleRate,
@@ -44,7 +49,10 @@ export default defineCommand({
       order: spent.order,
       order_at_boundary: spent.atBoundary,
       orders: DEFAULT_ORDERS.length,
-      epsilon_exact: opts.sampleRate === 1 ? exactGaussianEpsilon({ mu: Math.sqrt(opts.steps) / opts.sigma, delta: opts.delta }) : null,
+      epsilon_exact:
+        opts.sampleRate === 1
+          ? exactGaussianEpsilon({ mu: Math.sqrt(opts.steps) / opts.sigma, delta: opts.delta })
+          : null,
     };
   },
   render(r, ctx) {
@@ -52,8 +60,12 @@ export default defineCommand({
     const lines = [
       `ε = ${c.bold(fmtEps(r.epsilon))} at δ = ${fmtDelta(r.delta)} after ${r.steps} step${r.steps === 1 ? '' : 's'} of σ = ${r.sigma}, q = ${r.sample_rate} (RDP, best order α = ${r.order})`,
     ];
-    if (r.epsilon_exact !== null) lines.push(c.dim(`exact ε for this Gaussian composition: ${fmtEps(r.epsilon_exact)} (budgets are charged the RDP figure)`));
-    if (r.order_at_boundary) warn(ctx, `the best order is at the edge of the ${r.orders} orders; the true ε may be a little lower`);
+    if (r.epsilon_exact !== null)
+      lines.push(
+        c.dim(`exact ε for this Gaussian composition: ${fmtEps(r.epsilon_exact)} (budgets are charged the RDP figure)`),
+      );
+    if (r.order_at_boundary)
+      warn(ctx, `the best order is at the edge of the ${r.orders} orders; the true ε may be a little lower`);
     return lines.join('\n');
   },
 });

@@ -82,7 +82,9 @@ export default defineCommand({
             noise_drawn: norms.has(r.id),
             clipped_norm: norms.get(r.id)?.clippedNorm ?? null,
             released_norm: norms.get(r.id)?.releasedNorm ?? null,
-            events: events.filter((e) => e.releaseId === r.id).map((e) => ({ event: e.event, detail: e.detail, at: e.at })),
+            events: events
+              .filter((e) => e.releaseId === r.id)
+              .map((e) => ({ event: e.event, detail: e.detail, at: e.at })),
           })),
         spent: { forge: state.forge.epsilon(config.delta).epsilon, agents: spentAgents },
       };
@@ -101,7 +103,11 @@ export default defineCommand({
       { header: 'S', get: (e) => String(e.clip_norm), align: 'right' },
       { header: 'ε AGENT', get: (e) => fmtEps(e.epsilon_agent), align: 'right' },
       { header: 'ε FORGE', get: (e) => fmtEps(e.epsilon_forge), align: 'right' },
-      { header: '|clip Δ|/S', get: (e) => (e.clipped_norm === null ? c.yellow('not drawn') : ratio(e.clipped_norm / e.clip_norm)), align: 'right' },
+      {
+        header: '|clip Δ|/S',
+        get: (e) => (e.clipped_norm === null ? c.yellow('not drawn') : ratio(e.clipped_norm / e.clip_norm)),
+        align: 'right',
+      },
       { header: 'OUTCOME', get: (e) => e.events.at(-1)?.event ?? c.dim('—') },
       { header: 'AT', get: (e) => e.created_at },
     ]);

@@ -30,7 +30,14 @@ const options = z.object({
 /** The tensor JSON shape (base64 data), or, for hand-written files, the values as a plain array. */
 const TensorIn = z.union([
   TensorJsonSchema,
-  z.object({ name: z.string().min(1), shape: z.array(z.number().int().nonnegative()), dtype: z.literal('F32').optional(), data: z.array(z.number()) }).strict(),
+  z
+    .object({
+      name: z.string().min(1),
+      shape: z.array(z.number().int().nonnegative()),
+      dtype: z.literal('F32').optional(),
+      data: z.array(z.number()),
+    })
+    .strict(),
 ]);
 const DeltaFile = z.object({ tensors: z.array(TensorIn).min(1) });
 
@@ -66,10 +73,17 @@ function readDelta(path: string): NamedTensor[] {
   const parsed = DeltaFile.safeParse(doc);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new InvalidDataError(`delta file ${path}: ${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}`, 'expected {"tensors": [{"name", "shape", "dtype": "F32", "data": base64}] or "data" as an array of numbers');
+    throw new InvalidDataError(
+      `delta file ${path}: ${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}`,
+      'expected {"tensors": [{"name", "shape", "dtype": "F32", "data": base64}] or "data" as an array of numbers',
+    );
   }
   try {
-    return parsed.data.tensors.map((t) => (Array.isArray(t.data) ? { name: t.name, shape: t.shape, data: Float32Array.from(t.data) } : tensorFromJson({ ...t, data: t.data, dtype: 'F32' })));
+    return parsed.data.tensors.map((t) =>
+      Array.isArray(t.data)
+        ? { name: t.name, shape: t.shape, data: Float32Array.from(t.data) }
+        : tensorFromJson({ ...t, data: t.data, dtype: 'F32' }),
+    );
   } catch (err) {
     if (err instanceof TensorError) throw new InvalidDataError(`delta file ${path}: ${err.message}`);
     throw err;
@@ -90,16 +104,29 @@ export default defineCommand({
     const outPath = opts.out ? resolve(ctx.cwd, opts.out) : null;
     if (outPath === path) throw new UsageError('--out must not overwrite the delta file');
     const baseFingerprint = opts.baseFingerprint ?? readMembership(home)?.base_fingerprint;
-    if (!baseFingerprint) throw new UsageError('--base-fingerprint: required: the fingerprint of the base model the delta is over', 'pass --base-fingerprint sha256:…, or join a council first (kourai federate join)');
+    if (!baseFingerprint)
+      throw new UsageError(
+        '--base-fingerprint: required: the fingerprint of the base model the delta is over',
+        'pass --base-fingerprint sha256:…, or join a council first (kourai federate join)',
+      );
     const delta = readDelta(path);
-    const gate = PrivacyGate.open({ home, config, random: ctx.secureRandom, now: ctx.now, anchors: localAnchors(home) });
+    const gate = PrivacyGate.open({
+      home,
+      config,
+      random: ctx.secureRandom,
+      now: ctx.now,
+      anchors: localAnchors(home),
+    });
     try {
       const out = gate.recordRelease({ round: opts.round, agent: opts.agent.toLowerCase(), delta, baseFingerprint });
       const outFormat = outPath === null ? null : outPath.endsWith('.safetensors') ? 'safetensors' : 'json';
       if (outPath !== null) {
         // Exactly the bytes the council client sends (JSON text, or the safetensors body).
         try {
-          writeFileAtomic(outPath, outFormat === 'safetensors' ? releaseToSafetensors(out.release) : releaseJson(out.release));
+          writeFileAtomic(
+            outPath,
+            outFormat === 'safetensors' ? releaseToSafetensors(out.release) : releaseJson(out.release),
+          );
         } catch (err) {
           throw fsError(err, 'release file', outPath);
         }

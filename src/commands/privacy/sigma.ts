@@ -36,7 +36,10 @@ export default defineCommand({
       s = sigmaForEpsilon({ epsilon: opts.epsilon, sampleRate: opts.sampleRate, steps: opts.steps, delta: opts.delta });
     } catch (err) {
       if (err instanceof RangeError) {
-        throw new UsageError(`--epsilon ${opts.epsilon}: unreachable at δ = ${fmtDelta(opts.delta)}; the accountant's ε never falls below ${fmtEps(epsilonFloor(opts.delta))} whatever σ`, 'ask for a larger ε or a larger δ');
+        throw new UsageError(
+          `--epsilon ${opts.epsilon}: unreachable at δ = ${fmtDelta(opts.delta)}; the accountant's ε never falls below ${fmtEps(epsilonFloor(opts.delta))} whatever σ`,
+          'ask for a larger ε or a larger δ',
+        );
       }
       throw err;
     }
@@ -48,7 +51,10 @@ export default defineCommand({
       sigma: s.noiseMultiplier,
       epsilon: s.epsilon,
       order: s.order,
-      epsilon_exact: opts.sampleRate === 1 ? exactGaussianEpsilon({ mu: Math.sqrt(opts.steps) / s.noiseMultiplier, delta: opts.delta }) : null,
+      epsilon_exact:
+        opts.sampleRate === 1
+          ? exactGaussianEpsilon({ mu: Math.sqrt(opts.steps) / s.noiseMultiplier, delta: opts.delta })
+          : null,
     };
   },
   render(r, ctx) {

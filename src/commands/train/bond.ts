@@ -37,17 +37,30 @@ const int = (what: string, min: number, max: number) =>
 
 const options = z.object({
   memoir: z.array(z.string()).default([]),
-  agent: z.array(z.enum(AGENTS as unknown as [Agent, ...Agent[]], { error: (i) => `unknown agent "${String(i.input)}"; expected one of: ${AGENTS.join(', ')}` })).default([]),
+  agent: z
+    .array(
+      z.enum(AGENTS as unknown as [Agent, ...Agent[]], {
+        error: (i) => `unknown agent "${String(i.input)}"; expected one of: ${AGENTS.join(', ')}`,
+      }),
+    )
+    .default([]),
   epochs: int('a whole number of epochs 0–10000', 0, 10_000).optional(),
   patience: int('a whole number of epochs 1–1000', 1, 1000).optional(),
-  l2: z.coerce.number({ error: 'must be a number' }).gt(0, { error: 'must be > 0' }).max(100, { error: 'must be ≤ 100' }).optional(),
+  l2: z.coerce
+    .number({ error: 'must be a number' })
+    .gt(0, { error: 'must be > 0' })
+    .max(100, { error: 'must be ≤ 100' })
+    .optional(),
   rank: int('a whole number 1–64', 1, 64).optional(),
-  lr: z.coerce.number({ error: 'must be a number' }).gt(0, { error: 'must be > 0' }).max(1, { error: 'must be ≤ 1' }).optional(),
+  lr: z.coerce
+    .number({ error: 'must be a number' })
+    .gt(0, { error: 'must be > 0' })
+    .max(1, { error: 'must be ≤ 1' })
+    .optional(),
   seed: int('a whole number 0–4294967295', 0, 4_294_967_295).optional(),
   buffer: int('a whole number of entries 1–1000000', 1, 1_000_000).default(DEFAULT_BOND_BUFFER),
   json: z.boolean().default(false),
 });
-
 
 export interface TrainBondResult {
   base_fingerprint: string;
@@ -58,13 +71,22 @@ export interface TrainBondResult {
 }
 
 /** Progress on stderr: the live Ink table on a terminal, else a line per agent every few seconds and at each agent's end. */
-async function progressSink(ctx: Ctx, json: boolean): Promise<{ push: (e: TrainEvent) => void; close: () => Promise<void> }> {
+async function progressSink(
+  ctx: Ctx,
+  json: boolean,
+): Promise<{ push: (e: TrainEvent) => void; close: () => Promise<void> }> {
   const live = !json && ctx.interactive && ctx.stderr.isTTY === true;
   if (live) {
     const columns = ctx.stderr.columns ?? 100;
-    const [{ showTrain }, { MIN_TRAIN_COLUMNS }] = await Promise.all([import('../../ui/train/show-train.js'), import('../../ui/train/train-view.js')]);
+    const [{ showTrain }, { MIN_TRAIN_COLUMNS }] = await Promise.all([
+      import('../../ui/train/show-train.js'),
+      import('../../ui/train/train-view.js'),
+    ]);
     if (columns >= MIN_TRAIN_COLUMNS) return showTrain(ctx, columns);
-    note(ctx, `the live table needs ${MIN_TRAIN_COLUMNS} columns (this terminal has ${columns}): progress lines instead`);
+    note(
+      ctx,
+      `the live table needs ${MIN_TRAIN_COLUMNS} columns (this terminal has ${columns}): progress lines instead`,
+    );
   }
   let state: TrainState = initialTrainState;
   const last = new Map<string, number>();
@@ -84,17 +106,29 @@ async function progressSink(ctx: Ctx, json: boolean): Promise<{ push: (e: TrainE
 }
 
 /** The result as one short block per agent, for terminals narrower than the table. */
-function agentBlocks(agents: readonly AgentResult[], f: { c: ReturnType<typeof colors>; label: Record<Metric['kind'], string>; fmtValue: (m: Metric, v: number) => string; width: number }): string {
+function agentBlocks(
+  agents: readonly AgentResult[],
+  f: {
+    c: ReturnType<typeof colors>;
+    label: Record<Metric['kind'], string>;
+    fmtValue: (m: Metric, v: number) => string;
+    width: number;
+  },
+): string {
   const lines: string[] = [];
   for (const a of agents) {
     if (a.status !== 'trained') {
       lines.push(wrapWords(`${a.agent}  ${f.c.dim(`unchanged · skipped: ${a.reason}`)}`, f.width));
       continue;
     }
-    lines.push(`${a.agent}  ${f.c.green(`bond v${a.version}`)}  examples ${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})`);
+    lines.push(
+      `${a.agent}  ${f.c.green(`bond v${a.version}`)}  examples ${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})`,
+    );
     for (const m of a.metrics.length > 0 ? a.metrics : a.metric ? [a.metric] : []) {
       const baselines = m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${f.fmtValue(m, b.value)}`).join(', ');
-      lines.push(wrapWords(`  ${f.label[m.kind]} ${f.fmtValue(m, m.value)} (n=${m.n}) · trivial: ${baselines}`, f.width));
+      lines.push(
+        wrapWords(`  ${f.label[m.kind]} ${f.fmtValue(m, m.value)} (n=${m.n}) · trivial: ${baselines}`, f.width),
+      );
     }
   }
   return `${lines.join('\n')}\n`;
@@ -110,13 +144,29 @@ export default defineCommand({
   options,
   async run(opts, ctx): Promise<TrainBondResult> {
     const home = kouraiHome(ctx);
-    const settings: TrainSettings = { ...DEFAULT_SETTINGS, ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}), ...(opts.patience !== undefined ? { patience: opts.patience } : {}), ...(opts.l2 !== undefined ? { l2: opts.l2 } : {}), ...(opts.rank !== undefined ? { rank: opts.rank } : {}), ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.seed !== undefined ? { seed: opts.seed } : {}) };
+    const settings: TrainSettings = {
+      ...DEFAULT_SETTINGS,
+      ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}),
+      ...(opts.patience !== undefined ? { patience: opts.patience } : {}),
+      ...(opts.l2 !== undefined ? { l2: opts.l2 } : {}),
+      ...(opts.rank !== undefined ? { rank: opts.rank } : {}),
+      ...(opts.lr !== undefined ? { lr: opts.lr } : {}),
+      ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+    };
     const cfg = learnConfig(home, ctx.env);
     // First: a home it cannot write is said before any training is done.
     const db = openStateDb(home);
     const closers: (() => unknown)[] = [() => db.close()];
     try {
-      const source = openBondSource({ home, cwd: ctx.cwd, memoirs: opts.memoir, now: ctx.now, signal: ctx.signal, bound: opts.buffer, feedback: indexFeedback(ctx, opts.json) });
+      const source = openBondSource({
+        home,
+        cwd: ctx.cwd,
+        memoirs: opts.memoir,
+        now: ctx.now,
+        signal: ctx.signal,
+        bound: opts.buffer,
+        feedback: indexFeedback(ctx, opts.json),
+      });
       closers.push(() => source.close());
       const encoder = await openTextEncoder(cfg.encoder, { home, env: ctx.env, signal: ctx.signal });
       closers.push(() => encoder.close());
@@ -126,14 +176,32 @@ export default defineCommand({
       const sink = await progressSink(ctx, opts.json);
       let agents: AgentResult[];
       try {
-        agents = await trainBonds({ agents: opts.agent.length ? opts.agent : [...AGENTS], settings, data: (a) => source.data(a), encoder, store, worker, now: ctx.now, onEvent: sink.push });
+        agents = await trainBonds({
+          agents: opts.agent.length ? opts.agent : [...AGENTS],
+          settings,
+          data: (a) => source.data(a),
+          encoder,
+          store,
+          worker,
+          now: ctx.now,
+          onEvent: sink.push,
+        });
       } finally {
         await sink.close();
       }
       if (agents.every((a) => a.status === 'skipped' && a.examples === 0)) {
-        throw new NotFoundError(`no labelled entries to train on in ${searched(opts.memoir, source.memoirs, home)}`, 'labels come from player responses, revisions and `kourai feedback`; see `kourai memoir stats`');
+        throw new NotFoundError(
+          `no labelled entries to train on in ${searched(opts.memoir, source.memoirs, home)}`,
+          'labels come from player responses, revisions and `kourai feedback`; see `kourai memoir stats`',
+        );
       }
-      return { base_fingerprint: encoder.fingerprint, encoder: describeEncoder(encoder.spec), settings, memoirs: source.memoirs.length, agents };
+      return {
+        base_fingerprint: encoder.fingerprint,
+        encoder: describeEncoder(encoder.spec),
+        settings,
+        memoirs: source.memoirs.length,
+        agents,
+      };
     } finally {
       for (const c of closers.reverse()) await c();
     }
@@ -142,24 +210,69 @@ export default defineCommand({
     const c = colors(ctx.colorLevel);
     const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
     const fmtValue = (m: Metric, v: number): string => (m.name === 'mean_abs_error' ? v.toFixed(3) : pct(v));
-    const label: Record<Metric['kind'], string> = { pair: 'pairwise', binary: 'accuracy', graded: 'MAE', route: 'routing' };
+    const label: Record<Metric['kind'], string> = {
+      pair: 'pairwise',
+      binary: 'accuracy',
+      graded: 'MAE',
+      route: 'routing',
+    };
     // One row per validation metric (an agent may have pairs and outcomes); agent columns on its first row.
-    const rows = r.agents.flatMap((a) => (a.status === 'trained' && a.metrics.length > 1 ? a.metrics.map((m, i) => ({ a, m, first: i === 0 })) : [{ a, m: a.status === 'trained' ? a.metric : null, first: true }]));
+    const rows = r.agents.flatMap((a) =>
+      a.status === 'trained' && a.metrics.length > 1
+        ? a.metrics.map((m, i) => ({ a, m, first: i === 0 }))
+        : [{ a, m: a.status === 'trained' ? a.metric : null, first: true }],
+    );
     const table = renderTable(rows, [
       { header: 'AGENT', get: ({ a, first }) => (first ? a.agent : '') },
-      { header: 'EXAMPLES', get: ({ a, first }) => (!first ? '' : a.status === 'trained' ? `${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})` : String(a.examples)), align: 'right' },
-      { header: 'TRAIN LOSS', get: ({ a, first }) => (first && a.status === 'trained' ? a.train_loss.toFixed(4) : ''), align: 'right' },
-      { header: 'VAL LOSS', get: ({ a, first }) => (first && a.status === 'trained' && Number.isFinite(a.validation_loss) ? a.validation_loss.toFixed(4) : ''), align: 'right' },
-      { header: 'VALIDATION', get: ({ m }) => (m ? `${label[m.kind]} ${fmtValue(m, m.value)} ${c.dim(`(n=${m.n})`)}` : '') },
-      { header: 'TRIVIAL BASELINES', get: ({ a, m, first }) => (a.status === 'skipped' ? (first ? c.dim(`skipped: ${a.reason}`) : '') : m ? m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${fmtValue(m, b.value)}`).join(', ') : '') },
-      { header: 'ADAPTER', get: ({ a, first }) => (!first ? '' : a.status === 'trained' ? c.green(`bond v${a.version}`) : c.dim('unchanged')) },
+      {
+        header: 'EXAMPLES',
+        get: ({ a, first }) =>
+          !first
+            ? ''
+            : a.status === 'trained'
+              ? `${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})`
+              : String(a.examples),
+        align: 'right',
+      },
+      {
+        header: 'TRAIN LOSS',
+        get: ({ a, first }) => (first && a.status === 'trained' ? a.train_loss.toFixed(4) : ''),
+        align: 'right',
+      },
+      {
+        header: 'VAL LOSS',
+        get: ({ a, first }) =>
+          first && a.status === 'trained' && Number.isFinite(a.validation_loss) ? a.validation_loss.toFixed(4) : '',
+        align: 'right',
+      },
+      {
+        header: 'VALIDATION',
+        get: ({ m }) => (m ? `${label[m.kind]} ${fmtValue(m, m.value)} ${c.dim(`(n=${m.n})`)}` : ''),
+      },
+      {
+        header: 'TRIVIAL BASELINES',
+        get: ({ a, m, first }) =>
+          a.status === 'skipped'
+            ? first
+              ? c.dim(`skipped: ${a.reason}`)
+              : ''
+            : m
+              ? m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${fmtValue(m, b.value)}`).join(', ')
+              : '',
+      },
+      {
+        header: 'ADAPTER',
+        get: ({ a, first }) =>
+          !first ? '' : a.status === 'trained' ? c.green(`bond v${a.version}`) : c.dim('unchanged'),
+      },
     ]);
     const trained = r.agents.filter((a) => a.status === 'trained').length;
     // A terminal narrower than the table gets one block per agent, so no row wraps mid-word; a pipe gets the table.
     const width = ctx.stdout.columns;
     const summary = `examples: used (train/stop/validation), validation on scenes neither training nor early stopping saw · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`;
     const footer = width === undefined ? summary : wrapWords(summary, width);
-    const body = width === undefined || blockWidth(table) <= width ? table : agentBlocks(r.agents, { c, label, fmtValue, width });
+    const body =
+      width === undefined || blockWidth(table) <= width ? table : agentBlocks(r.agents, { c, label, fmtValue, width });
     return `${body}${c.dim(footer)}`;
   },
 });

@@ -14,32 +14,64 @@ import type { NamedTensor, TensorSpec } from '../../tensor/tensor.js';
 import type { DownloadedAdapter } from '../council-client.js';
 
 export function refusedAdapter(agent: string, round: number, why: string): KouraiError {
-  return new KouraiError(`the council's ${agent} adapter of round ${round} ${why}: refused, nothing of it was stored (the current adapters stay)`, {
-    exitCode: ExitCode.invalidData,
-    code: 'council_adapter_refused',
-    hint: 'the council (or something in front of it) is broken or hostile: tell its operator; kourai federate round asks again',
-  });
+  return new KouraiError(
+    `the council's ${agent} adapter of round ${round} ${why}: refused, nothing of it was stored (the current adapters stay)`,
+    {
+      exitCode: ExitCode.invalidData,
+      code: 'council_adapter_refused',
+      hint: 'the council (or something in front of it) is broken or hostile: tell its operator; kourai federate round asks again',
+    },
+  );
 }
 
 /** Throws `council_adapter_refused` unless the adapter is exactly the layout, finite, and (with `moved`) within the policy's bound. */
-export function checkCouncilAdapter(a: DownloadedAdapter, p: { layout: readonly TensorSpec[]; moved?: { from: readonly NamedTensor[]; policy: PrivacyPolicy; used: number } }): void {
+export function checkCouncilAdapter(
+  a: DownloadedAdapter,
+  p: { layout: readonly TensorSpec[]; moved?: { from: readonly NamedTensor[]; policy: PrivacyPolicy; used: number } },
+): void {
   const { agent, round } = a;
   const names = a.tensors.map((t) => t.name);
   const expected = p.layout.map((t) => t.name);
   const unknown = names.filter((n) => !expected.includes(n));
   const missing = expected.filter((n) => !names.includes(n));
   if (unknown.length || missing.length || names.length !== expected.length) {
-    const parts = [unknown.length ? `unknown tensor${unknown.length === 1 ? '' : 's'} ${unknown.slice(0, 3).map((n) => JSON.stringify(n)).join(', ')}` : '', missing.length ? `missing ${missing.slice(0, 3).map((n) => JSON.stringify(n)).join(', ')}` : ''].filter(Boolean);
-    throw refusedAdapter(agent, round, `does not match this forge's ${agent} layout (${parts.join('; ') || 'a tensor appears twice'})`);
+    const parts = [
+      unknown.length
+        ? `unknown tensor${unknown.length === 1 ? '' : 's'} ${unknown
+            .slice(0, 3)
+            .map((n) => JSON.stringify(n))
+            .join(', ')}`
+        : '',
+      missing.length
+        ? `missing ${missing
+            .slice(0, 3)
+            .map((n) => JSON.stringify(n))
+            .join(', ')}`
+        : '',
+    ].filter(Boolean);
+    throw refusedAdapter(
+      agent,
+      round,
+      `does not match this forge's ${agent} layout (${parts.join('; ') || 'a tensor appears twice'})`,
+    );
   }
   for (const [i, spec] of p.layout.entries()) {
     const t = a.tensors[i] as NamedTensor;
     if (t.name !== spec.name || t.shape.length !== spec.shape.length || t.shape.some((d, k) => d !== spec.shape[k])) {
-      throw refusedAdapter(agent, round, `has tensor ${JSON.stringify(t.name)} as [${t.shape.join(', ')}] where this forge's layout has ${JSON.stringify(spec.name)} [${spec.shape.join(', ')}]`);
+      throw refusedAdapter(
+        agent,
+        round,
+        `has tensor ${JSON.stringify(t.name)} as [${t.shape.join(', ')}] where this forge's layout has ${JSON.stringify(spec.name)} [${spec.shape.join(', ')}]`,
+      );
     }
     for (let k = 0; k < t.data.length; k++) {
       const x = t.data[k] as number;
-      if (x - x !== 0) throw refusedAdapter(agent, round, `holds ${Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity'} in ${JSON.stringify(t.name)} at index ${k}`);
+      if (x - x !== 0)
+        throw refusedAdapter(
+          agent,
+          round,
+          `holds ${Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity'} in ${JSON.stringify(t.name)} at index ${k}`,
+        );
     }
   }
   if (!p.moved) return;
@@ -48,7 +80,12 @@ export function checkCouncilAdapter(a: DownloadedAdapter, p: { layout: readonly 
   let d = 0;
   for (const t of a.tensors) {
     const b = from.get(t.name);
-    if (!b || b.data.length !== t.data.length) throw refusedAdapter(agent, round, `cannot be compared with the global it started from (${JSON.stringify(t.name)})`);
+    if (!b || b.data.length !== t.data.length)
+      throw refusedAdapter(
+        agent,
+        round,
+        `cannot be compared with the global it started from (${JSON.stringify(t.name)})`,
+      );
     for (let k = 0; k < t.data.length; k++) {
       const x = (t.data[k] as number) - (b.data[k] as number);
       sq += x * x;
@@ -60,7 +97,11 @@ export function checkCouncilAdapter(a: DownloadedAdapter, p: { layout: readonly 
   const allowed = 2 * Math.sqrt(Math.max(1, p.moved.used)) * perUpdate;
   const moved = Math.sqrt(sq);
   if (!(moved <= allowed)) {
-    throw refusedAdapter(agent, round, `moves the global by ${moved.toPrecision(4)}, more than round ${round}'s privacy policy allows for ${Math.max(1, p.moved.used)} update${p.moved.used === 1 ? '' : 's'} (at most ${allowed.toPrecision(4)})`);
+    throw refusedAdapter(
+      agent,
+      round,
+      `moves the global by ${moved.toPrecision(4)}, more than round ${round}'s privacy policy allows for ${Math.max(1, p.moved.used)} update${p.moved.used === 1 ? '' : 's'} (at most ${allowed.toPrecision(4)})`,
+    );
   }
 }
 
@@ -69,7 +110,12 @@ export function checkFiniteDelta(agent: string, round: number, delta: readonly N
   for (const t of delta) {
     for (let k = 0; k < t.data.length; k++) {
       const x = t.data[k] as number;
-      if (x - x !== 0) throw refusedAdapter(agent, round, `led to an update holding ${Number.isNaN(x) ? 'NaN' : 'an infinite value'} (${JSON.stringify(t.name)}): nothing was spent or sent`);
+      if (x - x !== 0)
+        throw refusedAdapter(
+          agent,
+          round,
+          `led to an update holding ${Number.isNaN(x) ? 'NaN' : 'an infinite value'} (${JSON.stringify(t.name)}): nothing was spent or sent`,
+        );
     }
   }
 }

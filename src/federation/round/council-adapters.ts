@@ -16,7 +16,11 @@ export interface CouncilAdapters {
   /** The version already stored from a council round (a resumed round does not store twice). */
   storedFor(agent: FederatingAgent, roundKey: string): number | null;
   /** Stores a council round's aggregate as the agent's new current council version. */
-  save(agent: FederatingAgent, tensors: readonly NamedTensor[], from: { councilKey: string; round: number; roundKey: string; strategy: string; metrics?: Record<string, unknown> }): number;
+  save(
+    agent: FederatingAgent,
+    tensors: readonly NamedTensor[],
+    from: { councilKey: string; round: number; roundKey: string; strategy: string; metrics?: Record<string, unknown> },
+  ): number;
 }
 
 interface FederationWindow {
@@ -25,7 +29,10 @@ interface FederationWindow {
   round_key?: unknown;
 }
 
-export function registryCouncilAdapters(store: AdapterStore, p: { rank: number; alpha: number; now: () => Date }): CouncilAdapters {
+export function registryCouncilAdapters(
+  store: AdapterStore,
+  p: { rank: number; alpha: number; now: () => Date },
+): CouncilAdapters {
   const spec = store.base.spec;
   return {
     current(agent) {
@@ -33,7 +40,9 @@ export function registryCouncilAdapters(store: AdapterStore, p: { rank: number; 
       return cur ? { version: cur.row.version, tensors: loraToTensors(spec, agent, cur.lora) } : null;
     },
     storedFor(agent, roundKey) {
-      const row = store.registry.list({ agent: [agent], kind: 'council' }).find((r) => r.origin === 'federation' && (r.dataWindow as FederationWindow | null)?.round_key === roundKey);
+      const row = store.registry
+        .list({ agent: [agent], kind: 'council' })
+        .find((r) => r.origin === 'federation' && (r.dataWindow as FederationWindow | null)?.round_key === roundKey);
       return row?.version ?? null;
     },
     save(agent, tensors, from) {
@@ -41,7 +50,9 @@ export function registryCouncilAdapters(store: AdapterStore, p: { rank: number; 
       try {
         lora = tensorsToLora(spec, agent, p.rank, tensors);
       } catch (err) {
-        throw new InvalidDataError(`the council's ${agent} adapter of round ${from.round} does not fit this forge's base (rank ${p.rank}): ${(err as Error).message}; nothing was stored`);
+        throw new InvalidDataError(
+          `the council's ${agent} adapter of round ${from.round} does not fit this forge's base (rank ${p.rank}): ${(err as Error).message}; nothing was stored`,
+        );
       }
       const row = store.save({
         agent,

@@ -4,7 +4,13 @@
  * `memoir replay`) like any session, and holds nothing but the federation's story.
  */
 import { describeLocation, discoverMemoirs, memoirPathFor } from '../../memoir/file/discover.js';
-import { councilEventEntry, readCouncilEvents, readLedgerHeads, type CouncilEvent, type CouncilEventDetails } from '../../memoir/derive/council-event.js';
+import {
+  councilEventEntry,
+  readCouncilEvents,
+  readLedgerHeads,
+  type CouncilEvent,
+  type CouncilEventDetails,
+} from '../../memoir/derive/council-event.js';
 import { Memoir } from '../../memoir/file/memoir.js';
 import type { Anchors, LedgerHead } from '../../privacy/ledger-anchor.js';
 
@@ -28,7 +34,11 @@ export function councilEvents(path: string, councilKey: string): CouncilEvent[] 
 export function memoirAnchor(path: string): { head: LedgerHead; where: string } | null {
   let best: { head: LedgerHead; where: string } | null = null;
   for (const h of readLedgerHeads(path)) {
-    if (!best || h.releases >= best.head.releases) best = { head: { releases: h.releases, hash: h.hash }, where: `the memoir's council_event${h.round !== null ? ` of round ${h.round}` : ''} (${h.entryId})` };
+    if (!best || h.releases >= best.head.releases)
+      best = {
+        head: { releases: h.releases, hash: h.hash },
+        where: `the memoir's council_event${h.round !== null ? ` of round ${h.round}` : ''} (${h.entryId})`,
+      };
   }
   return best;
 }
@@ -44,14 +54,23 @@ export function memoirLedgerAnchors(paths: readonly string[]): Pick<Anchors, 'me
     const m = memoirAnchor(path);
     if (m && (!memoir || m.head.releases >= memoir.head.releases)) memoir = m;
     for (const e of readCouncilEvents(path)) {
-      for (const s of e.details.spoke) spoke.push({ round: e.details.round_key, agent: s.agent, epsilonAfter: s.epsilon_after, where: `the memoir's council_event of round ${e.details.round} (${e.entryId})` });
+      for (const s of e.details.spoke)
+        spoke.push({
+          round: e.details.round_key,
+          agent: s.agent,
+          epsilonAfter: s.epsilon_after,
+          where: `the memoir's council_event of round ${e.details.round} (${e.entryId})`,
+        });
     }
   }
   return { memoir, spoke };
 }
 
 /** Appends council_event entries to the federation memoir (durably: one fsynced write each). */
-export function memoirEventsWriter(path: string, now: () => Date): { path: string; append(d: CouncilEventDetails): string } {
+export function memoirEventsWriter(
+  path: string,
+  now: () => Date,
+): { path: string; append(d: CouncilEventDetails): string } {
   return {
     path,
     append(d) {

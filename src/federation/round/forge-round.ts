@@ -39,9 +39,17 @@ export interface CouncilTransportOptions {
   onWait?: (line: string) => void;
 }
 
-export function councilTransport(ctx: Ctx, m: Pick<Membership, 'url' | 'token'>, opts: CouncilTransportOptions = {}): CouncilTransport {
+export function councilTransport(
+  ctx: Ctx,
+  m: Pick<Membership, 'url' | 'token'>,
+  opts: CouncilTransportOptions = {},
+): CouncilTransport {
   const fromEnv = requestTimeoutFromEnv(ctx.env);
-  return httpTransport(m.url, m.token, { signal: ctx.signal, ...(fromEnv !== null ? { timeoutMs: fromEnv } : {}), ...opts });
+  return httpTransport(m.url, m.token, {
+    signal: ctx.signal,
+    ...(fromEnv !== null ? { timeoutMs: fromEnv } : {}),
+    ...opts,
+  });
 }
 
 /** KOURAI_COUNCIL_TIMEOUT as milliseconds, or null when unset; a bad value is exit 3 naming it. */
@@ -50,7 +58,8 @@ export function requestTimeoutFromEnv(env: Readonly<Record<string, string | unde
   if (raw === undefined || raw === '') return null;
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(raw);
   const s = m ? Number(m[1]) * { ms: 0.001, s: 1, m: 60 }[(m[2] ?? 's') as 'ms' | 's' | 'm'] : Number.NaN;
-  if (!(s > 0) || !Number.isFinite(s)) throw new EnvironmentError(`KOURAI_COUNCIL_TIMEOUT: "${raw}" is not a duration (e.g. 30s, 2m)`);
+  if (!(s > 0) || !Number.isFinite(s))
+    throw new EnvironmentError(`KOURAI_COUNCIL_TIMEOUT: "${raw}" is not a duration (e.g. 30s, 2m)`);
   return s * 1000;
 }
 
@@ -61,12 +70,22 @@ export async function forgeBase(ctx: Ctx, home: string): Promise<TextEncoder> {
 
 export async function runForgeRound(
   ctx: Ctx,
-  p: { membership: Membership; config: PrivacyConfig; memoirs: readonly string[]; options: RoundOptions; transport?: CouncilTransportOptions; indexFeedback: IndexFeedback; onEvent?: (e: RoundEvent) => void },
+  p: {
+    membership: Membership;
+    config: PrivacyConfig;
+    memoirs: readonly string[];
+    options: RoundOptions;
+    transport?: CouncilTransportOptions;
+    indexFeedback: IndexFeedback;
+    onEvent?: (e: RoundEvent) => void;
+  },
 ): Promise<RoundResult> {
   const home = kouraiHome(ctx);
   const anchors = localAnchors(home, p.membership);
   // A dry run spends, draws and records nothing: it reads the state, and works in a read-only home.
-  const gate = p.options.dryRun ? PrivacyGate.openReadOnly({ home, config: p.config, now: ctx.now, anchors }) : PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now, anchors });
+  const gate = p.options.dryRun
+    ? PrivacyGate.openReadOnly({ home, config: p.config, now: ctx.now, anchors })
+    : PrivacyGate.open({ home, config: p.config, random: ctx.secureRandom, now: ctx.now, anchors });
   const cleanup: (() => unknown)[] = [() => gate.close()];
   try {
     const encoder = await forgeBase(ctx, home);
@@ -79,10 +98,20 @@ export async function runForgeRound(
     const store = new AdapterStore(home, gate.db, { spec: encoder.spec, fingerprint: encoder.fingerprint });
     return await runRound({
       // The round's own retries (withRetry, one budget for the command) replace the client's.
-      transport: councilTransport(ctx, p.membership, { encoding: p.options.encoding ?? 'json', retries: 0, ...p.transport }),
+      transport: councilTransport(ctx, p.membership, {
+        encoding: p.options.encoding ?? 'json',
+        retries: 0,
+        ...p.transport,
+      }),
       membership: p.membership,
       gate,
-      learner: trainerLearner({ encoder, source: { index: indexed.index, files: indexed.fileIds }, settings, store, worker: () => (worker ??= new TrainerWorker(ctx.signal)) }),
+      learner: trainerLearner({
+        encoder,
+        source: { index: indexed.index, files: indexed.fileIds },
+        settings,
+        store,
+        worker: () => (worker ??= new TrainerWorker(ctx.signal)),
+      }),
       adapters: registryCouncilAdapters(store, { rank: settings.rank, alpha: settings.alpha, now: ctx.now }),
       events: memoirEventsWriter(p.membership.events_memoir, ctx.now),
       now: ctx.now,
@@ -92,7 +121,13 @@ export async function runForgeRound(
         // A round that reached its plan saw the council's policy: `kourai whisper` prices at it from now on.
         if (e.type === 'plan' && !p.options.dryRun && e.plan.mechanism.source === 'council') {
           const m = e.plan.mechanism;
-          writeKnownPolicy(home, { council_key: p.membership.council_key, round: e.plan.round, clip_norm: m.clip_norm, noise_multiplier: m.noise_multiplier, seen_at: ctx.now().toISOString() });
+          writeKnownPolicy(home, {
+            council_key: p.membership.council_key,
+            round: e.plan.round,
+            clip_norm: m.clip_norm,
+            noise_multiplier: m.noise_multiplier,
+            seen_at: ctx.now().toISOString(),
+          });
         }
         p.onEvent?.(e);
       },

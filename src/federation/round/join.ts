@@ -30,10 +30,18 @@ export interface JoinFindings {
 export function explainCouncilRefusal(err: unknown, where: string): unknown {
   if (!(err instanceof CouncilRequestError)) return err;
   if (err.councilCode === 'unauthorized') {
-    return new KouraiError(`the council at ${where} refused the token (unknown or revoked): nothing was sent`, { exitCode: ExitCode.network, code: 'council_unauthorized', hint: 'ask the council operator for a new token (kourai council forge add NAME), then kourai federate join again' });
+    return new KouraiError(`the council at ${where} refused the token (unknown or revoked): nothing was sent`, {
+      exitCode: ExitCode.network,
+      code: 'council_unauthorized',
+      hint: 'ask the council operator for a new token (kourai council forge add NAME), then kourai federate join again',
+    });
   }
   if (err.councilCode === 'forge_revoked') {
-    return new KouraiError(`the council at ${where} revoked this forge: nothing was sent`, { exitCode: ExitCode.network, code: 'council_forge_revoked', hint: 'ask the council operator' });
+    return new KouraiError(`the council at ${where} revoked this forge: nothing was sent`, {
+      exitCode: ExitCode.network,
+      code: 'council_forge_revoked',
+      hint: 'ask the council operator',
+    });
   }
   return err;
 }
@@ -45,10 +53,22 @@ export function isNotACouncil(err: unknown): err is CouncilRequestError {
 
 /** Exit 9 with the URL to check: what join and round say of a server that is not a kourai council. */
 export function notACouncil(url: string, err: Error, outcome: string): KouraiError {
-  return new KouraiError(`${url} does not answer like a kourai council (GET /v1/health: ${err.message}): ${outcome}`, { exitCode: ExitCode.network, code: 'not_a_council', hint: 'check the URL (e.g. https://council.example.org, without /v1)' });
+  return new KouraiError(`${url} does not answer like a kourai council (GET /v1/health: ${err.message}): ${outcome}`, {
+    exitCode: ExitCode.network,
+    code: 'not_a_council',
+    hint: 'check the URL (e.g. https://council.example.org, without /v1)',
+  });
 }
 
-export async function joinCouncil(p: { home: string; url: string; token: string; forgeFingerprint: string; transport: CouncilTransport; eventsMemoir: string; now: Date }): Promise<{ membership: Membership; findings: JoinFindings }> {
+export async function joinCouncil(p: {
+  home: string;
+  url: string;
+  token: string;
+  forgeFingerprint: string;
+  transport: CouncilTransport;
+  eventsMemoir: string;
+  now: Date;
+}): Promise<{ membership: Membership; findings: JoinFindings }> {
   const t = p.transport;
   let health;
   try {
@@ -60,7 +80,17 @@ export async function joinCouncil(p: { home: string; url: string; token: string;
     throw err;
   }
   if (health.protocol !== PROTOCOL_VERSION) {
-    throw new KouraiError(`the council at ${p.url} speaks protocol v${health.protocol}; this kourai speaks v${PROTOCOL_VERSION}: not joined`, { exitCode: ExitCode.network, code: 'protocol_mismatch', hint: health.protocol > PROTOCOL_VERSION ? 'upgrade kourai' : 'the council runs an older kourai: ask its operator to upgrade' });
+    throw new KouraiError(
+      `the council at ${p.url} speaks protocol v${health.protocol}; this kourai speaks v${PROTOCOL_VERSION}: not joined`,
+      {
+        exitCode: ExitCode.network,
+        code: 'protocol_mismatch',
+        hint:
+          health.protocol > PROTOCOL_VERSION
+            ? 'upgrade kourai'
+            : 'the council runs an older kourai: ask its operator to upgrade',
+      },
+    );
   }
   let me;
   let round;
@@ -92,7 +122,14 @@ export async function joinCouncil(p: { home: string; url: string; token: string;
     events_memoir: previous?.url === p.url && previous.forge === me.forge ? previous.events_memoir : p.eventsMemoir,
   };
   writeMembership(p.home, membership);
-  if (round.privacy_policy) writeKnownPolicy(p.home, { council_key: membership.council_key, round: round.round, clip_norm: round.privacy_policy.clip_norm, noise_multiplier: round.privacy_policy.noise_multiplier, seen_at: p.now.toISOString() });
+  if (round.privacy_policy)
+    writeKnownPolicy(p.home, {
+      council_key: membership.council_key,
+      round: round.round,
+      clip_norm: round.privacy_policy.clip_norm,
+      noise_multiplier: round.privacy_policy.noise_multiplier,
+      seen_at: p.now.toISOString(),
+    });
   return {
     membership,
     findings: {

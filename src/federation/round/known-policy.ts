@@ -49,7 +49,12 @@ export function readKnownPolicy(home: string, councilKey: string): KnownPolicy |
 }
 
 export function writeKnownPolicy(home: string, p: Omit<KnownPolicy, 'format'>): void {
-  writePrivateFile(knownPolicyPath(home), `${JSON.stringify({ format: KNOWN_POLICY_FORMAT, ...p })}\n`, 'the council policy file', { overwrite: true });
+  writePrivateFile(
+    knownPolicyPath(home),
+    `${JSON.stringify({ format: KNOWN_POLICY_FORMAT, ...p })}\n`,
+    'the council policy file',
+    { overwrite: true },
+  );
 }
 
 export function forgetKnownPolicy(home: string): void {

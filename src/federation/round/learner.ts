@@ -31,7 +31,9 @@ export interface ExampleCount {
   tooLittle: string | null;
 }
 
-export type TrainedCouncil = { status: 'trained'; tensors: NamedTensor[]; examples: number } | { status: 'skipped'; reason: string; examples: number };
+export type TrainedCouncil =
+  | { status: 'trained'; tensors: NamedTensor[]; examples: number }
+  | { status: 'skipped'; reason: string; examples: number };
 
 /**
  * What an adapter prefers on held-out data: for a planted axis, the share of n fresh pairs
@@ -55,7 +57,11 @@ export interface CouncilLearner {
   /** What the agent's council view holds (no training). */
   count(agent: FederatingAgent): ExampleCount;
   /** Trains the agent's council adapter on its council view from `start`; returns the trained adapter. */
-  train(agent: FederatingAgent, start: readonly NamedTensor[], onProgress?: (p: EpochProgress) => void): Promise<TrainedCouncil>;
+  train(
+    agent: FederatingAgent,
+    start: readonly NamedTensor[],
+    onProgress?: (p: EpochProgress) => void,
+  ): Promise<TrainedCouncil>;
   /** What an adapter prefers on held-out probes (higher is better for every probe). */
   probe(agent: FederatingAgent, adapter: readonly NamedTensor[]): Promise<Probe[]>;
   /** The same probes on what this player applies now (bond, and the council as far as it is applied); empty when nothing is. */
@@ -72,7 +78,13 @@ const PROBE_SEED = 0x70726f62; // "prob"
 const PROBE_PAIRS = 96;
 
 /** `worker` is asked for on the first training only (a dry run starts no thread). */
-export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerWorker; source: ExampleSource; settings: TrainSettings; store?: AdapterStore }): CouncilLearner {
+export function trainerLearner(p: {
+  encoder: TextEncoder;
+  worker: () => TrainerWorker;
+  source: ExampleSource;
+  settings: TrainSettings;
+  store?: AdapterStore;
+}): CouncilLearner {
   const { encoder, settings } = p;
   const spec = encoder.spec;
   const views = new Map<FederatingAgent, Example[]>();
@@ -84,7 +96,8 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
     }
     return v;
   };
-  const toLora = (agent: FederatingAgent, tensors: readonly NamedTensor[]): LoraWeights => tensorsToLora(spec, agent, settings.rank, tensors);
+  const toLora = (agent: FederatingAgent, tensors: readonly NamedTensor[]): LoraWeights =>
+    tensorsToLora(spec, agent, settings.rank, tensors);
 
   return {
     fingerprint: encoder.fingerprint,
@@ -95,17 +108,40 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
       const ex = examplesOf(agent);
       const scenes = new Set(ex.map((e) => e.scene)).size;
       const tooLittle =
-        ex.length < settings.minExamples ? `${ex.length} council example${ex.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})` : scenes < 3 ? `${ex.length} examples in ${scenes} scene${scenes === 1 ? '' : 's'} (needs three)` : null;
+        ex.length < settings.minExamples
+          ? `${ex.length} council example${ex.length === 1 ? '' : 's'} (needs at least ${settings.minExamples})`
+          : scenes < 3
+            ? `${ex.length} examples in ${scenes} scene${scenes === 1 ? '' : 's'} (needs three)`
+            : null;
       return { examples: ex.length, scenes, tooLittle };
     },
     async train(agent, start, onProgress) {
       const examples = examplesOf(agent);
       const embedded = await encoder.embedded(textsOf(examples));
-      const r = await trainCouncil({ base: encoder.base, agent, examples, start: toLora(agent, start), settings, worker: p.worker(), embedded, ...(onProgress ? { onProgress } : {}) });
+      const r = await trainCouncil({
+        base: encoder.base,
+        agent,
+        examples,
+        start: toLora(agent, start),
+        settings,
+        worker: p.worker(),
+        embedded,
+        ...(onProgress ? { onProgress } : {}),
+      });
       if (r.status === 'skipped') return { status: 'skipped', reason: r.reason, examples: r.examples };
       return { status: 'trained', tensors: loraToTensors(spec, agent, r.lora), examples: examples.length };
     },
-    probe: (agent, adapter) => probeWith(new Inference({ agent, head: headOf(agent), base: encoder.base, council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 }, bond: null }), 1),
+    probe: (agent, adapter) =>
+      probeWith(
+        new Inference({
+          agent,
+          head: headOf(agent),
+          base: encoder.base,
+          council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 },
+          bond: null,
+        }),
+        1,
+      ),
     async probeYours(agent) {
       const now = p.store ? appliedNow(p.store, encoder.base, agent) : null;
       return now ? probeWith(now.inference, now.lean) : [];
@@ -116,7 +152,13 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
       if (held.length === 0) return null;
       const now = appliedNow(p.store, encoder.base, agent);
       const bond = now?.inference.model.bond ?? null;
-      const inf = new Inference({ agent, head: headOf(agent), base: encoder.base, council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 }, bond });
+      const inf = new Inference({
+        agent,
+        head: headOf(agent),
+        base: encoder.base,
+        council: { lora: toLora(agent, adapter), alpha: settings.alpha, version: 0 },
+        bond,
+      });
       const encode = (t: readonly string[], prompt: string | null): Promise<Features[]> => encoder.encode(t, prompt);
       const choice = chooseLean(held, await judgeOn(inf, encode, held));
       let before: number | null = null;
@@ -132,8 +174,16 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
         });
         before = right / held.length;
       }
-      const passed = choice.overall.lean > 0 || Object.values(choice.byTaskType).some((d) => d.reason === 'better' && d.lean > 0);
-      return { bond_version: bond?.version ?? null, scenes: scenesOf(held), examples: held.length, before, choice, passed };
+      const passed =
+        choice.overall.lean > 0 || Object.values(choice.byTaskType).some((d) => d.reason === 'better' && d.lean > 0);
+      return {
+        bond_version: bond?.version ?? null,
+        scenes: scenesOf(held),
+        examples: held.length,
+        before,
+        choice,
+        passed,
+      };
     },
   };
 
@@ -157,12 +207,15 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
       const info = AXIS_INFO[axis];
       if (!info.agents.includes(agent)) continue;
       // One probe per axis: the share of pairs ranked toward its first pole (the craft, on craft axes).
-      const pairs = heldOutPairs(info.poles[0] as PreferenceId, { seed: PROBE_SEED, n: PROBE_PAIRS }).filter((x) => x.agent === agent);
+      const pairs = heldOutPairs(info.poles[0] as PreferenceId, { seed: PROBE_SEED, n: PROBE_PAIRS }).filter(
+        (x) => x.agent === agent,
+      );
       if (pairs.length === 0) continue;
       const feats = await encoder.encode(pairs.flatMap((x) => [x.preferred, x.dispreferred]));
       const y = inf.outputs(feats, lean);
       let toward = 0;
-      for (let i = 0; i < pairs.length; i++) if (((y[2 * i] as Float64Array)[0] as number) > ((y[2 * i + 1] as Float64Array)[0] as number)) toward++;
+      for (let i = 0; i < pairs.length; i++)
+        if (((y[2 * i] as Float64Array)[0] as number) > ((y[2 * i + 1] as Float64Array)[0] as number)) toward++;
       out.push({ preference: info.poles[0], value: toward / pairs.length, n: pairs.length });
     }
     return out;
@@ -170,11 +223,18 @@ export function trainerLearner(p: { encoder: TextEncoder; worker: () => TrainerW
 }
 
 /** What an agent applies now when no lean is set: its current adapters and the lean per task type. */
-function appliedNow(store: AdapterStore, base: BaseModel, agent: FederatingAgent): { inference: Inference; lean: number; leanFor: (taskType: string | null) => number } | null {
+function appliedNow(
+  store: AdapterStore,
+  base: BaseModel,
+  agent: FederatingAgent,
+): { inference: Inference; lean: number; leanFor: (taskType: string | null) => number } | null {
   const bond = store.loadCurrent(agent, 'bond');
   const council = store.loadCurrent(agent, 'council');
   if (!bond && !council) return null;
-  const rows = { bond: bond ? { version: bond.row.version, metrics: bond.row.metrics } : null, council: council ? { version: council.row.version, metrics: council.row.metrics } : null };
+  const rows = {
+    bond: bond ? { version: bond.row.version, metrics: bond.row.metrics } : null,
+    council: council ? { version: council.row.version, metrics: council.row.metrics } : null,
+  };
   const leanFor = (taskType: string | null): number => resolveLean({ use: 'both', taskType, ...rows }).lean;
   const inference = new Inference({
     agent,

@@ -11,7 +11,10 @@ import { readMembership, type Membership } from './membership.js';
 import { parseRoundKey, roundKey } from './round-key.js';
 
 /** The memoir's anchors for this home: its joined council's events memoir, and the default one (a forge that left its council keeps its story there). */
-export function localAnchors(home: string, membership: Pick<Membership, 'events_memoir'> | null = readMembership(home)): Anchors {
+export function localAnchors(
+  home: string,
+  membership: Pick<Membership, 'events_memoir'> | null = readMembership(home),
+): Anchors {
   return memoirLedgerAnchors([...(membership ? [membership.events_memoir] : []), defaultEventsMemoir(home)]);
 }
 
@@ -23,7 +26,11 @@ export const POLICY_ROUNDS = 8;
  * ledger spent in), the agents this forge submitted and the privacy policy their updates were
  * checked against; every round its trust history scored this forge in.
  */
-export function councilAnchors(councilKey: string, rounds: readonly (RoundStatus | null)[], trust: Trust | null): Required<Pick<Anchors, 'council' | 'policies'>> {
+export function councilAnchors(
+  councilKey: string,
+  rounds: readonly (RoundStatus | null)[],
+  trust: Trust | null,
+): Required<Pick<Anchors, 'council' | 'policies'>> {
   const council: NonNullable<Anchors['council']>[number][] = [];
   const policies: NonNullable<Anchors['policies']>[number][] = [];
   for (const round of rounds) {
@@ -37,9 +44,20 @@ export function councilAnchors(councilKey: string, rounds: readonly (RoundStatus
       council.push({ round: held ?? key, agent, where: `the council (round ${round.round} status)` });
     }
     const a = round.privacy_policy.accepted;
-    policies.push({ round: key, noiseMultiplier: a.noise_multiplier, clipNorm: a.clip_norm, where: `the council's round ${round.round} policy` });
+    policies.push({
+      round: key,
+      noiseMultiplier: a.noise_multiplier,
+      clipNorm: a.clip_norm,
+      where: `the council's round ${round.round} policy`,
+    });
   }
-  if (trust) for (const h of trust.history) council.push({ round: roundKey(councilKey, h.round), agent: null, where: `the council (trust history, round ${h.round})` });
+  if (trust)
+    for (const h of trust.history)
+      council.push({
+        round: roundKey(councilKey, h.round),
+        agent: null,
+        where: `the council (trust history, round ${h.round})`,
+      });
   return { council, policies };
 }
 

@@ -47,12 +47,18 @@ export function readMembership(home: string): Membership | null {
   try {
     doc = JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new EnvironmentError(`the council membership file ${path} is not valid JSON`, 'run `kourai federate join --server URL --token T` again');
+    throw new EnvironmentError(
+      `the council membership file ${path} is not valid JSON`,
+      'run `kourai federate join --server URL --token T` again',
+    );
   }
   const parsed = MembershipSchema.safeParse(doc);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new EnvironmentError(`the council membership file ${path} is damaged (${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'})`, 'run `kourai federate join --server URL --token T` again');
+    throw new EnvironmentError(
+      `the council membership file ${path} is damaged (${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'})`,
+      'run `kourai federate join --server URL --token T` again',
+    );
   }
   return parsed.data;
 }
@@ -60,13 +66,21 @@ export function readMembership(home: string): Membership | null {
 /** The membership, or an error (exit 3) saying how to join. */
 export function requireMembership(home: string): Membership {
   const m = readMembership(home);
-  if (!m) throw new EnvironmentError('this forge has not joined a council: nothing was sent', 'kourai federate join --server URL --token TOKEN');
+  if (!m)
+    throw new EnvironmentError(
+      'this forge has not joined a council: nothing was sent',
+      'kourai federate join --server URL --token TOKEN',
+    );
   return m;
 }
 
 export function writeMembership(home: string, m: Membership): void {
   checkPrivatePlace(home, { creating: true });
-  writePrivateFile(membershipPath(home), `${JSON.stringify(MembershipSchema.parse(m), null, 2)}\n`, 'the council membership file');
+  writePrivateFile(
+    membershipPath(home),
+    `${JSON.stringify(MembershipSchema.parse(m), null, 2)}\n`,
+    'the council membership file',
+  );
 }
 
 /** The most a membership file holds (a URL, a token, a few names): anything larger is not one. */
@@ -94,18 +108,51 @@ function checkPrivatePlace(home: string, opts: { creating?: boolean } = {}): boo
   };
   const d = look(dir);
   if (!d) return false;
-  if (d.isSymbolicLink()) refuse('the membership directory', dir, 'is a symbolic link', `replace it with a real directory: mkdir -m 700 ${dir}, then kourai federate join again`);
-  if (!d.isDirectory()) refuse('the membership directory', dir, 'is not a directory', `remove it, then kourai federate join again`);
+  if (d.isSymbolicLink())
+    refuse(
+      'the membership directory',
+      dir,
+      'is a symbolic link',
+      `replace it with a real directory: mkdir -m 700 ${dir}, then kourai federate join again`,
+    );
+  if (!d.isDirectory())
+    refuse('the membership directory', dir, 'is not a directory', `remove it, then kourai federate join again`);
   if (process.platform !== 'win32') {
-    if (typeof process.getuid === 'function' && d.uid !== process.getuid()) refuse('the membership directory', dir, `belongs to another user (uid ${d.uid})`, `remove it, then kourai federate join again`);
-    if ((d.mode & 0o077) !== 0 && !opts.creating) refuse('the membership directory', dir, `is open to other users (mode ${(d.mode & 0o777).toString(8)})`, `chmod 700 ${dir}, and replace the token if others may have read it`);
+    if (typeof process.getuid === 'function' && d.uid !== process.getuid())
+      refuse(
+        'the membership directory',
+        dir,
+        `belongs to another user (uid ${d.uid})`,
+        `remove it, then kourai federate join again`,
+      );
+    if ((d.mode & 0o077) !== 0 && !opts.creating)
+      refuse(
+        'the membership directory',
+        dir,
+        `is open to other users (mode ${(d.mode & 0o777).toString(8)})`,
+        `chmod 700 ${dir}, and replace the token if others may have read it`,
+      );
   }
   const f = look(file);
   if (!f) return false;
-  if (f.isSymbolicLink()) refuse('the council membership file', file, 'is a symbolic link', `remove it, then kourai federate join again`);
-  if (!f.isFile()) refuse('the council membership file', file, 'is not a regular file', `remove it, then kourai federate join again`);
-  if (process.platform !== 'win32' && typeof process.getuid === 'function' && f.uid !== process.getuid()) refuse('the council membership file', file, `belongs to another user (uid ${f.uid})`, `remove it, then kourai federate join again`);
-  if (f.size > MEMBERSHIP_MAX_BYTES && !opts.creating) refuse('the council membership file', file, `is too large (${f.size} bytes; a membership holds at most ${MEMBERSHIP_MAX_BYTES})`, 'remove it, then kourai federate join again');
+  if (f.isSymbolicLink())
+    refuse('the council membership file', file, 'is a symbolic link', `remove it, then kourai federate join again`);
+  if (!f.isFile())
+    refuse('the council membership file', file, 'is not a regular file', `remove it, then kourai federate join again`);
+  if (process.platform !== 'win32' && typeof process.getuid === 'function' && f.uid !== process.getuid())
+    refuse(
+      'the council membership file',
+      file,
+      `belongs to another user (uid ${f.uid})`,
+      `remove it, then kourai federate join again`,
+    );
+  if (f.size > MEMBERSHIP_MAX_BYTES && !opts.creating)
+    refuse(
+      'the council membership file',
+      file,
+      `is too large (${f.size} bytes; a membership holds at most ${MEMBERSHIP_MAX_BYTES})`,
+      'remove it, then kourai federate join again',
+    );
   return true;
 }
 
@@ -127,10 +174,18 @@ export function checkCouncilUrl(raw: string, flag = '--server'): string {
   try {
     u = new URL(raw);
   } catch {
-    throw new UsageError(`${flag}: not a URL: ${JSON.stringify(redactUrl(raw))}`, 'e.g. --server https://council.example.org');
+    throw new UsageError(
+      `${flag}: not a URL: ${JSON.stringify(redactUrl(raw))}`,
+      'e.g. --server https://council.example.org',
+    );
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`${flag}: the council speaks HTTP(S), not ${u.protocol.replace(/:$/, '')}`);
-  if (u.username || u.password) throw new UsageError(`${flag}: credentials in the URL are not accepted (they would be stored and shown in clear)`, 'pass the token with --token or --token-file');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new UsageError(`${flag}: the council speaks HTTP(S), not ${u.protocol.replace(/:$/, '')}`);
+  if (u.username || u.password)
+    throw new UsageError(
+      `${flag}: credentials in the URL are not accepted (they would be stored and shown in clear)`,
+      'pass the token with --token or --token-file',
+    );
   if (u.search || u.hash) throw new UsageError(`${flag}: the council URL takes no query or fragment`);
   return normalizeUrl(u.toString());
 }

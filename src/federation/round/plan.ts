@@ -28,12 +28,13 @@ export type AgentVerdict =
 
 export const AGENT_VERDICT_TEXT: Readonly<Record<AgentVerdict, string>> = {
   speaks: 'speaks: consent, enough shareable data, whisper capacity left',
-  resumes: 'speaks: her update was drawn in an interrupted run of this round and is sent as it was (no new noise, nothing more spent)',
+  resumes:
+    'speaks: her update was drawn in an interrupted run of this round and is sent as it was (no new noise, nothing more spent)',
   bond_only: 'silent: bond-only, never leaves the forge',
   no_consent: 'silent: no consent (kourai federate consent)',
   no_shareable_entries: 'silent: no shareable entries to learn from',
   too_little_data: 'silent: too little shareable data to train on',
-  agent_budget: "silent: one more round would exceed her whisper capacity",
+  agent_budget: 'silent: one more round would exceed her whisper capacity',
   forge_budget: "silent: one more round would exceed the forge's whisper capacity",
   round_closed: 'silent: the round closed before she could speak',
   not_accepted: 'silent: the council accepts no updates for her (it has no adapter layout for her)',
@@ -89,13 +90,22 @@ export interface FederationPlan {
 }
 
 /** The JSON body size of a release: the envelope around the tensors, each data field exactly base64 of 4·n bytes. */
-export function releaseBodyBytes(envelope: Record<string, unknown>, tensors: readonly TensorSpec[], encoding: 'json' | 'safetensors'): number {
+export function releaseBodyBytes(
+  envelope: Record<string, unknown>,
+  tensors: readonly TensorSpec[],
+  encoding: 'json' | 'safetensors',
+): number {
   if (encoding === 'json') {
-    const withEmpty = JSON.stringify({ ...envelope, tensors: tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: 'F32', data: '' })) });
+    const withEmpty = JSON.stringify({
+      ...envelope,
+      tensors: tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: 'F32', data: '' })),
+    });
     return Buffer.byteLength(withEmpty) + tensors.reduce((s, t) => s + 4 * Math.ceil((4 * numel(t.shape)) / 3), 0);
   }
   // safetensors: 8-byte length, the JSON header padded to 8, then the raw float32 values
-  const header: Record<string, unknown> = { __metadata__: { [RELEASE_METADATA_KEY]: JSON.stringify(envelope), 'kourai.data_sha256': '0'.repeat(64) } };
+  const header: Record<string, unknown> = {
+    __metadata__: { [RELEASE_METADATA_KEY]: JSON.stringify(envelope), 'kourai.data_sha256': '0'.repeat(64) },
+  };
   let offset = 0;
   for (const t of tensors) {
     const n = 4 * numel(t.shape);
@@ -128,8 +138,27 @@ export function planFederationRound(p: {
   const agents: AgentRoundPlan[] = AGENTS.map((agent) => {
     const b = p.budget.agents.find((a) => a.agent === agent);
     const count = p.counts.get(agent) ?? null;
-    const blank = { agent, examples: count?.examples ?? null, scenes: count?.scenes ?? null, tensors: null, coords: null, clip_norm: null, noise_multiplier: null, epsilon_cost: null, epsilon_after: null, starts_from: null, envelope: null, request: null };
-    const silent = (verdict: AgentVerdict, detail: string | null = null): AgentRoundPlan => ({ ...blank, verdict, speaks: false, why: AGENT_VERDICT_TEXT[verdict], detail });
+    const blank = {
+      agent,
+      examples: count?.examples ?? null,
+      scenes: count?.scenes ?? null,
+      tensors: null,
+      coords: null,
+      clip_norm: null,
+      noise_multiplier: null,
+      epsilon_cost: null,
+      epsilon_after: null,
+      starts_from: null,
+      envelope: null,
+      request: null,
+    };
+    const silent = (verdict: AgentVerdict, detail: string | null = null): AgentRoundPlan => ({
+      ...blank,
+      verdict,
+      speaks: false,
+      why: AGENT_VERDICT_TEXT[verdict],
+      detail,
+    });
     if (isBondOnly(agent)) return silent('bond_only');
     const fa = agent as FederatingAgent;
     let verdict: AgentVerdict;
@@ -142,15 +171,24 @@ export function planFederationRound(p: {
     } else if (b.verdict === 'no_shareable_entries') verdict = 'no_shareable_entries';
     else if (b.verdict === 'agent_budget' || b.verdict === 'forge_budget') {
       verdict = b.verdict;
-      const who = b.verdict === 'agent_budget' ? { spent: b.capacity?.epsilonSpent ?? 0, budget: config.agentEpsilon } : { spent: p.budget.forge.epsilonSpent, budget: config.forgeEpsilon };
+      const who =
+        b.verdict === 'agent_budget'
+          ? { spent: b.capacity?.epsilonSpent ?? 0, budget: config.agentEpsilon }
+          : { spent: p.budget.forge.epsilonSpent, budget: config.forgeEpsilon };
       const cost = b.verdict === 'agent_budget' ? b.nextRoundAgentCost : b.nextRoundForgeCost;
       detail = `ε ${who.spent.toFixed(3)} of ${who.budget} spent; one more release at σ = ${config.noiseMultiplier} costs ${cost === null ? '?' : cost.toFixed(3)}`;
-    }
-    else if (!open) verdict = 'round_closed';
+    } else if (!open) verdict = 'round_closed';
     // Nothing is spent on an update the council would refuse.
     else if (!status.agents.includes(fa) || status.globals[fa] === undefined) verdict = 'not_accepted';
     else verdict = 'speaks';
-    if (verdict !== 'speaks' && verdict !== 'resumes') return silent(verdict, detail ?? (verdict === 'round_closed' ? `round ${status.round} is ${status.you.sealed ? 'sealed by this forge' : status.state}` : null));
+    if (verdict !== 'speaks' && verdict !== 'resumes')
+      return silent(
+        verdict,
+        detail ??
+          (verdict === 'round_closed'
+            ? `round ${status.round} is ${status.you.sealed ? 'sealed by this forge' : status.state}`
+            : null),
+      );
     const tensors = p.layout(fa);
     const g = status.globals[fa];
     const envelope = {
@@ -158,9 +196,23 @@ export function planFederationRound(p: {
       round: p.roundKey,
       agent: fa,
       base_fingerprint: p.baseFingerprint,
-      mechanism: { name: 'gaussian', clip_norm: config.clipNorm, noise_multiplier: config.noiseMultiplier, sample_rate: 1, accountant: 'rdp' },
+      mechanism: {
+        name: 'gaussian',
+        clip_norm: config.clipNorm,
+        noise_multiplier: config.noiseMultiplier,
+        sample_rate: 1,
+        accountant: 'rdp',
+      },
     };
-    const elided = { ...envelope, tensors: tensors.map((t) => ({ name: t.name, shape: t.shape, dtype: 'F32', data: `<elided: ${numel(t.shape)} float32 values, noised>` })) };
+    const elided = {
+      ...envelope,
+      tensors: tensors.map((t) => ({
+        name: t.name,
+        shape: t.shape,
+        dtype: 'F32',
+        data: `<elided: ${numel(t.shape)} float32 values, noised>`,
+      })),
+    };
     return {
       ...blank,
       verdict,
@@ -173,9 +225,19 @@ export function planFederationRound(p: {
       noise_multiplier: config.noiseMultiplier,
       epsilon_cost: verdict === 'resumes' ? 0 : (b?.nextRoundAgentCost ?? null),
       epsilon_after: verdict === 'resumes' ? (b?.capacity?.epsilonSpent ?? null) : (b?.epsilonAfterNext ?? null),
-      starts_from: verdict === 'resumes' || g === undefined ? null : g === 0 ? { kind: 'public_init' } : { kind: 'global', round: g },
+      starts_from:
+        verdict === 'resumes' || g === undefined
+          ? null
+          : g === 0
+            ? { kind: 'public_init' }
+            : { kind: 'global', round: g },
       envelope: elided,
-      request: { method: 'PUT', path: path.submit(status.round, fa), content_type: p.encoding === 'json' ? 'application/json' : SAFETENSORS_BODY_TYPE, bytes: releaseBodyBytes(envelope, tensors, p.encoding) },
+      request: {
+        method: 'PUT',
+        path: path.submit(status.round, fa),
+        content_type: p.encoding === 'json' ? 'application/json' : SAFETENSORS_BODY_TYPE,
+        bytes: releaseBodyBytes(envelope, tensors, p.encoding),
+      },
     };
   });
   const speakers = agents.filter((a) => a.speaks).map((a) => a.agent as FederatingAgent);
@@ -187,10 +249,19 @@ export function planFederationRound(p: {
     round_state: status.state,
     resuming: p.resuming,
     base_fingerprint: p.baseFingerprint,
-    mechanism: { source: p.source, clip_norm: config.clipNorm, noise_multiplier: config.noiseMultiplier, delta: config.delta },
+    mechanism: {
+      source: p.source,
+      clip_norm: config.clipNorm,
+      noise_multiplier: config.noiseMultiplier,
+      delta: config.delta,
+    },
     floor: p.floor,
     encoding: p.encoding,
-    forge: { epsilon_spent: p.budget.forge.epsilonSpent, epsilon_budget: config.forgeEpsilon, epsilon_after_round: newSpeakers > 0 ? p.budget.forge.epsilonAfterRound : p.budget.forge.epsilonSpent },
+    forge: {
+      epsilon_spent: p.budget.forge.epsilonSpent,
+      epsilon_budget: config.forgeEpsilon,
+      epsilon_after_round: newSpeakers > 0 ? p.budget.forge.epsilonAfterRound : p.budget.forge.epsilonSpent,
+    },
     agents,
     speakers,
   };

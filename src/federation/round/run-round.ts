@@ -102,7 +102,14 @@ export interface SentAgent {
 export type RoundResult =
   | { outcome: 'dry_run'; plan: FederationPlan }
   | { outcome: 'waiting'; plan: FederationPlan; round: number; sent: SentAgent[]; silent: SilentAgent[]; state: string }
-  | { outcome: 'completed'; plan: FederationPlan; round: number; details: CouncilEventDetails; entry_ids: string[]; stored: { agent: FederatingAgent; version: number }[] };
+  | {
+      outcome: 'completed';
+      plan: FederationPlan;
+      round: number;
+      details: CouncilEventDetails;
+      entry_ids: string[];
+      stored: { agent: FederatingAgent; version: number }[];
+    };
 
 export interface SilentAgent {
   agent: string;
@@ -111,37 +118,64 @@ export interface SilentAgent {
 }
 
 /** Nobody has anything to send: one error whose exit code says why (README, federate round). */
-export function nothingToSend(plan: { round: number; mechanism?: { source: 'forge' | 'council'; noise_multiplier: number }; agents: readonly { agent: Agent; verdict: string; detail: string | null }[] }): KouraiError {
+export function nothingToSend(plan: {
+  round: number;
+  mechanism?: { source: 'forge' | 'council'; noise_multiplier: number };
+  agents: readonly { agent: Agent; verdict: string; detail: string | null }[];
+}): KouraiError {
   const federating = plan.agents.filter((a) => a.verdict !== 'bond_only');
   const consenting = federating.filter((a) => a.verdict !== 'no_consent');
-  const list = federating.map((a) => `${a.agent} (${a.verdict.replace(/_/g, ' ')}${a.detail ? `: ${a.detail}` : ''})`).join(', ');
+  const list = federating
+    .map((a) => `${a.agent} (${a.verdict.replace(/_/g, ' ')}${a.detail ? `: ${a.detail}` : ''})`)
+    .join(', ');
   if (consenting.length === 0) {
-    return new KouraiError('nothing sent: no agent has consent to speak for the forge', { exitCode: ExitCode.conflict, code: 'no_consent', hint: 'kourai federate consent (the Sovereignty Moment)' });
+    return new KouraiError('nothing sent: no agent has consent to speak for the forge', {
+      exitCode: ExitCode.conflict,
+      code: 'no_consent',
+      hint: 'kourai federate consent (the Sovereignty Moment)',
+    });
   }
   if (consenting.every((a) => a.verdict === 'agent_budget' || a.verdict === 'forge_budget')) {
-    const at = plan.mechanism ? ` at ${plan.mechanism.source === 'council' ? "the council's" : "this forge's"} σ = ${plan.mechanism.noise_multiplier}` : '';
-    return new BudgetExhaustedError(`nothing sent: the Whisper Limit cannot afford another release${at} for any agent that may speak: ${list}`, 'kourai whisper');
+    const at = plan.mechanism
+      ? ` at ${plan.mechanism.source === 'council' ? "the council's" : "this forge's"} σ = ${plan.mechanism.noise_multiplier}`
+      : '';
+    return new BudgetExhaustedError(
+      `nothing sent: the Whisper Limit cannot afford another release${at} for any agent that may speak: ${list}`,
+      'kourai whisper',
+    );
   }
   if (consenting.every((a) => a.verdict === 'round_closed')) {
-    return new KouraiError(`nothing sent: round ${plan.round} is closed`, { exitCode: ExitCode.conflict, code: 'round_closed', hint: 'run kourai federate round again when the council has opened the next round' });
+    return new KouraiError(`nothing sent: round ${plan.round} is closed`, {
+      exitCode: ExitCode.conflict,
+      code: 'round_closed',
+      hint: 'run kourai federate round again when the council has opened the next round',
+    });
   }
-  return new KouraiError(`nothing sent: every agent stays silent: ${list}`, { exitCode: ExitCode.failure, code: 'nothing_to_send', hint: 'kourai federate round --dry-run shows why each agent is silent' });
+  return new KouraiError(`nothing sent: every agent stays silent: ${list}`, {
+    exitCode: ExitCode.failure,
+    code: 'nothing_to_send',
+    hint: 'kourai federate round --dry-run shows why each agent is silent',
+  });
 }
 
 /** The council sampled other forges for this round (cohorts): this forge waits for the next one. */
 export function notInCohort(round: number, size: number, nextCheck: string): KouraiError {
-  return new KouraiError(`nothing sent: the council did not sample this forge for round ${round} (a cohort of ${size}); no budget was spent`, {
-    exitCode: ExitCode.conflict,
-    code: 'not_in_cohort',
-    hint: `run kourai federate round again after ${nextCheck} (or once round ${round} has closed)`,
-  });
+  return new KouraiError(
+    `nothing sent: the council did not sample this forge for round ${round} (a cohort of ${size}); no budget was spent`,
+    {
+      exitCode: ExitCode.conflict,
+      code: 'not_in_cohort',
+      hint: `run kourai federate round again after ${nextCheck} (or once round ${round} has closed)`,
+    },
+  );
 }
 
 function sub(a: readonly NamedTensor[], b: readonly NamedTensor[]): NamedTensor[] {
   const byName = new Map(b.map((t) => [t.name, t]));
   return a.map((t) => {
     const o = byName.get(t.name);
-    if (!o || o.data.length !== t.data.length) throw new Error(`tensor ${t.name} differs between the trained and the starting adapter`);
+    if (!o || o.data.length !== t.data.length)
+      throw new Error(`tensor ${t.name} differs between the trained and the starting adapter`);
     const data = new Float32Array(t.data.length);
     for (let i = 0; i < data.length; i++) data[i] = (t.data[i] as number) - (o.data[i] as number);
     return { name: t.name, shape: [...t.shape], data };
@@ -161,7 +195,8 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   };
   const call = <T>(what: string, fn: () => Promise<T>): Promise<T> => withRetry(what, fn, policy);
   const checkCancel = (what: string): void => {
-    if (d.signal.aborted) throw new CancelledError(`cancelled ${what}: nothing half-written; kourai federate round resumes the round`);
+    if (d.signal.aborted)
+      throw new CancelledError(`cancelled ${what}: nothing half-written; kourai federate round resumes the round`);
   };
 
   // Consent first: with nobody allowed to speak, nothing goes to the council at all.
@@ -170,20 +205,29 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   const events0 = councilEvents(d.events.path, m.council_key);
   const unfinished = unfinishedRound(rows0, events0, m.council_key);
   if (!unfinished && !FEDERATING_AGENTS.some((a) => consent[a])) {
-    throw nothingToSend({ round: 0, agents: FEDERATING_AGENTS.map((agent) => ({ agent, verdict: 'no_consent', detail: null })) });
+    throw nothingToSend({
+      round: 0,
+      agents: FEDERATING_AGENTS.map((agent) => ({ agent, verdict: 'no_consent', detail: null })),
+    });
   }
 
   const health = await call('asking the council', () => t.health()).catch((err: unknown) => {
     throw isNotACouncil(err) ? notACouncil(t.where, err, 'nothing was sent') : err;
   });
   if (health.protocol !== PROTOCOL_VERSION) {
-    throw new KouraiError(`the council at ${t.where} now speaks protocol v${health.protocol}; this kourai speaks v${PROTOCOL_VERSION}: nothing was sent`, { exitCode: ExitCode.network, code: 'protocol_mismatch' });
+    throw new KouraiError(
+      `the council at ${t.where} now speaks protocol v${health.protocol}; this kourai speaks v${PROTOCOL_VERSION}: nothing was sent`,
+      { exitCode: ExitCode.network, code: 'protocol_mismatch' },
+    );
   }
   let status = await call('asking the council for the current round', () => t.currentRound());
   if (status.you.exiled) {
     const trust = await call('asking the council for this forge’s trust', () => t.trust());
     recordExile(d, status, trust, events0);
-    throw new KouraiError(`this forge was exiled by the council (the Stoa Falls): it refuses the forge's updates; nothing was sent`, { exitCode: ExitCode.network, code: 'forge_exiled', hint: 'kourai federate status' });
+    throw new KouraiError(
+      `this forge was exiled by the council (the Stoa Falls): it refuses the forge's updates; nothing was sent`,
+      { exitCode: ExitCode.network, code: 'forge_exiled', hint: 'kourai federate status' },
+    );
   }
   if (!status.accepted_base_fingerprints.includes(d.learner.fingerprint)) {
     throw new EnvironmentError(
@@ -192,23 +236,41 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     );
   }
   const resuming = unfinished !== null;
-  if (unfinished && unfinished.round !== status.round) status = await call(`asking the council for round ${unfinished.round}`, () => t.round(unfinished.round));
+  if (unfinished && unfinished.round !== status.round)
+    status = await call(`asking the council for round ${unfinished.round}`, () => t.round(unfinished.round));
   // Not sampled into this round's cohort: nothing is trained, released, spent or sent.
-  if (!resuming && status.cohort && !status.cohort.you) throw notInCohort(status.round, status.cohort.size, status.cohort.next_check);
+  if (!resuming && status.cohort && !status.cohort.you)
+    throw notInCohort(status.round, status.cohort.size, status.cohort.next_check);
   const n = status.round;
   const key = roundKey(m.council_key, n);
   const trustBefore = await call('asking the council for this forge’s trust', () => t.trust());
   // The ledger against this round's memoir and what the council holds: its receipts and each round's policy.
   const past: RoundStatus[] = [];
-  for (const r of spentRounds(rows0, m.council_key, n)) past.push(await call(`asking the council for round ${r}`, () => t.round(r)));
-  checkLedger(rows0, d.gate.ledger.envelopes(), { ...memoirLedgerAnchors([d.events.path]), ...councilAnchors(m.council_key, [status, ...past], trustBefore) });
+  for (const r of spentRounds(rows0, m.council_key, n))
+    past.push(await call(`asking the council for round ${r}`, () => t.round(r)));
+  checkLedger(rows0, d.gate.ledger.envelopes(), {
+    ...memoirLedgerAnchors([d.events.path]),
+    ...councilAnchors(m.council_key, [status, ...past], trustBefore),
+  });
 
   const published = status.privacy_policy ?? null;
-  const decision = applyCouncilPolicy(d.gate.config, published && { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier });
+  const decision = applyCouncilPolicy(
+    d.gate.config,
+    published && { clipNorm: published.clip_norm, noiseMultiplier: published.noise_multiplier },
+  );
   if (!decision.ok) {
     if (decision.reason === 'unaffordable') throw new BudgetExhaustedError(decision.message, decision.hint);
-    if (decision.reason === 'floor') throw new KouraiError(decision.message, { exitCode: ExitCode.budgetExhausted, code: 'privacy_floor', hint: decision.hint });
-    throw new KouraiError(decision.message, { exitCode: ExitCode.conflict, code: 'council_policy', hint: decision.hint });
+    if (decision.reason === 'floor')
+      throw new KouraiError(decision.message, {
+        exitCode: ExitCode.budgetExhausted,
+        code: 'privacy_floor',
+        hint: decision.hint,
+      });
+    throw new KouraiError(decision.message, {
+      exitCode: ExitCode.conflict,
+      code: 'council_policy',
+      hint: decision.hint,
+    });
   }
   const gate = d.gate.withConfig(decision.config);
   const config: PrivacyConfig = decision.config;
@@ -239,7 +301,9 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
 
   // Each speaker: train, draw, send.
   const sent: SentAgent[] = [];
-  const silent: SilentAgent[] = plan.agents.filter((a) => !a.speaks && !isBondOnly(a.agent)).map((a) => ({ agent: a.agent, reason: a.verdict, detail: a.detail ?? AGENT_VERDICT_TEXT[a.verdict] }));
+  const silent: SilentAgent[] = plan.agents
+    .filter((a) => !a.speaks && !isBondOnly(a.agent))
+    .map((a) => ({ agent: a.agent, reason: a.verdict, detail: a.detail ?? AGENT_VERDICT_TEXT[a.verdict] }));
   const mine = new Map<FederatingAgent, NamedTensor[]>();
   const startOf = new Map<FederatingAgent, NamedTensor[]>();
   const hush = (agent: FederatingAgent, verdict: AgentVerdict | 'refused', detail: string): void => {
@@ -303,7 +367,11 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
       if (err instanceof CouncilRequestError && err.status < 500) {
         gate.recordOutcome(out.releaseId, 'failed', `${err.councilCode}: ${err.message}`);
         if (err.councilCode === 'forge_exiled') throw err;
-        hush(agent, err.councilCode === 'late_submission' ? 'round_closed' : 'refused', `the council refused it: ${err.message} (its budget stays spent)`);
+        hush(
+          agent,
+          err.councilCode === 'late_submission' ? 'round_closed' : 'refused',
+          `the council refused it: ${err.message} (its budget stays spent)`,
+        );
         continue;
       }
       if (!(err instanceof CancelledError)) gate.recordOutcome(out.releaseId, 'failed', (err as Error).message);
@@ -313,9 +381,24 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     emit({ type: 'submitted', agent, digest: receipt.digest, replay: resumed });
     const row = gate.ledger.find(agent, key);
     const before = rows0.filter((r) => r.agent === agent && r.round !== key);
-    sent.push({ agent, receipt_digest: receipt.digest, resumed, epsilon_cost: resumed ? 0 : (p?.epsilon_cost ?? 0), epsilon_after: row?.epsilonAgent ?? before[before.length - 1]?.epsilonAgent ?? 0 });
+    sent.push({
+      agent,
+      receipt_digest: receipt.digest,
+      resumed,
+      epsilon_cost: resumed ? 0 : (p?.epsilon_cost ?? 0),
+      epsilon_after: row?.epsilonAgent ?? before[before.length - 1]?.epsilonAgent ?? 0,
+    });
   }
-  if (sent.length === 0) throw nothingToSend({ round: n, mechanism: plan.mechanism, agents: plan.agents.map((a) => ({ agent: a.agent, verdict: silent.filter((x) => x.agent === a.agent).at(-1)?.reason ?? a.verdict, detail: a.detail })) });
+  if (sent.length === 0)
+    throw nothingToSend({
+      round: n,
+      mechanism: plan.mechanism,
+      agents: plan.agents.map((a) => ({
+        agent: a.agent,
+        verdict: silent.filter((x) => x.agent === a.agent).at(-1)?.reason ?? a.verdict,
+        detail: a.detail,
+      })),
+    });
 
   if (!status.you.sealed) {
     try {
@@ -333,8 +416,16 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
   for (;;) {
     s = await call(`waiting for round ${n}`, () => t.round(n));
     if (s.state === 'aggregated') break;
-    emit({ type: 'waiting', round: n, state: s.state, sealed: s.forges_sealed, min_forges: s.min_forges, deadline: s.deadline });
-    if (!o.wait || d.now().getTime() - waitStart + poll > o.waitForMs) return { outcome: 'waiting', plan, round: n, sent, silent, state: s.state };
+    emit({
+      type: 'waiting',
+      round: n,
+      state: s.state,
+      sealed: s.forges_sealed,
+      min_forges: s.min_forges,
+      deadline: s.deadline,
+    });
+    if (!o.wait || d.now().getTime() - waitStart + poll > o.waitForMs)
+      return { outcome: 'waiting', plan, round: n, sent, silent, state: s.state };
     await d.sleep(poll, d.signal);
     poll = Math.min(30_000, poll * 2);
   }
@@ -367,7 +458,10 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
         const before = startOf.get(agent) ?? d.adapters.current(agent)?.tensors ?? startGlobal;
         emit({ type: 'download', agent, what: 'aggregate', round: n });
         const a = await call(`downloading ${agent}'s new council adapter`, () => t.aggregate(n, agent, { layout }));
-        checkCouncilAdapter(a, { layout, ...(startGlobal ? { moved: { from: startGlobal, policy: s.privacy_policy, used: outcome.used } } : {}) });
+        checkCouncilAdapter(a, {
+          layout,
+          ...(startGlobal ? { moved: { from: startGlobal, policy: s.privacy_policy, used: outcome.used } } : {}),
+        });
         strategy = a.strategy;
         updateNorm = before ? globalL2(sub(a.tensors, before)) : null;
         const coords = a.tensors.reduce((x, tt) => x + tt.data.length, 0);
@@ -375,14 +469,31 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
         // Measured against what this player applies now, so before the new version is stored.
         const checked = (await d.learner.validate?.(agent, a.tensors)) ?? null;
         const yours = (await d.learner.probeYours?.(agent)) ?? [];
-        version = d.adapters.save(agent, a.tensors, { councilKey: m.council_key, round: n, roundKey: key, strategy: a.strategy, metrics: { signal: signalOf(updateNorm, noiseNorm, outcome.used), validation: checked } });
+        version = d.adapters.save(agent, a.tensors, {
+          councilKey: m.council_key,
+          round: n,
+          roundKey: key,
+          strategy: a.strategy,
+          metrics: { signal: signalOf(updateNorm, noiseNorm, outcome.used), validation: checked },
+        });
         emit({ type: 'stored', agent, version });
         validation = checked && validationSummary(checked);
         learned.push({ agent, probes: await probes(d, agent, before, a.tensors, mine.get(agent) ?? null, yours) });
       }
       stored.push({ agent, version });
     }
-    cameBack.push({ agent, aggregated: outcome.aggregated, strategy, updates: outcome.updates, used: outcome.used, skipped_reason: outcome.skipped_reason, version, update_norm: updateNorm, noise_norm: noiseNorm, validation });
+    cameBack.push({
+      agent,
+      aggregated: outcome.aggregated,
+      strategy,
+      updates: outcome.updates,
+      used: outcome.used,
+      skipped_reason: outcome.skipped_reason,
+      version,
+      update_norm: updateNorm,
+      noise_norm: noiseNorm,
+      validation,
+    });
   }
 
   const trust: Trust = await call('asking the council for this forge’s trust', () => t.trust());
@@ -395,11 +506,23 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     round: n,
     round_key: key,
     forges: s.forges_submitted,
-    spoke: sent.map((x) => ({ agent: x.agent, epsilon_cost: x.epsilon_cost, epsilon_after: x.epsilon_after, receipt_digest: x.receipt_digest, used: s.outcomes.find((oc) => oc.agent === x.agent)?.yours_used ?? null, resumed: x.resumed })),
+    spoke: sent.map((x) => ({
+      agent: x.agent,
+      epsilon_cost: x.epsilon_cost,
+      epsilon_after: x.epsilon_after,
+      receipt_digest: x.receipt_digest,
+      used: s.outcomes.find((oc) => oc.agent === x.agent)?.yours_used ?? null,
+      resumed: x.resumed,
+    })),
     silent: dedupe(silent),
     came_back: cameBack,
     learned,
-    trust: { before: previous?.details.trust.after ?? trustBefore.trust, after: trust.trust, exiled: trust.exiled, exiled_round: trust.exiled_round },
+    trust: {
+      before: previous?.details.trust.after ?? trustBefore.trust,
+      after: trust.trust,
+      exiled: trust.exiled,
+      exiled_round: trust.exiled_round,
+    },
     exiles: (s.exiles ?? []).map((e) => ({ forge: e.forge, round: e.round, you: e.forge === m.forge })),
     ledger_head: ledgerHead(gate.ledger.releases()),
   };
@@ -419,19 +542,46 @@ function dedupe(silent: readonly SilentAgent[]): SilentAgent[] {
   return FEDERATING_AGENTS.filter((a) => byAgent.has(a)).map((a) => byAgent.get(a) as SilentAgent);
 }
 
-async function probes(d: RoundDeps, agent: FederatingAgent, before: readonly NamedTensor[] | null, after: readonly NamedTensor[], mine: readonly NamedTensor[] | null, yours: readonly Probe[]): Promise<CouncilEventDetails['learned'][number]['probes']> {
+async function probes(
+  d: RoundDeps,
+  agent: FederatingAgent,
+  before: readonly NamedTensor[] | null,
+  after: readonly NamedTensor[],
+  mine: readonly NamedTensor[] | null,
+  yours: readonly Probe[],
+): Promise<CouncilEventDetails['learned'][number]['probes']> {
   const b: Probe[] = before ? await d.learner.probe(agent, before) : [];
   const a = await d.learner.probe(agent, after);
   const m: Probe[] = mine ? await d.learner.probe(agent, mine) : [];
-  const at = (ps: readonly Probe[], pref: string): number | null => ps.find((y) => y.preference === pref)?.value ?? null;
+  const at = (ps: readonly Probe[], pref: string): number | null =>
+    ps.find((y) => y.preference === pref)?.value ?? null;
   // No adapter before the round: the base alone, which prefers nothing (0.5).
-  return a.map((x) => ({ preference: x.preference, measure: 'accuracy' as const, n: x.n, before: at(b, x.preference) ?? (x.preference === 'routing' ? 0 : 0.5), after: x.value, mine: at(m, x.preference), yours: at(yours, x.preference) }));
+  return a.map((x) => ({
+    preference: x.preference,
+    measure: 'accuracy' as const,
+    n: x.n,
+    before: at(b, x.preference) ?? (x.preference === 'routing' ? 0 : 0.5),
+    after: x.value,
+    mine: at(m, x.preference),
+    yours: at(yours, x.preference),
+  }));
 }
 
 /** The scene's summary of a validation: accuracies by lean, and what is applied now. */
 function validationSummary(v: CouncilValidation): NonNullable<CouncilEventDetails['came_back'][number]['validation']> {
   const acc = (lean: number): number => v.choice.overall.scores.find((x) => x.lean === lean)?.accuracy ?? 0;
-  return { bond_version: v.bond_version, scenes: v.scenes, examples: v.examples, before: v.before, bond_only: acc(0), council_only: acc(1), both: acc(0.5), lean: v.choice.overall.lean, after: acc(v.choice.overall.lean), passed: v.passed };
+  return {
+    bond_version: v.bond_version,
+    scenes: v.scenes,
+    examples: v.examples,
+    before: v.before,
+    bond_only: acc(0),
+    council_only: acc(1),
+    both: acc(0.5),
+    lean: v.choice.overall.lean,
+    after: acc(v.choice.overall.lean),
+    passed: v.passed,
+  };
 }
 
 /** Records the forge's own exile once (a Stoa Falls council_event), the first time a run learns of it. */
@@ -451,7 +601,12 @@ function recordExile(d: RoundDeps, status: RoundStatus, trust: Trust, events: Re
     silent: [],
     came_back: [],
     learned: [],
-    trust: { before: previous?.details.trust.after ?? null, after: trust.trust, exiled: true, exiled_round: trust.exiled_round },
+    trust: {
+      before: previous?.details.trust.after ?? null,
+      after: trust.trust,
+      exiled: true,
+      exiled_round: trust.exiled_round,
+    },
     exiles: [{ forge: m.forge, round: trust.exiled_round ?? status.round, you: true }],
     ledger_head: ledgerHead(d.gate.ledger.releases()),
   });

@@ -107,7 +107,12 @@ export const CouncilEventDetailsSchema = z.object({
   ),
   /** Per agent that came home with a new adapter: what moved on held-out probes. */
   learned: z.array(z.object({ agent: federating, probes: z.array(ProbeSchema) })),
-  trust: z.object({ before: z.number().nullable(), after: z.number(), exiled: z.boolean(), exiled_round: z.number().int().nullable() }),
+  trust: z.object({
+    before: z.number().nullable(),
+    after: z.number(),
+    exiled: z.boolean(),
+    exiled_round: z.number().int().nullable(),
+  }),
   /** Forges the council exiled after this round (this forge is `you: true`). */
   exiles: z.array(z.object({ forge: z.string(), round: z.number().int(), you: z.boolean() })),
   /** The privacy ledger's head after the round: a later rollback of the ledger is noticed here. */
@@ -138,8 +143,12 @@ export function summarize(d: CouncilEventDetails): string {
   return [
     `Council of Sisters, round ${d.round}:`,
     spoke.length ? `${spoke.join(', ')} spoke;` : 'nobody spoke;',
-    d.silent.length ? `${d.silent.map((s) => `${s.agent} (${s.reason.replace(/_/g, ' ')})`).join(', ')} stayed silent;` : '',
-    back.length ? `${back.length} council adapter${back.length === 1 ? '' : 's'} came home (${back.join(', ')}).` : 'no council adapter changed.',
+    d.silent.length
+      ? `${d.silent.map((s) => `${s.agent} (${s.reason.replace(/_/g, ' ')})`).join(', ')} stayed silent;`
+      : '',
+    back.length
+      ? `${back.length} council adapter${back.length === 1 ? '' : 's'} came home (${back.join(', ')}).`
+      : 'no council adapter changed.',
   ]
     .filter(Boolean)
     .join(' ');
@@ -161,7 +170,9 @@ export function councilEventEntry(d: CouncilEventDetails): MemoirInput {
 }
 
 /** The details of an entry, or null when it is not a council_event written by a round. */
-export function councilDetailsOf(e: Pick<MemoirEntry, 'entry_type'> & { council?: unknown }): CouncilEventDetails | null {
+export function councilDetailsOf(
+  e: Pick<MemoirEntry, 'entry_type'> & { council?: unknown },
+): CouncilEventDetails | null {
   if (e.entry_type !== 'council_event' || e.council === undefined) return null;
   const parsed = CouncilEventDetailsSchema.safeParse(e.council);
   return parsed.success ? parsed.data : null;
@@ -174,18 +185,29 @@ export function readCouncilEvents(path: string): CouncilEvent[] {
   for (const r of readRecords(path)) {
     if (r.kind !== 'entry') continue;
     const d = councilDetailsOf(r.entry);
-    if (d) out.push({ entryId: r.entry.entry_id, recordedAt: r.entry.recorded_at ?? null, sceneId: r.entry.scene_id, details: d });
+    if (d)
+      out.push({
+        entryId: r.entry.entry_id,
+        recordedAt: r.entry.recorded_at ?? null,
+        sceneId: r.entry.scene_id,
+        details: d,
+      });
   }
   return out;
 }
 
-const LedgerHeadSchema = z.object({ ledger_head: z.object({ releases: z.number().int().min(0), hash: z.string() }), round: z.number().int().optional() });
+const LedgerHeadSchema = z.object({
+  ledger_head: z.object({ releases: z.number().int().min(0), hash: z.string() }),
+  round: z.number().int().optional(),
+});
 
 /**
  * Every ledger head recorded by council_event entries, read leniently (only `ledger_head`), so
  * that an entry whose other details a newer kourai wrote still anchors the ledger.
  */
-export function readLedgerHeads(path: string): { entryId: string; round: number | null; releases: number; hash: string }[] {
+export function readLedgerHeads(
+  path: string,
+): { entryId: string; round: number | null; releases: number; hash: string }[] {
   if (!existsSync(path)) return [];
   const out: { entryId: string; round: number | null; releases: number; hash: string }[] = [];
   for (const r of readRecords(path)) {

@@ -26,7 +26,11 @@ import { decideSplit, entryTypeOf } from '../format/split-rule.js';
  */
 
 /** Sources whose `agent_proposed` an agent wrote. */
-export const AGENT_AUTHORED_SOURCES: ReadonlySet<Source> = new Set<Source>(['specialist_proposed', 'agent_interrupt', 'disagreement_resolution']);
+export const AGENT_AUTHORED_SOURCES: ReadonlySet<Source> = new Set<Source>([
+  'specialist_proposed',
+  'agent_interrupt',
+  'disagreement_resolution',
+]);
 
 export interface CouncilFields {
   entry_id: string;
@@ -69,7 +73,10 @@ function pairOf(e: MemoirEntry): { chosen: string; rejected: string } | null {
 
 function samePair(a: MemoirEntry, b: MemoirEntry): boolean {
   if (a === b) return true;
-  return JSON.stringify(a.training_label?.preference_pair ?? null) === JSON.stringify(b.training_label?.preference_pair ?? null);
+  return (
+    JSON.stringify(a.training_label?.preference_pair ?? null) ===
+    JSON.stringify(b.training_label?.preference_pair ?? null)
+  );
 }
 
 /**
@@ -91,7 +98,8 @@ export function councilFields(entry: MemoirEntry, ctx: CouncilFieldContext = {})
   const authored = AGENT_AUTHORED_SOURCES.has(entry.source);
 
   let agentText: string | null = null;
-  if (authored && entry.agent_proposed !== null && original.agent_proposed === entry.agent_proposed) agentText = entry.agent_proposed;
+  if (authored && entry.agent_proposed !== null && original.agent_proposed === entry.agent_proposed)
+    agentText = entry.agent_proposed;
 
   let agentPair: CouncilFields['agent_pair'] = null;
   const pair = pairOf(entry);

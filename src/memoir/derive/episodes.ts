@@ -111,13 +111,19 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export function qualityOf(responses: readonly Pick<EpisodeResponse, 'kind' | 'felt'>[], affinity: number): { quality: EpisodeQuality; reason: string } {
+export function qualityOf(
+  responses: readonly Pick<EpisodeResponse, 'kind' | 'felt'>[],
+  affinity: number,
+): { quality: EpisodeQuality; reason: string } {
   if (responses.length === 0) {
-    return affinity < 0 ? { quality: 'partial', reason: 'no player response, and affinity fell' } : { quality: 'success', reason: 'no player response needed, and affinity did not fall' };
+    return affinity < 0
+      ? { quality: 'partial', reason: 'no player response, and affinity fell' }
+      : { quality: 'success', reason: 'no player response needed, and affinity did not fall' };
   }
   const landed = responses.filter((r) => r.kind === 'accepted' || r.kind === 'modified').length;
   if (landed === 0) return { quality: 'failure', reason: 'nothing was accepted or modified' };
-  if (responses.every((r) => r.kind === 'accepted' && r.felt !== 'off')) return { quality: 'success', reason: 'every response was an acceptance' };
+  if (responses.every((r) => r.kind === 'accepted' && r.felt !== 'off'))
+    return { quality: 'success', reason: 'every response was an acceptance' };
   return { quality: 'partial', reason: 'some proposals were reworked, rejected, deferred or felt off' };
 }
 
@@ -145,7 +151,12 @@ export interface BuildOptions {
  * The episode of one group of entries (same scene or session), in memoir order. Episode
  * entries themselves are ignored. Returns null when nothing is left.
  */
-export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly MemoirEntry[], opts: BuildOptions = {}): Episode | null {
+export function buildEpisode(
+  by: EpisodeGrouping,
+  key: string,
+  all: readonly MemoirEntry[],
+  opts: BuildOptions = {},
+): Episode | null {
   const entries = all.filter((e) => entryTypeOf(e) !== 'episode');
   if (entries.length === 0) return null;
 
@@ -159,7 +170,8 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
   let asked: string | null = null;
   let beat: string | null = null;
   let affinity = 0;
-  const timeOf = (e: MemoirEntry): string | null | undefined => (opts.originalTime?.has(e.entry_id) ? opts.originalTime.get(e.entry_id) : e.recorded_at);
+  const timeOf = (e: MemoirEntry): string | null | undefined =>
+    opts.originalTime?.has(e.entry_id) ? opts.originalTime.get(e.entry_id) : e.recorded_at;
   const dated = entries
     .map(timeOf)
     .filter((t): t is string => typeof t === 'string')
@@ -181,7 +193,12 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
     if (type === 'loyalty_beat') tags.add('loyalty');
     if (isBondOnly(e.agent)) tags.add('bond');
     if (e.interrupt) {
-      interrupts.push({ by: e.interrupt.interrupting_agent, target: e.interrupt.target_agent, reason_class: e.interrupt.reason_class, visibility: e.interrupt.visibility });
+      interrupts.push({
+        by: e.interrupt.interrupting_agent,
+        target: e.interrupt.target_agent,
+        reason_class: e.interrupt.reason_class,
+        visibility: e.interrupt.visibility,
+      });
       tags.add(`interrupt:${e.interrupt.reason_class}`);
     } else if (type === 'interrupt') tags.add('interrupt');
     if (e.source === 'player_revision') {
@@ -192,13 +209,23 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
       continue; // restates the `modified` response of the proposal it revises
     }
     if (e.source === 'disagreement_resolution') {
-      lessons.push(`player sided with ${e.agent} (${taskOf(e)})${e.agent_proposed ? `: "${flat(e.agent_proposed)}"` : ''}`);
+      lessons.push(
+        `player sided with ${e.agent} (${taskOf(e)})${e.agent_proposed ? `: "${flat(e.agent_proposed)}"` : ''}`,
+      );
       tags.add('disagreement');
     }
     if (e.player_response) {
-      responses.push({ entry_id: e.entry_id, agent: e.agent, source: e.source, kind: e.player_response.kind, felt: e.player_response.felt });
+      responses.push({
+        entry_id: e.entry_id,
+        agent: e.agent,
+        source: e.source,
+        kind: e.player_response.kind,
+        felt: e.player_response.felt,
+      });
       if (e.player_response.kind === 'rejected' && e.source !== 'disagreement_resolution') {
-        lessons.push(`${e.agent}'s ${taskOf(e)} proposal was rejected${e.player_response.felt ? ` (felt ${e.player_response.felt})` : ''}${e.agent_proposed ? `: "${flat(e.agent_proposed)}"` : ''}`);
+        lessons.push(
+          `${e.agent}'s ${taskOf(e)} proposal was rejected${e.player_response.felt ? ` (felt ${e.player_response.felt})` : ''}${e.agent_proposed ? `: "${flat(e.agent_proposed)}"` : ''}`,
+        );
         tags.add('rejected');
       }
     }
@@ -206,7 +233,12 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
   // Reworks with no player_revision entry of their own (e.g. written by an older host).
   for (const e of entries) {
     const delta = e.player_response?.delta;
-    if (e.source !== 'player_revision' && e.player_response?.kind === 'modified' && delta && !revisionTexts.has(delta)) {
+    if (
+      e.source !== 'player_revision' &&
+      e.player_response?.kind === 'modified' &&
+      delta &&
+      !revisionTexts.has(delta)
+    ) {
       lessons.push(`player reworked ${e.agent}'s ${taskOf(e)} proposal: "${flat(delta)}"`);
       tags.add('revision');
     }
@@ -219,7 +251,8 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
   if (taskTypes.length > 0) goal = `${taskTypes.join('/')} — ${askedHere ?? 'no task description'}`;
   else if (asked) goal = asked;
   else if (beat) goal = human(beat);
-  else goal = `${human(first.source)} (${first.agent})${first.agent_proposed ? `: ${flat(first.agent_proposed, 120)}` : ''}`;
+  else
+    goal = `${human(first.source)} (${first.agent})${first.agent_proposed ? `: ${flat(first.agent_proposed, 120)}` : ''}`;
   goal = goal.replace(/[.\s]+$/, '');
 
   const { quality, reason } = qualityOf(responses, affinity);
@@ -241,7 +274,14 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
     key,
     date: dated[0]?.slice(0, 10) ?? null,
     goal,
-    context: { task_types: taskTypes, asked: askedHere, scenes, entries: entries.length, first_at: dated[0] ?? null, last_at: dated[dated.length - 1] ?? null },
+    context: {
+      task_types: taskTypes,
+      asked: askedHere,
+      scenes,
+      entries: entries.length,
+      first_at: dated[0] ?? null,
+      last_at: dated[dated.length - 1] ?? null,
+    },
     approach: { agents, interrupts },
     outcome,
     responses,
@@ -257,7 +297,11 @@ export function buildEpisode(by: EpisodeGrouping, key: string, all: readonly Mem
 }
 
 /** Groups entries (in memoir order) by scene or session and builds one episode per group. */
-export function deriveEpisodes(entries: Iterable<MemoirEntry>, by: EpisodeGrouping, opts: { askedBySession?: ReadonlyMap<string, string> } = {}): Episode[] {
+export function deriveEpisodes(
+  entries: Iterable<MemoirEntry>,
+  by: EpisodeGrouping,
+  opts: { askedBySession?: ReadonlyMap<string, string> } = {},
+): Episode[] {
   const groups = new Map<string, MemoirEntry[]>();
   for (const e of entries) {
     const k = episodeKey(e.scene_id, by);
@@ -303,6 +347,12 @@ export function episodeEntry(ep: Episode, supersedes?: { entry_id: string; reaso
 /** The structured episode an `episode` entry stores, when it is one this module wrote. */
 export function storedEpisode(e: MemoirEntry): Episode | undefined {
   const ep = e.episode as Partial<Episode> | undefined;
-  if (!ep || typeof ep.content_hash !== 'string' || typeof ep.key !== 'string' || (ep.by !== 'scene' && ep.by !== 'session')) return undefined;
+  if (
+    !ep ||
+    typeof ep.content_hash !== 'string' ||
+    typeof ep.key !== 'string' ||
+    (ep.by !== 'scene' && ep.by !== 'session')
+  )
+    return undefined;
   return ep as Episode;
 }

@@ -67,7 +67,9 @@ const pushedBack = (e: LoadBearingFacts): LoadBearingReason | null => {
 };
 
 const safetyOrCorrection = (e: LoadBearingFacts): LoadBearingReason | null =>
-  e.interrupt?.reason_class === 'safety' || e.interrupt?.reason_class === 'correction' ? 'safety_or_correction_interrupt' : null;
+  e.interrupt?.reason_class === 'safety' || e.interrupt?.reason_class === 'correction'
+    ? 'safety_or_correction_interrupt'
+    : null;
 
 /** One verdict per source. */
 export const SOURCE_VERDICTS: Readonly<Record<Source, Verdict<LoadBearingFacts>>> = {
@@ -82,11 +84,20 @@ export const SOURCE_VERDICTS: Readonly<Record<Source, Verdict<LoadBearingFacts>>
     why: 'a safety stop or a correction (slop call, citation flag) is a lesson; gossip, care and disagreement calls are routine (disagreements are settled by their resolution)',
     test: safetyOrCorrection,
   },
-  disagreement_resolution: { verdict: 'always', why: 'which side the player took settles a disagreement between agents' },
+  disagreement_resolution: {
+    verdict: 'always',
+    why: 'which side the player took settles a disagreement between agents',
+  },
   cupid_scene: { verdict: 'routine', why: 'bond scenes repeat; the loyalty beats among them are kept by entry type' },
   puck_engagement: { verdict: 'routine', why: 'minigames and tutorials are engagement, not decisions' },
-  affinity_change: { verdict: 'routine', why: 'affinity moves are many and small; loyalty beats are kept by entry type' },
-  player_profile: { verdict: 'always', why: 'who the player is (memory moments, relationship state) must never be forgotten' },
+  affinity_change: {
+    verdict: 'routine',
+    why: 'affinity moves are many and small; loyalty beats are kept by entry type',
+  },
+  player_profile: {
+    verdict: 'always',
+    why: 'who the player is (memory moments, relationship state) must never be forgotten',
+  },
   raw_transcript: { verdict: 'routine', why: 'bulk text; the labelled entries carry its signal' },
   task_description: { verdict: 'routine', why: 'what was asked is context for the turns that answer it' },
 };
@@ -95,7 +106,10 @@ export const SOURCE_VERDICTS: Readonly<Record<Source, Verdict<LoadBearingFacts>>
 export const ENTRY_TYPE_VERDICTS: Readonly<Record<EntryType, Verdict<LoadBearingFacts>>> = {
   pipeline_turn: { verdict: 'routine', why: 'turns are decided by their source' },
   interrupt: { verdict: 'routine', why: 'interrupts are decided by their source (reason class)' },
-  council_event: { verdict: 'always', why: 'federation decisions (the Sovereignty Moment, consent) are what the forge agreed to' },
+  council_event: {
+    verdict: 'always',
+    why: 'federation decisions (the Sovereignty Moment, consent) are what the forge agreed to',
+  },
   loyalty_beat: { verdict: 'always', why: 'a step of a bonding arc cannot be replayed out of order or lost' },
   episode: {
     verdict: 'never',
@@ -110,7 +124,11 @@ export interface LoadBearingVerdict {
   reasons: LoadBearingReason[];
 }
 
-function apply(v: Verdict<LoadBearingFacts>, e: LoadBearingFacts, tableReason: LoadBearingReason): LoadBearingReason | null {
+function apply(
+  v: Verdict<LoadBearingFacts>,
+  e: LoadBearingFacts,
+  tableReason: LoadBearingReason,
+): LoadBearingReason | null {
   if (v.verdict === 'always') return tableReason;
   if (v.verdict === 'when') return v.test(e);
   return null;

@@ -39,7 +39,12 @@ export interface PlayerMetrics {
 
 export interface PlayerSummary {
   players: PlayerMetrics[];
-  affinity_gain_per_session: { federated_players: number | null; other_players: number | null; federated_sessions: number | null; sessions_before_federation: number | null };
+  affinity_gain_per_session: {
+    federated_players: number | null;
+    other_players: number | null;
+    federated_sessions: number | null;
+    sessions_before_federation: number | null;
+  };
   sovereignty: { agent: Agent; allowed: number; denied: number }[];
   attendance: PlayerMetrics['attendance'];
   bonded_rate: number | null;
@@ -59,13 +64,22 @@ export function playerMetrics(player: string, sessions: readonly SessionInput[])
   let rounds = 0;
   const changes: Parameters<typeof computeAffinity>[0] extends Iterable<infer C> ? C[] : never = [];
   // Sessions in the order they were played (their first timestamp; undated ones keep file order).
-  const ordered = [...sessions].sort((a, b) => (a.entries[0]?.recorded_at ?? '').localeCompare(b.entries[0]?.recorded_at ?? ''));
+  const ordered = [...sessions].sort((a, b) =>
+    (a.entries[0]?.recorded_at ?? '').localeCompare(b.entries[0]?.recorded_at ?? ''),
+  );
   for (const s of ordered) {
     let gain = 0;
     const federatedAtStart = federatedYet;
     for (const e of s.entries) {
       gain += e.affinity_delta;
-      if (e.affinity_delta !== 0) changes.push({ agent: e.agent, delta: e.affinity_delta, entry_id: e.entry_id, scene_id: e.scene_id, recorded_at: e.recorded_at ?? null });
+      if (e.affinity_delta !== 0)
+        changes.push({
+          agent: e.agent,
+          delta: e.affinity_delta,
+          entry_id: e.entry_id,
+          scene_id: e.scene_id,
+          recorded_at: e.recorded_at ?? null,
+        });
       const d = councilDetailsOf(e as MemoirEntry & { council?: unknown });
       if (!d) continue;
       if (d.beat === 'stoa_falls') {
@@ -75,9 +89,12 @@ export function playerMetrics(player: string, sessions: readonly SessionInput[])
       rounds++;
       federatedYet = true;
       for (const sp of d.spoke) consent[sp.agent] = true;
-      for (const si of d.silent) if ((FEDERATING_AGENTS as readonly string[]).includes(si.agent)) consent[si.agent as Agent] = si.reason !== 'no_consent';
+      for (const si of d.silent)
+        if ((FEDERATING_AGENTS as readonly string[]).includes(si.agent))
+          consent[si.agent as Agent] = si.reason !== 'no_consent';
       const att = (e as { council?: { attendance?: unknown } }).council?.attendance;
-      if (typeof att === 'string' && (ATTENDANCE as readonly string[]).includes(att)) attendance[att as (typeof ATTENDANCE)[number]]++;
+      if (typeof att === 'string' && (ATTENDANCE as readonly string[]).includes(att))
+        attendance[att as (typeof ATTENDANCE)[number]]++;
       else attendance.not_recorded++;
     }
     gains.push({ gain, federated: federatedAtStart });
@@ -89,7 +106,11 @@ export function playerMetrics(player: string, sessions: readonly SessionInput[])
     player,
     sessions: sessions.length,
     federated: rounds > 0,
-    affinity_gain_per_session: { all: mean(gains.map((g) => g.gain)), before_federation: mean(gains.filter((g) => !g.federated).map((g) => g.gain)), federated: mean(gains.filter((g) => g.federated).map((g) => g.gain)) },
+    affinity_gain_per_session: {
+      all: mean(gains.map((g) => g.gain)),
+      before_federation: mean(gains.filter((g) => !g.federated).map((g) => g.gain)),
+      federated: mean(gains.filter((g) => g.federated).map((g) => g.gain)),
+    },
     consent,
     council_rounds: rounds,
     attendance,
@@ -100,10 +121,12 @@ export function playerMetrics(player: string, sessions: readonly SessionInput[])
 
 export function summarizePlayers(players: readonly PlayerMetrics[], relationships: readonly Agent[]): PlayerSummary {
   const attendance = { engaged: 0, stepped_through: 0, skipped: 0, not_recorded: 0 };
-  for (const p of players) for (const k of Object.keys(attendance) as (keyof typeof attendance)[]) attendance[k] += p.attendance[k];
+  for (const p of players)
+    for (const k of Object.keys(attendance) as (keyof typeof attendance)[]) attendance[k] += p.attendance[k];
   const fed = players.filter((p) => p.federated);
   const other = players.filter((p) => !p.federated);
-  const gain = (ps: readonly PlayerMetrics[], pick: (p: PlayerMetrics) => number | null): number | null => mean(ps.map(pick).filter((v): v is number => v !== null));
+  const gain = (ps: readonly PlayerMetrics[], pick: (p: PlayerMetrics) => number | null): number | null =>
+    mean(ps.map(pick).filter((v): v is number => v !== null));
   return {
     players: [...players],
     affinity_gain_per_session: {
@@ -112,10 +135,23 @@ export function summarizePlayers(players: readonly PlayerMetrics[], relationship
       federated_sessions: gain(players, (p) => p.affinity_gain_per_session.federated),
       sessions_before_federation: gain(players, (p) => p.affinity_gain_per_session.before_federation),
     },
-    sovereignty: FEDERATING_AGENTS.map((agent) => ({ agent, allowed: players.filter((p) => p.consent[agent] === true).length, denied: players.filter((p) => p.consent[agent] === false).length })),
+    sovereignty: FEDERATING_AGENTS.map((agent) => ({
+      agent,
+      allowed: players.filter((p) => p.consent[agent] === true).length,
+      denied: players.filter((p) => p.consent[agent] === false).length,
+    })),
     attendance,
-    bonded_rate: players.length ? players.reduce((s, p) => s + p.bonded.length, 0) / (players.length * relationships.length) : null,
-    bonded_by_agent: relationships.map((agent) => ({ agent, players: players.filter((p) => p.bonded.includes(agent)).length })),
-    stoa_falls: { events: players.reduce((s, p) => s + p.stoa_falls.length, 0), own_exiles: players.reduce((s, p) => s + p.stoa_falls.filter((x) => x.you).length, 0), players_witnessing: players.filter((p) => p.stoa_falls.length > 0).length },
+    bonded_rate: players.length
+      ? players.reduce((s, p) => s + p.bonded.length, 0) / (players.length * relationships.length)
+      : null,
+    bonded_by_agent: relationships.map((agent) => ({
+      agent,
+      players: players.filter((p) => p.bonded.includes(agent)).length,
+    })),
+    stoa_falls: {
+      events: players.reduce((s, p) => s + p.stoa_falls.length, 0),
+      own_exiles: players.reduce((s, p) => s + p.stoa_falls.filter((x) => x.you).length, 0),
+      players_witnessing: players.filter((p) => p.stoa_falls.length > 0).length,
+    },
   };
 }

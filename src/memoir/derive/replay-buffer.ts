@@ -1,4 +1,9 @@
-import { loadBearingVerdict, type LoadBearingContext, type LoadBearingFacts, type LoadBearingReason } from './load-bearing.js';
+import {
+  loadBearingVerdict,
+  type LoadBearingContext,
+  type LoadBearingFacts,
+  type LoadBearingReason,
+} from './load-bearing.js';
 
 /**
  * The bounded replay buffer: which memoir entries a trainer replays when it cannot replay all.
@@ -76,7 +81,12 @@ export function features(c: BufferCandidate): Feature[] {
 
 /** The flags of INFORMATIVENESS_ORDER's first four criteria as one number (higher first). */
 function flagBits(c: BufferCandidate): number {
-  return (c.has_preference ? 8 : 0) | (c.player_response?.kind === 'rejected' ? 4 : 0) | (c.player_response?.kind === 'modified' ? 2 : 0) | (c.entry_type === 'interrupt' ? 1 : 0);
+  return (
+    (c.has_preference ? 8 : 0) |
+    (c.player_response?.kind === 'rejected' ? 4 : 0) |
+    (c.player_response?.kind === 'modified' ? 2 : 0) |
+    (c.entry_type === 'interrupt' ? 1 : 0)
+  );
 }
 
 /** An entry's place in the fill order, computed once (the trainer's streaming selection sorts by it too). */
@@ -97,7 +107,12 @@ export function compareKeyed(a: Keyed, b: Keyed): number {
 
 export function keyed(c: BufferCandidate): Keyed {
   const t = c.recorded_at === null ? Number.NEGATIVE_INFINITY : Date.parse(c.recorded_at);
-  return { c, bits: flagBits(c), magnitude: Math.abs(c.affinity_delta), time: Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t };
+  return {
+    c,
+    bits: flagBits(c),
+    magnitude: Math.abs(c.affinity_delta),
+    time: Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t,
+  };
 }
 
 /** Negative when `a` is more informative than `b` (sorts first). Total: ties end on entry id. */
@@ -119,7 +134,8 @@ function describeFeatures(c: BufferCandidate, fs: readonly Feature[]): string {
 }
 
 export function selectReplayBuffer(candidates: Iterable<BufferCandidate>, bound: number): ReplayBuffer {
-  if (!Number.isInteger(bound) || bound < 0) throw new RangeError(`replay buffer bound must be a non-negative integer, got ${bound}`);
+  if (!Number.isInteger(bound) || bound < 0)
+    throw new RangeError(`replay buffer bound must be a non-negative integer, got ${bound}`);
   const superseded: BufferDecision[] = [];
   const bearing: (Keyed & { reasons: LoadBearingReason[] })[] = [];
   const rest: Keyed[] = [];
@@ -127,7 +143,14 @@ export function selectReplayBuffer(candidates: Iterable<BufferCandidate>, bound:
   for (const c of candidates) {
     total++;
     if (c.chain === 'superseded') {
-      superseded.push({ entry_id: c.entry_id, kept: false, load_bearing: false, rank: null, reasons: ['superseded'], why: 'superseded by a newer revision' });
+      superseded.push({
+        entry_id: c.entry_id,
+        kept: false,
+        load_bearing: false,
+        rank: null,
+        reasons: ['superseded'],
+        why: 'superseded by a newer revision',
+      });
       continue;
     }
     const v = loadBearingVerdict(c, c);
@@ -165,7 +188,9 @@ export function selectReplayBuffer(candidates: Iterable<BufferCandidate>, bound:
   const warnings: string[] = [];
   const over = bearing.length > bound;
   if (over) {
-    warnings.push(`load-bearing entries alone (${bearing.length}) exceed the bound (${bound}): all of them are kept, so the buffer holds ${bearing.length} entries and nothing else`);
+    warnings.push(
+      `load-bearing entries alone (${bearing.length}) exceed the bound (${bound}): all of them are kept, so the buffer holds ${bearing.length} entries and nothing else`,
+    );
   }
   return { bound, candidates: total, load_bearing: bearing.length, kept, dropped, over_bound: over, warnings };
 }

@@ -208,7 +208,12 @@ export class RevisionGraph<N extends RevisionNode = RevisionNode> {
       if (cur && state.get(cur.entry_id) === 'walking') {
         const loop = trail.slice(trail.indexOf(cur.entry_id));
         const first = [...loop].sort()[0] as string;
-        out.push({ kind: 'cycle', entry_id: first, ids: loop, message: `revision cycle: ${[...loop, loop[0]].join(' -> ')} (each names the next as the entry it replaces); reads cannot resolve it` });
+        out.push({
+          kind: 'cycle',
+          entry_id: first,
+          ids: loop,
+          message: `revision cycle: ${[...loop, loop[0]].join(' -> ')} (each names the next as the entry it replaces); reads cannot resolve it`,
+        });
       }
       for (const id of trail) state.set(id, 'done');
     }
@@ -217,20 +222,40 @@ export class RevisionGraph<N extends RevisionNode = RevisionNode> {
       if (n.supersedes === n.entry_id) continue; // reported as a cycle of one
       const target = this.nodes.get(n.supersedes);
       if (!target) {
-        out.push({ kind: 'dangling', entry_id: n.entry_id, ids: [n.entry_id, n.supersedes], message: `supersedes ${n.supersedes}, which is not in the memoirs checked` });
+        out.push({
+          kind: 'dangling',
+          entry_id: n.entry_id,
+          ids: [n.entry_id, n.supersedes],
+          message: `supersedes ${n.supersedes}, which is not in the memoirs checked`,
+        });
         continue;
       }
       if (n.entry_type !== undefined && target.entry_type !== undefined && n.entry_type !== target.entry_type) {
-        out.push({ kind: 'type_change', entry_id: n.entry_id, ids: [n.entry_id, target.entry_id], message: `a revision must keep the entry type: ${target.entry_id} is "${target.entry_type}", this revision is "${n.entry_type}"` });
+        out.push({
+          kind: 'type_change',
+          entry_id: n.entry_id,
+          ids: [n.entry_id, target.entry_id],
+          message: `a revision must keep the entry type: ${target.entry_id} is "${target.entry_type}", this revision is "${n.entry_type}"`,
+        });
       }
       if (n.shareable === true && !this.effectiveShareable(target.entry_id)) {
-        out.push({ kind: 'widens_privacy', entry_id: n.entry_id, ids: [n.entry_id, target.entry_id], message: `this revision is marked shareable but replaces ${target.entry_id}, which is private: a revision can never widen privacy; kourai treats it as private` });
+        out.push({
+          kind: 'widens_privacy',
+          entry_id: n.entry_id,
+          ids: [n.entry_id, target.entry_id],
+          message: `this revision is marked shareable but replaces ${target.entry_id}, which is private: a revision can never widen privacy; kourai treats it as private`,
+        });
       }
     }
     for (const [id, kids] of this.children) {
       if (kids.length < 2 || !this.nodes.has(id)) continue;
       const ids = kids.map((k) => k.entry_id);
-      out.push({ kind: 'fork', entry_id: id, ids, message: `${kids.length} revisions replace this entry (${ids.join(', ')}); reads take the newest, ${ids[ids.length - 1] as string}` });
+      out.push({
+        kind: 'fork',
+        entry_id: id,
+        ids,
+        message: `${kids.length} revisions replace this entry (${ids.join(', ')}); reads take the newest, ${ids[ids.length - 1] as string}`,
+      });
     }
     return out;
   }

@@ -68,11 +68,20 @@ function same(a: unknown, b: unknown): boolean {
 
 export function buildRevision(req: RevisionRequest): BuiltRevision {
   const reason = req.reason.trim();
-  if (reason === '') throw new UsageError('--reason must say why the entry is corrected', 'e.g. --reason "wrong agent: it was Aidos"');
-  if (!isPlainObject(req.patch)) throw new InvalidDataError('the correction must be a JSON object (a patch of the fields to change, or a whole entry)', 'nothing was written');
+  if (reason === '')
+    throw new UsageError('--reason must say why the entry is corrected', 'e.g. --reason "wrong agent: it was Aidos"');
+  if (!isPlainObject(req.patch))
+    throw new InvalidDataError(
+      'the correction must be a JSON object (a patch of the fields to change, or a whole entry)',
+      'nothing was written',
+    );
   const patch = req.patch;
   for (const k of OWN_KEYS) {
-    if (k in patch) throw new InvalidDataError(`the correction cannot set "${k}": a revision gets its own ${k === 'revision_reason' ? 'reason from --reason' : k}`, 'nothing was written; remove the key');
+    if (k in patch)
+      throw new InvalidDataError(
+        `the correction cannot set "${k}": a revision gets its own ${k === 'revision_reason' ? 'reason from --reason' : k}`,
+        'nothing was written; remove the key',
+      );
   }
   const type = entryTypeOf(req.original);
   if ('entry_type' in patch && patch.entry_type !== type) {
@@ -101,15 +110,22 @@ export function buildRevision(req: RevisionRequest): BuiltRevision {
     const asked = isPlainObject(input.split) ? input.split : undefined;
     const claimsShared = asked === undefined || (asked.shared_eligible === true && asked.private_only !== true);
     input.split = { shared_eligible: false, private_only: true };
-    if (claimsShared) narrowed = `split written private: ${req.original.entry_id} is private, and a revision can never widen privacy`;
+    if (claimsShared)
+      narrowed = `split written private: ${req.original.entry_id} is private, and a revision can never widen privacy`;
   }
   const after = { ...input, ...carried };
   const changed = Object.keys(after).filter((k) => !same(after[k], base[k]));
   if (changed.length === 0) {
     if (narrowed !== undefined) {
-      throw new InvalidDataError(`the correction only asks to make ${req.original.entry_id} shared; it is private, and a revision can never widen privacy`, 'nothing was written');
+      throw new InvalidDataError(
+        `the correction only asks to make ${req.original.entry_id} shared; it is private, and a revision can never widen privacy`,
+        'nothing was written',
+      );
     }
-    throw new UsageError(`the correction changes nothing in ${req.original.entry_id}`, 'give the fields to change, e.g. \'{"agent_proposed":"…"}\'');
+    throw new UsageError(
+      `the correction changes nothing in ${req.original.entry_id}`,
+      'give the fields to change, e.g. \'{"agent_proposed":"…"}\'',
+    );
   }
   input.supersedes = req.original.entry_id;
   input.revision_reason = reason;

@@ -64,7 +64,12 @@ export interface BatchInputs {
  * buffer (LineWriter), so no line string is ever built. `into`: a writer to reuse (its previous
  * batch's bytes are overwritten), as `Memoir` does from one batch to the next.
  */
-export function prepareBatch(input: readonly InputItem[] | BatchInputs, ids: IdSource, now: () => Date, into?: LineWriter): PreparedBatch {
+export function prepareBatch(
+  input: readonly InputItem[] | BatchInputs,
+  ids: IdSource,
+  now: () => Date,
+  into?: LineWriter,
+): PreparedBatch {
   let values: readonly unknown[];
   let where: (n: number) => string;
   if (isBatchInputs(input)) ({ values, where } = input);
@@ -124,11 +129,21 @@ class Preparer {
     if (fast) input = fast as MemoirInputParsed;
     else {
       const res = MemoirInputSchema.safeParse(value);
-      if (!res.success) throw new InvalidDataError(`${where(n)}: ${describeIssue(res.error)}`, 'nothing was written; fix the entry and retry');
+      if (!res.success)
+        throw new InvalidDataError(
+          `${where(n)}: ${describeIssue(res.error)}`,
+          'nothing was written; fix the entry and retry',
+        );
       input = res.data;
     }
     const entryType = input.entry_type ?? (input.interrupt ? 'interrupt' : entryTypeOf(input));
-    const verdict = decideSplit({ agent: input.agent, source: input.source, entry_type: entryType, interrupt: input.interrupt, split: input.split });
+    const verdict = decideSplit({
+      agent: input.agent,
+      source: input.source,
+      entry_type: entryType,
+      interrupt: input.interrupt,
+      split: input.split,
+    });
     const split = { shared_eligible: verdict.shareable, private_only: !verdict.shareable };
     const entryId = input.entry_id ?? this.ids.next();
     const recordedAt = input.recorded_at ?? this.isoNow();
@@ -162,7 +177,9 @@ class Preparer {
         if (input[key] !== undefined) entry[key] = input[key];
       }
     }
-    this.narrowed = verdict.lenient ? `${where(n)}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}` : undefined;
+    this.narrowed = verdict.lenient
+      ? `${where(n)}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}`
+      : undefined;
     return entry as MemoirEntry;
   }
 

@@ -3,7 +3,14 @@ import { fstatSync, fsyncSync, ftruncateSync } from 'node:fs';
 import { writeAll } from './durable.js';
 import type { Journal, JournalEntry } from './journal.js';
 import type { MemoirLock } from './lock.js';
-import { fromFd, quarantineRange, readBytes, type QuarantineOptions, type QuarantineReason, type Quarantined } from './quarantine.js';
+import {
+  fromFd,
+  quarantineRange,
+  readBytes,
+  type QuarantineOptions,
+  type QuarantineReason,
+  type Quarantined,
+} from './quarantine.js';
 
 /**
  * Removing bytes from a memoir without losing anyone else's. Only two things are ever removed: a
@@ -21,7 +28,14 @@ export interface CutReport {
 
 const PIECE = 1 << 20;
 
-export function cutRange(lock: MemoirLock, journal: Journal, start: number, end: number, reason: QuarantineReason, opts: QuarantineOptions): CutReport {
+export function cutRange(
+  lock: MemoirLock,
+  journal: Journal,
+  start: number,
+  end: number,
+  reason: QuarantineReason,
+  opts: QuarantineOptions,
+): CutReport {
   const quarantined = quarantineRange(fromFd(lock.fd), lock.path, start, end, reason, opts);
   const keptBytes = truncateKeeping(lock, journal, start, end, opts.durable);
   return { quarantined, keptBytes };
@@ -38,10 +52,13 @@ function truncateKeeping(lock: MemoirLock, journal: Journal, start: number, end:
     return 0;
   }
   // Others wrote after `end`: park their bytes in the journal until they are written back.
-  const cutSha = createHash('sha256').update(readBytes(fd, start, end - start)).digest('hex');
+  const cutSha = createHash('sha256')
+    .update(readBytes(fd, start, end - start))
+    .digest('hex');
   journal.start(true);
   for (;;) {
-    while (end + journal.length < size) journal.add(readBytes(fd, end + journal.length, Math.min(PIECE, size - end - journal.length)));
+    while (end + journal.length < size)
+      journal.add(readBytes(fd, end + journal.length, Math.min(PIECE, size - end - journal.length)));
     journal.seal({ op: 'putback', offset: start, cut_end: end, cut_sha256: cutSha });
     const now = fstatSync(fd).size;
     if (now === size) break;
@@ -65,7 +82,12 @@ export function resumePutback(
 ): string {
   const fd = lock.fd;
   const size = fstatSync(fd).size;
-  if (size >= entry.cut_end && createHash('sha256').update(readBytes(fd, entry.offset, entry.cut_end - entry.offset)).digest('hex') === entry.cut_sha256) {
+  if (
+    size >= entry.cut_end &&
+    createHash('sha256')
+      .update(readBytes(fd, entry.offset, entry.cut_end - entry.offset))
+      .digest('hex') === entry.cut_sha256
+  ) {
     // Not truncated yet (the cut range is already in the quarantine): do the cut again.
     const kept = truncateKeeping(lock, journal, entry.offset, entry.cut_end, opts.durable);
     return `finished an interrupted cut at offset ${entry.offset} (${kept} bytes of other writers kept)`;
@@ -83,7 +105,14 @@ export function resumePutback(
   }
   // Someone appended while the bytes were out: where they belong can no longer be told. Keep them.
   const at = entry.offset;
-  const q = quarantineRange((o, l) => payload.subarray(o - at, o - at + l), lock.path, at, at + payload.length, 'putback_unresolved', opts);
+  const q = quarantineRange(
+    (o, l) => payload.subarray(o - at, o - at + l),
+    lock.path,
+    at,
+    at + payload.length,
+    'putback_unresolved',
+    opts,
+  );
   journal.clear();
   return `${payload.length} bytes of other writers from an interrupted cut could not be put back safely: kept in ${q.file}`;
 }

@@ -15,10 +15,16 @@ export const MEMOIR_FILE = 'memoir.jsonl';
  * errors name the command and what the memoir is for). With `mustExist` the memoir must already be
  * there (feedback answers a scene in it); otherwise a missing file is created by the writer.
  */
-export function oneMemoir(memoir: readonly string[], cwd: string, opts: { command: string; needs: string; mustExist: boolean }): string {
+export function oneMemoir(
+  memoir: readonly string[],
+  cwd: string,
+  opts: { command: string; needs: string; mustExist: boolean },
+): string {
   if (memoir.length !== 1) {
     throw new UsageError(
-      memoir.length === 0 ? `${opts.command} needs --memoir PATH${opts.needs}` : `${opts.command} takes exactly one --memoir`,
+      memoir.length === 0
+        ? `${opts.command} needs --memoir PATH${opts.needs}`
+        : `${opts.command} takes exactly one --memoir`,
       'e.g. --memoir ~/.kourai_khryseai/projects/<player>/<project>/.kourai/forges/<session>/memoir.jsonl',
     );
   }
@@ -28,7 +34,11 @@ export function oneMemoir(memoir: readonly string[], cwd: string, opts: { comman
   try {
     isDir = statSync(p).isDirectory();
   } catch {
-    if (opts.mustExist) throw new NotFoundError(`--memoir ${given}: no such memoir (${p})`, 'create the sample forge with `kourai memoir synth`, or pass an existing memoir');
+    if (opts.mustExist)
+      throw new NotFoundError(
+        `--memoir ${given}: no such memoir (${p})`,
+        'create the sample forge with `kourai memoir synth`, or pass an existing memoir',
+      );
     return p; // does not exist yet: the writer creates it
   }
   if (!isDir) return p;
@@ -40,7 +50,11 @@ export function oneMemoir(memoir: readonly string[], cwd: string, opts: { comman
     } catch {
       // reported below
     }
-    if (!ok) throw new NotFoundError(`--memoir ${given}: no ${MEMOIR_FILE} in this directory`, 'pass the session’s memoir.jsonl (one session, not a whole forge)');
+    if (!ok)
+      throw new NotFoundError(
+        `--memoir ${given}: no ${MEMOIR_FILE} in this directory`,
+        'pass the session’s memoir.jsonl (one session, not a whole forge)',
+      );
   }
   return inner;
 }
@@ -134,7 +148,10 @@ export function resolveMemoirs(paths: readonly string[] | undefined, home: strin
   if (!paths || paths.length === 0) {
     const found = discoverMemoirs(home);
     if (found.length === 0) {
-      throw new NotFoundError(`no memoirs found under ${join(home, 'projects')}`, 'pass --memoir PATH, or create the sample forge with `kourai memoir synth`');
+      throw new NotFoundError(
+        `no memoirs found under ${join(home, 'projects')}`,
+        'pass --memoir PATH, or create the sample forge with `kourai memoir synth`',
+      );
     }
     return found;
   }

@@ -1,4 +1,15 @@
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readlinkSync, statSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { EnvironmentError, fsError } from '../../errors.js';
 
@@ -15,14 +26,22 @@ export function symlinkRefused(path: string, what = 'memoir'): EnvironmentError 
   } catch {
     // raced away: the message still names the link
   }
-  return new EnvironmentError(`refusing to write through a symlink: ${what} ${path} -> ${target}`, `name the file itself (${target}), or replace the link with the file`);
+  return new EnvironmentError(
+    `refusing to write through a symlink: ${what} ${path} -> ${target}`,
+    `name the file itself (${target}), or replace the link with the file`,
+  );
 }
 
 /**
  * Opens `path` with `flags | O_NOFOLLOW`, creating it (mode 0644) when `create` and missing.
  * A symlink is refused naming link and target; other failures map to one-line errors.
  */
-export function openNoFollow(path: string, flags: number, what: string, create: boolean): { fd: number; created: boolean } {
+export function openNoFollow(
+  path: string,
+  flags: number,
+  what: string,
+  create: boolean,
+): { fd: number; created: boolean } {
   // O_NONBLOCK: opening a FIFO that slipped past the check below must not wait for a peer.
   const nofollow = flags | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   assertRegular(path, what, false);
@@ -57,7 +76,10 @@ export function nonRegularKind(st: Stats): string | undefined {
 }
 
 export function nonRegularRefused(path: string, kind: string, what: string): EnvironmentError {
-  return new EnvironmentError(`${what} ${path} is ${kind}, not a regular file: refusing to use it`, `name a regular file (a ${what} is plain JSONL); nothing was written`);
+  return new EnvironmentError(
+    `${what} ${path} is ${kind}, not a regular file: refusing to use it`,
+    `name a regular file (a ${what} is plain JSONL); nothing was written`,
+  );
 }
 
 /**
@@ -86,7 +108,10 @@ export function regularFd(fd: number, path: string, what: string): number {
 export function writeAll(fd: number, buf: Uint8Array, position?: number): void {
   let written = 0;
   while (written < buf.length) {
-    written += position === undefined ? writeSync(fd, buf, written, buf.length - written) : writeSync(fd, buf, written, buf.length - written, position + written);
+    written +=
+      position === undefined
+        ? writeSync(fd, buf, written, buf.length - written)
+        : writeSync(fd, buf, written, buf.length - written, position + written);
   }
 }
 

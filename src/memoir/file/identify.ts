@@ -35,5 +35,8 @@ function isEntry(line: Buffer): boolean {
 }
 
 function notAMemoir(path: string, why: string): EnvironmentError {
-  return new EnvironmentError(`not a memoir, refusing to write into it: ${path} (${why})`, 'check --memoir: it must name a memoir.jsonl (or its forge directory); the file was not changed');
+  return new EnvironmentError(
+    `not a memoir, refusing to write into it: ${path} (${why})`,
+    'check --memoir: it must name a memoir.jsonl (or its forge directory); the file was not changed',
+  );
 }

@@ -7,7 +7,8 @@ import { Journal } from './journal.js';
  * The native lock module, loaded only when a journal names an unfinished write (loading it is
  * ~15-30 ms of `verify`'s start-up, and a memoir almost never has one).
  */
-const nativeLocks = (): typeof NativeLocks => createRequire(import.meta.url)('fs-native-extensions') as typeof NativeLocks;
+const nativeLocks = (): typeof NativeLocks =>
+  createRequire(import.meta.url)('fs-native-extensions') as typeof NativeLocks;
 
 /**
  * For readers (`verify`, `doctor`): an operation a kourai writer left unfinished in the memoir's

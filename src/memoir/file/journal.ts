@@ -171,7 +171,12 @@ export class Journal {
   private open(create: boolean, readOnly = false): number | undefined {
     if (this.fd !== undefined) return this.fd;
     try {
-      const { fd, created } = openNoFollow(this.path, readOnly ? constants.O_RDONLY : constants.O_RDWR, 'memoir journal', create);
+      const { fd, created } = openNoFollow(
+        this.path,
+        readOnly ? constants.O_RDONLY : constants.O_RDWR,
+        'memoir journal',
+        create,
+      );
       this.fd = fd;
       if (created && this.durable) fsyncDir(this.path);
       return fd;

@@ -9,7 +9,9 @@ import { readdirSync, readFileSync, type Stats } from 'node:fs';
 export function describeHolder(st: Stats): string | undefined {
   const id = lockId(st);
   try {
-    const locks = readFileSync('/proc/locks', 'utf8').split('\n').filter((l) => l.includes(` ${id} `));
+    const locks = readFileSync('/proc/locks', 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(` ${id} `));
     for (const l of locks) {
       const pid = Number(l.trim().split(/\s+/)[4]);
       if (pid > 0) return named(pid);

@@ -72,13 +72,20 @@ function waitForLock(fd: number, path: string, opts: LockOptions): void {
     try {
       got = fsx.tryLock(fd);
     } catch (err) {
-      throw new EnvironmentError(`cannot lock ${path}: ${(err as Error).message}`, 'the filesystem must support fcntl/flock locks', err);
+      throw new EnvironmentError(
+        `cannot lock ${path}: ${(err as Error).message}`,
+        'the filesystem must support fcntl/flock locks',
+        err,
+      );
     }
     if (got) return;
     if (opts.signal?.aborted) throw new CancelledError(`cancelled while waiting for the memoir lock: ${path}`);
     if (Date.now() >= deadline) {
       const holder = describeHolder(fstatSync(fd));
-      throw new ConflictError(`memoir is being written by ${holder ?? 'another process'}: ${path}`, 'retry when that writer is done (the lock is released when it exits)');
+      throw new ConflictError(
+        `memoir is being written by ${holder ?? 'another process'}: ${path}`,
+        'retry when that writer is done (the lock is released when it exits)',
+      );
     }
     sleepSync(opts.pollMs ?? 10);
   }

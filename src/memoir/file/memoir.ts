@@ -26,7 +26,10 @@ export class Memoir {
   constructor(path: string, opts: { now?: () => Date } = {}) {
     this.path = path;
     this.now = opts.now ?? (() => new Date());
-    this.ids = ulidGenerator(() => this.now().getTime(), (n) => randomBytes(n));
+    this.ids = ulidGenerator(
+      () => this.now().getTime(),
+      (n) => randomBytes(n),
+    );
   }
 
   /** Validates and appends; throws InvalidDataError (nothing written) if any entry is invalid. */

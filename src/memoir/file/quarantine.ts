@@ -97,7 +97,14 @@ export const fromFd =
  * it. Cancelled half way, the quarantine is cut back to what it was: nothing is half-written.
  * Called under the memoir lock (the quarantine has no other writer).
  */
-export function quarantineRange(read: ByteSource, memoir: string, start: number, end: number, reason: QuarantineReason, opts: QuarantineOptions): Quarantined {
+export function quarantineRange(
+  read: ByteSource,
+  memoir: string,
+  start: number,
+  end: number,
+  reason: QuarantineReason,
+  opts: QuarantineOptions,
+): Quarantined {
   const file = quarantinePath(memoir);
   const { fd: qfd, created } = openNoFollow(file, constants.O_WRONLY | constants.O_APPEND, 'quarantine', true);
   const length = end - start;
@@ -106,11 +113,19 @@ export function quarantineRange(read: ByteSource, memoir: string, start: number,
   let preview = '';
   try {
     for (let i = 0; i < parts; i++) {
-      if (opts.signal?.aborted) throw new CancelledError('cancelled while moving bytes to the quarantine; nothing was changed');
+      if (opts.signal?.aborted)
+        throw new CancelledError('cancelled while moving bytes to the quarantine; nothing was changed');
       const at = start + i * QUARANTINE_PART;
       const bytes = read(at, Math.min(QUARANTINE_PART, end - at));
       if (i === 0) preview = bytes.subarray(0, 320).toString('utf8').slice(0, 80);
-      const record: QuarantineRecord = { quarantined_at: opts.now.toISOString(), memoir, offset: parts === 1 ? start : at, length: parts === 1 ? length : bytes.length, reason, base64: '' };
+      const record: QuarantineRecord = {
+        quarantined_at: opts.now.toISOString(),
+        memoir,
+        offset: parts === 1 ? start : at,
+        length: parts === 1 ? length : bytes.length,
+        reason,
+        base64: '',
+      };
       if (parts > 1) {
         record.part = i + 1;
         record.parts = parts;

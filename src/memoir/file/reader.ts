@@ -70,7 +70,13 @@ export interface LineView {
 
 /** The RawLine of a view (its text decoded). */
 export function rawLineOf(v: LineView): RawLine {
-  const raw: RawLine = { line: v.line, offset: v.offset, length: v.length, text: v.flaw?.kind === 'too_long' ? '' : v.buf.toString('utf8', v.start, v.end), terminated: v.terminated };
+  const raw: RawLine = {
+    line: v.line,
+    offset: v.offset,
+    length: v.length,
+    text: v.flaw?.kind === 'too_long' ? '' : v.buf.toString('utf8', v.start, v.end),
+    terminated: v.terminated,
+  };
   if (v.flaw) raw.flaw = v.flaw;
   return raw;
 }
@@ -85,7 +91,10 @@ export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<Li
   const size = opts.untilOffset ?? fstatSync(fd).size;
   let pos = opts.fromOffset ?? 0;
   let line = (opts.fromLine ?? 1) - 1;
-  const buf = opts.buffer !== undefined && opts.buffer.length === READ_BUFFER_BYTES ? opts.buffer : Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  const buf =
+    opts.buffer !== undefined && opts.buffer.length === READ_BUFFER_BYTES
+      ? opts.buffer
+      : Buffer.allocUnsafe(READ_BUFFER_BYTES);
   const v: LineView = { line: 0, offset: 0, length: 0, terminated: true, flaw: undefined, buf, start: 0, end: 0 };
   const tooLongView = (n: number, offset: number, length: number, terminated: boolean): LineView => {
     const t = tooLong(n, offset, length, terminated);
@@ -141,7 +150,8 @@ export function* readLineViewsFd(fd: number, opts: ReadRange = {}): Generator<Li
           v.end = end;
           if (!blockValid) {
             const bad = firstInvalidUtf8(view, start, end);
-            if (bad >= 0) v.flaw = { kind: 'utf8', message: `invalid UTF-8 at byte ${bad} of the line (offset ${v.offset + bad})` };
+            if (bad >= 0)
+              v.flaw = { kind: 'utf8', message: `invalid UTF-8 at byte ${bad} of the line (offset ${v.offset + bad})` };
           }
           yield v;
         }
@@ -183,7 +193,10 @@ function tooLong(line: number, offset: number, length: number, terminated: boole
     length,
     text: '',
     terminated,
-    flaw: { kind: 'too_long', message: `the line is ${length.toLocaleString('en-US')} bytes, over the ${MAX_LINE_BYTES.toLocaleString('en-US')}-byte maximum (not read)` },
+    flaw: {
+      kind: 'too_long',
+      message: `the line is ${length.toLocaleString('en-US')} bytes, over the ${MAX_LINE_BYTES.toLocaleString('en-US')}-byte maximum (not read)`,
+    },
   };
 }
 
@@ -267,7 +280,11 @@ export function readLineAt(path: string, offset: number, length: number): string
 /** An indexed entry read back from its file, with the id the index assigned it. */
 export function loadEntryAt(path: string, offset: number, length: number, entryId: string): MemoirEntry {
   const parsed = parseLine(readLineAt(path, offset, length), () => 1);
-  if (!parsed.ok) throw new IntegrityError(`${path} at byte ${offset}: the indexed entry no longer parses (${parsed.message})`, 'run `kourai memoir verify`');
+  if (!parsed.ok)
+    throw new IntegrityError(
+      `${path} at byte ${offset}: the indexed entry no longer parses (${parsed.message})`,
+      'run `kourai memoir verify`',
+    );
   parsed.entry.entry_id = entryId;
   return parsed.entry;
 }

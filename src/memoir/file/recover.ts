@@ -43,12 +43,18 @@ export function recoverJournal(lock: MemoirLock, journal: Journal, opts: Quarant
  * of another writer starts, or, with none, at its own length minus one (or the end of the file):
  * bytes there that start no valid line (a fragment a dead host left) go to the quarantine with it.
  */
-function rollbackBatch(lock: MemoirLock, journal: Journal, offset: number, batch: BatchRecord, opts: QuarantineOptions): Recovery {
+function rollbackBatch(
+  lock: MemoirLock,
+  journal: Journal,
+  offset: number,
+  batch: BatchRecord,
+  opts: QuarantineOptions,
+): Recovery {
   const fd = lock.fd;
   const size = fstatSync(fd).size;
   const first = batch.first;
   let s = -1;
-  for (let pos = offset; pos < size; ) {
+  for (let pos = offset; pos < size;) {
     const lcp = commonPrefix(fd, pos, first, size);
     if (lcp === first.length) {
       s = pos;

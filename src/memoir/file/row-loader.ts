@@ -37,7 +37,11 @@ export class RowLoader {
       got += n;
     }
     const parsed = parseLine(this.buf.toString('utf8', 0, got), () => 1);
-    if (!parsed.ok) throw new IntegrityError(`${row.path} at byte ${row.offset}: the indexed entry no longer parses (${parsed.message})`, 'run `kourai memoir verify`');
+    if (!parsed.ok)
+      throw new IntegrityError(
+        `${row.path} at byte ${row.offset}: the indexed entry no longer parses (${parsed.message})`,
+        'run `kourai memoir verify`',
+      );
     parsed.entry.entry_id = row.entry_id;
     return parsed.entry;
   }

@@ -1,5 +1,14 @@
 /** The ten agents of a forge. Eight federate; Cupid and Puck are bond-only by construction. */
-export const FEDERATING_AGENTS = ['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia'] as const;
+export const FEDERATING_AGENTS = [
+  'hephaestus',
+  'metis',
+  'techne',
+  'dokimasia',
+  'kallos',
+  'mneme',
+  'aidos',
+  'aletheia',
+] as const;
 export const BOND_ONLY_AGENTS = ['cupid', 'puck'] as const;
 export const AGENTS = [...FEDERATING_AGENTS, ...BOND_ONLY_AGENTS] as const;
 

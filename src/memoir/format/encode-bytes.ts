@@ -202,7 +202,18 @@ export class LineWriter {
     this.frag(K_AFFINITY);
     this.ascii(pyFloat(e.affinity_delta));
     this.frag(K_LABEL);
-    if (!this.label(e.training_label, e.agent_proposed, proposedAt, proposedEnd, r === null ? null : r.delta, deltaAt, deltaEnd)) return false;
+    if (
+      !this.label(
+        e.training_label,
+        e.agent_proposed,
+        proposedAt,
+        proposedEnd,
+        r === null ? null : r.delta,
+        deltaAt,
+        deltaEnd,
+      )
+    )
+      return false;
     this.frag(SPLITS[(e.split.shared_eligible ? 2 : 0) + (e.split.private_only ? 1 : 0)] as Uint8Array);
     const rec = e as Record<string, unknown>;
     let present = STANDARD_KEYS.length;
@@ -230,7 +241,15 @@ export class LineWriter {
   }
 
   /** A label; a pair text equal to the proposal or the correction copies its bytes already written. */
-  private label(t: TrainingLabel | null, proposed: string | null, pAt: number, pEnd: number, delta: string | null, dAt: number, dEnd: number): boolean {
+  private label(
+    t: TrainingLabel | null,
+    proposed: string | null,
+    pAt: number,
+    pEnd: number,
+    delta: string | null,
+    dAt: number,
+    dEnd: number,
+  ): boolean {
     if (t === null) {
       this.frag(NULL);
       return true;
@@ -306,7 +325,9 @@ const K_TEXT_FIRST = bytesOf('{"text":');
 const K_TEXT_NEXT = bytesOf(',{"text":');
 const K_SCORE = bytesOf(',"score":');
 const K_WEIGHT = bytesOf(',"weight":');
-const SPLITS = [false, true].flatMap((shared) => [false, true].map((priv) => bytesOf(`,"split":{"shared_eligible":${shared},"private_only":${priv}}`)));
+const SPLITS = [false, true].flatMap((shared) =>
+  [false, true].map((priv) => bytesOf(`,"split":{"shared_eligible":${shared},"private_only":${priv}}`)),
+);
 const EXTENSION_PREFIX = EXTENSION_KEYS.map((k) => bytesOf(`,${pyString(k)}:`));
 const STANDARD: ReadonlySet<string> = new Set(STANDARD_KEYS);
 const EXTENSIONS: ReadonlySet<string> = new Set(EXTENSION_KEYS);

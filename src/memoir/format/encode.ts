@@ -4,7 +4,9 @@ import { pyFloat, pyInt, pyString } from './python-json.js';
 import { encodeObject, RAW } from './py-object.js';
 
 /** The split object for each (shared_eligible, private_only), as pydantic writes it. */
-const SPLITS = [false, true].flatMap((shared) => [false, true].map((priv) => `{"shared_eligible":${shared},"private_only":${priv}}`));
+const SPLITS = [false, true].flatMap((shared) =>
+  [false, true].map((priv) => `{"shared_eligible":${shared},"private_only":${priv}}`),
+);
 
 /** `,"entry_id":` and so on: each extension key's prefix, encoded once. */
 const EXTENSION_PREFIX = EXTENSION_KEYS.map((k) => `,${pyString(k)}:`);
@@ -60,7 +62,9 @@ const quoteOrNull = (s: string | null): string => (s === null ? 'null' : quote(s
 const KOURAI_CONTEXT_KEYS = CONTEXT_KEYS;
 
 /** The context kourai writes itself (its three keys, in order, nothing kept raw): the fast layout. */
-export function isKouraiContext(c: NonNullable<MemoirLine['context']>): c is Required<Pick<NonNullable<MemoirLine['context']>, (typeof KOURAI_CONTEXT_KEYS)[number]>> {
+export function isKouraiContext(
+  c: NonNullable<MemoirLine['context']>,
+): c is Required<Pick<NonNullable<MemoirLine['context']>, (typeof KOURAI_CONTEXT_KEYS)[number]>> {
   if ((c as { [RAW]?: unknown })[RAW] !== undefined) return false;
   let i = 0;
   for (const k in c) if (k !== KOURAI_CONTEXT_KEYS[i++]) return false;
@@ -73,23 +77,36 @@ function encodeStandard(e: MemoirLine): string {
   const r = e.player_response;
   const proposed = quoteOrNull(e.agent_proposed);
   const delta = r === null ? null : quoteOrNull(r.delta);
-  let s = '{"scene_id":' + quote(e.scene_id) + ',"agent":' + quote(e.agent) + ',"source":' + quote(e.source) + ',"context":';
+  let s =
+    '{"scene_id":' + quote(e.scene_id) + ',"agent":' + quote(e.agent) + ',"source":' + quote(e.source) + ',"context":';
   if (c === null) s += 'null';
   else if (isKouraiContext(c)) {
-    s += '{"task_type":' + quote(c.task_type) + ',"transcript_hash":' + quote(c.transcript_hash) + ',"preceding_agents":[';
+    s +=
+      '{"task_type":' + quote(c.task_type) + ',"transcript_hash":' + quote(c.transcript_hash) + ',"preceding_agents":[';
     const pa = c.preceding_agents;
     for (let i = 0; i < pa.length; i++) s += (i === 0 ? '' : ',') + quote(pa[i] as string);
     s += ']}';
   } else s += encodeObject(c);
   s += ',"narrative_beat":' + quoteOrNull(e.narrative_beat) + ',"agent_proposed":' + proposed + ',"player_response":';
-  s += r === null ? 'null' : '{"kind":' + quote(r.kind) + ',"delta":' + (delta as string) + ',"felt":' + quoteOrNull(r.felt) + '}';
+  s +=
+    r === null
+      ? 'null'
+      : '{"kind":' + quote(r.kind) + ',"delta":' + (delta as string) + ',"felt":' + quoteOrNull(r.felt) + '}';
   s += ',"affinity_delta":' + pyFloat(e.affinity_delta);
-  s += ',"training_label":' + encodeLabel(e.training_label, e.agent_proposed, proposed, r === null ? null : r.delta, delta);
+  s +=
+    ',"training_label":' +
+    encodeLabel(e.training_label, e.agent_proposed, proposed, r === null ? null : r.delta, delta);
   return s + ',"split":' + SPLITS[(e.split.shared_eligible ? 2 : 0) + (e.split.private_only ? 1 : 0)];
 }
 
 /** A label; a pair text equal to the proposal or the correction reuses its encoding. */
-function encodeLabel(t: TrainingLabel | null, proposed: string | null, proposedJson: string, delta: string | null, deltaJson: string | null): string {
+function encodeLabel(
+  t: TrainingLabel | null,
+  proposed: string | null,
+  proposedJson: string,
+  delta: string | null,
+  deltaJson: string | null,
+): string {
   if (t === null) return 'null';
   const pp = t.preference_pair;
   let s = '{"preference_pair":';

@@ -13,7 +13,9 @@ type Obj = Record<string, unknown>;
 const LATER_EXTENSIONS = EXTENSION_KEYS.filter((k) => k !== 'entry_id' && k !== 'recorded_at' && k !== 'entry_type');
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export type FastInput = Omit<MemoirInput, 'split'> & { split?: { shared_eligible: boolean; private_only: boolean } } & Record<string, unknown>;
+export type FastInput = Omit<MemoirInput, 'split'> & {
+  split?: { shared_eligible: boolean; private_only: boolean };
+} & Record<string, unknown>;
 
 export function fastInput(v: unknown): FastInput | undefined {
   if (!isObj(v)) return undefined;
@@ -32,10 +34,18 @@ export function fastInput(v: unknown): FastInput | undefined {
     narrative_beat: v.narrative_beat === undefined ? null : v.narrative_beat,
     agent_proposed: v.agent_proposed === undefined ? null : v.agent_proposed,
     player_response:
-      pr === undefined ? null : isObj(pr) && (pr.delta === undefined || pr.felt === undefined) ? { ...pr, delta: pr.delta === undefined ? null : pr.delta, felt: pr.felt === undefined ? null : pr.felt } : pr,
+      pr === undefined
+        ? null
+        : isObj(pr) && (pr.delta === undefined || pr.felt === undefined)
+          ? { ...pr, delta: pr.delta === undefined ? null : pr.delta, felt: pr.felt === undefined ? null : pr.felt }
+          : pr,
     affinity_delta: v.affinity_delta === undefined ? 0 : v.affinity_delta,
     training_label:
-      tl === undefined ? null : isObj(tl) && (tl.weight === undefined || tl.preference_pair === undefined) ? { preference_pair: tl.preference_pair ?? null, ...tl, weight: tl.weight ?? 1 } : tl,
+      tl === undefined
+        ? null
+        : isObj(tl) && (tl.weight === undefined || tl.preference_pair === undefined)
+          ? { preference_pair: tl.preference_pair ?? null, ...tl, weight: tl.weight ?? 1 }
+          : tl,
     split: v.split,
     entry_id: v.entry_id,
     recorded_at: v.recorded_at,

@@ -24,7 +24,6 @@ const isFinite = (v: unknown): boolean => typeof v === 'number' && Number.isFini
 // zod's .int() accepts safe integers only
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v);
 
-
 /** Any JSON object (upstream `dict[str, Any]`); the keys kourai reads are typed when present. */
 function context(v: unknown): boolean {
   if (v === null || v === undefined) return true;
@@ -40,7 +39,12 @@ function context(v: unknown): boolean {
 
 function response(v: unknown): boolean {
   if (v === null || v === undefined) return true;
-  return isObj(v) && kinds.has(v.kind) && (v.delta === undefined || isStrOrNull(v.delta)) && (v.felt === undefined || v.felt === null || felts.has(v.felt));
+  return (
+    isObj(v) &&
+    kinds.has(v.kind) &&
+    (v.delta === undefined || isStrOrNull(v.delta)) &&
+    (v.felt === undefined || v.felt === null || felts.has(v.felt))
+  );
 }
 
 function label(v: unknown): boolean {
@@ -54,7 +58,12 @@ function label(v: unknown): boolean {
 }
 
 function split(v: unknown): boolean {
-  return isObj(v) && typeof v.shared_eligible === 'boolean' && typeof v.private_only === 'boolean' && !(v.shared_eligible && v.private_only);
+  return (
+    isObj(v) &&
+    typeof v.shared_eligible === 'boolean' &&
+    typeof v.private_only === 'boolean' &&
+    !(v.shared_eligible && v.private_only)
+  );
 }
 
 function interrupt(v: unknown): boolean {

@@ -15,8 +15,13 @@ export const MAX_LINE_BYTES = 1 << 20;
  * Returns its UTF-8 length.
  */
 export function checkOutgoingLine(line: string, where: string): number {
-  if (!line.isWellFormed() || hasLoneSurrogate(line)) throw new InvalidDataError(`${where}: the entry contains invalid Unicode (a lone surrogate), which cannot be written as UTF-8`, 'nothing was written; fix the text and retry');
-  if (line.includes('\n')) throw new InvalidDataError(`${where}: a memoir line cannot contain a raw newline`, 'nothing was written');
+  if (!line.isWellFormed() || hasLoneSurrogate(line))
+    throw new InvalidDataError(
+      `${where}: the entry contains invalid Unicode (a lone surrogate), which cannot be written as UTF-8`,
+      'nothing was written; fix the text and retry',
+    );
+  if (line.includes('\n'))
+    throw new InvalidDataError(`${where}: a memoir line cannot contain a raw newline`, 'nothing was written');
   const bytes = Buffer.byteLength(line, 'utf8');
   if (bytes > MAX_LINE_BYTES) {
     const big = largestField(line);
@@ -54,4 +59,3 @@ function largestField(line: string): { field: string; bytes: number } | undefine
   }
   return { field: k, bytes: n };
 }
-

@@ -37,7 +37,12 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
     return { ok: false, problem: 'json', message: 'a memoir line must be a JSON object' };
   }
   if (hasLoneSurrogate(text, () => raw)) {
-    return { ok: false, problem: 'utf8', message: 'a string holds a lone surrogate (a \\udXXX escape without its pair): not Unicode text, and Python readers refuse the line' };
+    return {
+      ok: false,
+      problem: 'utf8',
+      message:
+        'a string holds a lone surrogate (a \\udXXX escape without its pair): not Unicode text, and Python readers refuse the line',
+    };
   }
   let entry: MemoirEntry;
   if (isValidLine(raw)) entry = withDefaults(raw as Record<string, unknown>);

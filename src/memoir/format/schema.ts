@@ -55,9 +55,11 @@ export const SourceSchema = enumOf(SOURCES, 'source');
 export const EntryTypeSchema = enumOf(ENTRY_TYPES, 'entry_type');
 
 const finiteFloat = (what: string) =>
-  z.number({ error: (iss) => (iss.input === undefined ? `${what} is required` : `${what} must be a number`) }).refine(Number.isFinite, {
-    message: `${what} must be a finite number (NaN and Infinity are not valid JSON)`,
-  });
+  z
+    .number({ error: (iss) => (iss.input === undefined ? `${what} is required` : `${what} must be a number`) })
+    .refine(Number.isFinite, {
+      message: `${what} must be a finite number (NaN and Infinity are not valid JSON)`,
+    });
 
 const nullableString = (what: string) => z.string({ error: `${what} must be a string or null` }).nullable();
 
@@ -70,9 +72,14 @@ export const ContextSchema = z.looseObject(
   {
     task_type: z.string({ error: 'context.task_type must be a string' }).optional(),
     transcript_hash: z.string({ error: 'context.transcript_hash must be a string' }).optional(),
-    preceding_agents: z.array(AgentSchema, { error: 'context.preceding_agents must be a list of agent names' }).optional(),
+    preceding_agents: z
+      .array(AgentSchema, { error: 'context.preceding_agents must be a list of agent names' })
+      .optional(),
   },
-  { error: (iss) => (iss.code === 'invalid_type' ? `context must be a JSON object or null, not ${jsonKind(iss.input)}` : undefined) },
+  {
+    error: (iss) =>
+      iss.code === 'invalid_type' ? `context must be a JSON object or null, not ${jsonKind(iss.input)}` : undefined,
+  },
 );
 
 /** What a JSON value is, in words (for errors). */
@@ -99,7 +106,10 @@ export const PreferenceItemSchema = z.object({
 export const TrainingLabelSchema = z.object({
   preference_pair: z
     .array(PreferenceItemSchema)
-    .length(2, { error: 'training_label.preference_pair must hold exactly two items: the proposed (score 0) and the preferred (score 1)' })
+    .length(2, {
+      error:
+        'training_label.preference_pair must hold exactly two items: the proposed (score 0) and the preferred (score 1)',
+    })
     .nullable()
     .default(null),
   weight: finiteFloat('training_label.weight').default(1),
@@ -111,7 +121,8 @@ export const SplitSchema = z
     private_only: z.boolean({ error: 'split.private_only must be true or false' }),
   })
   .refine((s) => !(s.shared_eligible && s.private_only), {
-    message: 'split has both shared_eligible and private_only true; an entry is either shareable or private: set one of them to false',
+    message:
+      'split has both shared_eligible and private_only true; an entry is either shareable or private: set one of them to false',
   });
 
 export const InterruptSchema = z.object({
@@ -126,7 +137,10 @@ export const EpisodeSchema = z.looseObject({});
 /** A council_event's details (src/memoir/derive/council-event.ts reads them strictly). */
 export const CouncilDetailsSchema = z.looseObject({});
 
-export const RecordedAtSchema = z.iso.datetime({ offset: true, error: 'recorded_at must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-22T10:00:00.000Z' });
+export const RecordedAtSchema = z.iso.datetime({
+  offset: true,
+  error: 'recorded_at must be an ISO 8601 timestamp with seconds and a zone, e.g. 2026-11-22T10:00:00.000Z',
+});
 
 /** The zod schema of each kind of extension field (fields.ts). */
 const EXTENSION_KINDS = {
@@ -139,11 +153,17 @@ const EXTENSION_KINDS = {
   likert: z.number().int().min(1).max(5),
   object: z.looseObject({}),
 } satisfies Record<ExtensionKind, z.ZodType>;
-type ExtensionShape = { [F in (typeof EXTENSION_FIELDS)[number] as F['key']]: z.ZodOptional<(typeof EXTENSION_KINDS)[F['kind']]> };
-const extensionShape = Object.fromEntries(EXTENSION_FIELDS.map((f) => [f.key, EXTENSION_KINDS[f.kind].optional()])) as ExtensionShape;
+type ExtensionShape = {
+  [F in (typeof EXTENSION_FIELDS)[number] as F['key']]: z.ZodOptional<(typeof EXTENSION_KINDS)[F['kind']]>;
+};
+const extensionShape = Object.fromEntries(
+  EXTENSION_FIELDS.map((f) => [f.key, EXTENSION_KINDS[f.kind].optional()]),
+) as ExtensionShape;
 
 const standardShape = {
-  scene_id: z.string({ error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string') }),
+  scene_id: z.string({
+    error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string'),
+  }),
   agent: AgentSchema,
   source: SourceSchema,
   // upstream's defaults: a line may leave these out
@@ -159,12 +179,18 @@ const standardShape = {
 
 function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: unknown }, ctx: z.RefinementCtx): void {
   if (e.interrupt && e.entry_type !== undefined && e.entry_type !== 'interrupt') {
-    ctx.addIssue({ code: 'custom', path: ['interrupt'], message: `interrupt is set but entry_type is "${e.entry_type}"; interrupt details belong to entry_type "interrupt"` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['interrupt'],
+      message: `interrupt is set but entry_type is "${e.entry_type}"; interrupt details belong to entry_type "interrupt"`,
+    });
   }
 }
 
 /** A stored line (written by kourai or by a Python host). */
-export const MemoirLineSchema = z.looseObject({ ...standardShape, ...extensionShape }).superRefine(interruptConsistency);
+export const MemoirLineSchema = z
+  .looseObject({ ...standardShape, ...extensionShape })
+  .superRefine(interruptConsistency);
 
 /** A new entry given to `append`: upstream defaults; `split` omitted means "decide by the rule" (append decides it). */
 export const MemoirInputSchema = z
@@ -174,7 +200,12 @@ export const MemoirInputSchema = z
       split: SplitSchema.optional(),
       ...extensionShape,
     },
-    { error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (not a memoir field)` : undefined) },
+    {
+      error: (iss) =>
+        iss.code === 'unrecognized_keys'
+          ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (not a memoir field)`
+          : undefined,
+    },
   )
   .superRefine(interruptConsistency);
 
@@ -196,7 +227,10 @@ export type MemoirEntry = MemoirLine & { entry_id: string };
 export function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid entry';
-  const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  const path = issue.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
   const msg = issue.message;
   if (!path || msg.startsWith(path.split('[')[0] ?? '\u0000')) return msg;
   return `${path}: ${msg}`;

@@ -66,7 +66,8 @@ export function policyVerdict(e: Omit<SplitInput, 'split'>): SplitReason {
   if (SOURCE_POLICY[e.source] === 'instance') return 'private_source';
   if (ENTRY_TYPE_POLICY[entryTypeOf(e)] === 'instance') return 'private_entry_type';
   if (e.interrupt) {
-    if (isBondOnly(e.interrupt.interrupting_agent) || isBondOnly(e.interrupt.target_agent)) return 'bond_only_interrupt_party';
+    if (isBondOnly(e.interrupt.interrupting_agent) || isBondOnly(e.interrupt.target_agent))
+      return 'bond_only_interrupt_party';
     if (e.interrupt.visibility === 'private') return 'private_interrupt';
   }
   return 'shareable';
@@ -75,7 +76,8 @@ export function policyVerdict(e: Omit<SplitInput, 'split'>): SplitReason {
 export function decideSplit(e: SplitInput): SplitVerdict {
   const policy = policyVerdict(e);
   const claimsShared = e.split ? e.split.shared_eligible && !e.split.private_only : true;
-  if (policy !== 'shareable') return { shareable: false, reason: policy, lenient: e.split !== undefined && claimsShared };
+  if (policy !== 'shareable')
+    return { shareable: false, reason: policy, lenient: e.split !== undefined && claimsShared };
   if (!claimsShared) return { shareable: false, reason: 'marked_private', lenient: false };
   return { shareable: true, reason: 'shareable', lenient: false };
 }
@@ -85,7 +87,13 @@ export function decideSplit(e: SplitInput): SplitVerdict {
  * fields the rule reads: spreading the whole entry per line cost readers ~1 µs an entry.
  */
 export function entryVerdict(e: SplitInput & { entry_type?: EntryType | undefined }): SplitVerdict {
-  return decideSplit({ agent: e.agent, source: e.source, entry_type: entryTypeOf(e), interrupt: e.interrupt, split: e.split });
+  return decideSplit({
+    agent: e.agent,
+    source: e.source,
+    entry_type: entryTypeOf(e),
+    interrupt: e.interrupt,
+    split: e.split,
+  });
 }
 
 export function isShareable(e: SplitInput): boolean {

@@ -98,7 +98,12 @@ export function fingerprintFile(memoir: string, previous: Fingerprint | null, up
     const blocks: number[] = [];
     const since = previous ? ` since \`memoir verify\` last checked it (${previous.verified_at})` : '';
     let change: FingerprintCheck['change'] =
-      previous && size < previous.size ? { offset: size, message: `the memoir is ${previous.size - size} bytes shorter${since} (${previous.size} bytes then, ${size} now): not an append` } : null;
+      previous && size < previous.size
+        ? {
+            offset: size,
+            message: `the memoir is ${previous.size - size} bytes shorter${since} (${previous.size} bytes then, ${size} now): not an append`,
+          }
+        : null;
     for (let at = 0; at < size; at += FINGERPRINT_BLOCK) {
       const want = Math.min(FINGERPRINT_BLOCK, size - at);
       let got = 0;
@@ -113,7 +118,8 @@ export function fingerprintFile(memoir: string, previous: Fingerprint | null, up
         const k = at / FINGERPRINT_BLOCK;
         const seen = Math.min(FINGERPRINT_BLOCK, previous.size - at); // the bytes of this block the last verify saw
         const now = seen === got ? (blocks[k] as number) : crc32(bytes.subarray(0, Math.min(seen, got)));
-        if (got < seen || now !== previous.blocks[k]) change = { offset: at, message: `bytes ${at}–${at + seen} changed${since}: not an append` };
+        if (got < seen || now !== previous.blocks[k])
+          change = { offset: at, message: `bytes ${at}–${at + seen} changed${since}: not an append` };
       }
     }
     return { size, blocks, change };

@@ -61,7 +61,8 @@ export class IdSet {
 
   /** The same, for a key already hashed to an integer in [0, 2^52). */
   addOrGetHash(h: number, location: number): number | undefined {
-    if (!(location >= 0 && location <= 0xffffffff && Number.isInteger(location))) throw new RangeError(`IdSet location ${location} is not an integer in [0, 2^32)`);
+    if (!(location >= 0 && location <= 0xffffffff && Number.isInteger(location)))
+      throw new RangeError(`IdSet location ${location} is not an integer in [0, 2^32)`);
     const mask = this.keys.length - 1;
     let i = (h % (mask + 1)) & mask;
     for (;;) {

@@ -66,13 +66,39 @@ export interface ScanRange {
 export const CHUNK_LINES = 4096;
 
 export function newChunk(capacity = CHUNK_LINES): LineChunk {
-  return chunkOf(0, new Uint32Array(capacity), new Float64Array(capacity), new Uint32Array(capacity), new Float64Array(capacity), new Float64Array(capacity), [], [], false, -1, 0, false);
+  return chunkOf(
+    0,
+    new Uint32Array(capacity),
+    new Float64Array(capacity),
+    new Uint32Array(capacity),
+    new Float64Array(capacity),
+    new Float64Array(capacity),
+    [],
+    [],
+    false,
+    -1,
+    0,
+    false,
+  );
 }
 
 // One factory per object kind, for chunks made here and chunks received from a worker alike: an
 // object rebuilt by postMessage has another hidden class than a literal, and the merge that reads
 // both kinds was deoptimized and recompiled ("wrong map") a dozen times per memoir.
-function chunkOf(count: number, line: Uint32Array, offset: Float64Array, length: Uint32Array, idHash: Float64Array, pyHash: Float64Array, problems: ChunkProblem[], revisions: ChunkRevision[], needsDerivedIds: boolean, bytes: number, lines: number, last: boolean): LineChunk {
+function chunkOf(
+  count: number,
+  line: Uint32Array,
+  offset: Float64Array,
+  length: Uint32Array,
+  idHash: Float64Array,
+  pyHash: Float64Array,
+  problems: ChunkProblem[],
+  revisions: ChunkRevision[],
+  needsDerivedIds: boolean,
+  bytes: number,
+  lines: number,
+  last: boolean,
+): LineChunk {
   return { count, line, offset, length, idHash, pyHash, problems, revisions, needsDerivedIds, bytes, lines, last };
 }
 
@@ -80,7 +106,15 @@ function problemOf(line: number, offset: number, kind: ChunkProblem['kind'], mes
   return { line, offset, kind, message };
 }
 
-function revisionOf(at: number, entryId: string, python: boolean, supersedes: string, recordedAt: string | null, type: EntryType, shareable: boolean): ChunkRevision {
+function revisionOf(
+  at: number,
+  entryId: string,
+  python: boolean,
+  supersedes: string,
+  recordedAt: string | null,
+  type: EntryType,
+  shareable: boolean,
+): ChunkRevision {
   return { at, entryId, python, supersedes, recordedAt, type, shareable };
 }
 
@@ -138,7 +172,11 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
   // No closures here: a closure would put these locals in a context, and TurboFan's code for this
   // loop (specialized to that context) died with each range: with ranges of 1-8 MiB the whole
   // scanner was deoptimized ("weak objects") and recompiled after every few ranges.
-  const lines = readLineViewsFd(fd, { fromOffset: range.from, untilOffset: range.until, ...(opts.buffer ? { buffer: opts.buffer } : {}) });
+  const lines = readLineViewsFd(fd, {
+    fromOffset: range.from,
+    untilOffset: range.until,
+    ...(opts.buffer ? { buffer: opts.buffer } : {}),
+  });
   for (;;) {
     const r = lines.next();
     if (r.done === true) {
@@ -156,27 +194,64 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
         const s = scanned.start('entry_id');
         const e = scanned.end('entry_id');
         // The scanner takes ASCII ids only, so the bytes hash as the string does.
-        if (lazy && e - s >= 3 && v.buf[s] === 0x70 && v.buf[s + 1] === 0x79 && v.buf[s + 2] === 0x5f) c.needsDerivedIds = true; // "py_"
+        if (lazy && e - s >= 3 && v.buf[s] === 0x70 && v.buf[s + 1] === 0x79 && v.buf[s + 2] === 0x5f)
+          c.needsDerivedIds = true; // "py_"
         const i = pushEntry(c, v, hash52Ascii(v.buf, s, e), -1, verdict);
-        if (supersedes !== null) addRevision(c, lazy, i, scanned.string('entry_id') as string, false, supersedes, scanned.string('recorded_at'), scanned.type(), verdict);
+        if (supersedes !== null)
+          addRevision(
+            c,
+            lazy,
+            i,
+            scanned.string('entry_id') as string,
+            false,
+            supersedes,
+            scanned.string('recorded_at'),
+            scanned.type(),
+            verdict,
+          );
       } else {
         const base = !lazy || supersedes !== null ? derivedId(v.buf.subarray(v.start, v.end)) : '';
         const i = pushEntry(c, v, lazy ? -1 : hash52(base), lineHash(v.buf, v.start, v.end), verdict);
-        if (supersedes !== null) addRevision(c, lazy, i, base, true, supersedes, scanned.string('recorded_at'), scanned.type(), verdict);
+        if (supersedes !== null)
+          addRevision(c, lazy, i, base, true, supersedes, scanned.string('recorded_at'), scanned.type(), verdict);
       }
     } else {
       // Identical Python lines are numbered when the chunks are merged: here every one is the first.
       const rec = toRecord(rawLineOf(v), firstOccurrence);
       if (rec.kind === 'torn') {
-        c.problems.push(problemOf(rec.line, rec.offset, 'torn_tail', `torn final fragment of ${rec.length} bytes (a write that never finished)`));
+        c.problems.push(
+          problemOf(
+            rec.line,
+            rec.offset,
+            'torn_tail',
+            `torn final fragment of ${rec.length} bytes (a write that never finished)`,
+          ),
+        );
       } else if (rec.kind === 'invalid') {
         c.problems.push(problemOf(rec.line, rec.offset, rec.problem, rec.message));
       } else {
         const entry = rec.entry;
         if (lazy && !rec.derived && entry.entry_id.startsWith('py_')) c.needsDerivedIds = true;
         const verdict = entryVerdict(entry);
-        const i = pushEntry(c, v, lazy && rec.derived ? -1 : hash52(entry.entry_id), rec.derived ? lineHash(v.buf, v.start, v.end) : -1, verdict);
-        if (typeof entry.supersedes === 'string') addRevision(c, lazy, i, entry.entry_id, rec.derived, entry.supersedes, typeof entry.recorded_at === 'string' ? entry.recorded_at : null, entryTypeOf(entry), verdict);
+        const i = pushEntry(
+          c,
+          v,
+          lazy && rec.derived ? -1 : hash52(entry.entry_id),
+          rec.derived ? lineHash(v.buf, v.start, v.end) : -1,
+          verdict,
+        );
+        if (typeof entry.supersedes === 'string')
+          addRevision(
+            c,
+            lazy,
+            i,
+            entry.entry_id,
+            rec.derived,
+            entry.supersedes,
+            typeof entry.recorded_at === 'string' ? entry.recorded_at : null,
+            entryTypeOf(entry),
+            verdict,
+          );
       }
     }
     if (++views % CHUNK_LINES === 0) {
@@ -192,7 +267,14 @@ const firstOccurrence = (): number => 1;
 /** One entry into the chunk's columns (and its lenient split into its problems): its index in the chunk. */
 function pushEntry(c: LineChunk, v: LineView, idHash: number, pyHash: number, verdict: SplitVerdict): number {
   if (verdict.lenient) {
-    c.problems.push(problemOf(v.line, v.offset, 'lenient_split', `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private`));
+    c.problems.push(
+      problemOf(
+        v.line,
+        v.offset,
+        'lenient_split',
+        `split says shared but the entry is private: ${SPLIT_REASON_TEXT[verdict.reason]}; kourai treats it as private`,
+      ),
+    );
   }
   const i = c.count++;
   c.line[i] = v.line;
@@ -203,7 +285,17 @@ function pushEntry(c: LineChunk, v: LineView, idHash: number, pyHash: number, ve
   return i;
 }
 
-function addRevision(c: LineChunk, lazy: boolean, i: number, entryId: string, python: boolean, supersedes: string, recordedAt: string | null, type: EntryType, verdict: SplitVerdict): void {
+function addRevision(
+  c: LineChunk,
+  lazy: boolean,
+  i: number,
+  entryId: string,
+  python: boolean,
+  supersedes: string,
+  recordedAt: string | null,
+  type: EntryType,
+  verdict: SplitVerdict,
+): void {
   c.revisions.push(revisionOf(i, entryId, python, supersedes, normalTime(recordedAt), type, verdict.shareable));
   if (lazy && supersedes.startsWith('py_')) c.needsDerivedIds = true;
 }

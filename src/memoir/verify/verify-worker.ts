@@ -24,7 +24,10 @@ export interface VerifyWorkerInput {
   failAfter?: number;
 }
 
-export type VerifyWorkerMessage = { type: 'chunk'; block: number; chunk: LineChunk } | { type: 'done' } | { type: 'error'; message: string; code?: string };
+export type VerifyWorkerMessage =
+  | { type: 'chunk'; block: number; chunk: LineChunk }
+  | { type: 'done' }
+  | { type: 'error'; message: string; code?: string };
 
 const input = workerData as VerifyWorkerInput;
 const port = parentPort;
@@ -35,7 +38,7 @@ if (port) {
     const scanned = new ScannedLine(); // one scanner state and one read buffer for every range
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     const merged = new Int32Array(input.merged);
-    for (let from = 0; ; ) {
+    for (let from = 0; ;) {
       const upTo = Atomics.load(merged, 0);
       const k = claimBlock(owners, from, input.id, upTo + READ_AHEAD);
       if (k < 0) {
@@ -44,7 +47,13 @@ if (port) {
         continue;
       }
       from = k + 1;
-      for (const chunk of scanRange(input.fd, input.blocks[k] as ScanRange, { lazy: input.lazy, scan: input.scan, scanned, buffer, freshChunks: true })) {
+      for (const chunk of scanRange(input.fd, input.blocks[k] as ScanRange, {
+        lazy: input.lazy,
+        scan: input.scan,
+        scanned,
+        buffer,
+        freshChunks: true,
+      })) {
         // Copied, not transferred: the first ArrayBuffer detached in a thread throws away every
         // optimized function there that reads a typed array (V8's detaching protector), the
         // scanner included, and the recompiled code checks for detachment on every access.
@@ -55,6 +64,10 @@ if (port) {
     port.postMessage({ type: 'done' } satisfies VerifyWorkerMessage);
   } catch (err) {
     const e = err as Error & { code?: string };
-    port.postMessage({ type: 'error', message: e.message, ...(e.code ? { code: e.code } : {}) } satisfies VerifyWorkerMessage);
+    port.postMessage({
+      type: 'error',
+      message: e.message,
+      ...(e.code ? { code: e.code } : {}),
+    } satisfies VerifyWorkerMessage);
   }
 }

@@ -9,7 +9,14 @@ import { RevisionGraph, type RevisionNode } from '../derive/revisions.js';
 import { entryTypeOf, entryVerdict } from '../format/split-rule.js';
 import { ScannedLine } from '../format/scan/canonical-line.js';
 import { normalTime, scanRange, type ChunkProblem, type LineChunk, type ScanRange } from './verify-scan.js';
-import { blockBytes, claimBlock, DEFAULT_SPLIT_BYTES, MAIN_THREAD, READ_AHEAD, unclaimedFrom } from './verify-blocks.js';
+import {
+  blockBytes,
+  claimBlock,
+  DEFAULT_SPLIT_BYTES,
+  MAIN_THREAD,
+  READ_AHEAD,
+  unclaimedFrom,
+} from './verify-blocks.js';
 // verify-threads.ts (worker_threads, the worker's start-up) is imported only for a file big enough to split.
 import type { BlockWorker } from './verify-threads.js';
 
@@ -177,7 +184,9 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   const threading = mayThread ? await import('./verify-threads.js') : undefined;
   const parallel = threading !== undefined && threading.verifyWorkerAvailable();
   const step = parallel ? (opts.blockBytes ?? blockBytes(size, threads)) : 0;
-  const hints = opts.splitAt ?? (parallel ? Array.from({ length: Math.ceil(size / step) - 1 }, (_, i) => Math.floor((i + 1) * step)) : []);
+  const hints =
+    opts.splitAt ??
+    (parallel ? Array.from({ length: Math.ceil(size / step) - 1 }, (_, i) => Math.floor((i + 1) * step)) : []);
   const starts = lineStarts(fd, size, hints);
   const ranges: ScanRange[] = [0, ...starts].map((from, i) => ({ from, until: starts[i] ?? size }));
   const scanOpts = { lazy: seen.lazyDerivedIds, scan: opts.scan !== false };
@@ -191,9 +200,24 @@ async function verifyFd(fd: number, path: string, seen: SeenIds, opts: VerifyFil
   // Ranges merged so far: a thread claims no range READ_AHEAD or more past it.
   const mergedUpTo = new Int32Array(new SharedArrayBuffer(4));
   const workers = parallel
-    ? Array.from({ length: threads - 1 }, (_, i) => new threading.BlockWorker({ fd, blocks: ranges, owners: owners.buffer as SharedArrayBuffer, merged: mergedUpTo.buffer as SharedArrayBuffer, id: MAIN_THREAD + 1 + i, ...scanOpts, ...(opts.workerFailsAfter !== undefined ? { failAfter: opts.workerFailsAfter } : {}) }, (k, c) => {
-        if (c.bytes >= 0) reached[k] = c.bytes;
-      }))
+    ? Array.from(
+        { length: threads - 1 },
+        (_, i) =>
+          new threading.BlockWorker(
+            {
+              fd,
+              blocks: ranges,
+              owners: owners.buffer as SharedArrayBuffer,
+              merged: mergedUpTo.buffer as SharedArrayBuffer,
+              id: MAIN_THREAD + 1 + i,
+              ...scanOpts,
+              ...(opts.workerFailsAfter !== undefined ? { failAfter: opts.workerFailsAfter } : {}),
+            },
+            (k, c) => {
+              if (c.bytes >= 0) reached[k] = c.bytes;
+            },
+          ),
+      )
     : [];
   const reported = new Set<BlockWorker>();
   const failed = (w: BlockWorker): boolean => {
@@ -363,8 +387,16 @@ class FileMerge {
       }
       if (occurrence > 1) {
         const line = c.line[i] as number;
-        while (p < c.problems.length && (c.problems[p] as ChunkProblem).line <= line) this.problem(c.problems[p++] as ChunkProblem);
-        this.problems.push({ path: this.path, line: this.lineBase + line, offset, kind: 'identical_line', severity: 'warning', message: `identical to an earlier line (derived id ${derivedId(readBytes(this.fd, offset, length), occurrence)})` });
+        while (p < c.problems.length && (c.problems[p] as ChunkProblem).line <= line)
+          this.problem(c.problems[p++] as ChunkProblem);
+        this.problems.push({
+          path: this.path,
+          line: this.lineBase + line,
+          offset,
+          kind: 'identical_line',
+          severity: 'warning',
+          message: `identical to an earlier line (derived id ${derivedId(readBytes(this.fd, offset, length), occurrence)})`,
+        });
       }
     }
     while (p < c.problems.length) this.problem(c.problems[p++] as ChunkProblem);
@@ -372,7 +404,15 @@ class FileMerge {
       const ordinal = firstOrdinal + r.at;
       const occurrence = seen.occurrence.get(ordinal);
       const entryId = r.python && occurrence > 1 ? `${r.entryId}~${occurrence}` : r.entryId;
-      seen.revisions.push({ entry_id: entryId, supersedes: r.supersedes, recorded_at: r.recordedAt, order: ordinal, entry_type: r.type, shareable: r.shareable, ordinal });
+      seen.revisions.push({
+        entry_id: entryId,
+        supersedes: r.supersedes,
+        recorded_at: r.recordedAt,
+        order: ordinal,
+        entry_type: r.type,
+        shareable: r.shareable,
+        ordinal,
+      });
     }
     if (c.needsDerivedIds) seen.needsDerivedIds = true;
     this.entries += c.count;
@@ -382,8 +422,25 @@ class FileMerge {
 
   private problem(q: ChunkProblem): void {
     const line = this.lineBase + q.line;
-    if (q.kind === 'torn_tail') this.problems.push({ path: this.path, line, offset: q.offset, kind: q.kind, severity: 'error', message: q.message, fix: `kourai memoir repair --memoir ${this.path}` });
-    else this.problems.push({ path: this.path, line, offset: q.offset, kind: q.kind, severity: 'error', message: q.message });
+    if (q.kind === 'torn_tail')
+      this.problems.push({
+        path: this.path,
+        line,
+        offset: q.offset,
+        kind: q.kind,
+        severity: 'error',
+        message: q.message,
+        fix: `kourai memoir repair --memoir ${this.path}`,
+      });
+    else
+      this.problems.push({
+        path: this.path,
+        line,
+        offset: q.offset,
+        kind: q.kind,
+        severity: 'error',
+        message: q.message,
+      });
   }
 
   /** A Python line seen in lazy mode: the same line in two memoirs would share a derived id. */
@@ -537,7 +594,6 @@ export function revisionProblems(seen: SeenIds): Problem[] {
   });
 }
 
-
 export interface MemoirsVerification {
   /** Per path, in order. */
   files: FileVerification[];
@@ -545,7 +601,17 @@ export interface MemoirsVerification {
   crossFile: Problem[];
 }
 
-export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoint' | 'scan' | 'threads' | 'minSplitBytes' | 'onWorkerFailure' | 'blockBytes' | 'mainFrom' | 'workerFailsAfter'> {
+export interface VerifyMemoirsOptions extends Pick<
+  VerifyFileOptions,
+  | 'checkpoint'
+  | 'scan'
+  | 'threads'
+  | 'minSplitBytes'
+  | 'onWorkerFailure'
+  | 'blockBytes'
+  | 'mainFrom'
+  | 'workerFailsAfter'
+> {
   onProgress?: (file: number, bytes: number) => void;
   /** Tests: per file, where to split it (VerifyFileOptions.splitAt). */
   splitAt?: (path: string, size: number) => readonly number[];
@@ -557,13 +623,20 @@ export interface VerifyMemoirsOptions extends Pick<VerifyFileOptions, 'checkpoin
  * should a written id or `supersedes` name a derived id, the memoirs are read again with every
  * derived id computed (exact either way; the second read only costs time, and only then).
  */
-export async function verifyMemoirs(paths: readonly string[], opts: VerifyMemoirsOptions = {}): Promise<MemoirsVerification> {
+export async function verifyMemoirs(
+  paths: readonly string[],
+  opts: VerifyMemoirsOptions = {},
+): Promise<MemoirsVerification> {
   const sizes = paths.map((p) => statSync(p).size);
   const pass = async (seen: SeenIds): Promise<MemoirsVerification> => {
     const files: FileVerification[] = [];
     for (const [i, p] of paths.entries()) {
       const size = sizes[i] ?? 0;
-      const threads = opts.threads ?? (size < DEFAULT_SPLIT_BYTES ? 1 : (await import('./verify-threads.js')).defaultThreads(undefined, undefined, size));
+      const threads =
+        opts.threads ??
+        (size < DEFAULT_SPLIT_BYTES
+          ? 1
+          : (await import('./verify-threads.js')).defaultThreads(undefined, undefined, size));
       const fileOpts: VerifyFileOptions = { onProgress: (b) => opts.onProgress?.(i, b), threads };
       if (opts.checkpoint) fileOpts.checkpoint = opts.checkpoint;
       if (opts.scan === false) fileOpts.scan = false;

@@ -20,7 +20,8 @@ code{background:#f2f2f2;padding:0 .25rem;border-radius:3px}
 `;
 
 const pct = (v: number): string => (Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : '—');
-const ms = (s: Stat): string => (Number.isFinite(s.mean) ? `${(s.mean * 100).toFixed(1)} ± ${(s.sd * 100).toFixed(1)}` : '—');
+const ms = (s: Stat): string =>
+  Number.isFinite(s.mean) ? `${(s.mean * 100).toFixed(1)} ± ${(s.sd * 100).toFixed(1)}` : '—';
 
 /** Background from red (chance or worse) to green (perfect) for an accuracy. */
 function heat(v: number): string {
@@ -43,30 +44,53 @@ function targetValue(t: Target): string {
   }
 }
 
-export function renderHtml(x: Experiment, s: Summary, meta: { id: string; generatedAt: string; command?: string }): string {
+export function renderHtml(
+  x: Experiment,
+  s: Summary,
+  meta: { id: string; generatedAt: string; command?: string },
+): string {
   const eps = (e: number | null): string => (e === null ? '∞' : String(e));
   const parts: string[] = [];
-  parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>kourai federate simulate — ${esc(meta.id)}</title><style>${CSS}</style></head><body>`);
+  parts.push(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>kourai federate simulate — ${esc(meta.id)}</title><style>${CSS}</style></head><body>`,
+  );
   parts.push(`<h1>Federated council: simulated evaluation</h1>`);
-  parts.push(`<p class="sub">${x.forges} forges (${x.byzantine} Byzantine)${x.cohort < x.forges ? `, cohorts of ${x.cohort} per round` : ''}, ${x.rounds} rounds, agents ${esc(x.agents.join(', '))}, seeds ${esc(x.seeds.join(', '))}, ${x.sessions} sessions × ${x.turns} turns per forge, ${x.localEpochs} local epochs, clip S = ${x.clipNorm}. Cells ${s.cells.done}/${s.cells.total}. Experiment <code>${esc(meta.id)}</code>, ${esc(meta.generatedAt)}.${meta.command ? ` Reproduce: <code>${esc(meta.command)}</code>` : ''}</p>`);
+  parts.push(
+    `<p class="sub">${x.forges} forges (${x.byzantine} Byzantine)${x.cohort < x.forges ? `, cohorts of ${x.cohort} per round` : ''}, ${x.rounds} rounds, agents ${esc(x.agents.join(', '))}, seeds ${esc(x.seeds.join(', '))}, ${x.sessions} sessions × ${x.turns} turns per forge, ${x.localEpochs} local epochs, clip S = ${x.clipNorm}. Cells ${s.cells.done}/${s.cells.total}. Experiment <code>${esc(meta.id)}</code>, ${esc(meta.generatedAt)}.${meta.command ? ` Reproduce: <code>${esc(meta.command)}</code>` : ''}</p>`,
+  );
 
-  parts.push('<h2 id="targets">Targets</h2><table><tr><th class="l">claim</th><th class="l">goal</th><th>value</th><th class="l">result</th></tr>');
-  for (const t of s.targets) parts.push(`<tr><td class="l">${esc(t.name)}</td><td class="l">${esc(t.goal)}</td><td>${targetValue(t)}</td><td class="l"><span class="${t.met ? 'met">met' : 'missed">MISSED'}</span> — ${esc(t.detail)}</td></tr>`);
+  parts.push(
+    '<h2 id="targets">Targets</h2><table><tr><th class="l">claim</th><th class="l">goal</th><th>value</th><th class="l">result</th></tr>',
+  );
+  for (const t of s.targets)
+    parts.push(
+      `<tr><td class="l">${esc(t.name)}</td><td class="l">${esc(t.goal)}</td><td>${targetValue(t)}</td><td class="l"><span class="${t.met ? 'met">met' : 'missed">MISSED'}</span> — ${esc(t.detail)}</td></tr>`,
+    );
   parts.push('</table>');
 
   const attacks = [...new Set(s.byzantine.map((r) => r.attack))];
-  parts.push(`<h2 id="byzantine">Byzantine robustness</h2><p>Council quality: held-out pairwise accuracy of the global council adapter on the shared craft preference (words never seen in training), mean ± sd over seeds, at ε ${x.epsilon === Infinity ? '∞' : x.epsilon}. The worst attack of each strategy is outlined.</p>`);
-  parts.push(`<table class="byzantine"><tr><th class="l">strategy</th>${attacks.map((a) => `<th title="${esc(ATTACK_TEXT[a])}">${esc(a)}</th>`).join('')}<th>worst drop</th><th>Byzantine exiled</th><th>false exiles</th></tr>`);
+  parts.push(
+    `<h2 id="byzantine">Byzantine robustness</h2><p>Council quality: held-out pairwise accuracy of the global council adapter on the shared craft preference (words never seen in training), mean ± sd over seeds, at ε ${x.epsilon === Infinity ? '∞' : x.epsilon}. The worst attack of each strategy is outlined.</p>`,
+  );
+  parts.push(
+    `<table class="byzantine"><tr><th class="l">strategy</th>${attacks.map((a) => `<th title="${esc(ATTACK_TEXT[a])}">${esc(a)}</th>`).join('')}<th>worst drop</th><th>Byzantine exiled</th><th>false exiles</th></tr>`,
+  );
   for (const strategy of x.strategies) {
     const rows = s.byzantine.filter((r) => r.strategy === strategy);
     if (rows.length === 0) continue;
     const worst = s.worst.find((w) => w.strategy === strategy);
-    parts.push(`<tr><td class="l">${esc(strategy)}</td>${attacks
-      .map((a) => {
-        const r = rows.find((y) => y.attack === a);
-        return r ? `<td style="background:${heat(r.council.mean)}"${worst?.attack === a ? ' class="worst"' : ''}>${ms(r.council)}</td>` : '<td></td>';
-      })
-      .join('')}<td>${worst ? pct(worst.drop) : '—'}</td><td>${rows.reduce((a, r) => a + (r.attack === 'none' ? 0 : r.exiled), 0).toFixed(1)}</td><td>${rows.reduce((a, r) => a + r.falseExiles, 0)}</td></tr>`);
+    parts.push(
+      `<tr><td class="l">${esc(strategy)}</td>${attacks
+        .map((a) => {
+          const r = rows.find((y) => y.attack === a);
+          return r
+            ? `<td style="background:${heat(r.council.mean)}"${worst?.attack === a ? ' class="worst"' : ''}>${ms(r.council)}</td>`
+            : '<td></td>';
+        })
+        .join(
+          '',
+        )}<td>${worst ? pct(worst.drop) : '—'}</td><td>${rows.reduce((a, r) => a + (r.attack === 'none' ? 0 : r.exiled), 0).toFixed(1)}</td><td>${rows.reduce((a, r) => a + r.falseExiles, 0)}</td></tr>`,
+    );
   }
   parts.push('</table><ul>');
   for (const a of attacks) parts.push(`<li><b>${esc(a)}</b>: ${esc(ATTACK_TEXT[a])}</li>`);
@@ -75,57 +99,150 @@ export function renderHtml(x: Experiment, s: Summary, meta: { id: string; genera
   for (const strategy of x.strategies) {
     const rows = s.byzantine.filter((r) => r.strategy === strategy);
     if (rows.length === 0) continue;
-    parts.push(lineChart(`rounds-${strategy}`, `${strategy}: council quality by round`, rounds, rows.map((r) => ({ name: r.attack, values: r.curve, dashed: r.attack === 'none' })), 'round'));
+    parts.push(
+      lineChart(
+        `rounds-${strategy}`,
+        `${strategy}: council quality by round`,
+        rounds,
+        rows.map((r) => ({ name: r.attack, values: r.curve, dashed: r.attack === 'none' })),
+        'round',
+      ),
+    );
   }
   parts.push('</div>');
 
   if (s.privacy.length) {
-    parts.push(`<h2 id="privacy">Privacy / utility</h2><p>No attack. σ is the noise multiplier for ε toward an observer of the released council models over the ${x.rounds} rounds at δ = ${x.delta} (RDP accountant${x.cohort < x.forges ? `, amplified by Poisson cohort sampling at q = ${(x.cohort / x.forges).toFixed(3)}: the guarantee holds against parties who cannot predict the cohort` : ', q = 1'}). A forge's own ledger trusts no council and charges every release it made, unamplified: its ε is in the last column. <b>local</b>: each forge adds σ (${esc(x.reference)}); <b>distributed</b>: each forge adds a 1/K share and the council sees only the sum under secure aggregation (FedAvg behind the norm bound: a robust rule cannot see the updates); <b>small</b>: a small shared adapter (the input-side A factors stay at the public initialisation; far fewer values carry noise). ∞ = clipping without noise.</p>`);
-    parts.push('<table><tr><th>ε</th><th class="l">noise</th><th>federated values</th><th>σ</th><th>council quality</th><th>bond + council (all preferences)</th><th>rounds to converge</th><th>releases (most, mean)</th><th>a forge\'s own ledger ε</th><th title="norm of the honest cohort mean update / expected norm of the noise in it">signal / noise</th></tr>');
-    for (const p of s.privacy) parts.push(`<tr><td>${eps(p.epsilon)}</td><td class="l">${p.variant}</td><td>${p.sharedValues}</td><td>${p.sigma.toFixed(2)}</td><td style="background:${heat(p.council.mean)}">${ms(p.council)}</td><td>${p.bondCouncil ? ms(p.bondCouncil) : '—'}</td><td>${Number.isFinite(p.roundsToConverge) ? p.roundsToConverge : '—'}</td><td>${p.releases.max}, ${p.releases.mean.toFixed(1)}</td><td>${p.forgeLedgerEpsilon === null ? '∞' : p.forgeLedgerEpsilon.toFixed(2)}</td><td>${Number.isFinite(p.signal) ? `${p.signal.toFixed(3)} / ${p.noise.toFixed(3)}` : '—'}</td></tr>`);
+    parts.push(
+      `<h2 id="privacy">Privacy / utility</h2><p>No attack. σ is the noise multiplier for ε toward an observer of the released council models over the ${x.rounds} rounds at δ = ${x.delta} (RDP accountant${x.cohort < x.forges ? `, amplified by Poisson cohort sampling at q = ${(x.cohort / x.forges).toFixed(3)}: the guarantee holds against parties who cannot predict the cohort` : ', q = 1'}). A forge's own ledger trusts no council and charges every release it made, unamplified: its ε is in the last column. <b>local</b>: each forge adds σ (${esc(x.reference)}); <b>distributed</b>: each forge adds a 1/K share and the council sees only the sum under secure aggregation (FedAvg behind the norm bound: a robust rule cannot see the updates); <b>small</b>: a small shared adapter (the input-side A factors stay at the public initialisation; far fewer values carry noise). ∞ = clipping without noise.</p>`,
+    );
+    parts.push(
+      '<table><tr><th>ε</th><th class="l">noise</th><th>federated values</th><th>σ</th><th>council quality</th><th>bond + council (all preferences)</th><th>rounds to converge</th><th>releases (most, mean)</th><th>a forge\'s own ledger ε</th><th title="norm of the honest cohort mean update / expected norm of the noise in it">signal / noise</th></tr>',
+    );
+    for (const p of s.privacy)
+      parts.push(
+        `<tr><td>${eps(p.epsilon)}</td><td class="l">${p.variant}</td><td>${p.sharedValues}</td><td>${p.sigma.toFixed(2)}</td><td style="background:${heat(p.council.mean)}">${ms(p.council)}</td><td>${p.bondCouncil ? ms(p.bondCouncil) : '—'}</td><td>${Number.isFinite(p.roundsToConverge) ? p.roundsToConverge : '—'}</td><td>${p.releases.max}, ${p.releases.mean.toFixed(1)}</td><td>${p.forgeLedgerEpsilon === null ? '∞' : p.forgeLedgerEpsilon.toFixed(2)}</td><td>${Number.isFinite(p.signal) ? `${p.signal.toFixed(3)} / ${p.noise.toFixed(3)}` : '—'}</td></tr>`,
+      );
     parts.push('</table><div class="charts">');
     const epsList = [...new Set(s.privacy.map((p) => p.epsilon))];
     const labels = epsList.map(eps);
     const series: Series[] = (['local', 'small', 'distributed', 'distributed-small'] as const)
       .filter((v) => s.privacy.some((p) => p.variant === v))
-      .map((v) => ({ name: `council, ${v}`, values: epsList.map((e) => s.privacy.find((p) => p.variant === v && p.epsilon === e)?.council.mean ?? NaN), spread: epsList.map((e) => s.privacy.find((p) => p.variant === v && p.epsilon === e)?.council.sd ?? 0) }));
-    parts.push(lineChart('privacy', `council quality against ε (${x.forges} forges, cohorts of ${x.cohort})`, labels, series, 'ε'));
-    parts.push(lineChart('privacy-rounds', 'council quality by round, per ε and noise', rounds, s.privacy.map((p) => ({ name: `ε ${eps(p.epsilon)} ${p.variant}`, values: p.curve, dashed: p.variant !== 'local' })), 'round'));
+      .map((v) => ({
+        name: `council, ${v}`,
+        values: epsList.map((e) => s.privacy.find((p) => p.variant === v && p.epsilon === e)?.council.mean ?? NaN),
+        spread: epsList.map((e) => s.privacy.find((p) => p.variant === v && p.epsilon === e)?.council.sd ?? 0),
+      }));
+    parts.push(
+      lineChart(
+        'privacy',
+        `council quality against ε (${x.forges} forges, cohorts of ${x.cohort})`,
+        labels,
+        series,
+        'ε',
+      ),
+    );
+    parts.push(
+      lineChart(
+        'privacy-rounds',
+        'council quality by round, per ε and noise',
+        rounds,
+        s.privacy.map((p) => ({
+          name: `ε ${eps(p.epsilon)} ${p.variant}`,
+          values: p.curve,
+          dashed: p.variant !== 'local',
+        })),
+        'round',
+      ),
+    );
     parts.push('</div>');
   }
 
   if (s.personalization) {
     const q = s.personalization;
-    parts.push(`<h2 id="personalization">Personalization</h2><p>Each honest forge's bond adapter trained over the council adapter, the council adapter alone, and a bond adapter trained alone, measured on that player's held-out preferences (${q.forges} forges with personal preferences for the measured agents).</p>`);
+    parts.push(
+      `<h2 id="personalization">Personalization</h2><p>Each honest forge's bond adapter trained over the council adapter, the council adapter alone, and a bond adapter trained alone, measured on that player's held-out preferences (${q.forges} forges with personal preferences for the measured agents).</p>`,
+    );
     const groups = ['personal', 'craft', 'all'] as const;
-    const sets = [['bond + council', q.bondCouncil], ['council only', q.councilOnly], ['bond only', q.bondOnly]] as const;
+    const sets = [
+      ['bond + council', q.bondCouncil],
+      ['council only', q.councilOnly],
+      ['bond only', q.bondOnly],
+    ] as const;
     parts.push('<table><tr><th class="l">adapters</th><th>personal</th><th>craft</th><th>all</th></tr>');
-    for (const [name, v] of sets) parts.push(`<tr><td class="l">${name}</td>${groups.map((g) => `<td>${ms(v[g])}</td>`).join('')}</tr>`);
+    for (const [name, v] of sets)
+      parts.push(`<tr><td class="l">${name}</td>${groups.map((g) => `<td>${ms(v[g])}</td>`).join('')}</tr>`);
     parts.push('</table><div class="charts">');
-    parts.push(barChart('personalization', 'held-out accuracy by adapter set', [...groups], sets.map(([name, v]) => ({ name, values: groups.map((g) => v[g].mean), spread: groups.map((g) => v[g].sd) }))));
+    parts.push(
+      barChart(
+        'personalization',
+        'held-out accuracy by adapter set',
+        [...groups],
+        sets.map(([name, v]) => ({ name, values: groups.map((g) => v[g].mean), spread: groups.map((g) => v[g].sd) })),
+      ),
+    );
     parts.push('</div>');
   }
   if (s.split.length) {
-    parts.push(`<h2 id="split">The split against its controls</h2><p><b>semantic</b>: the gameplay rule decides which entries train the council adapter; a bond adapter learns from everything at home. <b>param-random</b>: one adapter per agent trained on all entries, a random half of its parameters federated (the same half at every forge), the rest local. <b>fedsa</b>: the same, with the A factors federated and the B factors local (FedSA-LoRA). Personalised: bond + council, or the control's one adapter (the council's values on the federated half, the forge's own elsewhere), on all of a player's held-out preferences.</p>`);
-    parts.push('<table><tr><th class="l">split</th><th>council quality</th><th>council only (all preferences)</th><th>personalised (all preferences)</th></tr>');
-    for (const r of s.split) parts.push(`<tr><td class="l">${r.split}</td><td>${ms(r.council)}</td><td>${r.councilOnly ? ms(r.councilOnly) : '—'}</td><td>${r.bondCouncil ? ms(r.bondCouncil) : '—'}</td></tr>`);
+    parts.push(
+      `<h2 id="split">The split against its controls</h2><p><b>semantic</b>: the gameplay rule decides which entries train the council adapter; a bond adapter learns from everything at home. <b>param-random</b>: one adapter per agent trained on all entries, a random half of its parameters federated (the same half at every forge), the rest local. <b>fedsa</b>: the same, with the A factors federated and the B factors local (FedSA-LoRA). Personalised: bond + council, or the control's one adapter (the council's values on the federated half, the forge's own elsewhere), on all of a player's held-out preferences.</p>`,
+    );
+    parts.push(
+      '<table><tr><th class="l">split</th><th>council quality</th><th>council only (all preferences)</th><th>personalised (all preferences)</th></tr>',
+    );
+    for (const r of s.split)
+      parts.push(
+        `<tr><td class="l">${r.split}</td><td>${ms(r.council)}</td><td>${r.councilOnly ? ms(r.councilOnly) : '—'}</td><td>${r.bondCouncil ? ms(r.bondCouncil) : '—'}</td></tr>`,
+      );
     parts.push('</table><div class="charts">');
-    parts.push(barChart('split', 'semantic split vs parameter-split controls', s.split.map((r) => r.split), [{ name: 'council quality', values: s.split.map((r) => r.council.mean), spread: s.split.map((r) => r.council.sd) }, { name: 'personalised (all)', values: s.split.map((r) => r.bondCouncil?.mean ?? NaN), spread: s.split.map((r) => r.bondCouncil?.sd ?? 0) }]));
+    parts.push(
+      barChart(
+        'split',
+        'semantic split vs parameter-split controls',
+        s.split.map((r) => r.split),
+        [
+          {
+            name: 'council quality',
+            values: s.split.map((r) => r.council.mean),
+            spread: s.split.map((r) => r.council.sd),
+          },
+          {
+            name: 'personalised (all)',
+            values: s.split.map((r) => r.bondCouncil?.mean ?? NaN),
+            spread: s.split.map((r) => r.bondCouncil?.sd ?? 0),
+          },
+        ],
+      ),
+    );
     parts.push('</div>');
   }
 
   if (x.agents.length > 1) {
-    parts.push(`<h2 id="agents">Per agent</h2><p>Every configuration, each measured agent apart (the tables above average the agents). Personal: held-out accuracy on the players' own preferences with bond + council / council only / bond only.</p>`);
-    parts.push('<table><tr><th class="l">agent</th><th class="l">strategy</th><th class="l">attack</th><th>ε</th><th class="l">split</th><th>council quality</th><th>personal</th></tr>');
-    for (const r of s.perAgent) parts.push(`<tr><td class="l">${esc(r.agent)}</td><td class="l">${esc(r.strategy)}</td><td class="l">${esc(r.attack)}</td><td>${eps(r.epsilon)}</td><td class="l">${esc(r.split)}</td><td>${ms(r.council)}</td><td>${r.personal ? `${ms(r.personal.bondCouncil)} / ${ms(r.personal.councilOnly)} / ${ms(r.personal.bondOnly)}` : '—'}</td></tr>`);
+    parts.push(
+      `<h2 id="agents">Per agent</h2><p>Every configuration, each measured agent apart (the tables above average the agents). Personal: held-out accuracy on the players' own preferences with bond + council / council only / bond only.</p>`,
+    );
+    parts.push(
+      '<table><tr><th class="l">agent</th><th class="l">strategy</th><th class="l">attack</th><th>ε</th><th class="l">split</th><th>council quality</th><th>personal</th></tr>',
+    );
+    for (const r of s.perAgent)
+      parts.push(
+        `<tr><td class="l">${esc(r.agent)}</td><td class="l">${esc(r.strategy)}</td><td class="l">${esc(r.attack)}</td><td>${eps(r.epsilon)}</td><td class="l">${esc(r.split)}</td><td>${ms(r.council)}</td><td>${r.personal ? `${ms(r.personal.bondCouncil)} / ${ms(r.personal.councilOnly)} / ${ms(r.personal.bondOnly)}` : '—'}</td></tr>`,
+      );
     parts.push('</table>');
   }
   parts.push(`<h2 id="exiles">Exiles (the Stoa Falls)</h2>`);
-  if (s.exileRounds.length) parts.push(`<p>${esc(x.reference)}: ${s.exileRounds.map((r) => `${esc(r.attack)} — ${r.rounds === null ? `${r.exiled} of ${r.byzantine} attackers exiled` : `every attacker exiled by round ${r.rounds}`}`).join('; ')}.</p>`);
+  if (s.exileRounds.length)
+    parts.push(
+      `<p>${esc(x.reference)}: ${s.exileRounds.map((r) => `${esc(r.attack)} — ${r.rounds === null ? `${r.exiled} of ${r.byzantine} attackers exiled` : `every attacker exiled by round ${r.rounds}`}`).join('; ')}.</p>`,
+    );
   if (s.exiles.length === 0) parts.push('<p>No forge was exiled.</p>');
   else {
-    parts.push('<table><tr><th>seed</th><th class="l">strategy</th><th class="l">attack</th><th class="l">forge</th><th>after round</th><th class="l">was</th></tr>');
-    for (const e of s.exiles) parts.push(`<tr><td>${e.seed}</td><td class="l">${esc(e.strategy)}</td><td class="l">${esc(e.attack)}</td><td class="l">${esc(e.forge)}</td><td>${e.round}</td><td class="l">${e.byzantine ? 'Byzantine' : '<span class="missed">honest (false exile)</span>'}</td></tr>`);
+    parts.push(
+      '<table><tr><th>seed</th><th class="l">strategy</th><th class="l">attack</th><th class="l">forge</th><th>after round</th><th class="l">was</th></tr>',
+    );
+    for (const e of s.exiles)
+      parts.push(
+        `<tr><td>${e.seed}</td><td class="l">${esc(e.strategy)}</td><td class="l">${esc(e.attack)}</td><td class="l">${esc(e.forge)}</td><td>${e.round}</td><td class="l">${e.byzantine ? 'Byzantine' : '<span class="missed">honest (false exile)</span>'}</td></tr>`,
+      );
     parts.push('</table>');
   }
   parts.push('</body></html>\n');

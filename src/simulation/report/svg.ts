@@ -25,18 +25,35 @@ function yOf(v: number, lo: number, hi: number): number {
   return M.top + (H - M.top - M.bottom) * (1 - (v - lo) / (hi - lo));
 }
 
-function axes(title: string, xLabels: readonly string[], xOf: (i: number) => number, lo: number, hi: number, xTitle: string): string {
+function axes(
+  title: string,
+  xLabels: readonly string[],
+  xOf: (i: number) => number,
+  lo: number,
+  hi: number,
+  xTitle: string,
+): string {
   const parts: string[] = [];
   parts.push(`<text x="${M.left}" y="16" class="title">${esc(title)}</text>`);
   for (let k = 0; k <= 4; k++) {
     const v = lo + ((hi - lo) * k) / 4;
     const y = yOf(v, lo, hi);
     parts.push(`<line x1="${M.left}" x2="${W - M.right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" class="grid"/>`);
-    parts.push(`<text x="${M.left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="tick">${Math.round(v * 100)}%</text>`);
+    parts.push(
+      `<text x="${M.left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="tick">${Math.round(v * 100)}%</text>`,
+    );
   }
-  xLabels.forEach((l, i) => parts.push(`<text x="${xOf(i).toFixed(1)}" y="${H - M.bottom + 16}" text-anchor="middle" class="tick">${esc(l)}</text>`));
-  parts.push(`<text x="${(M.left + W - M.right) / 2}" y="${H - 6}" text-anchor="middle" class="axis">${esc(xTitle)}</text>`);
-  parts.push(`<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${H - M.bottom}" class="axisline"/><line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" class="axisline"/>`);
+  xLabels.forEach((l, i) =>
+    parts.push(
+      `<text x="${xOf(i).toFixed(1)}" y="${H - M.bottom + 16}" text-anchor="middle" class="tick">${esc(l)}</text>`,
+    ),
+  );
+  parts.push(
+    `<text x="${(M.left + W - M.right) / 2}" y="${H - 6}" text-anchor="middle" class="axis">${esc(xTitle)}</text>`,
+  );
+  parts.push(
+    `<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${H - M.bottom}" class="axisline"/><line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" class="axisline"/>`,
+  );
   return parts.join('');
 }
 
@@ -51,15 +68,27 @@ function legend(series: readonly { name: string; dashed?: boolean }[]): string {
 }
 
 /** Lines over categorical x positions (rounds, ε values), y = accuracy. */
-export function lineChart(name: string, title: string, xLabels: readonly string[], series: readonly Series[], xTitle: string, range: [number, number] = [0, 1]): string {
+export function lineChart(
+  name: string,
+  title: string,
+  xLabels: readonly string[],
+  series: readonly Series[],
+  xTitle: string,
+  range: [number, number] = [0, 1],
+): string {
   const [lo, hi] = range;
   const n = Math.max(1, xLabels.length);
-  const xOf = (i: number): number => M.left + 16 + ((W - M.left - M.right - 32) * (n === 1 ? 0.5 : i / (n - 1)));
+  const xOf = (i: number): number => M.left + 16 + (W - M.left - M.right - 32) * (n === 1 ? 0.5 : i / (n - 1));
   const body = series
     .map((s, si) => {
       const color = PALETTE[si % PALETTE.length] as string;
-      const pts = s.values.map((v, i) => (Number.isFinite(v) ? [xOf(i), yOf(Math.max(lo, Math.min(hi, v)), lo, hi)] : null));
-      const path = pts.filter((p): p is number[] => p !== null).map((p) => `${(p[0] as number).toFixed(1)},${(p[1] as number).toFixed(1)}`).join(' ');
+      const pts = s.values.map((v, i) =>
+        Number.isFinite(v) ? [xOf(i), yOf(Math.max(lo, Math.min(hi, v)), lo, hi)] : null,
+      );
+      const path = pts
+        .filter((p): p is number[] => p !== null)
+        .map((p) => `${(p[0] as number).toFixed(1)},${(p[1] as number).toFixed(1)}`)
+        .join(' ');
       const whiskers = (s.spread ?? [])
         .map((sd, i) => {
           const v = s.values[i] as number;
@@ -68,7 +97,13 @@ export function lineChart(name: string, title: string, xLabels: readonly string[
           return `<line x1="${x}" x2="${x}" y1="${yOf(Math.min(hi, v + sd), lo, hi).toFixed(1)}" y2="${yOf(Math.max(lo, v - sd), lo, hi).toFixed(1)}" stroke="${color}" class="whisker"/>`;
         })
         .join('');
-      const dots = pts.map((p) => (p ? `<circle cx="${(p[0] as number).toFixed(1)}" cy="${(p[1] as number).toFixed(1)}" r="3" fill="${color}"/>` : '')).join('');
+      const dots = pts
+        .map((p) =>
+          p
+            ? `<circle cx="${(p[0] as number).toFixed(1)}" cy="${(p[1] as number).toFixed(1)}" r="3" fill="${color}"/>`
+            : '',
+        )
+        .join('');
       return `<g class="series" data-series="${esc(s.name)}"><polyline points="${path}" fill="none" stroke="${color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="5 3"' : ''}/>${whiskers}${dots}</g>`;
     })
     .join('');
@@ -76,7 +111,13 @@ export function lineChart(name: string, title: string, xLabels: readonly string[
 }
 
 /** Grouped bars: one group per label, one bar per series. */
-export function barChart(name: string, title: string, groups: readonly string[], series: readonly Series[], range: [number, number] = [0, 1]): string {
+export function barChart(
+  name: string,
+  title: string,
+  groups: readonly string[],
+  series: readonly Series[],
+  range: [number, number] = [0, 1],
+): string {
   const [lo, hi] = range;
   const n = Math.max(1, groups.length);
   const inner = W - M.left - M.right;
@@ -93,7 +134,10 @@ export function barChart(name: string, title: string, groups: readonly string[],
           const y = yOf(Math.max(lo, Math.min(hi, v)), lo, hi);
           const base = yOf(lo, lo, hi);
           const sd = s.spread?.[gi] ?? 0;
-          const whisker = sd > 0 ? `<line x1="${(x + bw / 2).toFixed(1)}" x2="${(x + bw / 2).toFixed(1)}" y1="${yOf(Math.min(hi, v + sd), lo, hi).toFixed(1)}" y2="${yOf(Math.max(lo, v - sd), lo, hi).toFixed(1)}" class="whisker" stroke="#222"/>` : '';
+          const whisker =
+            sd > 0
+              ? `<line x1="${(x + bw / 2).toFixed(1)}" x2="${(x + bw / 2).toFixed(1)}" y1="${yOf(Math.min(hi, v + sd), lo, hi).toFixed(1)}" y2="${yOf(Math.max(lo, v - sd), lo, hi).toFixed(1)}" class="whisker" stroke="#222"/>`
+              : '';
           return `<rect class="bar" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${Math.max(0.5, base - y).toFixed(1)}" fill="${color}"><title>${esc(`${s.name} · ${groups[gi] ?? ''}: ${(v * 100).toFixed(1)}%`)}</title></rect>${whisker}`;
         })
         .join('')}</g>`;

@@ -12,7 +12,10 @@ import { chosenFirst } from './seeded-order.js';
  * Context is the minimal {"task_type": "code"}. Identical lines are skipped and counted.
  */
 function fail(path: string, what: string): InvalidDataError {
-  return new InvalidDataError(`${path}: ${what}`, 'expected CodeXGLUE code-refinement files (<split>.buggy-fixed.buggy and .fixed, one method per line)');
+  return new InvalidDataError(
+    `${path}: ${what}`,
+    'expected CodeXGLUE code-refinement files (<split>.buggy-fixed.buggy and .fixed, one method per line)',
+  );
 }
 
 function methodLines(bytes: Buffer, path: string): string[] {
@@ -28,10 +31,15 @@ function methodLines(bytes: Buffer, path: string): string[] {
   return lines.map((l) => l.trim());
 }
 
-export function convertCodeRefinement(buggy: { bytes: Buffer; path: string }, fixed: { bytes: Buffer; path: string }, opts: { split?: string; limit?: number } = {}): Converted {
+export function convertCodeRefinement(
+  buggy: { bytes: Buffer; path: string },
+  fixed: { bytes: Buffer; path: string },
+  opts: { split?: string; limit?: number } = {},
+): Converted {
   const b = methodLines(buggy.bytes, buggy.path);
   const f = methodLines(fixed.bytes, fixed.path);
-  if (b.length !== f.length) throw fail(fixed.path, `has ${f.length} lines, ${buggy.path} has ${b.length}: the files are not line-aligned`);
+  if (b.length !== f.length)
+    throw fail(fixed.path, `has ${f.length} lines, ${buggy.path} has ${b.length}: the files are not line-aligned`);
   if (b.length === 0) throw fail(buggy.path, 'holds no lines');
   const split = opts.split ?? 'test';
   const lines: string[] = [];
@@ -47,8 +55,14 @@ export function convertCodeRefinement(buggy: { bytes: Buffer; path: string }, fi
     }
     const scene = `refine-${split}-${String(n + 1).padStart(5, '0')}`;
     const pair: { text: string; score: 0 | 1 }[] = chosenFirst(scene)
-      ? [{ text: revised, score: 1 }, { text: proposed, score: 0 }]
-      : [{ text: proposed, score: 0 }, { text: revised, score: 1 }];
+      ? [
+          { text: revised, score: 1 },
+          { text: proposed, score: 0 },
+        ]
+      : [
+          { text: proposed, score: 0 },
+          { text: revised, score: 1 },
+        ];
     lines.push(
       pyLine({
         scene_id: scene,

@@ -40,7 +40,10 @@ export interface SplitFigures {
 export type RuleName = 'prefer_shorter' | 'prefer_longer' | 'prefer_proposal' | 'majority';
 
 /** The examples and pair cases of memoir lines, for one agent (descriptions of each scene as prompts). */
-export function examplesFromLines(lines: readonly string[], agent: Agent): { examples: Example[]; cases: Map<string, PairCase> } {
+export function examplesFromLines(
+  lines: readonly string[],
+  agent: Agent,
+): { examples: Example[]; cases: Map<string, PairCase> } {
   // Through the memoir reader's own parse (entry ids derived from the line, as for any Python line).
   const seen = new Map<string, number>();
   const entries: MemoirEntry[] = lines.map((l, i) => {
@@ -53,7 +56,8 @@ export function examplesFromLines(lines: readonly string[], agent: Agent): { exa
     return r.entry;
   });
   const described = new Map<string, string>();
-  for (const e of entries) if (e.source === 'task_description' && e.agent_proposed) described.set(e.scene_id, e.agent_proposed);
+  for (const e of entries)
+    if (e.source === 'task_description' && e.agent_proposed) described.set(e.scene_id, e.agent_proposed);
   const examples: Example[] = [];
   const cases = new Map<string, PairCase>();
   const skip = (): void => undefined;
@@ -65,7 +69,14 @@ export function examplesFromLines(lines: readonly string[], agent: Agent): { exa
     const pair = ex.find((x): x is PairExample => x.kind === 'pair');
     if (pair) {
       const pp = e.training_label?.preference_pair ?? [];
-      cases.set(e.scene_id, { scene: e.scene_id, chosen: pair.chosen, rejected: pair.rejected, prompt: pair.prompt ?? null, proposal: e.agent_proposed, chosenFirst: (pp[0] as { score?: unknown } | undefined)?.score === 1 });
+      cases.set(e.scene_id, {
+        scene: e.scene_id,
+        chosen: pair.chosen,
+        rejected: pair.rejected,
+        prompt: pair.prompt ?? null,
+        proposal: e.agent_proposed,
+        chosenFirst: (pp[0] as { score?: unknown } | undefined)?.score === 1,
+      });
     }
   }
   return { examples, cases };
@@ -103,20 +114,44 @@ export interface EvalOptions {
   testFraction: number;
 }
 
-export function evaluateSplit(examples: readonly Example[], cases: ReadonlyMap<string, PairCase>, o: EvalOptions, split: number): SplitFigures {
+export function evaluateSplit(
+  examples: readonly Example[],
+  cases: ReadonlyMap<string, PairCase>,
+  o: EvalOptions,
+  split: number,
+): SplitFigures {
   const trainEx = examples.filter((e) => !isTest(e.scene, split, o.testFraction));
   const test = [...cases.values()].filter((c) => isTest(c.scene, split, o.testFraction));
   const trainCases = [...cases.values()].filter((c) => !isTest(c.scene, split, o.testFraction));
   const t0 = performance.now();
-  const out = train(o.base, o.encode, { agent: o.agent, kind: 'bond', examples: trainEx, frozen: [], settings: { ...o.settings, seed: o.settings.seed + split } });
+  const out = train(o.base, o.encode, {
+    agent: o.agent,
+    kind: 'bond',
+    examples: trainEx,
+    frozen: [],
+    settings: { ...o.settings, seed: o.settings.seed + split },
+  });
   const trainSeconds = (performance.now() - t0) / 1000;
   if (out.status !== 'trained') throw new Error(`training was skipped: ${out.reason}`);
-  const inf = new Inference({ agent: o.agent, head: headOf(o.agent), base: o.base, council: null, bond: { lora: out.lora, alpha: o.settings.alpha, version: 0 } });
+  const inf = new Inference({
+    agent: o.agent,
+    head: headOf(o.agent),
+    base: o.base,
+    council: null,
+    bond: { lora: out.lora, alpha: o.settings.alpha, version: 0 },
+  });
   const margins = test.map((c) => {
     const [a, b] = inf.outputs([o.encode(c.chosen, c.prompt), o.encode(c.rejected, c.prompt)], 0);
     return ((a as Float64Array)[0] as number) - ((b as Float64Array)[0] as number);
   });
-  return { model: acc(margins), rules: trivialRules(trainCases, test), trainPairs: trainCases.length, testPairs: test.length, lambda: out.report.direct.lambda, trainSeconds };
+  return {
+    model: acc(margins),
+    rules: trivialRules(trainCases, test),
+    trainPairs: trainCases.length,
+    testPairs: test.length,
+    lambda: out.report.direct.lambda,
+    trainSeconds,
+  };
 }
 
 /** Mean and 95% interval (Student t over the splits) of per-split figures. */
@@ -125,7 +160,9 @@ export function interval(xs: readonly number[]): { mean: number; lo: number; hi:
   const mean = xs.reduce((a, b) => a + b, 0) / n;
   if (n < 2) return { mean, lo: mean, hi: mean };
   const sd = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
-  const T = [12.71, 4.3, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.2, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.1, 2.09];
+  const T = [
+    12.71, 4.3, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.2, 2.18, 2.16, 2.14, 2.13, 2.12, 2.11, 2.1, 2.09,
+  ];
   const t = T[n - 2] ?? 1.96;
   const h = (t * sd) / Math.sqrt(n);
   return { mean, lo: mean - h, hi: mean + h };

@@ -21,12 +21,16 @@ export interface Converted {
 const LAST_TURN = '\n\nAssistant:';
 
 function fail(path: string, what: string): InvalidDataError {
-  return new InvalidDataError(`${path}: ${what}`, 'expected an hh-rlhf split file (test.jsonl.gz or train.jsonl.gz from github:anthropics/hh-rlhf)');
+  return new InvalidDataError(
+    `${path}: ${what}`,
+    'expected an hh-rlhf split file (test.jsonl.gz or train.jsonl.gz from github:anthropics/hh-rlhf)',
+  );
 }
 
 /** The text of a split file: gzip or plain JSON lines; refuses an LFS pointer or anything else. */
 export function hhText(bytes: Buffer, path: string): string {
-  if (bytes.subarray(0, 24).toString('latin1').startsWith('version https://git-lfs')) throw fail(path, 'is a Git LFS pointer, not the data');
+  if (bytes.subarray(0, 24).toString('latin1').startsWith('version https://git-lfs'))
+    throw fail(path, 'is a Git LFS pointer, not the data');
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
       return gunzipSync(bytes).toString('utf8');
@@ -55,7 +59,8 @@ export function convertHhRlhf(bytes: Buffer, path: string, opts: { split?: strin
       throw fail(`${path} line ${n + 1}`, 'is not JSON');
     }
     const { chosen, rejected } = (doc ?? {}) as { chosen?: unknown; rejected?: unknown };
-    if (typeof chosen !== 'string' || typeof rejected !== 'string') throw fail(`${path} line ${n + 1}`, 'has no "chosen" and "rejected" strings');
+    if (typeof chosen !== 'string' || typeof rejected !== 'string')
+      throw fail(`${path} line ${n + 1}`, 'has no "chosen" and "rejected" strings');
     const ci = chosen.lastIndexOf(LAST_TURN);
     const ri = rejected.lastIndexOf(LAST_TURN);
     if (ci < 0 || ri < 0) throw fail(`${path} line ${n + 1}`, 'holds no "Assistant:" turn');
@@ -70,7 +75,9 @@ export function convertHhRlhf(bytes: Buffer, path: string, opts: { split?: strin
     const context = { task_type: 'qa' };
     const first = chosenFirst(scene);
     const proposal = first ? a : b;
-    lines.push(pyLine({ scene_id: scene, agent: 'hephaestus', source: 'task_description', context, agent_proposed: prompt }));
+    lines.push(
+      pyLine({ scene_id: scene, agent: 'hephaestus', source: 'task_description', context, agent_proposed: prompt }),
+    );
     lines.push(
       pyLine({
         scene_id: scene,
@@ -79,7 +86,18 @@ export function convertHhRlhf(bytes: Buffer, path: string, opts: { split?: strin
         context,
         agent_proposed: proposal,
         player_response: { kind: first ? 'accepted' : 'rejected', delta: null, felt: null },
-        training_label: { preference_pair: first ? [{ text: a, score: 1 }, { text: b, score: 0 }] : [{ text: b, score: 0 }, { text: a, score: 1 }], weight: 1 },
+        training_label: {
+          preference_pair: first
+            ? [
+                { text: a, score: 1 },
+                { text: b, score: 0 },
+              ]
+            : [
+                { text: b, score: 0 },
+                { text: a, score: 1 },
+              ],
+          weight: 1,
+        },
       }),
     );
     pairs++;

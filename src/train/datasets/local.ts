@@ -34,29 +34,51 @@ function hh(root: string): Found {
     const path = join(root, 'hh-rlhf', subset, 'test.jsonl.gz');
     tried.push(path);
     if (!existsSync(path) || isPointer(path)) continue;
-    return { status: 'found', dataset: { name: `hh-rlhf/${subset}`, kind: 'dialogue answers, a person chose one of two', agent: 'metis', convert: (o = {}) => convertHhRlhf(readFileSync(path), path, { split: 'test', ...o }) } };
+    return {
+      status: 'found',
+      dataset: {
+        name: `hh-rlhf/${subset}`,
+        kind: 'dialogue answers, a person chose one of two',
+        agent: 'metis',
+        convert: (o = {}) => convertHhRlhf(readFileSync(path), path, { split: 'test', ...o }),
+      },
+    };
   }
-  return { status: 'missing', name: 'hh-rlhf', reason: `no data file (or only Git LFS pointers) at ${tried.join(' or ')}` };
+  return {
+    status: 'missing',
+    name: 'hh-rlhf',
+    reason: `no data file (or only Git LFS pointers) at ${tried.join(' or ')}`,
+  };
 }
 
 function codeRefinement(root: string): Found {
   const base = join(root, 'CodeXGLUE', 'Code-Code', 'code-refinement', 'data', 'small', 'test.buggy-fixed');
   const buggy = `${base}.buggy`;
   const fixed = `${base}.fixed`;
-  if (!existsSync(buggy) || !existsSync(fixed)) return { status: 'missing', name: 'codexglue-refinement', reason: `no ${buggy} and ${fixed}` };
+  if (!existsSync(buggy) || !existsSync(fixed))
+    return { status: 'missing', name: 'codexglue-refinement', reason: `no ${buggy} and ${fixed}` };
   return {
     status: 'found',
     dataset: {
       name: 'codexglue-refinement/small',
       kind: 'Java methods, a developer revised the buggy one',
       agent: 'techne',
-      convert: (o = {}) => convertCodeRefinement({ bytes: readFileSync(buggy), path: buggy }, { bytes: readFileSync(fixed), path: fixed }, { split: 'test', ...o }),
+      convert: (o = {}) =>
+        convertCodeRefinement(
+          { bytes: readFileSync(buggy), path: buggy },
+          { bytes: readFileSync(fixed), path: fixed },
+          { split: 'test', ...o },
+        ),
     },
   };
 }
 
 export function localDatasets(env: Readonly<Record<string, string | undefined>>): Found[] {
   const root = env['KOURAI_DATASETS'];
-  if (!root) return [{ status: 'missing', name: 'hh-rlhf', reason: 'KOURAI_DATASETS is not set' }, { status: 'missing', name: 'codexglue-refinement', reason: 'KOURAI_DATASETS is not set' }];
+  if (!root)
+    return [
+      { status: 'missing', name: 'hh-rlhf', reason: 'KOURAI_DATASETS is not set' },
+      { status: 'missing', name: 'codexglue-refinement', reason: 'KOURAI_DATASETS is not set' },
+    ];
   return [hh(root), codeRefinement(root)];
 }

@@ -10,7 +10,11 @@ export interface PyEntry {
   context: Record<string, string> | null;
   narrative_beat?: string | null;
   agent_proposed: string | null;
-  player_response?: { kind: 'accepted' | 'modified' | 'rejected' | 'deferred'; delta: string | null; felt: 'right' | 'off' | 'unsure' | null } | null;
+  player_response?: {
+    kind: 'accepted' | 'modified' | 'rejected' | 'deferred';
+    delta: string | null;
+    felt: 'right' | 'off' | 'unsure' | null;
+  } | null;
   training_label?: { preference_pair: { text: string; score: 0 | 1 }[] | null; weight: number } | null;
 }
 
@@ -22,8 +26,15 @@ function pyFloat(x: number): string {
 const s = (v: string | null | undefined): string => (v === null || v === undefined ? 'null' : JSON.stringify(v));
 
 export function pyLine(e: PyEntry): string {
-  const ctx = e.context === null ? 'null' : `{${Object.entries(e.context).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
-  const pr = e.player_response ? `{"kind":${s(e.player_response.kind)},"delta":${s(e.player_response.delta)},"felt":${s(e.player_response.felt)}}` : 'null';
+  const ctx =
+    e.context === null
+      ? 'null'
+      : `{${Object.entries(e.context)
+          .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+          .join(',')}}`;
+  const pr = e.player_response
+    ? `{"kind":${s(e.player_response.kind)},"delta":${s(e.player_response.delta)},"felt":${s(e.player_response.felt)}}`
+    : 'null';
   const tl = e.training_label
     ? `{"preference_pair":${e.training_label.preference_pair ? `[${e.training_label.preference_pair.map((p) => `{"text":${s(p.text)},"score":${p.score}}`).join(',')}]` : 'null'},"weight":${pyFloat(e.training_label.weight)}}`
     : 'null';

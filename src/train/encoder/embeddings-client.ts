@@ -15,7 +15,11 @@ export function embeddingsUrl(base: string): string {
 
 class Retryable extends Error {}
 
-export async function fetchEmbeddings(cfg: EndpointEncoderConfig, texts: readonly string[], opts: { signal: AbortSignal; env: Readonly<Record<string, string | undefined>> }): Promise<Float32Array[]> {
+export async function fetchEmbeddings(
+  cfg: EndpointEncoderConfig,
+  texts: readonly string[],
+  opts: { signal: AbortSignal; env: Readonly<Record<string, string | undefined>> },
+): Promise<Float32Array[]> {
   const url = embeddingsUrl(cfg.url);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (cfg.apiKeyEnv) {
@@ -41,7 +45,14 @@ export async function fetchEmbeddings(cfg: EndpointEncoderConfig, texts: readonl
   );
 }
 
-async function once(url: string, headers: Record<string, string>, body: string, cfg: EndpointEncoderConfig, n: number, signal: AbortSignal): Promise<Float32Array[]> {
+async function once(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  cfg: EndpointEncoderConfig,
+  n: number,
+  signal: AbortSignal,
+): Promise<Float32Array[]> {
   const timeout = AbortSignal.timeout(cfg.timeoutMs);
   let res: Response;
   try {
@@ -59,7 +70,11 @@ async function once(url: string, headers: Record<string, string>, body: string, 
     throw new Retryable(`the answer broke off: ${(err as Error).message}`);
   }
   if (res.status === 429 || res.status >= 500) throw new Retryable(`HTTP ${res.status}${snippet(text)}`);
-  if (!res.ok) throw new NetworkError(`embeddings endpoint ${url} refused the request: HTTP ${res.status}${snippet(text)}`, res.status === 404 ? `is the model "${cfg.model}" available there, and does the URL end in /v1?` : undefined);
+  if (!res.ok)
+    throw new NetworkError(
+      `embeddings endpoint ${url} refused the request: HTTP ${res.status}${snippet(text)}`,
+      res.status === 404 ? `is the model "${cfg.model}" available there, and does the URL end in /v1?` : undefined,
+    );
   return parse(url, text, n, cfg.dimensions);
 }
 
@@ -69,7 +84,8 @@ function snippet(text: string): string {
 }
 
 function parse(url: string, text: string, n: number, dims: number | null): Float32Array[] {
-  const fail = (what: string): InvalidDataError => new InvalidDataError(`embeddings endpoint ${url} answered with ${what}`);
+  const fail = (what: string): InvalidDataError =>
+    new InvalidDataError(`embeddings endpoint ${url} answered with ${what}`);
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -84,7 +100,8 @@ function parse(url: string, text: string, n: number, dims: number | null): Float
   data.forEach((d: unknown, k: number) => {
     const item = d as { index?: unknown; embedding?: unknown };
     const raw = item.index === undefined ? k : item.index;
-    if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0 || raw >= n || out[raw]) throw fail(`a bad or repeated index ${JSON.stringify(item.index)}`);
+    if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0 || raw >= n || out[raw])
+      throw fail(`a bad or repeated index ${JSON.stringify(item.index)}`);
     const i = raw;
     const e = item.embedding;
     if (!Array.isArray(e) || e.length === 0) throw fail(`no embedding at index ${String(i)}`);
@@ -93,7 +110,8 @@ function parse(url: string, text: string, n: number, dims: number | null): Float
     const v = new Float32Array(e.length);
     for (let j = 0; j < e.length; j++) {
       const x = e[j] as unknown;
-      if (typeof x !== 'number' || !Number.isFinite(x)) throw fail(`a value that is not a finite number at index ${String(i)}`);
+      if (typeof x !== 'number' || !Number.isFinite(x))
+        throw fail(`a value that is not a finite number at index ${String(i)}`);
       v[j] = x;
     }
     out[i] = v;

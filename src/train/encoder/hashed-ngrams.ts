@@ -20,8 +20,8 @@ import type { Features } from '../features.js';
  *    1); then the vector is L2-normalised, indices ascending.
  */
 export const KEYWORDS: ReadonlySet<string> = new Set(
+  // programming
   (
-    // programming
     'if else elif return for while do switch case break continue try catch except finally throw raise ' +
     'function def class const let var async await yield new this self null none undefined true false ' +
     'import from export default as in of is not and or with lambda pass type interface enum extends implements ' +
@@ -90,7 +90,23 @@ export function wordShape(w: string): string {
     if (shape.length >= 6) continue;
     const code = ch.charCodeAt(0);
     const c =
-      code >= 97 && code <= 122 ? 'x' : code >= 65 && code <= 90 ? 'X' : code >= 48 && code <= 57 ? '9' : ch === '_' ? '_' : ch === '$' ? '$' : code < 128 ? 'x' : NON_ASCII_UPPER.test(ch) ? 'X' : NON_ASCII_DIGIT.test(ch) ? '9' : 'x';
+      code >= 97 && code <= 122
+        ? 'x'
+        : code >= 65 && code <= 90
+          ? 'X'
+          : code >= 48 && code <= 57
+            ? '9'
+            : ch === '_'
+              ? '_'
+              : ch === '$'
+                ? '$'
+                : code < 128
+                  ? 'x'
+                  : NON_ASCII_UPPER.test(ch)
+                    ? 'X'
+                    : NON_ASCII_DIGIT.test(ch)
+                      ? '9'
+                      : 'x';
     if (c !== last) {
       shape += c;
       last = c;

@@ -17,7 +17,10 @@ export function inputEncoder(spec: BaseSpec): InputEncoder {
   return (text, prompt, embedding) => {
     const h = hashed.encode(text);
     const s = structureFeatures(text, prompt);
-    if (semanticDim > 0 && (!embedding || embedding.length !== semanticDim)) throw new RangeError(`the base takes ${semanticDim}-dimensional embeddings, got ${embedding ? embedding.length : 'none'}`);
+    if (semanticDim > 0 && (!embedding || embedding.length !== semanticDim))
+      throw new RangeError(
+        `the base takes ${semanticDim}-dimensional embeddings, got ${embedding ? embedding.length : 'none'}`,
+      );
     let nnzS = 0;
     for (let k = 0; k < s.length; k++) if (s[k] !== 0) nnzS++;
     const n = h.idx.length + nnzS + semanticDim;

@@ -68,7 +68,10 @@ export function hostSignals(context: unknown): HostSignals {
   const c = context as Record<string, unknown>;
   const t = c['tests_passed'];
   const d = c['coverage_delta'];
-  return { testsPassed: typeof t === 'boolean' ? t : null, coverageDelta: typeof d === 'number' && Number.isFinite(d) ? d : null };
+  return {
+    testsPassed: typeof t === 'boolean' ? t : null,
+    coverageDelta: typeof d === 'number' && Number.isFinite(d) ? d : null,
+  };
 }
 
 const ACCEPTANCE: Readonly<Record<ResponseKind, number>> = { accepted: 1, modified: 0.75, deferred: 0.5, rejected: 0 };
@@ -81,7 +84,10 @@ export function fromEntry(e: MemoirEntry, description: string | null): ExampleFi
     const chosen = pp.find((p) => p.score === 1)?.text;
     const rejected = pp.find((p) => p.score === 0)?.text;
     if (chosen !== undefined && rejected !== undefined && chosen !== rejected) {
-      const revised = e.source === 'player_revision' || e.player_response?.kind === 'modified' || (e.player_response?.delta ?? null) === chosen;
+      const revised =
+        e.source === 'player_revision' ||
+        e.player_response?.kind === 'modified' ||
+        (e.player_response?.delta ?? null) === chosen;
       pair = { chosen, rejected, chosenBy: revised ? 'revision' : 'choice' };
     }
   }
@@ -136,7 +142,14 @@ export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Ex
     skip('zero_weight');
     return [];
   }
-  const base = { agent: f.agent, entryId: f.entryId, scene: f.scene, weight, taskType: f.taskType, ...(f.agent !== 'hephaestus' && f.description !== null ? { prompt: f.description } : {}) };
+  const base = {
+    agent: f.agent,
+    entryId: f.entryId,
+    scene: f.scene,
+    weight,
+    taskType: f.taskType,
+    ...(f.agent !== 'hephaestus' && f.description !== null ? { prompt: f.description } : {}),
+  };
 
   if (f.agent === 'hephaestus') {
     const target = f.source === 'specialist_proposed' ? routeTarget(f.text) : null;
@@ -176,13 +189,17 @@ export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Ex
   }
 
   const out: Example[] = [];
-  if (f.pair) out.push({ ...base, kind: 'pair', chosen: f.pair.chosen, rejected: f.pair.rejected, chosenBy: f.pair.chosenBy });
-  const judged = f.text !== null && f.text !== '' && (f.source === 'specialist_proposed' || f.source === 'agent_interrupt');
+  if (f.pair)
+    out.push({ ...base, kind: 'pair', chosen: f.pair.chosen, rejected: f.pair.rejected, chosenBy: f.pair.chosenBy });
+  const judged =
+    f.text !== null && f.text !== '' && (f.source === 'specialist_proposed' || f.source === 'agent_interrupt');
   // A text on one side of the entry's own pair is already labelled by the pair: an outcome row
   // for it would repeat the label (a revised proposal as a second, always-0 example).
   const inPair = f.pair !== null && (f.text === f.pair.chosen || f.text === f.pair.rejected);
-  if (judged && f.signals.testsPassed !== null) out.push({ ...base, kind: 'binary', text: f.text as string, label: f.signals.testsPassed ? 1 : 0 });
-  if (judged && f.signals.coverageDelta !== null) out.push({ ...base, kind: 'graded', text: f.text as string, target: clamp01(0.5 + f.signals.coverageDelta / 20) });
+  if (judged && f.signals.testsPassed !== null)
+    out.push({ ...base, kind: 'binary', text: f.text as string, label: f.signals.testsPassed ? 1 : 0 });
+  if (judged && f.signals.coverageDelta !== null)
+    out.push({ ...base, kind: 'graded', text: f.text as string, target: clamp01(0.5 + f.signals.coverageDelta / 20) });
   if (judged && !inPair && f.likert !== null) {
     out.push({ ...base, kind: 'graded', text: f.text as string, target: (f.likert - 1) / 4 });
   } else if (judged && !inPair && f.outcome && f.outcome.kind !== 'deferred') {
@@ -198,17 +215,34 @@ export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Ex
  * one whose tests failed (`tests_passed` in the context). `judged` are the scene's judged
  * proposals with a test result, in memoir order.
  */
-export function testPairs(judged: readonly { fields: ExampleFields; text: string; passed: boolean; weight: number }[]): Example[] {
+export function testPairs(
+  judged: readonly { fields: ExampleFields; text: string; passed: boolean; weight: number }[],
+): Example[] {
   const out: Example[] = [];
-  const byScene = new Map<string, typeof judged[number][]>();
-  for (const j of judged) byScene.set(`${j.fields.agent}\u0000${j.fields.scene}`, [...(byScene.get(`${j.fields.agent}\u0000${j.fields.scene}`) ?? []), j]);
+  const byScene = new Map<string, (typeof judged)[number][]>();
+  for (const j of judged)
+    byScene.set(`${j.fields.agent}\u0000${j.fields.scene}`, [
+      ...(byScene.get(`${j.fields.agent}\u0000${j.fields.scene}`) ?? []),
+      j,
+    ]);
   for (const list of byScene.values()) {
     for (const p of list) {
       if (!p.passed) continue;
       for (const f of list) {
         if (f.passed || f.text === p.text) continue;
         const { fields } = p;
-        out.push({ agent: fields.agent, entryId: fields.entryId, scene: fields.scene, weight: Math.min(p.weight, f.weight), taskType: fields.taskType, ...(fields.description !== null ? { prompt: fields.description } : {}), kind: 'pair', chosen: p.text, rejected: f.text, chosenBy: 'choice' });
+        out.push({
+          agent: fields.agent,
+          entryId: fields.entryId,
+          scene: fields.scene,
+          weight: Math.min(p.weight, f.weight),
+          taskType: fields.taskType,
+          ...(fields.description !== null ? { prompt: fields.description } : {}),
+          kind: 'pair',
+          chosen: p.text,
+          rejected: f.text,
+          chosenBy: 'choice',
+        });
       }
     }
   }

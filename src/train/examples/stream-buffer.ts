@@ -17,7 +17,10 @@ import { loadRevisionGraph, type IndexedRevisionNode } from '../../memoir-index/
  */
 
 /** What the views need of a kept row: where it lives and what it is (one small object each). */
-export type KeptRow = Pick<EntryRow, 'file_id' | 'line' | 'path' | 'offset' | 'length' | 'entry_id' | 'scene_id' | 'has_preference'>;
+export type KeptRow = Pick<
+  EntryRow,
+  'file_id' | 'line' | 'path' | 'offset' | 'length' | 'entry_id' | 'scene_id' | 'has_preference'
+>;
 
 export interface StreamedBuffer {
   /** The kept rows, in memoir order (file, line). */
@@ -99,11 +102,19 @@ class BoundedHeap {
 
 /** Whether an earlier row (in iteration order) of these files has exactly this id. */
 function seenBefore(index: MemoirIndex, row: EntryRow, files: ReadonlySet<number>): boolean {
-  return index.byEntryId(row.entry_id).some((r) => files.has(r.file_id) && (r.file_id < row.file_id || (r.file_id === row.file_id && r.line < row.line)));
+  return index
+    .byEntryId(row.entry_id)
+    .some((r) => files.has(r.file_id) && (r.file_id < row.file_id || (r.file_id === row.file_id && r.line < row.line)));
 }
 
-export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { files: readonly number[] }, bound: number, opts: StreamOptions = {}): StreamedBuffer {
-  if (!Number.isInteger(bound) || bound < 0) throw new RangeError(`replay buffer bound must be a non-negative integer, got ${bound}`);
+export function streamReplayBuffer(
+  index: MemoirIndex,
+  filter: EntryFilter & { files: readonly number[] },
+  bound: number,
+  opts: StreamOptions = {},
+): StreamedBuffer {
+  if (!Number.isInteger(bound) || bound < 0)
+    throw new RangeError(`replay buffer bound must be a non-negative integer, got ${bound}`);
   if (opts.signal?.aborted) throw new CancelledError();
   const graph = loadRevisionGraph(index, filter.files);
   const files = new Set(filter.files);
@@ -118,7 +129,16 @@ export function streamReplayBuffer(index: MemoirIndex, filter: EntryFilter & { f
   const compact = (r: EntryRow): KeptRow => {
     let path = paths.get(r.path);
     if (path === undefined) paths.set(r.path, (path = r.path));
-    return { file_id: r.file_id, line: r.line, path, offset: r.offset, length: r.length, entry_id: r.entry_id, scene_id: r.scene_id, has_preference: r.has_preference };
+    return {
+      file_id: r.file_id,
+      line: r.line,
+      path,
+      offset: r.offset,
+      length: r.length,
+      entry_id: r.entry_id,
+      scene_id: r.scene_id,
+      has_preference: r.has_preference,
+    };
   };
   let candidates = 0;
   let superseded = 0;

@@ -58,11 +58,21 @@ class Collector {
   add(list: readonly Example[]): void {
     for (const ex of list) {
       if (ex.kind === 'pair') {
-        const key = createHash('sha256').update(ex.scene).update('\u0000').update(ex.chosen).update('\u0000').update(ex.rejected).digest('base64');
+        const key = createHash('sha256')
+          .update(ex.scene)
+          .update('\u0000')
+          .update(ex.chosen)
+          .update('\u0000')
+          .update(ex.rejected)
+          .digest('base64');
         const at = this.pairs.get(key);
         if (at !== undefined) {
           const prev = this.examples[at] as Example & { kind: 'pair' };
-          this.examples[at] = { ...prev, weight: Math.max(prev.weight, ex.weight), chosenBy: prev.chosenBy === 'revision' || ex.chosenBy === 'revision' ? 'revision' : 'choice' };
+          this.examples[at] = {
+            ...prev,
+            weight: Math.max(prev.weight, ex.weight),
+            chosenBy: prev.chosenBy === 'revision' || ex.chosenBy === 'revision' ? 'revision' : 'choice',
+          };
           this.skip('duplicate_pair');
           continue;
         }
@@ -77,7 +87,12 @@ class Collector {
  * The newest revisions of these scenes' rows, in one pass over the index (a query per scene would
  * make the views quadratic in the memoir), grouped by scene in memoir order.
  */
-function rowsOfScenes(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, scenes: ReadonlySet<string>, filter: Parameters<typeof rowsInScenes>[3]): Map<string, EntryRow[]> {
+function rowsOfScenes(
+  source: ExampleSource,
+  graph: RevisionGraph<IndexedRevisionNode>,
+  scenes: ReadonlySet<string>,
+  filter: Parameters<typeof rowsInScenes>[3],
+): Map<string, EntryRow[]> {
   const out = new Map<string, EntryRow[]>();
   const all = [...scenes].sort();
   // Scenes by the hundred, through the scene index: the cost follows the scenes asked for.
@@ -95,7 +110,12 @@ function rowsOfScenes(source: ExampleSource, graph: RevisionGraph<IndexedRevisio
 }
 
 /** The newest task description of each of these scenes (bond only: it is the player's words). */
-function describer(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, loader: RowLoader, scenes: ReadonlySet<string>): (scene: string) => string | null {
+function describer(
+  source: ExampleSource,
+  graph: RevisionGraph<IndexedRevisionNode>,
+  loader: RowLoader,
+  scenes: ReadonlySet<string>,
+): (scene: string) => string | null {
   const rows = rowsOfScenes(source, graph, scenes, { sources: ['task_description'] });
   const cache = new Map<string, string | null>();
   return (scene) => {
@@ -112,9 +132,15 @@ function describer(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNo
 }
 
 /** The task description of each of these scenes, for prompts (`memoir export --include-private`). */
-export function sceneDescriptions(source: ExampleSource, scenes: Iterable<string>): { describe: (scene: string) => string | null; close: () => void } {
+export function sceneDescriptions(
+  source: ExampleSource,
+  scenes: Iterable<string>,
+): { describe: (scene: string) => string | null; close: () => void } {
   const loader = new RowLoader();
-  return { describe: describer(source, loadRevisionGraph(source.index, source.files), loader, new Set(scenes)), close: () => loader.close() };
+  return {
+    describe: describer(source, loadRevisionGraph(source.index, source.files), loader, new Set(scenes)),
+    close: () => loader.close(),
+  };
 }
 
 /**
@@ -129,16 +155,27 @@ export function labelledSources(agent: Agent): readonly Source[] | null {
 }
 
 /** The buffer's filter for an agent, and how many of its entries that leaves out. */
-function candidatesOf(source: ExampleSource, agent: Agent, split?: 'shared'): { filter: EntryFilter & { files: readonly number[] }; unlabelled: number } {
+function candidatesOf(
+  source: ExampleSource,
+  agent: Agent,
+  split?: 'shared',
+): { filter: EntryFilter & { files: readonly number[] }; unlabelled: number } {
   const sources = labelledSources(agent);
   const filter = { files: source.files, agents: [agent], ...(sources ? { sources } : {}), ...(split ? { split } : {}) };
   const others = sources ? SOURCES.filter((x) => !sources.includes(x)) : [];
-  return { filter, unlabelled: others.length > 0 ? source.index.count({ files: source.files, agents: [agent], sources: others, ...(split ? { split } : {}) }) : 0 };
+  return {
+    filter,
+    unlabelled:
+      others.length > 0
+        ? source.index.count({ files: source.files, agents: [agent], sources: others, ...(split ? { split } : {}) })
+        : 0,
+  };
 }
 
 function bound(opts: ViewOptions): number {
   const b = opts.bound ?? DEFAULT_VIEW_BOUND;
-  if (!Number.isInteger(b) || b < 0) throw new UsageError(`the replay buffer bound must be a whole number ≥ 0, got ${b}`);
+  if (!Number.isInteger(b) || b < 0)
+    throw new UsageError(`the replay buffer bound must be a whole number ≥ 0, got ${b}`);
   return b;
 }
 
@@ -153,14 +190,31 @@ export function bondView(source: ExampleSource, agent: Agent, opts: ViewOptions 
   const loader = new RowLoader();
   try {
     // The scene's task description: what Hephaestus routes, and the prompt every other agent's texts answer.
-    const describe = describer(source, buf.graph, loader, isBondOnly(agent) ? new Set() : new Set(buf.kept.map((r) => r.scene_id)));
+    const describe = describer(
+      source,
+      buf.graph,
+      loader,
+      isBondOnly(agent) ? new Set() : new Set(buf.kept.map((r) => r.scene_id)),
+    );
     const tested: Parameters<typeof testPairs>[0][number][] = [];
     for (const row of buf.kept) {
       const e = loader.load(row);
-      const description = agent === 'hephaestus' ? (routeTarget(e.agent_proposed) !== null ? describe(row.scene_id) : null) : isBondOnly(agent) ? null : describe(row.scene_id);
+      const description =
+        agent === 'hephaestus'
+          ? routeTarget(e.agent_proposed) !== null
+            ? describe(row.scene_id)
+            : null
+          : isBondOnly(agent)
+            ? null
+            : describe(row.scene_id);
       const fields = fromEntry(e, description);
       out.add(examplesOf(fields, out.skip));
-      if (fields.signals.testsPassed !== null && fields.text && (fields.source === 'specialist_proposed' || fields.source === 'agent_interrupt')) tested.push({ fields, text: fields.text, passed: fields.signals.testsPassed, weight: fields.weight ?? 1 });
+      if (
+        fields.signals.testsPassed !== null &&
+        fields.text &&
+        (fields.source === 'specialist_proposed' || fields.source === 'agent_interrupt')
+      )
+        tested.push({ fields, text: fields.text, passed: fields.signals.testsPassed, weight: fields.weight ?? 1 });
     }
     out.add(testPairs(tested));
   } finally {
@@ -186,7 +240,12 @@ function ancestorsOf(graph: RevisionGraph<IndexedRevisionNode>, loader: RowLoade
 }
 
 /** The agent-authored texts of these scenes' shareable entries, as the council field rule sees them (one pass over the index). */
-function sceneAgentTexts(source: ExampleSource, graph: RevisionGraph<IndexedRevisionNode>, loader: RowLoader, scenes: ReadonlySet<string>): (scene: string) => ReadonlySet<string> {
+function sceneAgentTexts(
+  source: ExampleSource,
+  graph: RevisionGraph<IndexedRevisionNode>,
+  loader: RowLoader,
+  scenes: ReadonlySet<string>,
+): (scene: string) => ReadonlySet<string> {
   const rows = rowsOfScenes(source, graph, scenes, { split: 'shared', sources: [...AGENT_AUTHORED_SOURCES] });
   const cache = new Map<string, Set<string>>();
   return (scene) => {
@@ -205,18 +264,29 @@ function sceneAgentTexts(source: ExampleSource, graph: RevisionGraph<IndexedRevi
 }
 
 export function councilView(source: ExampleSource, agent: Agent, opts: ViewOptions = {}): DataView {
-  if (isBondOnly(agent)) throw new UsageError(`${agent} is bond-only: Cupid and Puck have no council adapter, so there is no council view of ${agent}`);
+  if (isBondOnly(agent))
+    throw new UsageError(
+      `${agent} is bond-only: Cupid and Puck have no council adapter, so there is no council view of ${agent}`,
+    );
   const { filter, unlabelled } = candidatesOf(source, agent, 'shared');
   const buf = streamReplayBuffer(source.index, filter, bound(opts), opts);
   const out = new Collector();
   out.skip('unlabelled_source', unlabelled);
-  out.skip('private', source.index.count({ files: source.files, agents: [agent], split: 'private' }) + buf.chainPrivate);
+  out.skip(
+    'private',
+    source.index.count({ files: source.files, agents: [agent], split: 'private' }) + buf.chainPrivate,
+  );
   out.skip('superseded', buf.superseded);
   out.skip('below_bound', buf.belowBound);
   const loader = new RowLoader();
   try {
     // Only a pair can need the scene's other proposals (to show both its sides are an agent's).
-    const agentTexts = sceneAgentTexts(source, buf.graph, loader, new Set(buf.kept.filter((r) => r.has_preference === 1).map((r) => r.scene_id)));
+    const agentTexts = sceneAgentTexts(
+      source,
+      buf.graph,
+      loader,
+      new Set(buf.kept.filter((r) => r.has_preference === 1).map((r) => r.scene_id)),
+    );
     for (const row of buf.kept) {
       const e = loader.load(row);
       const fields = councilFields(e, {

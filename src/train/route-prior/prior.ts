@@ -57,7 +57,9 @@ export function stem(w: string): string {
 }
 
 function undouble(s: string): string {
-  return s.length > 3 && s[s.length - 1] === s[s.length - 2] && !/[lsz]/.test(s[s.length - 1] as string) ? s.slice(0, -1) : s;
+  return s.length > 3 && s[s.length - 1] === s[s.length - 2] && !/[lsz]/.test(s[s.length - 1] as string)
+    ? s.slice(0, -1)
+    : s;
 }
 
 interface Cue {
@@ -76,7 +78,10 @@ export class RoutePrior {
   private readonly taskTypes = new Map<string, number>();
   private readonly bias: Float64Array;
 
-  constructor(specialists: readonly Agent[], roles: Readonly<Partial<Record<Agent, SpecialistRole>>> = SPECIALIST_ROLES) {
+  constructor(
+    specialists: readonly Agent[],
+    roles: Readonly<Partial<Record<Agent, SpecialistRole>>> = SPECIALIST_ROLES,
+  ) {
     this.specialists = specialists;
     this.bias = Float64Array.from(specialists, (a) => BIAS[a] ?? 0);
     specialists.forEach((agent, i) => {
@@ -145,7 +150,11 @@ export class RoutePrior {
       const at = this.taskTypes.get(normalType(taskType));
       if (at !== undefined) {
         score[at] = (score[at] as number) + TASK_TYPE_WEIGHT;
-        hits.push({ agent: this.specialists[at] as Agent, cue: `task type: ${taskType.trim()}`, weight: TASK_TYPE_WEIGHT });
+        hits.push({
+          agent: this.specialists[at] as Agent,
+          cue: `task type: ${taskType.trim()}`,
+          weight: TASK_TYPE_WEIGHT,
+        });
       }
     }
     const logits = new Float64Array(n);
@@ -156,5 +165,8 @@ export class RoutePrior {
 }
 
 function normalType(t: string): string {
-  return t.trim().toLowerCase().replace(/[\s-]+/g, '_');
+  return t
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 }

@@ -10,7 +10,8 @@ import { decisionOf } from './use-consent-state.js';
 import { useConsent } from './use-consent.js';
 
 /** confirmed: the decision to store; left: q/Esc, nothing changes (exit 0); cancelled: Ctrl-C (exit 130). */
-export type ConsentOutcome = { confirmed: true; decision: { agent: Agent; allowed: boolean }[] } | { confirmed: false; how: 'left' | 'cancelled' };
+export type ConsentOutcome =
+  { confirmed: true; decision: { agent: Agent; allowed: boolean }[] } | { confirmed: false; how: 'left' | 'cancelled' };
 
 /** The scene wired to its keys; calls onDone once, with the decision, a leave or a cancellation. */
 export function ConsentApp(p: {

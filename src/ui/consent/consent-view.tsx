@@ -16,8 +16,15 @@ function hints(actions: readonly ConsentKeyAction[], words: Partial<Record<Conse
     .filter(Boolean)
     .join(' · ');
 }
-const CHOOSE_HINTS = hints(['up', 'down', 'toggle', 'allowAll', 'allowNone', 'enter', 'leave'], { toggle: 'toggle', allowAll: 'all', allowNone: 'none', enter: 'summary', leave: 'leave' });
-const CONFIRM_HINTS = hints(['enter', 'confirm', 'back'], { enter: 'confirm', confirm: 'confirm', back: 'back' }) + ' · Esc back';
+const CHOOSE_HINTS = hints(['up', 'down', 'toggle', 'allowAll', 'allowNone', 'enter', 'leave'], {
+  toggle: 'toggle',
+  allowAll: 'all',
+  allowNone: 'none',
+  enter: 'summary',
+  leave: 'leave',
+});
+const CONFIRM_HINTS =
+  hints(['enter', 'confirm', 'back'], { enter: 'confirm', confirm: 'confirm', back: 'back' }) + ' · Esc back';
 
 /** One line per agent; the selected agent's stance is quoted under the list (the scene fits 24 rows). */
 function StanceRow({ row, selected, p }: { row: ConsentRow; selected: boolean; p: Palette }) {
@@ -42,7 +49,8 @@ function Summary({ state, p }: { state: ConsentState; p: Palette }) {
   return (
     <Box flexDirection="column" marginTop={1}>
       <Text bold={p.styled}>
-        May speak for the forge: {speak.length ? <Text color={p.ok}>{speak.join(', ')}</Text> : <Text color={p.warn}>nobody</Text>}
+        May speak for the forge:{' '}
+        {speak.length ? <Text color={p.ok}>{speak.join(', ')}</Text> : <Text color={p.warn}>nobody</Text>}
       </Text>
       <Text>Stay silent: {silent.length ? silent.join(', ') : 'nobody'}; Cupid and Puck never speak.</Text>
       <Box flexDirection="column" marginTop={1}>
@@ -64,7 +72,8 @@ function Summary({ state, p }: { state: ConsentState; p: Palette }) {
 
 /** The Sovereignty Moment. Data by props only; the command stores the decision. */
 export function ConsentView({ state, palette: p }: { state: ConsentState; palette: Palette }) {
-  if (state.step === 'confirmed') return <Text color={p.ok}>Consent recorded. It applies from the next federation round.</Text>;
+  if (state.step === 'confirmed')
+    return <Text color={p.ok}>Consent recorded. It applies from the next federation round.</Text>;
   if (state.step === 'cancelled' || state.step === 'left') return <Text color={p.warn}>Nothing was changed.</Text>;
   if (state.step === 'confirm') {
     return (
@@ -78,7 +87,9 @@ export function ConsentView({ state, palette: p }: { state: ConsentState; palett
   return (
     <Box flexDirection="column">
       <Text bold={p.styled}>The Sovereignty Moment</Text>
-      <Text color={p.muted}>The forge may join the council. Each agent speaks; you decide who may speak for the forge.</Text>
+      <Text color={p.muted}>
+        The forge may join the council. Each agent speaks; you decide who may speak for the forge.
+      </Text>
       <Box flexDirection="column" marginTop={1}>
         {state.rows.map((r, i) => (
           <StanceRow key={r.agent} row={r} selected={i === state.cursor} p={p} />

@@ -43,9 +43,18 @@ export type ConsentAction =
   /** A key press, mapped by CONSENT_KEYS against the state at the moment it is applied. */
   | { type: 'key'; press: KeyPress };
 
-export function initialConsentState(stances: readonly Stance[], current: Readonly<Partial<Record<Agent, boolean>>>): ConsentState {
+export function initialConsentState(
+  stances: readonly Stance[],
+  current: Readonly<Partial<Record<Agent, boolean>>>,
+): ConsentState {
   return {
-    rows: stances.map((s) => ({ agent: s.agent, role: s.role, line: s.line, locked: s.locked, allowed: !s.locked && current[s.agent] === true })),
+    rows: stances.map((s) => ({
+      agent: s.agent,
+      role: s.role,
+      line: s.line,
+      locked: s.locked,
+      allowed: !s.locked && current[s.agent] === true,
+    })),
     cursor: 0,
     step: 'choose',
     notice: null,
@@ -63,7 +72,11 @@ export function consentReducer(s: ConsentState, a: ConsentAction): ConsentState 
       const b = CONSENT_KEYS.find((x) => bound(x.keys, a.press));
       if (!b) return s;
       const action: ConsentAction =
-        b.action === 'allowAll' ? { type: 'all', allowed: true } : b.action === 'allowNone' ? { type: 'all', allowed: false } : { type: b.action };
+        b.action === 'allowAll'
+          ? { type: 'all', allowed: true }
+          : b.action === 'allowNone'
+            ? { type: 'all', allowed: false }
+            : { type: b.action };
       return consentReducer(s, action);
     }
     case 'up':
@@ -74,11 +87,14 @@ export function consentReducer(s: ConsentState, a: ConsentAction): ConsentState 
       if (s.step !== 'choose') return s;
       const row = s.rows[s.cursor];
       if (!row) return s;
-      if (row.locked) return { ...s, notice: `${name(row.agent)} is bond-only: locked out of the council, never leaves the forge` };
+      if (row.locked)
+        return { ...s, notice: `${name(row.agent)} is bond-only: locked out of the council, never leaves the forge` };
       return { ...s, rows: s.rows.map((r, i) => (i === s.cursor ? { ...r, allowed: !r.allowed } : r)), notice: null };
     }
     case 'all':
-      return s.step === 'choose' ? { ...s, rows: s.rows.map((r) => (r.locked ? r : { ...r, allowed: a.allowed })), notice: null } : s;
+      return s.step === 'choose'
+        ? { ...s, rows: s.rows.map((r) => (r.locked ? r : { ...r, allowed: a.allowed })), notice: null }
+        : s;
     case 'next':
       return s.step === 'choose' ? { ...s, step: 'confirm', notice: null } : s;
     case 'back':

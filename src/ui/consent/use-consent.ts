@@ -9,7 +9,11 @@ import { consentReducer, initialConsentState, type ConsentState } from './use-co
  * The scene's input: keys (CONSENT_KEYS) go to the reducer, which interprets them against the
  * state at the moment they apply, so keys arriving before the next render land in the right step.
  */
-export function useConsent(stances: readonly Stance[], current: Readonly<Partial<Record<Agent, boolean>>>, opts: { isActive?: boolean } = {}): ConsentState {
+export function useConsent(
+  stances: readonly Stance[],
+  current: Readonly<Partial<Record<Agent, boolean>>>,
+  opts: { isActive?: boolean } = {},
+): ConsentState {
   const [state, dispatch] = useReducer(consentReducer, undefined, () => initialConsentState(stances, current));
   useInput(
     (input, key) => {

@@ -41,13 +41,17 @@ export function CouncilSceneView({ state, ready, palette: p }: CouncilSceneViewP
   const scene: CouncilScene | undefined = state.scenes[state.scene];
   if (!scene) return <Text color={p.muted}>No council scene to show.</Text>;
   const lines = scene.lines.slice(0, state.shown);
-  const hints = COUNCIL_SCENE_KEYS.filter((b) => b.action !== 'cancel').map((b) => `${keyLabel(b.keys[0] as string)} ${b.action === 'next' ? 'next' : b.action === 'prev' ? 'back' : 'skip'}`);
+  const hints = COUNCIL_SCENE_KEYS.filter((b) => b.action !== 'cancel').map(
+    (b) => `${keyLabel(b.keys[0] as string)} ${b.action === 'next' ? 'next' : b.action === 'prev' ? 'back' : 'skip'}`,
+  );
   return (
     <Box flexDirection="column">
       <Text bold color={p.accent}>
         {scene.title}
       </Text>
-      <Text color={p.muted}>{`${state.scene + 1}/${state.scenes.length} · line ${state.shown}/${scene.lines.length}`}</Text>
+      <Text
+        color={p.muted}
+      >{`${state.scene + 1}/${state.scenes.length} · line ${state.shown}/${scene.lines.length}`}</Text>
       <Box flexDirection="column" marginTop={1}>
         {lines.map((l, i) => (
           <Line key={i} line={l} p={p} current={i === lines.length - 1} />
@@ -58,7 +62,15 @@ export function CouncilSceneView({ state, ready, palette: p }: CouncilSceneViewP
   );
 }
 
-export function CouncilSceneApp({ scenes, palette, onDone }: { scenes: readonly CouncilScene[]; palette: Palette; onDone: (o: SceneOutcome) => void }) {
+export function CouncilSceneApp({
+  scenes,
+  palette,
+  onDone,
+}: {
+  scenes: readonly CouncilScene[];
+  palette: Palette;
+  onDone: (o: SceneOutcome) => void;
+}) {
   const { state, ready } = useCouncilScene(scenes, onDone);
   return <CouncilSceneView state={state} ready={ready} palette={palette} />;
 }

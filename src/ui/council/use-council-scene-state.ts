@@ -15,7 +15,8 @@ export interface CouncilSceneState {
   outcome: SceneOutcome | null;
 }
 
-export type CouncilSceneAction = { type: 'key'; press: KeyPress } | { type: 'next' } | { type: 'prev' } | { type: 'skip' } | { type: 'cancel' };
+export type CouncilSceneAction =
+  { type: 'key'; press: KeyPress } | { type: 'next' } | { type: 'prev' } | { type: 'skip' } | { type: 'cancel' };
 
 export function initialCouncilSceneState(scenes: readonly CouncilScene[]): CouncilSceneState {
   return { scenes, scene: 0, shown: scenes.length ? 1 : 0, outcome: scenes.length ? null : 'watched' };

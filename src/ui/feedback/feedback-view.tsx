@@ -59,7 +59,17 @@ function TextBox({ title, text, rows, p }: { title: string; text: string; rows: 
 /** The scale in one row needs this many columns; narrower, one choice per line keeps each label under its number. */
 const SCALE_ROW_WIDTH = RATINGS.reduce((w, r) => w + ` ${r} ${RATING_LABEL[r]} `.length + 2, 0);
 
-function RatingScale({ state, p, active, width }: { state: FeedbackState; p: Palette; active: boolean; width: number }) {
+function RatingScale({
+  state,
+  p,
+  active,
+  width,
+}: {
+  state: FeedbackState;
+  p: Palette;
+  active: boolean;
+  width: number;
+}) {
   const row = width >= SCALE_ROW_WIDTH;
   return (
     <Box flexDirection="column">
@@ -69,7 +79,12 @@ function RatingScale({ state, p, active, width }: { state: FeedbackState; p: Pal
           const on = state.rating === r;
           return (
             <Box key={r} marginRight={row ? 2 : 0} flexShrink={0}>
-              <Text inverse={on && p.styled} bold={on} color={on ? p.accent : active ? undefined : p.muted} wrap="truncate-end">
+              <Text
+                inverse={on && p.styled}
+                bold={on}
+                color={on ? p.accent : active ? undefined : p.muted}
+                wrap="truncate-end"
+              >
                 {on && !p.styled ? `[${r} ${RATING_LABEL[r]}]` : ` ${r} ${RATING_LABEL[r]} `}
               </Text>
             </Box>
@@ -84,11 +99,7 @@ function RatingScale({ state, p, active, width }: { state: FeedbackState; p: Pal
 function MappingNote({ rating, p }: { rating: Rating; p: Palette }) {
   const felt = feltFor(rating);
   const d = affinityFor(rating);
-  return (
-    <Text color={p.muted}>
-      {`felt ${felt} ${SYMBOL.dot} affinity ${signed(d)}`}
-    </Text>
-  );
+  return <Text color={p.muted}>{`felt ${felt} ${SYMBOL.dot} affinity ${signed(d)}`}</Text>;
 }
 
 function KindList({ state, p, active }: { state: FeedbackState; p: Palette; active: boolean }) {

@@ -10,7 +10,8 @@ import type { KeyPress } from '../keys.js';
  */
 export type FeedbackStep = 'rating' | 'kind' | 'comment';
 
-export type FeedbackOutcome = { type: 'answered'; answer: FeedbackAnswer } | { type: 'skipped' } | { type: 'cancelled'; why?: string };
+export type FeedbackOutcome =
+  { type: 'answered'; answer: FeedbackAnswer } | { type: 'skipped' } | { type: 'cancelled'; why?: string };
 
 export interface FeedbackState {
   step: FeedbackStep;
@@ -22,7 +23,12 @@ export interface FeedbackState {
   outcome: FeedbackOutcome | null;
 }
 
-export function initialFeedbackState(opts: { rating?: Rating | undefined; kind?: ResponseKind | undefined; comment?: string | undefined; revised: boolean }): FeedbackState {
+export function initialFeedbackState(opts: {
+  rating?: Rating | undefined;
+  kind?: ResponseKind | undefined;
+  comment?: string | undefined;
+  revised: boolean;
+}): FeedbackState {
   const rating = opts.rating ?? null;
   return {
     step: rating === null ? 'rating' : opts.kind === undefined ? 'kind' : 'comment',
@@ -41,8 +47,10 @@ const clampRating = (n: number): Rating => Math.max(1, Math.min(5, n)) as Rating
 
 function onRating(s: FeedbackState, k: KeyPress): FeedbackState {
   if (k.name === null && /^[1-5]$/.test(k.input)) return { ...s, rating: Number(k.input) as Rating, hint: null };
-  if (k.name === 'left' || k.name === 'down') return { ...s, rating: s.rating === null ? 3 : clampRating(s.rating - 1), hint: null };
-  if (k.name === 'right' || k.name === 'up') return { ...s, rating: s.rating === null ? 3 : clampRating(s.rating + 1), hint: null };
+  if (k.name === 'left' || k.name === 'down')
+    return { ...s, rating: s.rating === null ? 3 : clampRating(s.rating - 1), hint: null };
+  if (k.name === 'right' || k.name === 'up')
+    return { ...s, rating: s.rating === null ? 3 : clampRating(s.rating + 1), hint: null };
   if (k.name === 'enter') {
     if (s.rating === null) return { ...s, hint: 'choose a rating first: press 1–5 (or the arrows), then Enter' };
     return { ...s, step: 'kind', kind: s.kind ?? suggestedKind(s.rating, s.revised), hint: null };
@@ -53,12 +61,17 @@ function onRating(s: FeedbackState, k: KeyPress): FeedbackState {
 
 function onKind(s: FeedbackState, k: KeyPress): FeedbackState {
   const i = s.kind ? RESPONSE_KINDS.indexOf(s.kind) : -1;
-  if (k.name === null && /^[1-4]$/.test(k.input)) return { ...s, kind: RESPONSE_KINDS[Number(k.input) - 1] as ResponseKind, hint: null };
-  if (k.name === 'up' || k.name === 'left') return { ...s, kind: RESPONSE_KINDS[Math.max(0, i - 1)] as ResponseKind, hint: null };
-  if (k.name === 'down' || k.name === 'right') return { ...s, kind: RESPONSE_KINDS[Math.min(RESPONSE_KINDS.length - 1, i + 1)] as ResponseKind, hint: null };
-  if (k.name === 'enter') return s.kind ? { ...s, step: 'comment', hint: null } : { ...s, hint: 'choose a response: 1–4 or the arrows' };
+  if (k.name === null && /^[1-4]$/.test(k.input))
+    return { ...s, kind: RESPONSE_KINDS[Number(k.input) - 1] as ResponseKind, hint: null };
+  if (k.name === 'up' || k.name === 'left')
+    return { ...s, kind: RESPONSE_KINDS[Math.max(0, i - 1)] as ResponseKind, hint: null };
+  if (k.name === 'down' || k.name === 'right')
+    return { ...s, kind: RESPONSE_KINDS[Math.min(RESPONSE_KINDS.length - 1, i + 1)] as ResponseKind, hint: null };
+  if (k.name === 'enter')
+    return s.kind ? { ...s, step: 'comment', hint: null } : { ...s, hint: 'choose a response: 1–4 or the arrows' };
   if (k.name === 'backspace') return { ...s, step: 'rating', hint: null };
-  if (k.name === null && k.input !== '') return { ...s, hint: 'press 1–4 to choose, Enter to confirm, Backspace to go back' };
+  if (k.name === null && k.input !== '')
+    return { ...s, hint: 'press 1–4 to choose, Enter to confirm, Backspace to go back' };
   return s;
 }
 
@@ -68,13 +81,20 @@ function onComment(s: FeedbackState, k: KeyPress): FeedbackState {
     const comment = s.comment.trim() === '' ? null : s.comment.trim();
     return { ...s, outcome: { type: 'answered', answer: { rating: s.rating, kind: s.kind, comment } } };
   }
-  if (k.name === 'backspace') return s.comment === '' ? { ...s, step: 'kind', hint: null } : { ...s, comment: [...s.comment].slice(0, -1).join('') };
+  if (k.name === 'backspace')
+    return s.comment === ''
+      ? { ...s, step: 'kind', hint: null }
+      : { ...s, comment: [...s.comment].slice(0, -1).join('') };
   const text = k.name === 'space' ? ' ' : k.name === null ? k.input : '';
   if (text === '') return s;
   // Control characters never reach the memoir from here; newlines in a paste become spaces.
   const clean = text.replace(/[\r\n\t]+/g, ' ').replace(/[\u0000-\u001f\u007f]/g, '');
   const comment = (s.comment + clean).slice(0, MAX_COMMENT);
-  return { ...s, comment, hint: comment.length >= MAX_COMMENT ? `comments are at most ${MAX_COMMENT} characters` : null };
+  return {
+    ...s,
+    comment,
+    hint: comment.length >= MAX_COMMENT ? `comments are at most ${MAX_COMMENT} characters` : null,
+  };
 }
 
 export function feedbackReducer(s: FeedbackState, a: FeedbackAction): FeedbackState {
@@ -85,7 +105,8 @@ export function feedbackReducer(s: FeedbackState, a: FeedbackAction): FeedbackSt
   // A pasted run of keys outside the comment is applied one key at a time.
   if (s.step !== 'comment' && k.name === null && [...k.input].length > 1) {
     let out = s;
-    for (const ch of k.input) out = feedbackReducer(out, { type: 'key', press: { input: ch, name: ch === ' ' ? 'space' : null } });
+    for (const ch of k.input)
+      out = feedbackReducer(out, { type: 'key', press: { input: ch, name: ch === ' ' ? 'space' : null } });
     return out;
   }
   switch (s.step) {

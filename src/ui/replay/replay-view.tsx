@@ -42,7 +42,19 @@ function clip(text: string, rows: number): { lines: string[]; more: number } {
   return { lines: all.slice(0, Math.max(1, rows - 1)), more: all.length - Math.max(1, rows - 1) };
 }
 
-function Block({ label, text, rows, p, color }: { label: string; text: string; rows: number; p: Palette; color?: string | undefined }) {
+function Block({
+  label,
+  text,
+  rows,
+  p,
+  color,
+}: {
+  label: string;
+  text: string;
+  rows: number;
+  p: Palette;
+  color?: string | undefined;
+}) {
   const { lines, more } = clip(text, rows);
   return (
     <Box flexDirection="row">
@@ -70,7 +82,9 @@ function AgentName({ agent, p }: { agent: Beat['agent']; p: Palette }) {
 }
 
 function SceneLine({ b, current, p }: { b: Beat; current: boolean; p: Palette }) {
-  const title = b.interrupt ? `${SYMBOL.interrupt} ${beatTitle(b)}${b.interrupt.shown_to_player ? '' : ` (${SYMBOL.silent} silent)`}` : beatTitle(b);
+  const title = b.interrupt
+    ? `${SYMBOL.interrupt} ${beatTitle(b)}${b.interrupt.shown_to_player ? '' : ` (${SYMBOL.silent} silent)`}`
+    : beatTitle(b);
   return (
     <Box>
       <Box width={2} flexShrink={0}>
@@ -97,7 +111,9 @@ function SceneLine({ b, current, p }: { b: Beat; current: boolean; p: Palette })
 
 function BeatDetail({ b, affinity, textRows, p }: { b: Beat; affinity: AffinityTotals; textRows: number; p: Palette }) {
   const after = affinity[b.agent] ?? 0;
-  const tags = [b.source.replace(/_/g, ' '), b.entry_type.replace(/_/g, ' '), b.shared ? 'shared' : 'private'].join(` ${SYMBOL.dot} `);
+  const tags = [b.source.replace(/_/g, ' '), b.entry_type.replace(/_/g, ' '), b.shared ? 'shared' : 'private'].join(
+    ` ${SYMBOL.dot} `,
+  );
   const half = Math.max(2, Math.floor(textRows / 2));
   return (
     <Box flexDirection="column">
@@ -123,7 +139,9 @@ function BeatDetail({ b, affinity, textRows, p }: { b: Beat; affinity: AffinityT
           </Text>
         </Box>
       ) : null}
-      {b.proposed !== null ? <Block label="says" text={b.proposed} rows={b.response?.delta ? half : textRows} p={p} /> : null}
+      {b.proposed !== null ? (
+        <Block label="says" text={b.proposed} rows={b.response?.delta ? half : textRows} p={p} />
+      ) : null}
       {b.response ? (
         <Box>
           <Box width={9} flexShrink={0}>
@@ -197,7 +215,9 @@ function Help({ p, width, rows }: { p: Palette; width: number; rows: number }) {
           <Text>{b.help}</Text>
         </Box>
       ))}
-      <Text color={p.muted}>{hidden > 0 ? `… ${hidden} more in a taller terminal · ? or Esc closes` : '? or Esc closes this help'}</Text>
+      <Text color={p.muted}>
+        {hidden > 0 ? `… ${hidden} more in a taller terminal · ? or Esc closes` : '? or Esc closes this help'}
+      </Text>
     </Box>
   );
 }
@@ -227,7 +247,19 @@ function fitParts(width: number, parts: readonly string[], optional: readonly st
   return parts.join(` ${SYMBOL.dot} `);
 }
 
-function StatusLine({ state, frame, p, ready, width }: { state: ReplayState; frame: ReplayFrame; p: Palette; ready: boolean; width: number }) {
+function StatusLine({
+  state,
+  frame,
+  p,
+  ready,
+  width,
+}: {
+  state: ReplayState;
+  frame: ReplayFrame;
+  p: Palette;
+  ready: boolean;
+  width: number;
+}) {
   if (state.building) {
     const [gauge, detail] = textIndexGauge(state.building, width);
     return (
@@ -255,9 +287,21 @@ function StatusLine({ state, frame, p, ready, width }: { state: ReplayState; fra
   const filter = state.filter.agents.length ? state.filter.agents.join(',') : 'all agents';
   return (
     <Box flexDirection="column">
-      {state.message ? <Text color={state.message.tone === 'warn' ? p.warn : p.accent}>{state.message.text}</Text> : <Text> </Text>}
+      {state.message ? (
+        <Text color={state.message.tone === 'warn' ? p.warn : p.accent}>{state.message.text}</Text>
+      ) : (
+        <Text> </Text>
+      )}
       <Text color={p.muted} wrap="truncate-end">
-        {fitParts(width, [`${play} ${count(SPEEDS[state.speed] ?? 1, 'beat')}/s`, filter, `beat ${frame.total ? frame.position + 1 : 0}/${frame.total}`], ready ? ['? help', 'q quit'] : [])}
+        {fitParts(
+          width,
+          [
+            `${play} ${count(SPEEDS[state.speed] ?? 1, 'beat')}/s`,
+            filter,
+            `beat ${frame.total ? frame.position + 1 : 0}/${frame.total}`,
+          ],
+          ready ? ['? help', 'q quit'] : [],
+        )}
       </Text>
     </Box>
   );
@@ -284,17 +328,23 @@ export function ReplayView({ frame, state, width, height, palette: p, ready = tr
         <>
           <Text bold wrap="truncate-end">{`scene ${b.scene_id}`}</Text>
           <Box flexDirection="column" marginLeft={1} marginY={1}>
-            {frame.scene.before > 0 ? <Text color={p.muted}>{`  … ${frame.scene.before} earlier in this scene`}</Text> : null}
+            {frame.scene.before > 0 ? (
+              <Text color={p.muted}>{`  … ${frame.scene.before} earlier in this scene`}</Text>
+            ) : null}
             {frame.scene.beats.map((x, i) => (
               <SceneLine key={`${x.ref.session}:${x.ref.line}`} b={x} current={i === frame.scene?.current} p={p} />
             ))}
-            {frame.scene.after > 0 ? <Text color={p.muted}>{`  … ${frame.scene.after} later in this scene`}</Text> : null}
+            {frame.scene.after > 0 ? (
+              <Text color={p.muted}>{`  … ${frame.scene.after} later in this scene`}</Text>
+            ) : null}
           </Box>
         </>
       ) : (
         <Text color={p.muted}>nothing to replay</Text>
       )}
-      {state.overlay === 'help' ? null : b ? <BeatDetail b={b} affinity={frame.affinity} textRows={textRows} p={p} /> : null}
+      {state.overlay === 'help' ? null : b ? (
+        <BeatDetail b={b} affinity={frame.affinity} textRows={textRows} p={p} />
+      ) : null}
       {state.overlay === 'help' ? null : (
         <Box marginTop={1}>
           <AffinityBar affinity={frame.affinity} p={p} />

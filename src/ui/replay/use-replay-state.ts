@@ -1,5 +1,15 @@
 import type { Agent } from '../../memoir/format/agents.js';
-import { nearest, NO_FILTER, type AffinityTotals, type Beat, type BeatRef, type SceneWindow, type SessionInfo, type StoryFilter, type StoryNav } from '../../replay/story.js';
+import {
+  nearest,
+  NO_FILTER,
+  type AffinityTotals,
+  type Beat,
+  type BeatRef,
+  type SceneWindow,
+  type SessionInfo,
+  type StoryFilter,
+  type StoryNav,
+} from '../../replay/story.js';
 import { bound, REPLAY_KEYS, type KeyPress, type ReplayKeyAction } from '../keys.js';
 import { count } from '../../format.js';
 
@@ -59,7 +69,10 @@ export type ReplayAction =
   /** A key press: mapped against the state at the moment it is applied, so fast typing is never misread. */
   | { type: 'key'; press: KeyPress };
 
-export function initialReplayState(nav: StoryNav, opts: { agents?: readonly Agent[]; at?: string; needsTextIndex?: boolean } = {}): ReplayState {
+export function initialReplayState(
+  nav: StoryNav,
+  opts: { agents?: readonly Agent[]; at?: string; needsTextIndex?: boolean } = {},
+): ReplayState {
   const filter: StoryFilter = { agents: [...(opts.agents ?? [])] };
   let ref = nav.edge('first', filter);
   let message: ReplayState['message'] = null;
@@ -68,8 +81,24 @@ export function initialReplayState(nav: StoryNav, opts: { agents?: readonly Agen
     if (hit && nav.matches(hit, filter)) ref = hit;
     else message = { text: `no entry "${opts.at}" in this view`, tone: 'warn' };
   }
-  if (!ref) message = { text: filter.agents.length ? `no beats for ${filter.agents.join(', ')}` : 'the memoir has no entries', tone: 'warn' };
-  return { ref, filter, playing: false, speed: SPEEDS.indexOf(DEFAULT_SPEED), overlay: 'none', input: '', lastSearch: null, message, done: null, needsTextIndex: opts.needsTextIndex ?? false, building: null };
+  if (!ref)
+    message = {
+      text: filter.agents.length ? `no beats for ${filter.agents.join(', ')}` : 'the memoir has no entries',
+      tone: 'warn',
+    };
+  return {
+    ref,
+    filter,
+    playing: false,
+    speed: SPEEDS.indexOf(DEFAULT_SPEED),
+    overlay: 'none',
+    input: '',
+    lastSearch: null,
+    message,
+    done: null,
+    needsTextIndex: opts.needsTextIndex ?? false,
+    building: null,
+  };
 }
 
 const info = (text: string): ReplayState['message'] => ({ text, tone: 'info' });
@@ -86,7 +115,8 @@ function search(s: ReplayState, nav: StoryNav, query: string, dir: 1 | -1): Repl
   const q = query.trim();
   if (!q) return { ...s, message: warn('type something to search for') };
   // The index first: the hook builds it (progress, Esc cancels) and the search runs when it is done.
-  if (s.needsTextIndex) return { ...s, playing: false, message: null, building: { query: q, dir, done: 0, total: 0, cancelling: false } };
+  if (s.needsTextIndex)
+    return { ...s, playing: false, message: null, building: { query: q, dir, done: 0, total: 0, cancelling: false } };
   let hit = nav.search(q, s.ref, dir, s.filter);
   let wrapped = false;
   if (!hit) {
@@ -103,7 +133,9 @@ function noMatch(nav: StoryNav, q: string, filter: StoryFilter): string {
   if (filter.agents.length === 0) return `no match for "${q}"`;
   const all = nav.searchCount(q, NO_FILTER);
   const among = `among ${filter.agents.join(', ')}'s beats`;
-  return all > 0 ? `no match for "${q}" ${among}; ${count(all, 'match', 'matches')} with every agent (a changes the filter)` : `no match for "${q}" (the filter shows ${filter.agents.join(', ')} only)`;
+  return all > 0
+    ? `no match for "${q}" ${among}; ${count(all, 'match', 'matches')} with every agent (a changes the filter)`
+    : `no match for "${q}" (the filter shows ${filter.agents.join(', ')} only)`;
 }
 
 function setFilter(s: ReplayState, nav: StoryNav, agent: Agent | null): ReplayState {
@@ -111,7 +143,12 @@ function setFilter(s: ReplayState, nav: StoryNav, agent: Agent | null): ReplaySt
   const ref = nearest(nav, s.ref, filter);
   if (!ref) return { ...s, message: warn(`no beats for ${agent}`) };
   const n = nav.count(filter);
-  return { ...s, filter, ref, message: info(agent ? `showing ${agent} only (${count(n, 'beat')})` : `showing every agent (${count(n, 'beat')})`) };
+  return {
+    ...s,
+    filter,
+    ref,
+    message: info(agent ? `showing ${agent} only (${count(n, 'beat')})` : `showing every agent (${count(n, 'beat')})`),
+  };
 }
 
 function cycleAgent(s: ReplayState, nav: StoryNav, dir: 1 | -1): ReplayState {
@@ -128,7 +165,8 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
       // A pasted run of keys outside a prompt is applied one key at a time.
       if (a.press.name === null && [...a.press.input].length > 1 && s.overlay !== 'search' && s.overlay !== 'jump') {
         let out = s;
-        for (const ch of a.press.input) out = replayReducer(out, { type: 'key', press: { input: ch, name: ch === ' ' ? 'space' : null } }, nav);
+        for (const ch of a.press.input)
+          out = replayReducer(out, { type: 'key', press: { input: ch, name: ch === ' ' ? 'space' : null } }, nav);
         return out;
       }
       const action = replayKeyAction(s, a.press);
@@ -153,10 +191,15 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
       return moveTo(s, nav.edge('last', s.filter), 'nothing to show');
     case 'togglePlay':
       if (!s.ref) return s;
-      if (!s.playing && !nav.step(s.ref, 1, s.filter)) return { ...s, message: info('the end of the story: press g to start again') };
+      if (!s.playing && !nav.step(s.ref, 1, s.filter))
+        return { ...s, message: info('the end of the story: press g to start again') };
       return { ...s, playing: !s.playing, message: null };
     case 'faster':
-      return { ...s, speed: Math.min(SPEEDS.length - 1, s.speed + 1), message: info(`speed ${speedText(Math.min(SPEEDS.length - 1, s.speed + 1))}`) };
+      return {
+        ...s,
+        speed: Math.min(SPEEDS.length - 1, s.speed + 1),
+        message: info(`speed ${speedText(Math.min(SPEEDS.length - 1, s.speed + 1))}`),
+      };
     case 'slower':
       return { ...s, speed: Math.max(0, s.speed - 1), message: info(`speed ${speedText(Math.max(0, s.speed - 1))}`) };
     case 'nextAgent':
@@ -174,7 +217,9 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
       if (!s.lastSearch) return { ...s, message: warn('no search yet: press / to search') };
       return search(s, nav, s.lastSearch, a.type === 'searchNext' ? 1 : -1);
     case 'typeText':
-      return s.overlay === 'search' || s.overlay === 'jump' ? { ...s, input: s.input + a.text.replace(/[\r\n\t]/g, ' ') } : s;
+      return s.overlay === 'search' || s.overlay === 'jump'
+        ? { ...s, input: s.input + a.text.replace(/[\r\n\t]/g, ' ') }
+        : s;
     case 'backspace':
       return { ...s, input: [...s.input].slice(0, -1).join('') };
     case 'closeOverlay':
@@ -188,7 +233,13 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
         if (!id) return closed;
         const hit = nav.find(id);
         if (!hit) return { ...closed, message: warn(`no entry "${id}" (or the prefix is ambiguous)`) };
-        if (!nav.matches(hit, closed.filter)) return { ...closed, filter: NO_FILTER, ref: hit, message: info(`jumped to ${nav.beat(hit).entry_id}; the agent filter was cleared to show it`) };
+        if (!nav.matches(hit, closed.filter))
+          return {
+            ...closed,
+            filter: NO_FILTER,
+            ref: hit,
+            message: info(`jumped to ${nav.beat(hit).entry_id}; the agent filter was cleared to show it`),
+          };
         return { ...closed, ref: hit, message: info(`jumped to ${nav.beat(hit).entry_id}`) };
       }
       return closed;
@@ -208,7 +259,9 @@ export function replayReducer(s: ReplayState, a: ReplayAction, nav: StoryNav): R
         ...s,
         building: null,
         lastSearch: s.building.query,
-        message: warn(a.error ?? 'search cancelled: the full-text index was not built (nothing was written); / searches again'),
+        message: warn(
+          a.error ?? 'search cancelled: the full-text index was not built (nothing was written); / searches again',
+        ),
       };
     case 'toggleHelp':
       return { ...s, overlay: s.overlay === 'help' ? 'none' : 'help', playing: false };
@@ -258,7 +311,8 @@ export interface ReplayFrame {
 
 export function replayFrame(nav: StoryNav, s: ReplayState, sceneRows: number): ReplayFrame {
   const total = nav.count(s.filter);
-  if (!s.ref) return { session: null, sessions: nav.sessions.length, beat: null, scene: null, position: 0, total, affinity: {} };
+  if (!s.ref)
+    return { session: null, sessions: nav.sessions.length, beat: null, scene: null, position: 0, total, affinity: {} };
   return {
     session: nav.sessions[s.ref.session] ?? null,
     sessions: nav.sessions.length,

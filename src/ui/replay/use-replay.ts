@@ -19,7 +19,10 @@ export function useReplay(
   isActive = true,
   textIndex?: TextIndexBuilder,
 ): { state: ReplayState; ready: boolean } {
-  const [state, dispatch] = useReducer((s: ReplayState, a: Parameters<typeof replayReducer>[1]) => replayReducer(s, a, nav), initial);
+  const [state, dispatch] = useReducer(
+    (s: ReplayState, a: Parameters<typeof replayReducer>[1]) => replayReducer(s, a, nav),
+    initial,
+  );
 
   useInput(
     (input, key) => {
@@ -47,12 +50,19 @@ export function useReplay(
     if (!building || state.done) return undefined;
     const controller = new AbortController();
     build.current = controller;
-    if (!textIndex) dispatch({ type: 'textIndexBuilt' }); // nothing to build (a story in memory)
+    if (!textIndex)
+      dispatch({ type: 'textIndexBuilt' }); // nothing to build (a story in memory)
     else {
-      textIndex.build((done, total) => dispatch({ type: 'textIndexProgress', done, total }), controller.signal).then(
-        () => dispatch({ type: 'textIndexBuilt' }),
-        (err: unknown) => dispatch({ type: 'textIndexStopped', error: err instanceof CancelledError ? null : err instanceof Error ? err.message : String(err) }),
-      );
+      textIndex
+        .build((done, total) => dispatch({ type: 'textIndexProgress', done, total }), controller.signal)
+        .then(
+          () => dispatch({ type: 'textIndexBuilt' }),
+          (err: unknown) =>
+            dispatch({
+              type: 'textIndexStopped',
+              error: err instanceof CancelledError ? null : err instanceof Error ? err.message : String(err),
+            }),
+        );
     }
     return () => {
       controller.abort();

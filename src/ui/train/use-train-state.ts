@@ -30,7 +30,22 @@ export interface TrainState {
 export const initialTrainState: TrainState = { rows: [] };
 
 function blank(agent: Agent): AgentRow {
-  return { agent, status: 'waiting', examples: null, epoch: 0, epochs: 0, batch: 0, batches: 0, trainLoss: null, stopLoss: null, stopMetric: null, examplesPerSec: null, etaSec: null, version: null, reason: null };
+  return {
+    agent,
+    status: 'waiting',
+    examples: null,
+    epoch: 0,
+    epochs: 0,
+    batch: 0,
+    batches: 0,
+    trainLoss: null,
+    stopLoss: null,
+    stopMetric: null,
+    examplesPerSec: null,
+    etaSec: null,
+    version: null,
+    reason: null,
+  };
 }
 
 function patch(s: TrainState, agent: Agent, f: (r: AgentRow) => AgentRow): TrainState {
@@ -64,7 +79,15 @@ export function trainReducer(s: TrainState, e: TrainEvent): TrainState {
       }));
     }
     case 'trained':
-      return patch(s, e.agent, (r) => ({ ...r, status: 'trained', epoch: e.result.epochs, etaSec: 0, version: e.result.version, trainLoss: e.result.train_loss, stopMetric: e.result.metric?.value ?? r.stopMetric }));
+      return patch(s, e.agent, (r) => ({
+        ...r,
+        status: 'trained',
+        epoch: e.result.epochs,
+        etaSec: 0,
+        version: e.result.version,
+        trainLoss: e.result.train_loss,
+        stopMetric: e.result.metric?.value ?? r.stopMetric,
+      }));
     case 'skipped':
       return patch(s, e.agent, (r) => ({ ...r, status: 'skipped', reason: e.reason, etaSec: null }));
   }
@@ -73,7 +96,8 @@ export function trainReducer(s: TrainState, e: TrainEvent): TrainState {
 /** One plain line per agent for a non-interactive stderr. */
 export function progressLine(r: AgentRow): string {
   if (r.status === 'skipped') return `${r.agent}: skipped — ${r.reason ?? ''}`;
-  if (r.status === 'trained') return `${r.agent}: trained v${r.version ?? '?'} after ${r.epoch} epochs, train loss ${fmt(r.trainLoss)}`;
+  if (r.status === 'trained')
+    return `${r.agent}: trained v${r.version ?? '?'} after ${r.epoch} epochs, train loss ${fmt(r.trainLoss)}`;
   if (r.status === 'waiting') return `${r.agent}: waiting`;
   return `${r.agent}: epoch ${r.epoch}/${r.epochs} batch ${r.batch}/${r.batches} · train loss ${fmt(r.trainLoss)} · stop loss ${fmt(r.stopLoss)} · ${r.examplesPerSec === null ? '—' : Math.round(r.examplesPerSec)} ex/s · eta ≤ ${r.etaSec === null ? '—' : `${Math.ceil(r.etaSec)}s`}`;
 }

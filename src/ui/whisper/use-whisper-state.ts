@@ -12,7 +12,13 @@ export interface WhisperState {
   done: 'quit' | 'cancel' | null;
 }
 
-export type WhisperAction = { type: 'up' } | { type: 'down' } | { type: 'toggleDetails' } | { type: 'quit' } | { type: 'cancel' } | { type: 'key'; press: KeyPress };
+export type WhisperAction =
+  | { type: 'up' }
+  | { type: 'down' }
+  | { type: 'toggleDetails' }
+  | { type: 'quit' }
+  | { type: 'cancel' }
+  | { type: 'key'; press: KeyPress };
 
 export function initialWhisperState(): WhisperState {
   return { cursor: 0, details: false, done: null };

@@ -8,7 +8,17 @@ import { useWhisper } from './use-whisper.js';
 import { WhisperView } from './whisper-view.js';
 
 /** The gauge wired to its keys: calls onDone once, when the player quits (q, Esc) or cancels (Ctrl-C). */
-export function WhisperApp({ report, palette, onDone, size }: { report: WhisperReport; palette: Palette; onDone: (how: 'quit' | 'cancel') => void; size?: ScreenSize }): React.JSX.Element {
+export function WhisperApp({
+  report,
+  palette,
+  onDone,
+  size,
+}: {
+  report: WhisperReport;
+  palette: Palette;
+  onDone: (how: 'quit' | 'cancel') => void;
+  size?: ScreenSize;
+}): React.JSX.Element {
   const current = useTerminalSize(size ?? { columns: 100, rows: 30 });
   const state = useWhisper(report.agents.length);
   useEffect(() => {

@@ -6,7 +6,8 @@ import { bar, percent, type WhisperAgent, type WhisperReport } from '../../priva
 import { keyLabel, WHISPER_KEYS } from '../keys.js';
 import type { WhisperState } from './use-whisper-state.js';
 
-const levelColor = (p: Palette, level: GaugeLevel | null): string | undefined => (level === 'ok' ? p.ok : level === 'low' ? p.warn : level ? p.error : p.muted);
+const levelColor = (p: Palette, level: GaugeLevel | null): string | undefined =>
+  level === 'ok' ? p.ok : level === 'low' ? p.warn : level ? p.error : p.muted;
 const eps = (x: number | null): string => (x === null ? '—' : epsilon(x));
 const SHORT: Record<string, string> = { up: 'up', down: 'down', toggleDetails: 'details', quit: 'quit' };
 /** The key hints, from the same table the keys are handled by. */
@@ -63,28 +64,48 @@ function AgentRow({ a, selected, p }: { a: WhisperAgent; selected: boolean; p: P
 
 function Details({ a, report, p }: { a: WhisperAgent; report: WhisperReport; p: Palette }): React.JSX.Element {
   if (a.consent === 'locked') {
-    return <Text color={p.muted}>{a.agent} is bond-only: no council head exists, nothing of theirs ever leaves the forge.</Text>;
+    return (
+      <Text color={p.muted}>
+        {a.agent} is bond-only: no council head exists, nothing of theirs ever leaves the forge.
+      </Text>
+    );
   }
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>{a.agent}</Text>
       <Text>
-        consent: {a.consent ? 'given' : 'not given'} · ε spent {eps(a.epsilon_spent)} of {a.epsilon_budget} (δ = {delta(report.config.delta)}) · {count(a.releases, 'release')}
+        consent: {a.consent ? 'given' : 'not given'} · ε spent {eps(a.epsilon_spent)} of {a.epsilon_budget} (δ ={' '}
+        {delta(report.config.delta)}) · {count(a.releases, 'release')}
       </Text>
       <Text>
-        next round: {count(a.shareable_entries, 'shareable entry', 'shareable entries')}, clip norm S = {a.clip_norm}, noise σ = {a.noise_multiplier}; its ε → {eps(a.epsilon_after_next)} (+{eps(a.next_round_epsilon_cost)}), the forge's +{eps(a.next_round_forge_cost)}
+        next round: {count(a.shareable_entries, 'shareable entry', 'shareable entries')}, clip norm S = {a.clip_norm},
+        noise σ = {a.noise_multiplier}; its ε → {eps(a.epsilon_after_next)} (+{eps(a.next_round_epsilon_cost)}), the
+        forge's +{eps(a.next_round_forge_cost)}
       </Text>
       <Text>{a.why}</Text>
       <Text color={p.muted}>
         past contributions (|clip Δ| / S):{' '}
-        {a.contributions.length === 0 ? 'none yet' : a.contributions.slice(-12).map((c) => `${c.round}: ${c.clipped_fraction === null ? 'not drawn' : ratio(c.clipped_fraction)}`).join('  ')}
+        {a.contributions.length === 0
+          ? 'none yet'
+          : a.contributions
+              .slice(-12)
+              .map((c) => `${c.round}: ${c.clipped_fraction === null ? 'not drawn' : ratio(c.clipped_fraction)}`)
+              .join('  ')}
       </Text>
     </Box>
   );
 }
 
 /** The Whisper Limit gauge. Data by props only; never opens the database. */
-export function WhisperView({ report, state, palette: p }: { report: WhisperReport; state: WhisperState; palette: Palette }): React.JSX.Element {
+export function WhisperView({
+  report,
+  state,
+  palette: p,
+}: {
+  report: WhisperReport;
+  state: WhisperState;
+  palette: Palette;
+}): React.JSX.Element {
   const f = report.forge;
   const color = levelColor(p, f.level);
   const selected = report.agents[state.cursor];
@@ -102,7 +123,13 @@ export function WhisperView({ report, state, palette: p }: { report: WhisperRepo
         </Text>
       </Box>
       <Text color={p.muted} wrap="truncate-end">
-        next round{report.round ? ` (${report.round})` : ''}: {f.speakers_next_round} speak, forge ε → {eps(f.epsilon_after_next_round)}; clip S = {report.priced_at.clip_norm}, σ = {report.priced_at.noise_multiplier} ({report.priced_at.source === 'council' ? `the council's, round ${report.priced_at.council_round ?? '?'}` : "this forge's"}), δ = {delta(report.config.delta)}
+        next round{report.round ? ` (${report.round})` : ''}: {f.speakers_next_round} speak, forge ε →{' '}
+        {eps(f.epsilon_after_next_round)}; clip S = {report.priced_at.clip_norm}, σ ={' '}
+        {report.priced_at.noise_multiplier} (
+        {report.priced_at.source === 'council'
+          ? `the council's, round ${report.priced_at.council_round ?? '?'}`
+          : "this forge's"}
+        ), δ = {delta(report.config.delta)}
       </Text>
       <Box flexDirection="column" marginTop={1}>
         {report.agents.map((a, i) => (

@@ -30,13 +30,42 @@ describe('kourai federate consent (non-interactive)', () => {
     expect(code).toBe(0);
     const r = json as ConsentResult;
     expect(r).toMatchObject({ changed: true, via: 'flags', decision_id: 1, applies_from: 'next_round' });
-    expect(r.agents.map((a) => a.agent)).toEqual(['hephaestus', 'aidos', 'cupid', 'metis', 'kallos', 'aletheia', 'mneme', 'dokimasia', 'techne', 'puck']);
-    expect(r.agents.find((a) => a.agent === 'aidos')).toMatchObject({ allowed: true, locked: false, decided_at: '2026-11-22T10:00:00.000Z' });
-    expect(r.agents.find((a) => a.agent === 'kallos')).toMatchObject({ allowed: false, decided_at: '2026-11-22T10:00:00.000Z' });
+    expect(r.agents.map((a) => a.agent)).toEqual([
+      'hephaestus',
+      'aidos',
+      'cupid',
+      'metis',
+      'kallos',
+      'aletheia',
+      'mneme',
+      'dokimasia',
+      'techne',
+      'puck',
+    ]);
+    expect(r.agents.find((a) => a.agent === 'aidos')).toMatchObject({
+      allowed: true,
+      locked: false,
+      decided_at: '2026-11-22T10:00:00.000Z',
+    });
+    expect(r.agents.find((a) => a.agent === 'kallos')).toMatchObject({
+      allowed: false,
+      decided_at: '2026-11-22T10:00:00.000Z',
+    });
     expect(r.agents.find((a) => a.agent === 'techne')).toMatchObject({ allowed: false, decided_at: null });
     expect(r.agents.find((a) => a.agent === 'cupid')).toMatchObject({ allowed: false, locked: true });
     const s = stored();
-    expect(s.history()).toEqual([{ id: 1, decidedAt: '2026-11-22T10:00:00.000Z', via: 'flags', agents: [{ agent: 'aidos', allowed: true }, { agent: 'kallos', allowed: false }, { agent: 'metis', allowed: true }] }]);
+    expect(s.history()).toEqual([
+      {
+        id: 1,
+        decidedAt: '2026-11-22T10:00:00.000Z',
+        via: 'flags',
+        agents: [
+          { agent: 'aidos', allowed: true },
+          { agent: 'kallos', allowed: false },
+          { agent: 'metis', allowed: true },
+        ],
+      },
+    ]);
   });
 
   it('a later decision revokes: the new stance wins, the old one stays in the history', async () => {
@@ -44,7 +73,12 @@ describe('kourai federate consent (non-interactive)', () => {
     ctx.now = () => new Date('2026-10-05T09:00:00Z');
     const { json } = await runCli(consentCmd, { deny: ['metis'], json: true }, ctx);
     const r = json as ConsentResult;
-    expect(r.agents.filter((a) => a.allowed).map((a) => a.agent).sort()).toEqual(['aidos', 'aletheia', 'dokimasia', 'hephaestus', 'kallos', 'mneme', 'techne']);
+    expect(
+      r.agents
+        .filter((a) => a.allowed)
+        .map((a) => a.agent)
+        .sort(),
+    ).toEqual(['aidos', 'aletheia', 'dokimasia', 'hephaestus', 'kallos', 'mneme', 'techne']);
     expect(r.agents.find((a) => a.agent === 'metis')?.decided_at).toBe('2026-10-05T09:00:00.000Z');
     expect(stored().history()).toHaveLength(2);
   });

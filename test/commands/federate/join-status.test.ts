@@ -51,7 +51,22 @@ describe('kourai federate join / leave / status', () => {
     const token = await council.token('athens');
     const { json, stdout } = await runCli(join, { server: `${council.url}/`, token, json: true }, ctx);
     const r = json as JoinResult;
-    expect(r).toMatchObject({ joined: true, url: council.url, forge: 'athens', protocol: 2, base: { forge: BUILTIN_FINGERPRINT, match: true }, exiled: false, privacy_policy: { clip_norm: 1, noise_multiplier: 10, accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 } }, tail_margin: 10 }, forge_privacy: { clip_norm: 1, noise_multiplier: 8 }, council_policy: { followed: true, epsilon_per_release: expect.closeTo(0.3753, 3), reason: null } });
+    expect(r).toMatchObject({
+      joined: true,
+      url: council.url,
+      forge: 'athens',
+      protocol: 2,
+      base: { forge: BUILTIN_FINGERPRINT, match: true },
+      exiled: false,
+      privacy_policy: {
+        clip_norm: 1,
+        noise_multiplier: 10,
+        accepted: { clip_norm: { min: 0, max: 1 }, noise_multiplier: { min: 0, max: 10 } },
+        tail_margin: 10,
+      },
+      forge_privacy: { clip_norm: 1, noise_multiplier: 8 },
+      council_policy: { followed: true, epsilon_per_release: expect.closeTo(0.3753, 3), reason: null },
+    });
     expect(stdout).not.toContain(token);
     expect(ctx.stderr.text).not.toContain(token);
     expect(statSync(membershipPath(ctx.home)).mode & 0o777).toBe(0o600);
@@ -64,7 +79,9 @@ describe('kourai federate join / leave / status', () => {
   it('join reads the token from stdin (--token -), a file, or KOURAI_COUNCIL_TOKEN; none is exit 2 naming the flags', async () => {
     const token = await council.token('athens');
     const piped = testCtx({ home: ctx.home, stdinText: `${token}\n` });
-    expect(((await runCli(join, { server: council.url, token: '-', json: true }, piped)).json as JoinResult).forge).toBe('athens');
+    expect(
+      ((await runCli(join, { server: council.url, token: '-', json: true }, piped)).json as JoinResult).forge,
+    ).toBe('athens');
     const env = testCtx({ home: ctx.home, env: { KOURAI_COUNCIL_TOKEN: token } });
     expect(((await runCli(join, { server: council.url, json: true }, env)).json as JoinResult).forge).toBe('athens');
     const none = await failure(runCli(join, { server: council.url }, testCtx({ home: ctx.home })));
@@ -74,8 +91,14 @@ describe('kourai federate join / leave / status', () => {
 
   it('join takes the document `council forge add --json` prints as a token file, and refuses one without a token', async () => {
     const token = await council.token('athens');
-    const doc = join_(ctx.home, 'forge.json', JSON.stringify({ forge: 'athens', id: 1, token, created_at: 'x' }, null, 2));
-    expect(((await runCli(join, { server: council.url, tokenFile: doc, json: true }, ctx)).json as JoinResult).forge).toBe('athens');
+    const doc = join_(
+      ctx.home,
+      'forge.json',
+      JSON.stringify({ forge: 'athens', id: 1, token, created_at: 'x' }, null, 2),
+    );
+    expect(
+      ((await runCli(join, { server: council.url, tokenFile: doc, json: true }, ctx)).json as JoinResult).forge,
+    ).toBe('athens');
     const bad = join_(ctx.home, 'bad.json', JSON.stringify({ forge: 'athens' }));
     const err = await failure(runCli(join, { server: council.url, tokenFile: bad }, ctx));
     expect(err.exitCode).toBe(ExitCode.usage);
@@ -95,7 +118,11 @@ describe('kourai federate join / leave / status', () => {
     try {
       const path = membershipPath(ctx.home);
       const m = JSON.parse(readFileSync(path, 'utf8')) as { url: string };
-      writeFileSync(path, JSON.stringify({ ...m, url: `http://127.0.0.1:${(notCouncil.address() as AddressInfo).port}` }), { mode: 0o600 });
+      writeFileSync(
+        path,
+        JSON.stringify({ ...m, url: `http://127.0.0.1:${(notCouncil.address() as AddressInfo).port}` }),
+        { mode: 0o600 },
+      );
       const err = await failure(runCli(round, { noWait: true }, ctx));
       expect(err.exitCode).toBe(ExitCode.network);
       expect(err.message).toMatch(/does not answer like a kourai council/);
@@ -118,10 +145,18 @@ describe('kourai federate join / leave / status', () => {
   });
 
   it('an unreachable council (exit 9) and a bad URL (exit 2)', async () => {
-    const down = await failure(runCli(join, { server: 'http://127.0.0.1:9', token: 'kourai_1_' + 'a'.repeat(43) }, testCtx({ home: ctx.home, env: {} })));
+    const down = await failure(
+      runCli(
+        join,
+        { server: 'http://127.0.0.1:9', token: 'kourai_1_' + 'a'.repeat(43) },
+        testCtx({ home: ctx.home, env: {} }),
+      ),
+    );
     expect(down.exitCode).toBe(ExitCode.network);
     expect(down.message).not.toContain('a'.repeat(43));
-    expect((await failure(runCli(join, { server: 'https://user:pw@x.org', token: 't' }, ctx))).exitCode).toBe(ExitCode.usage);
+    expect((await failure(runCli(join, { server: 'https://user:pw@x.org', token: 't' }, ctx))).exitCode).toBe(
+      ExitCode.usage,
+    );
   });
 
   it('status: endpoint, the round, trust, consent and capacity per agent; leave forgets', async () => {
@@ -131,15 +166,29 @@ describe('kourai federate join / leave / status', () => {
     await runCli(join, { server: council.url, token }, ctx);
     await runCli(consent, { allow: ['metis', 'aidos'] }, ctx);
     const s = (await runCli(status, { json: true }, ctx)).json as FederationStatus;
-    expect(s).toMatchObject({ joined: true, reachable: true, council: { url: council.url, forge: 'athens' }, current_round: { round: 1, state: 'open', submitted: [], sealed: false }, trust: { trust: 1, exiled: false, source: 'council' }, unfinished_round: null, ledger: { ok: true } });
-    expect(s.agents.find((a) => a.agent === 'metis')).toMatchObject({ consent: true, releases: 0, remaining_fraction: 1, can_speak_next: true });
+    expect(s).toMatchObject({
+      joined: true,
+      reachable: true,
+      council: { url: council.url, forge: 'athens' },
+      current_round: { round: 1, state: 'open', submitted: [], sealed: false },
+      trust: { trust: 1, exiled: false, source: 'council' },
+      unfinished_round: null,
+      ledger: { ok: true },
+    });
+    expect(s.agents.find((a) => a.agent === 'metis')).toMatchObject({
+      consent: true,
+      releases: 0,
+      remaining_fraction: 1,
+      can_speak_next: true,
+    });
     expect(s.agents.find((a) => a.agent === 'kallos')).toMatchObject({ consent: false, can_speak_next: false });
     expect(s.agents.find((a) => a.agent === 'cupid')).toMatchObject({ consent: 'locked' });
     expect(s.next_sigma).toEqual({ noise_multiplier: 10, source: 'council' });
     // Who can speak next is judged at the council's σ = 10 (one release: ε 0.375), not this forge's σ = 8 (ε 0.478).
     const tight = (await runCli(status, { json: true, agentEpsilon: '0.4' }, ctx)).json as FederationStatus;
     expect(tight.agents.find((a) => a.agent === 'metis')).toMatchObject({ can_speak_next: true });
-    const tightOffline = (await runCli(status, { json: true, agentEpsilon: '0.4', offline: true }, ctx)).json as FederationStatus;
+    const tightOffline = (await runCli(status, { json: true, agentEpsilon: '0.4', offline: true }, ctx))
+      .json as FederationStatus;
     expect(tightOffline.next_sigma).toEqual({ noise_multiplier: 8, source: 'forge' });
     expect(tightOffline.agents.find((a) => a.agent === 'metis')).toMatchObject({ can_speak_next: false });
     const text = (await runCli(status, {}, ctx)).stdout;

@@ -11,7 +11,10 @@ beforeEach(() => {
 afterEach(() => ctx.cleanup());
 
 async function refusal(argv: string[]): Promise<KouraiError> {
-  const program = buildCli(() => ctx, () => undefined);
+  const program = buildCli(
+    () => ctx,
+    () => undefined,
+  );
   try {
     await program.parseAsync(['node', 'kourai', ...argv]);
   } catch (err) {

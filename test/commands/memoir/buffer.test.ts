@@ -57,7 +57,9 @@ describe('memoir buffer', () => {
     expect(r.kept_count).toBe(r.load_bearing);
     expect(r.load_bearing).toBeGreaterThan(5);
     expect(r.kept.every((d) => d.load_bearing)).toBe(true);
-    expect(ctx.stderr.text).toMatch(new RegExp(`warning: load-bearing entries alone \\(${r.load_bearing}\\) exceed the bound \\(5\\)`));
+    expect(ctx.stderr.text).toMatch(
+      new RegExp(`warning: load-bearing entries alone \\(${r.load_bearing}\\) exceed the bound \\(5\\)`),
+    );
   });
 
   it('without --dry-run writes a manifest a trainer can load entries from; the memoirs are unchanged', async () => {
@@ -67,7 +69,13 @@ describe('memoir buffer', () => {
     const r = await runCmd(buffer, { max: '60' }, ctx);
     expect(r.manifest).toBe(defaultManifestPath(ctx.home));
     const m = JSON.parse(readFileSync(r.manifest as string, 'utf8')) as BufferManifest;
-    expect(m).toMatchObject({ version: 1, bound: 60, created_at: '2026-11-22T10:00:00.000Z', candidates: r.candidates, load_bearing: r.load_bearing });
+    expect(m).toMatchObject({
+      version: 1,
+      bound: 60,
+      created_at: '2026-11-22T10:00:00.000Z',
+      candidates: r.candidates,
+      load_bearing: r.load_bearing,
+    });
     expect(m.kept.map((k) => k.entry_id)).toEqual(r.kept.map((d) => d.entry_id));
     for (const k of m.kept.slice(0, 10)) {
       const line = JSON.parse(readLineAt(k.path, k.offset, k.length)) as MemoirEntry;
@@ -90,7 +98,10 @@ describe('memoir buffer', () => {
     const rev = await runCmd(supersede, { id: target.entry_id, patch: '{"affinity_delta":0.1}', reason: 'r' }, ctx);
     const r = await runCmd(buffer, { max: '0', dryRun: true }, ctx);
     expect(r.kept.find((d) => d.entry_id === rev.entry_id)?.reasons).toEqual(['revision_head']);
-    expect(r.dropped.find((d) => d.entry_id === target.entry_id)).toMatchObject({ rank: null, reasons: ['superseded'] });
+    expect(r.dropped.find((d) => d.entry_id === target.entry_id)).toMatchObject({
+      rank: null,
+      reasons: ['superseded'],
+    });
   });
 
   it('rejects a missing or negative bound', () => {

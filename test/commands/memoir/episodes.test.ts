@@ -42,7 +42,11 @@ describe('memoir episodes', () => {
     const dated = dates.filter((d): d is string => d !== null);
     expect(dated).toEqual([...dated].sort());
     expect(dates.slice(dated.length).every((d) => d === null)).toBe(true);
-    expect(r.episodes.some((e) => e.quality === 'failure') && r.episodes.some((e) => e.quality === 'partial') && r.episodes.some((e) => e.quality === 'success')).toBe(true);
+    expect(
+      r.episodes.some((e) => e.quality === 'failure') &&
+        r.episodes.some((e) => e.quality === 'partial') &&
+        r.episodes.some((e) => e.quality === 'success'),
+    ).toBe(true);
   });
 
   it('--by session gives one episode per session with every lesson of the session', async () => {
@@ -90,8 +94,18 @@ describe('memoir episodes', () => {
     const ctx = newCtx();
     const memoirs = await sampleForge(ctx);
     const before = await runCmd(episodes, { write: true }, ctx);
-    const target = lines(memoirs[0] as string).find((l) => l.source === 'specialist_proposed' && (l.player_response as { kind?: string } | null)?.kind === 'accepted') as MemoirEntry;
-    const fix = await runCmd(supersede, { id: target.entry_id, patch: '{"player_response":{"kind":"rejected","felt":"off"}}', reason: 'the player actually refused it' }, ctx);
+    const target = lines(memoirs[0] as string).find(
+      (l) => l.source === 'specialist_proposed' && (l.player_response as { kind?: string } | null)?.kind === 'accepted',
+    ) as MemoirEntry;
+    const fix = await runCmd(
+      supersede,
+      {
+        id: target.entry_id,
+        patch: '{"player_response":{"kind":"rejected","felt":"off"}}',
+        reason: 'the player actually refused it',
+      },
+      ctx,
+    );
     const r = await runCmd(episodes, { write: true }, ctx);
     expect([r.written, r.updated]).toEqual([0, 1]);
     const updated = r.episodes.find((e) => e.stored?.status === 'updated');
@@ -108,7 +122,9 @@ describe('memoir episodes', () => {
     expect(updated?.stored?.supersedes).toMatch(/^[0-9A-Z]{26}$/);
     // --scene is a prefix (turn-1 also matches turn-10): keep this scene's episodes only.
     const listed = await runCmd(inspect, { type: ['episode'], scene: target.scene_id, limit: '0' }, ctx);
-    expect(listed.entries.filter((e) => e.scene_id === target.scene_id).map((e) => e.entry_id)).toEqual([updated?.stored?.entry_id]);
+    expect(listed.entries.filter((e) => e.scene_id === target.scene_id).map((e) => e.entry_id)).toEqual([
+      updated?.stored?.entry_id,
+    ]);
     expect((await runCmd(episodes, { write: true }, ctx)).updated).toBe(0);
   });
 
@@ -117,15 +133,37 @@ describe('memoir episodes', () => {
     const path = join(ctx.home, 'projects', 'p', 'q', '.kourai', 'forges', 's', 'memoir.jsonl');
     new Memoir(path).append(
       [
-        { scene_id: 'session-cccc.turn-0', agent: 'cupid', source: 'cupid_scene', narrative_beat: 'cupid_quiet_encouragement', agent_proposed: 'I noticed.' },
-        { scene_id: 'session-cccc.turn-1', agent: 'puck', source: 'puck_engagement', narrative_beat: 'puck_riddle', player_response: { kind: 'accepted', felt: 'right' } },
-        { scene_id: 'session-cccc.turn-2', agent: 'metis', source: 'player_profile', entry_type: 'council_event', narrative_beat: 'sovereignty_moment_opens' },
+        {
+          scene_id: 'session-cccc.turn-0',
+          agent: 'cupid',
+          source: 'cupid_scene',
+          narrative_beat: 'cupid_quiet_encouragement',
+          agent_proposed: 'I noticed.',
+        },
+        {
+          scene_id: 'session-cccc.turn-1',
+          agent: 'puck',
+          source: 'puck_engagement',
+          narrative_beat: 'puck_riddle',
+          player_response: { kind: 'accepted', felt: 'right' },
+        },
+        {
+          scene_id: 'session-cccc.turn-2',
+          agent: 'metis',
+          source: 'player_profile',
+          entry_type: 'council_event',
+          narrative_beat: 'sovereignty_moment_opens',
+        },
       ],
       { fsync: false },
     );
     const r = await runCmd(episodes, { by: 'session', write: true }, ctx);
     expect(r.episodes).toHaveLength(1);
-    expect(r.episodes[0]).toMatchObject({ key: 'session-cccc', quality: 'success', actors: ['cupid', 'puck', 'metis', 'player'] });
+    expect(r.episodes[0]).toMatchObject({
+      key: 'session-cccc',
+      quality: 'success',
+      actors: ['cupid', 'puck', 'metis', 'player'],
+    });
     const stored = lines(path).at(-1) as MemoirEntry;
     expect(stored.entry_type).toBe('episode');
     expect(stored.split).toEqual({ shared_eligible: false, private_only: true });

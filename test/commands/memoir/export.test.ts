@@ -17,10 +17,18 @@ import { ent } from '../../train/examples/helpers.js';
 const reader = fileURLToPath(new URL('../../fixtures/python/trl_dpo_reader.py', import.meta.url));
 
 /** Reads the files as TRL's DPO trainer would get them (python3, standard library only). */
-function trlRead(files: readonly string[], conversational = false): { file: string; rows: number; columns: string[]; format: string; type: string; prompts: string[] }[] {
-  const r = spawnSync('python3', [reader, ...(conversational ? ['--conversational'] : []), ...files], { encoding: 'utf8' });
+function trlRead(
+  files: readonly string[],
+  conversational = false,
+): { file: string; rows: number; columns: string[]; format: string; type: string; prompts: string[] }[] {
+  const r = spawnSync('python3', [reader, ...(conversational ? ['--conversational'] : []), ...files], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`the TRL-style reader refused the export: ${r.stderr || r.error?.message}`);
-  return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 interface Rec {
@@ -28,7 +36,11 @@ interface Rec {
   chosen: string;
   rejected: string;
 }
-const records = (path: string): Rec[] => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Rec);
+const records = (path: string): Rec[] =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Rec);
 
 const ctxs: TestCtx[] = [];
 function newCtx(): TestCtx {
@@ -40,7 +52,8 @@ afterEach(() => {
   for (const c of ctxs.splice(0)) removeDir(c.home);
 });
 
-const cli = (raw: Record<string, unknown>, ctx: TestCtx): Promise<number> => runCommand(() => import('../../../src/commands/memoir/export.js') as never, { memoir: [], agent: [], ...raw }, ctx);
+const cli = (raw: Record<string, unknown>, ctx: TestCtx): Promise<number> =>
+  runCommand(() => import('../../../src/commands/memoir/export.js') as never, { memoir: [], agent: [], ...raw }, ctx);
 
 /** Everything of the forge that must not leave: private entries' texts, revisions, task descriptions. */
 function secrets(memoirs: readonly string[]): Set<string> {
@@ -48,7 +61,11 @@ function secrets(memoirs: readonly string[]): Set<string> {
   for (const m of memoirs) {
     for (const l of readFileSync(m, 'utf8').split('\n').filter(Boolean)) {
       const e = JSON.parse(l) as MemoirEntry;
-      const priv = e.split.private_only || !e.split.shared_eligible || e.source === 'player_revision' || e.source === 'task_description';
+      const priv =
+        e.split.private_only ||
+        !e.split.shared_eligible ||
+        e.source === 'player_revision' ||
+        e.source === 'task_description';
       if (priv && e.agent_proposed) out.add(e.agent_proposed);
       if (e.player_response?.delta) out.add(e.player_response.delta);
     }
@@ -61,20 +78,30 @@ describe('memoir export --format trl-dpo', () => {
     const ctx = newCtx();
     const { memoirs } = await runCmd(synth, { sessions: '8' }, ctx);
     const r = await runCmd(exportCmd, { format: 'trl-dpo', json: true }, ctx);
-    expect(r).toMatchObject({ format: 'trl-dpo', out: join(ctx.home, 'trl-dpo'), include_private: false, malformed: 0 });
+    expect(r).toMatchObject({
+      format: 'trl-dpo',
+      out: join(ctx.home, 'trl-dpo'),
+      include_private: false,
+      malformed: 0,
+    });
     expect(ctx.stderr.text).not.toContain('warning');
     const agents = r.files.map((f) => f.agent);
     expect(agents).toEqual(expect.arrayContaining(['techne', 'mneme', 'dokimasia']));
     for (const a of ['cupid', 'puck', 'hephaestus']) expect(agents).not.toContain(a);
     const read = trlRead(r.files.map((f) => f.path));
     expect(read.map((x) => x.rows)).toEqual(r.files.map((f) => f.records));
-    expect(read.every((x) => x.format === 'standard' && x.type === 'preference' && x.columns.join() === 'chosen,prompt,rejected')).toBe(true);
+    expect(
+      read.every(
+        (x) => x.format === 'standard' && x.type === 'preference' && x.columns.join() === 'chosen,prompt,rejected',
+      ),
+    ).toBe(true);
     const hidden = secrets(memoirs);
     expect(hidden.size).toBeGreaterThan(50);
     for (const f of r.files) {
       for (const rec of records(f.path)) {
         expect(rec.prompt).toMatch(/^You are \w+, .*\nTask type: \w+\n$/);
-        for (const t of [rec.prompt, rec.chosen, rec.rejected]) for (const s of hidden) expect(t.includes(s), `${f.agent}: ${s}`).toBe(false);
+        for (const t of [rec.prompt, rec.chosen, rec.rejected])
+          for (const s of hidden) expect(t.includes(s), `${f.agent}: ${s}`).toBe(false);
       }
     }
   });
@@ -85,14 +112,29 @@ describe('memoir export --format trl-dpo', () => {
     const std = await runCmd(exportCmd, { format: 'trl-dpo', json: true }, ctx);
     const chat = await runCmd(exportCmd, { format: 'trl-dpo-chat', json: true }, ctx);
     expect(chat).toMatchObject({ format: 'trl-dpo-chat', out: join(ctx.home, 'trl-dpo-chat'), records: std.records });
-    const read = trlRead(chat.files.map((f) => f.path), true);
-    expect(read.every((x) => x.format === 'conversational' && x.columns.join() === 'chosen,prompt,rejected')).toBe(true);
+    const read = trlRead(
+      chat.files.map((f) => f.path),
+      true,
+    );
+    expect(read.every((x) => x.format === 'conversational' && x.columns.join() === 'chosen,prompt,rejected')).toBe(
+      true,
+    );
     // The standard reader refuses it, and the conversational one refuses the standard files.
     expect(spawnSync('python3', [reader, chat.files[0]!.path]).status).toBe(1);
     expect(spawnSync('python3', [reader, '--conversational', std.files[0]!.path]).status).toBe(1);
     for (const [i, f] of chat.files.entries()) {
       const plain = records(std.files[i]!.path);
-      const lines = readFileSync(f.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prompt: { role: string; content: string }[]; chosen: { role: string; content: string }[]; rejected: { role: string; content: string }[] });
+      const lines = readFileSync(f.path, 'utf8')
+        .trim()
+        .split('\n')
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              prompt: { role: string; content: string }[];
+              chosen: { role: string; content: string }[];
+              rejected: { role: string; content: string }[];
+            },
+        );
       lines.forEach((row, k) => {
         expect(row.prompt.map((m) => m.role)).toEqual(['system', 'user']);
         // The standard prompt, split into the two turns.
@@ -111,7 +153,9 @@ describe('memoir export --format trl-dpo', () => {
     await runCmd(synth, { sessions: '8' }, ctx);
     const shared = await runCmd(exportCmd, { format: 'trl-dpo', out: 'shared' }, ctx);
     const all = await runCmd(exportCmd, { format: 'trl-dpo', out: 'all', includePrivate: true }, ctx);
-    expect(ctx.stderr.text).toMatch(/warning: --include-private: the files hold private entries and the player’s own words/);
+    expect(ctx.stderr.text).toMatch(
+      /warning: --include-private: the files hold private entries and the player’s own words/,
+    );
     expect(all.records).toBeGreaterThan(shared.records);
     const techne = records(all.files.find((f) => f.agent === 'techne')?.path as string);
     expect(techne.some((x) => /\nTask: .+\n$/.test(x.prompt))).toBe(true);
@@ -123,25 +167,75 @@ describe('memoir export --format trl-dpo', () => {
     const path = memoirPathFor(ctx.home, 'p', 'q', 's1');
     mkdirSync(join(path, '..'), { recursive: true });
     const entries = [
-      ent({ scene_id: 'x.turn-1', agent: 'hephaestus', source: 'task_description', agent_proposed: 'CANARY task description' }),
+      ent({
+        scene_id: 'x.turn-1',
+        agent: 'hephaestus',
+        source: 'task_description',
+        agent_proposed: 'CANARY task description',
+      }),
       ent({
         scene_id: 'x.turn-1',
         agent: 'techne',
         agent_proposed: 'function a() {}',
         player_response: { kind: 'modified', delta: 'CANARY revised', felt: 'unsure' },
-        training_label: { preference_pair: [{ text: 'function a() {}', score: 0 }, { text: 'CANARY revised', score: 1 }], weight: 1 },
+        training_label: {
+          preference_pair: [
+            { text: 'function a() {}', score: 0 },
+            { text: 'CANARY revised', score: 1 },
+          ],
+          weight: 1,
+        },
         comment: 'CANARY comment',
       }),
-      ent({ scene_id: 'x.turn-1', agent: 'techne', agent_proposed: 'function b(x) {}', player_response: { kind: 'rejected', delta: null, felt: 'off' } }),
-      ent({ scene_id: 'x.turn-1', agent: 'techne', agent_proposed: 'function b(x: number): void {}', player_response: { kind: 'accepted', delta: null, felt: 'right' }, training_label: { preference_pair: [{ text: 'function b(x) {}', score: 0 }, { text: 'function b(x: number): void {}', score: 1 }], weight: 1 } }),
-      ent({ scene_id: 'x.turn-2', agent: 'techne', agent_proposed: 'CANARY private', split: { shared_eligible: false, private_only: true }, training_label: { preference_pair: [{ text: 'CANARY private old', score: 0 }, { text: 'CANARY private', score: 1 }], weight: 1 } }),
+      ent({
+        scene_id: 'x.turn-1',
+        agent: 'techne',
+        agent_proposed: 'function b(x) {}',
+        player_response: { kind: 'rejected', delta: null, felt: 'off' },
+      }),
+      ent({
+        scene_id: 'x.turn-1',
+        agent: 'techne',
+        agent_proposed: 'function b(x: number): void {}',
+        player_response: { kind: 'accepted', delta: null, felt: 'right' },
+        training_label: {
+          preference_pair: [
+            { text: 'function b(x) {}', score: 0 },
+            { text: 'function b(x: number): void {}', score: 1 },
+          ],
+          weight: 1,
+        },
+      }),
+      ent({
+        scene_id: 'x.turn-2',
+        agent: 'techne',
+        agent_proposed: 'CANARY private',
+        split: { shared_eligible: false, private_only: true },
+        training_label: {
+          preference_pair: [
+            { text: 'CANARY private old', score: 0 },
+            { text: 'CANARY private', score: 1 },
+          ],
+          weight: 1,
+        },
+      }),
     ];
-    appendLines(path, entries.map((e) => encodeEntry(e)), { fsync: false });
+    appendLines(
+      path,
+      entries.map((e) => encodeEntry(e)),
+      { fsync: false },
+    );
     const shared = await runCmd(exportCmd, { format: 'trl-dpo', out: 'a', json: true }, ctx);
     expect(shared.files.map((f) => [f.agent, f.records])).toEqual([['techne', 1]]);
     const text = readFileSync(shared.files[0]?.path as string, 'utf8');
     expect(text).not.toContain('CANARY');
-    expect(records(shared.files[0]?.path as string)).toEqual([{ prompt: 'You are Techne, the coder of a Kourai forge. Write the code.\nTask type: code\n', chosen: 'function b(x: number): void {}', rejected: 'function b(x) {}' }]);
+    expect(records(shared.files[0]?.path as string)).toEqual([
+      {
+        prompt: 'You are Techne, the coder of a Kourai forge. Write the code.\nTask type: code\n',
+        chosen: 'function b(x: number): void {}',
+        rejected: 'function b(x) {}',
+      },
+    ]);
     const all = await runCmd(exportCmd, { format: 'trl-dpo', out: 'b', includePrivate: true }, ctx);
     const allText = readFileSync(all.files[0]?.path as string, 'utf8');
     expect(allText).toContain('CANARY revised');
@@ -173,7 +267,10 @@ describe('memoir export --format trl-dpo', () => {
   });
 
   it('no memoirs: exit 6 and how to make the sample forge', async () => {
-    await expect(cli({ format: 'trl-dpo' }, newCtx())).rejects.toMatchObject({ exitCode: 6, hint: expect.stringContaining('kourai memoir synth') });
+    await expect(cli({ format: 'trl-dpo' }, newCtx())).rejects.toMatchObject({
+      exitCode: 6,
+      hint: expect.stringContaining('kourai memoir synth'),
+    });
   });
 
   it('--out that is a file: exit 3, nothing written; Ctrl-C: exit 130, no file and no temporary file', async () => {

@@ -42,7 +42,13 @@ describe('a Python host context is an entry', () => {
   it('append takes a minimal context and writes every key back as given', async () => {
     const file = forge();
     await run(append, { entry: hostLine('{"task_type":"qa"}'), memoir: [file] });
-    await run(append, { entry: hostLine('{"host":"py-host-1","7":1.0,"task_type":"qa","n":123456789012345678901}', 'session-1a2b3c4d.turn-2'), memoir: [file] });
+    await run(append, {
+      entry: hostLine(
+        '{"host":"py-host-1","7":1.0,"task_type":"qa","n":123456789012345678901}',
+        'session-1a2b3c4d.turn-2',
+      ),
+      memoir: [file],
+    });
     const lines = readFileSync(file, 'utf8').trim().split('\n');
     expect(lines[0]).toContain(',"context":{"task_type":"qa"},');
     expect(lines[1]).toContain(',"context":{"host":"py-host-1","7":1.0,"task_type":"qa","n":123456789012345678901},');
@@ -50,12 +56,21 @@ describe('a Python host context is an entry', () => {
 
   it('verify is clean and inspect counts the lines a Python host wrote with a minimal context', async () => {
     const file = forge();
-    writeFileSync(file, `${hostLine('{"task_type":"qa"}')}\n${hostLine('{"host":"py-host-1","tests":{"passed":12,"failed":0}}', 'session-1a2b3c4d.turn-2')}\n`);
+    writeFileSync(
+      file,
+      `${hostLine('{"task_type":"qa"}')}\n${hostLine('{"host":"py-host-1","tests":{"passed":12,"failed":0}}', 'session-1a2b3c4d.turn-2')}\n`,
+    );
     const v = await run(verify, { memoir: [file] });
     expect(v.ok).toBe(true);
-    const r = (await run(inspect, { memoir: [file], json: true })) as unknown as { total: number; entries: { context: unknown }[] };
+    const r = (await run(inspect, { memoir: [file], json: true })) as unknown as {
+      total: number;
+      entries: { context: unknown }[];
+    };
     expect(r.total).toBe(2);
-    expect(JSON.parse(JSON.stringify(r.entries.map((e) => e.context)))).toEqual([{ task_type: 'qa' }, { host: 'py-host-1', tests: { passed: 12, failed: 0 } }]);
+    expect(JSON.parse(JSON.stringify(r.entries.map((e) => e.context)))).toEqual([
+      { task_type: 'qa' },
+      { host: 'py-host-1', tests: { passed: 12, failed: 0 } },
+    ]);
   });
 
   it.each([
@@ -72,9 +87,13 @@ describe('a Python host context is an entry', () => {
 
   it('a context key with a huge value: exit 5 naming the key, nothing written', async () => {
     const file = forge();
-    const err = await failure(run(append, { entry: hostLine(`{"task_type":"qa","host":"${'h'.repeat(MAX_LINE_BYTES)}"}`), memoir: [file] }));
+    const err = await failure(
+      run(append, { entry: hostLine(`{"task_type":"qa","host":"${'h'.repeat(MAX_LINE_BYTES)}"}`), memoir: [file] }),
+    );
     expect(err.exitCode).toBe(ExitCode.invalidData);
-    expect(err.message).toMatch(/^argument: the entry is 1,048,[0-9]{3} bytes as a line; the maximum is 1,048,576 \(context\.host holds 1,048,578\)$/);
+    expect(err.message).toMatch(
+      /^argument: the entry is 1,048,[0-9]{3} bytes as a line; the maximum is 1,048,576 \(context\.host holds 1,048,578\)$/,
+    );
     expect(() => readFileSync(file)).toThrow();
   });
 });

@@ -21,7 +21,11 @@ afterEach(() => removeDir(ctx.home));
 const state = () => {
   const index = openIndex(ctx.home);
   try {
-    return { unbuilt: index.withoutFullText().length, ftsRows: index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get(), entries: index.db.prepare('SELECT count(*) FROM entries').pluck().get() };
+    return {
+      unbuilt: index.withoutFullText().length,
+      ftsRows: index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get(),
+      entries: index.db.prepare('SELECT count(*) FROM entries').pluck().get(),
+    };
   } finally {
     index.close();
   }

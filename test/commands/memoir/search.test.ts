@@ -19,18 +19,37 @@ const base = { scene_id: 'session-aaaa.turn-1', agent: 'kallos', source: 'specia
 function forge(entries: MemoirInput[]): TestCtx {
   const ctx = testCtx();
   ctxs.push(ctx);
-  new Memoir(join(ctx.home, 'projects', 'p', 'q', '.kourai', 'forges', 's', 'memoir.jsonl')).append(entries, { fsync: false });
+  new Memoir(join(ctx.home, 'projects', 'p', 'q', '.kourai', 'forges', 's', 'memoir.jsonl')).append(entries, {
+    fsync: false,
+  });
   return ctx;
 }
 
-const ids = (r: { hits: { entry: Record<string, unknown> }[] }): string[] => r.hits.map((h) => String(h.entry.entry_id));
+const ids = (r: { hits: { entry: Record<string, unknown> }[] }): string[] =>
+  r.hits.map((h) => String(h.entry.entry_id));
 
 describe('memoir search', () => {
   it('a better match ranks above a newer, weaker one', async () => {
     const ctx = forge([
-      { ...base, entry_id: 'STRONG-OLD', recorded_at: at(1), agent_proposed: 'naming: rename tmp2; naming matters; consistent naming' },
-      { ...base, entry_id: 'WEAK-NEW', recorded_at: at(20), agent_proposed: 'a long proposal about the index, the reader, the writer, torn tails, quarantine, fsync and naming once' },
-      { ...base, entry_id: 'UNRELATED', recorded_at: at(25), agent_proposed: 'fsync the directory after creating the memoir' },
+      {
+        ...base,
+        entry_id: 'STRONG-OLD',
+        recorded_at: at(1),
+        agent_proposed: 'naming: rename tmp2; naming matters; consistent naming',
+      },
+      {
+        ...base,
+        entry_id: 'WEAK-NEW',
+        recorded_at: at(20),
+        agent_proposed:
+          'a long proposal about the index, the reader, the writer, torn tails, quarantine, fsync and naming once',
+      },
+      {
+        ...base,
+        entry_id: 'UNRELATED',
+        recorded_at: at(25),
+        agent_proposed: 'fsync the directory after creating the memoir',
+      },
     ]);
     const r = await runCmd(search, { query: ['naming'] }, ctx);
     expect(ids(r)).toEqual(['STRONG-OLD', 'WEAK-NEW']);
@@ -64,7 +83,14 @@ describe('memoir search', () => {
   it('filters by agent, source, type, split, scene and time', async () => {
     const ctx = forge([
       { ...base, entry_id: 'K', recorded_at: at(1), agent_proposed: 'naming' },
-      { ...base, agent: 'aidos', entry_id: 'A', recorded_at: at(2), agent_proposed: 'naming', scene_id: 'session-bbbb.turn-1' },
+      {
+        ...base,
+        agent: 'aidos',
+        entry_id: 'A',
+        recorded_at: at(2),
+        agent_proposed: 'naming',
+        scene_id: 'session-bbbb.turn-1',
+      },
       { ...base, source: 'player_revision', entry_id: 'P', recorded_at: at(3), agent_proposed: 'naming' },
     ]);
     expect(ids(await runCmd(search, { query: 'naming', agent: ['aidos'] }, ctx))).toEqual(['A']);
@@ -72,13 +98,22 @@ describe('memoir search', () => {
     expect(ids(await runCmd(search, { query: 'naming', source: ['player_revision'] }, ctx))).toEqual(['P']);
     expect(ids(await runCmd(search, { query: 'naming', type: ['interrupt'] }, ctx))).toEqual([]);
     expect(ids(await runCmd(search, { query: 'naming', scene: 'session-bbbb' }, ctx))).toEqual(['A']);
-    expect(ids(await runCmd(search, { query: 'naming', since: '2026-10-02', until: '2026-10-03' }, ctx))).toEqual(['A']);
+    expect(ids(await runCmd(search, { query: 'naming', since: '2026-10-02', until: '2026-10-03' }, ctx))).toEqual([
+      'A',
+    ]);
   });
 
   it('finds newest revisions only, unless --all-revisions', async () => {
     const ctx = forge([
       { ...base, entry_id: 'OLD', recorded_at: at(1), agent_proposed: 'retry the council upload' },
-      { ...base, entry_id: 'NEW', recorded_at: at(2), agent_proposed: 'retry the council upload with backoff', supersedes: 'OLD', revision_reason: 'added backoff' },
+      {
+        ...base,
+        entry_id: 'NEW',
+        recorded_at: at(2),
+        agent_proposed: 'retry the council upload with backoff',
+        supersedes: 'OLD',
+        revision_reason: 'added backoff',
+      },
     ]);
     expect(ids(await runCmd(search, { query: 'council' }, ctx))).toEqual(['NEW']);
     expect(ids(await runCmd(search, { query: 'council', allRevisions: true }, ctx)).sort()).toEqual(['NEW', 'OLD']);

@@ -39,14 +39,44 @@ describe('memoir supersede', () => {
     const original = lines(path).find((l) => l.source === 'specialist_proposed' && l.agent === 'kallos') as MemoirEntry;
     const before = lines(path).length;
 
-    const r = await runCmd(supersede, { id: original.entry_id, patch: '{"agent_proposed":"rename `x` to `entry_count`"}', reason: 'typo' }, ctx);
-    expect(r).toMatchObject({ requested: original.entry_id, supersedes: original.entry_id, memoir: path, entry_type: 'pipeline_turn', shared: true, changed: ['agent_proposed'], narrowed: null });
+    const r = await runCmd(
+      supersede,
+      { id: original.entry_id, patch: '{"agent_proposed":"rename `x` to `entry_count`"}', reason: 'typo' },
+      ctx,
+    );
+    expect(r).toMatchObject({
+      requested: original.entry_id,
+      supersedes: original.entry_id,
+      memoir: path,
+      entry_type: 'pipeline_turn',
+      shared: true,
+      changed: ['agent_proposed'],
+      narrowed: null,
+    });
     const after = lines(path);
     expect(after).toHaveLength(before + 1);
     const written = after[after.length - 1] as MemoirEntry;
-    expect(written).toMatchObject({ entry_id: r.entry_id, supersedes: original.entry_id, revision_reason: 'typo', agent: 'kallos', scene_id: original.scene_id, agent_proposed: 'rename `x` to `entry_count`' });
+    expect(written).toMatchObject({
+      entry_id: r.entry_id,
+      supersedes: original.entry_id,
+      revision_reason: 'typo',
+      agent: 'kallos',
+      scene_id: original.scene_id,
+      agent_proposed: 'rename `x` to `entry_count`',
+    });
     expect(written.player_response).toEqual(original.player_response);
-    expect(Object.keys(written).slice(0, 10)).toEqual(['scene_id', 'agent', 'source', 'context', 'narrative_beat', 'agent_proposed', 'player_response', 'affinity_delta', 'training_label', 'split']);
+    expect(Object.keys(written).slice(0, 10)).toEqual([
+      'scene_id',
+      'agent',
+      'source',
+      'context',
+      'narrative_beat',
+      'agent_proposed',
+      'player_response',
+      'affinity_delta',
+      'training_label',
+      'split',
+    ]);
 
     const shown = await runCmd(show, { id: original.entry_id }, ctx);
     expect(shown.resolved_from).toBe(original.entry_id);
@@ -64,8 +94,16 @@ describe('memoir supersede', () => {
     const ctx = newCtx();
     const memoirs = await sampleForge(ctx);
     const original = lines(memoirs[0] as string).find((l) => l.source === 'specialist_proposed') as MemoirEntry;
-    const first = await runCmd(supersede, { id: original.entry_id, patch: '{"affinity_delta":0.5}', reason: 'first' }, ctx);
-    const second = await runCmd(supersede, { id: original.entry_id, patch: '{"narrative_beat":"corrected_beat"}', reason: 'second' }, ctx);
+    const first = await runCmd(
+      supersede,
+      { id: original.entry_id, patch: '{"affinity_delta":0.5}', reason: 'first' },
+      ctx,
+    );
+    const second = await runCmd(
+      supersede,
+      { id: original.entry_id, patch: '{"narrative_beat":"corrected_beat"}', reason: 'second' },
+      ctx,
+    );
     expect(second.supersedes).toBe(first.entry_id);
     expect(ctx.stderr.text).toContain(`${original.entry_id} was already corrected`);
 
@@ -89,7 +127,11 @@ describe('memoir supersede', () => {
     const memoirs = await sampleForge(ctx);
     const path = memoirs[0] as string;
     const priv = lines(path).find((l) => l.source === 'player_revision') as MemoirEntry;
-    const patch = JSON.stringify({ source: 'specialist_proposed', agent_proposed: 'now shareable?', split: { shared_eligible: true, private_only: false } });
+    const patch = JSON.stringify({
+      source: 'specialist_proposed',
+      agent_proposed: 'now shareable?',
+      split: { shared_eligible: true, private_only: false },
+    });
     const r = await runCmd(supersede, { id: priv.entry_id, patch, reason: 'share it' }, ctx);
     expect(r.shared).toBe(false);
     expect(r.narrowed).toMatch(/never widen privacy/);
@@ -116,11 +158,23 @@ describe('memoir supersede', () => {
       const text = all[lineNo] as string;
       const id = derivedId(text);
       const original = JSON.parse(text) as MemoirEntry;
-      const r = await runCmd(supersede, { id, patch: '{"narrative_beat":"fixed_beat"}', reason: 'beat was wrong', memoir: [dir] }, ctx);
+      const r = await runCmd(
+        supersede,
+        { id, patch: '{"narrative_beat":"fixed_beat"}', reason: 'beat was wrong', memoir: [dir] },
+        ctx,
+      );
       expect(r.supersedes).toBe(id);
       const written = lines(path).at(-1) as MemoirEntry;
-      expect(written).toMatchObject({ supersedes: id, entry_type: type, agent: original.agent, source: original.source, narrative_beat: 'fixed_beat' });
-      expect(written.split).toEqual(decideSplit(original).shareable ? original.split : { shared_eligible: false, private_only: true });
+      expect(written).toMatchObject({
+        supersedes: id,
+        entry_type: type,
+        agent: original.agent,
+        source: original.source,
+        narrative_beat: 'fixed_beat',
+      });
+      expect(written.split).toEqual(
+        decideSplit(original).shareable ? original.split : { shared_eligible: false, private_only: true },
+      );
       const shown = await runCmd(show, { id, memoir: [dir], history: true }, ctx);
       expect(shown.resolved_from).toBe(id);
       expect(shown.entry.entry_id).toBe(r.entry_id);
@@ -149,10 +203,18 @@ describe('memoir supersede', () => {
     const original = lines(path).find((l) => l.source === 'specialist_proposed') as MemoirEntry;
     const size = statSync(path).size;
     const cases: [Record<string, unknown>, number, RegExp][] = [
-      [{ id: '01NOTANIDNOTANIDNOTANIDXYZ', patch: '{"affinity_delta":1}', reason: 'r' }, ExitCode.notFound, /no entry with id/],
+      [
+        { id: '01NOTANIDNOTANIDNOTANIDXYZ', patch: '{"affinity_delta":1}', reason: 'r' },
+        ExitCode.notFound,
+        /no entry with id/,
+      ],
       [{ id: original.entry_id, reason: 'r' }, ExitCode.usage, /one JSON argument or with --file/],
       [{ id: original.entry_id, patch: '{"affinity_delta":', reason: 'r' }, ExitCode.invalidData, /malformed JSON/],
-      [{ id: original.entry_id, patch: '{"entry_type":"loyalty_beat"}', reason: 'r' }, ExitCode.invalidData, /keeps the entry type/],
+      [
+        { id: original.entry_id, patch: '{"entry_type":"loyalty_beat"}', reason: 'r' },
+        ExitCode.invalidData,
+        /keeps the entry type/,
+      ],
       [{ id: original.entry_id, patch: '{"agent":"zeus"}', reason: 'r' }, ExitCode.invalidData, /unknown agent "zeus"/],
       [{ id: original.entry_id, patch: '{"affinity_delta":1}', reason: '   ' }, ExitCode.usage, /--reason/],
     ];

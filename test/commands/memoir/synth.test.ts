@@ -26,11 +26,18 @@ const techneRevisions = (memoirs: string[]): string[] =>
 describe('memoir synth: planted preferences', () => {
   it('the result names the player’s planted preferences; --player picks the documented profile', async () => {
     const a = await runCmd(synth, { json: true }, newCtx());
-    expect(a.profile).toMatchObject({ player: 'ariadne', preferences: ['early-returns', 'typed-signatures', 'conventional-commits'], craft: ['no-leftovers', 'cited-corrections'], origin: 'named' });
+    expect(a.profile).toMatchObject({
+      player: 'ariadne',
+      preferences: ['early-returns', 'typed-signatures', 'conventional-commits'],
+      craft: ['no-leftovers', 'cited-corrections'],
+      origin: 'named',
+    });
     const ctx = newCtx();
     const d = await runCmd(synth, { player: 'daedalus' }, ctx);
     expect(d.profile.preferences).toEqual(['single-exit', 'untyped-signatures', 'why-comments', 'numbered-steps']);
-    expect(synth.render?.(d, ctx)).toContain('planted preferences of daedalus: single-exit, untyped-signatures, why-comments, numbered-steps (craft: no-leftovers, cited-corrections)');
+    expect(synth.render?.(d, ctx)).toContain(
+      'planted preferences of daedalus: single-exit, untyped-signatures, why-comments, numbered-steps (craft: no-leftovers, cited-corrections)',
+    );
   });
 
   it('--preferences replaces them: the player’s revisions follow the flag', async () => {
@@ -54,7 +61,9 @@ describe('memoir synth: planted preferences', () => {
     ['no-leftovers', /craft, which every player holds/],
   ])('bad --preferences %s: exit 2 and nothing written', async (prefs, message) => {
     const ctx = newCtx();
-    await expect(runCommand(() => import('../../../src/commands/memoir/synth.js') as never, { preferences: prefs }, ctx)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
+    await expect(
+      runCommand(() => import('../../../src/commands/memoir/synth.js') as never, { preferences: prefs }, ctx),
+    ).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(message) });
     expect(existsSync(join(ctx.home, 'projects'))).toBe(false);
   });
 });

@@ -20,7 +20,12 @@ const id = (s: string): string => `01M3VB5KNHKYQFF7ZBTC52R${s.padStart(3, '0')}`
 /** A memoir whose chains have every kind of problem, written by hand (as a buggy host would). */
 function brokenForge(ctx: TestCtx): string {
   const path = join(ctx.home, 'projects', 'p', 'q', '.kourai', 'forges', 's', 'memoir.jsonl');
-  const base = { scene_id: 'session-aaaa.turn-1', agent: 'techne', source: 'specialist_proposed', agent_proposed: 'x' } as const;
+  const base = {
+    scene_id: 'session-aaaa.turn-1',
+    agent: 'techne',
+    source: 'specialist_proposed',
+    agent_proposed: 'x',
+  } as const;
   const at = (n: number): string => new Date(Date.UTC(2026, 9, 1, 9, n)).toISOString();
   const entries: MemoirInput[] = [
     { ...base, entry_id: id('A'), recorded_at: at(1) },
@@ -30,9 +35,23 @@ function brokenForge(ctx: TestCtx): string {
     { ...base, entry_id: id('E'), recorded_at: at(5), supersedes: id('F') },
     { ...base, entry_id: id('F'), recorded_at: at(6), supersedes: id('E') },
     { ...base, source: 'affinity_change', entry_type: 'loyalty_beat', entry_id: id('G'), recorded_at: at(7) },
-    { ...base, source: 'affinity_change', entry_type: 'pipeline_turn', entry_id: id('H'), recorded_at: at(8), supersedes: id('G') },
+    {
+      ...base,
+      source: 'affinity_change',
+      entry_type: 'pipeline_turn',
+      entry_id: id('H'),
+      recorded_at: at(8),
+      supersedes: id('G'),
+    },
     { ...base, source: 'player_revision', entry_id: id('P'), recorded_at: at(9) },
-    { ...base, source: 'specialist_proposed', entry_id: id('Q'), recorded_at: at(10), supersedes: id('P'), split: { shared_eligible: true, private_only: false } },
+    {
+      ...base,
+      source: 'specialist_proposed',
+      entry_id: id('Q'),
+      recorded_at: at(10),
+      supersedes: id('P'),
+      split: { shared_eligible: true, private_only: false },
+    },
   ];
   new Memoir(path).append(entries, { fsync: false });
   return path;

@@ -4,7 +4,11 @@ import { testCtx } from '../../helpers/ctx.js';
 
 /** verify's summary line: plurals follow the counts ("1 entry", not "1 entries"). */
 describe('memoir verify text', () => {
-  const render = (r: Record<string, unknown>): string => verify.render!({ ok: true, problems: [], entries: 0, memoirs: 1, warnings: 0, errors: 0, ...r } as never, testCtx({ colorLevel: 0 }));
+  const render = (r: Record<string, unknown>): string =>
+    verify.render!(
+      { ok: true, problems: [], entries: 0, memoirs: 1, warnings: 0, errors: 0, ...r } as never,
+      testCtx({ colorLevel: 0 }),
+    );
 
   it('one of each is singular, more are plural', () => {
     expect(render({ entries: 1, memoirs: 1, warnings: 1 })).toBe('ok: 1 entry in 1 memoir, 1 warning');

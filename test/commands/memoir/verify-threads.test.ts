@@ -19,7 +19,9 @@ let file: string;
 let python: string;
 beforeAll(() => {
   const lines = synthLines(9, 16_000); // over MIN_SPLIT_BYTES: threads are used
-  python = readFileSync(join('test', 'fixtures', 'memoir', 'python-lenient-splits.jsonl'), 'utf8').split('\n')[0] as string;
+  python = readFileSync(join('test', 'fixtures', 'memoir', 'python-lenient-splits.jsonl'), 'utf8').split(
+    '\n',
+  )[0] as string;
   const mid = lines.length >> 1;
   // Around the middle (where two threads split): an identical Python line on both sides, an id used on
   // both sides, an invalid line; a torn tail at the end.
@@ -44,7 +46,14 @@ describe('memoir verify with threads', () => {
     expect(verifyWorkerAvailable()).toBe(true);
     expect(statSync(file).size).toBeGreaterThan(MIN_SPLIT_BYTES);
     const one = await run('1');
-    expect(one.problems.map((p) => p.kind).sort()).toEqual(['duplicate_id', 'identical_line', 'json', 'lenient_split', 'lenient_split', 'torn_tail']);
+    expect(one.problems.map((p) => p.kind).sort()).toEqual([
+      'duplicate_id',
+      'identical_line',
+      'json',
+      'lenient_split',
+      'lenient_split',
+      'torn_tail',
+    ]);
     expect(one.problems.find((p) => p.kind === 'identical_line')?.message).toContain(`${derivedId(python)}~2`);
     expect(await run('2')).toEqual(one);
     expect(await run('3')).toEqual(one);
@@ -63,7 +72,10 @@ describe('memoir verify with threads', () => {
 
   it('KOURAI_VERIFY_THREADS must be a whole number from 1 to 64 (exit 3, naming it)', async () => {
     for (const bad of ['0', 'two', '1.5', '65']) {
-      await expect(run(bad)).rejects.toMatchObject({ exitCode: ExitCode.environment, message: `KOURAI_VERIFY_THREADS=${bad}: not a whole number from 1 to 64` });
+      await expect(run(bad)).rejects.toMatchObject({
+        exitCode: ExitCode.environment,
+        message: `KOURAI_VERIFY_THREADS=${bad}: not a whole number from 1 to 64`,
+      });
     }
   });
 
@@ -72,7 +84,10 @@ describe('memoir verify with threads', () => {
     const ctx = testCtx({ signal: controller.signal, env: { KOURAI_VERIFY_THREADS: '2' } });
     try {
       setImmediate(() => controller.abort());
-      await expect(verify.run({ memoir: [file], json: true }, ctx)).rejects.toMatchObject({ exitCode: ExitCode.cancelled, message: 'verify cancelled' });
+      await expect(verify.run({ memoir: [file], json: true }, ctx)).rejects.toMatchObject({
+        exitCode: ExitCode.cancelled,
+        message: 'verify cancelled',
+      });
     } finally {
       ctx.cleanup();
     }

@@ -10,7 +10,14 @@ import { testCtx, type TestCtx } from '../../helpers/ctx.js';
 const epsilonCmd = () => import('../../../src/commands/privacy/epsilon.js');
 const sigmaCmd = () => import('../../../src/commands/privacy/sigma.js');
 const ref = JSON.parse(readFileSync(new URL('../../fixtures/privacy/opacus-rdp.json', import.meta.url), 'utf8')) as {
-  eps_table: { sigma: number; q: number; steps: number; eps_rdp: number; best_alpha: number; eps_exact_gdp: number | null }[];
+  eps_table: {
+    sigma: number;
+    q: number;
+    steps: number;
+    eps_rdp: number;
+    best_alpha: number;
+    eps_exact_gdp: number | null;
+  }[];
 };
 
 let ctx: TestCtx;
@@ -30,12 +37,17 @@ async function failure(p: Promise<unknown>): Promise<KouraiError> {
 
 describe('kourai privacy epsilon', () => {
   it.each(ref.eps_table)('--sigma $sigma --sample-rate $q --steps $steps --json matches Opacus', async (r) => {
-    const { json } = await runCli(epsilonCmd, { sigma: String(r.sigma), sampleRate: String(r.q), steps: String(r.steps), delta: '1e-5', json: true }, ctx);
+    const { json } = await runCli(
+      epsilonCmd,
+      { sigma: String(r.sigma), sampleRate: String(r.q), steps: String(r.steps), delta: '1e-5', json: true },
+      ctx,
+    );
     const out = json as EpsilonResult;
     expect(Math.abs(out.epsilon - r.eps_rdp) / r.eps_rdp).toBeLessThan(1e-6);
     expect(out.order).toBeCloseTo(r.best_alpha, 12);
     expect(out.orders).toBe(151);
-    if (r.eps_exact_gdp !== null) expect(Math.abs((out.epsilon_exact as number) - r.eps_exact_gdp) / r.eps_exact_gdp).toBeLessThan(1e-6);
+    if (r.eps_exact_gdp !== null)
+      expect(Math.abs((out.epsilon_exact as number) - r.eps_exact_gdp) / r.eps_exact_gdp).toBeLessThan(1e-6);
     else expect(out.epsilon_exact).toBeNull();
   });
 
@@ -71,16 +83,28 @@ describe('kourai privacy epsilon', () => {
 
 describe('kourai privacy sigma', () => {
   it('finds the σ that spends exactly the target over the rounds, and epsilon agrees', async () => {
-    const { json } = await runCli(sigmaCmd, { epsilon: '8', sampleRate: '1', steps: '152', delta: '1e-5', json: true }, ctx);
+    const { json } = await runCli(
+      sigmaCmd,
+      { epsilon: '8', sampleRate: '1', steps: '152', delta: '1e-5', json: true },
+      ctx,
+    );
     const s = json as SigmaResult;
     expect(s.epsilon).toBeLessThanOrEqual(8);
     expect(s.epsilon).toBeGreaterThan(8 - 1e-6);
-    const { json: back } = await runCli(epsilonCmd, { sigma: String(s.sigma), sampleRate: '1', steps: '152', delta: '1e-5', json: true }, ctx);
+    const { json: back } = await runCli(
+      epsilonCmd,
+      { sigma: String(s.sigma), sampleRate: '1', steps: '152', delta: '1e-5', json: true },
+      ctx,
+    );
     expect((back as EpsilonResult).epsilon).toBe(s.epsilon);
   });
 
   it('finds σ = 1 for the subsampled reference row', async () => {
-    const { json } = await runCli(sigmaCmd, { epsilon: String(2.1013652716430564), sampleRate: '0.01', steps: '1000', delta: '1e-5', json: true }, ctx);
+    const { json } = await runCli(
+      sigmaCmd,
+      { epsilon: String(2.1013652716430564), sampleRate: '0.01', steps: '1000', delta: '1e-5', json: true },
+      ctx,
+    );
     expect((json as SigmaResult).sigma).toBeCloseTo(1, 6);
   });
 

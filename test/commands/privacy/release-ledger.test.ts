@@ -21,7 +21,15 @@ let file: string;
 beforeEach(async () => {
   ctx = testCtx();
   file = join(ctx.home, 'delta.json');
-  writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [2, 2], data: [3, 0, 0, 0] }, { name: 'b', shape: [1], dtype: 'F32', data: Buffer.from(new Float32Array([4]).buffer).toString('base64') }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tensors: [
+        { name: 'a', shape: [2, 2], data: [3, 0, 0, 0] },
+        { name: 'b', shape: [1], dtype: 'F32', data: Buffer.from(new Float32Array([4]).buffer).toString('base64') },
+      ],
+    }),
+  );
   await runCli(consentCmd, { allow: ['aidos'] }, ctx);
 });
 afterEach(() => ctx.cleanup());
@@ -44,12 +52,28 @@ const rows = (): number => {
 describe('kourai privacy release', () => {
   it('writes exactly the release document to --out and records the spend', async () => {
     const out = join(ctx.home, 'release.json');
-    const { json } = await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, out, noiseMultiplier: '0.0001', agentEpsilon: '1e9', forgeEpsilon: '1e9', json: true }, ctx);
+    const { json } = await runCli(
+      releaseCmd,
+      {
+        baseFingerprint: FP,
+        agent: 'aidos',
+        round: '1',
+        file,
+        out,
+        noiseMultiplier: '0.0001',
+        agentEpsilon: '1e9',
+        forgeEpsilon: '1e9',
+        json: true,
+      },
+      ctx,
+    );
     const r = json as ReleaseResult;
     expect(r).toMatchObject({ release_id: 1, reused: false, agent: 'aidos', round: '1', out, release: null });
     const doc = CouncilReleaseSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
     // ||(3,0,0,0,4)|| = 5, clipped to S = 1: (0.6, 0, 0, 0, 0.8) + tiny noise
-    expect(Array.from(fromBase64F32(doc.tensors[0]?.data ?? '')).map((x) => Math.round(x * 100) / 100 + 0)).toEqual([0.6, 0, 0, 0]);
+    expect(Array.from(fromBase64F32(doc.tensors[0]?.data ?? '')).map((x) => Math.round(x * 100) / 100 + 0)).toEqual([
+      0.6, 0, 0, 0,
+    ]);
     expect(Math.round((fromBase64F32(doc.tensors[1]?.data ?? '')[0] as number) * 100) / 100).toBe(0.8);
     expect(rows()).toBe(1);
   });
@@ -58,10 +82,14 @@ describe('kourai privacy release', () => {
     const raw = { agent: 'aidos', file, noiseMultiplier: '1' };
     await runCli(releaseCmd, { baseFingerprint: FP, ...raw, round: '1' }, ctx);
     await runCli(releaseCmd, { baseFingerprint: FP, ...raw, round: '2' }, ctx);
-    const err = await failure(runCli(releaseCmd, { baseFingerprint: FP, ...raw, round: '3', out: join(ctx.home, 'r3.json'), json: true }, ctx));
+    const err = await failure(
+      runCli(releaseCmd, { baseFingerprint: FP, ...raw, round: '3', out: join(ctx.home, 'r3.json'), json: true }, ctx),
+    );
     expect(err.exitCode).toBe(ExitCode.budgetExhausted);
     expect(err.code).toBe('budget_exhausted');
-    expect(err.message).toMatch(/aidos: one more release would bring its ε to 9\.01\d, over the budget of 8 \(δ = 1e-5\); nothing was released/);
+    expect(err.message).toMatch(
+      /aidos: one more release would bring its ε to 9\.01\d, over the budget of 8 \(δ = 1e-5\); nothing was released/,
+    );
     expect(rows()).toBe(2);
     expect(() => readFileSync(join(ctx.home, 'r3.json'))).toThrow();
   });
@@ -71,30 +99,47 @@ describe('kourai privacy release', () => {
     await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '9', file, json: true }, ctx);
     expect(rows()).toBe(1);
     writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [2], dtype: 'F16', data: [0.5, -0.25] }] }));
-    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '10', file }, ctx))).exitCode).toBe(ExitCode.invalidData);
+    expect(
+      (await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '10', file }, ctx))).exitCode,
+    ).toBe(ExitCode.invalidData);
   });
 
   it('refuses without consent (exit 7), a bond-only agent (exit 2), a bad delta file (exit 5), bad σ (exit 2)', async () => {
-    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'metis', round: '1', file }, ctx))).exitCode).toBe(ExitCode.conflict);
-    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'puck', round: '1', file }, ctx))).exitCode).toBe(ExitCode.usage);
+    expect(
+      (await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'metis', round: '1', file }, ctx))).exitCode,
+    ).toBe(ExitCode.conflict);
+    expect(
+      (await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'puck', round: '1', file }, ctx))).exitCode,
+    ).toBe(ExitCode.usage);
     writeFileSync(file, JSON.stringify({ tensors: [{ name: 'a', shape: [3], data: [1, 2] }] }));
     const bad = await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file }, ctx));
     expect(bad.exitCode).toBe(ExitCode.invalidData);
     expect(bad.message).toMatch(/tensor "a" has shape \[3\] \(3 values\) but 2 values/);
     writeFileSync(file, '{ not json');
-    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file }, ctx))).exitCode).toBe(ExitCode.invalidData);
-    const sigma = await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, noiseMultiplier: '0' }, ctx));
+    expect(
+      (await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file }, ctx))).exitCode,
+    ).toBe(ExitCode.invalidData);
+    const sigma = await failure(
+      runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, noiseMultiplier: '0' }, ctx),
+    );
     expect(sigma.exitCode).toBe(ExitCode.usage);
     expect(sigma.message).toMatch(/--noise-multiplier 0: σ must be greater than 0/);
-    const clip = await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, clipNorm: '-2' }, ctx));
+    const clip = await failure(
+      runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, clipNorm: '-2' }, ctx),
+    );
     expect(clip.message).toMatch(/--clip-norm -2: the clip norm S must be greater than 0/);
-    expect((await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, delta: '1.5' }, ctx))).message).toMatch(/--delta 1.5/);
+    expect(
+      (await failure(runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, delta: '1.5' }, ctx)))
+        .message,
+    ).toMatch(/--delta 1.5/);
     expect(rows()).toBe(0);
   });
 
   it('a second run for the same round returns the same noised document, spending nothing', async () => {
-    const a = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '7', file, json: true }, ctx)).json as ReleaseResult;
-    const b = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '7', file, json: true }, ctx)).json as ReleaseResult;
+    const a = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '7', file, json: true }, ctx))
+      .json as ReleaseResult;
+    const b = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '7', file, json: true }, ctx))
+      .json as ReleaseResult;
     expect(b.reused).toBe(true);
     expect(b.release).toEqual(a.release);
     expect(rows()).toBe(1);
@@ -103,9 +148,16 @@ describe('kourai privacy release', () => {
   it('reads settings from the environment and the config file (flags win)', async () => {
     writeFileSync(join(ctx.home, 'config.json'), JSON.stringify({ privacy: { noise_multiplier: 3, clip_norm: 0.5 } }));
     ctx.env = { ...ctx.env, KOURAI_PRIVACY_CLIP_NORM: '0.25' };
-    const r = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, json: true }, ctx)).json as ReleaseResult;
+    const r = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '1', file, json: true }, ctx))
+      .json as ReleaseResult;
     expect(r.release?.mechanism).toMatchObject({ noise_multiplier: 3, clip_norm: 0.25 });
-    const r2 = (await runCli(releaseCmd, { baseFingerprint: FP, agent: 'aidos', round: '2', file, clipNorm: '2', json: true }, ctx)).json as ReleaseResult;
+    const r2 = (
+      await runCli(
+        releaseCmd,
+        { baseFingerprint: FP, agent: 'aidos', round: '2', file, clipNorm: '2', json: true },
+        ctx,
+      )
+    ).json as ReleaseResult;
     expect(r2.release?.mechanism).toMatchObject({ noise_multiplier: 3, clip_norm: 2 });
   });
 });

@@ -17,7 +17,13 @@ describe('train bond over the memoirs it is given', { timeout: 120_000 }, () => 
     const memoir = join(ctx.home, 'elsewhere/memoir.jsonl');
     mkdirSync(join(memoir, '..'), { recursive: true });
     // Proposals nobody answered: entries, but no label anywhere; then two bad lines and a torn write.
-    appendLines(memoir, [1, 2, 3].map((i) => encodeEntry(ent({ scene_id: `session-1.turn-${i}`, agent: 'metis', agent_proposed: `plan ${i}` }))), { fsync: false });
+    appendLines(
+      memoir,
+      [1, 2, 3].map((i) =>
+        encodeEntry(ent({ scene_id: `session-1.turn-${i}`, agent: 'metis', agent_proposed: `plan ${i}` })),
+      ),
+      { fsync: false },
+    );
     appendFileSync(memoir, 'not json at all\n{"agent":"techne"}\n{"scene_id":"x');
     let error: { exitCode: number; message: string } | undefined;
     try {
@@ -27,8 +33,12 @@ describe('train bond over the memoirs it is given', { timeout: 120_000 }, () => 
     }
     expect(error).toMatchObject({ exitCode: ExitCode.notFound });
     expect(error?.message).toBe(`no labelled entries to train on in ${memoir}`);
-    expect(ctx.stderr.text).toMatch(/^warning: 2 lines of 1 memoir are not a valid entry and were skipped; see `kourai memoir verify`$/m);
-    expect(ctx.stderr.text.split('\n')).toContain(`warning: ${memoir}: torn final fragment of 14 bytes (a write that never finished) was not read  (fix: kourai memoir repair --memoir ${memoir})`);
+    expect(ctx.stderr.text).toMatch(
+      /^warning: 2 lines of 1 memoir are not a valid entry and were skipped; see `kourai memoir verify`$/m,
+    );
+    expect(ctx.stderr.text.split('\n')).toContain(
+      `warning: ${memoir}: torn final fragment of 14 bytes (a write that never finished) was not read  (fix: kourai memoir repair --memoir ${memoir})`,
+    );
     ctx.cleanup();
   });
 
@@ -36,8 +46,12 @@ describe('train bond over the memoirs it is given', { timeout: 120_000 }, () => 
     const ctx = testCtx();
     const memoir = join(ctx.home, 'projects/p/q/.kourai/forges/s1/memoir.jsonl');
     mkdirSync(join(memoir, '..'), { recursive: true });
-    appendLines(memoir, [encodeEntry(ent({ scene_id: 'session-1.turn-1', agent: 'metis', agent_proposed: 'plan' }))], { fsync: false });
-    await expect(runCli(bond, { epochs: '2' }, ctx)).rejects.toMatchObject({ message: `no labelled entries to train on in 1 memoir under ${ctx.home}` });
+    appendLines(memoir, [encodeEntry(ent({ scene_id: 'session-1.turn-1', agent: 'metis', agent_proposed: 'plan' }))], {
+      fsync: false,
+    });
+    await expect(runCli(bond, { epochs: '2' }, ctx)).rejects.toMatchObject({
+      message: `no labelled entries to train on in 1 memoir under ${ctx.home}`,
+    });
     expect(ctx.stderr.text).not.toMatch(/^warning: /m);
     ctx.cleanup();
   });

@@ -22,8 +22,28 @@ const result: TrainBondResult = {
       stopped_early: true,
       train_loss: 0.4321,
       validation_loss: 0.5432,
-      metric: { kind: 'pair', name: 'pairwise_accuracy', value: 0.81, n: 21, baselines: [{ name: 'always_prefer_shorter', value: 0.52 }, { name: 'always_prefer_revised', value: 0.5 }] },
-      metrics: [{ kind: 'pair', name: 'pairwise_accuracy', value: 0.81, n: 21, baselines: [{ name: 'always_prefer_shorter', value: 0.52 }, { name: 'always_prefer_revised', value: 0.5 }] }],
+      metric: {
+        kind: 'pair',
+        name: 'pairwise_accuracy',
+        value: 0.81,
+        n: 21,
+        baselines: [
+          { name: 'always_prefer_shorter', value: 0.52 },
+          { name: 'always_prefer_revised', value: 0.5 },
+        ],
+      },
+      metrics: [
+        {
+          kind: 'pair',
+          name: 'pairwise_accuracy',
+          value: 0.81,
+          n: 21,
+          baselines: [
+            { name: 'always_prefer_shorter', value: 0.52 },
+            { name: 'always_prefer_revised', value: 0.5 },
+          ],
+        },
+      ],
       examples_per_sec: 900,
     },
     { agent: 'cupid', status: 'skipped', reason: '6 usable examples (needs at least 8)', examples: 6 },
@@ -38,13 +58,19 @@ const rendered = (columns: number | undefined): string => {
 
 describe('train bond: the result on terminals of any width', () => {
   it('a pipe gets the whole table', () => {
-    expect(rendered(undefined)).toMatch(/^AGENT\s+EXAMPLES\s+TRAIN LOSS\s+VAL LOSS\s+VALIDATION\s+TRIVIAL BASELINES\s+ADAPTER/);
+    expect(rendered(undefined)).toMatch(
+      /^AGENT\s+EXAMPLES\s+TRAIN LOSS\s+VAL LOSS\s+VALIDATION\s+TRIVIAL BASELINES\s+ADAPTER/,
+    );
   });
 
   it.for([60, 80, 100])('at %i columns no line is wider than the terminal and every word stays whole', (columns) => {
     const text = rendered(columns);
     for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(columns);
     const words = text.split(/\s+/);
-    for (const w of ['techne', 'cupid', 'pairwise', '81%', 'shorter', 'usable', 'examples', 'unchanged']) expect(words.some((x) => x.replace(/[(),:·]/g, '') === w.replace(/[(),:·]/g, '')), w).toBe(true);
+    for (const w of ['techne', 'cupid', 'pairwise', '81%', 'shorter', 'usable', 'examples', 'unchanged'])
+      expect(
+        words.some((x) => x.replace(/[(),:·]/g, '') === w.replace(/[(),:·]/g, '')),
+        w,
+      ).toBe(true);
   });
 });

@@ -17,7 +17,15 @@ const score = () => import('../../../src/commands/score.js');
 
 interface Result {
   base_fingerprint: string;
-  agents: { agent: string; status: string; version?: number; parent_version?: number | null; reason?: string; metric?: { name: string; value: number } | null; metrics?: unknown[] }[];
+  agents: {
+    agent: string;
+    status: string;
+    version?: number;
+    parent_version?: number | null;
+    reason?: string;
+    metric?: { name: string; value: number } | null;
+    metrics?: unknown[];
+  }[];
 }
 
 let template: string;
@@ -35,7 +43,11 @@ function home(over: Parameters<typeof testCtx>[0] = {}): TestCtx {
   return ctx;
 }
 
-async function fails(raw: Record<string, unknown>, ctx: TestCtx, load: Parameters<typeof runCli>[0] = bond): Promise<{ exitCode: number; message: string }> {
+async function fails(
+  raw: Record<string, unknown>,
+  ctx: TestCtx,
+  load: Parameters<typeof runCli>[0] = bond,
+): Promise<{ exitCode: number; message: string }> {
   try {
     await runCli(load, raw, ctx);
   } catch (err) {
@@ -51,7 +63,18 @@ describe('kourai train bond', { timeout: 240_000 }, () => {
     const ctx = home();
     const r = await runCli(bond, { ...quick, json: true }, ctx);
     const res = r.json as Result;
-    expect(res.agents.map((a) => a.agent)).toEqual(['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia', 'cupid', 'puck']);
+    expect(res.agents.map((a) => a.agent)).toEqual([
+      'hephaestus',
+      'metis',
+      'techne',
+      'dokimasia',
+      'kallos',
+      'mneme',
+      'aidos',
+      'aletheia',
+      'cupid',
+      'puck',
+    ]);
     const techne = res.agents.find((a) => a.agent === 'techne')!;
     expect(techne).toMatchObject({ status: 'trained', version: 1, parent_version: null });
     expect(techne.metric!.name).toBe('pairwise_accuracy');
@@ -63,7 +86,9 @@ describe('kourai train bond', { timeout: 240_000 }, () => {
     expect(text.stdout).toMatch(/techne .* bond v2/);
     expect(text.stdout).toMatch(/always prefer revised \d+%, always prefer shorter \d+%/);
     const l = await runCli(list, { agent: ['techne'], json: true }, ctx);
-    expect((l.json as { adapters: { version: number; current: boolean; parent_version: number | null }[] }).adapters).toMatchObject([
+    expect(
+      (l.json as { adapters: { version: number; current: boolean; parent_version: number | null }[] }).adapters,
+    ).toMatchObject([
       { version: 1, current: false },
       { version: 2, current: true, parent_version: 1 },
     ]);
@@ -93,20 +118,34 @@ describe('kourai train bond', { timeout: 240_000 }, () => {
     const err = await fails({ agent: ['techne'], epochs: '10000' }, ctx);
     expect(err.exitCode).toBe(ExitCode.cancelled);
     const l = await runCli(list, { agent: ['techne'], json: true }, testCtx({ home: ctx.home }));
-    expect((l.json as { adapters: { version: number; current: boolean }[] }).adapters).toEqual([expect.objectContaining({ version: 1, current: true })]);
+    expect((l.json as { adapters: { version: number; current: boolean }[] }).adapters).toEqual([
+      expect.objectContaining({ version: 1, current: true }),
+    ]);
     ctx.cleanup();
   });
 
   it('bad input: no memoir (6), no labelled entries (6), an unknown agent (2)', async () => {
     const empty = testCtx();
-    expect(await fails({}, empty)).toMatchObject({ exitCode: ExitCode.notFound, message: expect.stringMatching(/^no memoirs found under /) });
+    expect(await fails({}, empty)).toMatchObject({
+      exitCode: ExitCode.notFound,
+      message: expect.stringMatching(/^no memoirs found under /),
+    });
     const unlabelled = testCtx();
     const memoir = join(unlabelled.home, 'projects/p/q/.kourai/forges/s1/memoir.jsonl');
     mkdirSync(join(memoir, '..'), { recursive: true });
     // Proposals nobody answered: entries, but no label anywhere.
-    appendLines(memoir, [1, 2, 3, 4, 5].map((i) => encodeEntry(ent({ scene_id: `session-1.turn-${i}`, agent: 'metis', agent_proposed: `plan ${i}` }))), { fsync: false });
+    appendLines(
+      memoir,
+      [1, 2, 3, 4, 5].map((i) =>
+        encodeEntry(ent({ scene_id: `session-1.turn-${i}`, agent: 'metis', agent_proposed: `plan ${i}` })),
+      ),
+      { fsync: false },
+    );
     const none = await fails({ memoir: [memoir] }, unlabelled);
-    expect(none).toMatchObject({ exitCode: ExitCode.notFound, message: `no labelled entries to train on in ${memoir}` });
+    expect(none).toMatchObject({
+      exitCode: ExitCode.notFound,
+      message: `no labelled entries to train on in ${memoir}`,
+    });
     expect((await fails({ agent: ['zeus'] }, testCtx())).exitCode).toBe(ExitCode.usage);
     empty.cleanup();
     unlabelled.cleanup();
@@ -123,10 +162,15 @@ describe('train bond over an embeddings endpoint (a real server on 127.0.0.1)', 
   it('trains over the endpoint base; built-in adapters are then refused (exit 3); an unreachable endpoint is exit 9 and changes nothing', async () => {
     const ctx = home();
     await runCli(bond, { ...quick, agent: ['techne'] }, ctx);
-    writeFileSync(join(ctx.home, 'config.json'), JSON.stringify({ learn: { encoder: { kind: 'openai', url: server.url, model: 'toy-embed', retries: 0 } } }));
+    writeFileSync(
+      join(ctx.home, 'config.json'),
+      JSON.stringify({ learn: { encoder: { kind: 'openai', url: server.url, model: 'toy-embed', retries: 0 } } }),
+    );
     const mismatch = await fails({ agent: 'techne', candidates: ['a', 'b'] }, ctx, score);
     expect(mismatch.exitCode).toBe(ExitCode.environment);
-    expect(mismatch.message).toMatch(/techne bond adapter v1 \(.*adapter_model\.safetensors\) was trained over base 9699214dc40c, but the configured base is [0-9a-f]{12} \(hashed n-grams \(16384\) \+ 14 structure features \+ embeddings toy-embed \(48\)\)/);
+    expect(mismatch.message).toMatch(
+      /techne bond adapter v1 \(.*adapter_model\.safetensors\) was trained over base 9699214dc40c, but the configured base is [0-9a-f]{12} \(hashed n-grams \(16384\) \+ 14 structure features \+ embeddings toy-embed \(48\)\)/,
+    );
     const r = await runCli(bond, { ...quick, agent: ['techne'], json: true }, ctx);
     const res = r.json as Result;
     expect(res.agents[0]).toMatchObject({ agent: 'techne', status: 'trained', version: 2 });
@@ -138,7 +182,14 @@ describe('train bond over an embeddings endpoint (a real server on 127.0.0.1)', 
     expect(server.requests.length).toBe(sent); // every text came from the cache
     const gone = await startEmbeddingsServer(48);
     await gone.close(); // a port nothing listens on
-    writeFileSync(join(ctx.home, 'config.json'), JSON.stringify({ learn: { encoder: { kind: 'openai', url: gone.url, model: 'toy-embed', dimensions: 48, retries: 0, timeout_ms: 2000 } } }));
+    writeFileSync(
+      join(ctx.home, 'config.json'),
+      JSON.stringify({
+        learn: {
+          encoder: { kind: 'openai', url: gone.url, model: 'toy-embed', dimensions: 48, retries: 0, timeout_ms: 2000 },
+        },
+      }),
+    );
     const down = await fails({ agent: ['dokimasia'] }, ctx);
     expect(down.exitCode).toBe(ExitCode.network);
     expect(down.message).toBe(`embeddings endpoint ${gone.url}/embeddings failed after 1 attempt: ECONNREFUSED`);

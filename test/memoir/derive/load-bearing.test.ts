@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { ENTRY_TYPE_VERDICTS, isLoadBearing, loadBearingVerdict, SOURCE_VERDICTS, type LoadBearingFacts } from '../../../src/memoir/derive/load-bearing.js';
-import { ENTRY_TYPES, REASON_CLASSES, RESPONSE_KINDS, SOURCES, type EntryType, type Source } from '../../../src/memoir/format/sources.js';
+import {
+  ENTRY_TYPE_VERDICTS,
+  isLoadBearing,
+  loadBearingVerdict,
+  SOURCE_VERDICTS,
+  type LoadBearingFacts,
+} from '../../../src/memoir/derive/load-bearing.js';
+import {
+  ENTRY_TYPES,
+  REASON_CLASSES,
+  RESPONSE_KINDS,
+  SOURCES,
+  type EntryType,
+  type Source,
+} from '../../../src/memoir/format/sources.js';
 
 /**
  * The decisions, written out once more by hand. A new source or entry type must be added here
@@ -26,7 +39,13 @@ const EXPECTED_TYPE: Record<EntryType, 'always' | 'when' | 'routine' | 'never'> 
   episode: 'never',
 };
 
-const facts = (source: Source, entry_type: EntryType, extra: Partial<LoadBearingFacts> = {}): LoadBearingFacts => ({ source, entry_type, player_response: null, interrupt: null, ...extra });
+const facts = (source: Source, entry_type: EntryType, extra: Partial<LoadBearingFacts> = {}): LoadBearingFacts => ({
+  source,
+  entry_type,
+  player_response: null,
+  interrupt: null,
+  ...extra,
+});
 const none = { chain: 'none' } as const;
 
 describe('load-bearing verdict tables', () => {
@@ -84,11 +103,17 @@ describe('isLoadBearing', () => {
     const routine = facts('specialist_proposed', 'pipeline_turn', { player_response: { kind: 'accepted' } });
     expect(loadBearingVerdict(routine, { chain: 'head' })).toEqual({ load_bearing: true, reasons: ['revision_head'] });
     const strong = facts('player_revision', 'loyalty_beat');
-    expect(loadBearingVerdict(strong, { chain: 'superseded' })).toEqual({ load_bearing: false, reasons: ['superseded'] });
+    expect(loadBearingVerdict(strong, { chain: 'superseded' })).toEqual({
+      load_bearing: false,
+      reasons: ['superseded'],
+    });
   });
 
   it('episodes are never load-bearing, not even as the head of a chain or from a load-bearing source', () => {
-    expect(loadBearingVerdict(facts('player_profile', 'episode'), { chain: 'head' })).toEqual({ load_bearing: false, reasons: ['derived_episode'] });
+    expect(loadBearingVerdict(facts('player_profile', 'episode'), { chain: 'head' })).toEqual({
+      load_bearing: false,
+      reasons: ['derived_episode'],
+    });
   });
 
   it('lists every rule that applied', () => {

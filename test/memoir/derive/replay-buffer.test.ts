@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isLoadBearing } from '../../../src/memoir/derive/load-bearing.js';
-import { compareInformativeness, selectReplayBuffer, type BufferCandidate } from '../../../src/memoir/derive/replay-buffer.js';
+import {
+  compareInformativeness,
+  selectReplayBuffer,
+  type BufferCandidate,
+} from '../../../src/memoir/derive/replay-buffer.js';
 import { ENTRY_TYPES, RESPONSE_KINDS, SOURCES } from '../../../src/memoir/format/sources.js';
 
 const cand = (entry_id: string, extra: Partial<BufferCandidate> = {}): BufferCandidate => ({
@@ -23,7 +27,12 @@ describe('selectReplayBuffer', () => {
       cand('routine-old', { recorded_at: '2026-01-01T00:00:00.000Z' }),
       cand('routine-new', { recorded_at: '2026-12-01T00:00:00.000Z' }),
       cand('affinity', { affinity_delta: -0.3 }),
-      cand('interrupt', { source: 'agent_interrupt', entry_type: 'interrupt', player_response: null, interrupt: { reason_class: 'gossip' } }),
+      cand('interrupt', {
+        source: 'agent_interrupt',
+        entry_type: 'interrupt',
+        player_response: null,
+        interrupt: { reason_class: 'gossip' },
+      }),
       cand('pair', { has_preference: true }),
       cand('revision', { source: 'player_revision', player_response: { kind: 'modified' } }),
       cand('undated', { recorded_at: null }),
@@ -42,7 +51,11 @@ describe('selectReplayBuffer', () => {
     const rejected = cand('r', { source: 'puck_engagement', player_response: { kind: 'rejected' } });
     const modified = cand('m', { source: 'puck_engagement', player_response: { kind: 'modified' } });
     const interrupt = cand('i', { source: 'puck_engagement', entry_type: 'interrupt', player_response: null });
-    expect([interrupt, modified, rejected].sort(compareInformativeness).map((c) => c.entry_id)).toEqual(['r', 'm', 'i']);
+    expect([interrupt, modified, rejected].sort(compareInformativeness).map((c) => c.entry_id)).toEqual([
+      'r',
+      'm',
+      'i',
+    ]);
   });
 
   it('adversarial: a bound smaller than the load-bearing set keeps all of them and warns', () => {
@@ -63,7 +76,10 @@ describe('selectReplayBuffer', () => {
   });
 
   it('drops superseded entries and keeps the head of their chain as load-bearing', () => {
-    const b = selectReplayBuffer([cand('old', { chain: 'superseded', source: 'player_revision' }), cand('new', { chain: 'head' })], 10);
+    const b = selectReplayBuffer(
+      [cand('old', { chain: 'superseded', source: 'player_revision' }), cand('new', { chain: 'head' })],
+      10,
+    );
     expect(b.kept.map((d) => [d.entry_id, d.reasons])).toEqual([['new', ['revision_head']]]);
     expect(b.dropped).toEqual([expect.objectContaining({ entry_id: 'old', rank: null, reasons: ['superseded'] })]);
   });
@@ -82,24 +98,36 @@ describe('selectReplayBuffer', () => {
     chain: fc.constantFrom('none' as const, 'head' as const, 'superseded' as const),
     has_preference: fc.boolean(),
     affinity_delta: fc.double({ min: -1, max: 1, noNaN: true }),
-    recorded_at: fc.option(fc.date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }).map((d) => d.toISOString()), { nil: null }),
+    recorded_at: fc.option(
+      fc
+        .date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true })
+        .map((d) => d.toISOString()),
+      { nil: null },
+    ),
   });
 
   it('property: load-bearing kept, size max(bound, load-bearing) when possible, order-independent', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(arbCandidate, { selector: (c) => c.entry_id, maxLength: 40 }), fc.integer({ min: 0, max: 50 }), fc.integer(), (cs, bound, seed) => {
-        const b = selectReplayBuffer(cs, bound);
-        const live = cs.filter((c) => c.chain !== 'superseded');
-        const lb = live.filter((c) => isLoadBearing(c, c));
-        const kept = new Set(b.kept.map((d) => d.entry_id));
-        for (const c of lb) expect(kept.has(c.entry_id)).toBe(true);
-        for (const c of cs.filter((x) => x.chain === 'superseded')) expect(kept.has(c.entry_id)).toBe(false);
-        expect(b.kept.length).toBe(Math.min(live.length, Math.max(bound, lb.length)));
-        expect(b.kept.length + b.dropped.length).toBe(cs.length);
-        // Shuffling the input changes nothing.
-        const shuffled = [...cs].sort((x, y) => ((x.entry_id.charCodeAt(0) * 31 + seed) % 7) - ((y.entry_id.charCodeAt(0) * 31 + seed) % 7));
-        expect(selectReplayBuffer(shuffled, bound)).toEqual(b);
-      }),
+      fc.property(
+        fc.uniqueArray(arbCandidate, { selector: (c) => c.entry_id, maxLength: 40 }),
+        fc.integer({ min: 0, max: 50 }),
+        fc.integer(),
+        (cs, bound, seed) => {
+          const b = selectReplayBuffer(cs, bound);
+          const live = cs.filter((c) => c.chain !== 'superseded');
+          const lb = live.filter((c) => isLoadBearing(c, c));
+          const kept = new Set(b.kept.map((d) => d.entry_id));
+          for (const c of lb) expect(kept.has(c.entry_id)).toBe(true);
+          for (const c of cs.filter((x) => x.chain === 'superseded')) expect(kept.has(c.entry_id)).toBe(false);
+          expect(b.kept.length).toBe(Math.min(live.length, Math.max(bound, lb.length)));
+          expect(b.kept.length + b.dropped.length).toBe(cs.length);
+          // Shuffling the input changes nothing.
+          const shuffled = [...cs].sort(
+            (x, y) => ((x.entry_id.charCodeAt(0) * 31 + seed) % 7) - ((y.entry_id.charCodeAt(0) * 31 + seed) % 7),
+          );
+          expect(selectReplayBuffer(shuffled, bound)).toEqual(b);
+        },
+      ),
     );
   });
 });

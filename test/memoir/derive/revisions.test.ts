@@ -59,17 +59,27 @@ describe('RevisionGraph.resolve', () => {
 
   it('property: resolution terminates, ends at the head, and follows supersedes links back', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 12 }), fc.option(fc.integer({ min: 0, max: 12 }), { nil: null })), { maxLength: 30 }), (pairs) => {
-        const nodes = pairs.map(([id, sup], i) => ({ entry_id: `n${id}`, supersedes: sup === null ? null : `n${sup}`, recorded_at: null, order: i }));
-        const g = new RevisionGraph(nodes);
-        for (const n of nodes) {
-          const r = g.resolve(n.entry_id);
-          expect(r.path[0]).toBe(n.entry_id);
-          expect(r.path[r.path.length - 1]).toBe(r.head);
-          for (let i = 1; i < r.path.length; i++) expect(g.get(r.path[i] as string)?.supersedes).toBe(r.path[i - 1]);
-          if (!r.cycle) expect(g.isSuperseded(r.head)).toBe(false);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 12 }), fc.option(fc.integer({ min: 0, max: 12 }), { nil: null })), {
+          maxLength: 30,
+        }),
+        (pairs) => {
+          const nodes = pairs.map(([id, sup], i) => ({
+            entry_id: `n${id}`,
+            supersedes: sup === null ? null : `n${sup}`,
+            recorded_at: null,
+            order: i,
+          }));
+          const g = new RevisionGraph(nodes);
+          for (const n of nodes) {
+            const r = g.resolve(n.entry_id);
+            expect(r.path[0]).toBe(n.entry_id);
+            expect(r.path[r.path.length - 1]).toBe(r.head);
+            for (let i = 1; i < r.path.length; i++) expect(g.get(r.path[i] as string)?.supersedes).toBe(r.path[i - 1]);
+            if (!r.cycle) expect(g.isSuperseded(r.head)).toBe(false);
+          }
+        },
+      ),
     );
   });
 });
@@ -123,12 +133,19 @@ describe('RevisionGraph.problems', () => {
   });
 
   it('reports a revision that changes the entry type', () => {
-    const p = new RevisionGraph([node('A', null, { entry_type: 'loyalty_beat' }), node('B', 'A', { entry_type: 'pipeline_turn' })]).problems();
+    const p = new RevisionGraph([
+      node('A', null, { entry_type: 'loyalty_beat' }),
+      node('B', 'A', { entry_type: 'pipeline_turn' }),
+    ]).problems();
     expect(p.map((x) => x.kind)).toEqual(['type_change']);
   });
 
   it('reports a revision that claims to be shareable when anything it replaces is private', () => {
-    const g = new RevisionGraph([node('A', null, { shareable: false }), node('B', 'A', { shareable: false }), node('C', 'B', { shareable: true })]);
+    const g = new RevisionGraph([
+      node('A', null, { shareable: false }),
+      node('B', 'A', { shareable: false }),
+      node('C', 'B', { shareable: true }),
+    ]);
     expect(g.problems().map((x) => [x.kind, x.entry_id])).toEqual([['widens_privacy', 'C']]);
     expect(g.effectiveShareable('C')).toBe(false);
     expect(g.effectiveShareable('A')).toBe(false);

@@ -68,7 +68,13 @@ beforeEach(() => {
 });
 afterEach(() => removeDir(dir));
 
-const entry = (i: number, extra: Record<string, unknown> = {}) => ({ scene_id: `session-00000000.turn-${i}`, agent: 'techne' as const, source: 'specialist_proposed' as const, agent_proposed: `proposal ${i}`, ...extra });
+const entry = (i: number, extra: Record<string, unknown> = {}) => ({
+  scene_id: `session-00000000.turn-${i}`,
+  agent: 'techne' as const,
+  source: 'specialist_proposed' as const,
+  agent_proposed: `proposal ${i}`,
+  ...extra,
+});
 /** A whole line as a Python host writes it (one O_APPEND write). */
 const pythonLine = (i: number) =>
   `{"scene_id":"session-0000beef.turn-${i}","agent":"metis","source":"specialist_proposed","context":null,"narrative_beat":"python","agent_proposed":"host line ${i}","player_response":null,"affinity_delta":0.0,"training_label":null,"split":{"shared_eligible":true,"private_only":false}}\n`;
@@ -78,7 +84,9 @@ describe('fsync is observed', () => {
   it('a new memoir: the journal is fsynced before the memoir is written, then the memoir, then its directory', () => {
     const path = join(dir, 'new-forge', 'memoir.jsonl');
     new Memoir(path).append([entry(1), entry(2)]);
-    const seq = calls.filter((c) => c.op !== 'open' && (c.path === path || c.path === journalPath(path) || c.path === join(dir, 'new-forge')));
+    const seq = calls.filter(
+      (c) => c.op !== 'open' && (c.path === path || c.path === journalPath(path) || c.path === join(dir, 'new-forge')),
+    );
     const at = (op: Call['op'], p: string) => seq.findIndex((c) => c.op === op && c.path === p);
     const memoirWrite = at('write', path);
     expect(memoirWrite).toBeGreaterThanOrEqual(0);
@@ -139,9 +147,18 @@ describe('repair never drops bytes another writer appended', () => {
     expect(fired).toBe(true);
     const recs = [...readRecords(path)];
     expect(recs.map((r) => r.kind)).toEqual(['entry', 'entry', 'entry']);
-    expect(recs.map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : null))).toEqual(['proposal 1', 'host line 7', 'proposal 3']);
-    const q = readFileSync(quarantinePath(path), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { text: string; reason: string });
-    expect(q).toEqual([expect.objectContaining({ reason: 'torn_tail', text: '{"scene_id":"session-00000000.turn-2","agent":"tec' })]);
+    expect(recs.map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : null))).toEqual([
+      'proposal 1',
+      'host line 7',
+      'proposal 3',
+    ]);
+    const q = readFileSync(quarantinePath(path), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { text: string; reason: string });
+    expect(q).toEqual([
+      expect.objectContaining({ reason: 'torn_tail', text: '{"scene_id":"session-00000000.turn-2","agent":"tec' }),
+    ]);
   });
 
   it('host lines appended after the fragment before the cut, and more while they are set aside, are all kept in order', () => {
@@ -151,8 +168,10 @@ describe('repair never drops bytes another writer appended', () => {
     age(path);
     let n = 0;
     hooks.after = (c) => {
-      if (c.op === 'fsync' && c.path === quarantinePath(path) && n === 0) realFs.appendFileSync(path, pythonLine(++n) + pythonLine(++n));
-      else if (c.op === 'fsync' && c.path.startsWith(journalPath(path)) && n === 2) realFs.appendFileSync(path, pythonLine(++n));
+      if (c.op === 'fsync' && c.path === quarantinePath(path) && n === 0)
+        realFs.appendFileSync(path, pythonLine(++n) + pythonLine(++n));
+      else if (c.op === 'fsync' && c.path.startsWith(journalPath(path)) && n === 2)
+        realFs.appendFileSync(path, pythonLine(++n));
     };
     new Memoir(path).append([entry(9)]);
     const texts = [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
@@ -175,38 +194,44 @@ function dies(path: string): never {
 describe('a batch whose write fails while the writer lives (a full disk, an I/O error) is cut off at once (property)', () => {
   it('the memoir is byte-identical to before the batch, nothing is quarantined or left pending, and the next batch lands whole', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom('ENOSPC', 'EIO', 'EDQUOT'), fc.boolean(), (size, where, code, inFsync) => {
-        const sub = join(dir, `f${Math.random().toString(36).slice(2)}`);
-        mkdirSync(sub);
-        const path = join(sub, 'memoir.jsonl');
-        const m = new Memoir(path);
-        m.append([entry(0)]);
-        const before = readFileSync(path);
-        const fail = (): never => {
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.constantFrom('ENOSPC', 'EIO', 'EDQUOT'),
+        fc.boolean(),
+        (size, where, code, inFsync) => {
+          const sub = join(dir, `f${Math.random().toString(36).slice(2)}`);
+          mkdirSync(sub);
+          const path = join(sub, 'memoir.jsonl');
+          const m = new Memoir(path);
+          m.append([entry(0)]);
+          const before = readFileSync(path);
+          const fail = (): never => {
+            delete hooks.before;
+            throw Object.assign(new Error(`${code}: simulated`), { code });
+          };
+          hooks.before = (c, args) => {
+            if (c.path !== path) return;
+            if (inFsync) {
+              if (c.op === 'fsync') fail(); // the whole batch was written; making it durable failed
+              return;
+            }
+            if (c.op !== 'write') return;
+            const [fd, buf, off, len] = args as [number, Buffer, number, number];
+            delete hooks.before;
+            realFs.writeSync(fd, buf, off, Math.floor(where * len)); // part of it got through
+            fail();
+          };
+          expect(() => m.append(Array.from({ length: size }, (_, i) => entry(100 + i)))).toThrow();
           delete hooks.before;
-          throw Object.assign(new Error(`${code}: simulated`), { code });
-        };
-        hooks.before = (c, args) => {
-          if (c.path !== path) return;
-          if (inFsync) {
-            if (c.op === 'fsync') fail(); // the whole batch was written; making it durable failed
-            return;
-          }
-          if (c.op !== 'write') return;
-          const [fd, buf, off, len] = args as [number, Buffer, number, number];
-          delete hooks.before;
-          realFs.writeSync(fd, buf, off, Math.floor(where * len)); // part of it got through
-          fail();
-        };
-        expect(() => m.append(Array.from({ length: size }, (_, i) => entry(100 + i)))).toThrow();
-        delete hooks.before;
-        expect(readFileSync(path)).toEqual(before);
-        expect(existsSync(quarantinePath(path))).toBe(false);
-        expect(readFileSync(journalPath(path))).toHaveLength(0);
-        m.append([entry(999)]);
-        const texts = [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
-        expect(texts).toEqual(['proposal 0', 'proposal 999']);
-      }),
+          expect(readFileSync(path)).toEqual(before);
+          expect(existsSync(quarantinePath(path))).toBe(false);
+          expect(readFileSync(journalPath(path))).toHaveLength(0);
+          m.append([entry(999)]);
+          const texts = [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
+          expect(texts).toEqual(['proposal 0', 'proposal 999']);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -215,45 +240,50 @@ describe('a batch whose write fails while the writer lives (a full disk, an I/O 
 describe('a batch interrupted at any byte is all or nothing', () => {
   it('the next writer rolls the written part back into the quarantine and keeps host lines written since', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 0, max: 2 }), (size, where, hostLines) => {
-        const sub = join(dir, `p${Math.random().toString(36).slice(2)}`);
-        mkdirSync(sub);
-        const path = join(sub, 'memoir.jsonl');
-        const m = new Memoir(path);
-        m.append([entry(0)]);
-        const before = readFileSync(path);
-        const batch = Array.from({ length: size }, (_, i) => entry(100 + i));
-        const lines = batch.length;
-        let written = -1;
-        let total = 0;
-        // The writer dies inside its memoir write after `cut` bytes (as kill -9 in write(2) does).
-        hooks.before = (c, args) => {
-          if (c.op !== 'write' || c.path !== path) return;
-          const [fd, buf, off, len] = args as [number, Buffer, number, number];
-          const cut = Math.floor(where * len);
-          written = cut;
-          total = len;
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 0, max: 2 }),
+        (size, where, hostLines) => {
+          const sub = join(dir, `p${Math.random().toString(36).slice(2)}`);
+          mkdirSync(sub);
+          const path = join(sub, 'memoir.jsonl');
+          const m = new Memoir(path);
+          m.append([entry(0)]);
+          const before = readFileSync(path);
+          const batch = Array.from({ length: size }, (_, i) => entry(100 + i));
+          const lines = batch.length;
+          let written = -1;
+          let total = 0;
+          // The writer dies inside its memoir write after `cut` bytes (as kill -9 in write(2) does).
+          hooks.before = (c, args) => {
+            if (c.op !== 'write' || c.path !== path) return;
+            const [fd, buf, off, len] = args as [number, Buffer, number, number];
+            const cut = Math.floor(where * len);
+            written = cut;
+            total = len;
+            delete hooks.before;
+            realFs.writeSync(fd, buf, off, cut);
+            dies(path);
+          };
+          expect(() => m.append(batch)).toThrow('simulated crash');
           delete hooks.before;
-          realFs.writeSync(fd, buf, off, cut);
-          dies(path);
-        };
-        expect(() => m.append(batch)).toThrow('simulated crash');
-        delete hooks.before;
-        for (let h = 0; h < hostLines; h++) realFs.appendFileSync(path, pythonLine(h)); // hosts keep writing
-        m.append([entry(999)]);
-        const texts = [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
-        const fromBatch = texts.filter((t) => typeof t === 'string' && /^proposal 1\d\d$/.test(t)).length;
-        expect(fromBatch === 0 || fromBatch === lines).toBe(true);
-        expect(texts.filter((t) => typeof t === 'string' && t.startsWith('host line'))).toHaveLength(hostLines);
-        expect(texts[0]).toBe('proposal 0');
-        expect(texts[texts.length - 1]).toBe('proposal 999');
-        expect(texts.every((t) => t !== 'torn' && t !== 'invalid')).toBe(true);
-        expect(readFileSync(path).subarray(0, before.length)).toEqual(before);
-        expect(written).toBeGreaterThanOrEqual(0);
-        // Whatever part of the batch reached the memoir is in the quarantine, not lost.
-        expect(existsSync(quarantinePath(path))).toBe(written > 0 && written < total);
-        expect(fromBatch).toBe(written === total ? lines : 0);
-      }),
+          for (let h = 0; h < hostLines; h++) realFs.appendFileSync(path, pythonLine(h)); // hosts keep writing
+          m.append([entry(999)]);
+          const texts = [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
+          const fromBatch = texts.filter((t) => typeof t === 'string' && /^proposal 1\d\d$/.test(t)).length;
+          expect(fromBatch === 0 || fromBatch === lines).toBe(true);
+          expect(texts.filter((t) => typeof t === 'string' && t.startsWith('host line'))).toHaveLength(hostLines);
+          expect(texts[0]).toBe('proposal 0');
+          expect(texts[texts.length - 1]).toBe('proposal 999');
+          expect(texts.every((t) => t !== 'torn' && t !== 'invalid')).toBe(true);
+          expect(readFileSync(path).subarray(0, before.length)).toEqual(before);
+          expect(written).toBeGreaterThanOrEqual(0);
+          // Whatever part of the batch reached the memoir is in the quarantine, not lost.
+          expect(existsSync(quarantinePath(path))).toBe(written > 0 && written < total);
+          expect(fromBatch).toBe(written === total ? lines : 0);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -277,8 +307,12 @@ describe('the batch journal holds line lengths and CRC-32s, not the batch', () =
     return batch;
   }
   const quarantined = (path: string) =>
-    readFileSync(quarantinePath(path), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { reason: string; text: string; offset: number; length: number });
-  const texts = (path: string) => [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
+    readFileSync(quarantinePath(path), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { reason: string; text: string; offset: number; length: number });
+  const texts = (path: string) =>
+    [...readRecords(path)].map((r) => (r.kind === 'entry' ? r.entry.agent_proposed : r.kind));
 
   it('the journal of a 10k-line batch is a small fraction of the batch', () => {
     const path = join(dir, 'memoir.jsonl');
@@ -307,7 +341,13 @@ describe('the batch journal holds line lengths and CRC-32s, not the batch', () =
     new Memoir(path).append([entry(999)]);
     expect(texts(path)).toEqual(['proposal 0', 'host-line 01', 'proposal 999']);
     expect(readFileSync(path).subarray(0, before.length)).toEqual(before);
-    expect(quarantined(path)).toEqual([expect.objectContaining({ reason: 'uncommitted_batch', offset: before.length, text: batch.subarray(0, batch.indexOf(10) + 1).toString('utf8') })]);
+    expect(quarantined(path)).toEqual([
+      expect.objectContaining({
+        reason: 'uncommitted_batch',
+        offset: before.length,
+        text: batch.subarray(0, batch.indexOf(10) + 1).toString('utf8'),
+      }),
+    ]);
   });
 
   it('a later line cut short, then a dead host’s fragment: both go to the quarantine, nothing else', () => {
@@ -334,7 +374,12 @@ describe('the batch journal holds line lengths and CRC-32s, not the batch', () =
     realFs.appendFileSync(path, pythonLine(1) + pythonLine(2));
     new Memoir(path).append([entry(999)]);
     expect(texts(path)).toEqual(['proposal 0', 'host line 1', 'host line 2', 'proposal 999']);
-    expect(quarantined(path)).toEqual([expect.objectContaining({ reason: 'uncommitted_batch', text: batch.subarray(0, batch.indexOf(10) + 1 + 40).toString('utf8') })]);
+    expect(quarantined(path)).toEqual([
+      expect.objectContaining({
+        reason: 'uncommitted_batch',
+        text: batch.subarray(0, batch.indexOf(10) + 1 + 40).toString('utf8'),
+      }),
+    ]);
   });
 
   it('a journal an older kourai wrote (the whole batch) is still rolled back', () => {
@@ -351,6 +396,10 @@ describe('the batch journal holds line lengths and CRC-32s, not the batch', () =
     realFs.appendFileSync(path, pythonLine(5));
     new Memoir(path).append([entry(999)]);
     expect(texts(path)).toEqual(['proposal 0', 'host line 5', 'proposal 999']);
-    expect(quarantined(path).map((r) => r.text).join('')).toBe(batch.subarray(0, batch.length - 30).toString('utf8'));
+    expect(
+      quarantined(path)
+        .map((r) => r.text)
+        .join(''),
+    ).toBe(batch.subarray(0, batch.length - 30).toString('utf8'));
   });
 });

@@ -27,7 +27,11 @@ function memoirFile(): string {
   dirs.push(d);
   return join(d, 'memoir.jsonl');
 }
-const entry = (i: number) => ({ scene_id: `session-00000000.turn-${i}`, agent: 'techne' as const, source: 'specialist_proposed' as const });
+const entry = (i: number) => ({
+  scene_id: `session-00000000.turn-${i}`,
+  agent: 'techne' as const,
+  source: 'specialist_proposed' as const,
+});
 
 /** Starts a process and resolves once it printed `word` on stdout. */
 function startUntil(cmd: string, args: string[], word: string): Promise<ChildProcessWithoutNullStreams> {
@@ -46,7 +50,9 @@ function startUntil(cmd: string, args: string[], word: string): Promise<ChildPro
 }
 
 function exited(child: ChildProcessWithoutNullStreams): Promise<number | null> {
-  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.on('exit', (code) => r(code)));
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((r) => child.on('exit', (code) => r(code)));
 }
 
 /** The Python snippet docs/memoir.md documents for hosts that want kourai's lock (run as written). */
@@ -209,7 +215,9 @@ for i in range(n):
     const recs = [...readRecords(path)];
     expect(recs.filter((r) => r.kind !== 'entry')).toEqual([]);
     const by = new Map<string, number>();
-    for (const r of recs) if (r.kind === 'entry' && r.entry.narrative_beat) by.set(r.entry.narrative_beat, (by.get(r.entry.narrative_beat) ?? 0) + 1);
+    for (const r of recs)
+      if (r.kind === 'entry' && r.entry.narrative_beat)
+        by.set(r.entry.narrative_beat, (by.get(r.entry.narrative_beat) ?? 0) + 1);
     expect(Object.fromEntries(by)).toEqual({ 'python-1': 150, 'python-2': 150, 'writer-3': 150, 'writer-4': 150 });
   });
 });

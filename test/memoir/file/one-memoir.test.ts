@@ -25,12 +25,29 @@ describe('oneMemoir', () => {
   it('what does not exist yet: created by a writer, not found (exit 6) where it must exist', () => {
     expect(oneMemoir(['new/memoir.jsonl'], dir, write)).toBe(join(dir, 'new', 'memoir.jsonl'));
     expect(oneMemoir(['empty'], dir, write)).toBe(join(dir, 'empty', 'memoir.jsonl'));
-    expect(() => oneMemoir(['new/memoir.jsonl'], dir, read)).toThrow(expect.objectContaining({ exitCode: ExitCode.notFound, message: expect.stringMatching(/^--memoir new\/memoir.jsonl: no such memoir/) }));
-    expect(() => oneMemoir(['empty'], dir, read)).toThrow(expect.objectContaining({ exitCode: ExitCode.notFound, message: '--memoir empty: no memoir.jsonl in this directory' }));
+    expect(() => oneMemoir(['new/memoir.jsonl'], dir, read)).toThrow(
+      expect.objectContaining({
+        exitCode: ExitCode.notFound,
+        message: expect.stringMatching(/^--memoir new\/memoir.jsonl: no such memoir/),
+      }),
+    );
+    expect(() => oneMemoir(['empty'], dir, read)).toThrow(
+      expect.objectContaining({
+        exitCode: ExitCode.notFound,
+        message: '--memoir empty: no memoir.jsonl in this directory',
+      }),
+    );
   });
 
   it('exactly one --memoir, the usage error naming the command', () => {
-    expect(() => oneMemoir([], dir, write)).toThrow(expect.objectContaining({ exitCode: ExitCode.usage, message: 'memoir append needs --memoir PATH (the memoir file, or its forge directory)' }));
-    expect(() => oneMemoir(['a', 'b'], dir, read)).toThrow(expect.objectContaining({ exitCode: ExitCode.usage, message: 'feedback takes exactly one --memoir' }));
+    expect(() => oneMemoir([], dir, write)).toThrow(
+      expect.objectContaining({
+        exitCode: ExitCode.usage,
+        message: 'memoir append needs --memoir PATH (the memoir file, or its forge directory)',
+      }),
+    );
+    expect(() => oneMemoir(['a', 'b'], dir, read)).toThrow(
+      expect.objectContaining({ exitCode: ExitCode.usage, message: 'feedback takes exactly one --memoir' }),
+    );
   });
 });

@@ -23,16 +23,30 @@ if (!havePydantic) process.stderr.write(`WARNING: ${missing}\n`);
 function pydantic(lines: string[]): { ok: boolean; dump?: string; error?: string }[] {
   const r = spawnSync('python3', [model], { input: `${lines.join('\n')}\n`, encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(r.stderr);
-  return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { ok: boolean; dump?: string; error?: string });
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { ok: boolean; dump?: string; error?: string });
 }
 
 /** JSON text of a value, with the number forms a writer may choose. */
-type Node = { t: 'int'; v: bigint } | { t: 'float'; text: string } | { t: 'str'; text: string } | { t: 'lit'; text: string } | { t: 'arr'; items: Node[] } | { t: 'obj'; entries: [string, Node][] };
+type Node =
+  | { t: 'int'; v: bigint }
+  | { t: 'float'; text: string }
+  | { t: 'str'; text: string }
+  | { t: 'lit'; text: string }
+  | { t: 'arr'; items: Node[] }
+  | { t: 'obj'; entries: [string, Node][] };
 
 const ws = fc.constantFrom('', ' ', ' \t');
-const key = fc.oneof(fc.string({ maxLength: 8, unit: 'binary' }), fc.constantFrom('host', 'a', '0', '1', '7', '10', '01', '-1', '4294967294', '4294967295', 'é', '日本', 'task_type_x'));
+const key = fc.oneof(
+  fc.string({ maxLength: 8, unit: 'binary' }),
+  fc.constantFrom('host', 'a', '0', '1', '7', '10', '01', '-1', '4294967294', '4294967295', 'é', '日本', 'task_type_x'),
+);
 const floatText = fc.oneof(
-  fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => (Number.isInteger(x) && Math.abs(x) < 1e16 ? `${x}.0` : String(x))),
+  fc
+    .double({ noNaN: true, noDefaultInfinity: true })
+    .map((x) => (Number.isInteger(x) && Math.abs(x) < 1e16 ? `${x}.0` : String(x))),
   fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => x.toExponential()),
   fc.constantFrom('1.0', '-0.0', '0.5', '1E5', '1e-7', '2.50', '1e400', '-1e400', '1e+16', '123456789012345678.0'),
 );
@@ -79,8 +93,13 @@ const contextText = fc
   .map(([before, task, preceding, after, sp]) => {
     const known: [string, Node][] = [];
     if (task !== undefined) known.push(['task_type', { t: 'str', text: JSON.stringify(task) }]);
-    if (preceding !== undefined) known.push(['preceding_agents', { t: 'arr', items: preceding.map((a) => ({ t: 'str' as const, text: JSON.stringify(a) })) }]);
-    const clean = (es: [string, Node][]) => es.filter(([k]) => k !== 'task_type' && k !== 'transcript_hash' && k !== 'preceding_agents');
+    if (preceding !== undefined)
+      known.push([
+        'preceding_agents',
+        { t: 'arr', items: preceding.map((a) => ({ t: 'str' as const, text: JSON.stringify(a) })) },
+      ]);
+    const clean = (es: [string, Node][]) =>
+      es.filter(([k]) => k !== 'task_type' && k !== 'transcript_hash' && k !== 'preceding_agents');
     return render({ t: 'obj', entries: [...clean(before), ...known, ...clean(after)] }, sp);
   });
 
@@ -117,7 +136,10 @@ describe('context: any JSON object, every key kept and re-encoded as pydantic wr
       const again = entryOf(ours);
       expect(standard({ ...again, context: again.context === null ? null : { ...again.context } })).toBe(ours);
     });
-    await ctx.annotate(`pydantic ${probe.stdout.trim()}: ${lines.length} random contexts re-encoded byte-identical to model_dump_json()`, 'proof');
+    await ctx.annotate(
+      `pydantic ${probe.stdout.trim()}: ${lines.length} random contexts re-encoded byte-identical to model_dump_json()`,
+      'proof',
+    );
   });
 
   it('keys upstream gives a default may be left out (scene_id may be empty): read as pydantic reads them', async (ctx) => {
@@ -131,18 +153,37 @@ describe('context: any JSON object, every key kept and re-encoded as pydantic wr
       agent_proposed: 'p',
       player_response: { kind: 'modified', delta: 'd', felt: 'right' },
       affinity_delta: 0.5,
-      training_label: { preference_pair: [{ text: 'p', score: 0 }, { text: 'd', score: 1 }], weight: 2.0 },
+      training_label: {
+        preference_pair: [
+          { text: 'p', score: 0 },
+          { text: 'd', score: 1 },
+        ],
+        weight: 2.0,
+      },
       split: { shared_eligible: true, private_only: false },
     } as Record<string, unknown>;
-    const optional = ['context', 'narrative_beat', 'agent_proposed', 'player_response', 'affinity_delta', 'training_label'];
+    const optional = [
+      'context',
+      'narrative_beat',
+      'agent_proposed',
+      'player_response',
+      'affinity_delta',
+      'training_label',
+    ];
     const lines = fc.sample(
-      fc.tuple(fc.subarray(optional), fc.subarray(['delta', 'felt']), fc.subarray(['preference_pair', 'weight'])).map(([drop, dropResponse, dropLabel]) => {
-        const e: Record<string, unknown> = { ...full, player_response: { ...(full.player_response as object) }, training_label: { ...(full.training_label as object) } };
-        for (const k of drop) delete e[k];
-        for (const k of dropResponse) delete (e.player_response as Record<string, unknown> | undefined)?.[k];
-        for (const k of dropLabel) delete (e.training_label as Record<string, unknown> | undefined)?.[k];
-        return JSON.stringify(e);
-      }),
+      fc
+        .tuple(fc.subarray(optional), fc.subarray(['delta', 'felt']), fc.subarray(['preference_pair', 'weight']))
+        .map(([drop, dropResponse, dropLabel]) => {
+          const e: Record<string, unknown> = {
+            ...full,
+            player_response: { ...(full.player_response as object) },
+            training_label: { ...(full.training_label as object) },
+          };
+          for (const k of drop) delete e[k];
+          for (const k of dropResponse) delete (e.player_response as Record<string, unknown> | undefined)?.[k];
+          for (const k of dropLabel) delete (e.training_label as Record<string, unknown> | undefined)?.[k];
+          return JSON.stringify(e);
+        }),
       { numRuns: 60, seed: 9 },
     );
     const results = pydantic(lines);
@@ -169,10 +210,14 @@ describe('context: any JSON object, every key kept and re-encoded as pydantic wr
     const e = entryOf(lineWith('{"host":"py-host-1","7":1.0,"task_type":"qa","big":123456789012345678901234567890}'));
     expect(e.context?.task_type).toBe('qa');
     expect(e.context?.transcript_hash).toBeUndefined();
-    expect(standard(e)).toContain('"context":{"host":"py-host-1","7":1.0,"task_type":"qa","big":123456789012345678901234567890}');
+    expect(standard(e)).toContain(
+      '"context":{"host":"py-host-1","7":1.0,"task_type":"qa","big":123456789012345678901234567890}',
+    );
     // a copy with a key replaced re-encodes that key from its new value and keeps the others
     const changed = { ...e, context: { ...e.context, host: 'h2' } } as MemoirEntry;
-    expect(standard(changed)).toContain('"context":{"host":"h2","7":1.0,"task_type":"qa","big":123456789012345678901234567890}');
+    expect(standard(changed)).toContain(
+      '"context":{"host":"h2","7":1.0,"task_type":"qa","big":123456789012345678901234567890}',
+    );
   });
 
   it.each([

@@ -15,7 +15,10 @@ type Obj = Record<string, any>;
 function referenceValue(v: unknown): string {
   if (typeof v === 'number') return Number.isSafeInteger(v) ? String(v) : pyFloat(v);
   if (Array.isArray(v)) return `[${v.map(referenceValue).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).map((k) => `${pyString(k)}:${referenceValue((v as Obj)[k])}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .map((k) => `${pyString(k)}:${referenceValue((v as Obj)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 function referenceEncode(e: Obj): string {
@@ -29,11 +32,21 @@ function referenceEncode(e: Obj): string {
   s += ',"context":' + (c === null ? 'null' : referenceValue(c));
   s += ',"narrative_beat":' + ns(e.narrative_beat);
   s += ',"agent_proposed":' + ns(e.agent_proposed);
-  s += ',"player_response":' + (r === null ? 'null' : `{"kind":${pyString(r.kind)},"delta":${ns(r.delta)},"felt":${ns(r.felt)}}`);
+  s +=
+    ',"player_response":' +
+    (r === null ? 'null' : `{"kind":${pyString(r.kind)},"delta":${ns(r.delta)},"felt":${ns(r.felt)}}`);
   s += ',"affinity_delta":' + pyFloat(e.affinity_delta);
-  const pp = t === null || t.preference_pair === null ? 'null' : `[${(t.preference_pair as Obj[]).map((p) => `{"text":${pyString(p.text)},"score":${pyInt(p.score)}}`).join(',')}]`;
+  const pp =
+    t === null || t.preference_pair === null
+      ? 'null'
+      : `[${(t.preference_pair as Obj[]).map((p) => `{"text":${pyString(p.text)},"score":${pyInt(p.score)}}`).join(',')}]`;
   s += ',"training_label":' + (t === null ? 'null' : `{"preference_pair":${pp},"weight":${pyFloat(t.weight)}}`);
-  s += ',"split":{"shared_eligible":' + String(e.split.shared_eligible) + ',"private_only":' + String(e.split.private_only) + '}';
+  s +=
+    ',"split":{"shared_eligible":' +
+    String(e.split.shared_eligible) +
+    ',"private_only":' +
+    String(e.split.private_only) +
+    '}';
   for (const k of EXTENSION_KEYS) if (e[k] !== undefined) s += `,${pyString(k)}:${JSON.stringify(e[k])}`;
   for (const k of Object.keys(e)) {
     if ((STANDARD_KEYS as readonly string[]).includes(k) || (EXTENSION_KEYS as readonly string[]).includes(k)) continue;
@@ -48,30 +61,52 @@ describe('encodeEntry writes the same bytes as the field-by-field reference (pro
   const withExtras = fc
     .tuple(
       fc.oneof(upstreamEntry, kouraiEntry),
-      fc.dictionary(fc.oneof(text, fc.constantFrom('1', '0', 'zeta', '__proto__x')), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+      fc.dictionary(fc.oneof(text, fc.constantFrom('1', '0', 'zeta', '__proto__x')), fc.jsonValue({ maxDepth: 2 }), {
+        maxKeys: 3,
+      }),
       fc.boolean(),
     )
     .map(([e, extra, nested]) => {
       const v: Obj = { ...(e as Obj) };
-      for (const [k, x] of Object.entries(extra)) if (!(STANDARD_KEYS as readonly string[]).includes(k) && !(EXTENSION_KEYS as readonly string[]).includes(k)) v[k] = x;
+      for (const [k, x] of Object.entries(extra))
+        if (!(STANDARD_KEYS as readonly string[]).includes(k) && !(EXTENSION_KEYS as readonly string[]).includes(k))
+          v[k] = x;
       if (nested && v.context) v.context = { ...v.context, stray: 1 };
       if (nested && v.player_response) v.player_response = { stray: true, ...v.player_response };
       return v;
     });
 
   // The usual label: the pair repeats the proposal and the correction (the encoder reuses them).
-  const repeatingPair = fc.tuple(fc.oneof(upstreamEntry, kouraiEntry), fc.constantFrom('proposed', 'delta', 'both', 'swapped'), float).map(([e, which, weight]) => {
-    const v: Obj = { ...(e as Obj) };
-    const delta = (v.player_response as Obj | null)?.delta ?? null;
-    const a = which === 'delta' ? 'x' : (v.agent_proposed ?? 'p');
-    const b = which === 'proposed' ? 'y' : (delta ?? 'd');
-    v.training_label = { preference_pair: which === 'swapped' ? [{ text: b, score: 1 }, { text: a, score: 0 }] : [{ text: a, score: 0 }, { text: b, score: 1 }], weight };
-    return v;
-  });
+  const repeatingPair = fc
+    .tuple(fc.oneof(upstreamEntry, kouraiEntry), fc.constantFrom('proposed', 'delta', 'both', 'swapped'), float)
+    .map(([e, which, weight]) => {
+      const v: Obj = { ...(e as Obj) };
+      const delta = (v.player_response as Obj | null)?.delta ?? null;
+      const a = which === 'delta' ? 'x' : (v.agent_proposed ?? 'p');
+      const b = which === 'proposed' ? 'y' : (delta ?? 'd');
+      v.training_label = {
+        preference_pair:
+          which === 'swapped'
+            ? [
+                { text: b, score: 1 },
+                { text: a, score: 0 },
+              ]
+            : [
+                { text: a, score: 0 },
+                { text: b, score: 1 },
+              ],
+        weight,
+      };
+      return v;
+    });
 
   // Lone surrogates (JSON.stringify writes them as \udXXX; the append check then refuses the line).
-  const lone = fc.array(fc.oneof(fc.constantFrom('\ud800', '\udfff', '\ud83d\ude00', 'a', '"', '\\', '\n'), text), { maxLength: 6 }).map((xs) => xs.join(''));
-  const withLone = fc.tuple(fc.oneof(upstreamEntry, kouraiEntry), lone, lone).map(([e, a, b]) => ({ ...(e as Obj), agent_proposed: a, scene_id: `s${b}` }));
+  const lone = fc
+    .array(fc.oneof(fc.constantFrom('\ud800', '\udfff', '\ud83d\ude00', 'a', '"', '\\', '\n'), text), { maxLength: 6 })
+    .map((xs) => xs.join(''));
+  const withLone = fc
+    .tuple(fc.oneof(upstreamEntry, kouraiEntry), lone, lone)
+    .map(([e, a, b]) => ({ ...(e as Obj), agent_proposed: a, scene_id: `s${b}` }));
 
   it('for generated entries, with extra keys and arbitrary text', () => {
     fc.assert(

@@ -45,24 +45,35 @@ describe('ulidGenerator', () => {
   it('writes the same ids as the byte-wise reference, for any clock and random bytes (property)', () => {
     const byte = fc.integer({ min: 0, max: 255 });
     // Random bytes near the carry boundaries (0xff runs) as well as anywhere.
-    const bytes = fc.oneof(fc.uint8Array({ minLength: 10, maxLength: 10 }), fc.array(fc.constantFrom(0, 254, 255), { minLength: 10, maxLength: 10 }).map((a) => Uint8Array.from(a)), fc.array(byte, { minLength: 10, maxLength: 10 }).map((a) => Uint8Array.from(a)));
+    const bytes = fc.oneof(
+      fc.uint8Array({ minLength: 10, maxLength: 10 }),
+      fc.array(fc.constantFrom(0, 254, 255), { minLength: 10, maxLength: 10 }).map((a) => Uint8Array.from(a)),
+      fc.array(byte, { minLength: 10, maxLength: 10 }).map((a) => Uint8Array.from(a)),
+    );
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 2 ** 48 - 1 }), bytes), { minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: 300 }), (steps, extra) => {
-        // A clock that stays, goes back or moves on, step by step; then `extra` ids in one millisecond.
-        let i = 0;
-        const clock = () => (steps[Math.min(i, steps.length - 1)] as [number, Uint8Array])[0];
-        const rnd = () => (steps[Math.min(i, steps.length - 1)] as [number, Uint8Array])[1];
-        const a = ulidGenerator(clock, rnd);
-        const b = referenceGenerator(clock, rnd);
-        for (; i < steps.length; i++) expect(a.next()).toBe(b());
-        for (let k = 0; k < extra; k++) expect(a.next()).toBe(b());
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 2 ** 48 - 1 }), bytes), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 300 }),
+        (steps, extra) => {
+          // A clock that stays, goes back or moves on, step by step; then `extra` ids in one millisecond.
+          let i = 0;
+          const clock = () => (steps[Math.min(i, steps.length - 1)] as [number, Uint8Array])[0];
+          const rnd = () => (steps[Math.min(i, steps.length - 1)] as [number, Uint8Array])[1];
+          const a = ulidGenerator(clock, rnd);
+          const b = referenceGenerator(clock, rnd);
+          for (; i < steps.length; i++) expect(a.next()).toBe(b());
+          for (let k = 0; k < extra; k++) expect(a.next()).toBe(b());
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('ids of one generator sort in creation order, also within a millisecond and across a carry', () => {
-    const g = ulidGenerator(() => Date.UTC(2026, 10, 23), () => Uint8Array.from([0, 0, 0, 0, 0, 255, 255, 255, 255, 250]));
+    const g = ulidGenerator(
+      () => Date.UTC(2026, 10, 23),
+      () => Uint8Array.from([0, 0, 0, 0, 0, 255, 255, 255, 255, 250]),
+    );
     const ids = Array.from({ length: 20 }, () => g.next());
     for (const id of ids) expect(id).toMatch(ULID_RE);
     expect([...ids].sort()).toEqual(ids);
@@ -71,7 +82,10 @@ describe('ulidGenerator', () => {
   });
 
   it('refuses to wrap around when all 80 random bits overflow within one millisecond', () => {
-    const g = ulidGenerator(() => 5, () => new Uint8Array(10).fill(255));
+    const g = ulidGenerator(
+      () => 5,
+      () => new Uint8Array(10).fill(255),
+    );
     expect(g.next()).toMatch(/Z{16}$/);
     expect(() => g.next()).toThrow(RangeError);
   });

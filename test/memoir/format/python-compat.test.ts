@@ -19,7 +19,10 @@ if (!havePydantic) process.stderr.write(`WARNING: ${missing}\n`);
 function pydantic(lines: string[]): { ok: boolean; dump?: string; values?: Record<string, unknown>; error?: string }[] {
   const r = spawnSync('python3', [model], { input: `${lines.join('\n')}\n`, encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(r.stderr);
-  return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 /** The ten standard keys of a kourai line, as the prefix pydantic would write. */
@@ -35,7 +38,10 @@ describe('a Python host (pydantic) reads what kourai writes', () => {
   it('with the same values, and model_dump_json() equals our ten standard keys byte for byte (generated entries)', async (ctx) => {
     if (!havePydantic) ctx.skip(missing);
     // A split with both flags false is decided by pydantic's rule on reading (kourai never writes one).
-    const decided = (e: { split: { shared_eligible: boolean; private_only: boolean } }) => (e.split.shared_eligible || e.split.private_only ? e : { ...e, split: { shared_eligible: false, private_only: true } });
+    const decided = (e: { split: { shared_eligible: boolean; private_only: boolean } }) =>
+      e.split.shared_eligible || e.split.private_only
+        ? e
+        : { ...e, split: { shared_eligible: false, private_only: true } };
     const entries = fc.sample(fc.oneof(upstreamEntry, kouraiEntry), { numRuns: 400, seed: 42 }).map(decided);
     const lines = entries.map((e) => encodeEntry(e as never));
     const results = pydantic(lines);
@@ -48,7 +54,10 @@ describe('a Python host (pydantic) reads what kourai writes', () => {
       for (const k of STANDARD_KEYS) expect(r.values?.[k], `${k} of line ${i + 1}`).toEqual(ours[k]);
       expect(line.startsWith(standardPrefix(line).slice(0, -1))).toBe(true);
     });
-    await ctx.annotate(`pydantic ${probe.stdout.trim()} byte-compatibility: ${lines.length} generated lines read back with the same values and byte-equal model_dump_json()`, 'proof');
+    await ctx.annotate(
+      `pydantic ${probe.stdout.trim()} byte-compatibility: ${lines.length} generated lines read back with the same values and byte-equal model_dump_json()`,
+      'proof',
+    );
   });
 
   it('on the whole sample forge', async (ctx) => {
@@ -57,6 +66,9 @@ describe('a Python host (pydantic) reads what kourai writes', () => {
     const results = pydantic(lines);
     expect(results.filter((r) => !r.ok)).toEqual([]);
     results.forEach((r, i) => expect(r.dump).toBe(standardPrefix(lines[i] as string)));
-    await ctx.annotate(`pydantic ${probe.stdout.trim()} byte-compatibility: the ${lines.length} lines of a synthetic forge`, 'proof');
+    await ctx.annotate(
+      `pydantic ${probe.stdout.trim()} byte-compatibility: the ${lines.length} lines of a synthetic forge`,
+      'proof',
+    );
   });
 });

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { pyFloat } from '../../../src/memoir/format/python-json.js';
 
-const fixture = JSON.parse(readFileSync(new URL('../../fixtures/memoir/pydantic-floats.json', import.meta.url), 'utf8')) as { bits: string; pydantic: string }[];
+const fixture = JSON.parse(
+  readFileSync(new URL('../../fixtures/memoir/pydantic-floats.json', import.meta.url), 'utf8'),
+) as { bits: string; pydantic: string }[];
 
 function fromBits(hex: string): number {
   return Buffer.from(hex, 'hex').readDoubleLE(0);
@@ -12,7 +14,11 @@ function fromBits(hex: string): number {
 describe('pyFloat: floats exactly as pydantic model_dump_json writes them', () => {
   it(`matches pydantic on ${fixture.length} recorded values (edge cases and random bit patterns)`, () => {
     const mismatches = fixture.filter((f) => pyFloat(fromBits(f.bits)) !== f.pydantic);
-    expect(mismatches.slice(0, 5).map((f) => ({ value: fromBits(f.bits), ours: pyFloat(fromBits(f.bits)), pydantic: f.pydantic }))).toEqual([]);
+    expect(
+      mismatches
+        .slice(0, 5)
+        .map((f) => ({ value: fromBits(f.bits), ours: pyFloat(fromBits(f.bits)), pydantic: f.pydantic })),
+    ).toEqual([]);
   });
 
   it('writes the documented shapes', () => {

@@ -38,7 +38,11 @@ describe('python-written.jsonl (200 lines from the upstream pydantic writer)', (
   it('writes the ten standard keys first, in upstream order, even with extensions', () => {
     const parsed = parseLine(ref[0] as string);
     if (!parsed.ok) throw new Error(parsed.message);
-    const withExt = encodeEntry({ ...parsed.entry, recorded_at: '2026-11-22T10:00:00.000Z', entry_type: 'pipeline_turn' });
+    const withExt = encodeEntry({
+      ...parsed.entry,
+      recorded_at: '2026-11-22T10:00:00.000Z',
+      entry_type: 'pipeline_turn',
+    });
     expect(Object.keys(JSON.parse(withExt))).toEqual([...STANDARD_KEYS, 'entry_id', 'recorded_at', 'entry_type']);
     expect(withExt.startsWith((ref[0] as string).slice(0, -1))).toBe(true);
   });
@@ -65,6 +69,12 @@ describe('python-lenient-splits.jsonl', () => {
     expect(verdicts.map((v) => v.shareable)).toEqual([false, false, false, false, false]);
     // the first four claim shared: lenient; the fifth was made private on purpose: legitimate
     expect(verdicts.map((v) => v.lenient)).toEqual([true, true, true, true, false]);
-    expect(verdicts.map((v) => v.reason)).toEqual(['bond_only_agent', 'bond_only_agent', 'bond_only_agent', 'private_source', 'marked_private']);
+    expect(verdicts.map((v) => v.reason)).toEqual([
+      'bond_only_agent',
+      'bond_only_agent',
+      'bond_only_agent',
+      'private_source',
+      'marked_private',
+    ]);
   });
 });

@@ -31,20 +31,29 @@ describe('memoir schema: error texts a user can act on', () => {
       'agent: unknown agent "kalos" (did you mean "kallos"?); expected one of: hephaestus, metis, techne, dokimasia, kallos, mneme, aidos, aletheia, cupid, puck',
     );
   });
-  it('names an unknown source', () => expect(lineError({ ...valid, source: 'gossip' })).toMatch(/^source: unknown source "gossip"/));
+  it('names an unknown source', () =>
+    expect(lineError({ ...valid, source: 'gossip' })).toMatch(/^source: unknown source "gossip"/));
   it('rejects a both-true split with the fix', () =>
     expect(lineError({ ...valid, split: { shared_eligible: true, private_only: true } })).toBe(
       'split has both shared_eligible and private_only true; an entry is either shareable or private: set one of them to false',
     ));
   it('names wrong types with their path', () => {
     expect(lineError({ ...valid, affinity_delta: '0.1' })).toBe('affinity_delta must be a number');
-    expect(lineError({ ...valid, player_response: { kind: 'accepted', delta: 3, felt: null } })).toBe('player_response.delta must be a string or null');
-    expect(lineError({ ...valid, training_label: { preference_pair: [{ text: 'a', score: 0 }], weight: 1 } })).toMatch(/exactly two items/);
+    expect(lineError({ ...valid, player_response: { kind: 'accepted', delta: 3, felt: null } })).toBe(
+      'player_response.delta must be a string or null',
+    );
+    expect(lineError({ ...valid, training_label: { preference_pair: [{ text: 'a', score: 0 }], weight: 1 } })).toMatch(
+      /exactly two items/,
+    );
   });
   it('requires the upstream keys without a default on a stored line; the others default as upstream says', () => {
     const { split: _s, affinity_delta: _a, context: _c, ...defaulted } = valid;
     expect(lineError(defaulted)).toBe('ok');
-    expect(MemoirLineSchema.parse(defaulted)).toMatchObject({ split: { shared_eligible: false, private_only: false }, affinity_delta: 0, context: null });
+    expect(MemoirLineSchema.parse(defaulted)).toMatchObject({
+      split: { shared_eligible: false, private_only: false },
+      affinity_delta: 0,
+      context: null,
+    });
     expect(lineError({ ...valid, scene_id: undefined })).toBe('scene_id is required');
     expect(lineError({ ...valid, agent: undefined })).toMatch(/^agent/);
   });
@@ -54,26 +63,78 @@ describe('memoir schema: error texts a user can act on', () => {
     expect(MemoirLineSchema.safeParse({ ...valid, future_key: 1 }).success).toBe(true);
   });
   it('rejects an interrupt on an entry of another type', () => {
-    expect(lineError({ ...valid, entry_type: 'pipeline_turn', interrupt: { interrupting_agent: 'aidos', target_agent: 'techne', target_turn: 't', reason_class: 'care', visibility: 'public' } })).toMatch(/^interrupt is set but entry_type is "pipeline_turn"/);
+    expect(
+      lineError({
+        ...valid,
+        entry_type: 'pipeline_turn',
+        interrupt: {
+          interrupting_agent: 'aidos',
+          target_agent: 'techne',
+          target_turn: 't',
+          reason_class: 'care',
+          visibility: 'public',
+        },
+      }),
+    ).toMatch(/^interrupt is set but entry_type is "pipeline_turn"/);
   });
 });
 
 describe('fast validation agrees with the zod schema', () => {
   const mutate = fc.tuple(
     fc.oneof(upstreamEntry, kouraiEntry),
-    fc.constantFrom('scene_id', 'agent', 'source', 'context', 'narrative_beat', 'agent_proposed', 'player_response', 'affinity_delta', 'training_label', 'split', 'entry_id', 'recorded_at', 'entry_type', 'interrupt', 'likert', 'supersedes', 'comment', 'episode'),
+    fc.constantFrom(
+      'scene_id',
+      'agent',
+      'source',
+      'context',
+      'narrative_beat',
+      'agent_proposed',
+      'player_response',
+      'affinity_delta',
+      'training_label',
+      'split',
+      'entry_id',
+      'recorded_at',
+      'entry_type',
+      'interrupt',
+      'likert',
+      'supersedes',
+      'comment',
+      'episode',
+    ),
     fc.oneof(
       fc.jsonValue({ maxDepth: 2 }),
-      fc.constantFrom(null, undefined, '', 'kallos', 'interrupt', 3, 1.5, 0, 6, true, '2026-11-22T10:00:00Z', '2026-02-31T10:00:00Z', [], {}),
-      fc.constantFrom({ shared_eligible: true, private_only: true }, { kind: 'accepted', delta: null, felt: null }, { preference_pair: null, weight: 1 }),
+      fc.constantFrom(
+        null,
+        undefined,
+        '',
+        'kallos',
+        'interrupt',
+        3,
+        1.5,
+        0,
+        6,
+        true,
+        '2026-11-22T10:00:00Z',
+        '2026-02-31T10:00:00Z',
+        [],
+        {},
+      ),
+      fc.constantFrom(
+        { shared_eligible: true, private_only: true },
+        { kind: 'accepted', delta: null, felt: null },
+        { preference_pair: null, weight: 1 },
+      ),
     ),
   );
 
   it('on valid entries', () => {
-    fc.assert(fc.property(fc.oneof(upstreamEntry, kouraiEntry), (e) => {
-      expect(isValidLine(e)).toBe(true);
-      expect(MemoirLineSchema.safeParse(e).success).toBe(true);
-    }));
+    fc.assert(
+      fc.property(fc.oneof(upstreamEntry, kouraiEntry), (e) => {
+        expect(isValidLine(e)).toBe(true);
+        expect(MemoirLineSchema.safeParse(e).success).toBe(true);
+      }),
+    );
   });
 
   it('on entries with one field replaced by anything', () => {
@@ -111,23 +172,52 @@ describe('encode then parse', () => {
 });
 
 describe('fast input path agrees with MemoirInputSchema', () => {
-  const sparse = fc.tuple(fc.oneof(upstreamEntry, kouraiEntry), fc.subarray(['context', 'narrative_beat', 'agent_proposed', 'player_response', 'affinity_delta', 'training_label', 'split', 'entry_id', 'recorded_at', 'entry_type'])).map(([e, drop]) => {
-    const v: Record<string, unknown> = { ...e };
-    for (const k of drop) delete v[k];
-    if (v.player_response && typeof v.player_response === 'object') delete (v.player_response as Record<string, unknown>).felt;
-    return v;
-  });
+  const sparse = fc
+    .tuple(
+      fc.oneof(upstreamEntry, kouraiEntry),
+      fc.subarray([
+        'context',
+        'narrative_beat',
+        'agent_proposed',
+        'player_response',
+        'affinity_delta',
+        'training_label',
+        'split',
+        'entry_id',
+        'recorded_at',
+        'entry_type',
+      ]),
+    )
+    .map(([e, drop]) => {
+      const v: Record<string, unknown> = { ...e };
+      for (const k of drop) delete v[k];
+      if (v.player_response && typeof v.player_response === 'object')
+        delete (v.player_response as Record<string, unknown>).felt;
+      return v;
+    });
   it('whenever the fast path accepts an input, zod accepts it with the same values', () => {
     fc.assert(
-      fc.property(fc.oneof(sparse, fc.tuple(sparse, fc.constantFrom('agent', 'split', 'extra', 'likert', 'context'), fc.jsonValue({ maxDepth: 2 })).map(([v, k, x]) => ({ ...v, [k]: x }))), (v) => {
-        const fast = fastInput(v);
-        const slow = MemoirInputSchema.safeParse(v);
-        if (fast) {
-          expect(slow.success).toBe(true);
-          if (slow.success) expect(JSON.parse(JSON.stringify(fast))).toEqual(JSON.parse(JSON.stringify(slow.data)));
-        }
-        if (slow.success && !('extra' in v)) expect(fast).toBeDefined();
-      }),
+      fc.property(
+        fc.oneof(
+          sparse,
+          fc
+            .tuple(
+              sparse,
+              fc.constantFrom('agent', 'split', 'extra', 'likert', 'context'),
+              fc.jsonValue({ maxDepth: 2 }),
+            )
+            .map(([v, k, x]) => ({ ...v, [k]: x })),
+        ),
+        (v) => {
+          const fast = fastInput(v);
+          const slow = MemoirInputSchema.safeParse(v);
+          if (fast) {
+            expect(slow.success).toBe(true);
+            if (slow.success) expect(JSON.parse(JSON.stringify(fast))).toEqual(JSON.parse(JSON.stringify(slow.data)));
+          }
+          if (slow.success && !('extra' in v)) expect(fast).toBeDefined();
+        },
+      ),
       { numRuns: 2000 },
     );
   });

@@ -11,7 +11,18 @@ import { decideSplit, strictSplit } from '../../../src/memoir/format/split-rule.
  * S = may leave the forge (when the line says shared), P = never.
  * A new source or agent has no row/column here and fails the test until someone decides.
  */
-const COLUMNS = ['hephaestus', 'metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia', 'cupid', 'puck'] as const;
+const COLUMNS = [
+  'hephaestus',
+  'metis',
+  'techne',
+  'dokimasia',
+  'kallos',
+  'mneme',
+  'aidos',
+  'aletheia',
+  'cupid',
+  'puck',
+] as const;
 const VERDICTS: Record<string, string> = {
   specialist_proposed: 'SSSSSSSSPP',
   agent_interrupt: 'SSSSSSSSPP',
@@ -49,7 +60,9 @@ describe('the strict split rule', () => {
       const expected = VERDICTS[source]?.[COLUMNS.indexOf(agent as (typeof COLUMNS)[number])];
       it(`${source} × ${agent} -> ${expected === 'S' ? 'shareable' : 'private'}`, () => {
         expect(expected).toMatch(/^[SP]$/);
-        expect(decideSplit({ agent, source, entry_type: 'pipeline_turn', split: shared }).shareable).toBe(expected === 'S');
+        expect(decideSplit({ agent, source, entry_type: 'pipeline_turn', split: shared }).shareable).toBe(
+          expected === 'S',
+        );
         // a line marked private stays private whatever the table says
         expect(decideSplit({ agent, source, entry_type: 'pipeline_turn', split: priv }).shareable).toBe(false);
       });
@@ -58,23 +71,46 @@ describe('the strict split rule', () => {
 
   for (const type of ENTRY_TYPES) {
     it(`entry type ${type} -> ${TYPE_VERDICTS[type] === 'S' ? 'may be shared' : 'private'}`, () => {
-      expect(decideSplit({ agent: 'techne', source: 'specialist_proposed', entry_type: type, split: shared }).shareable).toBe(TYPE_VERDICTS[type] === 'S');
+      expect(
+        decideSplit({ agent: 'techne', source: 'specialist_proposed', entry_type: type, split: shared }).shareable,
+      ).toBe(TYPE_VERDICTS[type] === 'S');
     });
   }
 
   it('keeps interrupts involving Cupid or Puck, or made private, inside the forge', () => {
-    const base = { agent: 'aidos' as Agent, source: 'agent_interrupt' as Source, entry_type: 'interrupt' as EntryType, split: shared };
-    const it_ = (interrupting_agent: Agent, target_agent: Agent, visibility: string) => ({ interrupting_agent, target_agent, visibility });
+    const base = {
+      agent: 'aidos' as Agent,
+      source: 'agent_interrupt' as Source,
+      entry_type: 'interrupt' as EntryType,
+      split: shared,
+    };
+    const it_ = (interrupting_agent: Agent, target_agent: Agent, visibility: string) => ({
+      interrupting_agent,
+      target_agent,
+      visibility,
+    });
     expect(decideSplit({ ...base, interrupt: it_('aidos', 'techne', 'public') }).shareable).toBe(true);
     expect(decideSplit({ ...base, interrupt: it_('aidos', 'techne', 'silent') }).shareable).toBe(true);
     expect(decideSplit({ ...base, interrupt: it_('aidos', 'techne', 'private') }).reason).toBe('private_interrupt');
-    expect(decideSplit({ ...base, interrupt: it_('cupid', 'techne', 'public') }).reason).toBe('bond_only_interrupt_party');
-    expect(decideSplit({ ...base, interrupt: it_('aidos', 'puck', 'public') }).reason).toBe('bond_only_interrupt_party');
+    expect(decideSplit({ ...base, interrupt: it_('cupid', 'techne', 'public') }).reason).toBe(
+      'bond_only_interrupt_party',
+    );
+    expect(decideSplit({ ...base, interrupt: it_('aidos', 'puck', 'public') }).reason).toBe(
+      'bond_only_interrupt_party',
+    );
   });
 
   it('flags a line that claims more than policy allows as lenient, and a narrowing as legitimate', () => {
-    expect(decideSplit({ agent: 'cupid', source: 'cupid_scene', split: shared })).toEqual({ shareable: false, reason: 'bond_only_agent', lenient: true });
-    expect(decideSplit({ agent: 'kallos', source: 'agent_interrupt', split: priv })).toEqual({ shareable: false, reason: 'marked_private', lenient: false });
+    expect(decideSplit({ agent: 'cupid', source: 'cupid_scene', split: shared })).toEqual({
+      shareable: false,
+      reason: 'bond_only_agent',
+      lenient: true,
+    });
+    expect(decideSplit({ agent: 'kallos', source: 'agent_interrupt', split: priv })).toEqual({
+      shareable: false,
+      reason: 'marked_private',
+      lenient: false,
+    });
   });
 
   it('property: an explicit split only ever narrows; strictSplit never widens and keeps the invariant', () => {
@@ -82,7 +118,14 @@ describe('the strict split rule', () => {
       agent: fc.constantFrom(...AGENTS),
       source: fc.constantFrom(...SOURCES),
       entry_type: fc.constantFrom(...ENTRY_TYPES),
-      interrupt: fc.option(fc.record({ interrupting_agent: fc.constantFrom(...AGENTS), target_agent: fc.constantFrom(...AGENTS), visibility: fc.constantFrom(...VISIBILITIES) }), { nil: undefined }),
+      interrupt: fc.option(
+        fc.record({
+          interrupting_agent: fc.constantFrom(...AGENTS),
+          target_agent: fc.constantFrom(...AGENTS),
+          visibility: fc.constantFrom(...VISIBILITIES),
+        }),
+        { nil: undefined },
+      ),
       split: fc.constantFrom(shared, priv, { shared_eligible: false, private_only: false }),
     });
     fc.assert(
@@ -111,24 +154,49 @@ describe('the split rule and the council field rule agree', () => {
     agent_proposed: 'function f(x) {}',
     player_response: { kind: 'modified' as const, delta: 'function f(x: number): void {}', felt: 'unsure' as const },
     affinity_delta: 0.02,
-    training_label: { preference_pair: [{ text: 'function f(x) {}', score: 0 }, { text: 'function f(x: number): void {}', score: 1 }], weight: 1 },
+    training_label: {
+      preference_pair: [
+        { text: 'function f(x) {}', score: 0 },
+        { text: 'function f(x: number): void {}', score: 1 },
+      ],
+      weight: 1,
+    },
     split: { shared_eligible: true, private_only: false },
   };
 
   it('a shareable proposal the player revised: the split rule lets it leave, the field rule keeps the revision in', () => {
     expect(decideSplit(proposal).shareable).toBe(true);
     const f = councilFields(proposal);
-    expect(f).toMatchObject({ agent_text: 'function f(x) {}', outcome: { kind: 'modified', felt: 'unsure' }, agent_pair: null, task_type: 'code', weight: 1 });
+    expect(f).toMatchObject({
+      agent_text: 'function f(x) {}',
+      outcome: { kind: 'modified', felt: 'unsure' },
+      agent_pair: null,
+      task_type: 'code',
+      weight: 1,
+    });
     expect(JSON.stringify(f)).not.toContain('x: number');
   });
 
   it('property: the field rule yields fields exactly for the entries the split rule marks shareable', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...AGENTS), fc.constantFrom(...SOURCES), fc.constantFrom(...ENTRY_TYPES), fc.boolean(), (agent, source, type, shared) => {
-        const entry_type: EntryType = source === 'agent_interrupt' ? 'interrupt' : type === 'interrupt' ? 'pipeline_turn' : type;
-        const e = { ...proposal, agent, source, entry_type, split: { shared_eligible: shared, private_only: !shared } };
-        expect(councilFields(e) !== null).toBe(decideSplit(e).shareable);
-      }),
+      fc.property(
+        fc.constantFrom(...AGENTS),
+        fc.constantFrom(...SOURCES),
+        fc.constantFrom(...ENTRY_TYPES),
+        fc.boolean(),
+        (agent, source, type, shared) => {
+          const entry_type: EntryType =
+            source === 'agent_interrupt' ? 'interrupt' : type === 'interrupt' ? 'pipeline_turn' : type;
+          const e = {
+            ...proposal,
+            agent,
+            source,
+            entry_type,
+            split: { shared_eligible: shared, private_only: !shared },
+          };
+          expect(councilFields(e) !== null).toBe(decideSplit(e).shareable);
+        },
+      ),
     );
   });
 });

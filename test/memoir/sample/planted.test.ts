@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { AXIS_INFO, axisOf, CRAFT_PREFERENCES, PERSONAL_PREFERENCES, type PreferenceId } from '../../../src/memoir/sample/planted/catalogue.js';
+import {
+  AXIS_INFO,
+  axisOf,
+  CRAFT_PREFERENCES,
+  PERSONAL_PREFERENCES,
+  type PreferenceId,
+} from '../../../src/memoir/sample/planted/catalogue.js';
 import { heldOutPairs } from '../../../src/memoir/sample/planted/held-out.js';
-import { heldPoles, NAMED_PROFILES, parsePreferences, profileFor } from '../../../src/memoir/sample/planted/profiles.js';
+import {
+  heldPoles,
+  NAMED_PROFILES,
+  parsePreferences,
+  profileFor,
+} from '../../../src/memoir/sample/planted/profiles.js';
 import { isVocabularyWord } from '../../../src/memoir/sample/planted/pseudo-words.js';
 import { SPECIALIST, TASK_TYPES } from '../../../src/memoir/sample/planted/tasks.js';
 import { synthSessions } from '../../../src/memoir/sample/synth.js';
@@ -22,7 +33,9 @@ interface Line {
 
 function forge(player: string, sessions = 8, seed = 7, preferences?: string): Line[] {
   const profile = profileFor(player, preferences === undefined ? undefined : parsePreferences(preferences));
-  return [...synthSessions({ seed, sessions, turns: 12, profile })].flatMap((s) => s.lines).map((l) => JSON.parse(l) as Line);
+  return [...synthSessions({ seed, sessions, turns: 12, profile })]
+    .flatMap((s) => s.lines)
+    .map((l) => JSON.parse(l) as Line);
 }
 
 /** Lower-case words of a text, camelCase and snake_case split. */
@@ -37,16 +50,25 @@ function words(text: string): string[] {
 /** Test-side detectors of form (independent of the renderer's code). */
 const looksTyped = (code: string): boolean => /export function \w+\(\w+: /.test(code) && /\): [\w[\]]+ \{/.test(code);
 const looksEarly = (code: string): boolean => /return \[\];/.test(code) && !/let result/.test(code);
-const hasLeftover = (code: string): boolean => /console\.log|debugger;|\/\/ const \w+Old|\/\/ expect\(|it\.only/.test(code);
+const hasLeftover = (code: string): boolean =>
+  /console\.log|debugger;|\/\/ const \w+Old|\/\/ expect\(|it\.only/.test(code);
 const looksConventional = (msg: string): boolean => /^[a-z]+\([a-z]+\): /.test(msg);
 
 describe('planted preferences: the sample forge', () => {
   it('same seed and player, same forge byte for byte; another player or seed, another forge', () => {
-    const a = [...synthSessions({ seed: 7, sessions: 3, turns: 12, profile: profileFor('ariadne') })].flatMap((s) => s.lines);
-    const b = [...synthSessions({ seed: 7, sessions: 3, turns: 12, profile: profileFor('ariadne') })].flatMap((s) => s.lines);
+    const a = [...synthSessions({ seed: 7, sessions: 3, turns: 12, profile: profileFor('ariadne') })].flatMap(
+      (s) => s.lines,
+    );
+    const b = [...synthSessions({ seed: 7, sessions: 3, turns: 12, profile: profileFor('ariadne') })].flatMap(
+      (s) => s.lines,
+    );
     expect(b.join('\n')).toBe(a.join('\n'));
-    const c = [...synthSessions({ seed: 7, sessions: 3, turns: 12, profile: profileFor('daedalus') })].flatMap((s) => s.lines);
-    const d = [...synthSessions({ seed: 8, sessions: 3, turns: 12, profile: profileFor('ariadne') })].flatMap((s) => s.lines);
+    const c = [...synthSessions({ seed: 7, sessions: 3, turns: 12, profile: profileFor('daedalus') })].flatMap(
+      (s) => s.lines,
+    );
+    const d = [...synthSessions({ seed: 8, sessions: 3, turns: 12, profile: profileFor('ariadne') })].flatMap(
+      (s) => s.lines,
+    );
     expect(c.join('\n')).not.toBe(a.join('\n'));
     expect(d.join('\n')).not.toBe(a.join('\n'));
   });
@@ -79,10 +101,14 @@ describe('planted preferences: the sample forge', () => {
   });
 
   it('the player accepts proposals already in their style and pushes back on the rest', () => {
-    const lines = forge('ariadne').filter((e) => e.agent === 'techne' && e.source === 'specialist_proposed' && e.likert === undefined);
+    const lines = forge('ariadne').filter(
+      (e) => e.agent === 'techne' && e.source === 'specialist_proposed' && e.likert === undefined,
+    );
     const inStyle = (c: string): boolean => looksTyped(c) && looksEarly(c) && !hasLeftover(c);
     const accepted = lines.filter((e) => e.player_response?.kind === 'accepted');
-    const pushedBack = lines.filter((e) => e.player_response?.kind === 'modified' || e.player_response?.kind === 'rejected');
+    const pushedBack = lines.filter(
+      (e) => e.player_response?.kind === 'modified' || e.player_response?.kind === 'rejected',
+    );
     expect(accepted.length).toBeGreaterThan(5);
     for (const e of accepted) expect(inStyle(e.agent_proposed as string), e.agent_proposed as string).toBe(true);
     // Some of what was pushed back is in style (noise: "not now"), most is not.
@@ -91,7 +117,9 @@ describe('planted preferences: the sample forge', () => {
   });
 
   it('"always prefer the revision" is not the whole story: many pairs are choices between two agent candidates', () => {
-    const pairs = forge('ariadne').filter((e) => e.source === 'specialist_proposed' && e.training_label?.preference_pair);
+    const pairs = forge('ariadne').filter(
+      (e) => e.source === 'specialist_proposed' && e.training_label?.preference_pair,
+    );
     const choices = pairs.filter((e) => e.player_response?.kind === 'accepted' && e.player_response.delta === null);
     const revisions = pairs.filter((e) => e.player_response?.kind === 'modified');
     expect(choices.length / pairs.length).toBeGreaterThan(0.2);
@@ -107,9 +135,15 @@ describe('planted preferences: the sample forge', () => {
 
   it('never uses a held-out word: every pseudo-word of the forge is from the training vocabulary', () => {
     // Entry ids (ULIDs) are random letters, not words: they are left out.
-    const forgeWords = new Set(forge('ariadne').flatMap((e) => words(JSON.stringify(e).replace(/\b[0-9A-HJKMNP-TV-Z]{26}\b/g, ' '))));
+    const forgeWords = new Set(
+      forge('ariadne').flatMap((e) => words(JSON.stringify(e).replace(/\b[0-9A-HJKMNP-TV-Z]{26}\b/g, ' '))),
+    );
     for (const w of forgeWords) expect(isVocabularyWord(w, 'heldOut'), w).toBe(false);
-    const heldOut = new Set(ALL.flatMap((p) => heldOutPairs(p, { seed: 1, n: 40 }).flatMap((x) => [...words(x.preferred), ...words(x.dispreferred)])));
+    const heldOut = new Set(
+      ALL.flatMap((p) =>
+        heldOutPairs(p, { seed: 1, n: 40 }).flatMap((x) => [...words(x.preferred), ...words(x.dispreferred)]),
+      ),
+    );
     const fresh = [...heldOut].filter((w) => isVocabularyWord(w, 'heldOut'));
     expect(fresh.length).toBeGreaterThan(100);
     for (const w of fresh) expect(forgeWords.has(w), w).toBe(false);
@@ -117,11 +151,15 @@ describe('planted preferences: the sample forge', () => {
 
   it('routing data: each pipeline turn has a private task description in its scene, worded for its task type', () => {
     const lines = forge('ariadne', 8);
-    const routes = lines.filter((e) => e.agent === 'hephaestus' && e.agent_proposed?.startsWith('route:') && e.player_response === null);
+    const routes = lines.filter(
+      (e) => e.agent === 'hephaestus' && e.agent_proposed?.startsWith('route:') && e.player_response === null,
+    );
     // Twelve pipeline turns a session, then one or two reading tasks (Aidos, Aletheia).
     expect(routes.length).toBeGreaterThanOrEqual(8 * 13);
     expect(routes.length).toBeLessThanOrEqual(8 * 14);
-    expect(new Set(routes.map((r) => r.agent_proposed))).toEqual(new Set(['metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia'].map((a) => `route:${a}`)));
+    expect(new Set(routes.map((r) => r.agent_proposed))).toEqual(
+      new Set(['metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia'].map((a) => `route:${a}`)),
+    );
     for (const r of routes) {
       const desc = lines.filter((e) => e.scene_id === r.scene_id && e.source === 'task_description');
       expect(desc).toHaveLength(1);
@@ -131,7 +169,9 @@ describe('planted preferences: the sample forge', () => {
       expect(/\btests?\b/.test(text), text).toBe(target === SPECIALIST.test);
     }
     // Misroutes the player overrode are there too (the routing head skips them).
-    expect(lines.some((e) => e.agent_proposed?.startsWith('route:') && e.player_response?.kind === 'rejected')).toBe(true);
+    expect(lines.some((e) => e.agent_proposed?.startsWith('route:') && e.player_response?.kind === 'rejected')).toBe(
+      true,
+    );
   });
 
   it('no agent interrupts itself, and every third session is written by a Python host', () => {
@@ -145,19 +185,22 @@ describe('planted preferences: the sample forge', () => {
 });
 
 describe('planted preferences: held-out evaluation pairs', () => {
-  it.each(ALL)('%s: same seed same pairs; the two sides differ; length says nothing (prefer-shorter near chance)', (pref) => {
-    const a = heldOutPairs(pref, { seed: 5, n: 400 });
-    expect(heldOutPairs(pref, { seed: 5, n: 400 })).toEqual(a);
-    expect(heldOutPairs(pref, { seed: 6, n: 5 })).not.toEqual(a.slice(0, 5));
-    expect(a).toHaveLength(400);
-    for (const p of a) {
-      expect(p.preferred).not.toBe(p.dispreferred);
-      expect(AXIS_INFO[axisOf(pref).axis].agents).toContain(p.agent);
-    }
-    const shorter = a.filter((p) => p.preferred.length < p.dispreferred.length).length / a.length;
-    expect(shorter).toBeGreaterThan(0.4);
-    expect(shorter).toBeLessThan(0.6);
-  });
+  it.each(ALL)(
+    '%s: same seed same pairs; the two sides differ; length says nothing (prefer-shorter near chance)',
+    (pref) => {
+      const a = heldOutPairs(pref, { seed: 5, n: 400 });
+      expect(heldOutPairs(pref, { seed: 5, n: 400 })).toEqual(a);
+      expect(heldOutPairs(pref, { seed: 6, n: 5 })).not.toEqual(a.slice(0, 5));
+      expect(a).toHaveLength(400);
+      for (const p of a) {
+        expect(p.preferred).not.toBe(p.dispreferred);
+        expect(AXIS_INFO[axisOf(pref).axis].agents).toContain(p.agent);
+      }
+      const shorter = a.filter((p) => p.preferred.length < p.dispreferred.length).length / a.length;
+      expect(shorter).toBeGreaterThan(0.4);
+      expect(shorter).toBeLessThan(0.6);
+    },
+  );
 
   it('the preferred side is in the preference form (test-side detectors)', () => {
     for (const p of heldOutPairs('typed-signatures', { seed: 2, n: 50 })) {
@@ -212,6 +255,14 @@ describe('planted preferences: player profiles', () => {
   });
 
   it('every task type routes to a specialist that exists', () => {
-    expect(TASK_TYPES.map((t) => SPECIALIST[t])).toEqual(['metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia']);
+    expect(TASK_TYPES.map((t) => SPECIALIST[t])).toEqual([
+      'metis',
+      'techne',
+      'dokimasia',
+      'kallos',
+      'mneme',
+      'aidos',
+      'aletheia',
+    ]);
   });
 });

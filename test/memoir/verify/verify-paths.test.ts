@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { derivedId } from '../../../src/memoir/format/entry-id.js';
-import { confirmDuplicates, newSeenIds, revisionProblems, verifyFile, verifyMemoirs } from '../../../src/memoir/verify/verify.js';
+import {
+  confirmDuplicates,
+  newSeenIds,
+  revisionProblems,
+  verifyFile,
+  verifyMemoirs,
+} from '../../../src/memoir/verify/verify.js';
 import { removeDir, tempDir } from '../../helpers/ctx.js';
 import { mutate, mutation, pythonLines, writtenLine } from '../format/scan/lines.js';
 
@@ -42,25 +48,30 @@ describe('verify: the byte scanner and lazy derived ids change nothing but speed
     writtenLine.map((l) => Buffer.from(l)),
     fc.constantFrom(...python).map((l) => Buffer.from(l)),
     fc.constantFrom(...special).map((l) => Buffer.from(l)),
-    fc.tuple(writtenLine, fc.array(mutation, { minLength: 1, maxLength: 2 })).map(([l, m]) => mutate(Buffer.from(l), m)),
+    fc
+      .tuple(writtenLine, fc.array(mutation, { minLength: 1, maxLength: 2 }))
+      .map(([l, m]) => mutate(Buffer.from(l), m)),
   );
 
   it('property: same entries, problems, duplicates and revision findings across memoirs', async () => {
     let n = 0;
     let reread = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.array(line, { maxLength: 25 }), fc.boolean()), { minLength: 1, maxLength: 2 }), async (files) => {
-        const paths = files.map(([lines, torn]) => {
-          const path = join(dir, `m${n++}.jsonl`);
-          const bytes = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
-          writeFileSync(path, torn ? bytes.subarray(0, Math.max(0, bytes.length - 7)) : bytes);
-          return path;
-        });
-        const lazy = newSeenIds({ lazyDerivedIds: true });
-        for (const p of paths) await verifyFile(p, lazy);
-        if (lazy.needsDerivedIds) reread++;
-        expect(await verifyMemoirs(paths)).toEqual(await slowVerify(paths));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.array(line, { maxLength: 25 }), fc.boolean()), { minLength: 1, maxLength: 2 }),
+        async (files) => {
+          const paths = files.map(([lines, torn]) => {
+            const path = join(dir, `m${n++}.jsonl`);
+            const bytes = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
+            writeFileSync(path, torn ? bytes.subarray(0, Math.max(0, bytes.length - 7)) : bytes);
+            return path;
+          });
+          const lazy = newSeenIds({ lazyDerivedIds: true });
+          for (const p of paths) await verifyFile(p, lazy);
+          if (lazy.needsDerivedIds) reread++;
+          expect(await verifyMemoirs(paths)).toEqual(await slowVerify(paths));
+        },
+      ),
       { numRuns: 300 },
     );
     expect(reread).toBeGreaterThan(5); // the second read is exercised too

@@ -35,10 +35,14 @@ describe('IdSet', () => {
 describe('hash52Ascii', () => {
   it('hashes ASCII bytes as hash52 hashes the same string (property)', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), maxLength: 70 }), fc.nat(5), (s, pad) => {
-        const b = Buffer.from(`${'x'.repeat(pad)}${s}`, 'latin1');
-        expect(hash52Ascii(b, pad, b.length)).toBe(hash52(s));
-      }),
+      fc.property(
+        fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), maxLength: 70 }),
+        fc.nat(5),
+        (s, pad) => {
+          const b = Buffer.from(`${'x'.repeat(pad)}${s}`, 'latin1');
+          expect(hash52Ascii(b, pad, b.length)).toBe(hash52(s));
+        },
+      ),
     );
   });
 });
@@ -49,8 +53,16 @@ describe('duplicate ids', () => {
     dirs.push(d);
     const a = join(d, 'a.jsonl');
     const b = join(d, 'b.jsonl');
-    const e = (id: string) => ({ entry_id: id, scene_id: 's.turn-1', agent: 'metis' as const, source: 'specialist_proposed' as const });
-    new Memoir(a).append([e('01AAAAAAAAAAAAAAAAAAAAAAAA'), e('01BBBBBBBBBBBBBBBBBBBBBBBB'), e('01AAAAAAAAAAAAAAAAAAAAAAAA')], { fsync: false });
+    const e = (id: string) => ({
+      entry_id: id,
+      scene_id: 's.turn-1',
+      agent: 'metis' as const,
+      source: 'specialist_proposed' as const,
+    });
+    new Memoir(a).append(
+      [e('01AAAAAAAAAAAAAAAAAAAAAAAA'), e('01BBBBBBBBBBBBBBBBBBBBBBBB'), e('01AAAAAAAAAAAAAAAAAAAAAAAA')],
+      { fsync: false },
+    );
     new Memoir(b).append([e('01BBBBBBBBBBBBBBBBBBBBBBBB')], { fsync: false });
     const seen = newSeenIds();
     await verifyFile(a, seen);
@@ -66,7 +78,13 @@ describe('duplicate ids', () => {
     dirs.push(d);
     const a = join(d, 'a.jsonl');
     writeFileSync(a, '');
-    new Memoir(a).append([{ scene_id: 'x', agent: 'metis', source: 'specialist_proposed' }, { scene_id: 'y', agent: 'metis', source: 'specialist_proposed' }], { fsync: false });
+    new Memoir(a).append(
+      [
+        { scene_id: 'x', agent: 'metis', source: 'specialist_proposed' },
+        { scene_id: 'y', agent: 'metis', source: 'specialist_proposed' },
+      ],
+      { fsync: false },
+    );
     const seen = newSeenIds();
     await verifyFile(a, seen);
     seen.candidates.push({ at: 1, first: 0 }); // pretend the two entries hashed alike

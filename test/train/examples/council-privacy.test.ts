@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { AGENTS, FEDERATING_AGENTS, type Agent } from '../../../src/memoir/format/agents.js';
 import { AGENT_AUTHORED_SOURCES, councilFields } from '../../../src/memoir/derive/council-fields.js';
 import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
-import { ENTRY_TYPES, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIES, type Source } from '../../../src/memoir/format/sources.js';
+import {
+  ENTRY_TYPES,
+  REASON_CLASSES,
+  RESPONSE_KINDS,
+  SOURCES,
+  VISIBILITIES,
+  type Source,
+} from '../../../src/memoir/format/sources.js';
 import { decideSplit, entryTypeOf, strictSplit } from '../../../src/memoir/format/split-rule.js';
 import { bondView, councilView } from '../../../src/train/examples/views.js';
 import { indexed } from './helpers.js';
@@ -30,7 +37,12 @@ interface Spec {
   pairOther: number;
   likert: number | null;
   comment: boolean;
-  interrupt: { by: Agent; target: Agent; visibility: (typeof VISIBILITIES)[number]; reason: (typeof REASON_CLASSES)[number] } | null;
+  interrupt: {
+    by: Agent;
+    target: Agent;
+    visibility: (typeof VISIBILITIES)[number];
+    reason: (typeof REASON_CLASSES)[number];
+  } | null;
   weight: number | null;
   /** A correction of an earlier entry (index into the memoir so far). */
   revise: { of: number; changeText: boolean; claimShared: boolean } | null;
@@ -49,7 +61,14 @@ const spec: fc.Arbitrary<Spec> = fc.record({
   pairOther: fc.nat(40),
   likert: fc.option(fc.integer({ min: 1, max: 5 })),
   comment: fc.boolean(),
-  interrupt: fc.option(fc.record({ by: agent, target: agent, visibility: fc.constantFrom(...VISIBILITIES), reason: fc.constantFrom(...REASON_CLASSES) })),
+  interrupt: fc.option(
+    fc.record({
+      by: agent,
+      target: agent,
+      visibility: fc.constantFrom(...VISIBILITIES),
+      reason: fc.constantFrom(...REASON_CLASSES),
+    }),
+  ),
   weight: fc.option(fc.constantFrom(0, 0.5, 1, 2)),
   revise: fc.option(fc.record({ of: fc.nat(40), changeText: fc.boolean(), claimShared: fc.boolean() }), { freq: 4 }),
 });
@@ -69,16 +88,41 @@ function memoir(specs: readonly Spec[]): MemoirEntry[] {
         supersedes: base.entry_id,
         revision_reason: `${CANARY}-${i}-reason`,
         agent_proposed: s.revise.changeText ? canaryText : base.agent_proposed,
-        player_response: s.response ? { kind: s.response.kind, delta: s.response.delta ? `${CANARY}-${i}-delta` : null, felt: null } : base.player_response,
-        split: s.revise.claimShared ? { shared_eligible: true, private_only: false } : { shared_eligible: false, private_only: true },
+        player_response: s.response
+          ? { kind: s.response.kind, delta: s.response.delta ? `${CANARY}-${i}-delta` : null, felt: null }
+          : base.player_response,
+        split: s.revise.claimShared
+          ? { shared_eligible: true, private_only: false }
+          : { shared_eligible: false, private_only: true },
       };
-      if (s.revise.changeText && e.training_label?.preference_pair) e.training_label = { ...e.training_label, preference_pair: [{ text: `${CANARY}-${i}-p0`, score: 0 }, { text: canaryText, score: 1 }] };
+      if (s.revise.changeText && e.training_label?.preference_pair)
+        e.training_label = {
+          ...e.training_label,
+          preference_pair: [
+            { text: `${CANARY}-${i}-p0`, score: 0 },
+            { text: canaryText, score: 1 },
+          ],
+        };
       out.push(e);
       return;
     }
     const scene = `scene-${s.scene}`;
-    const entryType = s.source === 'agent_interrupt' ? 'interrupt' : s.entryType === 'interrupt' ? 'pipeline_turn' : (s.entryType ?? 'pipeline_turn');
-    const interrupt = entryType === 'interrupt' && s.interrupt ? { interrupting_agent: s.interrupt.by, target_agent: s.interrupt.target, target_turn: scene, reason_class: s.interrupt.reason, visibility: s.interrupt.visibility } : undefined;
+    const entryType =
+      s.source === 'agent_interrupt'
+        ? 'interrupt'
+        : s.entryType === 'interrupt'
+          ? 'pipeline_turn'
+          : (s.entryType ?? 'pipeline_turn');
+    const interrupt =
+      entryType === 'interrupt' && s.interrupt
+        ? {
+            interrupting_agent: s.interrupt.by,
+            target_agent: s.interrupt.target,
+            target_turn: scene,
+            reason_class: s.interrupt.reason,
+            visibility: s.interrupt.visibility,
+          }
+        : undefined;
     const draft = { agent: s.agent, source: s.source, entry_type: entryType, interrupt } as const;
     const split = s.markPrivate ? { shared_eligible: false, private_only: true } : strictSplit(draft);
     const isPrivate = !decideSplit({ ...draft, split }).shareable;
@@ -86,14 +130,30 @@ function memoir(specs: readonly Spec[]): MemoirEntry[] {
     const own = isPrivate || !AGENT_AUTHORED_SOURCES.has(s.source) ? `${CANARY}-${i}-private` : `agent text ${i}`;
     const delta = s.response?.delta ? `${CANARY}-${i}-delta` : null;
     let pair: { text: string; score: number }[] | null = null;
-    if (s.pair === 'revision') pair = [{ text: own, score: 0 }, { text: `${CANARY}-${i}-revised`, score: 1 }];
-    if (s.pair === 'foreign') pair = [{ text: `${CANARY}-${i}-foreign`, score: 0 }, { text: own, score: 1 }];
-    if (s.pair === 'other-entry' && out.length > 0) pair = [{ text: (out[s.pairOther % out.length] as MemoirEntry).agent_proposed ?? `${CANARY}-${i}-none`, score: 0 }, { text: own, score: 1 }];
+    if (s.pair === 'revision')
+      pair = [
+        { text: own, score: 0 },
+        { text: `${CANARY}-${i}-revised`, score: 1 },
+      ];
+    if (s.pair === 'foreign')
+      pair = [
+        { text: `${CANARY}-${i}-foreign`, score: 0 },
+        { text: own, score: 1 },
+      ];
+    if (s.pair === 'other-entry' && out.length > 0)
+      pair = [
+        { text: (out[s.pairOther % out.length] as MemoirEntry).agent_proposed ?? `${CANARY}-${i}-none`, score: 0 },
+        { text: own, score: 1 },
+      ];
     // A disagreement's two sides are agents' positions: that is what the source means, and the
     // rule trusts it as it trusts agent_proposed to be the agent's.
     if (s.pair === 'positions' || (s.pair !== 'none' && s.source === 'disagreement_resolution')) {
-      const side = (k: string): string => (isPrivate || s.source !== 'disagreement_resolution' ? `${CANARY}-${i}-${k}` : `position ${i} ${k}`);
-      pair = [{ text: side('lost'), score: 0 }, { text: side('won'), score: 1 }];
+      const side = (k: string): string =>
+        isPrivate || s.source !== 'disagreement_resolution' ? `${CANARY}-${i}-${k}` : `position ${i} ${k}`;
+      pair = [
+        { text: side('lost'), score: 0 },
+        { text: side('won'), score: 1 },
+      ];
     }
     out.push({
       scene_id: scene,
@@ -123,10 +183,24 @@ describe('council privacy (fast-check, canary strings)', () => {
       fc.property(fc.array(spec, { minLength: 1, maxLength: 40 }), (specs) => {
         const entries = memoir(specs);
         const byId = new Map(entries.map((e) => [e.entry_id, e]));
-        const sceneTexts = new Set(entries.filter((e) => decideSplit({ ...e, entry_type: entryTypeOf(e) }).shareable && e.supersedes === undefined && AGENT_AUTHORED_SOURCES.has(e.source)).map((e) => e.agent_proposed));
+        const sceneTexts = new Set(
+          entries
+            .filter(
+              (e) =>
+                decideSplit({ ...e, entry_type: entryTypeOf(e) }).shareable &&
+                e.supersedes === undefined &&
+                AGENT_AUTHORED_SOURCES.has(e.source),
+            )
+            .map((e) => e.agent_proposed),
+        );
         for (const e of entries) {
           const ancestors: MemoirEntry[] = [];
-          for (let a = e.supersedes ? byId.get(e.supersedes) : undefined; a; a = a.supersedes ? byId.get(a.supersedes) : undefined) ancestors.unshift(a);
+          for (
+            let a = e.supersedes ? byId.get(e.supersedes) : undefined;
+            a;
+            a = a.supersedes ? byId.get(a.supersedes) : undefined
+          )
+            ancestors.unshift(a);
           const f = councilFields(e, { ancestors, isAgentTextInScene: (t) => sceneTexts.has(t) });
           expect(JSON.stringify(f)).not.toContain(CANARY);
         }
@@ -157,7 +231,21 @@ describe('council privacy (fast-check, canary strings)', () => {
 
   it('the canaries are there to find: the bond view of the same memoirs does see them', () => {
     const entries = memoir([
-      { scene: 0, agent: 'techne', source: 'specialist_proposed', entryType: null, markPrivate: false, response: { kind: 'modified', delta: true }, pair: 'revision', pairOther: 0, likert: null, comment: true, interrupt: null, weight: null, revise: null },
+      {
+        scene: 0,
+        agent: 'techne',
+        source: 'specialist_proposed',
+        entryType: null,
+        markPrivate: false,
+        response: { kind: 'modified', delta: true },
+        pair: 'revision',
+        pairOther: 0,
+        likert: null,
+        comment: true,
+        interrupt: null,
+        weight: null,
+        revise: null,
+      },
     ]);
     const s = indexed(entries);
     try {

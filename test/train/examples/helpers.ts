@@ -41,7 +41,12 @@ export function indexed(...memoirs: readonly MemoirEntry[][]): Indexed {
     const p = join(dir, 'projects', 'p', 'proj', '.kourai', 'forges', `s${i}`, 'memoir.jsonl');
     mkdirSync(join(p, '..'), { recursive: true });
     if (entries.length === 0) writeFileSync(p, '');
-    else appendLines(p, entries.map((e) => encodeEntry(e)), { fsync: false });
+    else
+      appendLines(
+        p,
+        entries.map((e) => encodeEntry(e)),
+        { fsync: false },
+      );
     return p;
   });
   const index = openIndex(dir);

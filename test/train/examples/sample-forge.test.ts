@@ -17,13 +17,15 @@ beforeAll(() => {
 });
 afterAll(() => s.close());
 
-const kinds = (xs: readonly Example[]): Record<string, number> => xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x.kind]: (m[x.kind] ?? 0) + 1 }), {});
+const kinds = (xs: readonly Example[]): Record<string, number> =>
+  xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x.kind]: (m[x.kind] ?? 0) + 1 }), {});
 
 describe('data views on the sample forge', () => {
   it('every agent has examples of its kinds in its bond view', () => {
     const byAgent = Object.fromEntries(AGENTS.map((a) => [a, kinds(bondView(s, a).examples)]));
     expect(byAgent.hephaestus).toEqual({ route: expect.any(Number) });
-    for (const a of ['techne', 'mneme', 'dokimasia'] as const) expect(byAgent[a]).toMatchObject({ pair: expect.any(Number), binary: expect.any(Number) });
+    for (const a of ['techne', 'mneme', 'dokimasia'] as const)
+      expect(byAgent[a]).toMatchObject({ pair: expect.any(Number), binary: expect.any(Number) });
     for (const a of ['kallos', 'aidos', 'aletheia', 'metis'] as const) expect(byAgent[a]?.binary).toBeGreaterThan(3);
     for (const a of ['cupid', 'puck'] as const) expect(Object.keys(byAgent[a] ?? {})).toEqual(['graded']);
     expect(byAgent.techne?.pair).toBeGreaterThan(25);
@@ -33,9 +35,13 @@ describe('data views on the sample forge', () => {
     const bond = bondView(s, 'hephaestus').examples.filter((e) => e.kind === 'route');
     const council = councilView(s, 'hephaestus').examples.filter((e) => e.kind === 'route');
     // The README's specialists Hephaestus routes to (never himself, never Cupid or Puck), every one of them.
-    expect(new Set(bond.map((e) => e.label))).toEqual(new Set(['metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia']));
+    expect(new Set(bond.map((e) => e.label))).toEqual(
+      new Set(['metis', 'techne', 'dokimasia', 'kallos', 'mneme', 'aidos', 'aletheia']),
+    );
     // No "task type:" line rides with a description: it alone would name the answer.
-    expect(bond.every((e) => !e.text.includes('task type') && e.text === e.description && e.taskType !== null)).toBe(true);
+    expect(bond.every((e) => !e.text.includes('task type') && e.text === e.description && e.taskType !== null)).toBe(
+      true,
+    );
     expect(council.every((e) => /^task type: \w+$/.test(e.text))).toBe(true);
     expect(council.map((e) => e.label)).toEqual(bond.map((e) => e.label));
   });
@@ -43,7 +49,12 @@ describe('data views on the sample forge', () => {
   it('the council never sees a revision, a task description or anything private; its pairs are choices', () => {
     const secret = new Set(
       lines
-        .filter((l) => l.source === 'player_revision' || l.source === 'task_description' || (l.split as { shared_eligible: boolean }).shared_eligible === false)
+        .filter(
+          (l) =>
+            l.source === 'player_revision' ||
+            l.source === 'task_description' ||
+            (l.split as { shared_eligible: boolean }).shared_eligible === false,
+        )
         .map((l) => l.agent_proposed)
         .filter((t): t is string => typeof t === 'string' && t.length > 0),
     );

@@ -54,7 +54,17 @@ describe('the Sovereignty Moment (Ink)', () => {
     );
     await waitFor(() => (app.lastFrame() ?? '').includes('Sovereignty Moment'), app.lastFrame);
     const first = app.lastFrame() ?? '';
-    const order = ['Hephaestus opens', 'Aidos advocates', 'Cupid withdraws', 'Metis measures', 'Kallos commits', 'Aletheia caveats', 'Mneme notes', 'Dokimasia assents', 'Techne defers'];
+    const order = [
+      'Hephaestus opens',
+      'Aidos advocates',
+      'Cupid withdraws',
+      'Metis measures',
+      'Kallos commits',
+      'Aletheia caveats',
+      'Mneme notes',
+      'Dokimasia assents',
+      'Techne defers',
+    ];
     const positions = order.map((s) => first.indexOf(s));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -79,7 +89,16 @@ describe('the Sovereignty Moment (Ink)', () => {
     expect(app.lastFrame()).toMatch(/Consent recorded/);
 
     const now = Object.fromEntries(store.current().map((c) => [c.agent, c.allowed]));
-    expect(now).toEqual({ hephaestus: false, metis: true, techne: false, dokimasia: false, kallos: false, mneme: false, aidos: true, aletheia: false });
+    expect(now).toEqual({
+      hephaestus: false,
+      metis: true,
+      techne: false,
+      dokimasia: false,
+      kallos: false,
+      mneme: false,
+      aidos: true,
+      aletheia: false,
+    });
     expect(store.history()).toHaveLength(1);
     expect(store.history()[0]).toMatchObject({ via: 'scene', decidedAt: '2026-10-01T12:00:00.000Z' });
     expect(store.history()[0]?.agents.map((a) => a.agent)).not.toContain('cupid');
@@ -90,7 +109,15 @@ describe('the Sovereignty Moment (Ink)', () => {
     store.record([{ agent: 'techne', allowed: true }], 'flags', new Date());
     let outcome: ConsentOutcome | undefined;
     const current = Object.fromEntries(store.current().map((c) => [c.agent, c.allowed]));
-    const app = render(<ConsentApp stances={STANCES} current={current} palette={palette(0)} size={SIZE} onDone={(o) => ((outcome = o), storeOutcome(o))} />);
+    const app = render(
+      <ConsentApp
+        stances={STANCES}
+        current={current}
+        palette={palette(0)}
+        size={SIZE}
+        onDone={(o) => ((outcome = o), storeOutcome(o))}
+      />,
+    );
     await waitFor(() => /\[x\] Techne/.test(app.lastFrame() ?? ''), app.lastFrame);
     await press(app.stdin, KEY.enter);
     await waitFor(() => (app.lastFrame() ?? '').includes('May speak for the forge: Techne'), app.lastFrame);
@@ -105,9 +132,21 @@ describe('the Sovereignty Moment (Ink)', () => {
   });
 
   it('Esc leaves without changing anything (as q does); Ctrl-C cancels', async () => {
-    for (const [key, how] of [[KEY.escape, 'left'], ['q', 'left'], ['\u0003', 'cancelled']] as const) {
+    for (const [key, how] of [
+      [KEY.escape, 'left'],
+      ['q', 'left'],
+      ['\u0003', 'cancelled'],
+    ] as const) {
       let outcome: ConsentOutcome | undefined;
-      const app = render(<ConsentApp stances={STANCES} current={{}} palette={palette(0)} size={SIZE} onDone={(o) => ((outcome = o), storeOutcome(o))} />);
+      const app = render(
+        <ConsentApp
+          stances={STANCES}
+          current={{}}
+          palette={palette(0)}
+          size={SIZE}
+          onDone={(o) => ((outcome = o), storeOutcome(o))}
+        />,
+      );
       await waitFor(() => (app.lastFrame() ?? '').includes('Sovereignty Moment'), app.lastFrame);
       await press(app.stdin, KEY.down, KEY.space, key);
       await waitFor(() => outcome !== undefined, app.lastFrame);
@@ -119,7 +158,15 @@ describe('the Sovereignty Moment (Ink)', () => {
   });
 
   it('fits 24 rows: the selected stance is quoted under the list', async () => {
-    const app = render(<ConsentApp stances={STANCES} current={{}} palette={palette(0)} size={{ columns: 80, rows: 24 }} onDone={() => undefined} />);
+    const app = render(
+      <ConsentApp
+        stances={STANCES}
+        current={{}}
+        palette={palette(0)}
+        size={{ columns: 80, rows: 24 }}
+        onDone={() => undefined}
+      />,
+    );
     await waitFor(() => (app.lastFrame() ?? '').includes('Sovereignty Moment'), app.lastFrame);
     await press(app.stdin, KEY.down);
     await waitFor(() => (app.lastFrame() ?? '').includes('Aidos: “I have seen patterns'), app.lastFrame);

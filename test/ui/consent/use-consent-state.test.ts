@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { STANCES } from '../../../src/privacy/consent.js';
-import { consentReducer, decisionOf, initialConsentState, type ConsentAction } from '../../../src/ui/consent/use-consent-state.js';
+import {
+  consentReducer,
+  decisionOf,
+  initialConsentState,
+  type ConsentAction,
+} from '../../../src/ui/consent/use-consent-state.js';
 
-const run = (...actions: ConsentAction[]) => actions.reduce(consentReducer, initialConsentState(STANCES, { metis: true }));
+const run = (...actions: ConsentAction[]) =>
+  actions.reduce(consentReducer, initialConsentState(STANCES, { metis: true }));
 
 describe('consent reducer', () => {
   it('starts from the current consent with the cursor on Hephaestus', () => {
@@ -43,6 +49,8 @@ describe('consent reducer', () => {
     expect(run({ type: 'escape' }).step).toBe('left');
     expect(run({ type: 'key', press: { input: 'q', name: null } }).step).toBe('left');
     expect(run({ type: 'key', press: { input: '', name: 'ctrl-c' } }).step).toBe('cancelled');
-    expect(run({ type: 'enter' }, { type: 'all', allowed: true }).rows.some((r) => r.allowed && r.agent !== 'metis')).toBe(false);
+    expect(
+      run({ type: 'enter' }, { type: 'all', allowed: true }).rows.some((r) => r.allowed && r.agent !== 'metis'),
+    ).toBe(false);
   });
 });

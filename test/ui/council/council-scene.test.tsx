@@ -2,18 +2,28 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { sceneOf } from '../../../src/federation/round/scenes.js';
 import { CouncilSceneApp } from '../../../src/ui/council/council-scene-view.js';
-import { councilSceneReducer, initialCouncilSceneState, type SceneOutcome } from '../../../src/ui/council/use-council-scene-state.js';
+import {
+  councilSceneReducer,
+  initialCouncilSceneState,
+  type SceneOutcome,
+} from '../../../src/ui/council/use-council-scene-state.js';
 import { palette } from '../../../src/output/theme.js';
 import { details } from '../../federation/council-event-fixture.js';
 import { KEY, listening, press, waitFor } from '../../helpers/ink-wait.js';
 
-const scenes = [sceneOf(details()), sceneOf(details({ beat: 'stoa_falls', exiles: [{ forge: 'sparta', round: 3, you: false }] }))];
+const scenes = [
+  sceneOf(details()),
+  sceneOf(details({ beat: 'stoa_falls', exiles: [{ forge: 'sparta', round: 3, you: false }] })),
+];
 
 describe('the Council of Sisters screen (Ink)', () => {
   it('steps line by line through both scenes and ends watched', async () => {
     let done: SceneOutcome | null = null;
     const app = render(<CouncilSceneApp scenes={scenes} palette={palette(0)} onDone={(o) => (done = o)} />);
-    await waitFor(() => listening(app.stdin) && (app.lastFrame() ?? '').includes('The Council of Sisters — round 3'), app.lastFrame);
+    await waitFor(
+      () => listening(app.stdin) && (app.lastFrame() ?? '').includes('The Council of Sisters — round 3'),
+      app.lastFrame,
+    );
     expect(app.lastFrame()).toMatch(/1\/2 · line 1\/\d+/);
     expect(app.lastFrame()).toMatch(/Cupid does not attend/);
     await press(app.stdin, KEY.enter);

@@ -40,7 +40,11 @@ function mount(s: FeedbackSubject = subject) {
       size={{ columns: 100, rows: 30 }}
       onDone={(o) => {
         outcomes.push(o);
-        if (o.type === 'answered') writeFeedback(memoir, s, o.answer, { now: () => new Date('2026-11-22T10:00:00Z'), secureRandom: (n) => new Uint8Array(n) });
+        if (o.type === 'answered')
+          writeFeedback(memoir, s, o.answer, {
+            now: () => new Date('2026-11-22T10:00:00Z'),
+            secureRandom: (n) => new Uint8Array(n),
+          });
       }}
     />,
   );

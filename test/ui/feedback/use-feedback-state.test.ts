@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_COMMENT } from '../../../src/feedback/entry.js';
 import { expandPress, FEEDBACK_KEYS, type KeyPress } from '../../../src/ui/keys.js';
-import { feedbackReducer, initialFeedbackState, type FeedbackState } from '../../../src/ui/feedback/use-feedback-state.js';
+import {
+  feedbackReducer,
+  initialFeedbackState,
+  type FeedbackState,
+} from '../../../src/ui/feedback/use-feedback-state.js';
 
 const t = (input: string): KeyPress => ({ input, name: null });
 const n = (name: KeyPress['name']): KeyPress => ({ input: '', name });
 const press = (s: FeedbackState, ...keys: (KeyPress | string)[]): FeedbackState =>
-  keys.reduce<FeedbackState>((st, k) => feedbackReducer(st, { type: 'key', press: typeof k === 'string' ? t(k) : k }), s);
+  keys.reduce<FeedbackState>(
+    (st, k) => feedbackReducer(st, { type: 'key', press: typeof k === 'string' ? t(k) : k }),
+    s,
+  );
 const fresh = (revised = false): FeedbackState => initialFeedbackState({ revised });
 
 describe('feedback reducer', () => {
@@ -86,12 +93,21 @@ describe('feedback reducer', () => {
   });
 
   it('answers given by flags skip their questions', () => {
-    expect(initialFeedbackState({ rating: 4, revised: false })).toMatchObject({ step: 'kind', rating: 4, kind: 'accepted' });
-    expect(initialFeedbackState({ rating: 2, kind: 'modified', revised: false, comment: 'pre' })).toMatchObject({ step: 'comment', kind: 'modified', comment: 'pre' });
+    expect(initialFeedbackState({ rating: 4, revised: false })).toMatchObject({
+      step: 'kind',
+      rating: 4,
+      kind: 'accepted',
+    });
+    expect(initialFeedbackState({ rating: 2, kind: 'modified', revised: false, comment: 'pre' })).toMatchObject({
+      step: 'comment',
+      kind: 'modified',
+      comment: 'pre',
+    });
   });
 
   it('the key table documents every key the prompt handles', () => {
     const documented = FEEDBACK_KEYS.flatMap((b) => b.keys);
-    for (const k of ['1', '5', 'left', 'right', 'up', 'down', 'enter', 'backspace', 'escape', 'ctrl-c']) expect(documented).toContain(k);
+    for (const k of ['1', '5', 'left', 'right', 'up', 'down', 'enter', 'backspace', 'escape', 'ctrl-c'])
+      expect(documented).toContain(k);
   });
 });

@@ -16,7 +16,13 @@ function mount(opts: { agents?: ('techne' | 'metis')[] } = {}) {
   const nav = smallStory();
   const done: { how: string; last: ReplayState }[] = [];
   const app = render(
-    <ReplayApp nav={nav} initial={initialReplayState(nav, opts)} palette={palette(0)} size={{ columns: 100, rows: 30 }} onDone={(how, last) => done.push({ how, last })} />,
+    <ReplayApp
+      nav={nav}
+      initial={initialReplayState(nav, opts)}
+      palette={palette(0)}
+      size={{ columns: 100, rows: 30 }}
+      onDone={(how, last) => done.push({ how, last })}
+    />,
   );
   return { ...app, nav, done };
 }

@@ -7,7 +7,12 @@ import { MemoryStory } from '../../replay/memory-story.js';
 import { NO_FILTER, type BeatRef, type StoryFilter, type StoryNav } from '../../../src/replay/story.js';
 import { openIndex, type MemoirIndex } from '../../../src/memoir-index/memoir-index.js';
 import { StoryIndex } from '../../../src/memoir-index/story-queries.js';
-import { initialReplayState, replayReducer, type ReplayAction, type ReplayState } from '../../../src/ui/replay/use-replay-state.js';
+import {
+  initialReplayState,
+  replayReducer,
+  type ReplayAction,
+  type ReplayState,
+} from '../../../src/ui/replay/use-replay-state.js';
 import { removeDir, tempDir } from '../../helpers/ctx.js';
 import { readEntries, sampleForge } from '../../helpers/forge.js';
 import { entry, resetIds, smallStory } from '../../helpers/story.js';
@@ -20,7 +25,11 @@ import { entry, resetIds, smallStory } from '../../helpers/story.js';
 function run(nav: StoryNav, s: ReplayState, ...actions: ReplayAction[]): ReplayState {
   return actions.reduce<ReplayState>((st, a) => replayReducer(st, a, nav), s);
 }
-const search = (q: string): ReplayAction[] => [{ type: 'openSearch' }, { type: 'typeText', text: q }, { type: 'submit' }];
+const search = (q: string): ReplayAction[] => [
+  { type: 'openSearch' },
+  { type: 'typeText', text: q },
+  { type: 'submit' },
+];
 const jump = (id: string): ReplayAction[] => [{ type: 'openJump' }, { type: 'typeText', text: id }, { type: 'submit' }];
 
 describe('replay search', () => {
@@ -50,7 +59,10 @@ describe('replay search', () => {
   it('a search the filter hides names the filter and how many matches every agent has', () => {
     const nav = smallStory();
     const s = run(nav, initialReplayState(nav, { agents: ['cupid'] }), ...search('proposal'));
-    expect(s.message).toEqual({ text: 'no match for "proposal" among cupid\'s beats; 4 matches with every agent (a changes the filter)', tone: 'warn' });
+    expect(s.message).toEqual({
+      text: 'no match for "proposal" among cupid\'s beats; 4 matches with every agent (a changes the filter)',
+      tone: 'warn',
+    });
     const none = run(nav, initialReplayState(nav, { agents: ['cupid'] }), ...search('zebrafish'));
     expect(none.message?.text).toBe('no match for "zebrafish" (the filter shows cupid only)');
     expect(run(nav, initialReplayState(nav), ...search('zebrafish')).message?.text).toBe('no match for "zebrafish"');
@@ -60,11 +72,41 @@ describe('replay search', () => {
 describe('superseded ids: jump and --at land on the newest revision', () => {
   function revisedStory(): { nav: MemoryStory; original: string; revision: string; head: string } {
     resetIds();
-    const original = entry({ scene_id: 's1.turn-0', agent: 'techne', narrative_beat: 'techne_proposal_lands', agent_proposed: 'first text', affinity_delta: 0.02 });
-    const revision = entry({ scene_id: 's1.turn-0', agent: 'techne', narrative_beat: 'techne_proposal_lands', agent_proposed: 'second text', affinity_delta: 0.02, supersedes: original.entry_id });
-    const again = entry({ scene_id: 's1.turn-0', agent: 'techne', narrative_beat: 'techne_proposal_lands', agent_proposed: 'third text', affinity_delta: 0.02, supersedes: revision.entry_id });
-    const other = entry({ scene_id: 's1.turn-1', agent: 'metis', narrative_beat: 'metis_proposal_lands', agent_proposed: 'plan' });
-    return { nav: new MemoryStory([{ session: 'one', entries: [original, other, revision, again] }]), original: original.entry_id, revision: revision.entry_id, head: again.entry_id };
+    const original = entry({
+      scene_id: 's1.turn-0',
+      agent: 'techne',
+      narrative_beat: 'techne_proposal_lands',
+      agent_proposed: 'first text',
+      affinity_delta: 0.02,
+    });
+    const revision = entry({
+      scene_id: 's1.turn-0',
+      agent: 'techne',
+      narrative_beat: 'techne_proposal_lands',
+      agent_proposed: 'second text',
+      affinity_delta: 0.02,
+      supersedes: original.entry_id,
+    });
+    const again = entry({
+      scene_id: 's1.turn-0',
+      agent: 'techne',
+      narrative_beat: 'techne_proposal_lands',
+      agent_proposed: 'third text',
+      affinity_delta: 0.02,
+      supersedes: revision.entry_id,
+    });
+    const other = entry({
+      scene_id: 's1.turn-1',
+      agent: 'metis',
+      narrative_beat: 'metis_proposal_lands',
+      agent_proposed: 'plan',
+    });
+    return {
+      nav: new MemoryStory([{ session: 'one', entries: [original, other, revision, again] }]),
+      original: original.entry_id,
+      revision: revision.entry_id,
+      head: again.entry_id,
+    };
   }
 
   it('in the reference story', () => {
@@ -98,15 +140,58 @@ describe('the cursor over the index agrees', () => {
     const target = first.find((e) => e.agent === 'kallos' && e.source === 'specialist_proposed');
     if (!target) throw new Error('fixture: no kallos proposal');
     superseded = target.entry_id;
-    const ids = ulidGenerator(() => Date.UTC(2026, 10, 1), (n) => new Uint8Array(n).fill(5));
-    const [a] = prepareEntries([{ value: { ...target, entry_id: undefined, recorded_at: undefined, agent_proposed: 'naming fixed once', supersedes: superseded, revision_reason: 'a' }, where: 't' }], ids, () => new Date('2026-11-01T00:00:00Z'));
-    const [b] = prepareEntries([{ value: { ...target, entry_id: undefined, recorded_at: undefined, agent_proposed: 'naming fixed twice', supersedes: a?.entry.entry_id, revision_reason: 'b' }, where: 't' }], ids, () => new Date('2026-11-01T00:00:01Z'));
+    const ids = ulidGenerator(
+      () => Date.UTC(2026, 10, 1),
+      (n) => new Uint8Array(n).fill(5),
+    );
+    const [a] = prepareEntries(
+      [
+        {
+          value: {
+            ...target,
+            entry_id: undefined,
+            recorded_at: undefined,
+            agent_proposed: 'naming fixed once',
+            supersedes: superseded,
+            revision_reason: 'a',
+          },
+          where: 't',
+        },
+      ],
+      ids,
+      () => new Date('2026-11-01T00:00:00Z'),
+    );
+    const [b] = prepareEntries(
+      [
+        {
+          value: {
+            ...target,
+            entry_id: undefined,
+            recorded_at: undefined,
+            agent_proposed: 'naming fixed twice',
+            supersedes: a?.entry.entry_id,
+            revision_reason: 'b',
+          },
+          where: 't',
+        },
+      ],
+      ids,
+      () => new Date('2026-11-01T00:00:01Z'),
+    );
     head = b?.entry.entry_id as string;
     appendLines(memoirs[0] as string, [a?.line as string, b?.line as string]);
     index = openIndex(home);
     index.update(memoirs);
-    cursor = new StoryCursor(new StoryIndex(index, memoirs.map((p) => index.file(p)?.id as number)), { pageSize: 7 });
-    memory = new MemoryStory(cursor.sessions.map((s) => ({ session: s.session, path: s.path, entries: readEntries(s.path) })));
+    cursor = new StoryCursor(
+      new StoryIndex(
+        index,
+        memoirs.map((p) => index.file(p)?.id as number),
+      ),
+      { pageSize: 7 },
+    );
+    memory = new MemoryStory(
+      cursor.sessions.map((s) => ({ session: s.session, path: s.path, entries: readEntries(s.path) })),
+    );
   });
   afterAll(() => {
     index.close();

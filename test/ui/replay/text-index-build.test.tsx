@@ -73,9 +73,19 @@ function setup() {
   const nav = new StoryCursor(new StoryIndex(index, fileIds));
   const done: { how: string; last: ReplayState }[] = [];
   const app = render(
-    <ReplayApp nav={nav} initial={initialReplayState(nav, { needsTextIndex: true })} palette={palette(0)} size={{ columns: 120, rows: 34 }} onDone={(how, last) => done.push({ how, last })} textIndex={gated} />,
+    <ReplayApp
+      nav={nav}
+      initial={initialReplayState(nav, { needsTextIndex: true })}
+      palette={palette(0)}
+      size={{ columns: 120, rows: 34 }}
+      onDone={(how, last) => done.push({ how, last })}
+      textIndex={gated}
+    />,
   );
-  const fts = () => ({ unbuilt: index.withoutFullText().length, rows: index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get() as number });
+  const fts = () => ({
+    unbuilt: index.withoutFullText().length,
+    rows: index.db.prepare('SELECT count(*) FROM entries_fts').pluck().get() as number,
+  });
   return { ...app, index, real, progress, release, done, fts };
 }
 
@@ -117,7 +127,10 @@ describe('replay screen: the first search builds the full-text index, with progr
     await searchFor(app, 'naming');
     await frameWith(app.lastFrame, 'Esc cancels');
     app.stdin.write(KEY.escape); // the build then starts with its signal aborted: its first checkpoint stops it
-    const f = await frameWith(app.lastFrame, 'search cancelled: the full-text index was not built (nothing was written); / searches again');
+    const f = await frameWith(
+      app.lastFrame,
+      'search cancelled: the full-text index was not built (nothing was written); / searches again',
+    );
     expect(f).toContain('? help · q quit');
     expect(app.fts()).toEqual({ unbuilt: 1, rows: 0 });
     expect(app.done).toEqual([]);

@@ -1,14 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import type { StoryNav } from '../../../src/replay/story.js';
 import { REPLAY_KEYS, type KeyPress } from '../../../src/ui/keys.js';
-import { initialReplayState, replayFrame, replayKeyAction, replayReducer, SPEEDS, type ReplayAction, type ReplayState } from '../../../src/ui/replay/use-replay-state.js';
+import {
+  initialReplayState,
+  replayFrame,
+  replayKeyAction,
+  replayReducer,
+  SPEEDS,
+  type ReplayAction,
+  type ReplayState,
+} from '../../../src/ui/replay/use-replay-state.js';
 import { smallStory } from '../../helpers/story.js';
 
-const key = (k: string): KeyPress => (k.length > 1 && !/^[\x20-\x7e]+$/.test(k) ? { input: '', name: null } : { input: k, name: null });
+const key = (k: string): KeyPress =>
+  k.length > 1 && !/^[\x20-\x7e]+$/.test(k) ? { input: '', name: null } : { input: k, name: null };
 const named = (name: KeyPress['name']): KeyPress => ({ input: '', name });
 
 function run(nav: StoryNav, s: ReplayState, ...actions: (ReplayAction | string)[]): ReplayState {
-  return actions.reduce<ReplayState>((st, a) => replayReducer(st, typeof a === 'string' ? { type: 'key', press: key(a) } : a, nav), s);
+  return actions.reduce<ReplayState>(
+    (st, a) => replayReducer(st, typeof a === 'string' ? { type: 'key', press: key(a) } : a, nav),
+    s,
+  );
 }
 const id = (nav: StoryNav, s: ReplayState): string | null => (s.ref ? nav.beat(s.ref).entry_id : null);
 
@@ -114,7 +126,13 @@ describe('replay reducer', () => {
 
   it('jumps to an entry id with :, clearing a filter that hides it; unknown ids are reported', () => {
     const nav = smallStory();
-    let s = run(nav, initialReplayState(nav, { agents: ['metis'] }), ':', { type: 'typeText', text: 'E005' }, { type: 'submit' });
+    let s = run(
+      nav,
+      initialReplayState(nav, { agents: ['metis'] }),
+      ':',
+      { type: 'typeText', text: 'E005' },
+      { type: 'submit' },
+    );
     expect(id(nav, s)).toBe('E005');
     expect(s.filter.agents).toEqual([]);
     expect(s.message?.text).toBe('jumped to E005; the agent filter was cleared to show it');
@@ -183,7 +201,8 @@ describe('replay reducer', () => {
     ];
     const nav = smallStory();
     const s = initialReplayState(nav);
-    const press = (k: string): KeyPress => (k.length === 1 ? { input: k, name: null } : { input: '', name: k as KeyPress['name'] });
+    const press = (k: string): KeyPress =>
+      k.length === 1 ? { input: k, name: null } : { input: '', name: k as KeyPress['name'] };
     for (const [keys, action] of README) {
       for (const k of keys) expect(replayKeyAction(s, press(k)), `key ${k}`).toEqual({ type: action });
     }
@@ -218,7 +237,11 @@ describe('replayFrame', () => {
 });
 
 describe('replay reducer: a search that needs the full-text index first', () => {
-  const search = (q: string): ReplayAction[] => [{ type: 'openSearch' }, { type: 'typeText', text: q }, { type: 'submit' }];
+  const search = (q: string): ReplayAction[] => [
+    { type: 'openSearch' },
+    { type: 'typeText', text: q },
+    { type: 'submit' },
+  ];
 
   it('waits on the build (progress, then the search runs where it would have)', () => {
     const nav = smallStory();
@@ -248,9 +271,15 @@ describe('replay reducer: a search that needs the full-text index first', () => 
     const stopped = run(nav, s, { type: 'textIndexStopped', error: null });
     expect(stopped.building).toBeNull();
     expect(stopped.needsTextIndex).toBe(true);
-    expect(stopped.message).toEqual({ text: 'search cancelled: the full-text index was not built (nothing was written); / searches again', tone: 'warn' });
+    expect(stopped.message).toEqual({
+      text: 'search cancelled: the full-text index was not built (nothing was written); / searches again',
+      tone: 'warn',
+    });
     expect(run(nav, stopped, 'n').building).toMatchObject({ query: 'proposal', dir: 1, cancelling: false });
-    const failed = run(nav, s, { type: 'textIndexStopped', error: 'cannot write the memoir index x: the disk is full: …' });
+    const failed = run(nav, s, {
+      type: 'textIndexStopped',
+      error: 'cannot write the memoir index x: the disk is full: …',
+    });
     expect(failed.message).toEqual({ text: 'cannot write the memoir index x: the disk is full: …', tone: 'warn' });
   });
 
@@ -270,9 +299,14 @@ describe('the full-text gauge', () => {
       const [gauge, detail] = textIndexGauge(b, width);
       expect(gauge.length).toBeLessThanOrEqual(width);
       expect(gauge).toMatch(/^building the full-text index █+░+ 42% · Esc cancels$/);
-      expect(detail).toBe('4.2 MB of 10 MB read; the search "naming" runs once it is built (only the first search builds it)');
+      expect(detail).toBe(
+        '4.2 MB of 10 MB read; the search "naming" runs once it is built (only the first search builds it)',
+      );
     }
     expect(textIndexGauge({ ...b, cancelling: true }, 60)[0]).toMatch(/ 42% · stopping…$/);
-    expect(textIndexGauge({ ...b, done: 0, total: 0 }, 60)).toEqual(['building the full-text index ░░░░░░░░░░ 0% · Esc cancels', 'the search "naming" runs once it is built (only the first search builds it)']);
+    expect(textIndexGauge({ ...b, done: 0, total: 0 }, 60)).toEqual([
+      'building the full-text index ░░░░░░░░░░ 0% · Esc cancels',
+      'the search "naming" runs once it is built (only the first search builds it)',
+    ]);
   });
 });

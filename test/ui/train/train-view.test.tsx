@@ -10,7 +10,18 @@ import { testCtx } from '../../helpers/ctx.js';
 
 const progress = (agent: 'techne' | 'metis', epoch: number, batch: number): TrainEvent => ({
   type: 'progress',
-  progress: { agent, epoch, epochs: 10, batch, batches: 4, trainLoss: 0.5 / epoch, stopLoss: 0.6, stopMetric: 0.7, examplesPerSec: 1234, elapsedMs: 1000 * ((epoch - 1) * 4 + batch) },
+  progress: {
+    agent,
+    epoch,
+    epochs: 10,
+    batch,
+    batches: 4,
+    trainLoss: 0.5 / epoch,
+    stopLoss: 0.6,
+    stopMetric: 0.7,
+    examplesPerSec: 1234,
+    elapsedMs: 1000 * ((epoch - 1) * 4 + batch),
+  },
 });
 
 describe('training display state', () => {
@@ -19,13 +30,24 @@ describe('training display state', () => {
     s = trainReducer(s, { type: 'start', agent: 'techne', examples: 42 });
     s = trainReducer(s, progress('techne', 2, 2));
     const techne = s.rows[0]!;
-    expect(techne).toMatchObject({ agent: 'techne', status: 'training', examples: 42, epoch: 2, epochs: 10, batch: 2, trainLoss: 0.25, examplesPerSec: 1234 });
+    expect(techne).toMatchObject({
+      agent: 'techne',
+      status: 'training',
+      examples: 42,
+      epoch: 2,
+      epochs: 10,
+      batch: 2,
+      trainLoss: 0.25,
+      examplesPerSec: 1234,
+    });
     // 6 of 40 batches in 6 s: 34 left at one a second
     expect(techne.etaSec).toBeCloseTo(34, 9);
     expect(s.rows.map((r) => r.status)).toEqual(['training', 'waiting', 'waiting']);
     s = trainReducer(s, { type: 'skipped', agent: 'cupid', reason: '3 usable examples (needs at least 8)' });
     expect(progressLine(s.rows[2]!)).toBe('cupid: skipped — 3 usable examples (needs at least 8)');
-    expect(progressLine(techne)).toBe('techne: epoch 2/10 batch 2/4 · train loss 0.2500 · stop loss 0.6000 · 1234 ex/s · eta ≤ 34s');
+    expect(progressLine(techne)).toBe(
+      'techne: epoch 2/10 batch 2/4 · train loss 0.2500 · stop loss 0.6000 · 1234 ex/s · eta ≤ 34s',
+    );
   });
 });
 
@@ -37,7 +59,8 @@ describe('training display (Ink)', () => {
     const app = render(<TrainView state={state} color={false} width={100} />);
     expect(app.lastFrame()).toMatch(/AGENT\s+STATUS\s+EXAMPLES\s+EPOCH\s+TRAIN LOSS\s+STOP LOSS\s+EX\/S\s+ETA/);
     expect(app.lastFrame()).toMatch(/techne\s+waiting/);
-    for (const e of [{ type: 'start', agent: 'techne', examples: 42 } as const, progress('techne', 3, 1)]) state = trainReducer(state, e);
+    for (const e of [{ type: 'start', agent: 'techne', examples: 42 } as const, progress('techne', 3, 1)])
+      state = trainReducer(state, e);
     app.rerender(<TrainView state={state} color={false} width={100} />);
     expect(app.lastFrame()).toMatch(/techne\s+training\s+42\s+3\/10\s+0\.1667\s+0\.6000\s+1234\s+≤ \d+s/);
     app.unmount();
@@ -47,7 +70,9 @@ describe('training display (Ink)', () => {
     let state = trainReducer(initialTrainState, plan);
     state = trainReducer(state, { type: 'start', agent: 'dokimasia' as never, examples: 10 });
     for (const width of [MIN_TRAIN_COLUMNS, 60]) {
-      const app = render(<TrainView state={trainReducer(state, progress('techne', 3, 1))} color={false} width={width} />);
+      const app = render(
+        <TrainView state={trainReducer(state, progress('techne', 3, 1))} color={false} width={width} />,
+      );
       const lines = (app.lastFrame() ?? '').split('\n');
       expect(lines[0]).toMatch(/^AGENT\s+STATUS\s+EPOCH\s+LOSS\s+ETA$/);
       for (const l of lines) expect(l.length).toBeLessThanOrEqual(width);

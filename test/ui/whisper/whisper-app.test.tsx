@@ -16,12 +16,45 @@ const SIZE = { columns: 100, rows: 30 };
 function report(): WhisperReport {
   const config = { ...DEFAULT_PRIVACY_CONFIG, noiseMultiplier: 1, forgeEpsilon: 100 };
   const releases = [
-    { id: 1, agent: 'metis', round: 'r1', noiseMultiplier: 1, sampleRate: 1, clipNorm: 1, createdAt: '2026-10-01T00:00:00Z' },
-    { id: 2, agent: 'metis', round: 'r2', noiseMultiplier: 1, sampleRate: 1, clipNorm: 1, createdAt: '2026-10-02T00:00:00Z' },
+    {
+      id: 1,
+      agent: 'metis',
+      round: 'r1',
+      noiseMultiplier: 1,
+      sampleRate: 1,
+      clipNorm: 1,
+      createdAt: '2026-10-01T00:00:00Z',
+    },
+    {
+      id: 2,
+      agent: 'metis',
+      round: 'r2',
+      noiseMultiplier: 1,
+      sampleRate: 1,
+      clipNorm: 1,
+      createdAt: '2026-10-02T00:00:00Z',
+    },
   ];
-  const plan = planRound({ releases, consent: { ...noConsent(), hephaestus: true, metis: true }, shareable: { hephaestus: 48, metis: 12, cupid: 30 }, config });
-  const origin = { forgeEpsilon: 'flag', agentEpsilon: 'default', delta: 'default', noiseMultiplier: 'flag', clipNorm: 'default' } as const;
-  return buildWhisperReport({ plan, origin, file: null, releases, norms: new Map([[1, { clippedNorm: 0.42, releasedNorm: 31 }]]) });
+  const plan = planRound({
+    releases,
+    consent: { ...noConsent(), hephaestus: true, metis: true },
+    shareable: { hephaestus: 48, metis: 12, cupid: 30 },
+    config,
+  });
+  const origin = {
+    forgeEpsilon: 'flag',
+    agentEpsilon: 'default',
+    delta: 'default',
+    noiseMultiplier: 'flag',
+    clipNorm: 'default',
+  } as const;
+  return buildWhisperReport({
+    plan,
+    origin,
+    file: null,
+    releases,
+    norms: new Map([[1, { clippedNorm: 0.42, releasedNorm: 31 }]]),
+  });
 }
 
 describe('the Whisper Limit gauge (Ink)', () => {
@@ -41,8 +74,19 @@ describe('the Whisper Limit gauge (Ink)', () => {
   });
 
   it('a report priced at the council’s policy says so on the next-round line', async () => {
-    const r = { ...report(), priced_at: { source: 'council' as const, noise_multiplier: 10, clip_norm: 1, council_round: 3, seen_at: '2026-11-23T06:00:00Z' } };
-    const app = render(<WhisperApp report={r} palette={palette(1)} size={{ columns: 160, rows: 30 }} onDone={() => undefined} />);
+    const r = {
+      ...report(),
+      priced_at: {
+        source: 'council' as const,
+        noise_multiplier: 10,
+        clip_norm: 1,
+        council_round: 3,
+        seen_at: '2026-11-23T06:00:00Z',
+      },
+    };
+    const app = render(
+      <WhisperApp report={r} palette={palette(1)} size={{ columns: 160, rows: 30 }} onDone={() => undefined} />,
+    );
     await waitFor(() => (app.lastFrame() ?? '').includes('Whisper Limit'), app.lastFrame);
     expect(app.lastFrame() ?? '').toMatch(/σ = 10 \(the council's, round 3\)/);
     app.unmount();
@@ -50,7 +94,9 @@ describe('the Whisper Limit gauge (Ink)', () => {
 
   it('selects an agent and opens its details with past contribution magnitudes; q closes', async () => {
     let closed: string | null = null;
-    const app = render(<WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (closed = how)} />);
+    const app = render(
+      <WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (closed = how)} />,
+    );
     await waitFor(() => (app.lastFrame() ?? '').includes('Whisper Limit'), app.lastFrame);
     await press(app.stdin, KEY.down, KEY.enter);
     await waitFor(() => (app.lastFrame() ?? '').includes('past contributions'), app.lastFrame);
@@ -66,7 +112,9 @@ describe('the Whisper Limit gauge (Ink)', () => {
 
   it('Esc closes the details first, then the screen; Ctrl-C cancels', async () => {
     let closed: string | null = null;
-    const app = render(<WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (closed = how)} />);
+    const app = render(
+      <WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (closed = how)} />,
+    );
     await press(app.stdin, KEY.enter);
     await waitFor(() => (app.lastFrame() ?? '').includes('past contributions'), app.lastFrame);
     await press(app.stdin, KEY.escape);
@@ -76,7 +124,9 @@ describe('the Whisper Limit gauge (Ink)', () => {
     await waitFor(() => closed === 'quit', app.lastFrame);
     app.unmount();
     let cancelled: string | null = null;
-    const again = render(<WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (cancelled = how)} />);
+    const again = render(
+      <WhisperApp report={report()} palette={palette(1)} size={SIZE} onDone={(how) => (cancelled = how)} />,
+    );
     await press(again.stdin, '\u0003');
     await waitFor(() => cancelled === 'cancel', again.lastFrame);
     again.unmount();
@@ -84,7 +134,9 @@ describe('the Whisper Limit gauge (Ink)', () => {
 
   it('a terminal too small says what the gauge needs instead of drawing it one letter a line', async () => {
     // ink-testing-library's output is 100 columns wide and reports no height: the height is ours.
-    const app = render(<WhisperApp report={report()} palette={palette(0)} size={{ columns: 40, rows: 10 }} onDone={() => undefined} />);
+    const app = render(
+      <WhisperApp report={report()} palette={palette(0)} size={{ columns: 40, rows: 10 }} onDone={() => undefined} />,
+    );
     const f = await frameWith(app.lastFrame, 'needs at least 80×24');
     expect(f).toContain('The terminal is 100×10');
     expect(f.split('\n').length).toBeLessThanOrEqual(4);

@@ -100,7 +100,11 @@ export class ScannedLine {
   private readonly verdicts = new Map<number, SplitVerdict>();
 
   reset(bytes: Buffer): void {
-    if (bytes.buffer !== this.dv.buffer || bytes.byteOffset !== this.dv.byteOffset || bytes.byteLength !== this.dv.byteLength) {
+    if (
+      bytes.buffer !== this.dv.buffer ||
+      bytes.byteOffset !== this.dv.byteOffset ||
+      bytes.byteLength !== this.dv.byteLength
+    ) {
       this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     }
     this.bytes = bytes;
@@ -178,7 +182,12 @@ export class ScannedLine {
     interrupt: ScannedInterrupt | null;
     split: { shared_eligible: boolean; private_only: boolean };
   } {
-    const out = { agent: this.agent, source: this.source, interrupt: this.interrupt, split: { shared_eligible: this.sharedEligible, private_only: this.privateOnly } };
+    const out = {
+      agent: this.agent,
+      source: this.source,
+      interrupt: this.interrupt,
+      split: { shared_eligible: this.sharedEligible, private_only: this.privateOnly },
+    };
     return this.entryType === null ? out : { ...out, entry_type: this.entryType };
   }
 }
@@ -299,7 +308,16 @@ function str(b: Uint8Array, p: number, end: number, out: ScannedLine): number {
       out.esc = true;
       if (p + 1 >= end) return -1;
       const e = b[p + 1];
-      if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+      if (
+        e === 0x22 ||
+        e === 0x5c ||
+        e === 0x2f ||
+        e === 0x62 ||
+        e === 0x66 ||
+        e === 0x6e ||
+        e === 0x72 ||
+        e === 0x74
+      ) {
         p += 2;
         continue;
       }
@@ -460,7 +478,10 @@ function value(b: Uint8Array, p: number, end: number, out: ScannedLine, depth: n
     }
   }
   if (c === 0x74) return p + 4 <= end && b[p + 1] === 0x72 && b[p + 2] === 0x75 && b[p + 3] === 0x65 ? p + 4 : -1;
-  if (c === 0x66) return p + 5 <= end && b[p + 1] === 0x61 && b[p + 2] === 0x6c && b[p + 3] === 0x73 && b[p + 4] === 0x65 ? p + 5 : -1;
+  if (c === 0x66)
+    return p + 5 <= end && b[p + 1] === 0x61 && b[p + 2] === 0x6c && b[p + 3] === 0x73 && b[p + 4] === 0x65
+      ? p + 5
+      : -1;
   if (c === 0x6e) return isNull(b, p, end) ? p + 4 : -1;
   return num(b, p, end, out);
 }
@@ -472,7 +493,14 @@ function bool(b: Uint8Array, p: number, end: number, out: ScannedLine): number {
     out.num = 1;
     return p + 4;
   }
-  if (p + 5 <= end && b[p] === 0x66 && b[p + 1] === 0x61 && b[p + 2] === 0x6c && b[p + 3] === 0x73 && b[p + 4] === 0x65) {
+  if (
+    p + 5 <= end &&
+    b[p] === 0x66 &&
+    b[p + 1] === 0x61 &&
+    b[p + 2] === 0x6c &&
+    b[p + 3] === 0x73 &&
+    b[p + 4] === 0x65
+  ) {
     out.num = 0;
     return p + 5;
   }
@@ -579,7 +607,8 @@ function recordedAt(b: Uint8Array, out: ScannedLine): boolean {
   const s = out.spans[F.recorded_at * 2] as number;
   const e = out.spans[F.recorded_at * 2 + 1] as number;
   const n = e - s;
-  if (out.esc || n < 22 || b[s + 10] !== 0x54 || b[e - 1] !== 0x5a) return RECORDED_AT_RE.test(out.string('recorded_at') as string);
+  if (out.esc || n < 22 || b[s + 10] !== 0x54 || b[e - 1] !== 0x5a)
+    return RECORDED_AT_RE.test(out.string('recorded_at') as string);
   const t = s + 11; // HH:MM:SS.d+Z
   const h0 = b[t] as number;
   const h1 = b[t + 1] as number;

@@ -56,7 +56,12 @@ export const AXIS_INFO: Readonly<Record<Axis, AxisInfo>> = {
   commits: { axis: 'commits', poles: ['conventional-commits', 'plain-commits'], craft: false, agents: ['mneme'] },
   plans: { axis: 'plans', poles: ['numbered-steps', 'prose-plans'], craft: false, agents: ['metis'] },
   leftovers: { axis: 'leftovers', poles: ['no-leftovers', 'leftovers'], craft: true, agents: ['techne', 'dokimasia'] },
-  citations: { axis: 'citations', poles: ['cited-corrections', 'vague-corrections'], craft: true, agents: ['aletheia'] },
+  citations: {
+    axis: 'citations',
+    poles: ['cited-corrections', 'vague-corrections'],
+    craft: true,
+    agents: ['aletheia'],
+  },
 };
 
 /** What each preference means, for people (README, `synth --json`, error messages). */

@@ -20,7 +20,10 @@ export interface HeldOutPair {
  * axis (every other axis the same on both sides), with lengths balanced so that "prefer the
  * shorter" scores about half. Same seed, same pairs.
  */
-export function heldOutPairs(preferenceId: PreferenceId, opts: { seed: number; n: number; vocabulary?: Vocabulary }): HeldOutPair[] {
+export function heldOutPairs(
+  preferenceId: PreferenceId,
+  opts: { seed: number; n: number; vocabulary?: Vocabulary },
+): HeldOutPair[] {
   if (!isPreferenceId(preferenceId)) throw new RangeError(`unknown preference "${String(preferenceId)}"`);
   const { axis, index } = axisOf(preferenceId);
   const rand = mulberry32(opts.seed);
@@ -32,7 +35,13 @@ export function heldOutPairs(preferenceId: PreferenceId, opts: { seed: number; n
     const sample = newSample(rand, kind, vocab);
     const base = randomStyle(rand, kind);
     const other: 0 | 1 = index === 0 ? 1 : 0;
-    const pair = balancedPair(rand, sample, withPoles(rand, kind, base, { [axis]: index }), withPoles(rand, kind, base, { [axis]: other }), { preferred: [axis], dispreferred: [axis] });
+    const pair = balancedPair(
+      rand,
+      sample,
+      withPoles(rand, kind, base, { [axis]: index }),
+      withPoles(rand, kind, base, { [axis]: other }),
+      { preferred: [axis], dispreferred: [axis] },
+    );
     out.push({ preferred: pair.preferred, dispreferred: pair.dispreferred, agent });
   }
   return out;

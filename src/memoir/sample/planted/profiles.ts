@@ -1,6 +1,16 @@
 import { UsageError } from '../../../errors.js';
 import { mulberry32 } from '../../../runtime/seeded-random.js';
-import { AXES, AXIS_INFO, axisOf, CRAFT_PREFERENCES, isPersonalPreference, PERSONAL_PREFERENCES, type Axis, type CraftPreference, type PersonalPreference } from './catalogue.js';
+import {
+  AXES,
+  AXIS_INFO,
+  axisOf,
+  CRAFT_PREFERENCES,
+  isPersonalPreference,
+  PERSONAL_PREFERENCES,
+  type Axis,
+  type CraftPreference,
+  type PersonalPreference,
+} from './catalogue.js';
 
 /**
  * Player profiles: which personal preferences a sample player holds. Documented defaults for a
@@ -15,8 +25,17 @@ export const NAMED_PROFILES: Readonly<Record<string, readonly PersonalPreference
 };
 
 /** Puck's events; each player enjoys some of them (scene acceptance for Puck's bond adapter). */
-export const PUCK_EVENTS = ['puck_minigame_refactor_race', 'puck_tutorial_shortcuts', 'puck_riddle_of_the_flaky_test', 'puck_speedrun_the_index'] as const;
-export const CUPID_SCENES = ['cupid_late_night_check_in', 'cupid_remembers_your_first_commit', 'cupid_quiet_encouragement'] as const;
+export const PUCK_EVENTS = [
+  'puck_minigame_refactor_race',
+  'puck_tutorial_shortcuts',
+  'puck_riddle_of_the_flaky_test',
+  'puck_speedrun_the_index',
+] as const;
+export const CUPID_SCENES = [
+  'cupid_late_night_check_in',
+  'cupid_remembers_your_first_commit',
+  'cupid_quiet_encouragement',
+] as const;
 
 export interface PlayerProfile {
   player: string;
@@ -62,14 +81,24 @@ function hashedPreferences(name: string): PersonalPreference[] {
  * Throws a UsageError naming the bad item.
  */
 export function parsePreferences(list: string): PersonalPreference[] {
-  const items = list.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (items.length === 1 && items[0] === 'none') return [];
   const out: PersonalPreference[] = [];
   for (const it of items) {
-    if ((CRAFT_PREFERENCES as readonly string[]).includes(it)) throw new UsageError(`--preferences: "${it}" is craft, which every player holds; list personal preferences only`);
-    if (!isPersonalPreference(it)) throw new UsageError(`--preferences: unknown preference "${it}"; expected one of: ${PERSONAL_PREFERENCES.join(', ')} (or none)`);
+    if ((CRAFT_PREFERENCES as readonly string[]).includes(it))
+      throw new UsageError(`--preferences: "${it}" is craft, which every player holds; list personal preferences only`);
+    if (!isPersonalPreference(it))
+      throw new UsageError(
+        `--preferences: unknown preference "${it}"; expected one of: ${PERSONAL_PREFERENCES.join(', ')} (or none)`,
+      );
     const clash = out.find((p) => axisOf(p).axis === axisOf(it).axis);
-    if (clash) throw new UsageError(`--preferences: "${clash}" and "${it}" are opposite poles of one axis (${axisOf(it).axis}); a player holds one of them`);
+    if (clash)
+      throw new UsageError(
+        `--preferences: "${clash}" and "${it}" are opposite poles of one axis (${axisOf(it).axis}); a player holds one of them`,
+      );
     if (!out.includes(it)) out.push(it);
   }
   return sorted(out);
@@ -81,7 +110,13 @@ export function profileFor(player: string, preferences?: readonly PersonalPrefer
   if (puckLikes.length === 0) puckLikes.push(PUCK_EVENTS[Math.floor(rand() * PUCK_EVENTS.length)] as string);
   const named = NAMED_PROFILES[player];
   const origin = preferences ? 'flag' : named ? 'named' : 'hashed';
-  return { player, preferences: preferences ? sorted(preferences) : named ? [...named] : hashedPreferences(player), craft: CRAFT_PREFERENCES, puckLikes, origin };
+  return {
+    player,
+    preferences: preferences ? sorted(preferences) : named ? [...named] : hashedPreferences(player),
+    craft: CRAFT_PREFERENCES,
+    puckLikes,
+    origin,
+  };
 }
 
 /** The pole the player holds on each axis they care about (craft axes always at pole 0). */

@@ -41,9 +41,21 @@ export function codeContent(rand: Rand, vocab: Vocabulary): CodeContent {
     noun,
     helper: camel([pick(rand, ['sort', 'index', 'order', 'dedupe']), other]),
     cmp: camel(['by', pseudoWord(rand, vocab)]),
-    items: { long: camel([noun, pick(rand, ['list', 'items', 'entries', 'batch'])]), plain: pick(rand, ['items', 'entries']), short: pick(rand, ['xs', 'ys', 'as']) },
-    limit: { long: pick(rand, ['maxCount', 'keepCount', 'budget']), plain: pick(rand, ['max', 'limit']), short: pick(rand, ['n', 'k', 'm']) },
-    out: { long: camel([pick(rand, ['sorted', 'kept', 'ordered', 'ranked']), noun]), plain: pick(rand, ['kept', 'sorted']), short: pick(rand, ['r', 's', 't']) },
+    items: {
+      long: camel([noun, pick(rand, ['list', 'items', 'entries', 'batch'])]),
+      plain: pick(rand, ['items', 'entries']),
+      short: pick(rand, ['xs', 'ys', 'as']),
+    },
+    limit: {
+      long: pick(rand, ['maxCount', 'keepCount', 'budget']),
+      plain: pick(rand, ['max', 'limit']),
+      short: pick(rand, ['n', 'k', 'm']),
+    },
+    out: {
+      long: camel([pick(rand, ['sorted', 'kept', 'ordered', 'ranked']), noun]),
+      plain: pick(rand, ['kept', 'sorted']),
+      short: pick(rand, ['r', 's', 't']),
+    },
     extra: rand() < 0.5,
   };
 }
@@ -60,9 +72,17 @@ export const CODE_VARIANTS: VariantCounts = {
 function codeComment(c: CodeContent, s: Style, items: string, limit: string, out: string): string {
   const v = variantOf(s, 'comments');
   if (poleOf(s, 'comments') === 0) {
-    return [`// because callers expect the newest ${c.noun} first`, `// cached per ${c.noun}, so this call is cheap`, `// otherwise a retry sees stale ${c.noun} items`][v] as string;
+    return [
+      `// because callers expect the newest ${c.noun} first`,
+      `// cached per ${c.noun}, so this call is cheap`,
+      `// otherwise a retry sees stale ${c.noun} items`,
+    ][v] as string;
   }
-  return [`// call ${c.helper}`, `// sort the ${c.noun} items into ${out}`, `// set ${out} to ${c.helper} of ${items}, then return the first ${limit}`][v] as string;
+  return [
+    `// call ${c.helper}`,
+    `// sort the ${c.noun} items into ${out}`,
+    `// set ${out} to ${c.helper} of ${items}, then return the first ${limit}`,
+  ][v] as string;
 }
 
 export function renderCode(c: CodeContent, s: Style): string {
@@ -75,17 +95,24 @@ export function renderCode(c: CodeContent, s: Style): string {
   const T = c.typeName;
   const typed = poleOf(s, 'types') === 0;
   const tv = variantOf(s, 'types');
-  const sig = typed ? `(${items}: ${tv === 1 ? `readonly ${T}[]` : `${T}[]`}, ${limit}: number): ${T}[]` : `(${items}, ${limit})`;
+  const sig = typed
+    ? `(${items}: ${tv === 1 ? `readonly ${T}[]` : `${T}[]`}, ${limit}: number): ${T}[]`
+    : `(${items}, ${limit})`;
 
   const head: string[] = [];
-  if (!typed && tv === 1) head.push('/**', ` * @param {${T}[]} ${items}`, ` * @param {number} ${limit}`, ` * @returns {${T}[]}`, ' */');
-  if (!descriptive && nv === 1) head.push(`// ${items} is the list of ${c.noun} items, ${limit} is how many of them to keep, ${out} is the sorted copy`);
+  if (!typed && tv === 1)
+    head.push('/**', ` * @param {${T}[]} ${items}`, ` * @param {number} ${limit}`, ` * @returns {${T}[]}`, ' */');
+  if (!descriptive && nv === 1)
+    head.push(
+      `// ${items} is the list of ${c.noun} items, ${limit} is how many of them to keep, ${out} is the sorted copy`,
+    );
   head.push(`export function ${c.fn}${sig} {`);
 
   const work: string[] = [codeComment(c, s, items, limit, out), `const ${out} = ${c.helper}(${items});`];
   if (c.extra) work.push(`${out}.sort(${c.cmp});`);
   const lv = variantOf(s, 'leftovers');
-  if (poleOf(s, 'leftovers') === 1) work.push([`console.log(${out});`, 'debugger;', `// const ${out}Old = ${c.helper}Legacy(${items});`][lv] as string);
+  if (poleOf(s, 'leftovers') === 1)
+    work.push([`console.log(${out});`, 'debugger;', `// const ${out}Old = ${c.helper}Legacy(${items});`][lv] as string);
   else if (lv === 1) work.push(`log.debug('kept %d ${c.noun} items', ${out}.length);`);
 
   const take = `${out}.slice(0, ${limit})`;
@@ -98,13 +125,32 @@ export function renderCode(c: CodeContent, s: Style): string {
         ? [`if (${limit} <= 0) return [];`, `if (${items}.length === 0) return [];`]
         : gv === 1
           ? [`if (${limit} <= 0) {`, '  return [];', '}', `if (${items}.length === 0) {`, '  return [];', '}']
-          : [`if (!Number.isInteger(${limit}) || ${limit} <= 0) {`, '  return [];', '}', `if (!Array.isArray(${items}) || ${items}.length === 0) {`, '  return [];', '}'];
+          : [
+              `if (!Number.isInteger(${limit}) || ${limit} <= 0) {`,
+              '  return [];',
+              '}',
+              `if (!Array.isArray(${items}) || ${items}.length === 0) {`,
+              '  return [];',
+              '}',
+            ];
     body = [...guards, ...work, `return ${take};`];
   } else if (gv === 0 || gv === 2) {
-    const cond = gv === 0 ? `${limit} > 0 && ${items}.length > 0` : `Number.isInteger(${limit}) && ${limit} > 0 && Array.isArray(${items}) && ${items}.length > 0`;
+    const cond =
+      gv === 0
+        ? `${limit} > 0 && ${items}.length > 0`
+        : `Number.isInteger(${limit}) && ${limit} > 0 && Array.isArray(${items}) && ${items}.length > 0`;
     body = [result, `if (${cond}) {`, ...indent(work, 2), `  result = ${take};`, '}', 'return result;'];
   } else {
-    body = [result, `if (${limit} > 0) {`, `  if (${items}.length > 0) {`, ...indent(work, 4), `    result = ${take};`, '  }', '}', 'return result;'];
+    body = [
+      result,
+      `if (${limit} > 0) {`,
+      `  if (${items}.length > 0) {`,
+      ...indent(work, 4),
+      `    result = ${take};`,
+      '  }',
+      '}',
+      'return result;',
+    ];
   }
   return [...head, ...indent(body, 2), '}'].join('\n');
 }
@@ -124,7 +170,12 @@ export function testContent(rand: Rand, vocab: Vocabulary): TestContent {
     noun,
     a: pseudoWord(rand, vocab),
     b: pseudoWord(rand, vocab),
-    behaviour: pick(rand, [`keeps the first ${noun} item`, `returns the ${noun} items in order`, `drops ${noun} items past the limit`, `never returns more ${noun} items than asked`]),
+    behaviour: pick(rand, [
+      `keeps the first ${noun} item`,
+      `returns the ${noun} items in order`,
+      `drops ${noun} items past the limit`,
+      `never returns more ${noun} items than asked`,
+    ]),
   };
 }
 
@@ -133,9 +184,16 @@ export const TEST_VARIANTS: VariantCounts = { leftovers: [2, 3] };
 export function renderTest(c: TestContent, s: Style): string {
   const left = poleOf(s, 'leftovers') === 1;
   const v = variantOf(s, 'leftovers');
-  const lines = [`${left && v === 0 ? 'it.only' : 'it'}('${c.behaviour}', () => {`, `  const input = ['${c.a}', '${c.b}'];`];
+  const lines = [
+    `${left && v === 0 ? 'it.only' : 'it'}('${c.behaviour}', () => {`,
+    `  const input = ['${c.a}', '${c.b}'];`,
+  ];
   if (left && v === 1) lines.push('  console.log(input);');
-  lines.push(!left && v === 1 ? `  expect(${c.fn}(input, 1), 'only the first ${c.noun} survives').toEqual(['${c.a}']);` : `  expect(${c.fn}(input, 1)).toEqual(['${c.a}']);`);
+  lines.push(
+    !left && v === 1
+      ? `  expect(${c.fn}(input, 1), 'only the first ${c.noun} survives').toEqual(['${c.a}']);`
+      : `  expect(${c.fn}(input, 1)).toEqual(['${c.a}']);`,
+  );
   if (left && v === 2) lines.push(`  // expect(${c.fn}(input, 0)).toEqual([]);`);
   lines.push('});');
   return lines.join('\n');

@@ -29,18 +29,47 @@ export function reviewContent(rand: Rand, vocab: Vocabulary): ReviewContent {
 }
 
 /** Axes Kallos edits, and the text of an edit toward each pole. */
-export const KALLOS_AXES = ['guard', 'types', 'names', 'comments', 'commits', 'plans', 'leftovers'] as const satisfies readonly Axis[];
+export const KALLOS_AXES = [
+  'guard',
+  'types',
+  'names',
+  'comments',
+  'commits',
+  'plans',
+  'leftovers',
+] as const satisfies readonly Axis[];
 export type KallosAxis = (typeof KALLOS_AXES)[number];
 
 export function kallosEdit(c: ReviewContent, axis: KallosAxis, toward: 0 | 1): string {
   const texts: Record<KallosAxis, readonly [string, string]> = {
-    guard: [`Turn the nested ifs in \`${c.fn}\` into early returns.`, `Give \`${c.fn}\` a single exit: collect into \`result\` and return once.`],
-    types: [`Annotate every parameter and the return type of \`${c.fn}\`.`, `Drop the annotations on \`${c.fn}\`; inference already knows them.`],
-    names: [`Rename \`${c.short}\` to \`${c.long}\` in \`${c.fn}\`.`, `Shorten \`${c.long}\` to \`${c.short}\`; the scope is three lines.`],
-    comments: [`Replace the comment above \`${c.helper}\` with why it is called there.`, `Add a comment saying what each step of \`${c.fn}\` does.`],
-    commits: [`Prefix the commit summary with its type and scope, e.g. \`fix(${c.scope}):\`.`, 'Write the commit summary as a plain sentence, without a type prefix.'],
-    plans: [`Number the steps of the ${c.noun} plan, one per line.`, `Write the ${c.noun} plan as one short paragraph.`],
-    leftovers: [`Remove the leftover \`console.log\` from \`${c.fn}\`.`, `Keep the \`console.log\` in \`${c.fn}\` for now; it helps debugging.`],
+    guard: [
+      `Turn the nested ifs in \`${c.fn}\` into early returns.`,
+      `Give \`${c.fn}\` a single exit: collect into \`result\` and return once.`,
+    ],
+    types: [
+      `Annotate every parameter and the return type of \`${c.fn}\`.`,
+      `Drop the annotations on \`${c.fn}\`; inference already knows them.`,
+    ],
+    names: [
+      `Rename \`${c.short}\` to \`${c.long}\` in \`${c.fn}\`.`,
+      `Shorten \`${c.long}\` to \`${c.short}\`; the scope is three lines.`,
+    ],
+    comments: [
+      `Replace the comment above \`${c.helper}\` with why it is called there.`,
+      `Add a comment saying what each step of \`${c.fn}\` does.`,
+    ],
+    commits: [
+      `Prefix the commit summary with its type and scope, e.g. \`fix(${c.scope}):\`.`,
+      'Write the commit summary as a plain sentence, without a type prefix.',
+    ],
+    plans: [
+      `Number the steps of the ${c.noun} plan, one per line.`,
+      `Write the ${c.noun} plan as one short paragraph.`,
+    ],
+    leftovers: [
+      `Remove the leftover \`console.log\` from \`${c.fn}\`.`,
+      `Keep the \`console.log\` in \`${c.fn}\` for now; it helps debugging.`,
+    ],
   };
   return texts[axis][toward];
 }
@@ -65,7 +94,13 @@ export type DisagreementAxis = (typeof DISAGREEMENT_AXES)[number];
 
 export function disagreementPositions(c: ReviewContent, axis: DisagreementAxis): { aidos: string; kallos: string } {
   if (axis === 'comments') {
-    return { aidos: `Aidos: cut the comment above \`${c.helper}\`; it restates the code.`, kallos: `Kallos: keep the comment above \`${c.helper}\`; it helps a newcomer.` };
+    return {
+      aidos: `Aidos: cut the comment above \`${c.helper}\`; it restates the code.`,
+      kallos: `Kallos: keep the comment above \`${c.helper}\`; it helps a newcomer.`,
+    };
   }
-  return { aidos: `Aidos: \`${c.short}\` says nothing; call it \`${c.long}\`.`, kallos: `Kallos: keep \`${c.short}\`; a short name is idiomatic in a three-line scope.` };
+  return {
+    aidos: `Aidos: \`${c.short}\` says nothing; call it \`${c.long}\`.`,
+    kallos: `Kallos: keep \`${c.short}\`; a short name is idiomatic in a three-line scope.`,
+  };
 }

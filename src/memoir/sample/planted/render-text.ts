@@ -4,7 +4,20 @@ import { poleOf, variantOf, type Style, type VariantCounts } from './style.js';
 /** Commit messages (Mneme), plans (Metis) and corrections (Aletheia), in any style. */
 
 /** English nouns every task type uses, so none of them predicts a specialist. */
-export const THINGS = ['parser', 'reader', 'writer', 'index', 'cache', 'loader', 'client', 'server', 'queue', 'scheduler', 'encoder', 'router'] as const;
+export const THINGS = [
+  'parser',
+  'reader',
+  'writer',
+  'index',
+  'cache',
+  'loader',
+  'client',
+  'server',
+  'queue',
+  'scheduler',
+  'encoder',
+  'router',
+] as const;
 
 export interface CommitContent {
   type: string;
@@ -42,7 +55,10 @@ export function commitContent(rand: Rand, vocab: Vocabulary): CommitContent {
 export const COMMIT_VARIANTS: VariantCounts = { commits: [2, 2] };
 
 export function renderCommit(c: CommitContent, s: Style): string {
-  const summary = poleOf(s, 'commits') === 0 ? `${c.type}(${c.scope}): ${c.verb} ${c.object}` : `${capitalise(c.verb)} ${c.object} in ${c.scope}`;
+  const summary =
+    poleOf(s, 'commits') === 0
+      ? `${c.type}(${c.scope}): ${c.verb} ${c.object}`
+      : `${capitalise(c.verb)} ${c.object} in ${c.scope}`;
   return variantOf(s, 'commits') === 1 ? `${summary}\n\n${c.body}` : summary;
 }
 
@@ -78,7 +94,9 @@ export function renderPlan(c: PlanContent, s: Style): string {
     const list = c.steps.map((x, i) => `${i + 1}. ${capitalise(x)}`).join('\n');
     return v === 1 ? `Plan for ${c.topic}:\n${list}` : list;
   }
-  return v === 1 ? `Plan for ${c.topic}: first ${a}; once that holds, ${b}; and only then ${d}.` : `First ${a}, then ${b}, and finally ${d}.`;
+  return v === 1
+    ? `Plan for ${c.topic}: first ${a}; once that holds, ${b}; and only then ${d}.`
+    : `First ${a}, then ${b}, and finally ${d}.`;
 }
 
 export interface CitationContent {
@@ -104,7 +122,11 @@ export const CITATION_VARIANTS: VariantCounts = { citations: [2, 2] };
 export function renderCitation(c: CitationContent, s: Style): string {
   const v = variantOf(s, 'citations');
   if (poleOf(s, 'citations') === 0) {
-    return v === 0 ? `Citation needed: that ${c.noun} bound is from ${c.author} ${c.year}, not ${c.other}.` : `The ${c.noun} result is ${c.author} et al. (${c.year}), section ${c.section}; cite it there.`;
+    return v === 0
+      ? `Citation needed: that ${c.noun} bound is from ${c.author} ${c.year}, not ${c.other}.`
+      : `The ${c.noun} result is ${c.author} et al. (${c.year}), section ${c.section}; cite it there.`;
   }
-  return v === 0 ? `I am not sure that ${c.noun} bound is right.` : `Something about the ${c.noun} bound feels off to me; maybe look it up somewhere before this goes in.`;
+  return v === 0
+    ? `I am not sure that ${c.noun} bound is right.`
+    : `Something about the ${c.noun} bound feels off to me; maybe look it up somewhere before this goes in.`;
 }

@@ -2,7 +2,17 @@ import type { Agent } from '../../format/agents.js';
 import { AXIS_INFO, type Axis } from './catalogue.js';
 import { between, type Rand, type Vocabulary } from './pseudo-words.js';
 import { codeContent, CODE_VARIANTS, renderCode, renderTest, testContent, TEST_VARIANTS } from './render-code.js';
-import { citationContent, CITATION_VARIANTS, commitContent, COMMIT_VARIANTS, planContent, PLAN_VARIANTS, renderCitation, renderCommit, renderPlan } from './render-text.js';
+import {
+  citationContent,
+  CITATION_VARIANTS,
+  commitContent,
+  COMMIT_VARIANTS,
+  planContent,
+  PLAN_VARIANTS,
+  renderCitation,
+  renderCommit,
+  renderPlan,
+} from './render-text.js';
 import type { Style, VariantCounts } from './style.js';
 
 /**
@@ -47,7 +57,9 @@ export function axesOf(kind: SampleKind): Axis[] {
 
 /** The sample kind whose outputs show an axis, for one of the axis's agents. */
 export function kindFor(axis: Axis, agent: Agent): SampleKind {
-  const k = (Object.keys(KIND_INFO) as SampleKind[]).find((kind) => KIND_INFO[kind].agent === agent && axis in KIND_INFO[kind].variants);
+  const k = (Object.keys(KIND_INFO) as SampleKind[]).find(
+    (kind) => KIND_INFO[kind].agent === agent && axis in KIND_INFO[kind].variants,
+  );
   if (!k) throw new RangeError(`no sample kind shows ${axis} for ${agent}`);
   return k;
 }

@@ -12,11 +12,25 @@ import { THINGS } from './render-text.js';
 export const TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit', 'slop_review', 'fact_check'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 /** The pipeline's tasks (Metis → Techne → Dokimasia → Kallos → Mneme), drawn by pickTask. */
-export const PIPELINE_TASK_TYPES = ['plan', 'code', 'test', 'style_review', 'commit'] as const satisfies readonly TaskType[];
+export const PIPELINE_TASK_TYPES = [
+  'plan',
+  'code',
+  'test',
+  'style_review',
+  'commit',
+] as const satisfies readonly TaskType[];
 /** Reading tasks, for Aidos (slop) and Aletheia (claims and sources): synth.ts draws them from a stream of their own. */
 export const READING_TASK_TYPES = ['slop_review', 'fact_check'] as const satisfies readonly TaskType[];
 
-export const SPECIALIST: Readonly<Record<TaskType, Agent>> = { plan: 'metis', code: 'techne', test: 'dokimasia', style_review: 'kallos', commit: 'mneme', slop_review: 'aidos', fact_check: 'aletheia' };
+export const SPECIALIST: Readonly<Record<TaskType, Agent>> = {
+  plan: 'metis',
+  code: 'techne',
+  test: 'dokimasia',
+  style_review: 'kallos',
+  commit: 'mneme',
+  slop_review: 'aidos',
+  fact_check: 'aletheia',
+};
 
 /** How often each task type comes up (code-heavy, as forges are). */
 const TASK_WEIGHTS: readonly (readonly [TaskType, number])[] = [

@@ -148,9 +148,29 @@ describe('canonical line scanner', () => {
   });
 
   it('takes canonical spellings: escapes, surrogate pairs, floats like 1e-05, -0.0', () => {
-    const base = encodeEntry({ scene_id: 's', agent: 'metis', source: 'specialist_proposed', context: null, narrative_beat: null, agent_proposed: 'x', player_response: null, affinity_delta: 0, training_label: { preference_pair: [{ text: 'a', score: 0 }, { text: 'b', score: 1 }], weight: 1 }, split: { shared_eligible: true, private_only: false } });
+    const base = encodeEntry({
+      scene_id: 's',
+      agent: 'metis',
+      source: 'specialist_proposed',
+      context: null,
+      narrative_beat: null,
+      agent_proposed: 'x',
+      player_response: null,
+      affinity_delta: 0,
+      training_label: {
+        preference_pair: [
+          { text: 'a', score: 0 },
+          { text: 'b', score: 1 },
+        ],
+        weight: 1,
+      },
+      split: { shared_eligible: true, private_only: false },
+    });
     const variants = [
-      base.replace('"agent_proposed":"x"', '"agent_proposed":"tab\\t quote\\" slash\\/ back\\\\ nl\\n \\u00e9 \\ud83d\\ude00 \\u0000"'),
+      base.replace(
+        '"agent_proposed":"x"',
+        '"agent_proposed":"tab\\t quote\\" slash\\/ back\\\\ nl\\n \\u00e9 \\ud83d\\ude00 \\u0000"',
+      ),
       base.replace('"affinity_delta":0.0', '"affinity_delta":1e-05'),
       base.replace('"affinity_delta":0.0', '"affinity_delta":-0.0'),
       base.replace('"affinity_delta":0.0', '"affinity_delta":-1.5E+3'),
@@ -164,14 +184,28 @@ describe('canonical line scanner', () => {
   });
 
   it('falls back on what it must not decide: lone surrogates, overflow, bad numbers, whitespace, duplicate or unknown keys', () => {
-    const base = encodeEntry({ scene_id: 's', agent: 'metis', source: 'specialist_proposed', context: null, narrative_beat: null, agent_proposed: 'x', player_response: null, affinity_delta: 0, training_label: null, split: { shared_eligible: true, private_only: false } });
+    const base = encodeEntry({
+      scene_id: 's',
+      agent: 'metis',
+      source: 'specialist_proposed',
+      context: null,
+      narrative_beat: null,
+      agent_proposed: 'x',
+      player_response: null,
+      affinity_delta: 0,
+      training_label: null,
+      split: { shared_eligible: true, private_only: false },
+    });
     const rejected = [
       base.replace('"agent_proposed":"x"', '"agent_proposed":"\\ud800"'),
       base.replace('"agent_proposed":"x"', '"agent_proposed":"\\udc00\\ud800"'),
       base.replace('"affinity_delta":0.0', '"affinity_delta":1e400'),
       base.replace('"affinity_delta":0.0', '"affinity_delta":01'),
       base.replace('"affinity_delta":0.0', '"affinity_delta":1.'),
-      base.replace('"split":{"shared_eligible":true', '"split":{"shared_eligible":true,"private_only":true,"x":{"shared_eligible":true'),
+      base.replace(
+        '"split":{"shared_eligible":true',
+        '"split":{"shared_eligible":true,"private_only":true,"x":{"shared_eligible":true',
+      ),
       base.replace('"agent":"metis"', '"agent":"Metis"'),
       base.replace('"agent":"metis"', '"agent":"metis","agent":"puck"'),
       base.replace('"agent":"metis"', '"agent": "metis"'),
@@ -193,12 +227,34 @@ describe('canonical line scanner', () => {
     for (const c of [0x00, 0x01, 0x09, 0x0b, 0x0d, 0x1f]) {
       for (let k = 0; k < 9; k++) {
         const text = `${'a'.repeat(k)}${String.fromCharCode(c)}${'b'.repeat(9 - k)}`;
-        const line = encodeEntry({ scene_id: 's', agent: 'metis', source: 'specialist_proposed', context: null, narrative_beat: null, agent_proposed: 'x', player_response: null, affinity_delta: 0, training_label: null, split: { shared_eligible: true, private_only: false } }).replace('"agent_proposed":"x"', `"agent_proposed":"${text}"`);
+        const line = encodeEntry({
+          scene_id: 's',
+          agent: 'metis',
+          source: 'specialist_proposed',
+          context: null,
+          narrative_beat: null,
+          agent_proposed: 'x',
+          player_response: null,
+          affinity_delta: 0,
+          training_label: null,
+          split: { shared_eligible: true, private_only: false },
+        }).replace('"agent_proposed":"x"', `"agent_proposed":"${text}"`);
         expect(scanLine(Buffer.from(line), 0, Buffer.byteLength(line), out), JSON.stringify(text)).toBe(false);
       }
     }
     const ok = `${'a'.repeat(64)}`;
-    const line = encodeEntry({ scene_id: 's', agent: 'metis', source: 'specialist_proposed', context: null, narrative_beat: null, agent_proposed: 'x', player_response: null, affinity_delta: 0, training_label: null, split: { shared_eligible: true, private_only: false } });
+    const line = encodeEntry({
+      scene_id: 's',
+      agent: 'metis',
+      source: 'specialist_proposed',
+      context: null,
+      narrative_beat: null,
+      agent_proposed: 'x',
+      player_response: null,
+      affinity_delta: 0,
+      training_label: null,
+      split: { shared_eligible: true, private_only: false },
+    });
     expect(agrees(Buffer.from(`${line.slice(0, -1)},"entry_id":"${ok}"}`), out)).toBe(true); // 64 characters: the maximum
   });
 
@@ -238,7 +294,18 @@ describe('canonical line scanner', () => {
   });
 
   it('scans a line in the middle of a larger buffer without reading past its end', () => {
-    const line = encodeEntry({ scene_id: 's', agent: 'metis', source: 'specialist_proposed', context: null, narrative_beat: null, agent_proposed: 'x', player_response: null, affinity_delta: 0.5, training_label: null, split: { shared_eligible: true, private_only: false } });
+    const line = encodeEntry({
+      scene_id: 's',
+      agent: 'metis',
+      source: 'specialist_proposed',
+      context: null,
+      narrative_beat: null,
+      agent_proposed: 'x',
+      player_response: null,
+      affinity_delta: 0.5,
+      training_label: null,
+      split: { shared_eligible: true, private_only: false },
+    });
     const buf = Buffer.from(`${line}\n${line}\n`);
     const out = new ScannedLine();
     expect(scanLine(buf, line.length + 1, 2 * line.length + 1, out)).toBe(true);
