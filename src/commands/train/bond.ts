@@ -105,6 +105,11 @@ async function progressSink(
   };
 }
 
+/** A metric's trivial baselines, as both the table and the per-agent blocks print them. */
+function baselinesText(m: Metric, fmtValue: (m: Metric, v: number) => string): string {
+  return m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${fmtValue(m, b.value)}`).join(', ');
+}
+
 /** The result as one short block per agent, for terminals narrower than the table. */
 function agentBlocks(
   agents: readonly AgentResult[],
@@ -125,7 +130,7 @@ function agentBlocks(
       `${a.agent}  ${f.c.green(`bond v${a.version}`)}  examples ${a.examples.used} (${a.examples.train}/${a.examples.stopping}/${a.examples.validation})`,
     );
     for (const m of a.metrics.length > 0 ? a.metrics : a.metric ? [a.metric] : []) {
-      const baselines = m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${f.fmtValue(m, b.value)}`).join(', ');
+      const baselines = baselinesText(m, f.fmtValue);
       lines.push(
         wrapWords(`  ${f.label[m.kind]} ${f.fmtValue(m, m.value)} (n=${m.n}) · trivial: ${baselines}`, f.width),
       );
@@ -252,13 +257,7 @@ export default defineCommand({
       {
         header: 'TRIVIAL BASELINES',
         get: ({ a, m, first }) =>
-          a.status === 'skipped'
-            ? first
-              ? c.dim(`skipped: ${a.reason}`)
-              : ''
-            : m
-              ? m.baselines.map((b) => `${b.name.replace(/_/g, ' ')} ${fmtValue(m, b.value)}`).join(', ')
-              : '',
+          a.status === 'skipped' ? (first ? c.dim(`skipped: ${a.reason}`) : '') : m ? baselinesText(m, fmtValue) : '',
       },
       {
         header: 'ADAPTER',
