@@ -170,8 +170,9 @@ function dynamicImports(paths, patterns) {
 
 /** Modules at the top of src/commands that every group may import: the shared base, no group's helpers. */
 // fast-flags and filter: the zod-free side of shared options (lazy options, commands/types.ts); spec: the
-// registry's vocabulary and the flags several groups declare (commands/spec.ts).
-const SHARED_COMMAND_MODULES = ['types', 'options', 'option-errors', 'fast-flags', 'filter', 'spec'];
+// registry's vocabulary and the flags several groups declare (commands/spec.ts); spec-schema: a command's
+// zod schema derived from its declaration.
+const SHARED_COMMAND_MODULES = ['types', 'options', 'option-errors', 'fast-flags', 'filter', 'spec', 'spec-schema'];
 const GROUP_MESSAGE =
   "A command group never imports another group's helpers: move the shared piece to src/commands/options.ts or down into the domain.";
 

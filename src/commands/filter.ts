@@ -2,7 +2,7 @@ import { AGENTS } from '../memoir/format/agents.js';
 import { ENTRY_TYPES, SOURCES } from '../memoir/format/sources.js';
 import { UsageError } from '../errors.js';
 import type { EntryFilter } from '../memoir-index/memoir-index.js';
-import { optionalString, optionalTime, oneOf, stringList, type Maybe } from './fast-flags.js';
+import { optionalTime, stringList } from './fast-flags.js';
 
 /**
  * The entry filter flags as commands receive them (`filterShape` in options.ts is their zod
@@ -37,18 +37,11 @@ const agents: ReadonlySet<string> = new Set(AGENTS);
 const sources: ReadonlySet<string> = new Set(SOURCES);
 const types: ReadonlySet<string> = new Set(ENTRY_TYPES);
 
-/** `filterShape` without zod (fast-flags.ts): each value as the schema gives it, or UNSURE. */
-export function fastFilterFlags(raw: Readonly<Record<string, unknown>>): {
-  [K in keyof Required<FilterFlags>]: Maybe<FilterFlags[K]>;
-} {
-  return {
-    agent: stringList(raw.agent, agents),
-    source: stringList(raw.source, sources),
-    type: stringList(raw.type, types),
-    split: oneOf(raw.split, ['shared', 'private'] as const),
-    scene: optionalString(raw.scene),
-    since: optionalTime(raw.since),
-    until: optionalTime(raw.until),
-    text: optionalString(raw.text),
-  };
-}
+/** The filter flags checked beyond their declaration (`filterChecks` in options.ts), without zod (fast-flags.ts). */
+export const fastFilterChecks = {
+  agent: (v: unknown) => stringList(v, agents),
+  source: (v: unknown) => stringList(v, sources),
+  type: (v: unknown) => stringList(v, types),
+  since: optionalTime,
+  until: optionalTime,
+};

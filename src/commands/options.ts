@@ -3,9 +3,9 @@ import { AGENTS } from '../memoir/format/agents.js';
 import { ENTRY_TYPES, SOURCES } from '../memoir/format/sources.js';
 
 /**
- * Option schemas more than one command group shares: `--memoir`, the entry filters, numeric
- * flags and the privacy settings flags. (A group's own options stay in its command file; the
- * flags themselves are declared in src/cli.ts.)
+ * Validation more than one command group shares: the entry filters, numeric flags and the privacy
+ * settings flags. The flags themselves are declared once, in the groups' commands.ts (spec.ts);
+ * a command's schema derives from that declaration and adds these checks (spec-schema.ts).
  */
 
 /** `--memoir PATH` (repeatable): memoir files or directories; none means every memoir under the home. */
@@ -61,6 +61,15 @@ export const filterShape = {
   since: time(),
   until: time(),
   text: z.string().optional(),
+};
+
+/** The filter flags whose values are checked beyond their declaration (spec.ts FILTER_FLAGS). */
+export const filterChecks = {
+  agent: filterShape.agent,
+  source: filterShape.source,
+  type: filterShape.type,
+  since: filterShape.since,
+  until: filterShape.until,
 };
 
 export { toFilter } from './filter.js';

@@ -1,6 +1,6 @@
 import { memoirFlag, BUDGET_FLAGS, JSON_FLAG, AGENT_LIST_FLAG, type CommandSpec } from './spec.js';
 
-export const feedbackCommand: CommandSpec = {
+export const feedbackCommand = {
   name: 'feedback',
   description:
     'ask the player how an agent’s proposal felt (1–5) and record it in the memoir; asks only when affinity and cooldown allow',
@@ -28,16 +28,16 @@ export const feedbackCommand: CommandSpec = {
     { flags: '--json', help: 'JSON result (includes entry_id, or asked:false and the reason)' },
   ],
   load: () => import('./feedback.js'),
-};
+} as const satisfies CommandSpec;
 
-export const affinityCommand: CommandSpec = {
+export const affinityCommand = {
   name: 'affinity',
   description: 'per-agent affinity: sum of affinity deltas, tier, next tier, trend and last change',
   flags: [AGENT_LIST_FLAG, JSON_FLAG, memoirFlag()],
   load: () => import('./affinity.js'),
-};
+} as const satisfies CommandSpec;
 
-export const whisperCommand: CommandSpec = {
+export const whisperCommand = {
   name: 'whisper',
   description: 'the Whisper Limit: privacy capacity left, who speaks next round and why, past contributions',
   flags: [
@@ -51,9 +51,9 @@ export const whisperCommand: CommandSpec = {
     memoirFlag(),
   ],
   load: () => import('./whisper.js'),
-};
+} as const satisfies CommandSpec;
 
-export const scoreCommand: CommandSpec = {
+export const scoreCommand = {
   name: 'score',
   description: 'rank candidate texts as an agent’s adapters prefer them (arguments, --file, or NDJSON on stdin)',
   args: [{ name: '[candidates...]', help: 'the candidate texts' }],
@@ -82,9 +82,9 @@ export const scoreCommand: CommandSpec = {
     JSON_FLAG,
   ],
   load: () => import('./score.js'),
-};
+} as const satisfies CommandSpec;
 
-export const routeCommand: CommandSpec = {
+export const routeCommand = {
   name: 'route',
   description: 'Hephaestus’s routing head: which specialist should take the task (a distribution)',
   args: [{ name: '[task]', help: 'the task description' }],
@@ -102,11 +102,11 @@ export const routeCommand: CommandSpec = {
     JSON_FLAG,
   ],
   load: () => import('./route.js'),
-};
+} as const satisfies CommandSpec;
 
-export const doctorCommand: CommandSpec = {
+export const doctorCommand = {
   name: 'doctor',
   description: 'check the environment, paths and index health; print the command that fixes each problem',
   flags: [JSON_FLAG],
   load: () => import('./doctor.js'),
-};
+} as const satisfies CommandSpec;

@@ -11,12 +11,10 @@ import { ulidGenerator } from '../../memoir/format/entry-id.js';
 import { firstInvalidUtf8 } from '../../memoir/format/utf8.js';
 import { defineCommand } from '../types.js';
 import { note, warn } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { append as spec } from './commands.js';
 
-const options = z.object({
-  entry: z.string().optional(),
-  file: z.string().optional(),
-  memoir: z.array(z.string()).default([]),
-  fsync: z.boolean().default(true),
+const options = optionsSchema(spec, {
   json: z.boolean().optional(),
 });
 

@@ -9,24 +9,20 @@ import { oneLine, renderTable } from '../../output/table.js';
 import type { EntryRow } from '../../memoir-index/memoir-index.js';
 import { replayBufferFromIndex } from '../../memoir-index/replay-candidates.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter, memoirOpt } from '../options.js';
+import { filterChecks, toFilter } from '../options.js';
 import { openIndexed } from './shared.js';
 import { warn } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { buffer as spec } from './commands.js';
 
-const { text: _text, ...filters } = filterShape;
-
-const options = z.object({
-  memoir: memoirOpt,
-  ...filters,
+const options = optionsSchema(spec, {
+  ...filterChecks,
   max: z.coerce
     .number({
       error: (iss) => (iss.input === undefined ? 'is required: the bound, a whole number of entries' : undefined),
     })
     .int()
     .min(0),
-  dryRun: z.boolean().default(false),
-  out: z.string().optional(),
-  json: z.boolean().default(false),
 });
 
 /** Where `memoir buffer` writes its manifest unless --out says otherwise. */

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { appendLines, prepareEntries } from '../../memoir/file/append.js';
 import { ulidGenerator } from '../../memoir/format/entry-id.js';
@@ -20,17 +19,11 @@ import type { EntryFilter, EntryRow, MemoirIndex } from '../../memoir-index/memo
 import { MemoirQueries } from '../../memoir-index/memoir-queries.js';
 import { loadRevisionGraph } from '../../memoir-index/revision-queries.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from '../options.js';
 import { loadRow, openIndexed } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { episodes as spec } from './commands.js';
 
-const options = z.object({
-  memoir: memoirOpt,
-  by: z.enum(['scene', 'session']).default('scene'),
-  scene: z.string().optional(),
-  write: z.boolean().default(false),
-  fsync: z.boolean().default(true),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, {});
 
 export type EpisodeWriteStatus = 'written' | 'unchanged' | 'updated';
 

@@ -28,12 +28,12 @@ import { renderTable } from '../../output/table.js';
 import type { PairExample } from '../../train/examples/types.js';
 import { bondView, councilView, sceneDescriptions, type ExampleSource } from '../../train/examples/views.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from '../options.js';
 import { openIndexed } from './shared.js';
 import { warn } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { exportCommand as spec } from './commands.js';
 
-const options = z.object({
-  memoir: memoirOpt,
+const options = optionsSchema(spec, {
   format: z.enum(['trl-dpo', 'trl-dpo-chat'], {
     error: (iss) =>
       iss.input === undefined
@@ -41,9 +41,6 @@ const options = z.object({
         : `${JSON.stringify(iss.input)} is not a format; expected trl-dpo or trl-dpo-chat`,
   }),
   agent: z.array(z.string().pipe(AgentSchema)).default([]),
-  out: z.string().optional(),
-  includePrivate: z.boolean().default(false),
-  json: z.boolean().default(false),
 });
 
 export interface ExportFile {

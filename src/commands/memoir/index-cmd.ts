@@ -1,20 +1,14 @@
 import { kouraiHome, type Ctx } from '../../context.js';
 import { fingerprintDir, forgetFingerprint } from '../../memoir/verify/fingerprint.js';
-import { allSure, flag, stringList } from '../fast-flags.js';
+import { fastOptions } from '../spec.js';
+import { index as spec } from './commands.js';
 import { defineCommand, type LazyOptions } from '../types.js';
-import type { IndexOptions, options as OptionsSchema } from './index-options.js';
+import type { options as OptionsSchema } from './index-options.js';
 import { openIndexed } from './shared.js';
 import { count, seconds } from '../../format.js';
 
 /** index-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
-export function fastIndexOptions(raw: Readonly<Record<string, unknown>>): IndexOptions | undefined {
-  return allSure<IndexOptions>({
-    memoir: stringList(raw.memoir),
-    rebuild: flag(raw.rebuild, false),
-    fullText: flag(raw.fullText, false),
-    json: flag(raw.json, false),
-  });
-}
+export const fastIndexOptions = fastOptions(spec, {});
 
 const options: LazyOptions<typeof OptionsSchema> = {
   fast: fastIndexOptions,

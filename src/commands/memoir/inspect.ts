@@ -2,24 +2,20 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { writeNdjson } from '../../output/json.js';
 import { oneLine, renderTable } from '../../output/table.js';
-import { allSure, flag, number, stringList } from '../fast-flags.js';
-import { fastFilterFlags, toFilter } from '../filter.js';
+import { number } from '../fast-flags.js';
+import { fastOptions } from '../spec.js';
+import { inspect as spec } from './commands.js';
+import { fastFilterChecks, toFilter } from '../filter.js';
 import { defineCommand, type LazyOptions } from '../types.js';
-import type { InspectOptions, options as OptionsSchema } from './inspect-options.js';
+import type { options as OptionsSchema } from './inspect-options.js';
 import { entryView, loadRow, openIndexed } from './shared.js';
 import { plural } from '../../format.js';
 
-/** inspect-options.ts without zod, for the usual flags (test/commands/fast-options.test.ts holds the two together). */
-export function fastInspectOptions(raw: Readonly<Record<string, unknown>>): InspectOptions | undefined {
-  return allSure<InspectOptions>({
-    memoir: stringList(raw.memoir),
-    ...fastFilterFlags(raw),
-    limit: raw.limit === undefined ? 50 : number(raw.limit, { min: 0, int: true }),
-    allRevisions: flag(raw.allRevisions, false),
-    json: flag(raw.json, false),
-    ndjson: flag(raw.ndjson, false),
-  }) as InspectOptions | undefined;
-}
+/** inspect-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
+export const fastInspectOptions = fastOptions(spec, {
+  ...fastFilterChecks,
+  limit: (v) => (v === undefined ? 50 : number(v, { min: 0, int: true })),
+});
 
 const options: LazyOptions<typeof OptionsSchema> = {
   fast: fastInspectOptions,

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
 import { AGENTS } from '../../memoir/format/agents.js';
@@ -12,13 +11,10 @@ import {
 import { readRecords } from '../../memoir/file/reader.js';
 import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from '../options.js';
+import { optionsSchema } from '../spec-schema.js';
+import { players as spec } from './commands.js';
 
-const options = z.object({
-  memoir: memoirOpt,
-  player: z.array(z.string()).default([]),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, {});
 
 /** `kourai memoir players`: the player metrics of real forges (src/memoir/derive/player-metrics.ts). */
 export default defineCommand({

@@ -1,6 +1,5 @@
 import { openForReading } from '../../memoir/file/reader.js';
 import { closeSync } from 'node:fs';
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { resolveMemoirs } from '../../memoir/file/discover.js';
 import { repairMemoir, type RepairOutcome } from '../../memoir/file/repair.js';
@@ -8,9 +7,10 @@ import { findTornTail, quarantinePath, readBytes } from '../../memoir/file/quara
 import { Journal } from '../../memoir/file/journal.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from '../options.js';
+import { optionsSchema } from '../spec-schema.js';
+import { repair as spec } from './commands.js';
 
-const options = z.object({ memoir: memoirOpt, dryRun: z.boolean().default(false), json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface RepairResult {
   dry_run: boolean;

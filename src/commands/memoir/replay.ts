@@ -14,16 +14,14 @@ import { fullTextBuilder } from '../../memoir-index/indexed.js';
 import { StoryIndex } from '../../memoir-index/story-queries.js';
 import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
 import { defineCommand } from '../types.js';
-import { filterShape, memoirOpt } from '../options.js';
+import { filterShape } from '../options.js';
 import { openIndexed } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { replay as spec } from './commands.js';
 
-const options = z.object({
-  memoir: memoirOpt,
+const options = optionsSchema(spec, {
   agent: filterShape.agent,
   at: z.string().min(1).optional(),
-  ndjson: z.boolean().default(false),
-  /** An alias of --ndjson: replay only streams. */
-  json: z.boolean().default(false),
 });
 
 export interface ReplayResult {

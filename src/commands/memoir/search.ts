@@ -6,19 +6,16 @@ import { renderTable } from '../../output/table.js';
 import { searchText } from '../../memoir-index/memoir-index.js';
 import { excerpt, queryWords, SEARCH_MAX_LIMIT, searchEntries } from '../../memoir-index/search.js';
 import { defineCommand } from '../types.js';
-import { filterShape, toFilter, memoirOpt } from '../options.js';
+import { filterChecks, toFilter } from '../options.js';
 import { entryView, loadRow, openIndexed } from './shared.js';
 import { note } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { search as spec } from './commands.js';
 
-const { text: _text, ...filters } = filterShape;
-
-const options = z.object({
+const options = optionsSchema(spec, {
   query: z.union([z.string(), z.array(z.string())]).transform((q) => (Array.isArray(q) ? q.join(' ') : q)),
-  memoir: memoirOpt,
-  ...filters,
+  ...filterChecks,
   limit: z.coerce.number().int().min(1).default(20),
-  allRevisions: z.boolean().default(false),
-  json: z.boolean().default(false),
 });
 
 export interface SearchHitView {

@@ -5,15 +5,11 @@ import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { renderHistory, resolveRevisions, type HistoryEntry } from './history.js';
 import { findEntryRow } from './lookup.js';
-import { memoirOpt } from '../options.js';
 import { entryView, loadRow, openIndexed } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { show as spec } from './commands.js';
 
-const options = z.object({
-  id: z.string().min(1),
-  memoir: memoirOpt,
-  history: z.boolean().default(false),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, { id: z.string().min(1) });
 
 export interface ShowResult {
   entry: Record<string, unknown>;

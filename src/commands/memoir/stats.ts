@@ -1,14 +1,14 @@
-import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { MemoirQueries } from '../../memoir-index/memoir-queries.js';
 import { defineCommand } from '../types.js';
-import { memoirOpt } from '../options.js';
 import { openIndexed } from './shared.js';
 import { affinity as fmtAffinity, count } from '../../format.js';
+import { optionsSchema } from '../spec-schema.js';
+import { stats as spec } from './commands.js';
 
-const options = z.object({ memoir: memoirOpt, json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface StatsResult {
   memoirs: number;

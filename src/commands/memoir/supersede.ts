@@ -11,18 +11,14 @@ import { colors } from '../../output/color.js';
 import { loadRevisionGraph } from '../../memoir-index/revision-queries.js';
 import { defineCommand } from '../types.js';
 import { findEntryRow, rowOf } from './lookup.js';
-import { memoirOpt } from '../options.js';
 import { loadRow, openIndexed } from './shared.js';
 import { note } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { supersede as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   id: z.string().min(1),
-  patch: z.string().optional(),
-  file: z.string().optional(),
   reason: z.string({ error: 'is required: say why the entry is corrected' }).min(1, { error: 'must not be empty' }),
-  memoir: memoirOpt,
-  fsync: z.boolean().default(true),
-  json: z.boolean().default(false),
 });
 
 export interface SupersedeResult {

@@ -12,20 +12,17 @@ import { count } from '../../format.js';
 import { progress } from '../../output/progress.js';
 import { checkpoint, type Checkpoint } from '../../runtime/cancel.js';
 import { defineCommand } from '../types.js';
+import { optionsSchema } from '../spec-schema.js';
+import { synth as spec } from './commands.js';
 
 const name = z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'use letters, digits, dot, dash or underscore' });
-const options = z.object({
-  home: z.string().optional(),
+const options = optionsSchema(spec, {
   player: name.default('ariadne'),
-  preferences: z.string().optional(),
   project: name.default('sample-forge'),
   sessions: z.coerce.number().int().min(1).max(100_000).default(4),
   turns: z.coerce.number().int().min(1).max(10_000).default(12),
   seed: z.coerce.number().int().default(7),
-  out: z.string().optional(),
   entries: z.coerce.number().int().min(1).optional(),
-  force: z.boolean().default(false),
-  json: z.boolean().default(false),
 });
 
 export interface SynthResult {

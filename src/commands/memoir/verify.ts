@@ -17,16 +17,15 @@ import { colors } from '../../output/color.js';
 import { progress } from '../../output/progress.js';
 import { collectWhenGrown } from '../../runtime/gc.js';
 import type { MemoirIndex } from '../../memoir-index/memoir-index.js';
-import { allSure, flag, stringList } from '../fast-flags.js';
+import { fastOptions } from '../spec.js';
+import { verify as spec } from './commands.js';
 import { defineCommand, type LazyOptions } from '../types.js';
-import type { VerifyOptions, options as OptionsSchema } from './verify-options.js';
+import type { options as OptionsSchema } from './verify-options.js';
 import { note, warn } from '../../output/notice.js';
 import { plural } from '../../format.js';
 
 /** verify-options.ts without zod (test/commands/fast-options.test.ts holds the two together). */
-export function fastVerifyOptions(raw: Readonly<Record<string, unknown>>): VerifyOptions | undefined {
-  return allSure<VerifyOptions>({ memoir: stringList(raw.memoir), json: flag(raw.json, false) });
-}
+export const fastVerifyOptions = fastOptions(spec, {});
 
 const options: LazyOptions<typeof OptionsSchema> = {
   fast: fastVerifyOptions,
