@@ -215,7 +215,12 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   let lastVal: { loss: number; metric: number | null } | null = { loss: score0.loss, metric: score0.metric };
   let stoppedEarly = false;
   const order = [...trainIdx];
-  for (epoch = 1; epoch <= settings.epochs; epoch++) {
+  // The routing head learns only its direct path: weights on the words the player's tasks used,
+  // held toward the prior by the fit's L2. The nonlinear path reads every text through the frozen
+  // random projection, so what it learns from a few scenes moves the answer on words it never saw
+  // (trained on the sample forge it sent real tasks away from what the prior knew).
+  const epochs = head === 'route' ? 0 : settings.epochs;
+  for (epoch = 1; epoch <= epochs; epoch++) {
     shuffle(order, rand);
     let epochLoss = 0;
     let seen = 0;
@@ -253,7 +258,7 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
       break;
     }
   }
-  const epochsRun = Math.min(epoch, settings.epochs);
+  const epochsRun = Math.min(epoch, epochs);
   params.set(best.all);
   const elapsed = now() - t0;
   const trainEval = run.evaluate(trainIdx);

@@ -134,17 +134,30 @@ export class RoutePrior {
     const score = new Float64Array(n);
     const hits: CueHit[] = [];
     const words = stems(description ?? '').map((w) => this.correct(w));
-    const fired = new Set<Cue>();
+    // Every place a cue matches; then the longest first, and a word already inside one of the same
+    // specialist's matches is not counted again ("commit message" does not also score "commit").
+    const found: { cue: Cue; at: number }[] = [];
     for (let i = 0; i < words.length; i++) {
       for (const cue of this.byFirst.get(words[i] as string) ?? []) {
-        if (fired.has(cue) || i + cue.words.length > words.length) continue;
+        if (i + cue.words.length > words.length) continue;
         let ok = true;
         for (let k = 1; k < cue.words.length && ok; k++) ok = words[i + k] === cue.words[k];
-        if (!ok) continue;
-        fired.add(cue);
-        score[cue.agent] = (score[cue.agent] as number) + cue.weight;
-        hits.push({ agent: this.specialists[cue.agent] as Agent, cue: cue.text, weight: cue.weight });
+        if (ok) found.push({ cue, at: i });
       }
+    }
+    found.sort((a, b) => b.cue.words.length - a.cue.words.length || b.cue.weight - a.cue.weight || a.at - b.at);
+    const fired = new Set<Cue>();
+    const covered = this.specialists.map(() => new Set<number>());
+    for (const { cue, at } of found) {
+      const own = covered[cue.agent] as Set<number>;
+      if (fired.has(cue)) continue;
+      let free = true;
+      for (let k = 0; k < cue.words.length && free; k++) free = !own.has(at + k);
+      if (!free) continue;
+      fired.add(cue);
+      for (let k = 0; k < cue.words.length; k++) own.add(at + k);
+      score[cue.agent] = (score[cue.agent] as number) + cue.weight;
+      hits.push({ agent: this.specialists[cue.agent] as Agent, cue: cue.text, weight: cue.weight });
     }
     if (taskType !== null) {
       const at = this.taskTypes.get(normalType(taskType));
