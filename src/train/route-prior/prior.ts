@@ -4,18 +4,21 @@ import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
 /**
  * The routing prior: the specialists' written roles (roles.ts) turned into logits for a task.
  *
- *   score[s] = Σ weight of each of s's cues the task contains (once each)  + TASK_TYPE_WEIGHT if
+ *   score[s] = Σ weight of each of s's cues the task contains (once each; a word inside a longer
+ *              cue of the same specialist counts only for the longer one)  + TASK_TYPE_WEIGHT if
  *              the host's task type names s's work
  *   logit[s] = β · score[s] + bias[s]
  *
  * Words are matched on light stems (plural, -ing, -ed), and a word of five letters or more that
- * is one letter off a cue word (a typo: "implment", "funtion") is read as that word. β is the
- * inverse temperature of least log-loss (calibration.ts) on the tuning tasks in
- * test/fixtures/route/ (never the held-out part); with no cue at all the task goes, weakly, to Techne, as the
- * most common kind of work. Building the index takes a few milliseconds of CPU, so `kourai route`
- * builds it per call.
+ * is one letter missing or extra from a cue word (a typo: "implment", "funtion"), or of seven
+ * letters or more with one letter changed, is read as that word. β is the inverse temperature of
+ * least log-loss (calibration.ts) on labelled tasks the cues had not been tuned on (test/fixtures/
+ * route/README.md): a temperature fitted on the tasks the cues were tuned on comes out ~30% more
+ * confident than unseen text bears out. With no cue at all the task goes, weakly, to Techne, as
+ * the most common kind of work. Building the index takes a few milliseconds of CPU, so `kourai
+ * route` builds it per call.
  */
-export const PRIOR_BETA = 2.1;
+export const PRIOR_BETA = 1.8;
 const TASK_TYPE_WEIGHT = 4;
 const BIAS: Readonly<Partial<Record<Agent, number>>> = { techne: 0.5 };
 
@@ -122,8 +125,8 @@ export class RoutePrior {
     for (let k = 0; k < w.length; k++) {
       const d = w.slice(0, k) + w.slice(k + 1);
       if (this.vocab.has(d)) return d;
-      // A changed letter only in longer words: "entry" is not "retry".
-      const changed = w.length >= 6 ? this.near.get(d) : undefined;
+      // A changed letter only in longer words: "entry" is not "retry", "server" is not "semver".
+      const changed = w.length >= 7 ? this.near.get(d) : undefined;
       if (changed !== undefined) return changed;
     }
     return w;

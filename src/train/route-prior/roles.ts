@@ -296,6 +296,9 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['out of memory', 3],
       ['cors', 2],
       ['build', 1],
+      ['white screen', 2.5],
+      ['not start', 2],
+      ["won't start", 2],
     ],
   },
   dokimasia: {
@@ -643,7 +646,7 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['corporate', 2],
       ['padding', 3],
       ['copy', 1.5],
-      ['marketing', 1],
+      ['marketing', 2],
       ['cliché', 3],
       ['cliche', 3],
       ['unlock', 1],
@@ -712,6 +715,9 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['less robotic', 3.5],
       ['ai-sounding', 4],
       ['ai sounding', 4],
+      ['marketing words', 3.5],
+      ['full of', 1],
+      ['robot', 3],
     ],
   },
   aletheia: {
@@ -821,6 +827,9 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['true claim', 3],
       ['really list', 1],
       ['does the', 0.5],
+      ['true or', 2.5],
+      ['nonsense', 1.5],
+      ['real source', 3.5],
     ],
   },
 };
