@@ -20,6 +20,9 @@ import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
  */
 export const PRIOR_BETA = 1.8;
 const TASK_TYPE_WEIGHT = 4;
+/** A specialist is asked for outright when her own (not `about`) cues reach this. */
+const ASKED = 4;
+const ABOUT_DISCOUNT = 0.4;
 const BIAS: Readonly<Partial<Record<Agent, number>>> = { techne: 0.5 };
 
 export interface CueHit {
@@ -70,6 +73,8 @@ interface Cue {
   text: string;
   words: string[];
   weight: number;
+  /** It names material other specialists work on too (role.about). */
+  about: boolean;
 }
 
 export class RoutePrior {
@@ -93,13 +98,14 @@ export class RoutePrior {
       for (const t of role.taskTypes) this.taskTypes.set(normalType(t), i);
       // Cues that stem alike ("format", "formatting") are one cue, with the larger weight.
       const own = new Map<string, Cue>();
+      const about = new Set((role.about ?? []).map((t) => stems(t).join(' ')));
       for (const [text, weight] of role.cues) {
         const words = stems(text);
         if (words.length === 0) continue;
         const key = words.join(' ');
         const had = own.get(key);
         if (had) had.weight = Math.max(had.weight, weight);
-        else own.set(key, { agent: i, text, words, weight });
+        else own.set(key, { agent: i, text, words, weight, about: about.has(key) });
       }
       for (const cue of own.values()) {
         const list = this.byFirst.get(cue.words[0] as string) ?? [];
@@ -149,18 +155,26 @@ export class RoutePrior {
       }
     }
     found.sort((a, b) => b.cue.words.length - a.cue.words.length || b.cue.weight - a.cue.weight || a.at - b.at);
-    const fired = new Set<Cue>();
+    const fired: Cue[] = [];
     const covered = this.specialists.map(() => new Set<number>());
+    const asked = new Float64Array(n);
     for (const { cue, at } of found) {
       const own = covered[cue.agent] as Set<number>;
-      if (fired.has(cue)) continue;
+      if (fired.includes(cue)) continue;
       let free = true;
       for (let k = 0; k < cue.words.length && free; k++) free = !own.has(at + k);
       if (!free) continue;
-      fired.add(cue);
+      fired.push(cue);
       for (let k = 0; k < cue.words.length; k++) own.add(at + k);
-      score[cue.agent] = (score[cue.agent] as number) + cue.weight;
-      hits.push({ agent: this.specialists[cue.agent] as Agent, cue: cue.text, weight: cue.weight });
+      if (!cue.about) asked[cue.agent] = (asked[cue.agent] as number) + cue.weight;
+    }
+    // When one specialist's craft is asked for outright, words that only name the material (the
+    // bug a test is for, the changelog a slop check reads) count less for the others.
+    for (const cue of fired) {
+      const w =
+        cue.about && asked.some((v, s) => s !== cue.agent && v >= ASKED) ? cue.weight * ABOUT_DISCOUNT : cue.weight;
+      score[cue.agent] = (score[cue.agent] as number) + w;
+      hits.push({ agent: this.specialists[cue.agent] as Agent, cue: cue.text, weight: w });
     }
     if (taskType !== null) {
       const at = this.taskTypes.get(normalType(taskType));

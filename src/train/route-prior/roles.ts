@@ -18,6 +18,12 @@ export interface SpecialistRole {
   /** Host task types (context.task_type) that name her work. */
   taskTypes: readonly string[];
   cues: readonly (readonly [cue: string, weight: number])[];
+  /**
+   * Cues (as written in `cues`) that name material the other specialists work on as well: a bug
+   * is Techne's to fix but also what Dokimasia writes a test for; a changelog is Mneme's to write
+   * but also what Aidos reads for slop. They count less when another specialist is asked for.
+   */
+  about?: readonly string[];
 }
 
 export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> = {
@@ -148,6 +154,20 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['spec out', 3],
       ['specification', 2.5],
       ['architect', 2.5],
+    ],
+    about: [
+      'design doc',
+      'design',
+      'plan',
+      'rfc',
+      'proposal',
+      'roadmap',
+      'ticket',
+      'tickets',
+      'architecture',
+      'team',
+      'people',
+      'technical design',
     ],
   },
   techne: {
@@ -299,6 +319,44 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['white screen', 2.5],
       ['not start', 2],
       ["won't start", 2],
+    ],
+    about: [
+      'bug',
+      'crash',
+      'error',
+      'exception',
+      'code',
+      'api',
+      'endpoint',
+      'function',
+      'feature',
+      'returns',
+      '404',
+      '500',
+      'null',
+      'undefined',
+      'retry',
+      'parser',
+      'parse',
+      'module',
+      'page',
+      'button',
+      'login',
+      'database',
+      'query',
+      'form',
+      'upload',
+      'script',
+      'cache',
+      'stack trace',
+      'typeerror',
+      'traceback',
+      'broken',
+      'fails',
+      'timeout',
+      'performance',
+      'slow',
+      'faster',
     ],
   },
   dokimasia: {
@@ -510,6 +568,7 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['consistent naming', 3.5],
       ['style nits', 3.5],
     ],
+    about: ['comments', 'code review', 'review', 'docstring', 'docstrings', 'wording', 'name', 'names'],
   },
   mneme: {
     role: 'Mneme keeps the record: commit messages, history, changelogs and release notes, the story of what changed and why.',
@@ -589,6 +648,27 @@ export const SPECIALIST_ROLES: Readonly<Partial<Record<Agent, SpecialistRole>>> 
       ['pr title', 3],
       ['merge request', 2],
       ["what's new", 2.5],
+    ],
+    about: [
+      'changelog',
+      'commit',
+      'commit message',
+      'commit msg',
+      'release notes',
+      'release',
+      'pr description',
+      'pr body',
+      'history',
+      'git log',
+      'tag',
+      'version',
+      'changes',
+      'diff',
+      'notes',
+      'summary',
+      'announcement',
+      'merged',
+      'release announcement',
     ],
   },
   aidos: {
