@@ -8,7 +8,7 @@ import type { Example } from './examples/types.js';
 import type { Features } from './features.js';
 import { inputBlocks } from './base-spec.js';
 import { directMatrix, setDirectMatrix } from './direct-path.js';
-import { chooseLambda, fitLinear, type LambdaChoice, type LinearProblem } from './linear-fit.js';
+import { chooseLambda, fitLinear, LAMBDA_GRID, type LambdaChoice, type LinearProblem } from './linear-fit.js';
 import { cloneLora, initLora, loraWeights, nonlinearSize, type LoraDims, type LoraWeights } from './lora.js';
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
 import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
@@ -292,6 +292,14 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
 }
 
 /**
+ * The routing head's penalty toward the prior reaches much higher than the scoring heads': cross-
+ * validation keeps the strongest λ that routes the player's held-out tasks as well as any, so a
+ * history the prior already explains (the sample forge's) moves nothing, and one that routes
+ * against it (the player's own habits) still can.
+ */
+const ROUTE_LAMBDA_GRID: readonly number[] = [10, 3, 1, 0.3, 0.1, ...LAMBDA_GRID];
+
+/**
  * Fits the trained adapter's direct path (linear-fit.ts) on the training items: the rest of the
  * network (base, frozen adapters, this adapter's nonlinear factors) is each text's offset. The
  * structure inputs are rescaled to unit spread over the training texts for the fit, so one λ
@@ -384,7 +392,9 @@ function fitDirect(
   }
   const problem: LinearProblem = { out: O, dim: A, texts: compact, offsets, items, prior: priorFit };
   const choice: LambdaChoice =
-    settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
+    settings.l2 !== null
+      ? { lambda: settings.l2, curve: [] }
+      : chooseLambda(problem, trainIdx, rand, net.head === 'route' ? { grid: ROUTE_LAMBDA_GRID } : {});
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);
   const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);

@@ -1,4 +1,5 @@
 import type { Agent } from '../../memoir/format/agents.js';
+import { LEXICON, LEXICON_ORDER } from './lexicon.js';
 import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
 
 /**
@@ -19,6 +20,8 @@ import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
  * route` builds it per call.
  */
 export const PRIOR_BETA = 1.8;
+/** How far the lexicon (lexicon.ts) moves the cues' logits. */
+export const LEXICON_WEIGHT = 0.75;
 const TASK_TYPE_WEIGHT = 4;
 /** A specialist is asked for outright when her own (not `about`) cues reach this. */
 const ASKED = 4;
@@ -85,6 +88,8 @@ export class RoutePrior {
   private readonly near = new Map<string, string>();
   private readonly taskTypes = new Map<string, number>();
   private readonly bias: Float64Array;
+  /** The lexicon's columns -> this prior's specialists (-1: not one of them). */
+  private readonly lexiconAt: Int32Array;
 
   constructor(
     specialists: readonly Agent[],
@@ -92,6 +97,7 @@ export class RoutePrior {
   ) {
     this.specialists = specialists;
     this.bias = Float64Array.from(specialists, (a) => BIAS[a] ?? 0);
+    this.lexiconAt = Int32Array.from(LEXICON_ORDER, (a) => specialists.indexOf(a));
     specialists.forEach((agent, i) => {
       const role = roles[agent];
       if (!role) return;
@@ -189,6 +195,16 @@ export class RoutePrior {
     }
     const logits = new Float64Array(n);
     for (let s = 0; s < n; s++) logits[s] = PRIOR_BETA * (score[s] as number) + (this.bias[s] as number);
+    const raw = stems(description ?? '');
+    const grams = new Set([...raw, ...raw.slice(1).map((w, i) => `${raw[i] as string} ${w}`)]);
+    for (const g of grams) {
+      const w = LEXICON[g];
+      if (w === undefined) continue;
+      for (let k = 0; k < w.length; k++) {
+        const s = this.lexiconAt[k] as number;
+        if (s >= 0) logits[s] = (logits[s] as number) + LEXICON_WEIGHT * (w[k] as number);
+      }
+    }
     hits.sort((a, b) => b.weight - a.weight);
     return { logits, hits };
   }
