@@ -10,7 +10,7 @@ import { SPECIALIST_ROLES, type SpecialistRole } from './roles.js';
  *              the host's task type names s's work
  *   logit[s] = β · score[s] + bias[s]
  *
- * Words are matched on light stems (plural, -ing, -ed), and a word of five letters or more that
+ * Words are matched on light stems (plural, -ing, -ed), and a word of six letters or more that
  * is one letter missing or extra from a cue word (a typo: "implment", "funtion"), or of seven
  * letters or more with one letter changed, is read as that word. β is the inverse temperature of
  * least log-loss (calibration.ts) on labelled tasks the cues had not been tuned on (test/fixtures/
@@ -129,9 +129,12 @@ export class RoutePrior {
     }
   }
 
-  /** A typo of a cue word is read as the word (one letter missing, extra or changed). */
+  /**
+   * A typo of a cue word is read as the word (one letter missing, extra or changed), in words of
+   * six letters or more: shorter ones are too often another real word ("print" is not "sprint").
+   */
   private correct(w: string): string {
-    if (w.length < 5 || this.vocab.has(w)) return w;
+    if (w.length < 6 || this.vocab.has(w)) return w;
     const missing = this.near.get(w);
     if (missing !== undefined) return missing;
     for (let k = 0; k < w.length; k++) {
