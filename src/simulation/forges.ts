@@ -12,7 +12,7 @@ import { profileFor, type PlayerProfile } from '../memoir/sample/planted/profile
 import { synthSessions } from '../memoir/sample/synth.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
-import { openIndex } from '../memoir-index/memoir-index.js';
+import { openIndexed } from '../memoir-index/indexed.js';
 import type { Example } from '../train/examples/types.js';
 import { bondView, councilView } from '../train/examples/views.js';
 import { flipLabels } from './attacks.js';
@@ -57,29 +57,43 @@ export function byzantineSet(forges: number, f: number, seed: number): Set<numbe
   return new Set(idx.slice(0, f));
 }
 
-export function buildForges(
+export async function buildForges(
   x: Experiment,
   seed: number,
   home: string,
   specialists: readonly string[],
   signal?: AbortSignal,
-): SimForge[] {
+): Promise<SimForge[]> {
   const bad = byzantineSet(x.forges, x.byzantine, seed);
-  const index = openIndex(home);
+  const written: { k: number; profile: PlayerProfile; paths: string[] }[] = [];
+  for (let k = 0; k < x.forges; k++) {
+    if (signal?.aborted) break;
+    const player = playerName(k);
+    const profile = profileFor(player);
+    const paths: string[] = [];
+    for (const s of synthSessions({ seed: seed * 1000 + k, sessions: x.sessions, turns: x.turns, profile })) {
+      const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
+      appendLines(p, s.lines, { fsync: false });
+      paths.push(p);
+    }
+    written.push({ k, profile, paths });
+  }
+  if (written.length === 0) return [];
+  // The index is brought up to date the one way every command does it.
+  const ctx = {
+    env: { KOURAI_HOME: home },
+    cwd: home,
+    now: () => new Date(),
+    signal: signal ?? new AbortController().signal,
+  };
+  const indexed = await openIndexed(
+    ctx,
+    written.flatMap((w) => w.paths),
+  );
   try {
-    const out: SimForge[] = [];
-    for (let k = 0; k < x.forges; k++) {
-      if (signal?.aborted) break;
-      const player = playerName(k);
-      const profile = profileFor(player);
-      const paths: string[] = [];
-      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: x.sessions, turns: x.turns, profile })) {
-        const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
-        appendLines(p, s.lines, { fsync: false });
-        paths.push(p);
-      }
-      const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
-      const source = { index, files };
+    const fileOf = new Map(indexed.paths.map((p, i) => [p, indexed.fileIds[i] as number]));
+    return written.map(({ k, profile, paths }) => {
+      const source = { index: indexed.index, files: paths.map((p) => fileOf.get(p) as number) };
       const council = new Map<FederatingAgent, Example[]>();
       const bond = new Map<FederatingAgent, Example[]>();
       const flipped = new Map<FederatingAgent, Example[]>();
@@ -90,7 +104,7 @@ export function buildForges(
         bond.set(agent, b);
         flipped.set(agent, flipLabels(c, specialists));
       }
-      out.push({
+      return {
         index: k,
         name: `forge-${String(k + 1).padStart(2, '0')}`,
         profile,
@@ -98,11 +112,10 @@ export function buildForges(
         council,
         bond,
         flipped,
-      });
-    }
-    return out;
+      };
+    });
   } finally {
-    index.close();
+    indexed.index.close();
   }
 }
 

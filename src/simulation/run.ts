@@ -76,7 +76,7 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
       const dir = mkdtempSync(join(o.scratch, `seed-${seed}-`));
       try {
         o.onProgress?.(done, total, `seed ${seed}: building ${x.forges} forges`);
-        const sc = seedContext(x, seed, dir, shared, pool, o.signal);
+        const sc = await seedContext(x, seed, dir, shared, pool, o.signal);
         if (o.signal?.aborted) throw new CancelledError();
         for (const cell of cells) {
           const cellDir = mkdtempSync(join(dir, 'council-'));
@@ -135,15 +135,15 @@ export function sharedModel(): SharedModel {
 }
 
 /** One seed's forges (memoirs under `dir`), held-out probes and memo of cell-independent trainings. */
-export function seedContext(
+export async function seedContext(
   x: Experiment,
   seed: number,
   dir: string,
   m: SharedModel = sharedModel(),
   pool: TrainPool = inlinePool(m.base, m.encode),
   signal?: AbortSignal,
-): SeedContext {
-  const forges = buildForges(x, seed, dir, m.base.spec.specialists, signal);
+): Promise<SeedContext> {
+  const forges = await buildForges(x, seed, dir, m.base.spec.specialists, signal);
   return {
     x,
     seed,

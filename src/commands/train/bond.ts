@@ -163,12 +163,9 @@ export default defineCommand({
     const db = openStateDb(home);
     const closers: (() => unknown)[] = [() => db.close()];
     try {
-      const source = openBondSource({
-        home,
-        cwd: ctx.cwd,
+      const source = await openBondSource({
+        ctx,
         memoirs: opts.memoir,
-        now: ctx.now,
-        signal: ctx.signal,
         bound: opts.buffer,
         feedback: indexFeedback(ctx, opts.json),
       });

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/errors.js';
@@ -38,6 +38,29 @@ describe('train bond over the memoirs it is given', { timeout: 120_000 }, () => 
     );
     expect(ctx.stderr.text.split('\n')).toContain(
       `warning: ${memoir}: torn final fragment of 14 bytes (a write that never finished) was not read  (fix: kourai memoir repair --memoir ${memoir})`,
+    );
+    ctx.cleanup();
+  });
+
+  it('brings the index up to date as every reading command does: a memoir changed other than by an append is said', async () => {
+    const ctx = testCtx();
+    const memoir = join(ctx.home, 'elsewhere/memoir.jsonl');
+    mkdirSync(join(memoir, '..'), { recursive: true });
+    appendLines(
+      memoir,
+      [1, 2, 3].map((i) =>
+        encodeEntry(ent({ scene_id: `session-1.turn-${i}`, agent: 'metis', agent_proposed: `plan ${i}` })),
+      ),
+      { fsync: false },
+    );
+    await runCli(() => import('../../../src/commands/memoir/index-cmd.js'), { memoir: [memoir] }, ctx);
+    // The same length, one byte changed inside an entry: not an append.
+    writeFileSync(memoir, readFileSync(memoir, 'utf8').replace('plan 1', 'plan 9'));
+    await expect(runCli(bond, { memoir: [memoir], epochs: '2' }, ctx)).rejects.toMatchObject({
+      exitCode: ExitCode.notFound,
+    });
+    expect(ctx.stderr.text).toMatch(
+      new RegExp(`^warning: ${memoir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*; the index was rebuilt for it`, 'm'),
     );
     ctx.cleanup();
   });
