@@ -235,7 +235,7 @@ export async function run(report, { quick }) {
       );
       if (n === 100_000) {
         // --- verify of a memoir that was never indexed vs the upstream reader, alternating rounds.
-        // Three comparisons, all printed: (1) the issue's figure, kourai as a whole process vs the
+        // Three comparisons, all printed: (1) the target's own terms, kourai as a whole process vs the
         // Python loop in-process (its start-up and imports excluded); (2) in-process vs in-process:
         // kourai's library function (verifyMemoirs) timed inside a fresh node, start-up excluded,
         // as the Python loop is; (3) whole process vs whole process: python3 running the same loop,
@@ -306,7 +306,7 @@ export async function run(report, { quick }) {
             `${(n / pyWhole).toFixed(2)} s`,
           );
           report(
-            "  (1) verify whole process vs upstream reader in-process (the issue's figure; target >= 3.5x)",
+            "  (1) verify whole process vs upstream reader in-process (target >= 3.5x)",
             verifyRate / py,
             'x',
             `by CPU time ${(med(vr.kourai, 1) / med(vr.ref, 1)).toFixed(2)}x`,

@@ -149,7 +149,7 @@ describe('one federation round against a one-forge council (default policy) on t
       };
       expect(rt.distribution[0]?.agent).toBe(routeBefore.distribution[0]?.agent);
       expect(rt.applied.source).toBe('validation');
-      // The issue's three tasks, through `route`, after the round and with the lean it chose.
+      // Three plainly worded tasks, through `route`, after the round and with the lean it chose.
       for (const [task, agent] of [
         ['write tests for the parser', 'dokimasia'],
         ['is this citation real?', 'aletheia'],
