@@ -306,7 +306,7 @@ export async function run(report, { quick }) {
             `${(n / pyWhole).toFixed(2)} s`,
           );
           report(
-            "  (1) verify whole process vs upstream reader in-process (target >= 3.5x)",
+            '  (1) verify whole process vs upstream reader in-process (target >= 3.5x)',
             verifyRate / py,
             'x',
             `by CPU time ${(med(vr.kourai, 1) / med(vr.ref, 1)).toFixed(2)}x`,

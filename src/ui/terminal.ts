@@ -16,6 +16,7 @@ export const MIN_SIZE = {
   feedback: { columns: 60, rows: 18 },
   whisper: { columns: 80, rows: 24 },
   consent: { columns: 70, rows: 24 },
+  council: { columns: 40, rows: 12 },
 } as const satisfies Record<string, ScreenSize>;
 
 export function assertTerminalFits(

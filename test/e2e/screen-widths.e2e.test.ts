@@ -1,4 +1,10 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { councilEventEntry } from '../../src/memoir/derive/council-event.js';
+import { Memoir } from '../../src/memoir/file/memoir.js';
+import { details } from '../federation/council-event-fixture.js';
 import { assertBuilt, copyHome, sampleHome } from '../helpers/bin.js';
 import { removeDir } from '../helpers/ctx.js';
 import { readEntries } from '../helpers/forge.js';
@@ -71,6 +77,27 @@ describe.for([60, 100])('at %i columns', (columns) => {
     screen = await tmux.waitFor('? or Esc closes this help');
     for (const words of ['next beat', 'jump to an entry id', 'cancel (exit code 130)']) expect(screen).toContain(words);
     expect(widest(screen)).toBeLessThanOrEqual(columns);
+  });
+
+  it('council scene: the title stays in view to the last line, and what follows starts a line of its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kourai-scene-'));
+    const memoir = join(dir, 'memoir.jsonl');
+    new Memoir(memoir).append([councilEventEntry(details())]);
+    try {
+      open(['federate', 'scene', '--memoir', memoir], columns, 24);
+      let screen = await tmux.waitFor(/s skip/);
+      const total = Number(/line \d+\/(\d+)/.exec(screen)?.[1]);
+      expect(total).toBeGreaterThan(5);
+      for (let i = 1; i < total; i++) tmux.keys('Right');
+      screen = await tmux.waitFor(`line ${total}/${total}`);
+      expect(screen.split('\n')[0]).toBe('The Council of Sisters — round 3');
+      expect(widest(screen)).toBeLessThanOrEqual(columns);
+      tmux.keys('s');
+      screen = await tmux.waitFor('[exit 0]');
+      expect(screen).toMatch(/^skipped: the scene stays in the memoir \(kourai federate scene\)$/m);
+    } finally {
+      removeDir(dir);
+    }
   });
 
   it('whisper and consent: lay out at their minimum, or refuse naming it', async () => {

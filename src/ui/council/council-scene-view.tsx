@@ -2,6 +2,9 @@ import { Box, Text } from 'ink';
 import type { CouncilScene, SceneLine } from '../../federation/round/scenes.js';
 import { keyLabel, COUNCIL_SCENE_KEYS } from '../keys.js';
 import type { Palette } from '../../output/theme.js';
+import { ScreenFrame } from '../screen-frame.js';
+import { MIN_SIZE, type ScreenSize } from '../terminal.js';
+import { useTerminalSize } from '../use-terminal-size.js';
 import { useCouncilScene } from './use-council-scene.js';
 import type { CouncilSceneState, SceneOutcome } from './use-council-scene-state.js';
 
@@ -13,6 +16,8 @@ export interface CouncilSceneViewProps {
   state: CouncilSceneState;
   ready: boolean;
   palette: Palette;
+  /** The rows the screen may use: the title, position and keys stay; the oldest lines give way. */
+  height?: number;
 }
 
 const name = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
@@ -37,27 +42,38 @@ function Line({ line, p, current }: { line: SceneLine; p: Palette; current: bool
   );
 }
 
-export function CouncilSceneView({ state, ready, palette: p }: CouncilSceneViewProps) {
+export function CouncilSceneView({ state, ready, palette: p, height }: CouncilSceneViewProps) {
   const scene: CouncilScene | undefined = state.scenes[state.scene];
   if (!scene) return <Text color={p.muted}>No council scene to show.</Text>;
   const lines = scene.lines.slice(0, state.shown);
   const hints = COUNCIL_SCENE_KEYS.filter((b) => b.action !== 'cancel').map(
     (b) => `${keyLabel(b.keys[0] as string)} ${b.action === 'next' ? 'next' : b.action === 'prev' ? 'back' : 'skip'}`,
   );
+  // The lines sit at the bottom of their box: when they are taller than it, the oldest are cut at
+  // the top and the newest stays in view (the scene never grows past the terminal).
   return (
-    <Box flexDirection="column">
+    <Box flexDirection="column" {...(height !== undefined ? { height } : {})}>
       <Text bold color={p.accent}>
         {scene.title}
       </Text>
       <Text
         color={p.muted}
       >{`${state.scene + 1}/${state.scenes.length} · line ${state.shown}/${scene.lines.length}`}</Text>
-      <Box flexDirection="column" marginTop={1}>
+      <Box
+        flexDirection="column"
+        marginTop={1}
+        flexGrow={1}
+        flexShrink={1}
+        overflow="hidden"
+        justifyContent={height !== undefined ? 'flex-end' : 'flex-start'}
+      >
         {lines.map((l, i) => (
-          <Line key={i} line={l} p={p} current={i === lines.length - 1} />
+          <Box key={i} flexShrink={0}>
+            <Line line={l} p={p} current={i === lines.length - 1} />
+          </Box>
         ))}
       </Box>
-      {ready ? <Text color={p.muted}>{hints.join('   ')}</Text> : null}
+      <Text color={p.muted}>{ready ? hints.join('   ') : ' '}</Text>
     </Box>
   );
 }
@@ -66,11 +82,18 @@ export function CouncilSceneApp({
   scenes,
   palette,
   onDone,
+  size,
 }: {
   scenes: readonly CouncilScene[];
   palette: Palette;
   onDone: (o: SceneOutcome) => void;
+  size?: ScreenSize;
 }) {
+  const current = useTerminalSize(size ?? { columns: 100, rows: 30 });
   const { state, ready } = useCouncilScene(scenes, onDone);
-  return <CouncilSceneView state={state} ready={ready} palette={palette} />;
+  return (
+    <ScreenFrame size={current} min={MIN_SIZE.council} name="council scene" palette={palette}>
+      <CouncilSceneView state={state} ready={ready} palette={palette} height={Math.max(1, current.rows - 1)} />
+    </ScreenFrame>
+  );
 }
