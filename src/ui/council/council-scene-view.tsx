@@ -53,12 +53,14 @@ export function CouncilSceneView({ state, ready, palette: p, height }: CouncilSc
   // the top and the newest stays in view (the scene never grows past the terminal).
   return (
     <Box flexDirection="column" {...(height !== undefined ? { height } : {})}>
-      <Text bold color={p.accent}>
-        {scene.title}
-      </Text>
-      <Text
-        color={p.muted}
-      >{`${state.scene + 1}/${state.scenes.length} · line ${state.shown}/${scene.lines.length}`}</Text>
+      <Box flexDirection="column" flexShrink={0}>
+        <Text bold color={p.accent}>
+          {scene.title}
+        </Text>
+        <Text
+          color={p.muted}
+        >{`${state.scene + 1}/${state.scenes.length} · line ${state.shown}/${scene.lines.length}`}</Text>
+      </Box>
       <Box
         flexDirection="column"
         marginTop={1}
@@ -73,7 +75,9 @@ export function CouncilSceneView({ state, ready, palette: p, height }: CouncilSc
           </Box>
         ))}
       </Box>
-      <Text color={p.muted}>{ready ? hints.join('   ') : ' '}</Text>
+      <Box flexShrink={0}>
+        <Text color={p.muted}>{ready ? hints.join('   ') : ' '}</Text>
+      </Box>
     </Box>
   );
 }
