@@ -100,6 +100,14 @@ describe.for([60, 100])('at %i columns', (columns) => {
     }
   });
 
+  it('train bond: the live table and the result keep to the width, every agent named at the start of a line', async () => {
+    open(['train', 'bond', '--epochs', '2'], columns, 40);
+    const screen = await tmux.waitFor(/\[exit \d+\]/, 80_000);
+    expect(screen).toContain('[exit 0]');
+    expect(widest(screen)).toBeLessThanOrEqual(columns);
+    for (const agent of ['techne', 'metis', 'cupid']) expect(screen).toMatch(new RegExp(`^${agent}\\b`, 'm'));
+  });
+
   it('whisper and consent: lay out at their minimum, or refuse naming it', async () => {
     for (const [args, min] of [
       [['whisper'], 80],
