@@ -54,11 +54,19 @@ export const AgentSchema = enumOf(AGENTS as unknown as readonly [Agent, ...Agent
 export const SourceSchema = enumOf(SOURCES, 'source');
 export const EntryTypeSchema = enumOf(ENTRY_TYPES, 'entry_type');
 
+/** A new entry's float: finite (pydantic would write NaN or Infinity as null, which no reader takes). */
 const finiteFloat = (what: string) =>
   z
-    .number({ error: (iss) => (iss.input === undefined ? `${what} is required` : `${what} must be a number`) })
+    .number({
+      error: (iss) =>
+        iss.input === undefined
+          ? `${what} is required`
+          : typeof iss.input === 'number'
+            ? `${what} must be a finite number, not ${String(iss.input)} (a line would hold null, which no reader takes)`
+            : `${what} must be a number`,
+    })
     .refine(Number.isFinite, {
-      message: `${what} must be a finite number (NaN and Infinity are not valid JSON)`,
+      message: `${what} must be a finite number (a line would hold null, which no reader takes)`,
     });
 
 const nullableString = (what: string) => z.string({ error: `${what} must be a string or null` }).nullable();

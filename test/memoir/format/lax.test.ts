@@ -2,7 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { InvalidDataError } from '../../../src/errors.js';
+import { prepareEntries } from '../../../src/memoir/file/append.js';
 import { encodeEntry } from '../../../src/memoir/format/encode.js';
+import { ulidGenerator } from '../../../src/memoir/format/entry-id.js';
 import { LineWriter } from '../../../src/memoir/format/encode-bytes.js';
 import { laxBool, laxFloat } from '../../../src/memoir/format/lax.js';
 import { parseLaxJson } from '../../../src/memoir/format/lax-json.js';
@@ -411,5 +414,44 @@ describe("pydantic's lax mode: every line it accepts is an entry, holding the va
         { text: 'b', score: 0.5 },
       ]),
     ).toBeNull();
+  });
+
+  it('memoir append takes the same spellings and writes the values pydantic holds; a float that is not finite is refused', () => {
+    const at = () => new Date('2026-11-22T10:00:00Z');
+    const value = JSON.parse(
+      '{"scene_id":"s","agent":"metis","source":"specialist_proposed","affinity_delta":"0.5","training_label":{"weight":"2"},"split":{"shared_eligible":"yes"}}',
+    ) as unknown;
+    const [p] = prepareEntries(
+      [{ value, where: 'item 1' }],
+      ulidGenerator(
+        () => 0,
+        (n) => new Uint8Array(n),
+      ),
+      at,
+    );
+    expect(p?.line).toContain(
+      '"affinity_delta":0.5,"training_label":{"preference_pair":null,"weight":2.0},"split":{"shared_eligible":true,"private_only":false}',
+    );
+    const nan = { scene_id: 's', agent: 'metis', source: 'specialist_proposed', affinity_delta: 'nan' };
+    expect(() =>
+      prepareEntries(
+        [{ value: nan, where: 'item 1' }],
+        ulidGenerator(
+          () => 0,
+          (n) => new Uint8Array(n),
+        ),
+        at,
+      ),
+    ).toThrow(InvalidDataError);
+    expect(() =>
+      prepareEntries(
+        [{ value: nan, where: 'item 1' }],
+        ulidGenerator(
+          () => 0,
+          (n) => new Uint8Array(n),
+        ),
+        at,
+      ),
+    ).toThrow(/affinity_delta must be a finite number/);
   });
 });
