@@ -2,8 +2,8 @@ import { AGENTS } from './agents.js';
 import { pyFloat, pyString } from './python-json.js';
 
 /**
- * A JSON object that pydantic holds as `dict[str, Any]` (an entry's `context`), re-encoded exactly
- * as `model_dump_json()` writes it: keys in the order written, ints as ints (any size), floats with
+ * A JSON object that pydantic holds as `dict[str, Any]` (an entry's `context`, each item of its
+ * `training_label.preference_pair`), re-encoded exactly as `model_dump_json()` writes it: keys in the order written, ints as ints (any size), floats with
  * a decimal point or an exponent, strings as raw UTF-8.
  *
  * JSON.parse loses three of those: `1.0` and `1` become the same number, an integer beyond 2^53
