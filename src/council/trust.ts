@@ -10,7 +10,20 @@
  *
  * Relative, because differential-privacy noise makes every honest update far from the aggregate
  * in absolute terms (‖noise‖ ≈ σS√d) but about equally far; τ (default 1.5) is the slack honest
- * heterogeneity gets. A forge's round similarity is the mean over the agents it sent. Trust is an
+ * heterogeneity gets.
+ *
+ * Distance alone misses attackers that stay inside the clip norm and point the wrong way (a
+ * negated or colluding update is only about √2 times as far as an honest one). So a forge is also
+ * scored by its direction: aₖ = cos(uₖ, med₋ₖ), med₋ₖ the coordinate-wise median of the round's
+ * other updates (it follows the honest majority whatever the aggregation rule, so a rule an attacker captured
+ * cannot turn the score against honest forges). With m the median of the aₖ:
+ *
+ *     aₖ ≥ β·m → 1,   aₖ ≤ 0 → 0,   else (aₖ / βm)²           (β = ALIGNMENT_SLACK; 1 for all when m ≤ 0)
+ *
+ * and a forge's score is the smaller of the two. An honest forge within the honest spread — its
+ * alignment at least β times the largest honest one, its distance within τ times the smallest
+ * honest one — scores 1 while honest forges are a majority, and so is never exiled. A forge's
+ * round similarity is the mean over the agents it sent. Trust is an
  * exponential moving average of it, starting at 1:
  *
  *     T ← (1 − α)·T + α·s          (default α = 0.3)
@@ -40,6 +53,103 @@ export function similarities(distance2: readonly number[], tolerance: number): n
     if (m === 0) return 0;
     return ((tolerance * m) / x) ** 2;
   });
+}
+
+/**
+ * The direction slack β: an update at least half as aligned with the round's median update as the
+ * median forge is scores 1. Honest updates trained on different players' entries differ in how
+ * well they align; half the median leaves room for a forge with little data.
+ */
+export const ALIGNMENT_SLACK = 0.5;
+
+/** Direction similarities from each forge's alignment aₖ (cosine to the coordinate-wise median update). */
+export function alignmentSimilarities(alignment: readonly number[], slack = ALIGNMENT_SLACK): number[] {
+  const finite = alignment.filter(Number.isFinite).sort((a, b) => a - b);
+  if (finite.length === 0) return alignment.map(() => 0);
+  const mid = finite.length >> 1;
+  const m = finite.length % 2 ? (finite[mid] as number) : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2;
+  return alignment.map((a) => {
+    if (!Number.isFinite(a)) return 0;
+    if (!(m > 0) || a >= slack * m) return 1;
+    if (a <= 0) return 0;
+    return (a / (slack * m)) ** 2;
+  });
+}
+
+/** Per forge, the smaller of its distance and direction similarities. */
+export function combinedSimilarities(
+  distance2: readonly number[],
+  alignment: readonly number[],
+  tolerance: number,
+): number[] {
+  const byDistance = similarities(distance2, tolerance);
+  const byDirection = alignmentSimilarities(alignment);
+  return byDistance.map((s, i) => Math.min(s, byDirection[i] ?? 0));
+}
+
+/**
+ * Each update's cosine to the coordinate-wise median of the other updates (leave-one-out: an
+ * update is not measured against a median it helped make), streamed chunk by chunk
+ * (`read(start, end)` gives every update's coordinates [start, end)). NaN for an update that is
+ * not finite or is zero; non-finite values are left out of every median.
+ */
+export function alignmentToMedian(
+  read: (start: number, end: number) => readonly ArrayLike<number>[],
+  ranges: readonly (readonly [number, number])[],
+  n: number,
+): number[] {
+  const dot = new Float64Array(n);
+  const sq = new Float64Array(n);
+  const medSq = new Float64Array(n);
+  const bad = new Uint8Array(n);
+  const col = new Float64Array(n);
+  for (const [s, e] of ranges) {
+    const rows = read(s, e);
+    for (let k = 0; k < e - s; k++) {
+      let c = 0;
+      for (let i = 0; i < n; i++) {
+        const v = (rows[i] as ArrayLike<number>)[k] as number;
+        if (Number.isFinite(v)) col[c++] = v;
+        else bad[i] = 1;
+      }
+      const sorted = col.subarray(0, c).sort();
+      for (let i = 0; i < n; i++) {
+        const v = (rows[i] as ArrayLike<number>)[k] as number;
+        const finite = Number.isFinite(v);
+        const med = finite ? medianWithout(sorted, lowerBound(sorted, v)) : medianWithout(sorted, -1);
+        medSq[i] = (medSq[i] as number) + med * med;
+        if (!finite) continue;
+        dot[i] = (dot[i] as number) + v * med;
+        sq[i] = (sq[i] as number) + v * v;
+      }
+    }
+  }
+  return Array.from({ length: n }, (_, i) => {
+    const un = Math.sqrt(sq[i] as number);
+    const mn = Math.sqrt(medSq[i] as number);
+    if (bad[i] || !(un > 0) || !(mn > 0)) return NaN;
+    return (dot[i] as number) / (un * mn);
+  });
+}
+
+function lowerBound(v: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = v.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((v[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The median of a sorted array with the element at `skip` left out (−1: none left out); 0 when nothing is left. */
+function medianWithout(v: Float64Array, skip: number): number {
+  const len = skip < 0 ? v.length : v.length - 1;
+  if (len <= 0) return 0;
+  const at = (j: number): number => v[skip >= 0 && j >= skip ? j + 1 : j] as number;
+  const mid = len >> 1;
+  return len % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
 }
 
 export function nextTrust(previous: number, similarity: number, alpha: number): number {
