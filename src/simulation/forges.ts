@@ -34,6 +34,8 @@ export interface SimForge {
   name: string;
   profile: PlayerProfile;
   byzantine: boolean;
+  /** Sample-forge sessions of its memoir. */
+  sessions: number;
   council: Map<FederatingAgent, Example[]>;
   bond: Map<FederatingAgent, Example[]>;
   flipped: Map<FederatingAgent, Example[]>;
@@ -65,15 +67,53 @@ export function buildForges(
   signal?: AbortSignal,
 ): SimForge[] {
   const bad = byzantineSet(x.forges, x.byzantine, seed);
+  const wants = Array.from({ length: x.forges }, (_, k) => ({
+    k,
+    player: playerName(k),
+    name: `forge-${String(k + 1).padStart(2, '0')}`,
+    sessions: x.sessions,
+    byzantine: bad.has(k),
+  }));
+  return buildFrom(x, seed, home, specialists, wants, signal);
+}
+
+/**
+ * The newcomers of a cold-start measurement: `x.newcomers` fresh players per session count of
+ * `x.coldStart`, none of them in the federation (their indices follow the forges').
+ */
+export function buildNewcomers(
+  x: Experiment,
+  seed: number,
+  home: string,
+  specialists: readonly string[],
+  signal?: AbortSignal,
+): SimForge[] {
+  const wants = x.coldStart.flatMap((sessions, i) =>
+    Array.from({ length: x.newcomers }, (_, j) => {
+      const k = x.forges + i * x.newcomers + j;
+      return { k, player: playerName(k), name: `newcomer-${sessions}s-${j + 1}`, sessions, byzantine: false };
+    }),
+  );
+  return buildFrom(x, seed, home, specialists, wants, signal);
+}
+
+function buildFrom(
+  x: Experiment,
+  seed: number,
+  home: string,
+  specialists: readonly string[],
+  wants: readonly { k: number; player: string; name: string; sessions: number; byzantine: boolean }[],
+  signal?: AbortSignal,
+): SimForge[] {
   const index = openIndex(home);
   try {
     const out: SimForge[] = [];
-    for (let k = 0; k < x.forges; k++) {
+    for (const w of wants) {
       if (signal?.aborted) break;
-      const player = playerName(k);
+      const { k, player } = w;
       const profile = profileFor(player);
       const paths: string[] = [];
-      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: x.sessions, turns: x.turns, profile })) {
+      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile })) {
         const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
         appendLines(p, s.lines, { fsync: false });
         paths.push(p);
@@ -92,9 +132,10 @@ export function buildForges(
       }
       out.push({
         index: k,
-        name: `forge-${String(k + 1).padStart(2, '0')}`,
+        name: w.name,
         profile,
-        byzantine: bad.has(k),
+        byzantine: w.byzantine,
+        sessions: w.sessions,
         council,
         bond,
         flipped,

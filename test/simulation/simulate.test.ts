@@ -22,6 +22,8 @@ const TINY = {
   heldOut: '20',
   sessions: '3',
   turns: '8',
+  coldStart: '1,3',
+  newcomers: '1',
 };
 
 describe('kourai federate simulate (in-process council)', () => {
@@ -44,6 +46,7 @@ describe('kourai federate simulate (in-process council)', () => {
         'personalization: bond + council beats bond-only',
         'semantic split beats param-random split',
         'semantic split beats fedsa split',
+        'cold start: the fewer sessions, the more bond + council beats bond-only',
       ]),
     );
     for (const t of r.targets) {
@@ -64,6 +67,13 @@ describe('kourai federate simulate (in-process council)', () => {
     }
     const clean = r.cell_results.find((c) => c.cell.attack === 'none' && c.cell.split === 'semantic');
     expect(clean?.personal?.forges).toBeGreaterThan(0);
+    // Cold start: one newcomer per session count, measured in the clean reference cell only.
+    expect(clean?.coldStart?.map((c) => [c.sessions, c.forges])).toEqual([
+      [1, 1],
+      [3, 1],
+    ]);
+    expect(r.cell_results.filter((c) => c.coldStart !== null)).toHaveLength(1);
+    expect(r.summary.coldStart.map((c) => c.sessions)).toEqual([1, 3]);
     // --json is one document; ε = ∞ is null in it
     const doc = JSON.parse(JSON.stringify(r)) as { experiment: { epsilon: unknown } };
     expect(doc.experiment.epsilon).toBeNull();

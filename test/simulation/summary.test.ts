@@ -22,6 +22,8 @@ const x: Experiment = {
   heldOut: 10,
   cohort: 5,
   personalSample: 24,
+  coldStart: [1, 8],
+  newcomers: 2,
 };
 const q = (all: number): Quality => ({ personal: all, craft: all, all });
 
@@ -56,6 +58,7 @@ function cell(
     personal: o.personal
       ? { bondCouncil: q(o.personal[0]), councilOnly: q(o.personal[1]), bondOnly: q(o.personal[2]), forges: 4 }
       : null,
+    coldStart: null,
     exiles: o.falseExile ? [{ forge: 'forge-02', round: 3, byzantine: false }] : [],
     falseExiles: o.falseExile ? 1 : 0,
     forgeRounds: 10,
