@@ -84,7 +84,7 @@ describe('kourai federate simulate (in-process council)', () => {
     // the report names the command that reproduces it, and that command parses to the same experiment
     const cmd = /Reproduce: <code>kourai federate simulate ([^<]*) --out [^<]*<\/code>/.exec(html)?.[1] ?? '';
     expect(cmd).toBe(
-      '--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20',
+      '--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20 --cold-start 1,3 --newcomers 1',
     );
     const again0 = Object.fromEntries(
       cmd
