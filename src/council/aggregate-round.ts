@@ -8,7 +8,7 @@ import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
 import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
 import { publicInitFlat } from './public-init.js';
-import { alignmentToMedian, combinedSimilarities } from './trust.js';
+import { alignmentToMedian, similarities } from './trust.js';
 
 /**
  * Aggregating a closed round: a function of what storage holds and the settings the round froze,
@@ -143,7 +143,7 @@ export async function computeAgentAggregate(
       `aggregate refused: the new global is not finite in float32 (chunk ${notFinite}): previous global + aggregate overflows`,
       true,
     );
-  const sims = combinedSimilarities(outcome.distanceToAggregate, alignment, deps.trustTolerance);
+  const sims = similarities(outcome.distanceToAggregate, deps.trustTolerance);
   const used = new Set(outcome.used);
   const scores: ScoreRow[] = subs.map((s, i) => ({
     round,

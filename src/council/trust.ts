@@ -12,18 +12,11 @@
  * in absolute terms (‖noise‖ ≈ σS√d) but about equally far; τ (default 1.5) is the slack honest
  * heterogeneity gets.
  *
- * Distance alone misses attackers that stay inside the clip norm and point the wrong way (a
- * negated or colluding update is only about √2 times as far as an honest one). So a forge is also
- * scored by its direction: aₖ = cos(uₖ, med₋ₖ), med₋ₖ the coordinate-wise median of the round's
- * other updates (it follows the honest majority whatever the aggregation rule, so a rule an attacker captured
- * cannot turn the score against honest forges). With m the median of the aₖ:
- *
- *     aₖ ≥ β·m → 1,   aₖ ≤ 0 → 0,   else (aₖ / βm)²           (β = ALIGNMENT_SLACK; 1 for all when m ≤ 0)
- *
- * and a forge's score is the smaller of the two. An honest forge within the honest spread — its
- * alignment at least β times the largest honest one, its distance within τ times the smallest
- * honest one — scores 1 while honest forges are a majority, and so is never exiled. A forge's
- * round similarity is the mean over the agents it sent. Trust is an
+ * Each forge's alignment (the cosine between its update and the coordinate-wise median of the
+ * other forges' updates, `alignmentToMedian`) is recorded beside the similarity for the operator,
+ * but does not count: in simulated federations an honest forge whose player holds a minority pole
+ * points against the others as persistently as a sign-flipping or colluding attacker does
+ * (docs/evaluation.md, "Exile"), so a direction rule exiles honest minorities. A forge's round similarity is the mean over the agents it sent. Trust is an
  * exponential moving average of it, starting at 1:
  *
  *     T ← (1 − α)·T + α·s          (default α = 0.3)
@@ -53,38 +46,6 @@ export function similarities(distance2: readonly number[], tolerance: number): n
     if (m === 0) return 0;
     return ((tolerance * m) / x) ** 2;
   });
-}
-
-/**
- * The direction slack β: an update at least half as aligned with the round's median update as the
- * median forge is scores 1. Honest updates trained on different players' entries differ in how
- * well they align; half the median leaves room for a forge with little data.
- */
-export const ALIGNMENT_SLACK = 0.5;
-
-/** Direction similarities from each forge's alignment aₖ (cosine to the coordinate-wise median update). */
-export function alignmentSimilarities(alignment: readonly number[], slack = ALIGNMENT_SLACK): number[] {
-  const finite = alignment.filter(Number.isFinite).sort((a, b) => a - b);
-  if (finite.length === 0) return alignment.map(() => 0);
-  const mid = finite.length >> 1;
-  const m = finite.length % 2 ? (finite[mid] as number) : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2;
-  return alignment.map((a) => {
-    if (!Number.isFinite(a)) return 0;
-    if (!(m > 0) || a >= slack * m) return 1;
-    if (a <= 0) return 0;
-    return (a / (slack * m)) ** 2;
-  });
-}
-
-/** Per forge, the smaller of its distance and direction similarities. */
-export function combinedSimilarities(
-  distance2: readonly number[],
-  alignment: readonly number[],
-  tolerance: number,
-): number[] {
-  const byDistance = similarities(distance2, tolerance);
-  const byDirection = alignmentSimilarities(alignment);
-  return byDistance.map((s, i) => Math.min(s, byDirection[i] ?? 0));
 }
 
 /**
