@@ -8,7 +8,7 @@ import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
 import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
 import { publicInitFlat } from './public-init.js';
-import { alignmentToMedian, similarities } from './trust.js';
+import { similarities } from './trust.js';
 
 /**
  * Aggregating a closed round: a function of what storage holds and the settings the round froze,
@@ -95,7 +95,6 @@ export async function computeAgentAggregate(
     );
   let outcome: AggregateOutcome;
   let globalChunks: Buffer[];
-  let alignment: number[];
   const t0 = performance.now();
   try {
     const reader = await storage.chunkReader(subs, layout, agent, round);
@@ -115,7 +114,6 @@ export async function computeAgentAggregate(
         settings,
         { pool: deps.pool ?? null },
       );
-      alignment = alignmentToMedian((s, e) => reader.read(s, e), chunkRanges(layout), reader.n);
       const refusal = refusalOf(
         outcome.aggregate,
         subs.map((s) => s.norm),
@@ -161,7 +159,6 @@ export async function computeAgentAggregate(
       names.map((n, i) => [n, Number.isFinite(outcome.scores?.[i]) ? outcome.scores?.[i] : null]),
     );
   details.similarity = Object.fromEntries(names.map((n, i) => [n, sims[i]]));
-  details.alignment = Object.fromEntries(names.map((n, i) => [n, Number.isFinite(alignment[i]) ? alignment[i] : null]));
   const json: AgentOutcome = {
     ...base,
     used: outcome.used.map((i) => names[i] as string),

@@ -1,25 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { alignmentToMedian, roundTrustUpdates, similarities, type TrustSettings } from '../../src/council/trust.js';
-import { gaussian, rng } from '../aggregation/helpers.js';
+import { roundTrustUpdates, similarities, type TrustSettings } from '../../src/council/trust.js';
 
 const SETTINGS: TrustSettings = { alpha: 0.3, threshold: 0.4, warmup: 3, tolerance: 1.5 };
-
-/** The oracle: for each update, the whole coordinate-wise median of the others in memory, then a plain cosine. */
-function naiveAlignment(rows: readonly Float64Array[]): number[] {
-  const d = (rows[0] as Float64Array).length;
-  const dot = (a: Float64Array, b: Float64Array): number => a.reduce((s, v, i) => s + v * (b[i] as number), 0);
-  return rows.map((r, i) => {
-    const others = rows.filter((_, j) => j !== i);
-    const med = new Float64Array(d);
-    for (let k = 0; k < d; k++) {
-      const col = others.map((o) => o[k] as number).sort((a, b) => a - b);
-      const m = col.length >> 1;
-      med[k] = col.length % 2 ? (col[m] as number) : ((col[m - 1] as number) + (col[m] as number)) / 2;
-    }
-    return dot(r, med) / Math.sqrt(dot(r, r) * dot(med, med));
-  });
-}
 
 /** Rounds of trust from per-forge distance² scores, as the council folds them. */
 function playRounds(rounds: readonly { distance2: number[] }[]): {
@@ -52,24 +35,6 @@ function playRounds(rounds: readonly { distance2: number[] }[]): {
 }
 
 describe('trust', () => {
-  it('alignment to the coordinate-wise median of the others: streamed chunks agree with the whole-vector oracle', () => {
-    const rand = rng(7);
-    const n = 7;
-    const d = 301;
-    const rows = Array.from({ length: n }, () => Float64Array.from({ length: d }, () => gaussian(rand)));
-    const ranges: [number, number][] = [];
-    for (let s = 0; s < d; s += 64) ranges.push([s, Math.min(d, s + 64)]);
-    const got = alignmentToMedian((s, e) => rows.map((r) => r.subarray(s, e)), ranges, n);
-    const want = naiveAlignment(rows);
-    got.forEach((g, i) => expect(g).toBeCloseTo(want[i] as number, 12));
-    // A non-finite update has no alignment and does not move the median of the others.
-    const bad = rows.map((r) => Float64Array.from(r));
-    (bad[0] as Float64Array)[3] = NaN;
-    const withBad = alignmentToMedian((s, e) => bad.map((r) => r.subarray(s, e)), [[0, d]], n);
-    expect(withBad[0]).toBeNaN();
-    expect(withBad.slice(1).every(Number.isFinite)).toBe(true);
-  });
-
   it('property: an honest forge within the honest spread is never exiled, whatever a minority sends', () => {
     // Within the spread: every honest distance to the aggregate in [low, τ·low], honest forges a
     // strict majority; the attackers' distances are arbitrary (non-finite and negative included).
