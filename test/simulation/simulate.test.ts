@@ -124,6 +124,8 @@ describe('kourai federate simulate (in-process council)', () => {
       );
       await refuse({ epsilons: '4,0' }, /^--epsilons: "0" is not an ε/);
       await refuse({ epsilon: '-2' }, /^--epsilon: "-2" is not an ε/);
+      await refuse({ coldStart: '1,0' }, /^--cold-start: "0" is not a session count/);
+      await refuse({ coldStart: '2,x' }, /^--cold-start: "x" is not a session count/);
       expect(existsSync(join(fresh.home, 'simulations'))).toBe(false);
     } finally {
       fresh.cleanup();
