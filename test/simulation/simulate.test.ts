@@ -163,6 +163,7 @@ describe('Ctrl-C keeps the finished cells', () => {
       sessions: 3,
       turns: 8,
       heldOut: 10,
+      coldStart: [],
     };
     const ac = new AbortController();
     const kept: string[] = [];
