@@ -75,7 +75,7 @@ export function examplesFromLines(
         rejected: pair.rejected,
         prompt: pair.prompt ?? null,
         proposal: e.agent_proposed,
-        chosenFirst: (pp[0] as { score?: unknown } | undefined)?.score === 1,
+        chosenFirst: pp[0]?.text === pair.chosen,
       });
     }
   }
