@@ -153,7 +153,7 @@ export async function run(report, { quick }) {
       `learn-real ${ds.name}: model − best trivial rule (goal ≥ 0.05)`,
       worst.gap.mean,
       '',
-      `vs ${worst.rule.replace('_', ' ')}: ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${folds} folds`,
+      `${worst.gap.mean >= 0.05 ? 'met' : 'MISSED'}: vs ${worst.rule.replace('_', ' ')}, ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${folds} folds`,
     );
     if (!endpoint) {
       report(
