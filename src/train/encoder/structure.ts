@@ -67,8 +67,8 @@ function words(text: string): string[] {
 }
 
 /** Content words (three letters or more): what prompt overlap is measured on. */
-function contentTypes(text: string): Set<string> {
-  return new Set(words(text).filter((w) => w.length >= 3));
+function contentTypes(text: string | readonly string[]): Set<string> {
+  return new Set((typeof text === 'string' ? words(text) : text).filter((w) => w.length >= 3));
 }
 
 /** The prompt's last paragraph (the request being answered) and everything before it (the context). */
@@ -125,21 +125,22 @@ export function rawStructure(text: string, prompt: string | null): Float64Array 
   out[9] = letters > 0 ? up / letters : 0;
   out[10] = Math.log1p(q);
   if (prompt !== null && prompt.trim() !== '') {
-    const a = contentTypes(text);
-    const p = contentTypes(prompt);
+    const a = contentTypes(ws);
+    const pw = words(prompt);
+    const p = contentTypes(pw);
     let shared = 0;
     for (const w of a) if (p.has(w)) shared++;
     out[11] = a.size > 0 ? shared / a.size : 0;
     out[12] = p.size > 0 ? shared / p.size : 0;
-    const pw = words(prompt);
     out[13] = Math.log((1 + ws.length) / (1 + pw.length));
     // The last paragraph is what is being asked now; echoing it, or repeating earlier turns, is a
     // different signal from overlapping the whole prompt.
     const { request, context } = requestOf(prompt);
-    const r = contentTypes(request);
+    const rw = words(request);
+    const r = contentTypes(rw);
     out[14] = share(a, r);
     out[15] = r.size > 0 ? (share(a, r) * a.size) / r.size : 0;
-    out[16] = Math.log((1 + ws.length) / (1 + words(request).length));
+    out[16] = Math.log((1 + ws.length) / (1 + rw.length));
     out[17] = share(bigrams(ws), bigrams(pw));
     out[18] = share(a, contentTypes(context));
   }
