@@ -134,6 +134,11 @@ export const simulate = {
       help: 'honest forges whose personal quality is measured, at most (default 24)',
     },
     {
+      flags: '--cold-start <list>',
+      help: 'session counts of late-joining newcomers measured on the clean reference run (default 1,2,4,8; none: skip)',
+    },
+    { flags: '--newcomers <n>', help: 'newcomers per session count (default 4)' },
+    {
       flags: '--threads <n>',
       help: 'worker threads for the trainings (default: the cores; 0: train on the main thread)',
     },
