@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { UsageError } from '../../errors.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
@@ -6,13 +5,14 @@ import { differenceNorm, effectiveNorm } from '../../train/adapter-delta.js';
 import { defineCommand } from '../types.js';
 import { fmtMetric, listEntry, type AdapterListEntry } from './list.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, sameBase, versionOpt } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { diff as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   agent: agentArg,
   kind: kindOpt,
   from: versionOpt.optional(),
   to: versionOpt.optional(),
-  json: z.boolean().default(false),
 });
 
 export interface ModuleDiff {

@@ -7,13 +7,14 @@ import { writeFileAtomic } from '../../runtime/atomic-write.js';
 import { CONFIG_FILE, MODEL_FILE } from '../../train/adapter-files.js';
 import { defineCommand } from '../types.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, versionOpt } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { exportCommand as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   agent: agentArg,
   kind: kindOpt,
   version: versionOpt.optional(),
   out: z.string({ error: 'is required: the directory to write the PEFT adapter to' }).min(1),
-  json: z.boolean().default(false),
 });
 
 export interface AdapterExportResult {

@@ -5,12 +5,12 @@ import type { AdapterRow } from '../../store/adapter-registry.js';
 import { agentListOpt } from '../options.js';
 import { defineCommand } from '../types.js';
 import { openRegistry, sameBase, shortFp } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { list as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   agent: agentListOpt,
   kind: z.enum(['bond', 'council'], { error: 'must be bond or council' }).optional(),
-  all: z.boolean().default(false),
-  json: z.boolean().default(false),
 });
 
 export interface AdapterListEntry {

@@ -8,13 +8,13 @@ import { kindDir } from '../../train/adapter-files.js';
 import { agentListOpt } from '../options.js';
 import { defineCommand } from '../types.js';
 import { openRegistry } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { prune as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   agent: agentListOpt,
   kind: z.enum(['bond', 'council'], { error: 'must be bond or council' }).optional(),
   keep: z.coerce.number({ error: 'must be a whole number' }).int().min(0).default(3),
-  dryRun: z.boolean().default(false),
-  json: z.boolean().default(false),
 });
 
 export interface PruneResult {

@@ -1,14 +1,14 @@
-import { z } from 'zod';
 import { UsageError } from '../../errors.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, sameBase, versionOpt } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { rollback as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   agent: agentArg,
   kind: kindOpt,
   to: versionOpt.optional(),
-  json: z.boolean().default(false),
 });
 
 export interface RollbackResult {

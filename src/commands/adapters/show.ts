@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { l2Norm } from '../../tensor/tensor.js';
@@ -8,12 +7,13 @@ import { councilSignalOf, councilValidationOf, leanLabel, type CouncilValidation
 import { defineCommand } from '../types.js';
 import { fmtMetric, listEntry, type AdapterListEntry } from './list.js';
 import { agentArg, kindOpt, loadChecked, openRegistry, pickVersion, sameBase, shortFp, versionOpt } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { show as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   agent: agentArg,
   kind: kindOpt,
   version: versionOpt.optional(),
-  json: z.boolean().default(false),
 });
 
 export interface AdapterShowResult extends AdapterListEntry {

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { DEFAULT_ORDERS, epsilonFor, exactGaussianEpsilon } from '../../privacy/rdp-accountant.js';
@@ -6,13 +5,14 @@ import { defineCommand } from '../types.js';
 import { deltaFlag, sampleRateFlag, sigmaFlag, stepsFlag } from '../options.js';
 import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
 import { warn } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { epsilon as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   sigma: sigmaFlag,
   sampleRate: sampleRateFlag.default(1),
   steps: stepsFlag.default(1),
   delta: deltaFlag.default(1e-5),
-  json: z.boolean().default(false),
 });
 
 export interface EpsilonResult {

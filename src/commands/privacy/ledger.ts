@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
@@ -12,12 +11,10 @@ import { defineCommand } from '../types.js';
 import { budgetFlags } from '../options.js';
 import { delta as fmtDelta, epsilon as fmtEps, ratio } from '../../format.js';
 import { privacyConfigFor } from '../../privacy/privacy-config.js';
+import { optionsSchema } from '../spec-schema.js';
+import { ledger as spec } from './commands.js';
 
-const options = z.object({
-  agent: z.array(z.string()).default([]),
-  ...budgetFlags,
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, { ...budgetFlags });
 
 export interface LedgerEntry {
   id: number;

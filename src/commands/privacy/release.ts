@@ -16,15 +16,15 @@ import { defineCommand } from '../types.js';
 import { budgetFlags } from '../options.js';
 import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
 import { privacyConfigFor } from '../../privacy/privacy-config.js';
+import { optionsSchema } from '../spec-schema.js';
+import { release as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   agent: z.string({ error: 'required: the agent that speaks' }).min(1),
   round: z.string({ error: 'required: the round id' }).min(1),
   file: z.string({ error: 'required: the delta file (JSON {"tensors": [...]})' }).min(1),
-  out: z.string().optional(),
   baseFingerprint: z.string().min(1).optional(),
   ...budgetFlags,
-  json: z.boolean().default(false),
 });
 
 /** The tensor JSON shape (base64 data), or, for hand-written files, the values as a plain array. */

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Ctx } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { colors } from '../../output/color.js';
@@ -6,13 +5,14 @@ import { epsilonFloor, exactGaussianEpsilon, sigmaForEpsilon } from '../../priva
 import { defineCommand } from '../types.js';
 import { deltaFlag, epsilonFlag, sampleRateFlag, stepsFlag } from '../options.js';
 import { delta as fmtDelta, epsilon as fmtEps } from '../../format.js';
+import { optionsSchema } from '../spec-schema.js';
+import { sigma as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   epsilon: epsilonFlag,
   sampleRate: sampleRateFlag.default(1),
   steps: stepsFlag.default(1),
   delta: deltaFlag.default(1e-5),
-  json: z.boolean().default(false),
 });
 
 export interface SigmaResult {
