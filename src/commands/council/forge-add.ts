@@ -1,14 +1,15 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { addForge } from '../../council/forges.js';
 import { openCouncilStorage } from '../../council/open-storage.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions } from './shared.js';
+import { configFlags, LOCATION_KEYS } from './shared.js';
 import { note } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { forgeAdd as spec } from './commands.js';
 
-const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface ForgeAddResult {
   forge: string;

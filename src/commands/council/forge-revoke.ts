@@ -1,12 +1,13 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { revokeForge } from '../../council/forges.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions, openForWriting } from './shared.js';
+import { configFlags, LOCATION_KEYS, openForWriting } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { forgeRevoke as spec } from './commands.js';
 
-const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface ForgeRevokeResult {
   forge: string;

@@ -1,13 +1,14 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { rotateForgeToken } from '../../council/forges.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions, openForWriting } from './shared.js';
+import { configFlags, LOCATION_KEYS, openForWriting } from './shared.js';
 import { warn } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
+import { forgeRotate as spec } from './commands.js';
 
-const options = z.object({ name: z.string(), ...locationOptions, json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface ForgeRotateResult {
   forge: string;

@@ -1,17 +1,13 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { federatingAgent, resetLayout, type LayoutResetOutcome } from '../../council/layout-admin.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions, openForWriting } from './shared.js';
+import { configFlags, LOCATION_KEYS, openForWriting } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { layoutReset as spec } from './commands.js';
 
-const options = z.object({
-  agent: z.string(),
-  ...locationOptions,
-  layouts: z.string().optional(),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, {});
 
 export interface LayoutResetResult extends LayoutResetOutcome {
   data_dir: string;

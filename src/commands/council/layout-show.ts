@@ -1,18 +1,14 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { federatingAgent, layoutReport, type AgentLayoutReport } from '../../council/layout-admin.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
+import { configFlags, LOCATION_KEYS, openExisting } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { layoutShow as spec } from './commands.js';
 
-const options = z.object({
-  agent: z.string().optional(),
-  ...locationOptions,
-  layouts: z.string().optional(),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, {});
 
 export interface LayoutShowResult {
   data_dir: string;

@@ -1,12 +1,13 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { describeLocation } from '../../council/open-storage.js';
 import { SqliteCouncilStorage } from '../../council/sqlite-storage.js';
 import type { Ctx } from '../../context.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions } from './shared.js';
+import { configFlags, LOCATION_KEYS } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { migrate as spec } from './commands.js';
 
-const options = z.object({ ...locationOptions, json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface MigrateResult {
   backend: 'sqlite' | 'postgres';

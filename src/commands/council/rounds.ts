@@ -6,13 +6,11 @@ import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
+import { configFlags, LOCATION_KEYS, openExisting } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { rounds as spec } from './commands.js';
 
-const options = z.object({
-  ...locationOptions,
-  limit: z.coerce.number().int().min(1).default(20),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, { limit: z.coerce.number().int().min(1).default(20) });
 
 export interface RoundsResult {
   data_dir: string;

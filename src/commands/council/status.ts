@@ -1,13 +1,14 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { describeLocation } from '../../council/open-storage.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
+import { configFlags, LOCATION_KEYS, openExisting } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { status as spec } from './commands.js';
 
-const options = z.object({ ...locationOptions, json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 /** Processes silent for longer than this are listed as stale (they heartbeat every ≤ 5 s). */
 const STALE_SECONDS = 15;

@@ -1,13 +1,14 @@
-import { z } from 'zod';
 import { resolveCouncilConfig } from '../../council/config.js';
 import { trustListView, type TrustListView } from '../../council/views.js';
 import type { Ctx } from '../../context.js';
 import { colors } from '../../output/color.js';
 import { renderTable } from '../../output/table.js';
 import { defineCommand } from '../types.js';
-import { configFlags, LOCATION_KEYS, locationOptions, openExisting } from './shared.js';
+import { configFlags, LOCATION_KEYS, openExisting } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { trust as spec } from './commands.js';
 
-const options = z.object({ ...locationOptions, json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface TrustResult extends TrustListView {
   data_dir: string;
