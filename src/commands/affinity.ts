@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { AffinityAccumulator, TIERS, type AgentAffinity } from '../affinity/affinity.js';
 import type { Ctx } from '../context.js';
 import { affinity as fmtAffinity, signedAffinity as signed } from '../format.js';
@@ -9,10 +8,12 @@ import { StoryIndex } from '../memoir-index/story-queries.js';
 import { AGENT_COLOR, TIER_COLOR } from '../output/theme.js';
 import { indexFeedback } from '../output/index-feedback.js';
 import { openIndexed } from '../memoir-index/indexed.js';
-import { filterShape, memoirOpt } from './options.js';
+import { filterShape } from './options.js';
 import { defineCommand } from './types.js';
+import { optionsSchema } from './spec-schema.js';
+import { affinityCommand as spec } from './top-level.js';
 
-const options = z.object({ memoir: memoirOpt, agent: filterShape.agent, json: z.boolean().default(false) });
+const options = optionsSchema(spec, { agent: filterShape.agent });
 
 export interface AffinityRow extends AgentAffinity {
   /** `player/project`, or the memoir's path for a memoir outside the usual layout. */

@@ -1,6 +1,5 @@
 import { accessSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../context.js';
 import { discoverMemoirs } from '../memoir/file/discover.js';
 import { findTornTail } from '../memoir/file/quarantine.js';
@@ -12,8 +11,10 @@ import { MemoirQueries } from '../memoir-index/memoir-queries.js';
 import { checkNode } from '../runtime/node-version.js';
 import { openStateDbReadOnly, statePath } from '../store/state-db.js';
 import { defineCommand } from './types.js';
+import { optionsSchema } from './spec-schema.js';
+import { doctorCommand as spec } from './top-level.js';
 
-const options = z.object({ json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface Check {
   name: string;

@@ -31,18 +31,16 @@ import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { indexFeedback } from '../output/index-feedback.js';
 import { openIndexed } from '../memoir-index/indexed.js';
 import { defineCommand } from './types.js';
+import { optionsSchema } from './spec-schema.js';
+import { feedbackCommand as spec } from './top-level.js';
 
 const ANSWER_FLAGS = `--rating 1-5 --kind ${RESPONSE_KINDS.join('|')}`;
 
-const options = z.object({
-  memoir: z.array(z.string()).default([]),
+const options = optionsSchema(spec, {
   agent: z.string({ error: 'required: the agent whose proposal is rated, e.g. --agent techne' }).pipe(AgentSchema),
   scene: z
     .string({ error: 'required: the scene the proposal belongs to, e.g. --scene session-1a2b3c4d.turn-3' })
     .min(1, { error: 'must not be empty' }),
-  proposed: z.string().optional(),
-  proposedFile: z.string().optional(),
-  revisedFile: z.string().optional(),
   rating: z
     .string()
     .optional()
@@ -68,11 +66,8 @@ const options = z.object({
     .string()
     .max(MAX_COMMENT, { error: `at most ${MAX_COMMENT} characters` })
     .optional(),
-  force: z.boolean().default(false),
-  check: z.boolean().default(false),
   minTier: z.enum(TIER_NAMES, { error: `expected one of: ${TIER_NAMES.join(', ')}` }).optional(),
   cooldown: z.coerce.number().int().min(0).max(10_000).optional(),
-  json: z.boolean().default(false),
 });
 
 type Options = z.output<typeof options>;

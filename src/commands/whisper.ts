@@ -15,20 +15,19 @@ import { indexFeedback } from '../output/index-feedback.js';
 import { privacyConfigFor } from '../privacy/privacy-config.js';
 import { openIndexed } from '../memoir-index/indexed.js';
 import { MemoirQueries } from '../memoir-index/memoir-queries.js';
-import { budgetFlags, memoirOpt } from './options.js';
+import { budgetFlags } from './options.js';
 import { defineCommand } from './types.js';
 import { assertTerminalFits, MIN_SIZE } from '../ui/terminal.js';
 import { readMembership, requireMembership } from '../federation/round/membership.js';
 import { localAnchors } from '../federation/round/ledger-anchors.js';
 import type { FederationPlan } from '../federation/round/plan.js';
 import { renderPlan } from '../output/round-text.js';
+import { optionsSchema } from './spec-schema.js';
+import { whisperCommand as spec } from './top-level.js';
 
-const options = z.object({
-  memoir: memoirOpt,
+const options = optionsSchema(spec, {
   round: z.string().min(1).optional(),
-  nextRound: z.boolean().default(false),
   ...budgetFlags,
-  json: z.boolean().default(false),
 });
 
 /** Shareable entries per agent (newest revisions only), from the memoir index. Local only. */

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, UsageError } from '../../errors.js';
 import { isBondOnly, type Agent, type FederatingAgent } from '../../memoir/format/agents.js';
@@ -16,13 +15,10 @@ import { ConsentStore } from '../../store/consent-store.js';
 import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { defineCommand } from '../types.js';
 import { assertTerminalFits, MIN_SIZE } from '../../ui/terminal.js';
+import { optionsSchema } from '../spec-schema.js';
+import { consent as spec } from './commands.js';
 
-const options = z.object({
-  allow: z.array(z.string()).default([]),
-  deny: z.array(z.string()).default([]),
-  show: z.boolean().default(false),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, {});
 
 export interface ConsentResult {
   /** True when this run recorded a decision. */

@@ -10,11 +10,11 @@ import { applyCouncilPolicy, roundCost } from '../../privacy/council-policy.js';
 import { defineCommand } from '../types.js';
 import { councilTransport, forgeBase } from '../../federation/round/forge-round.js';
 import { readToken } from './shared.js';
+import { optionsSchema } from '../spec-schema.js';
+import { join as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   server: z.string({ error: 'required: the council URL, e.g. https://council.example.org' }).min(1),
-  token: z.string().optional(),
-  tokenFile: z.string().optional(),
   retryFor: z
     .string()
     .default('1m')
@@ -26,7 +26,6 @@ const options = z.object({
       }
       return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
     }),
-  json: z.boolean().default(false),
 });
 
 export interface JoinResult extends JoinFindings {

@@ -1,11 +1,12 @@
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { forgetKnownPolicy } from '../../federation/round/known-policy.js';
 import { forgetMembership, readMembership } from '../../federation/round/membership.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
+import { optionsSchema } from '../spec-schema.js';
+import { leave as spec } from './commands.js';
 
-const options = z.object({ json: z.boolean().default(false) });
+const options = optionsSchema(spec, {});
 
 export interface LeaveResult {
   /** False when the forge had not joined a council (nothing to forget). */

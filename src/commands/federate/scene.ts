@@ -6,8 +6,10 @@ import { readMembership } from '../../federation/round/membership.js';
 import { sceneOf, sceneText, type CouncilScene } from '../../federation/round/scenes.js';
 import { readCouncilEvents } from '../../memoir/derive/council-event.js';
 import { defineCommand } from '../types.js';
+import { optionsSchema } from '../spec-schema.js';
+import { scene as spec } from './commands.js';
 
-const options = z.object({
+const options = optionsSchema(spec, {
   round: z.preprocess(
     (v) => (v === undefined ? undefined : Number(v)),
     z
@@ -16,8 +18,6 @@ const options = z.object({
       .min(1, { error: 'rounds start at 1' })
       .optional(),
   ),
-  memoir: z.string().optional(),
-  json: z.boolean().default(false),
 });
 
 export interface SceneResult {

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { federationStatus, type FederationStatus } from '../../federation/round/status.js';
 import { readMembership } from '../../federation/round/membership.js';
@@ -13,12 +12,10 @@ import { budgetFlags } from '../options.js';
 import { defineCommand } from '../types.js';
 import { councilTransport } from '../../federation/round/forge-round.js';
 import { floorText } from '../../output/round-text.js';
+import { optionsSchema } from '../spec-schema.js';
+import { status as spec } from './commands.js';
 
-const options = z.object({
-  offline: z.boolean().default(false),
-  ...budgetFlags,
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, { ...budgetFlags });
 
 /**
  * `kourai federate status`: the council endpoint, what it says now (round, trust, exile), consent
