@@ -26,7 +26,9 @@ import type { Experiment } from './experiment.js';
  *
  * Per forge and agent it also holds the label-flipped council view (what a poisoning forge trains
  * on), a pure function of the council view. A forge is this data and nothing else: its adapters
- * live in the cell that trains them.
+ * live in the cell that trains them. The data is materialised on first use (a thousand-forge
+ * federation with cohorts of a hundred only ever touches the forges its cohorts sample) and is a
+ * pure function of the seed and the forge's index, so when it is built does not change it.
  */
 export interface SimForge {
   index: number;
@@ -34,9 +36,9 @@ export interface SimForge {
   name: string;
   profile: PlayerProfile;
   byzantine: boolean;
-  council: Map<FederatingAgent, Example[]>;
-  bond: Map<FederatingAgent, Example[]>;
-  flipped: Map<FederatingAgent, Example[]>;
+  readonly council: Map<FederatingAgent, Example[]>;
+  readonly bond: Map<FederatingAgent, Example[]>;
+  readonly flipped: Map<FederatingAgent, Example[]>;
 }
 
 const NAMED = ['ariadne', 'daedalus', 'icarus'];
@@ -65,42 +67,62 @@ export function buildForges(
   signal?: AbortSignal,
 ): SimForge[] {
   const bad = byzantineSet(x.forges, x.byzantine, seed);
+  const out: SimForge[] = [];
+  for (let k = 0; k < x.forges; k++) {
+    if (signal?.aborted) break;
+    const profile = profileFor(playerName(k));
+    let views: Pick<SimForge, 'council' | 'bond' | 'flipped'> | null = null;
+    const data = (): Pick<SimForge, 'council' | 'bond' | 'flipped'> =>
+      (views ??= forgeViews(x, seed, k, home, profile, specialists));
+    out.push({
+      index: k,
+      name: `forge-${String(k + 1).padStart(2, '0')}`,
+      profile,
+      byzantine: bad.has(k),
+      get council() {
+        return data().council;
+      },
+      get bond() {
+        return data().bond;
+      },
+      get flipped() {
+        return data().flipped;
+      },
+    });
+  }
+  return out;
+}
+
+/** Forge k's sample memoirs, written under `home`, indexed, and read through the real data views. */
+function forgeViews(
+  x: Experiment,
+  seed: number,
+  k: number,
+  home: string,
+  profile: PlayerProfile,
+  specialists: readonly string[],
+): Pick<SimForge, 'council' | 'bond' | 'flipped'> {
+  const player = playerName(k);
+  const paths: string[] = [];
+  for (const s of synthSessions({ seed: seed * 1000 + k, sessions: x.sessions, turns: x.turns, profile })) {
+    const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
+    appendLines(p, s.lines, { fsync: false });
+    paths.push(p);
+  }
   const index = openIndex(home);
   try {
-    const out: SimForge[] = [];
-    for (let k = 0; k < x.forges; k++) {
-      if (signal?.aborted) break;
-      const player = playerName(k);
-      const profile = profileFor(player);
-      const paths: string[] = [];
-      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: x.sessions, turns: x.turns, profile })) {
-        const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
-        appendLines(p, s.lines, { fsync: false });
-        paths.push(p);
-      }
-      const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
-      const source = { index, files };
-      const council = new Map<FederatingAgent, Example[]>();
-      const bond = new Map<FederatingAgent, Example[]>();
-      const flipped = new Map<FederatingAgent, Example[]>();
-      for (const agent of x.agents) {
-        const c = councilView(source, agent).examples as Example[];
-        const b = bondView(source, agent).examples as Example[];
-        council.set(agent, c);
-        bond.set(agent, b);
-        flipped.set(agent, flipLabels(c, specialists));
-      }
-      out.push({
-        index: k,
-        name: `forge-${String(k + 1).padStart(2, '0')}`,
-        profile,
-        byzantine: bad.has(k),
-        council,
-        bond,
-        flipped,
-      });
+    const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
+    const source = { index, files };
+    const council = new Map<FederatingAgent, Example[]>();
+    const bond = new Map<FederatingAgent, Example[]>();
+    const flipped = new Map<FederatingAgent, Example[]>();
+    for (const agent of x.agents) {
+      const c = councilView(source, agent).examples as Example[];
+      council.set(agent, c);
+      bond.set(agent, bondView(source, agent).examples as Example[]);
+      flipped.set(agent, flipLabels(c, specialists));
     }
-    return out;
+    return { council, bond, flipped };
   } finally {
     index.close();
   }
