@@ -167,13 +167,6 @@ function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims
  */
 export const COUNCIL_L2 = LAMBDA_GRID[Math.floor(LAMBDA_GRID.length / 2)] as number;
 
-/**
- * L-BFGS iterations of the direct path in a council round: bounded local work per round, as the
- * nonlinear path's few local epochs are. The fit starts from the global's direct path, and the
- * rounds carry it on; run to convergence (up to 100) it was half of a round's training time.
- */
-export const COUNCIL_DIRECT_ITERATIONS = 25;
-
 function councilSettings(x: Experiment, seed: number, round: number): TrainSettings {
   return {
     ...DEFAULT_SETTINGS,
@@ -181,7 +174,6 @@ function councilSettings(x: Experiment, seed: number, round: number): TrainSetti
     patience: x.localEpochs,
     seed: seed * 100 + round,
     l2: COUNCIL_L2,
-    directIterations: COUNCIL_DIRECT_ITERATIONS,
   };
 }
 

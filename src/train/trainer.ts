@@ -31,8 +31,6 @@ export interface TrainSettings {
   patience: number;
   /** The direct path's L2 penalty λ; null: chosen by cross-validation over the training scenes. */
   l2: number | null;
-  /** Most L-BFGS iterations of the direct path's fit (default 100, near convergence); a federation round's local work may stop sooner. */
-  directIterations?: number;
   /** Share of scenes held out: half decide early stopping, half measure the reported metrics. */
   heldOutFraction: number;
   /** Fewer usable examples than this and the agent is skipped, not trained on noise. */
@@ -383,13 +381,7 @@ function fitDirect(
   const choice: LambdaChoice =
     settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
-  fitLinear(
-    problem,
-    trainIdx,
-    choice.lambda,
-    U,
-    settings.directIterations ? { maxIter: settings.directIterations } : {},
-  );
+  fitLinear(problem, trainIdx, choice.lambda, U);
   const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);
   for (let c = 0; c < A; c++) {
     const j = active[c] as number;

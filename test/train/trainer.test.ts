@@ -27,20 +27,6 @@ describe('trainer', () => {
     expect(Buffer.from(c.lora.all.buffer).equals(Buffer.from(a.lora.all.buffer))).toBe(false);
   });
 
-  it('directIterations bounds the direct path’s fit: 100 is the default, 1 stops it early', () => {
-    const examples = plantedExamples('early_returns', { seed: 3, n: 24, vocab: v.train });
-    const job = { agent: 'techne' as const, kind: 'council' as const, examples, frozen: [] };
-    const settings = { ...quick, epochs: 1, l2: 1e-3 };
-    const full = trained(train(base, encode, { ...job, settings }));
-    const same = trained(train(base, encode, { ...job, settings: { ...settings, directIterations: 100 } }));
-    const one = trained(train(base, encode, { ...job, settings: { ...settings, directIterations: 1 } }));
-    expect(Buffer.from(same.lora.all.buffer).equals(Buffer.from(full.lora.all.buffer))).toBe(true);
-    let moved = 0;
-    for (let i = 0; i < one.lora.directAt.length; i++)
-      moved = Math.max(moved, Math.abs((one.lora.directAt[i] as number) - (full.lora.directAt[i] as number)));
-    expect(moved).toBeGreaterThan(1e-6);
-  });
-
   it('the order examples come in does not change the validation split', () => {
     const examples = plantedExamples('early_returns', { seed: 3, n: 24, vocab: v.train });
     const a = trained(train(base, encode, { agent: 'techne', kind: 'bond', examples, frozen: [], settings: quick }));
