@@ -8,7 +8,7 @@ import type { Example } from './examples/types.js';
 import type { Features } from './features.js';
 import { inputBlocks } from './base-spec.js';
 import { directMatrix, setDirectMatrix } from './direct-path.js';
-import { chooseLambda, fitLinear, type LambdaChoice, type LinearProblem } from './linear-fit.js';
+import { chooseLambda, fitLinear, LAMBDA_GRID, type LambdaChoice, type LinearProblem } from './linear-fit.js';
 import { cloneLora, initLora, loraWeights, nonlinearSize, type LoraDims, type LoraWeights } from './lora.js';
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
 import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
@@ -215,7 +215,12 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   let lastVal: { loss: number; metric: number | null } | null = { loss: score0.loss, metric: score0.metric };
   let stoppedEarly = false;
   const order = [...trainIdx];
-  for (epoch = 1; epoch <= settings.epochs; epoch++) {
+  // The routing head learns only its direct path: weights on the words the player's tasks used,
+  // held toward the prior by the fit's L2. The nonlinear path reads every text through the frozen
+  // random projection, so what it learns from a few scenes moves the answer on words it never saw
+  // (trained on the sample forge it sent real tasks away from what the prior knew).
+  const epochs = head === 'route' ? 0 : settings.epochs;
+  for (epoch = 1; epoch <= epochs; epoch++) {
     shuffle(order, rand);
     let epochLoss = 0;
     let seen = 0;
@@ -253,7 +258,7 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
       break;
     }
   }
-  const epochsRun = Math.min(epoch, settings.epochs);
+  const epochsRun = Math.min(epoch, epochs);
   params.set(best.all);
   const elapsed = now() - t0;
   const trainEval = run.evaluate(trainIdx);
@@ -285,6 +290,14 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   };
   return { status: 'trained', report, lora };
 }
+
+/**
+ * The routing head's penalty toward the prior reaches much higher than the scoring heads': cross-
+ * validation keeps the strongest λ that routes the player's held-out tasks as well as any, so a
+ * history the prior already explains (the sample forge's) moves nothing, and one that routes
+ * against it (the player's own habits) still can.
+ */
+const ROUTE_LAMBDA_GRID: readonly number[] = [10, 3, 1, 0.3, 0.1, ...LAMBDA_GRID];
 
 /**
  * Fits the trained adapter's direct path (linear-fit.ts) on the training items: the rest of the
@@ -379,7 +392,9 @@ function fitDirect(
   }
   const problem: LinearProblem = { out: O, dim: A, texts: compact, offsets, items, prior: priorFit };
   const choice: LambdaChoice =
-    settings.l2 !== null ? { lambda: settings.l2, curve: [] } : chooseLambda(problem, trainIdx, rand);
+    settings.l2 !== null
+      ? { lambda: settings.l2, curve: [] }
+      : chooseLambda(problem, trainIdx, rand, net.head === 'route' ? { grid: ROUTE_LAMBDA_GRID } : {});
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);
   const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);
