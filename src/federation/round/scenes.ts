@@ -139,7 +139,7 @@ function probeLine(agent: FederatingAgent, p: ProbeRecord, forges: number | null
     };
   return {
     speaker: agent,
-    text: `Between ${PREFERENCE_TEXT[info.poles[0]]} and ${PREFERENCE_TEXT[info.poles[1]]}, the council holds no view now.`,
+    text: `The council now holds no view between “${PREFERENCE_TEXT[info.poles[0]]}” and “${PREFERENCE_TEXT[info.poles[1]]}”.`,
     facts,
   };
 }
@@ -188,7 +188,7 @@ function marginLine(agent: FederatingAgent, p: ProbeRecord): SceneLine | null {
     return { speaker: agent, text: `The council adapter came back leaning to: ${PREFERENCE_TEXT[council]}.`, facts };
   return {
     speaker: agent,
-    text: `Between ${PREFERENCE_TEXT[info.poles[0]]} and ${PREFERENCE_TEXT[info.poles[1]]}, the council holds no view now.`,
+    text: `The council now holds no view between “${PREFERENCE_TEXT[info.poles[0]]}” and “${PREFERENCE_TEXT[info.poles[1]]}”.`,
     facts,
   };
 }
