@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Features } from './features.js';
 import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
 
@@ -31,6 +32,8 @@ export interface LinearProblem {
 }
 
 export const LAMBDA_GRID: readonly number[] = [3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
+/** L-BFGS iterations per λ and fold while choosing: selection needs the ranking of λ values, not the last digit. */
+const CV_MAX_ITER = 40;
 
 interface Objective {
   value: number;
@@ -328,8 +331,16 @@ export function chooseLambda(
   rand: () => number,
   opts: { folds?: number; grid?: readonly number[]; maxIter?: number } = {},
 ): LambdaChoice {
+  return chooseLambdaOn(p, sceneFolds(p.items, idx, opts.folds ?? 3, rand), opts);
+}
+
+/** λ by cross-validation over the given folds (item indices). */
+export function chooseLambdaOn(
+  p: LinearProblem,
+  folds: readonly (readonly number[])[],
+  opts: { grid?: readonly number[]; maxIter?: number } = {},
+): LambdaChoice {
   const grid = opts.grid ?? LAMBDA_GRID;
-  const folds = sceneFolds(p.items, idx, opts.folds ?? 3, rand);
   if (folds.length < 2 || grid.length === 1) return { lambda: grid[Math.floor(grid.length / 2)] as number, curve: [] };
   const hits = grid.map(() => 0);
   const losses = grid.map(() => 0);
@@ -341,8 +352,7 @@ export function chooseLambda(
     // Warm starts down the grid (from the most regularised).
     const W = p.prior ? Float64Array.from(p.prior) : new Float64Array(p.dim * p.out);
     grid.forEach((lam, g) => {
-      // Selection needs the ranking of λ values, not the last digit: a shorter run per value.
-      fitLinear(p, train, lam, W, { maxIter: opts.maxIter ?? 40 });
+      fitLinear(p, train, lam, W, { maxIter: opts.maxIter ?? CV_MAX_ITER });
       const r = itemHits(p, W, test);
       hits[g] = (hits[g] as number) + r.hits;
       losses[g] = (losses[g] as number) + r.loss;
@@ -360,4 +370,40 @@ export function chooseLambda(
     if (c.accuracy > b.accuracy + 1e-9) best = g;
   }
   return { lambda: (curve[best] as (typeof curve)[number]).lambda, curve };
+}
+
+/**
+ * What a cross-validation's outcome (chooseLambdaOn with the default grid) is a function of: the
+ * folds, every item in them, the inputs and offsets of their texts, the prior and the problem's
+ * shape. Equal digests choose the same λ with the same curve, so a run may reuse an earlier
+ * choice instead of cross-validating again. The tag names the fitting code: changing fitLinear,
+ * itemHits or the selection rule changes it, so no choice made by other code is ever reused.
+ */
+export const CV_TAG = 'kourai-lambda-cv/1';
+
+export function crossValidationDigest(p: LinearProblem, folds: readonly (readonly number[])[]): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify({ tag: CV_TAG, grid: LAMBDA_GRID, maxIter: CV_MAX_ITER, out: p.out, dim: p.dim }));
+  const bytes = (a: Int32Array | Float64Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const all: number[] = [];
+  for (const f of folds) {
+    h.update(`fold ${f.length}\n`);
+    h.update(bytes(Int32Array.from(f)));
+    all.push(...f);
+  }
+  const items = new Float64Array(all.length * 5);
+  all.forEach((i, k) => {
+    const it = p.items[i] as FitItem;
+    items.set([['pair', 'binary', 'graded', 'route'].indexOf(it.kind), it.a, it.b, it.target, it.w], k * 5);
+  });
+  h.update(bytes(items));
+  for (const t of textsOf(p, all)) {
+    const { idx, val } = p.texts[t] as Features;
+    h.update(`text ${t} ${idx.length}\n`);
+    h.update(bytes(idx));
+    h.update(bytes(val));
+    h.update(bytes(p.offsets[t] as Float64Array));
+  }
+  h.update(p.prior ? bytes(p.prior) : 'no prior');
+  return `sha256:${h.digest('hex')}`;
 }
