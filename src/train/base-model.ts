@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalSpec, inputBlocks, inputDim, type BaseSpec, type LayerInit } from './base-spec.js';
-import { counterUniform } from './counter-random.js';
+import { counterUniform, counterUniforms } from './counter-random.js';
 import type { Features } from './features.js';
 import { toLE } from '../tensor/float-codec.js';
 
@@ -44,8 +44,7 @@ export class BaseModel {
     const H = this.hidden;
     const { seed, init } = this.spec;
     const { scale, stream } = j >= this.structureAt && j < this.semanticAt ? init.denseStructure : init.dense;
-    const w = this.dense;
-    for (let h = 0, i = j * H; h < H; h++, i++) w[i] = scale * counterUniform(seed, stream, i);
+    counterUniforms(seed, stream, j * H, scale, this.dense, j * H, H);
     this.filled[j] = 1;
   }
 
