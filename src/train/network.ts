@@ -196,6 +196,10 @@ export class Network {
     }
     const u = ws.u[t] as Float64Array;
     const B = lora.denseB;
+    if (r === 8) {
+      denseGradient8(lora.denseB, grad, u, dh, c, H, x);
+      return;
+    }
     gu.fill(0, 0, r);
     for (let j = 0; j < H; j++) {
       const g = c * (dh[j] as number);
@@ -261,6 +265,72 @@ function sparseProduct(At: Float64Array, r: number, x: Features, u: Float64Array
     const b = (idx[k] as number) * r;
     const xv = val[k] as number;
     for (let i = 0; i < r; i++) u[i] = (u[i] as number) + xv * (At[b + i] as number);
+  }
+}
+
+/**
+ * The encoder.dense factors' gradients at rank 8 (backward's general loop, the rank-8 sums in
+ * locals): B gets c·dz uᵀ, and the rows of Aᵀ that x touches get x · (c·Bᵀdz).
+ */
+function denseGradient8(
+  B: Float64Array,
+  grad: LoraWeights,
+  u: Float64Array,
+  dz: Float64Array,
+  c: number,
+  H: number,
+  x: Features,
+): void {
+  const u0 = u[0] as number;
+  const u1 = u[1] as number;
+  const u2 = u[2] as number;
+  const u3 = u[3] as number;
+  const u4 = u[4] as number;
+  const u5 = u[5] as number;
+  const u6 = u[6] as number;
+  const u7 = u[7] as number;
+  let g0 = 0;
+  let g1 = 0;
+  let g2 = 0;
+  let g3 = 0;
+  let g4 = 0;
+  let g5 = 0;
+  let g6 = 0;
+  let g7 = 0;
+  const gB = grad.denseB;
+  for (let j = 0, row = 0; j < H; j++, row += 8) {
+    const g = c * (dz[j] as number);
+    if (g === 0) continue;
+    gB[row] = (gB[row] as number) + g * u0;
+    gB[row + 1] = (gB[row + 1] as number) + g * u1;
+    gB[row + 2] = (gB[row + 2] as number) + g * u2;
+    gB[row + 3] = (gB[row + 3] as number) + g * u3;
+    gB[row + 4] = (gB[row + 4] as number) + g * u4;
+    gB[row + 5] = (gB[row + 5] as number) + g * u5;
+    gB[row + 6] = (gB[row + 6] as number) + g * u6;
+    gB[row + 7] = (gB[row + 7] as number) + g * u7;
+    g0 += g * (B[row] as number);
+    g1 += g * (B[row + 1] as number);
+    g2 += g * (B[row + 2] as number);
+    g3 += g * (B[row + 3] as number);
+    g4 += g * (B[row + 4] as number);
+    g5 += g * (B[row + 5] as number);
+    g6 += g * (B[row + 6] as number);
+    g7 += g * (B[row + 7] as number);
+  }
+  const gAt = grad.denseAt;
+  const { idx, val } = x;
+  for (let k = 0; k < idx.length; k++) {
+    const b = (idx[k] as number) * 8;
+    const xv = val[k] as number;
+    gAt[b] = (gAt[b] as number) + xv * g0;
+    gAt[b + 1] = (gAt[b + 1] as number) + xv * g1;
+    gAt[b + 2] = (gAt[b + 2] as number) + xv * g2;
+    gAt[b + 3] = (gAt[b + 3] as number) + xv * g3;
+    gAt[b + 4] = (gAt[b + 4] as number) + xv * g4;
+    gAt[b + 5] = (gAt[b + 5] as number) + xv * g5;
+    gAt[b + 6] = (gAt[b + 6] as number) + xv * g6;
+    gAt[b + 7] = (gAt[b + 7] as number) + xv * g7;
   }
 }
 
