@@ -132,6 +132,10 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
       b: npy(Int32Array.from(items.map((i) => i.b)), [items.length]),
       target: npy(Float64Array.from(items.map((i) => i.target)), [items.length]),
       w: npy(Float64Array.from(items.map((i) => i.w)), [items.length]),
+      offset: npy(
+        Float64Array.from(items.flatMap((i) => (i.offset ? Array.from(i.offset) : new Array(net.out).fill(0)))),
+        [items.length, net.out],
+      ),
       batches: npy(order, [S, B]),
       init: npy(init, [init.length]),
     };
