@@ -1,12 +1,13 @@
 // Learning on data nobody here wrote: public human-preference datasets, converted to memoirs as a
 // Python host writes them, trained through the real path (train()), measured on held-out scenes
 // beside every trivial rule and an independent logistic regression on the same inputs (a ceiling
-// check). Datasets are read from $KOURAI_DATASETS (src/train/datasets/local.ts); a missing one is
+// check). k-fold over scenes: every pair is held out once; intervals are over the pooled pairs, and
+// the gap to each trivial rule is a paired interval on the same pairs. Datasets are read from $KOURAI_DATASETS (src/train/datasets/local.ts); a missing one is
 // skipped loudly. With KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL set, the embeddings base
 // (hashed + structure + the endpoint's vectors) is measured the same way.
 // Contract: export async function run(report, { quick }). Uses dist/ (npm run bench builds).
 // Env: KOURAI_DATASETS (required to run), KOURAI_LEARN_REAL_PAIRS (pairs per dataset, default
-// 1500; quick 500), KOURAI_LEARN_REAL_SPLITS (random splits, default 5; quick 2).
+// all; quick 500), KOURAI_LEARN_REAL_FOLDS (k of the k-fold split, default 5; quick 3).
 const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
 
 /** Bradley–Terry logistic regression on x_chosen − x_rejected, plain full-batch gradient descent
@@ -56,7 +57,8 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
       return m;
     };
   };
-  const acc = (f, ds) => ds.reduce((a, d) => a + (f(d) > 0 ? 1 : f(d) === 0 ? 0.5 : 0), 0) / ds.length;
+  const out = (m) => (m > 0 ? 1 : m === 0 ? 0.5 : 0);
+  const acc = (f, ds) => ds.reduce((a, d) => a + out(f(d)), 0) / ds.length;
   const tr = trainPairs.map(diff);
   const te = testPairs.map(diff);
   const grid = [1e-2, 3e-3, 1e-3];
@@ -66,7 +68,8 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
   }));
   const cv = grid.map((lam) => folds.reduce((a, f) => a + acc(fit(f.train, lam), f.test), 0) / 3);
   const lam = grid[cv.indexOf(Math.max(...cv))];
-  return { accuracy: acc(fit(tr, lam), te), lambda: lam };
+  const f = fit(tr, lam);
+  return { outcomes: te.map((d) => out(f(d))), lambda: lam };
 }
 
 async function embedAll(texts, env) {
@@ -87,20 +90,21 @@ async function embedAll(texts, env) {
 
 export async function run(report, { quick }) {
   const { localDatasets } = await dist('train/datasets/local.js');
-  const { examplesFromLines, evaluateSplit, interval, isTest } = await dist('train/datasets/held-out.js');
+  const { examplesFromLines, evaluateSplit, isTest, pairedGap, pooledInterval } =
+    await dist('train/datasets/held-out.js');
   const { BaseModel } = await dist('train/base-model.js');
   const { builtinBaseSpec, embeddingsBaseSpec, inputDim } = await dist('train/base-spec.js');
   const { inputEncoder } = await dist('train/encoder/inputs.js');
   const { DEFAULT_SETTINGS } = await dist('train/trainer.js');
   const env = process.env;
-  const pairsCap = Number(env.KOURAI_LEARN_REAL_PAIRS ?? (quick ? 500 : 1500));
-  const splits = Number(env.KOURAI_LEARN_REAL_SPLITS ?? (quick ? 2 : 5));
-  const testFraction = 0.2;
+  const pairsCap = Number(env.KOURAI_LEARN_REAL_PAIRS ?? (quick ? 500 : Infinity));
+  const folds = Number(env.KOURAI_LEARN_REAL_FOLDS ?? (quick ? 3 : 5));
   const spec = builtinBaseSpec();
   const base = new BaseModel(spec);
   const enc = inputEncoder(spec);
   const settings = { ...DEFAULT_SETTINGS, heldOutFraction: 0.2 };
   const pct = (x) => `${(x.mean * 100).toFixed(1)}% [${(x.lo * 100).toFixed(1)}, ${(x.hi * 100).toFixed(1)}]`;
+  const pts = (x) => `${(x.mean * 100).toFixed(1)} points [${(x.lo * 100).toFixed(1)}, ${(x.hi * 100).toFixed(1)}]`;
   const endpoint = env.KOURAI_EMBEDDINGS_URL && env.KOURAI_EMBEDDINGS_MODEL;
   for (const found of localDatasets(env)) {
     if (found.status !== 'found') {
@@ -109,46 +113,47 @@ export async function run(report, { quick }) {
       continue;
     }
     const ds = found.dataset;
-    const conv = ds.convert({ limit: pairsCap });
+    const conv = ds.convert(Number.isFinite(pairsCap) ? { limit: pairsCap } : {});
     const { examples, cases } = examplesFromLines(conv.lines, ds.agent);
     const all = [...cases.values()];
     console.error(
-      `learn-real: ${ds.name} (${ds.kind}): ${conv.pairs} pairs (${conv.skipped} skipped), ${splits} splits of ${Math.round(testFraction * 100)}% held out…`,
+      `learn-real: ${ds.name} (${ds.kind}): ${conv.pairs} pairs (${conv.skipped} skipped), ${folds}-fold over scenes…`,
     );
+    const t0 = performance.now();
     const figs = [];
-    for (let s = 0; s < splits; s++) {
-      const f = evaluateSplit(
-        examples,
-        cases,
-        { base, encode: enc, agent: ds.agent, settings, splits, testFraction },
-        s,
-      );
-      const trainCases = all.filter((c) => !isTest(c.scene, s, testFraction));
-      const testCases = all.filter((c) => isTest(c.scene, s, testFraction));
+    for (let s = 0; s < folds; s++) {
+      const f = evaluateSplit(examples, cases, { base, encode: enc, agent: ds.agent, settings, folds }, s);
+      const trainCases = all.filter((c) => !isTest(c.scene, s, folds));
+      const testCases = all.filter((c) => isTest(c.scene, s, folds));
       const toPair = (c) => ({ a: enc(c.chosen, c.prompt), b: enc(c.rejected, c.prompt) });
       const ceil = ceiling(trainCases.map(toPair), testCases.map(toPair), inputDim(spec), spec.encoder.dim);
-      figs.push({ ...f, ceiling: ceil.accuracy });
+      figs.push({ ...f, ceiling: ceil.outcomes });
+      const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
       console.error(
-        `  split ${s + 1}/${splits}: model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${(ceil.accuracy * 100).toFixed(1)}% (λ ${f.lambda}, ${f.trainSeconds.toFixed(0)} s)`,
+        `  fold ${s + 1}/${folds}: ${f.testPairs} pairs, model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${(mean(ceil.outcomes) * 100).toFixed(1)}% (λ ${f.lambda}, train ${f.trainSeconds.toFixed(0)} s, ${((performance.now() - t0) / 1000).toFixed(0)} s so far)`,
       );
     }
-    const m = interval(figs.map((f) => f.model));
-    const n = `${figs[0].testPairs}–${Math.max(...figs.map((f) => f.testPairs))} held-out pairs per split, ${splits} splits`;
+    const pool = (get) => figs.flatMap(get);
+    const model = pool((f) => f.outcomes.model);
+    const m = pooledInterval(model);
+    const n = `${model.length} held-out pairs (${folds}-fold, each pair once); 95% interval over pairs`;
     report(`learn-real ${ds.name}: learned model (train bond path)`, m.mean, '', `${pct(m)}; ${n}`);
     const rules = Object.keys(figs[0].rules);
-    let bestRule = 0;
+    let worst = null;
     for (const r of rules) {
-      const x = interval(figs.map((f) => f.rules[r]));
-      bestRule = Math.max(bestRule, x.mean);
-      report(`learn-real ${ds.name}: ${r.replace('_', ' ')}`, x.mean, '', pct(x));
+      const o = pool((f) => f.outcomes.rules[r]);
+      const x = pooledInterval(o);
+      const gap = pooledInterval(pairedGap(model, o));
+      if (!worst || gap.mean < worst.gap.mean) worst = { rule: r, gap };
+      report(`learn-real ${ds.name}: ${r.replace('_', ' ')}`, x.mean, '', `${pct(x)}; model − rule ${pts(gap)}`);
     }
-    const c = interval(figs.map((f) => f.ceiling));
+    const c = pooledInterval(pool((f) => f.ceiling));
     report(`learn-real ${ds.name}: logistic regression ceiling (same inputs)`, c.mean, '', pct(c));
     report(
       `learn-real ${ds.name}: model − best trivial rule (goal ≥ 0.05)`,
-      m.mean - bestRule,
+      worst.gap.mean,
       '',
-      `mean train time ${(figs.reduce((a, f) => a + f.trainSeconds, 0) / figs.length).toFixed(1)} s per split`,
+      `${worst.gap.mean >= 0.05 ? 'met' : 'MISSED'}: vs ${worst.rule.replace('_', ' ')}, ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${folds} folds`,
     );
     if (!endpoint) {
       report(
@@ -169,16 +174,12 @@ export async function run(report, { quick }) {
       const eenc0 = inputEncoder(espec);
       const eenc = (t, p) => eenc0(t, p, em.vectors.get(t));
       const es = [];
-      for (let s = 0; s < splits; s++)
+      for (let s = 0; s < folds; s++)
         es.push(
-          evaluateSplit(
-            examples,
-            cases,
-            { base: ebase, encode: eenc, agent: ds.agent, settings, splits, testFraction },
-            s,
-          ).model,
+          ...evaluateSplit(examples, cases, { base: ebase, encode: eenc, agent: ds.agent, settings, folds }, s).outcomes
+            .model,
         );
-      const e = interval(es);
+      const e = pooledInterval(es);
       report(
         `learn-real ${ds.name}: embeddings base (${em.model}, ${dim})`,
         e.mean,

@@ -1,43 +1,64 @@
-// Routing on task descriptions people write (test/fixtures/route/tasks.jsonl, hand-written, never
+// Routing on task descriptions people write (test/fixtures/route/*.jsonl, hand-written, never
 // generated): top-1 accuracy, expected calibration error and the share answered wrongly with
-// p ≥ 0.9, on the held-out part only, for the written-role prior alone (a first session) and
-// after `memoir synth` + `train bond` (the head trained on the sample forge, on top of the prior).
-// Beside them: the majority class, the head without its prior, and a linear model fitted on the
-// tuning part (what the same labelled words teach a plain learner).
-// Goal: top-1 ≥ 85% and wrong at p ≥ 0.9 on ≤ 5% of tasks.
-// Contract: export async function run(report, { quick }). Uses dist/ (npm run bench builds).
-// Standalone: node bench/route.mjs
+// p ≥ 0.9, per labelled set, through `kourai route`'s own path (the Scorer): the written-role prior
+// alone (a first session, no adapter) and after `memoir synth` + `train bond` (the head trained on
+// the sample forge, on top of the prior). Beside them: the majority class and a linear model fitted
+// on the other sets (what the same labelled words teach a plain learner).
+// Every set in the repository but held.jsonl has been tuned on; held.jsonl was written by someone
+// who never saw the prior and measured once it was frozen. Another set nobody tuned on is measured with
+//   node bench/route.mjs --set FILE [--set FILE2]      or   KOURAI_ROUTE_SET=FILE[:FILE2]
+// (one JSON object a line: {"text": "...", "label": "<specialist>"}).
+// Goal: top-1 ≥ 85% and wrong at p ≥ 0.9 on ≤ 5% of tasks, before and after training.
+// Contract: run(report, { quick }) is exported. Uses dist/ (npm run bench builds).
+// Standalone: node bench/route.mjs [--quick] [--set FILE]
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanup, kourai, tempDir } from './lib.mjs';
 
 const dist = new URL('../dist/', import.meta.url);
 const load = (p) => import(new URL(p, dist).href);
-const TASKS = new URL('../test/fixtures/route/tasks.jsonl', import.meta.url);
-const FRESH_1 = new URL('../test/fixtures/route/fresh.jsonl', import.meta.url);
-const FRESH = new URL('../test/fixtures/route/fresh2.jsonl', import.meta.url);
+const FIXTURES = new URL('../test/fixtures/route/', import.meta.url);
+const BUILT_IN = ['tasks.jsonl', 'fresh.jsonl', 'fresh2.jsonl', 'tickets.jsonl', 'held.jsonl'];
 
 const pct = (x) => `${(x * 100).toFixed(1)}%`;
 
-/**
- * The tuning part (with fresh.jsonl, tuned on since the cues' second version), the held-out part,
- * and the fresh set (fresh2.jsonl). ROUTE_BENCH_PART=tuning measures on the tuning part instead
- * (while tuning: the held-out part stays unseen).
- */
-function tasks() {
-  const read = (url) =>
-    readFileSync(url, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-  const rows = read(TASKS);
-  const tuning = [...rows.filter((r) => r.part === 'tuning'), ...read(FRESH_1)];
-  const fresh = read(FRESH);
-  return {
-    tuning,
-    fresh,
-    heldOut: process.env.ROUTE_BENCH_PART === 'tuning' ? tuning : rows.filter((r) => r.part === 'held_out'),
-  };
+/** Extra sets from --set FILE (repeatable) and KOURAI_ROUTE_SET (paths joined by ':'). */
+export function extraSets(argv = process.argv, env = process.env) {
+  const out = (env.KOURAI_ROUTE_SET ?? '').split(':').filter(Boolean);
+  argv.forEach((a, i) => {
+    if (a === '--set' && argv[i + 1]) out.push(argv[i + 1]);
+    else if (a.startsWith('--set=')) out.push(a.slice(6));
+  });
+  return out;
+}
+
+function readSet(path, specialists) {
+  const rows = readFileSync(path, 'utf8')
+    .split('\n')
+    .map((l, i) => [l.trim(), i + 1])
+    .filter(([l]) => l !== '')
+    .map(([l, n]) => {
+      let r;
+      try {
+        r = JSON.parse(l);
+      } catch {
+        throw new Error(`${path}:${n}: not JSON`);
+      }
+      if (typeof r.text !== 'string' || !specialists.includes(r.label))
+        throw new Error(`${path}:${n}: needs "text" and "label" (one of ${specialists.join(', ')})`);
+      return r;
+    });
+  if (rows.length === 0) throw new Error(`${path}: no tasks`);
+  return rows;
+}
+
+/** Every labelled set: the built-in ones, then the extra ones. */
+function sets(specialists, extra) {
+  return [
+    ...BUILT_IN.map((f) => ({ name: f, rows: readSet(new URL(f, FIXTURES), specialists), extra: false })),
+    ...extra.map((f) => ({ name: basename(f), rows: readSet(f, specialists), extra: true })),
+  ];
 }
 
 /** Multinomial logistic regression on hashed word stems and bigrams, L2, full-batch gradient descent. */
@@ -106,81 +127,77 @@ function wrongs(rows, probs, specialists) {
 }
 
 export async function run(report, { quick } = {}) {
-  const { RoutePrior, PRIOR_BETA } = await load('train/route-prior/prior.js');
   const { SPECIALISTS } = await load('train/base-spec.js');
-  const { calibration, fitInverseTemperature } = await load('train/calibration.js');
-  const { softmax } = await load('train/objectives.js');
+  const { calibration } = await load('train/calibration.js');
   const { Scorer } = await load('train/scorer.js');
-  const { tuning, heldOut, fresh } = tasks();
-  const freshLabels = fresh.map((r) => SPECIALISTS.indexOf(r.label));
-  const freshFigures = (name, probs) => {
-    const c = calibration(probs, freshLabels);
-    report(
-      `route ${name}, fresh set: top-1 accuracy`,
-      c.accuracy,
-      '',
-      `${c.n} tasks written after the prior was fixed (fresh2.jsonl); ECE ${c.ece.toFixed(3)}; wrong at p ≥ 0.9 ${Math.round(c.confidentWrong * c.n)} of ${c.n}`,
+  const all = sets(SPECIALISTS, extraSets());
+  const figures = (name, set, probs) => {
+    const c = calibration(
+      probs,
+      set.rows.map((r) => SPECIALISTS.indexOf(r.label)),
     );
-  };
-  const labels = heldOut.map((r) => SPECIALISTS.indexOf(r.label));
-  const figures = (name, probs, note = '') => {
-    const c = calibration(probs, labels);
-    report(`route ${name}: top-1 accuracy (goal ≥ 85%)`, c.accuracy, '', `${c.n} tasks${note ? `; ${note}` : ''}`);
-    report(`route ${name}: expected calibration error`, c.ece, '', '10 equal-width bins of top-1 p');
+    const tag = `${set.name}${set.extra || set.name === 'held.jsonl' ? '' : ' (tuned on)'}`;
+    report(`route ${name}, ${tag}: top-1 (goal ≥ 85%)`, c.accuracy, '', `${c.n} tasks; ECE ${c.ece.toFixed(3)}`);
     report(
-      `route ${name}: wrong with p ≥ 0.9 (goal ≤ 5%)`,
+      `route ${name}, ${tag}: wrong at p ≥ 0.9 (goal ≤ 5%)`,
       c.confidentWrong,
       '',
       `${Math.round(c.confidentWrong * c.n)} of ${c.n}`,
     );
-    return c;
   };
-  console.log(
-    `  measured on ${process.env.ROUTE_BENCH_PART === 'tuning' ? 'the TUNING part (ROUTE_BENCH_PART=tuning)' : 'the held-out part'}: ${heldOut.length} tasks; tuning part ${tuning.length} (test/fixtures/route/tasks.jsonl)`,
-  );
+  /** Routes every set through the Scorer `kourai route` opens in this home. */
+  const routeSets = async (home, use) => {
+    const sc = await Scorer.open({ home, env: {}, signal: new AbortController().signal, agent: 'hephaestus', use });
+    try {
+      const out = [];
+      for (const set of all) {
+        const probs = [];
+        for (const r of set.rows) {
+          const res = await sc.route(r.text);
+          probs.push(SPECIALISTS.map((a) => res.distribution.find((d) => d.agent === a).p));
+        }
+        out.push(probs);
+      }
+      return out;
+    } finally {
+      sc.close();
+    }
+  };
 
-  // Trivial baseline: the most common specialist of the tuning part.
-  const counts = new Map();
-  for (const r of tuning) counts.set(r.label, (counts.get(r.label) ?? 0) + 1);
-  const major = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
-  report(
-    "route baseline: always the tuning part's most common specialist",
-    heldOut.filter((r) => r.label === major).length / heldOut.length,
-    '',
-    major,
-  );
+  // Baselines on each set: the most common specialist and a linear model fitted on the other sets.
+  for (const set of all) {
+    const others = all.filter((o) => o !== set).flatMap((o) => o.rows);
+    const counts = new Map();
+    for (const r of others) counts.set(r.label, (counts.get(r.label) ?? 0) + 1);
+    const major = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+    const lin = await linearBaseline(others, set.rows, SPECIALISTS);
+    report(
+      `route baselines, ${set.name}: linear on the other sets`,
+      calibration(
+        lin,
+        set.rows.map((r) => SPECIALISTS.indexOf(r.label)),
+      ).accuracy,
+      '',
+      `fitted on ${others.length} tasks; always ${major}: ${pct(set.rows.filter((r) => r.label === major).length / set.rows.length)}`,
+    );
+  }
 
-  const lin = await linearBaseline(tuning, heldOut, SPECIALISTS);
-  report(
-    'route baseline: linear model on word stems, fitted on the tuning part',
-    calibration(lin, labels).accuracy,
-    '',
-    `${tuning.length} labelled tasks, no prior`,
-  );
-
-  // The prior alone: what a first session routes with.
-  const prior = new RoutePrior(SPECIALISTS);
-  const t0 = performance.now();
-  const priorProbs = heldOut.map((r) => softmax(prior.score(r.text).logits));
-  const usPerTask = ((performance.now() - t0) * 1000) / heldOut.length;
-  const beta = fitInverseTemperature(
-    tuning.map((r) => prior.score(r.text).logits),
-    tuning.map((r) => SPECIALISTS.indexOf(r.label)),
-  );
-  figures(
-    'prior alone (no history)',
-    priorProbs,
-    `β ${PRIOR_BETA} shipped; refitted on the tuning part now ×${beta.toFixed(2)}; ${usPerTask.toFixed(0)} µs/task`,
-  );
-  console.log(
-    `  confusion, prior alone (rows: label, columns: routed):\n${confusion(heldOut, priorProbs, SPECIALISTS)}`,
-  );
-  const priorWrong = wrongs(heldOut, priorProbs, SPECIALISTS);
-  if (priorWrong) console.log(`  wrong, prior alone:\n${priorWrong}`);
-  const freshPrior = fresh.map((r) => softmax(prior.score(r.text).logits));
-  freshFigures('prior alone', freshPrior);
-  const freshWrong = wrongs(fresh, freshPrior, SPECIALISTS);
-  if (freshWrong) console.log(`  wrong, prior alone, fresh set:\n${freshWrong}`);
+  // The prior alone: what a first session routes with (no memoir, no adapter).
+  const empty = tempDir('kourai-bench-route-');
+  let priorProbs;
+  try {
+    const t0 = performance.now();
+    priorProbs = await routeSets(empty, 'auto');
+    const n = all.reduce((s, x) => s + x.rows.length, 0);
+    console.log(`  prior alone: ${(((performance.now() - t0) * 1000) / n).toFixed(0)} µs per task through the Scorer`);
+  } finally {
+    cleanup(empty);
+  }
+  all.forEach((set, i) => figures('prior alone (no history)', set, priorProbs[i]));
+  all.forEach((set, i) => {
+    const w = wrongs(set.rows, priorProbs[i], SPECIALISTS);
+    if (w) console.log(`  wrong, prior alone, ${set.name}:\n${w}`);
+  });
 
   // After the sample forge: the bond adapter trained on the synthetic player's routing history.
   const sessions = quick ? ['4'] : ['4', '8'];
@@ -189,64 +206,22 @@ export async function run(report, { quick } = {}) {
     try {
       kourai(['memoir', 'synth', '--sessions', n], { home });
       const t = JSON.parse(kourai(['train', 'bond', '--agent', 'hephaestus', '--json'], { home }).stdout);
-      const heph = t.agents.find((a) => a.agent === 'hephaestus');
-      const val = heph?.metrics?.find((m) => m.kind === 'route');
-      const ac = new AbortController();
-      const sc = await Scorer.open({ home, env: {}, signal: ac.signal, agent: 'hephaestus', use: 'bond' });
-      const routeAll = async (rows) => {
-        const out = [];
-        for (const r of rows) {
-          const res = await sc.route(r.text);
-          out.push(SPECIALISTS.map((a) => res.distribution.find((d) => d.agent === a).p));
-        }
-        return out;
-      };
-      const probs = await routeAll(heldOut);
-      const freshProbs = await routeAll(fresh);
-      sc.close();
-      const valNote = val
-        ? `train bond's own validation: ${pct(val.value)} on ${val.n} sample-forge descriptions (${val.baselines.map((b) => `${b.name} ${pct(b.value)}`).join(', ')})`
-        : '';
-      figures(`after memoir synth --sessions ${n} + train bond`, probs, valNote);
-      freshFigures(`after memoir synth --sessions ${n} + train bond`, freshProbs);
-      if (n === sessions[0]) {
+      const val = t.agents.find((a) => a.agent === 'hephaestus')?.metric;
+      if (val)
         console.log(
-          `  confusion, after training (rows: label, columns: routed):\n${confusion(heldOut, probs, SPECIALISTS)}`,
+          `  train bond's own validation (${n} sessions): ${pct(val.value)} on ${val.n} sample-forge descriptions (${val.baselines.map((b) => `${b.name} ${pct(b.value)}`).join(', ')})`,
         );
-        const w = wrongs(heldOut, probs, SPECIALISTS);
-        if (w) console.log(`  wrong, after training:\n${w}`);
-        // The learned head without the prior it was trained on top of: what routing was before.
-        const { Inference } = await load('train/inference.js');
-        const { openTextEncoder } = await load('train/text-encoder.js');
-        const { learnConfig } = await load('train/learn-config.js');
-        const { AdapterStore } = await load('train/adapter-store.js');
-        const { openStateDb } = await load('store/state-db.js');
-        const enc = await openTextEncoder(learnConfig(home, {}).encoder, { home, env: {}, signal: ac.signal });
-        const db = openStateDb(home);
-        const got = new AdapterStore(home, db, { spec: enc.spec, fingerprint: enc.fingerprint }).loadCurrent(
-          'hephaestus',
-          'bond',
+      const probs = await routeSets(home, 'bond');
+      all.forEach((set, i) => figures(`after memoir synth --sessions ${n} + train bond`, set, probs[i]));
+      if (n === sessions[0]) {
+        const i = all.findIndex((s) => s.name === 'tasks.jsonl');
+        console.log(
+          `  confusion on tasks.jsonl, after training (rows: label, columns: routed):\n${confusion(all[i].rows, probs[i], SPECIALISTS)}`,
         );
-        db.close();
-        const inf = new Inference({
-          agent: 'hephaestus',
-          head: 'route',
-          base: enc.base,
-          council: null,
-          bond: { lora: got.lora, alpha: got.config.lora_alpha, version: got.row.version },
+        all.forEach((set, k) => {
+          const w = wrongs(set.rows, probs[k], SPECIALISTS);
+          if (w) console.log(`  wrong after training, ${set.name}:\n${w}`);
         });
-        const headOnly = (await enc.encode(heldOut.map((r) => r.text))).map((f) => {
-          const d = inf.route(f, 0);
-          return SPECIALISTS.map((a) => d.find((x) => x.agent === a).p);
-        });
-        enc.close();
-        const c = calibration(headOnly, labels);
-        report(
-          'route learned head alone, no prior (for comparison)',
-          c.accuracy,
-          '',
-          `ECE ${c.ece.toFixed(3)}, wrong at p ≥ 0.9 ${pct(c.confidentWrong)}`,
-        );
       }
     } finally {
       cleanup(home);

@@ -476,6 +476,11 @@ export function buildCli(
     .option('--clip-norm <s>', 'S: every release is clipped to this L2 norm (default 1)')
     .option('--held-out <n>', 'held-out evaluation pairs per preference (default 200)')
     .option('--personal-sample <n>', 'honest forges whose personal quality is measured, at most (default 24)')
+    .option(
+      '--cold-start <list>',
+      'session counts of late-joining newcomers measured on the clean reference run (default 1,2,4,8; none: skip)',
+    )
+    .option('--newcomers <n>', 'newcomers per session count (default 4)')
     .option('--threads <n>', 'worker threads for the trainings (default: the cores; 0: train on the main thread)')
     .option('--out <dir>', 'write report.html (self-contained) and results.json here')
     .option('--http', 'run every council as a real `kourai council serve` process on 127.0.0.1 (fidelity check)')

@@ -82,7 +82,8 @@ function searchParts(e: MemoirEntry): string[] {
   if (e.agent_proposed) parts.push(e.agent_proposed);
   if (e.player_response?.delta) parts.push(e.player_response.delta);
   if (e.context?.task_type !== undefined) parts.push(e.context.task_type);
-  if (e.training_label?.preference_pair) for (const p of e.training_label.preference_pair) parts.push(p.text);
+  if (e.training_label?.preference_pair)
+    for (const p of e.training_label.preference_pair) if (typeof p.text === 'string') parts.push(p.text);
   if (typeof e.comment === 'string') parts.push(e.comment);
   if (typeof e.revision_reason === 'string') parts.push(e.revision_reason);
   return parts;
@@ -293,7 +294,8 @@ class RowEncoder {
     v[o + F_LINE] = rec.line;
     v[o + F_OFFSET] = rec.offset;
     v[o + F_LENGTH] = rec.length;
-    v[o + F_AFFINITY] = e.affinity_delta;
+    // pydantic reads NaN and ±Infinity as a delta; they change no affinity (and SQLite would store NULL)
+    v[o + F_AFFINITY] = Number.isFinite(e.affinity_delta) ? e.affinity_delta : 0;
     v[o + F_FLAGS] =
       (verdict.shareable ? 1 : 0) | (verdict.lenient ? 2 : 0) | (e.training_label?.preference_pair ? 4 : 0) | UTF8_ROW;
     v[o + F_AGENT] = this.code(e.agent);

@@ -20,7 +20,14 @@ import { LAMBDA_GRID } from '../train/linear-fit.js';
 import { DEFAULT_SETTINGS, type TrainSettings } from '../train/trainer.js';
 import { capNorm, craftUpdate, mean, norm } from './attacks.js';
 import { layoutsFor, type CouncilPort, type CouncilSetup } from './council-port.js';
-import { cellKey, cohortByzantine, measuresPersonal, type Cell, type Experiment } from './experiment.js';
+import {
+  cellKey,
+  cohortByzantine,
+  measuresColdStart,
+  measuresPersonal,
+  type Cell,
+  type Experiment,
+} from './experiment.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
 import { seededSampler, sigmaFor } from './sim-privacy.js';
@@ -64,6 +71,15 @@ export interface Quality {
 
 export interface PersonalResult {
   /** Means over the measured honest forges (each measured on its own player's preferences). */
+  bondCouncil: Quality;
+  councilOnly: Quality;
+  bondOnly: Quality;
+  forges: number;
+}
+
+/** Cold start: newcomers with `sessions` sessions, mean held-out quality of each adapter set. */
+export interface ColdStartRow {
+  sessions: number;
   bondCouncil: Quality;
   councilOnly: Quality;
   bondOnly: Quality;
@@ -118,6 +134,8 @@ export interface CellResult {
   council: number;
   curve: number[];
   personal: PersonalResult | null;
+  /** Cold start (the clean reference cell only; null elsewhere): per session count, the mean over agents. */
+  coldStart: ColdStartRow[] | null;
   exiles: ExileEvent[];
   falseExiles: number;
   forgeRounds: number;
@@ -134,6 +152,8 @@ export interface SeedContext {
   encode: (text: string) => Features;
   evaluator: Evaluator;
   forges: SimForge[];
+  /** Players outside the federation with few sessions, for the cold-start measurement (empty when not measured). */
+  newcomers: SimForge[];
   /** Trainings that do not depend on the cell: round 1 from the council's public init, bonds trained alone. */
   memo: Map<string, Float64Array | null>;
   pool: TrainPool;
@@ -465,7 +485,10 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       }))
       .sort((a, b) => a.round - b.round || a.forge.localeCompare(b.forge));
     const agents: CellResult['agents'] = {};
+    const coldRows: ColdStartRow[][] = [];
     for (const agent of x.agents) {
+      if (measuresColdStart(x, cell))
+        coldRows.push(await coldStart(sc, agent, globals.get(agent) as LoraWeights, settings0.alpha, hooks.signal));
       const curve = curves.get(agent) ?? [];
       let personal: PersonalResult | null = null;
       if (measuresPersonal(x, cell) && cell.share === 'full') {
@@ -496,6 +519,18 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
             bondOnly: meanQuality(personals.map((p) => p.bondOnly)),
             forges: Math.max(...personals.map((p) => p.forges)),
           }
+        : null,
+      coldStart: coldRows.length
+        ? x.coldStart.map((sessions, i) => {
+            const rows = coldRows.map((r) => r[i] as ColdStartRow).filter((r) => r.forges > 0);
+            return {
+              sessions,
+              bondCouncil: meanQuality(rows.map((r) => r.bondCouncil)),
+              councilOnly: meanQuality(rows.map((r) => r.councilOnly)),
+              bondOnly: meanQuality(rows.map((r) => r.bondOnly)),
+              forges: Math.max(0, ...rows.map((r) => r.forges)),
+            };
+          })
         : null,
       exiles,
       falseExiles: exiles.filter((e) => !e.byzantine).length,
@@ -656,9 +691,10 @@ async function personalQuality(
   council: LoraWeights,
   alpha: number,
   signal?: AbortSignal,
+  among: readonly SimForge[] = measuredForges(sc),
 ): Promise<PersonalResult> {
   const settings: TrainSettings = { ...DEFAULT_SETTINGS, seed: sc.seed };
-  const fs = measuredForges(sc).filter((g) => personalFor(g.profile, agent).length > 0);
+  const fs = among.filter((g) => personalFor(g.profile, agent).length > 0);
   const alone = await bondsAlone(sc, agent, fs, signal);
   const onTop = await sc.pool.run(
     fs.map((g) => ({
@@ -689,6 +725,33 @@ async function personalQuality(
     bondOnly: meanQuality(rows.map((r) => r.bOnly)),
     forges: rows.length,
   };
+}
+
+/**
+ * Cold start: the newcomers of each session count join after the last round. Each trains its bond
+ * alone and over the final council adapter; both, and the council alone, are measured on the
+ * newcomer's held-out preferences (its personal ones and the shared craft).
+ */
+async function coldStart(
+  sc: SeedContext,
+  agent: FederatingAgent,
+  council: LoraWeights,
+  alpha: number,
+  signal?: AbortSignal,
+): Promise<ColdStartRow[]> {
+  const out: ColdStartRow[] = [];
+  for (const sessions of sc.x.coldStart) {
+    const among = sc.newcomers.filter((g) => g.sessions === sessions);
+    const p = await personalQuality(sc, agent, council, alpha, signal, among);
+    out.push({
+      sessions,
+      bondCouncil: p.bondCouncil,
+      councilOnly: p.councilOnly,
+      bondOnly: p.bondOnly,
+      forges: p.forges,
+    });
+  }
+  return out;
 }
 
 /**

@@ -125,6 +125,14 @@ export interface Experiment {
   heldOut: number;
   /** Honest forges (at most) whose personal quality is measured (bond training is the expensive part). */
   personalSample: number;
+  /**
+   * Cold start: session counts of newcomers, players who join after the last round with little
+   * history ([]: not measured). Each trains its bond alone and over the clean reference run's final
+   * council adapter; measured on its own held-out preferences.
+   */
+  coldStart: number[];
+  /** Newcomers per session count. */
+  newcomers: number;
 }
 
 /**
@@ -152,6 +160,8 @@ export const DEFAULT_EXPERIMENT: Experiment = {
   delta: 1e-5,
   heldOut: 200,
   personalSample: 24,
+  coldStart: [1, 2, 4, 8],
+  newcomers: 4,
 };
 
 export interface Cell {
@@ -214,6 +224,19 @@ export function cellsOf(x: Experiment): Cell[] {
 /** Whether a cell measures personal quality (bond training is the expensive part: clean reference cells only). */
 export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
   return c.attack === 'none' && c.strategy === x.reference && c.noise === 'local';
+}
+
+/** Whether a cell measures cold start: the clean reference run at the experiment's ε, the design's split. */
+export function measuresColdStart(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
+  return (
+    x.coldStart.length > 0 &&
+    c.attack === 'none' &&
+    c.strategy === x.reference &&
+    c.epsilon === x.epsilon &&
+    c.split === 'semantic' &&
+    c.noise === 'local' &&
+    c.share === 'full'
+  );
 }
 
 /**
@@ -300,5 +323,8 @@ export function reproduceCommand(x: Experiment): string {
   num('--clip-norm', x.clipNorm, d.clipNorm);
   num('--held-out', x.heldOut, d.heldOut);
   num('--personal-sample', x.personalSample, d.personalSample);
+  if (!same(x.coldStart, d.coldStart))
+    flags.push(`--cold-start ${x.coldStart.length ? x.coldStart.join(',') : 'none'}`);
+  num('--newcomers', x.newcomers, d.newcomers);
   return ['kourai federate simulate', ...flags].join(' ');
 }

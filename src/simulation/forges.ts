@@ -2,13 +2,14 @@ import { join } from 'node:path';
 import { appendLines } from '../memoir/file/append.js';
 import { memoirPathFor } from '../memoir/file/discover.js';
 import {
+  AXES,
   AXIS_INFO,
   axisOf,
   CRAFT_PREFERENCES,
   type PersonalPreference,
   type PreferenceId,
 } from '../memoir/sample/planted/catalogue.js';
-import { profileFor, type PlayerProfile } from '../memoir/sample/planted/profiles.js';
+import { nameSeed, profileFor, type PlayerProfile } from '../memoir/sample/planted/profiles.js';
 import { synthSessions } from '../memoir/sample/synth.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
@@ -21,7 +22,8 @@ import type { Experiment } from './experiment.js';
 /**
  * The simulated forges of one seed, built the way a real forge's data is built: each forge is a
  * sample forge (`kourai memoir synth`) of its own player — the shared craft preference plus the
- * player's planted personal preferences — written as memoir files, indexed, and read through the
+ * player's planted personal preferences, drawn from a population with common tastes
+ * (`populationProfile`) — written as memoir files, indexed, and read through the
  * real data views (`councilView`: shareable entries, council fields only; `bondView`: everything).
  *
  * Per forge and agent it also holds the label-flipped council view (what a poisoning forge trains
@@ -34,6 +36,8 @@ export interface SimForge {
   name: string;
   profile: PlayerProfile;
   byzantine: boolean;
+  /** Sample-forge sessions of its memoir. */
+  sessions: number;
   council: Map<FederatingAgent, Example[]>;
   bond: Map<FederatingAgent, Example[]>;
   flipped: Map<FederatingAgent, Example[]>;
@@ -44,6 +48,31 @@ const NAMED = ['ariadne', 'daedalus', 'icarus'];
 /** Player k of a simulation: the three documented profiles first, then seeded ones by name. */
 export function playerName(k: number): string {
   return NAMED[k] ?? `player-${String(k + 1).padStart(2, '0')}`;
+}
+
+/** How often a simulated player holds the federation's common pole on an axis they care about. */
+export const COMMON_POLE_SHARE = 0.75;
+
+/**
+ * A simulated player's profile: three personal axes, one pole each, as a sample player's — but the
+ * federation's players have tastes in common: on every personal axis one pole (chosen by the seed)
+ * is held by about 3 in 4 of the players who care about it. So there is something beyond the craft
+ * for a council to teach a player it has not met: a newcomer is drawn from the same population.
+ */
+export function populationProfile(player: string, seed: number): PlayerProfile {
+  const axes = AXES.filter((a) => !AXIS_INFO[a].craft);
+  const common = mulberry32(nameSeed(`population-common/${seed}`));
+  const commonPole = new Map(axes.map((a) => [a, common() < 0.5 ? 0 : 1] as const));
+  const rand = mulberry32(nameSeed(`population/${seed}/${player}`));
+  const chosen: PersonalPreference[] = [];
+  while (chosen.length < 3) {
+    const axis = axes[Math.floor(rand() * axes.length)] as (typeof axes)[number];
+    if (chosen.some((p) => axisOf(p).axis === axis)) continue;
+    const c = commonPole.get(axis) as 0 | 1;
+    const pole = rand() < COMMON_POLE_SHARE ? c : 1 - c;
+    chosen.push(AXIS_INFO[axis].poles[pole] as PersonalPreference);
+  }
+  return profileFor(player, chosen);
 }
 
 /** Which forges are Byzantine: f of them, chosen by the seed. */
@@ -65,15 +94,53 @@ export function buildForges(
   signal?: AbortSignal,
 ): SimForge[] {
   const bad = byzantineSet(x.forges, x.byzantine, seed);
+  const wants = Array.from({ length: x.forges }, (_, k) => ({
+    k,
+    player: playerName(k),
+    name: `forge-${String(k + 1).padStart(2, '0')}`,
+    sessions: x.sessions,
+    byzantine: bad.has(k),
+  }));
+  return buildFrom(x, seed, home, specialists, wants, signal);
+}
+
+/**
+ * The newcomers of a cold-start measurement: `x.newcomers` fresh players per session count of
+ * `x.coldStart`, none of them in the federation (their indices follow the forges').
+ */
+export function buildNewcomers(
+  x: Experiment,
+  seed: number,
+  home: string,
+  specialists: readonly string[],
+  signal?: AbortSignal,
+): SimForge[] {
+  const wants = x.coldStart.flatMap((sessions, i) =>
+    Array.from({ length: x.newcomers }, (_, j) => {
+      const k = x.forges + i * x.newcomers + j;
+      return { k, player: playerName(k), name: `newcomer-${sessions}s-${j + 1}`, sessions, byzantine: false };
+    }),
+  );
+  return buildFrom(x, seed, home, specialists, wants, signal);
+}
+
+function buildFrom(
+  x: Experiment,
+  seed: number,
+  home: string,
+  specialists: readonly string[],
+  wants: readonly { k: number; player: string; name: string; sessions: number; byzantine: boolean }[],
+  signal?: AbortSignal,
+): SimForge[] {
   const index = openIndex(home);
   try {
     const out: SimForge[] = [];
-    for (let k = 0; k < x.forges; k++) {
+    for (const w of wants) {
       if (signal?.aborted) break;
-      const player = playerName(k);
-      const profile = profileFor(player);
+      const { k, player } = w;
+      const profile = populationProfile(player, seed);
       const paths: string[] = [];
-      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: x.sessions, turns: x.turns, profile })) {
+      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile })) {
         const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
         appendLines(p, s.lines, { fsync: false });
         paths.push(p);
@@ -92,9 +159,10 @@ export function buildForges(
       }
       out.push({
         index: k,
-        name: `forge-${String(k + 1).padStart(2, '0')}`,
+        name: w.name,
         profile,
-        byzantine: bad.has(k),
+        byzantine: w.byzantine,
+        sessions: w.sessions,
         council,
         bond,
         flipped,

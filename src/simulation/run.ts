@@ -9,8 +9,8 @@ import { CachedBase, cachedEncoder } from './cached-model.js';
 import { runCell, type CellResult, type SeedContext } from './cell.js';
 import type { CouncilPort, CouncilSetup } from './council-port.js';
 import { Evaluator } from './evaluate.js';
-import { cellKey, cellLabel, cellsOf, type Experiment } from './experiment.js';
-import { buildForges } from './forges.js';
+import { cellKey, cellLabel, cellsOf, measuresColdStart, type Experiment } from './experiment.js';
+import { buildForges, buildNewcomers } from './forges.js';
 import { inlinePool, workerPool, type TrainPool } from './train-pool.js';
 
 /**
@@ -144,6 +144,8 @@ export function seedContext(
   signal?: AbortSignal,
 ): SeedContext {
   const forges = buildForges(x, seed, dir, m.base.spec.specialists, signal);
+  const wantsCold = cellsOf(x).some((c) => c.seed === seed && measuresColdStart(x, c));
+  const newcomers = wantsCold ? buildNewcomers(x, seed, dir, m.base.spec.specialists, signal) : [];
   return {
     x,
     seed,
@@ -152,6 +154,7 @@ export function seedContext(
     encode: m.encode,
     evaluator: new Evaluator(m.base, m.encode, x.heldOut, 10_000 + seed),
     forges,
+    newcomers,
     memo: new Map(),
     pool,
   };

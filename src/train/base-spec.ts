@@ -39,7 +39,8 @@ export interface SemanticSpec {
 }
 
 export interface StructureSpec {
-  version: 1;
+  /** 2: the request (the prompt's last paragraph) and context features. */
+  version: 2;
   features: readonly string[];
 }
 
@@ -88,7 +89,7 @@ function init(hidden: number, semantic: boolean): BaseSpec['init'] {
   };
 }
 
-const STRUCTURE: StructureSpec = { version: 1, features: STRUCTURE_FEATURES };
+const STRUCTURE: StructureSpec = { version: 2, features: STRUCTURE_FEATURES };
 
 export function builtinBaseSpec(): BaseSpec {
   return {

@@ -7,7 +7,7 @@ import { builtinBaseSpec, canonicalSpec } from './base-spec.js';
  * every weight to know which base it runs; test/train/base.test.ts regenerates it from the
  * specification and fails if the two ever differ.
  */
-export const BUILTIN_FINGERPRINT = 'sha256:9699214dc40c7cd34e27fe5d974a2af38f5435cb611d3c2768db5056e795b7db';
+export const BUILTIN_FINGERPRINT = 'sha256:b1ed70e5821fb1600593986b1ef22928eddadb55e4ef534aedc70d2b3d30c47a';
 
 const builtinCanonical = canonicalSpec(builtinBaseSpec());
 

@@ -373,7 +373,7 @@ export function chooseLambdaOn(
 }
 
 /**
- * What a cross-validation's outcome (chooseLambdaOn with the default grid) is a function of: the
+ * What a cross-validation's outcome (chooseLambdaOn over `grid`) is a function of: the
  * folds, every item in them, the inputs and offsets of their texts, the prior and the problem's
  * shape. Equal digests choose the same λ with the same curve, so a run may reuse an earlier
  * choice instead of cross-validating again. The tag names the fitting code: changing fitLinear,
@@ -381,9 +381,13 @@ export function chooseLambdaOn(
  */
 export const CV_TAG = 'kourai-lambda-cv/1';
 
-export function crossValidationDigest(p: LinearProblem, folds: readonly (readonly number[])[]): string {
+export function crossValidationDigest(
+  p: LinearProblem,
+  folds: readonly (readonly number[])[],
+  grid: readonly number[] = LAMBDA_GRID,
+): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ tag: CV_TAG, grid: LAMBDA_GRID, maxIter: CV_MAX_ITER, out: p.out, dim: p.dim }));
+  h.update(JSON.stringify({ tag: CV_TAG, grid, maxIter: CV_MAX_ITER, out: p.out, dim: p.dim }));
   const bytes = (a: Int32Array | Float64Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
   const all: number[] = [];
   for (const f of folds) {

@@ -53,7 +53,9 @@ export class Network {
     this.head = head;
     this.hidden = base.hidden;
     this.out = base.headOut(head);
-    this.headW = base.head(head);
+    // The routing head starts from the written-role prior (route-prior/), added to its outputs;
+    // the base's random routing matrix would only add noise to it on every text.
+    this.headW = head === 'route' ? new Float64Array(base.head(head).length) : base.head(head);
   }
 
   workspace(adapters: readonly Applied[]): Workspace {

@@ -51,6 +51,8 @@ export interface TrainedAgent {
   metric: Metric | null;
   metrics: Metric[];
   examples_per_sec: number;
+  /** Entries (or labels) looked at but not used, by reason. */
+  unused: Record<string, number>;
 }
 
 export interface SkippedAgent {
@@ -58,6 +60,8 @@ export interface SkippedAgent {
   status: 'skipped';
   reason: string;
   examples: number;
+  /** Entries (or labels) looked at but not used, by reason. */
+  unused: Record<string, number>;
 }
 
 export type AgentResult = TrainedAgent | SkippedAgent;
@@ -100,7 +104,13 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
       { embedded: await o.encoder.embedded(texts), onProgress: (p) => emit({ type: 'progress', progress: p }) },
     );
     if (outcome.status === 'skipped') {
-      const r: SkippedAgent = { agent, status: 'skipped', reason: outcome.reason, examples: outcome.examples };
+      const r: SkippedAgent = {
+        agent,
+        status: 'skipped',
+        reason: outcome.reason,
+        examples: outcome.examples,
+        unused: data.skipped,
+      };
       results.push(r);
       emit({ type: 'skipped', agent, reason: r.reason });
       continue;
@@ -135,6 +145,7 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
       parent_version: row.parentVersion,
       council_version: council?.row.version ?? null,
       ...summary(report),
+      unused: data.skipped,
     };
     results.push(r);
     emit({ type: 'trained', agent, result: r });
@@ -144,7 +155,7 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
 
 function summary(
   r: TrainReport,
-): Omit<TrainedAgent, 'agent' | 'status' | 'version' | 'path' | 'parent_version' | 'council_version'> {
+): Omit<TrainedAgent, 'agent' | 'status' | 'version' | 'path' | 'parent_version' | 'council_version' | 'unused'> {
   return {
     examples: r.examples,
     scenes: r.scenes,

@@ -257,7 +257,12 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   let lastVal: { loss: number; metric: number | null } | null = { loss: score0.loss, metric: score0.metric };
   let stoppedEarly = false;
   const order = [...trainIdx];
-  for (epoch = 1; epoch <= settings.epochs; epoch++) {
+  // The routing head learns only its direct path: weights on the words the player's tasks used,
+  // held toward the prior by the fit's L2. The nonlinear path reads every text through the frozen
+  // random projection, so what it learns from a few scenes moves the answer on words it never saw
+  // (trained on the sample forge it sent real tasks away from what the prior knew).
+  const epochs = head === 'route' ? 0 : settings.epochs;
+  for (epoch = 1; epoch <= epochs; epoch++) {
     shuffle(order, rand);
     let epochLoss = 0;
     let seen = 0;
@@ -295,7 +300,7 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
       break;
     }
   }
-  const epochsRun = Math.min(epoch, settings.epochs);
+  const epochsRun = Math.min(epoch, epochs);
   params.set(best.all);
   const elapsed = now() - t0;
   const trainEval = run.evaluate(trainIdx);
@@ -327,6 +332,14 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   };
   return { status: 'trained', report, lora };
 }
+
+/**
+ * The routing head's penalty toward the prior reaches much higher than the scoring heads': cross-
+ * validation keeps the strongest λ that routes the player's held-out tasks as well as any, so a
+ * history the prior already explains (the sample forge's) moves nothing, and one that routes
+ * against it (the player's own habits) still can.
+ */
+const ROUTE_LAMBDA_GRID: readonly number[] = [10, 3, 1, 0.3, 0.1, ...LAMBDA_GRID];
 
 /**
  * Fits the trained adapter's direct path (linear-fit.ts) on the training items: the rest of the
@@ -425,11 +438,12 @@ function fitDirect(
   let digest: string | null = null;
   let reused = false;
   if (settings.l2 === null) {
+    const grid = net.head === 'route' ? ROUTE_LAMBDA_GRID : LAMBDA_GRID;
     // The folds are drawn either way, so the seeded stream goes on the same with or without reuse.
     const folds = sceneFolds(problem.items, trainIdx, 3, rand);
-    digest = crossValidationDigest(problem, folds);
-    reused = cache !== null && cache.digest === digest && LAMBDA_GRID.includes(cache.lambda);
-    choice = reused && cache ? { lambda: cache.lambda, curve: cache.curve } : chooseLambdaOn(problem, folds);
+    digest = crossValidationDigest(problem, folds, grid);
+    reused = cache !== null && cache.digest === digest && grid.includes(cache.lambda);
+    choice = reused && cache ? { lambda: cache.lambda, curve: cache.curve } : chooseLambdaOn(problem, folds, { grid });
   }
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);

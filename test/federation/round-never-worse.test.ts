@@ -149,6 +149,15 @@ describe('one federation round against a one-forge council (default policy) on t
       };
       expect(rt.distribution[0]?.agent).toBe(routeBefore.distribution[0]?.agent);
       expect(rt.applied.source).toBe('validation');
+      // The issue's three tasks, through `route`, after the round and with the lean it chose.
+      for (const [task, agent] of [
+        ['write tests for the parser', 'dokimasia'],
+        ['is this citation real?', 'aletheia'],
+        ['does this PR description read like AI slop?', 'aidos'],
+      ] as const) {
+        const d = (await runCli(route, { task, json: true }, ctx)).json as { distribution: { agent: string }[] };
+        expect(d.distribution[0]?.agent, task).toBe(agent);
+      }
 
       // A bond trained after the round trains over the council only where it passed; accuracy holds.
       const retrained = (await runCli(bond, { json: true }, ctx)).json as {

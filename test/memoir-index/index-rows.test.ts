@@ -38,6 +38,13 @@ function rows(file: string, scan: boolean, content?: RowContent): { values: Deco
   }
 }
 
+/**
+ * JSON.stringify with the float fields written as pydantic writes them (`0.0`, not `0`): an integer
+ * there is a valid but not canonical spelling, which the scanner leaves to the parser.
+ */
+const stringify = (x: Record<string, unknown>): string =>
+  JSON.stringify(x).replace(/"(affinity_delta|weight)":(-?[0-9]+)([,}])/g, '"$1":$2.0$3');
+
 /** Variants of a line, keys kept in their order (JSON.stringify keeps insertion order). */
 function variants(line: string, i: number): string[] {
   const e = JSON.parse(line) as Record<string, unknown>;
@@ -45,7 +52,7 @@ function variants(line: string, i: number): string[] {
   const v = (change: (x: Record<string, unknown>) => void): void => {
     const x = JSON.parse(line) as Record<string, unknown>;
     change(x);
-    out.push(JSON.stringify(x));
+    out.push(stringify(x));
   };
   if (typeof e.agent_proposed === 'string') {
     v((x) => (x.agent_proposed = `naïve café — ${i} 🦊 "quoted"\nsecond line\t\\`));
@@ -58,7 +65,7 @@ function variants(line: string, i: number): string[] {
   v((x) => (x.scene_id = `session-0000000${i % 10}.turn-${i}`));
   // a \u escape of a character outside ASCII in an otherwise ASCII line
   if (typeof e.agent_proposed === 'string')
-    out.push(JSON.stringify({ ...e, agent_proposed: `caf\u00e9 ${i}` }).replace('é', '\\u00e9'));
+    out.push(stringify({ ...e, agent_proposed: `caf\u00e9 ${i}` }).replace('é', '\\u00e9'));
   // \u escapes for plain characters: still the same text
   out.push(line.replace(/"scene_id":"session-/, '"scene_id":"\\u0073ession-'));
   return out;

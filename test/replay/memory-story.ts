@@ -56,7 +56,7 @@ export class MemoryStory implements StoryNav {
           e.player_response?.delta,
           e.context?.task_type,
         ];
-        for (const p of e.training_label?.preference_pair ?? []) parts.push(p.text);
+        for (const p of e.training_label?.preference_pair ?? []) if (typeof p.text === 'string') parts.push(p.text);
         if (typeof e.comment === 'string') parts.push(e.comment);
         if (typeof e.revision_reason === 'string') parts.push(e.revision_reason);
         this.text.set(e.entry_id, parts.filter(Boolean).join('\n').toLowerCase());

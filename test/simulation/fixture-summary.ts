@@ -30,6 +30,8 @@ export const FIXTURE_EXPERIMENT: Experiment = {
   heldOut: 10,
   cohort: 5,
   personalSample: 24,
+  coldStart: [1, 8],
+  newcomers: 2,
 };
 
 const q = (all: number): Quality => ({ personal: all, craft: all - 0.05, all });
@@ -41,7 +43,15 @@ export function fixtureCells(): CellResult[] {
     attack: Attack,
     seed: number,
     council: number,
-    o: { epsilon?: number; split?: Split; personal?: boolean; exile?: boolean; noise?: Noise; share?: Share } = {},
+    o: {
+      epsilon?: number;
+      split?: Split;
+      personal?: boolean;
+      exile?: boolean;
+      noise?: Noise;
+      share?: Share;
+      coldStart?: boolean;
+    } = {},
   ): void => {
     const c: Cell = {
       strategy,
@@ -60,6 +70,12 @@ export function fixtureCells(): CellResult[] {
       council: council + seed * 0.01,
       curve: [0.5, (0.5 + council) / 2, council + seed * 0.01],
       personal: o.personal ? { bondCouncil: q(0.9), councilOnly: q(0.62), bondOnly: q(0.86), forges: 4 } : null,
+      coldStart: o.coldStart
+        ? [
+            { sessions: 1, bondCouncil: q(0.8), councilOnly: q(0.62), bondOnly: q(0.6 + seed * 0.01), forges: 2 },
+            { sessions: 8, bondCouncil: q(0.9), councilOnly: q(0.62), bondOnly: q(0.86 + seed * 0.01), forges: 2 },
+          ]
+        : null,
       exiles: o.exile ? [{ forge: 'forge-03', round: 3, byzantine: true }] : [],
       falseExiles: 0,
       forgeRounds: 15,
@@ -80,7 +96,7 @@ export function fixtureCells(): CellResult[] {
     cell('fedavg-naive', 'none', seed, 0.75);
     cell('fedavg-naive', 'sign-flip', seed, 0.6);
     cell('fedavg-naive', 'collude', seed, 0.3);
-    cell('multikrum+lora-fair', 'none', seed, 0.78, { personal: true });
+    cell('multikrum+lora-fair', 'none', seed, 0.78, { personal: true, coldStart: true });
     cell('multikrum+lora-fair', 'sign-flip', seed, 0.77, { exile: true });
     cell('multikrum+lora-fair', 'collude', seed, 0.74);
     cell('multikrum+lora-fair', 'none', seed, 0.55, { epsilon: 1, personal: true });

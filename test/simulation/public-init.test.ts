@@ -34,6 +34,7 @@ describe('the simulation starts round 1 from the council’s public initialisati
       sessions: 3,
       turns: 8,
       heldOut: 10,
+      coldStart: [],
     };
     const seen: (NamedTensor[] | null)[] = [];
     const recording = async (s: CouncilSetup): Promise<CouncilPort> => {

@@ -49,9 +49,9 @@ describe('the HTML report in a real browser', () => {
       await page.goto(url, { waitUntil: 'load' });
       expect(requests).toEqual([url]);
       const charts = page.locator('svg.chart');
-      // rounds per strategy (2), privacy (2: ε and rounds, every noise variant), personalization and split (2)
-      expect(await charts.count()).toBe(6);
-      for (let i = 0; i < 6; i++) {
+      // rounds per strategy (2), privacy (2: ε and rounds, every noise variant), personalization, cold start and split (3)
+      expect(await charts.count()).toBe(7);
+      for (let i = 0; i < 7; i++) {
         const box = await charts.nth(i).boundingBox();
         expect(box?.width).toBeGreaterThan(300);
         expect(box?.height).toBeGreaterThan(150);
@@ -78,6 +78,16 @@ describe('the HTML report in a real browser', () => {
       );
       await expect(page.locator('#targets + table').innerText()).resolves.toMatch(
         /Aidos slop-detection F1[\s\S]*not measured/,
+      );
+      // cold start: one line per adapter set over the session counts, each point drawn
+      const cold = page.locator('svg[data-chart="cold-start"] polyline');
+      expect(await cold.count()).toBe(3);
+      for (let i = 0; i < 3; i++) expect((await cold.nth(i).boundingBox())?.width).toBeGreaterThan(100);
+      await expect(page.locator('#targets + table').innerText()).resolves.toMatch(
+        /cold start: the fewer sessions[^\n]*\n?[\s\S]*?met/,
+      );
+      await expect(page.locator('#cold-start + p + table').innerText()).resolves.toMatch(
+        /^sessions[\s\S]*\n1\t[\s\S]*\n8\t/,
       );
       // a screenshot is not blank: the PNG of a chart differs from a blank one of the same size
       const shot = await charts.nth(0).screenshot();

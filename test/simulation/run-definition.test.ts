@@ -123,7 +123,7 @@ describe('the code digest', () => {
       protocol: 2,
       release_format: 'kourai.council-release/3',
       public_init: 'kourai.public-init/1',
-      base: 'sha256:9699214dc40c7cd34e27fe5d974a2af38f5435cb611d3c2768db5056e795b7db',
+      base: 'sha256:b1ed70e5821fb1600593986b1ef22928eddadb55e4ef534aedc70d2b3d30c47a',
     });
     expect(d.code).toMatch(/^[0-9a-f]{64}$/);
     expect(d.v8).toBe(process.versions.v8);

@@ -36,6 +36,8 @@ describe('kourai federate simulate: Ctrl-C on the binary', () => {
       '3',
       '--turns',
       '8',
+      '--cold-start',
+      'none',
       '--json',
     ];
     const child = spawn(process.execPath, [BIN, ...args], {

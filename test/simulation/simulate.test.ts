@@ -22,6 +22,8 @@ const TINY = {
   heldOut: '20',
   sessions: '3',
   turns: '8',
+  coldStart: '1,3',
+  newcomers: '1',
 };
 
 describe('kourai federate simulate (in-process council)', () => {
@@ -44,6 +46,7 @@ describe('kourai federate simulate (in-process council)', () => {
         'personalization: bond + council beats bond-only',
         'semantic split beats param-random split',
         'semantic split beats fedsa split',
+        'cold start: the fewer sessions, the more bond + council beats bond-only',
       ]),
     );
     for (const t of r.targets) {
@@ -64,6 +67,13 @@ describe('kourai federate simulate (in-process council)', () => {
     }
     const clean = r.cell_results.find((c) => c.cell.attack === 'none' && c.cell.split === 'semantic');
     expect(clean?.personal?.forges).toBeGreaterThan(0);
+    // Cold start: one newcomer per session count, measured in the clean reference cell only.
+    expect(clean?.coldStart?.map((c) => [c.sessions, c.forges])).toEqual([
+      [1, 1],
+      [3, 1],
+    ]);
+    expect(r.cell_results.filter((c) => c.coldStart !== null)).toHaveLength(1);
+    expect(r.summary.coldStart.map((c) => c.sessions)).toEqual([1, 3]);
     // --json is one document; ε = ∞ is null in it
     const doc = JSON.parse(JSON.stringify(r)) as { experiment: { epsilon: unknown } };
     expect(doc.experiment.epsilon).toBeNull();
@@ -74,7 +84,7 @@ describe('kourai federate simulate (in-process council)', () => {
     // the report names the command that reproduces it, and that command parses to the same experiment
     const cmd = /Reproduce: <code>kourai federate simulate ([^<]*) --out [^<]*<\/code>/.exec(html)?.[1] ?? '';
     expect(cmd).toBe(
-      '--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20',
+      '--forges 5 --byzantine 1 --rounds 2 --sessions 3 --turns 8 --strategies multikrum+lora-fair --attacks none,collude --epsilons inf --seeds 1 --held-out 20 --cold-start 1,3 --newcomers 1',
     );
     const again0 = Object.fromEntries(
       cmd
@@ -114,6 +124,8 @@ describe('kourai federate simulate (in-process council)', () => {
       );
       await refuse({ epsilons: '4,0' }, /^--epsilons: "0" is not an ε/);
       await refuse({ epsilon: '-2' }, /^--epsilon: "-2" is not an ε/);
+      await refuse({ coldStart: '1,0' }, /^--cold-start: "0" is not a session count/);
+      await refuse({ coldStart: '2,x' }, /^--cold-start: "x" is not a session count/);
       expect(existsSync(join(fresh.home, 'simulations'))).toBe(false);
     } finally {
       fresh.cleanup();
@@ -151,6 +163,7 @@ describe('Ctrl-C keeps the finished cells', () => {
       sessions: 3,
       turns: 8,
       heldOut: 10,
+      coldStart: [],
     };
     const ac = new AbortController();
     const kept: string[] = [];

@@ -22,6 +22,8 @@ const x: Experiment = {
   heldOut: 10,
   cohort: 5,
   personalSample: 24,
+  coldStart: [1, 8],
+  newcomers: 2,
 };
 const q = (all: number): Quality => ({ personal: all, craft: all, all });
 
@@ -56,6 +58,7 @@ function cell(
     personal: o.personal
       ? { bondCouncil: q(o.personal[0]), councilOnly: q(o.personal[1]), bondOnly: q(o.personal[2]), forges: 4 }
       : null,
+    coldStart: null,
     exiles: o.falseExile ? [{ forge: 'forge-02', round: 3, byzantine: false }] : [],
     falseExiles: o.falseExile ? 1 : 0,
     forgeRounds: 10,
@@ -276,5 +279,42 @@ describe('targets at scale', () => {
       value: 2,
       detail: expect.stringMatching(/sign-flip: 0 of 2 exiled; collude: all exiled by round 4/),
     });
+  });
+});
+
+describe('cold start', () => {
+  const coldTarget = (s: ReturnType<typeof summarize>) => s.targets.find((t) => t.name.startsWith('cold start'));
+
+  it('met when bond + council beats bond-only most with the fewest sessions; the rows pair seeds; the text report shows them', async () => {
+    const { FIXTURE_EXPERIMENT, fixtureCells } = await import('./fixture-summary.js');
+    const { renderText } = await import('../../src/simulation/report/text.js');
+    const s = summarize(FIXTURE_EXPERIMENT, fixtureCells(), 28);
+    expect(s.coldStart.map((r) => r.sessions)).toEqual([1, 8]);
+    // 1 session: 0.80 − (0.61, 0.62); 8 sessions: 0.90 − (0.87, 0.88)
+    expect(s.coldStart[0]?.gain.mean).toBeCloseTo(0.185, 12);
+    expect(s.coldStart[1]?.gain.mean).toBeCloseTo(0.025, 12);
+    expect(coldTarget(s)).toMatchObject({ met: true, unit: 'points', value: expect.closeTo(0.16, 12) });
+    expect(renderText(FIXTURE_EXPERIMENT, s)).toMatch(/Cold start[^\n]*\n[^\n]*sessions[^\n]*\n {2}1 +80\.0±0\.0/);
+  });
+
+  it('missed, and says why, when the gain does not shrink with more sessions; not measured without the clean run', async () => {
+    const { FIXTURE_EXPERIMENT, fixtureCells } = await import('./fixture-summary.js');
+    const cells = fixtureCells().map((c) =>
+      c.coldStart
+        ? { ...c, coldStart: c.coldStart.map((r) => ({ ...r, bondOnly: q(r.sessions === 1 ? 0.78 : 0.6) })) }
+        : c,
+    );
+    const t = coldTarget(summarize(FIXTURE_EXPERIMENT, cells, 28));
+    expect(t).toMatchObject({ met: false, value: expect.closeTo(0.02 - 0.3, 12) });
+    expect(t?.detail).toMatch(/missed: .*the gain does not shrink from 1 to 8 sessions/);
+    const none = coldTarget(
+      summarize(
+        FIXTURE_EXPERIMENT,
+        fixtureCells().map((c) => ({ ...c, coldStart: null })),
+        28,
+      ),
+    );
+    expect(none).toMatchObject({ met: false, detail: expect.stringMatching(/^not measured/) });
+    expect(none?.value).toBeNaN();
   });
 });

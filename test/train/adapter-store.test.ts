@@ -264,7 +264,7 @@ describe('adapter storage', () => {
     const err = thrown(() => other.loadCurrent('techne', 'bond'));
     expect(err.exitCode).toBe(ExitCode.environment);
     expect(err.message).toMatch(
-      /trained over base aaaa, but the configured base is bbbb \(hashed n-grams \(16384\) \+ 14 structure features \+ embeddings nomic-embed-text \(64\)\)/,
+      /trained over base aaaa, but the configured base is bbbb \(hashed n-grams \(16384\) \+ 20 structure features \+ embeddings nomic-embed-text \(64\)\)/,
     );
     close();
   });

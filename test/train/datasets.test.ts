@@ -9,7 +9,13 @@ import { ExitCode, KouraiError } from '../../src/errors.js';
 import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 import { convertCodeRefinement } from '../../src/train/datasets/code-refinement.js';
-import { examplesFromLines, evaluateSplit } from '../../src/train/datasets/held-out.js';
+import {
+  examplesFromLines,
+  evaluateSplit,
+  foldOf,
+  pairedGap,
+  pooledInterval,
+} from '../../src/train/datasets/held-out.js';
 import { convertHhRlhf } from '../../src/train/datasets/hh-rlhf.js';
 import { localDatasets } from '../../src/train/datasets/local.js';
 import { inputEncoder } from '../../src/train/encoder/inputs.js';
@@ -151,6 +157,35 @@ describe('dataset converters write memoirs as a Python host does', () => {
   });
 });
 
+describe('k-fold held-out figures', () => {
+  it('every scene is held out in exactly one fold, and the folds are near equal', () => {
+    const scenes = Array.from({ length: 2000 }, (_, i) => `s-${i}`);
+    const sizes = [0, 0, 0, 0, 0];
+    for (const s of scenes) {
+      const f = foldOf(s, 5);
+      expect(Number.isInteger(f) && f >= 0 && f < 5).toBe(true);
+      expect(foldOf(s, 5)).toBe(f);
+      sizes[f] = (sizes[f] as number) + 1;
+    }
+    for (const n of sizes) expect(Math.abs(n - 400)).toBeLessThan(60);
+  });
+
+  it('pooled intervals: the normal interval of a mean; a paired gap is narrower than its two intervals suggest', () => {
+    // 100 outcomes, 60 right: mean 0.6, sd √(0.24·100/99), half-width 1.96·sd/10
+    const xs = Array.from({ length: 100 }, (_, i) => (i < 60 ? 1 : 0));
+    const x = pooledInterval(xs);
+    const h = (1.96 * Math.sqrt((0.24 * 100) / 99)) / 10;
+    expect(x.mean).toBeCloseTo(0.6, 12);
+    expect(x.hi - x.mean).toBeCloseTo(h, 12);
+    // b is a right only where a is too, on 5 fewer pairs: the gap is 0.05 on every resample
+    const ys = xs.map((v, i) => (i < 55 ? v : 0));
+    const g = pooledInterval(pairedGap(xs, ys));
+    expect(g.mean).toBeCloseTo(0.05, 12);
+    expect(g.hi - g.lo).toBeLessThan(x.hi - x.lo);
+    expect(g.lo).toBeGreaterThan(0);
+  });
+});
+
 describe('real data (KOURAI_DATASETS)', () => {
   it('the learned model, through the real train path, beats prefer-shorter on held-out CodeXGLUE refinements', async (ctx) => {
     const found = localDatasets(process.env).find(
@@ -173,8 +208,7 @@ describe('real data (KOURAI_DATASETS)', () => {
         encode: inputEncoder(spec),
         agent: 'techne',
         settings: { ...DEFAULT_SETTINGS, epochs: 0, heldOutFraction: 0.2 },
-        splits: 1,
-        testFraction: 0.2,
+        folds: 5,
       },
       0,
     );

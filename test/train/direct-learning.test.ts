@@ -178,6 +178,56 @@ describe('a λ chosen earlier is reused only on the data it was chosen on', () =
   });
 });
 
+/**
+ * Pairs whose rule is only visible against the prompt: both answers have the same length and
+ * shape and draw on the same vocabulary; the preferred one takes up the request (the prompt's last
+ * paragraph), the other repeats the earlier context. The words change every scene, so no n-gram
+ * carries the rule.
+ */
+function answersTheRequest(n: number, seed: number, withPrompt: boolean): Example[] {
+  const r = mulberry32(seed);
+  const word = (): string => Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(r() * 26))).join('');
+  const out: Example[] = [];
+  for (let i = 0; i < n; i++) {
+    const ctxWords = Array.from({ length: 4 }, word);
+    const reqWords = Array.from({ length: 4 }, word);
+    const prompt = `Earlier: ${ctxWords.join(' ')}.\n\nNow: ${reqWords.join(' ')}?`;
+    out.push({
+      kind: 'pair',
+      agent: 'metis',
+      entryId: `e${i}`,
+      scene: `s${i}`,
+      weight: 1,
+      taskType: null,
+      chosen: `Here: ${reqWords.slice(0, 3).join(' ')}.`,
+      rejected: `Here: ${ctxWords.slice(0, 3).join(' ')}.`,
+      chosenBy: 'choice',
+      ...(withPrompt ? { prompt } : {}),
+    });
+  }
+  return out;
+}
+
+describe('the direct path sees how an answer relates to the prompt', () => {
+  const run = (withPrompt: boolean): number => {
+    const { base, encode } = smallBase(1024, 8);
+    const out = train(base, encode, {
+      agent: 'metis',
+      kind: 'bond',
+      examples: answersTheRequest(240, 4, withPrompt),
+      frozen: [],
+      settings: { ...DEFAULT_SETTINGS, epochs: 2 },
+    });
+    if (out.status !== 'trained') throw new Error(out.reason);
+    return out.report.metrics[0]?.value ?? NaN;
+  };
+
+  it('answering the request rather than repeating the context: learned with the prompt, chance without it', () => {
+    expect(run(true)).toBeGreaterThanOrEqual(0.95);
+    expect(run(false)).toBeLessThan(0.75);
+  });
+});
+
 describe('the direct path as LoRA factors', () => {
   const dims = (out: number, rank: number): { inDim: number; hidden: number; out: number; rank: number } => ({
     inDim: 40,

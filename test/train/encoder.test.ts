@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { HashedEncoder, normalisedTokens, wordShape } from '../../src/train/encoder/hashed-ngrams.js';
 import type { Features } from '../../src/train/features.js';
+import { rawStructure, STRUCTURE_FEATURES } from '../../src/train/encoder/structure.js';
 
 function cosine(a: Features, b: Features): number {
   const m = new Map<number, number>();
@@ -82,5 +83,30 @@ describe('hashed n-gram encoder', () => {
   it('empty and whitespace-only texts encode to the length feature only', () => {
     expect(enc.encode('').idx.length).toBe(1);
     expect(enc.encode(' \n\t ').idx.length).toBeGreaterThan(0);
+  });
+});
+
+describe('structure features that relate an answer to its prompt', () => {
+  const prompt = 'Human: hello there friend\n\nAssistant: hello\n\nHuman: how to boil eggs';
+  const k = (name: (typeof STRUCTURE_FEATURES)[number]): number => STRUCTURE_FEATURES.indexOf(name);
+
+  it('the request is the last paragraph, the context the paragraphs before it (hand-computed)', () => {
+    // words: boil eggs for the friend; request {human, how, boil, eggs}; context {human, hello, there, friend, assistant}
+    const x = rawStructure('Boil eggs for the friend?', prompt);
+    expect(x[k('request_overlap')]).toBeCloseTo(2 / 5, 12);
+    expect(x[k('request_coverage')]).toBeCloseTo(2 / 4, 12);
+    expect(x[k('request_length_ratio')]).toBeCloseTo(Math.log(6 / 6), 12);
+    expect(x[k('bigram_echo')]).toBeCloseTo(1 / 4, 12); // "boil eggs" of 4 bigrams
+    expect(x[k('context_repeat')]).toBeCloseTo(1 / 5, 12); // "friend"
+    expect(x[k('ends_question')]).toBe(1);
+  });
+
+  it('without a prompt the prompt features are 0; a one-paragraph prompt has no context', () => {
+    const none = rawStructure('Boil eggs for the friend.', null);
+    for (const f of ['request_overlap', 'request_coverage', 'bigram_echo', 'context_repeat', 'ends_question'] as const)
+      expect(none[k(f)]).toBe(0);
+    const one = rawStructure('Boil eggs for the friend.', 'how to boil eggs');
+    expect(one[k('request_overlap')]).toBeCloseTo(2 / 5, 12);
+    expect(one[k('context_repeat')]).toBe(0);
   });
 });

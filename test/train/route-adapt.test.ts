@@ -5,6 +5,9 @@ import { Inference } from '../../src/train/inference.js';
 import { softmax } from '../../src/train/objectives.js';
 import { RoutePrior } from '../../src/train/route-prior/prior.js';
 import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
+import { readFileSync } from 'node:fs';
+import { pickTask, SPECIALIST, taskDescription, TASK_TYPES } from '../../src/memoir/sample/planted/tasks.js';
+import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import { smallBase } from './helpers.js';
 
 const NOUNS = [
@@ -81,5 +84,63 @@ describe('the routing head adapts the prior to the player’s history', () => {
     const m = o.report.metrics.find((x) => x.kind === 'route')!;
     const priorOnly = m.baselines.find((b) => b.name === 'routing_prior')!;
     expect(m.value).toBeGreaterThan(priorOnly.value);
+  });
+});
+
+/** The sample forge's routing history: its templated task descriptions, each routed to its specialist. */
+function sampleForgeHistory(n: number): RouteExample[] {
+  const rand = mulberry32(7);
+  return Array.from({ length: n }, (_, i) => {
+    const task = i % 4 === 0 ? (TASK_TYPES[i % TASK_TYPES.length] as (typeof TASK_TYPES)[number]) : pickTask(rand);
+    const text = taskDescription(rand, task, 'train');
+    return {
+      agent: 'hephaestus' as const,
+      entryId: `f${i}`,
+      scene: `f${i}`,
+      weight: 1,
+      taskType: null,
+      kind: 'route' as const,
+      text,
+      description: text,
+      label: SPECIALIST[task],
+    };
+  });
+}
+
+describe('a history the prior already explains does not move the answer on tasks it never saw', () => {
+  it('trained on the sample forge’s templated tasks, the head routes hand-written tasks as the prior does', () => {
+    const { base, encode } = smallBase(4096, 32);
+    const prior = new RoutePrior(base.spec.specialists);
+    const o = train(base, encode, {
+      agent: 'hephaestus',
+      kind: 'bond',
+      examples: sampleForgeHistory(120),
+      frozen: [],
+      settings: { ...DEFAULT_SETTINGS, epochs: 30 },
+    });
+    if (o.status !== 'trained') throw new Error(o.reason);
+    const inf = new Inference({
+      agent: 'hephaestus',
+      head: 'route',
+      base,
+      council: null,
+      bond: { lora: o.lora, alpha: DEFAULT_SETTINGS.alpha, version: 1 },
+    });
+    const rows = readFileSync(new URL('../fixtures/route/fresh2.jsonl', import.meta.url), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { text: string; label: Agent });
+    let moved = 0;
+    let worst = 0;
+    for (const r of rows) {
+      const p0 = softmax(prior.score(r.text).logits);
+      const p1 = inf.route(encode(r.text), 0, prior.score(r.text).logits);
+      const top0 = base.spec.specialists[p0.indexOf(Math.max(...p0))];
+      if (p1[0]!.agent !== top0) moved++;
+      for (const d of p1)
+        worst = Math.max(worst, Math.abs(d.p - (p0[base.spec.specialists.indexOf(d.agent)] as number)));
+    }
+    expect(moved).toBe(0);
+    expect(worst).toBeLessThan(0.1);
   });
 });

@@ -57,6 +57,24 @@ describe('the routing prior: the specialists’ written roles', () => {
     expect(prior.score('a changelog entry').hits.map((h) => h.cue)).not.toContain('retry');
   });
 
+  it('counts a word once per specialist: inside a longer cue it is not a cue again', () => {
+    const hits = prior.score('write the commit message').hits.filter((h) => h.agent === 'mneme');
+    expect(hits.map((h) => h.cue)).toEqual(['commit message']);
+    // A one-letter change is a typo only in long words: "server" is not "semver".
+    expect(prior.score('the server answers 429').hits.map((h) => h.cue)).not.toContain('semver');
+  });
+
+  it('words that name the material count less when another specialist is asked for outright', () => {
+    const t = 'can u add a regression test for the bug where empty strings crash the tokenizer';
+    expect(top(t).agent).toBe('dokimasia');
+    const bug = prior.score(t).hits.find((h) => h.cue === 'bug')!;
+    expect(bug.weight).toBeLessThan(SPECIALIST_ROLES.techne!.cues.find(([c]) => c === 'bug')![1]);
+    // With no one else asked for, the same words keep their weight.
+    const alone = prior.score('the bug where empty strings crash the tokenizer').hits.find((h) => h.cue === 'bug')!;
+    expect(alone.weight).toBe(SPECIALIST_ROLES.techne!.cues.find(([c]) => c === 'bug')![1]);
+    expect(top('does this commit message sound like it was written by an LLM?').agent).toBe('aidos');
+  });
+
   it('counts a cue once, and cues that stem alike once', () => {
     const once = prior.score('test test test');
     const twice = prior.score('format formatting');

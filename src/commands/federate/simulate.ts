@@ -60,6 +60,8 @@ const options = z.object({
   clipNorm: z.coerce.number().positive().optional(),
   heldOut: z.coerce.number().int().min(4).max(10_000).optional(),
   personalSample: z.coerce.number().int().min(1).max(1000).optional(),
+  coldStart: z.string().optional(),
+  newcomers: z.coerce.number().int().min(1).max(100).optional(),
   threads: z.coerce.number().int().min(0).max(64).optional(),
   out: z.string().optional(),
   http: z.boolean().default(false),
@@ -74,6 +76,17 @@ function parseEpsilon(v: string, flag: string): number {
   if (!Number.isFinite(n) || n <= 0)
     throw new UsageError(`${flag}: "${v}" is not an ε (a positive number, or inf for no noise)`);
   return n;
+}
+
+function parseColdStart(v: string): number[] {
+  if (v.trim().toLowerCase() === 'none') return [];
+  const items = v.split(',').map((t) => t.trim());
+  return items.map((t) => {
+    const n = Number(t);
+    if (!Number.isInteger(n) || n < 1 || n > 1000)
+      throw new UsageError(`--cold-start: "${t}" is not a session count (a whole number 1–1000, or none)`);
+    return n;
+  });
 }
 
 function oneOf<T extends string>(values: readonly string[], allowed: readonly T[], flag: string): T[] {
@@ -113,6 +126,8 @@ export function experimentFrom(o: z.output<typeof options>): Experiment {
     delta: d.delta,
     heldOut: o.heldOut ?? d.heldOut,
     personalSample: o.personalSample ?? d.personalSample,
+    coldStart: o.coldStart !== undefined ? parseColdStart(o.coldStart) : d.coldStart,
+    newcomers: o.newcomers ?? d.newcomers,
   };
   if (o.byzantine === undefined && o.forges !== undefined) x.byzantine = Math.floor(x.forges / 5);
   if (x.byzantine === 0 && o.attacks === undefined) x.attacks = ['none'];
@@ -180,6 +195,7 @@ function readFinished(file: string, id: string): Map<string, CellResult> {
       const p = r.privacy as { observerEpsilon: number | null; forgeLedgerEpsilon: number | null } | undefined;
       if (p?.observerEpsilon === null) p.observerEpsilon = Infinity;
       if (p?.forgeLedgerEpsilon === null) p.forgeLedgerEpsilon = Infinity;
+      r.coldStart ??= null;
       for (const round of r.rounds ?? []) {
         round.signal ??= NaN;
         round.noise ??= NaN;

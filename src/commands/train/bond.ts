@@ -1,3 +1,4 @@
+import { UNUSED_PREFERENCE } from '../../train/examples/build.js';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
@@ -269,7 +270,12 @@ export default defineCommand({
     // A terminal narrower than the table gets one block per agent, so no row wraps mid-word; a pipe gets the table.
     const width = ctx.stdout.columns;
     const summary = `examples: used (train/stop/validation), validation on scenes neither training nor early stopping saw · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`;
-    const footer = width === undefined ? summary : wrapWords(summary, width);
+    const unread = r.agents.reduce((n, a) => n + (a.unused[UNUSED_PREFERENCE] ?? 0), 0);
+    const note =
+      unread > 0
+        ? ` · ${unread} preference list${unread === 1 ? '' : 's'} not read (not two items with a text and a numeric score)`
+        : '';
+    const footer = width === undefined ? summary + note : wrapWords(summary + note, width);
     const body =
       width === undefined || blockWidth(table) <= width ? table : agentBlocks(r.agents, { c, label, fmtValue, width });
     return `${body}${c.dim(footer)}`;

@@ -1,6 +1,7 @@
 import type { Agent } from '../format/agents.js';
 import type { MemoirEntry } from '../format/schema.js';
 import type { EntryType, Felt, ResponseKind, Source } from '../format/sources.js';
+import { understoodPair } from '../format/preference.js';
 import { decideSplit, entryTypeOf } from '../format/split-rule.js';
 
 /**
@@ -63,12 +64,8 @@ export interface CouncilFieldContext {
 }
 
 function pairOf(e: MemoirEntry): { chosen: string; rejected: string } | null {
-  const pp = e.training_label?.preference_pair;
-  if (!pp || pp.length !== 2) return null;
-  const chosen = pp.find((p) => p.score === 1);
-  const rejected = pp.find((p) => p.score === 0);
-  if (!chosen || !rejected || chosen.text === rejected.text) return null;
-  return { chosen: chosen.text, rejected: rejected.text };
+  const pair = understoodPair(e.training_label?.preference_pair);
+  return pair === null || pair.chosen === pair.rejected ? null : pair;
 }
 
 function samePair(a: MemoirEntry, b: MemoirEntry): boolean {

@@ -71,6 +71,7 @@ export function playerMetrics(player: string, sessions: readonly SessionInput[])
     let gain = 0;
     const federatedAtStart = federatedYet;
     for (const e of s.entries) {
+      if (!Number.isFinite(e.affinity_delta)) continue; // NaN or ±Infinity (pydantic reads them) change no affinity
       gain += e.affinity_delta;
       if (e.affinity_delta !== 0)
         changes.push({

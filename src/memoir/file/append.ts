@@ -7,6 +7,7 @@ import { encodeEntry } from '../format/encode.js';
 import { LineWriter } from '../format/encode-bytes.js';
 import type { IdSource } from '../format/entry-id.js';
 import { fastInput } from '../format/fast-input.js';
+import { coerceLax } from '../format/lax.js';
 import { assertIsMemoir } from './identify.js';
 import { batchRecord, Journal } from './journal.js';
 import { checkOutgoingLine } from '../format/limits.js';
@@ -124,7 +125,12 @@ class Preparer {
   /** The complete entry for input `n` (validated); sets `narrowed`. `where(n)` names it in an error or a note. */
   entry(value: unknown, n: number, where: (n: number) => string): MemoirEntry {
     // The hand-written check (fast-input.ts) decides; zod runs only to word an error.
-    const fast = fastInput(value);
+    let fast = fastInput(value);
+    if (!fast && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      // pydantic's lax spellings ("0.5" for a float, "yes" for a bool) become the values it holds
+      coerceLax(value as Record<string, unknown>);
+      fast = fastInput(value);
+    }
     let input: MemoirInputParsed;
     if (fast) input = fast as MemoirInputParsed;
     else {

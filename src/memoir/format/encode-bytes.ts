@@ -1,8 +1,8 @@
 import { MAX_LINE_BYTES } from './limits.js';
-import { pyFloat, pyInt, pyString } from './python-json.js';
+import { pyFloatField, pyInt, pyString } from './python-json.js';
 import { encodeObject } from './py-object.js';
-import { isKouraiContext } from './encode.js';
-import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type TrainingLabel } from './schema.js';
+import { isKouraiContext, isTextScore } from './encode.js';
+import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type PreferenceItem, type TrainingLabel } from './schema.js';
 import { hasLoneSurrogate } from './utf8.js';
 
 /**
@@ -200,7 +200,7 @@ export class LineWriter {
       this.frag(CLOSE_OBJ);
     }
     this.frag(K_AFFINITY);
-    this.ascii(pyFloat(e.affinity_delta));
+    this.ascii(pyFloatField(e.affinity_delta));
     this.frag(K_LABEL);
     if (
       !this.label(
@@ -260,7 +260,12 @@ export class LineWriter {
     else {
       this.frag(OPEN_LIST);
       for (let i = 0; i < pp.length; i++) {
-        const p = pp[i] as { text: string; score: number };
+        const p = pp[i] as PreferenceItem;
+        if (!isTextScore(p)) {
+          if (i > 0) this.frag(COMMA);
+          if (!this.json(encodeObject(p))) return false;
+          continue;
+        }
         this.frag(i === 0 ? K_TEXT_FIRST : K_TEXT_NEXT);
         if (p.text === proposed) this.copyWithin(pAt, pEnd);
         else if (p.text === delta && dAt >= 0) this.copyWithin(dAt, dEnd);
@@ -272,7 +277,7 @@ export class LineWriter {
       this.frag(CLOSE_LIST);
     }
     this.frag(K_WEIGHT);
-    this.ascii(pyFloat(t.weight));
+    this.ascii(pyFloatField(t.weight));
     this.frag(CLOSE_OBJ);
     return true;
   }

@@ -1,6 +1,6 @@
 import { CONTEXT_KEYS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
-import type { MemoirLine, TrainingLabel } from './schema.js';
-import { pyFloat, pyInt, pyString } from './python-json.js';
+import type { MemoirLine, PreferenceItem, TrainingLabel } from './schema.js';
+import { pyFloatField, pyInt, pyString } from './python-json.js';
 import { encodeObject, RAW } from './py-object.js';
 
 /** The split object for each (shared_eligible, private_only), as pydantic writes it. */
@@ -92,7 +92,7 @@ function encodeStandard(e: MemoirLine): string {
     r === null
       ? 'null'
       : '{"kind":' + quote(r.kind) + ',"delta":' + (delta as string) + ',"felt":' + quoteOrNull(r.felt) + '}';
-  s += ',"affinity_delta":' + pyFloat(e.affinity_delta);
+  s += ',"affinity_delta":' + pyFloatField(e.affinity_delta);
   s +=
     ',"training_label":' +
     encodeLabel(e.training_label, e.agent_proposed, proposed, r === null ? null : r.delta, delta);
@@ -114,11 +114,27 @@ function encodeLabel(
   else {
     s += '[';
     for (let i = 0; i < pp.length; i++) {
-      const p = pp[i] as { text: string; score: number };
+      const p = pp[i] as PreferenceItem;
+      if (!isTextScore(p)) {
+        s += (i === 0 ? '' : ',') + encodeObject(p);
+        continue;
+      }
       const text = p.text === proposed ? proposedJson : p.text === delta ? (deltaJson as string) : quote(p.text);
       s += (i === 0 ? '{"text":' : ',{"text":') + text + ',"score":' + pyInt(p.score) + '}';
     }
     s += ']';
   }
-  return s + ',"weight":' + pyFloat(t.weight) + '}';
+  return s + ',"weight":' + pyFloatField(t.weight) + '}';
+}
+
+/**
+ * An item kourai writes in its own layout: exactly `text` then an integer `score`, nothing kept raw.
+ * Any other item is written as the `dict[str, Any]` it is (py-object.ts).
+ */
+export function isTextScore(p: PreferenceItem): p is { text: string; score: number } {
+  if ((p as { [RAW]?: unknown })[RAW] !== undefined) return false;
+  if (typeof p.text !== 'string' || !Number.isSafeInteger(p.score)) return false;
+  let i = 0;
+  for (const k in p) if (k !== (i++ === 0 ? 'text' : 'score')) return false;
+  return i === 2;
 }

@@ -17,6 +17,12 @@ export type FastInput = Omit<MemoirInput, 'split'> & {
   split?: { shared_eligible: boolean; private_only: boolean };
 } & Record<string, unknown>;
 
+/** The two flags (each false when left out, as upstream), nothing else (as zod strips other keys). */
+function splitOf(s: Obj): Obj {
+  if (s.shared_eligible !== undefined && s.private_only !== undefined && Object.keys(s).length === 2) return s;
+  return { shared_eligible: s.shared_eligible ?? false, private_only: s.private_only ?? false };
+}
+
 export function fastInput(v: unknown): FastInput | undefined {
   if (!isObj(v)) return undefined;
   const keys = Object.keys(v);
@@ -46,7 +52,7 @@ export function fastInput(v: unknown): FastInput | undefined {
         : isObj(tl) && (tl.weight === undefined || tl.preference_pair === undefined)
           ? { preference_pair: tl.preference_pair ?? null, ...tl, weight: tl.weight ?? 1 }
           : tl,
-    split: v.split,
+    split: isObj(v.split) ? splitOf(v.split) : v.split,
     entry_id: v.entry_id,
     recorded_at: v.recorded_at,
     entry_type: v.entry_type,
@@ -56,5 +62,8 @@ export function fastInput(v: unknown): FastInput | undefined {
     if (v[k] !== undefined) out[k] = v[k];
   }
   if (!isValidLine(out)) return undefined;
+  // a new entry's floats are finite: pydantic would write NaN or Infinity as null, which no reader takes
+  if (!Number.isFinite(out.affinity_delta)) return undefined;
+  if (isObj(out.training_label) && !Number.isFinite(out.training_label.weight)) return undefined;
   return out as FastInput;
 }

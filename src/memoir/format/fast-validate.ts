@@ -20,21 +20,12 @@ type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStrOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
-const isFinite = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
 // zod's .int() accepts safe integers only
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v);
 
-/** Any JSON object (upstream `dict[str, Any]`); the keys kourai reads are typed when present. */
+/** Any JSON object (upstream `dict[str, Any]`); a known key of another type leaves the typed view (py-object.ts). */
 function context(v: unknown): boolean {
-  if (v === null || v === undefined) return true;
-  if (!isObj(v)) return false;
-  if (v.task_type !== undefined && typeof v.task_type !== 'string') return false;
-  if (v.transcript_hash !== undefined && typeof v.transcript_hash !== 'string') return false;
-  const p = v.preceding_agents;
-  if (p === undefined) return true;
-  if (!Array.isArray(p)) return false;
-  for (const a of p) if (!agents.has(a)) return false;
-  return true;
+  return v === null || v === undefined || isObj(v);
 }
 
 function response(v: unknown): boolean {
@@ -49,20 +40,21 @@ function response(v: unknown): boolean {
 
 function label(v: unknown): boolean {
   if (v === null || v === undefined) return true;
-  if (!isObj(v) || (v.weight !== undefined && !isFinite(v.weight))) return false;
+  if (!isObj(v) || (v.weight !== undefined && typeof v.weight !== 'number')) return false;
   const pp = v.preference_pair;
   if (pp === null || pp === undefined) return true;
-  if (!Array.isArray(pp) || pp.length !== 2) return false;
-  for (const it of pp) if (!isObj(it) || typeof it.text !== 'string' || !isInt(it.score)) return false;
+  if (!Array.isArray(pp)) return false;
+  for (let i = 0; i < pp.length; i++) if (!isObj(pp[i])) return false;
   return true;
 }
 
+/** Each flag defaults to false upstream (parse.ts `withDefaults` fills it in). */
 function split(v: unknown): boolean {
   return (
     isObj(v) &&
-    typeof v.shared_eligible === 'boolean' &&
-    typeof v.private_only === 'boolean' &&
-    !(v.shared_eligible && v.private_only)
+    (v.shared_eligible === undefined || typeof v.shared_eligible === 'boolean') &&
+    (v.private_only === undefined || typeof v.private_only === 'boolean') &&
+    !(v.shared_eligible === true && v.private_only === true)
   );
 }
 
@@ -114,7 +106,8 @@ function extensions(o: Obj): boolean {
 
 /**
  * True when `v` is a valid stored memoir line (same verdict as MemoirLineSchema). A key upstream
- * gives a default may be absent (parse.ts `withDefaults` fills it in).
+ * gives a default may be absent (parse.ts `withDefaults` fills it in). Floats may be NaN or
+ * infinite here (pydantic keeps them); `fastInput` refuses them in a new entry.
  */
 export function isValidLine(v: unknown): boolean {
   if (!isObj(v)) return false;
@@ -126,7 +119,7 @@ export function isValidLine(v: unknown): boolean {
     (v.narrative_beat === undefined || isStrOrNull(v.narrative_beat)) &&
     (v.agent_proposed === undefined || isStrOrNull(v.agent_proposed)) &&
     response(v.player_response) &&
-    (v.affinity_delta === undefined || isFinite(v.affinity_delta)) &&
+    (v.affinity_delta === undefined || typeof v.affinity_delta === 'number') &&
     label(v.training_label) &&
     (split(v.split) || v.split === undefined) &&
     extensions(v)

@@ -1,5 +1,7 @@
 import { derivedId } from './entry-id.js';
 import { isValidLine } from './fast-validate.js';
+import { coerceLax } from './lax.js';
+import { parseLaxJson } from './lax-json.js';
 import { keepRawContexts } from './py-object.js';
 import { hasLoneSurrogate } from './utf8.js';
 import { createRequire } from 'node:module';
@@ -31,7 +33,11 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { ok: false, problem: 'json', message: `malformed JSON: ${(err as Error).message}` };
+    try {
+      raw = parseLaxJson(text); // pydantic also reads the bare tokens NaN, Infinity and -Infinity
+    } catch {
+      return { ok: false, problem: 'json', message: `malformed JSON: ${(err as Error).message}` };
+    }
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ok: false, problem: 'json', message: 'a memoir line must be a JSON object' };
@@ -45,7 +51,12 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
     };
   }
   let entry: MemoirEntry;
-  if (isValidLine(raw)) entry = withDefaults(raw as Record<string, unknown>);
+  let valid = isValidLine(raw);
+  if (!valid) {
+    coerceLax(raw as Record<string, unknown>); // pydantic's lax spellings become the values it holds
+    valid = isValidLine(raw);
+  }
+  if (valid) entry = withDefaults(raw as Record<string, unknown>);
   else {
     // zod is the schema of record: it words the error (and decides, should the fast check disagree).
     const { MemoirLineSchema, describeIssue } = schema();
@@ -82,6 +93,11 @@ export function withDefaults(e: Obj): MemoirEntry {
     if (t.weight === undefined) t.weight = 1;
   }
   // no split: no claim to be shared (kourai never widens what a line says)
-  if (e.split === undefined) e.split = { shared_eligible: false, private_only: false };
+  const s = e.split as Obj | undefined;
+  if (s === undefined) e.split = { shared_eligible: false, private_only: false };
+  else {
+    if (s.shared_eligible === undefined) s.shared_eligible = false;
+    if (s.private_only === undefined) s.private_only = false;
+  }
   return e as MemoirEntry;
 }

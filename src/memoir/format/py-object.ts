@@ -1,8 +1,9 @@
+import { AGENTS } from './agents.js';
 import { pyFloat, pyString } from './python-json.js';
 
 /**
- * A JSON object that pydantic holds as `dict[str, Any]` (an entry's `context`), re-encoded exactly
- * as `model_dump_json()` writes it: keys in the order written, ints as ints (any size), floats with
+ * A JSON object that pydantic holds as `dict[str, Any]` (an entry's `context`, each item of its
+ * `training_label.preference_pair`), re-encoded exactly as `model_dump_json()` writes it: keys in the order written, ints as ints (any size), floats with
  * a decimal point or an exponent, strings as raw UTF-8.
  *
  * JSON.parse loses three of those: `1.0` and `1` become the same number, an integer beyond 2^53
@@ -20,6 +21,12 @@ export interface RawObject {
   enc: ReadonlyMap<string, string>;
   /** Each key's parsed value when the encoding was taken (it applies while the value is the same). */
   vals: ReadonlyMap<string, unknown>;
+  /**
+   * Keys kept only here: a context key kourai types (`task_type`, …) holding a value of another
+   * type. pydantic keeps it (`dict[str, Any]`); kourai's typed view leaves it out, and it is written
+   * back in its place while the object holds no value of its own under that key.
+   */
+  hidden?: ReadonlySet<string>;
 }
 
 type Obj = Record<string, unknown> & { [RAW]?: RawObject };
@@ -49,7 +56,8 @@ export function encodeValue(v: unknown): string {
     case 'boolean':
       return v ? 'true' : 'false';
     case 'number':
-      return Number.isSafeInteger(v) ? String(v) : pyFloat(v);
+      // pydantic writes NaN and ±Infinity as null
+      return Number.isSafeInteger(v) ? String(v) : Number.isFinite(v) ? pyFloat(v) : 'null';
     case 'bigint':
       return v.toString();
     case 'object':
@@ -66,9 +74,13 @@ export function encodeObject(o: Obj): string {
   let s = '{';
   if (raw !== undefined) {
     for (const k of raw.keys) {
-      if (!Object.hasOwn(o, k)) continue;
       const v = o[k];
-      if (v === undefined) continue;
+      if (v === undefined) {
+        if (raw.hidden?.has(k) === true)
+          s += (s.length === 1 ? '' : ',') + pyString(k) + ':' + (raw.enc.get(k) as string);
+        continue;
+      }
+      if (!Object.hasOwn(o, k)) continue;
       const kept = raw.vals.get(k) === v ? raw.enc.get(k) : undefined;
       s += (s.length === 1 ? '' : ',') + pyString(k) + ':' + (kept ?? encodeValue(v));
     }
@@ -83,13 +95,16 @@ export function encodeObject(o: Obj): string {
 }
 
 /**
- * Keeps the pydantic encoding of each entry's `context` where JSON.parse would lose it. `text` is
- * the JSON that `parsed` came from: one entry (an object) or an array of entries.
+ * Keeps the pydantic encoding of what JSON.parse would lose in each entry: its `context` and the
+ * objects of its `training_label.preference_pair` (both `dict[str, Any]` upstream), and an integer
+ * `-0` given to a float field (pydantic reads it as 0.0, JSON.parse as -0). A context key kourai
+ * types but holding another type is moved out of the typed view (RawObject.hidden). `text` is the
+ * JSON that `parsed` came from: one entry (an object) or an array of entries.
  */
 export function keepRawContexts(text: string, parsed: unknown): void {
   if (Array.isArray(parsed)) {
-    if (!parsed.some(contextLoses)) return;
-  } else if (!contextLoses(parsed)) return;
+    if (!parsed.some((e) => entryLoses(e, text))) return;
+  } else if (!entryLoses(parsed, text)) return;
   const r = new PyJsonReader(text);
   r.ws();
   if (r.peek() === 0x5b) {
@@ -99,7 +114,7 @@ export function keepRawContexts(text: string, parsed: unknown): void {
     if (r.peek() === 0x5d) return;
     for (let i = 0; ; i++) {
       r.ws();
-      if (r.peek() === 0x7b && contextLoses(items[i])) r.entry(items[i] as Obj);
+      if (r.peek() === 0x7b && entryLoses(items[i], text)) r.entry(items[i] as Obj);
       else r.skip();
       r.ws();
       if (r.peek() !== 0x2c) return;
@@ -109,10 +124,69 @@ export function keepRawContexts(text: string, parsed: unknown): void {
   if (r.peek() === 0x7b) r.entry(parsed as Obj);
 }
 
-function contextLoses(e: unknown): boolean {
+/** The context keys kourai types, and the type each must have to be in the typed view. */
+const TYPED_CONTEXT: Readonly<Record<string, (v: unknown) => boolean>> = {
+  task_type: (v) => typeof v === 'string',
+  transcript_hash: (v) => typeof v === 'string',
+  preceding_agents: (v) => Array.isArray(v) && v.every((a) => typeof a === 'string' && AGENT_SET.has(a)),
+};
+const AGENT_SET: ReadonlySet<string> = new Set(AGENTS);
+
+function mistyped(c: Obj): boolean {
+  for (const k in TYPED_CONTEXT) {
+    const v = c[k];
+    if (v !== undefined && !(TYPED_CONTEXT[k] as (v: unknown) => boolean)(v)) return true;
+  }
+  return false;
+}
+
+/** A score written with a fraction or an exponent somewhere in the line (a string may match too: then only slower). */
+const FLOAT_SCORE = /"score"\s*:\s*-?[0-9]+[.eE]/;
+
+function isTextScore(p: Obj): boolean {
+  if (typeof p.text !== 'string' || !Number.isSafeInteger(p.score)) return false;
+  let i = 0;
+  for (const k in p) if (k !== (i++ === 0 ? 'text' : 'score')) return false;
+  return i === 2;
+}
+
+function entryLoses(e: unknown, text: string): boolean {
   if (typeof e !== 'object' || e === null || Array.isArray(e)) return false;
-  const c = (e as Obj).context;
-  return typeof c === 'object' && c !== null && !Array.isArray(c) && parseLoses(c);
+  const o = e as Obj;
+  const c = o.context;
+  if (typeof c === 'object' && c !== null && !Array.isArray(c) && (parseLoses(c) || mistyped(c as Obj))) return true;
+  if (Object.is(o.affinity_delta, -0)) return true;
+  const t = o.training_label;
+  if (typeof t !== 'object' || t === null) return false;
+  const l = t as Obj;
+  if (Object.is(l.weight, -0)) return true;
+  const pp = l.preference_pair;
+  if (!Array.isArray(pp)) return false;
+  for (const item of pp) {
+    // kourai's own layout (a text, then an integer score) loses nothing unless the score was written as a float
+    if (typeof item === 'object' && item !== null && isTextScore(item as Obj)) {
+      if (FLOAT_SCORE.test(text)) return true;
+    } else if (parseLoses(item)) return true;
+  }
+  return false;
+}
+
+/** Attaches the raw encoding read from the text to the object kourai holds. */
+function attach(target: unknown, raw: RawObject | undefined, typed: boolean): void {
+  if (raw === undefined || typeof target !== 'object' || target === null || Array.isArray(target)) return;
+  const o = target as Obj;
+  const vals = new Map<string, unknown>();
+  for (const k of raw.keys) vals.set(k, o[k]);
+  let hidden: Set<string> | undefined;
+  if (typed) {
+    for (const k in TYPED_CONTEXT) {
+      const v = o[k];
+      if (v === undefined || (TYPED_CONTEXT[k] as (v: unknown) => boolean)(v)) continue;
+      delete o[k];
+      (hidden ??= new Set()).add(k);
+    }
+  }
+  o[RAW] = hidden ? { keys: raw.keys, enc: raw.enc, vals, hidden } : { keys: raw.keys, enc: raw.enc, vals };
 }
 
 /** Reads JSON text (already known to be valid) and writes each value as pydantic would. */
@@ -132,36 +206,92 @@ class PyJsonReader {
     }
   }
 
-  /** An entry object: attaches the raw encoding to its context (the last `context` key wins, as in JSON.parse). */
-  entry(target: Obj): void {
+  /** Calls `each(key)` for each member of the object at the cursor; `each` reads the value. */
+  private members(each: (key: string) => void): void {
     this.p++; // {
     this.ws();
     if (this.peek() === 0x7d) {
       this.p++;
       return;
     }
-    let raw: RawObject | undefined;
     for (;;) {
       this.ws();
       const key = this.string();
       this.ws();
       this.p++; // :
       this.ws();
-      if (key === 'context' && this.peek() === 0x7b) raw = this.object().raw;
+      each(key);
+      this.ws();
+      if (this.peek() === 0x2c) this.p++;
+      else break;
+    }
+    this.p++; // }
+  }
+
+  /** An entry object: attaches the raw encodings to it (the last of a repeated key wins, as in JSON.parse). */
+  entry(target: Obj): void {
+    let context: RawObject | undefined;
+    let pair: ({ text: string; raw: RawObject } | undefined)[] | undefined;
+    let affinity: string | undefined;
+    let weight: string | undefined;
+    this.members((key) => {
+      if (key === 'context') {
+        context = undefined;
+        if (this.peek() === 0x7b) context = this.object().raw;
+        else this.skip();
+      } else if (key === 'affinity_delta') affinity = this.value();
+      else if (key === 'training_label' && this.peek() === 0x7b) {
+        pair = undefined;
+        weight = undefined;
+        this.members((k) => {
+          if (k === 'weight') weight = this.value();
+          else if (k === 'preference_pair' && this.peek() === 0x5b) pair = this.objects();
+          else {
+            if (k === 'preference_pair') pair = undefined;
+            this.skip();
+          }
+        });
+      } else {
+        if (key === 'training_label') pair = weight = undefined;
+        this.skip();
+      }
+    });
+    attach(target.context, context, true);
+    // an integer -0 is the float 0.0 to pydantic
+    if (affinity === '0' && Object.is(target.affinity_delta, -0)) target.affinity_delta = 0;
+    const t = target.training_label as Obj | null | undefined;
+    if (typeof t !== 'object' || t === null) return;
+    if (weight === '0' && Object.is(t.weight, -0)) t.weight = 0;
+    const pp = t.preference_pair;
+    if (pair === undefined || !Array.isArray(pp)) return;
+    pair.forEach((o, i) => {
+      // an item its own encoding already writes as pydantic does needs nothing kept
+      if (o !== undefined && o.text !== encodeValue(pp[i])) attach(pp[i], o.raw, false);
+    });
+  }
+
+  /** A list: each object in it as pydantic writes it, with its raw encoding (undefined for other values). */
+  private objects(): ({ text: string; raw: RawObject } | undefined)[] {
+    const out: ({ text: string; raw: RawObject } | undefined)[] = [];
+    this.p++; // [
+    this.ws();
+    if (this.peek() === 0x5d) {
+      this.p++;
+      return out;
+    }
+    for (;;) {
+      this.ws();
+      if (this.peek() === 0x7b) out.push(this.object());
       else {
-        if (key === 'context') raw = undefined;
+        out.push(undefined);
         this.skip();
       }
       this.ws();
       if (this.peek() === 0x2c) this.p++;
       else break;
     }
-    this.p++; // }
-    const c = target.context as Obj | null | undefined;
-    if (raw === undefined || typeof c !== 'object' || c === null) return;
-    const vals = new Map<string, unknown>();
-    for (const k of raw.keys) vals.set(k, c[k]);
-    c[RAW] = { keys: raw.keys, enc: raw.enc, vals };
+    this.p++; // ]
+    return out;
   }
 
   skip(): void {
@@ -193,6 +323,11 @@ class PyJsonReader {
     if (c === 0x74) return this.literal('true');
     if (c === 0x66) return this.literal('false');
     if (c === 0x6e) return this.literal('null');
+    // pydantic reads NaN and ±Infinity and writes them as null
+    if (c === 0x4e || c === 0x49 || (c === 0x2d && this.s.charCodeAt(this.p + 1) === 0x49)) {
+      this.literal(c === 0x4e ? 'NaN' : c === 0x49 ? 'Infinity' : '-Infinity');
+      return 'null';
+    }
     return this.number();
   }
 

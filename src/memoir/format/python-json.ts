@@ -36,3 +36,8 @@ export function pyInt(x: number): string {
   if (!Number.isSafeInteger(x)) throw new RangeError(`cannot encode ${x} as an integer`);
   return String(x);
 }
+
+/** A float field as pydantic writes it: NaN and ±Infinity (which it reads) become null. */
+export function pyFloatField(x: number): string {
+  return Number.isFinite(x) ? pyFloat(x) : 'null';
+}

@@ -54,33 +54,43 @@ export const AgentSchema = enumOf(AGENTS as unknown as readonly [Agent, ...Agent
 export const SourceSchema = enumOf(SOURCES, 'source');
 export const EntryTypeSchema = enumOf(ENTRY_TYPES, 'entry_type');
 
+/** A new entry's float: finite (pydantic would write NaN or Infinity as null, which no reader takes). */
 const finiteFloat = (what: string) =>
   z
-    .number({ error: (iss) => (iss.input === undefined ? `${what} is required` : `${what} must be a number`) })
+    .number({
+      error: (iss) =>
+        iss.input === undefined
+          ? `${what} is required`
+          : typeof iss.input === 'number'
+            ? `${what} must be a finite number, not ${String(iss.input)} (a line would hold null, which no reader takes)`
+            : `${what} must be a number`,
+    })
     .refine(Number.isFinite, {
-      message: `${what} must be a finite number (NaN and Infinity are not valid JSON)`,
+      message: `${what} must be a finite number (a line would hold null, which no reader takes)`,
     });
 
 const nullableString = (what: string) => z.string({ error: `${what} must be a string or null` }).nullable();
 
+/** The context keys kourai reads; a line may hold any others (kept, py-object.ts). */
+export interface Context {
+  task_type?: string;
+  transcript_hash?: string;
+  preceding_agents?: Agent[];
+  [key: string]: unknown;
+}
+
+const isJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /**
- * Upstream declares `context: dict[str, Any] | None`: any JSON object. The keys kourai reads are
- * typed when present and may be absent; every other key is kept, with its value and its place
- * (py-object.ts re-encodes it as pydantic does).
+ * Upstream declares `context: dict[str, Any] | None`: any JSON object, taken as it is (the same
+ * object, so py-object.ts can attach its raw encoding). The keys kourai reads are typed when
+ * present; a value of another type under one of them is kept for re-encoding but left out of the
+ * typed view (py-object.ts RawObject.hidden).
  */
-export const ContextSchema = z.looseObject(
-  {
-    task_type: z.string({ error: 'context.task_type must be a string' }).optional(),
-    transcript_hash: z.string({ error: 'context.transcript_hash must be a string' }).optional(),
-    preceding_agents: z
-      .array(AgentSchema, { error: 'context.preceding_agents must be a list of agent names' })
-      .optional(),
-  },
-  {
-    error: (iss) =>
-      iss.code === 'invalid_type' ? `context must be a JSON object or null, not ${jsonKind(iss.input)}` : undefined,
-  },
-);
+export const ContextSchema = z.custom<Context>(isJsonObject, {
+  error: (iss) => `context must be a JSON object or null, not ${jsonKind(iss.input)}`,
+});
 
 /** What a JSON value is, in words (for errors). */
 export function jsonKind(v: unknown): string {
@@ -98,27 +108,39 @@ export const PlayerResponseSchema = z.object({
   felt: enumOf(FELT, 'player_response.felt').nullable().default(null),
 });
 
-export const PreferenceItemSchema = z.object({
-  text: z.string({ error: 'preference_pair[].text must be a string' }),
-  score: z.number().int({ error: 'preference_pair[].score must be an integer (0 = rejected, 1 = preferred)' }),
+/**
+ * One item of a preference list: upstream `dict[str, Any]`, any JSON object, every key kept. The
+ * trainer reads the items it understands (format/preference.ts): `text` and a numeric `score`.
+ */
+export type PreferenceItem = Record<string, unknown>;
+export const PreferenceItemSchema = z.custom<PreferenceItem>(isJsonObject, {
+  error: (iss) => `must be a JSON object, not ${jsonKind(iss.input)}`,
 });
 
-export const TrainingLabelSchema = z.object({
-  preference_pair: z
-    .array(PreferenceItemSchema)
-    .length(2, {
-      error:
-        'training_label.preference_pair must hold exactly two items: the proposed (score 0) and the preferred (score 1)',
-    })
-    .nullable()
-    .default(null),
-  weight: finiteFloat('training_label.weight').default(1),
-});
+/**
+ * A float as a stored line may hold it: pydantic reads NaN and ±Infinity (the JSON tokens, or
+ * strings such as "inf") and keeps them; it writes them as null.
+ */
+const storedFloat = (what: string) =>
+  z.custom<number>((v) => typeof v === 'number', {
+    error: (iss) => (iss.input === undefined ? `${what} is required` : `${what} must be a number`),
+  });
+
+function trainingLabelSchema(float: (what: string) => z.ZodType<number>) {
+  return z.object({
+    preference_pair: z
+      .array(PreferenceItemSchema, { error: 'training_label.preference_pair must be a list of objects or null' })
+      .nullable()
+      .default(null),
+    weight: float('training_label.weight').default(1),
+  });
+}
+export const TrainingLabelSchema = trainingLabelSchema(storedFloat);
 
 export const SplitSchema = z
   .object({
-    shared_eligible: z.boolean({ error: 'split.shared_eligible must be true or false' }),
-    private_only: z.boolean({ error: 'split.private_only must be true or false' }),
+    shared_eligible: z.boolean({ error: 'split.shared_eligible must be true or false' }).default(false),
+    private_only: z.boolean({ error: 'split.private_only must be true or false' }).default(false),
   })
   .refine((s) => !(s.shared_eligible && s.private_only), {
     message:
@@ -160,7 +182,8 @@ const extensionShape = Object.fromEntries(
   EXTENSION_FIELDS.map((f) => [f.key, EXTENSION_KINDS[f.kind].optional()]),
 ) as ExtensionShape;
 
-const standardShape = {
+/** The ten keys; `float` reads affinity_delta and weight (any number stored, finite for a new entry). */
+const standardShapeOf = (float: (what: string) => z.ZodType<number>) => ({
   scene_id: z.string({
     error: (iss) => (iss.input === undefined ? 'scene_id is required' : 'scene_id must be a string'),
   }),
@@ -171,11 +194,11 @@ const standardShape = {
   narrative_beat: nullableString('narrative_beat').default(null),
   agent_proposed: nullableString('agent_proposed').default(null),
   player_response: PlayerResponseSchema.nullable().default(null),
-  affinity_delta: finiteFloat('affinity_delta').default(0),
-  training_label: TrainingLabelSchema.nullable().default(null),
+  affinity_delta: float('affinity_delta').default(0),
+  training_label: trainingLabelSchema(float).nullable().default(null),
   // no split: no claim to be shared (upstream decides by its lenient rule; kourai never widens)
   split: SplitSchema.default({ shared_eligible: false, private_only: false }),
-};
+});
 
 function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: unknown }, ctx: z.RefinementCtx): void {
   if (e.interrupt && e.entry_type !== undefined && e.entry_type !== 'interrupt') {
@@ -189,14 +212,14 @@ function interruptConsistency(e: { entry_type?: string | undefined; interrupt?: 
 
 /** A stored line (written by kourai or by a Python host). */
 export const MemoirLineSchema = z
-  .looseObject({ ...standardShape, ...extensionShape })
+  .looseObject({ ...standardShapeOf(storedFloat), ...extensionShape })
   .superRefine(interruptConsistency);
 
 /** A new entry given to `append`: upstream defaults; `split` omitted means "decide by the rule" (append decides it). */
 export const MemoirInputSchema = z
   .strictObject(
     {
-      ...standardShape,
+      ...standardShapeOf(finiteFloat),
       split: SplitSchema.optional(),
       ...extensionShape,
     },
@@ -211,7 +234,6 @@ export const MemoirInputSchema = z
 
 export type MemoirLine = z.infer<typeof MemoirLineSchema>;
 export type MemoirInput = z.input<typeof MemoirInputSchema>;
-export type Context = z.infer<typeof ContextSchema>;
 export type PlayerResponse = z.infer<typeof PlayerResponseSchema>;
 export type TrainingLabel = z.infer<typeof TrainingLabelSchema>;
 export type Interrupt = z.infer<typeof InterruptSchema>;

@@ -182,6 +182,37 @@ export function renderHtml(
     );
     parts.push('</div>');
   }
+  if (s.coldStart.length) {
+    parts.push(
+      `<h2 id="cold-start">Cold start</h2><p>Newcomers: ${x.newcomers} fresh players per session count, outside the federation, who join after round ${x.rounds}. Each trains its bond adapter alone and over the clean ${esc(x.reference)} run's final council adapter; measured on the newcomer's own held-out preferences (personal and the shared craft), mean ± sd over seeds. Gain: bond + council − bond only, paired per seed.</p>`,
+    );
+    parts.push(
+      '<table><tr><th>sessions</th><th>bond + council</th><th>council only</th><th>bond only</th><th>gain</th></tr>',
+    );
+    for (const r of s.coldStart)
+      parts.push(
+        `<tr><td>${r.sessions}</td><td>${ms(r.bondCouncil)}</td><td>${ms(r.councilOnly)}</td><td>${ms(r.bondOnly)}</td><td>${(r.gain.mean * 100).toFixed(1)} ± ${(r.gain.sd * 100).toFixed(1)} points</td></tr>`,
+      );
+    parts.push('</table><div class="charts">');
+    const pick = (f: (r: (typeof s.coldStart)[number]) => Stat): Pick<Series, 'values' | 'spread'> => ({
+      values: s.coldStart.map((r) => f(r).mean),
+      spread: s.coldStart.map((r) => f(r).sd),
+    });
+    parts.push(
+      lineChart(
+        'cold-start',
+        'newcomers: held-out accuracy by sessions of history',
+        s.coldStart.map((r) => String(r.sessions)),
+        [
+          { name: 'bond + council', ...pick((r) => r.bondCouncil) },
+          { name: 'council only', ...pick((r) => r.councilOnly), dashed: true },
+          { name: 'bond only', ...pick((r) => r.bondOnly) },
+        ],
+        'sessions',
+      ),
+    );
+    parts.push('</div>');
+  }
   if (s.split.length) {
     parts.push(
       `<h2 id="split">The split against its controls</h2><p><b>semantic</b>: the gameplay rule decides which entries train the council adapter; a bond adapter learns from everything at home. <b>param-random</b>: one adapter per agent trained on all entries, a random half of its parameters federated (the same half at every forge), the rest local. <b>fedsa</b>: the same, with the A factors federated and the B factors local (FedSA-LoRA). Personalised: bond + council, or the control's one adapter (the council's values on the federated half, the forge's own elsewhere), on all of a player's held-out preferences.</p>`,

@@ -94,6 +94,19 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
         `  ${pad(name, 14)} ${pad(ms(v.personal), 12, true)} ${pad(ms(v.craft), 12, true)} ${pad(ms(v.all), 12, true)}`,
       );
   }
+  if (s.coldStart.length) {
+    out.push('');
+    out.push(
+      `Cold start (${x.newcomers} newcomers per session count, joining after round ${x.rounds}; held-out accuracy on all their preferences %)`,
+    );
+    out.push(
+      `  ${pad('sessions', 9)} ${pad('bond+council', 13, true)} ${pad('council only', 13, true)} ${pad('bond only', 13, true)} ${pad('gain', 14, true)}`,
+    );
+    for (const r of s.coldStart)
+      out.push(
+        `  ${pad(String(r.sessions), 9)} ${pad(ms(r.bondCouncil), 13, true)} ${pad(ms(r.councilOnly), 13, true)} ${pad(ms(r.bondOnly), 13, true)} ${pad(`${(r.gain.mean * 100).toFixed(1)} points`, 14, true)}`,
+      );
+  }
   if (s.split.length) {
     out.push('');
     out.push(

@@ -12,7 +12,8 @@ import { train, type EncodeFn, type TrainSettings } from '../trainer.js';
 
 /**
  * Held-out pairwise accuracy of the learned model on a converted dataset, beside the trivial
- * rules, over several random splits by scene. The model is trained through the real path:
+ * rules, by k-fold cross-validation over scenes: every pair is held out exactly once, so all the
+ * data a dataset has is measured, and the per-pair outcomes of the folds pool into one interval. The model is trained through the real path:
  * memoir lines -> the memoir reader's parse -> the bond view's example rules (build.ts) -> train() (its own
  * train/stop/validate split inside the training part) -> Inference on the held-out scenes.
  * Nothing about the held-out scenes reaches training, λ selection or early stopping.
@@ -31,6 +32,9 @@ export interface PairCase {
 export interface SplitFigures {
   model: number;
   rules: Record<RuleName, number>;
+  /** Per held-out pair (in `testScenes` order): 1 right, 0.5 a tie, 0 wrong. */
+  outcomes: { model: number[]; rules: Record<RuleName, number[]> };
+  testScenes: string[];
   trainPairs: number;
   testPairs: number;
   lambda: number;
@@ -75,33 +79,38 @@ export function examplesFromLines(
         rejected: pair.rejected,
         prompt: pair.prompt ?? null,
         proposal: e.agent_proposed,
-        chosenFirst: (pp[0] as { score?: unknown } | undefined)?.score === 1,
+        chosenFirst: pp[0]?.text === pair.chosen,
       });
     }
   }
   return { examples, cases };
 }
 
-/** Scene -> test (true) or train, a seeded coin per scene. */
-export function isTest(scene: string, seed: number, fraction: number): boolean {
-  return hashString(scene, (0x7e57 ^ seed) >>> 0) / 4294967296 < fraction;
+/** The fold (0 … folds − 1) a scene is held out in: a fixed hash of its id. */
+export function foldOf(scene: string, folds: number): number {
+  return hashString(scene, 0x7e57) % folds;
 }
 
-function acc(margins: readonly number[]): number {
-  let s = 0;
-  for (const m of margins) s += m > 0 ? 1 : m === 0 ? 0.5 : 0;
-  return margins.length ? s / margins.length : NaN;
+/** Scene -> held out in `fold` (true) or trained on. */
+export function isTest(scene: string, fold: number, folds: number): boolean {
+  return foldOf(scene, folds) === fold;
 }
 
-/** The trivial rules on test cases (majority: the list position that won more often in training). */
-export function trivialRules(trainCases: readonly PairCase[], test: readonly PairCase[]): Record<RuleName, number> {
+const outcome = (m: number): number => (m > 0 ? 1 : m === 0 ? 0.5 : 0);
+
+function mean(xs: readonly number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+}
+
+/** The trivial rules' outcome on each test case (majority: the list position that won more often in training). */
+export function trivialRules(trainCases: readonly PairCase[], test: readonly PairCase[]): Record<RuleName, number[]> {
   const firstWins = trainCases.filter((c) => c.chosenFirst).length;
   const majorityFirst = firstWins * 2 >= trainCases.length;
   return {
-    prefer_shorter: acc(test.map((c) => c.rejected.length - c.chosen.length)),
-    prefer_longer: acc(test.map((c) => c.chosen.length - c.rejected.length)),
-    prefer_proposal: acc(test.map((c) => (c.proposal === c.chosen ? 1 : c.proposal === c.rejected ? -1 : 0))),
-    majority: acc(test.map((c) => (c.chosenFirst === majorityFirst ? 1 : -1))),
+    prefer_shorter: test.map((c) => outcome(c.rejected.length - c.chosen.length)),
+    prefer_longer: test.map((c) => outcome(c.chosen.length - c.rejected.length)),
+    prefer_proposal: test.map((c) => outcome(c.proposal === c.chosen ? 1 : c.proposal === c.rejected ? -1 : 0)),
+    majority: test.map((c) => outcome(c.chosenFirst === majorityFirst ? 1 : -1)),
   };
 }
 
@@ -110,26 +119,26 @@ export interface EvalOptions {
   encode: EncodeFn;
   agent: Agent;
   settings: TrainSettings;
-  splits: number;
-  testFraction: number;
+  /** k of the k-fold split. */
+  folds: number;
 }
 
 export function evaluateSplit(
   examples: readonly Example[],
   cases: ReadonlyMap<string, PairCase>,
   o: EvalOptions,
-  split: number,
+  fold: number,
 ): SplitFigures {
-  const trainEx = examples.filter((e) => !isTest(e.scene, split, o.testFraction));
-  const test = [...cases.values()].filter((c) => isTest(c.scene, split, o.testFraction));
-  const trainCases = [...cases.values()].filter((c) => !isTest(c.scene, split, o.testFraction));
+  const trainEx = examples.filter((e) => !isTest(e.scene, fold, o.folds));
+  const test = [...cases.values()].filter((c) => isTest(c.scene, fold, o.folds));
+  const trainCases = [...cases.values()].filter((c) => !isTest(c.scene, fold, o.folds));
   const t0 = performance.now();
   const out = train(o.base, o.encode, {
     agent: o.agent,
     kind: 'bond',
     examples: trainEx,
     frozen: [],
-    settings: { ...o.settings, seed: o.settings.seed + split },
+    settings: { ...o.settings, seed: o.settings.seed + fold },
   });
   const trainSeconds = (performance.now() - t0) / 1000;
   if (out.status !== 'trained') throw new Error(`training was skipped: ${out.reason}`);
@@ -144,14 +153,37 @@ export function evaluateSplit(
     const [a, b] = inf.outputs([o.encode(c.chosen, c.prompt), o.encode(c.rejected, c.prompt)], 0);
     return ((a as Float64Array)[0] as number) - ((b as Float64Array)[0] as number);
   });
+  const model = margins.map(outcome);
+  const rules = trivialRules(trainCases, test);
   return {
-    model: acc(margins),
-    rules: trivialRules(trainCases, test),
+    model: mean(model),
+    rules: Object.fromEntries(Object.entries(rules).map(([k, v]) => [k, mean(v)])) as Record<RuleName, number>,
+    outcomes: { model, rules },
+    testScenes: test.map((c) => c.scene),
     trainPairs: trainCases.length,
     testPairs: test.length,
     lambda: out.report.direct.lambda,
     trainSeconds,
   };
+}
+
+/**
+ * Mean and 95% interval of per-pair outcomes pooled over the folds (each pair held out once):
+ * the normal interval of a mean, so a difference of two rules' outcomes on the same pairs gives
+ * the paired interval of their gap.
+ */
+export function pooledInterval(xs: readonly number[]): { mean: number; lo: number; hi: number } {
+  const n = xs.length;
+  const m = mean(xs);
+  if (n < 2) return { mean: m, lo: m, hi: m };
+  const sd = Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (n - 1));
+  const h = (1.96 * sd) / Math.sqrt(n);
+  return { mean: m, lo: m - h, hi: m + h };
+}
+
+/** Per-pair differences a − b of two outcome lists over the same pairs. */
+export function pairedGap(a: readonly number[], b: readonly number[]): number[] {
+  return a.map((x, i) => x - (b[i] as number));
 }
 
 /** Mean and 95% interval (Student t over the splits) of per-split figures. */

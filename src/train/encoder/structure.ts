@@ -1,6 +1,7 @@
 /**
- * Structure features (base spec `structure`, version 1): a few numbers about a text's length and
- * shape, and about how it relates to the prompt it answers, kept OUTSIDE the L2-normalised hashed
+ * Structure features (base spec `structure`, version 2): a few numbers about a text's length and
+ * shape, and about how it relates to the prompt it answers (the whole prompt, its last paragraph as
+ * the request, the paragraphs before it as the context), kept OUTSIDE the L2-normalised hashed
  * vector so that a linear model sees length as length. Each is a fixed transform (log1p counts,
  * shares) then centred and scaled by published constants, so every forge computes the same inputs.
  * Without a prompt the prompt features are 0 (their centre).
@@ -20,6 +21,12 @@ export const STRUCTURE_FEATURES = [
   'prompt_overlap',
   'prompt_coverage',
   'log_length_ratio',
+  'request_overlap',
+  'request_coverage',
+  'request_length_ratio',
+  'bigram_echo',
+  'context_repeat',
+  'ends_question',
 ] as const;
 
 export type StructureFeature = (typeof STRUCTURE_FEATURES)[number];
@@ -40,6 +47,12 @@ const NORM: Readonly<Record<StructureFeature, readonly [number, number]>> = {
   prompt_overlap: [0, 0.3],
   prompt_coverage: [0, 0.3],
   log_length_ratio: [0, 1.5],
+  request_overlap: [0, 0.3],
+  request_coverage: [0, 0.3],
+  request_length_ratio: [0, 1.5],
+  bigram_echo: [0, 0.2],
+  context_repeat: [0, 0.3],
+  ends_question: [0, 1],
 };
 
 export const STRUCTURE_DIM = STRUCTURE_FEATURES.length;
@@ -55,8 +68,28 @@ function words(text: string): string[] {
 }
 
 /** Content words (three letters or more): what prompt overlap is measured on. */
-function contentTypes(text: string): Set<string> {
-  return new Set(words(text).filter((w) => w.length >= 3));
+function contentTypes(text: string | readonly string[]): Set<string> {
+  return new Set((typeof text === 'string' ? words(text) : text).filter((w) => w.length >= 3));
+}
+
+/** The prompt's last paragraph (the request being answered) and everything before it (the context). */
+function requestOf(prompt: string): { request: string; context: string } {
+  const parts = prompt.split(/\n\s*\n/).filter((p) => p.trim() !== '');
+  return { request: parts[parts.length - 1] ?? prompt, context: parts.slice(0, -1).join('\n\n') };
+}
+
+function bigrams(ws: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (let i = 0; i + 1 < ws.length; i++) out.add(`${ws[i] as string} ${ws[i + 1] as string}`);
+  return out;
+}
+
+/** Share of `a`'s members that are in `b`. */
+function share(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0) return 0;
+  let n = 0;
+  for (const x of a) if (b.has(x)) n++;
+  return n / a.size;
 }
 
 /** The raw (unstandardised) features of `text` answering `prompt` (null: no prompt known). */
@@ -99,14 +132,26 @@ export function rawStructure(text: string, prompt: string | null): Float64Array 
   out[9] = letters > 0 ? up / letters : 0;
   out[10] = Math.log1p(q);
   if (prompt !== null && prompt.trim() !== '') {
-    const a = contentTypes(text);
-    const p = contentTypes(prompt);
+    const a = contentTypes(ws);
+    const pw = words(prompt);
+    const p = contentTypes(pw);
     let shared = 0;
     for (const w of a) if (p.has(w)) shared++;
     out[11] = a.size > 0 ? shared / a.size : 0;
     out[12] = p.size > 0 ? shared / p.size : 0;
-    out[13] = Math.log((1 + ws.length) / (1 + words(prompt).length));
+    out[13] = Math.log((1 + ws.length) / (1 + pw.length));
+    // The last paragraph is what is being asked now; echoing it, or repeating earlier turns, is a
+    // different signal from overlapping the whole prompt.
+    const { request, context } = requestOf(prompt);
+    const rw = words(request);
+    const r = contentTypes(rw);
+    out[14] = share(a, r);
+    out[15] = r.size > 0 ? (share(a, r) * a.size) / r.size : 0;
+    out[16] = Math.log((1 + ws.length) / (1 + rw.length));
+    out[17] = share(bigrams(ws), bigrams(pw));
+    out[18] = share(a, contentTypes(context));
   }
+  out[19] = /\?\s*$/.test(text) ? 1 : 0;
   return out;
 }
 

@@ -2,6 +2,7 @@ import { isBondOnly, type Agent } from '../../memoir/format/agents.js';
 import type { CouncilFields } from '../../memoir/derive/council-fields.js';
 import type { MemoirEntry } from '../../memoir/format/schema.js';
 import type { EntryType, ResponseKind, Source } from '../../memoir/format/sources.js';
+import { understoodPair, unusedPreference } from '../../memoir/format/preference.js';
 import { entryTypeOf } from '../../memoir/format/split-rule.js';
 import { ROUTE_LABELS, routeTarget, routeText } from './route-text.js';
 import type { ChosenBy, Example } from './types.js';
@@ -46,6 +47,8 @@ export interface ExampleFields {
   description: string | null;
   /** Host signals from the entry's context (bond only): see `hostSignals`. */
   signals: HostSignals;
+  /** A preference list that states no pair kourai reads (format/preference.ts): counted as unused. */
+  unusedPreference?: boolean;
 }
 
 /**
@@ -78,18 +81,15 @@ const ACCEPTANCE: Readonly<Record<ResponseKind, number>> = { accepted: 1, modifi
 
 /** Every field, for the bond view (it never leaves the machine). */
 export function fromEntry(e: MemoirEntry, description: string | null): ExampleFields {
-  const pp = e.training_label?.preference_pair;
+  const understood = understoodPair(e.training_label?.preference_pair);
   let pair: ExampleFields['pair'] = null;
-  if (pp && pp.length === 2) {
-    const chosen = pp.find((p) => p.score === 1)?.text;
-    const rejected = pp.find((p) => p.score === 0)?.text;
-    if (chosen !== undefined && rejected !== undefined && chosen !== rejected) {
-      const revised =
-        e.source === 'player_revision' ||
-        e.player_response?.kind === 'modified' ||
-        (e.player_response?.delta ?? null) === chosen;
-      pair = { chosen, rejected, chosenBy: revised ? 'revision' : 'choice' };
-    }
+  if (understood !== null && understood.chosen !== understood.rejected) {
+    const { chosen, rejected } = understood;
+    const revised =
+      e.source === 'player_revision' ||
+      e.player_response?.kind === 'modified' ||
+      (e.player_response?.delta ?? null) === chosen;
+    pair = { chosen, rejected, chosenBy: revised ? 'revision' : 'choice' };
   }
   return {
     entryId: e.entry_id,
@@ -107,6 +107,7 @@ export function fromEntry(e: MemoirEntry, description: string | null): ExampleFi
     beat: e.narrative_beat,
     description,
     signals: hostSignals(e.context),
+    unusedPreference: unusedPreference(e.training_label?.preference_pair),
   };
 }
 
@@ -135,8 +136,13 @@ function clamp01(x: number): number {
   return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
-/** The examples an entry gives its agent; `skip(reason)` when it gives none. */
+/** The reason counted for a preference list that is not a text/score pair kourai reads. */
+export const UNUSED_PREFERENCE = 'preference_list_not_a_pair';
+
+/** The examples an entry gives its agent; `skip(reason)` when it gives none (or leaves a label unread). */
 export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Example[] {
+  // the entry's other labels still count; only the list itself is not read
+  if (f.unusedPreference === true) skip(UNUSED_PREFERENCE);
   const weight = f.weight ?? 1;
   if (!Number.isFinite(weight) || weight <= 0) {
     skip('zero_weight');

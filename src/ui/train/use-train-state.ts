@@ -97,7 +97,7 @@ export function trainReducer(s: TrainState, e: TrainEvent): TrainState {
 export function progressLine(r: AgentRow): string {
   if (r.status === 'skipped') return `${r.agent}: skipped — ${r.reason ?? ''}`;
   if (r.status === 'trained')
-    return `${r.agent}: trained v${r.version ?? '?'} after ${r.epoch} epochs, train loss ${fmt(r.trainLoss)}`;
+    return `${r.agent}: trained v${r.version ?? '?'} ${r.epoch === 0 ? 'by its direct fit alone' : `after ${r.epoch} epochs`}, train loss ${fmt(r.trainLoss)}`;
   if (r.status === 'waiting') return `${r.agent}: waiting`;
   return `${r.agent}: epoch ${r.epoch}/${r.epochs} batch ${r.batch}/${r.batches} · train loss ${fmt(r.trainLoss)} · stop loss ${fmt(r.stopLoss)} · ${r.examplesPerSec === null ? '—' : Math.round(r.examplesPerSec)} ex/s · eta ≤ ${r.etaSec === null ? '—' : `${Math.ceil(r.etaSec)}s`}`;
 }

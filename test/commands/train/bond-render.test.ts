@@ -45,8 +45,9 @@ const result: TrainBondResult = {
         },
       ],
       examples_per_sec: 900,
+      unused: {},
     },
-    { agent: 'cupid', status: 'skipped', reason: '6 usable examples (needs at least 8)', examples: 6 },
+    { agent: 'cupid', status: 'skipped', reason: '6 usable examples (needs at least 8)', examples: 6, unused: {} },
   ],
 };
 

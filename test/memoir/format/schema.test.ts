@@ -38,12 +38,13 @@ describe('memoir schema: error texts a user can act on', () => {
       'split has both shared_eligible and private_only true; an entry is either shareable or private: set one of them to false',
     ));
   it('names wrong types with their path', () => {
-    expect(lineError({ ...valid, affinity_delta: '0.1' })).toBe('affinity_delta must be a number');
+    // (a string pydantic reads as a float, "0.1", is turned into one before the schema: lax.ts)
+    expect(lineError({ ...valid, affinity_delta: 'zero' })).toBe('affinity_delta must be a number');
     expect(lineError({ ...valid, player_response: { kind: 'accepted', delta: 3, felt: null } })).toBe(
       'player_response.delta must be a string or null',
     );
-    expect(lineError({ ...valid, training_label: { preference_pair: [{ text: 'a', score: 0 }], weight: 1 } })).toMatch(
-      /exactly two items/,
+    expect(lineError({ ...valid, training_label: { preference_pair: [{ text: 'a', score: 0 }, 1], weight: 1 } })).toBe(
+      'training_label.preference_pair[1]: must be a JSON object, not a number',
     );
   });
   it('requires the upstream keys without a default on a stored line; the others default as upstream says', () => {

@@ -48,6 +48,10 @@ describe('training display state', () => {
     expect(progressLine(techne)).toBe(
       'techne: epoch 2/10 batch 2/4 · train loss 0.2500 · stop loss 0.6000 · 1234 ex/s · eta ≤ 34s',
     );
+    // The routing head learns by its direct fit alone: no epochs to count.
+    expect(progressLine({ ...techne, agent: 'hephaestus', status: 'trained', version: 1, epoch: 0 })).toBe(
+      'hephaestus: trained v1 by its direct fit alone, train loss 0.2500',
+    );
   });
 });
 

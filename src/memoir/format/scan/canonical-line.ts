@@ -84,6 +84,8 @@ export class ScannedLine {
   escapes = 0;
   /** Scratch: a number's value, whether the last string held escapes. */
   num = 0;
+  /** Whether the last number was written as an integer (no fraction, no exponent). */
+  intToken = false;
   esc = false;
   /** The buffer read 32 bits at a time (strings skipped and keys compared a word at a time). */
   dv: DataView = new DataView(new ArrayBuffer(0));
@@ -414,7 +416,9 @@ function num(b: Uint8Array, p: number, end: number, out: ScannedLine): number {
     }
   } else return -1;
   let e10 = 0;
+  out.intToken = true;
   if (p < end && b[p] === 0x2e) {
+    out.intToken = false;
     p++;
     const f0 = p;
     while (p < end && (c = b[p] as number) >= 0x30 && c <= 0x39) {
@@ -426,6 +430,7 @@ function num(b: Uint8Array, p: number, end: number, out: ScannedLine): number {
     if (p === f0) return -1;
   }
   if (p < end && (b[p] === 0x65 || b[p] === 0x45)) {
+    out.intToken = false;
     p++;
     let eneg = false;
     if (p < end && (b[p] === 0x2b || b[p] === 0x2d)) {
@@ -548,8 +553,8 @@ function response(b: Uint8Array, p: number, end: number, out: ScannedLine): numb
 function pairItem(b: Uint8Array, p: number, end: number, out: ScannedLine, f: number): number {
   p = field(b, lit(out, p, end, K.text), end, out, f);
   p = num(b, lit(out, p, end, K.score), end, out);
-  // zod's .int(): a safe integer (1.0 and 1e0 are 1)
-  if (p < 0 || !Number.isSafeInteger(out.num)) return -1;
+  // pydantic keeps an item as written (`1.0` stays a float): the layout taken is an integer score
+  if (p < 0 || !out.intToken || !Number.isSafeInteger(out.num)) return -1;
   return p < end && b[p] === 0x7d ? p + 1 : -1;
 }
 
@@ -568,7 +573,7 @@ function label(b: Uint8Array, p: number, end: number, out: ScannedLine): number 
     out.hasPreference = true;
   }
   p = num(b, lit(out, p, end, K.weight), end, out);
-  if (p < 0 || !Number.isFinite(out.num)) return -1;
+  if (p < 0 || !canonicalFloat(out)) return -1;
   out.weight = out.num;
   return p < end && b[p] === 0x7d ? p + 1 : -1;
 }
@@ -649,6 +654,14 @@ function isAscii(b: Uint8Array, s: number, e: number): boolean {
 }
 
 /** See the module comment. */
+/**
+ * A float field as pydantic writes it: finite, with a fraction or an exponent. An integer token
+ * (`1`, `-0`) is valid but falls back: pydantic reads `-0` as 0.0, JSON.parse as -0.
+ */
+function canonicalFloat(out: ScannedLine): boolean {
+  return !out.intToken && Number.isFinite(out.num);
+}
+
 export function scanLine(b: Buffer, start: number, end: number, out: ScannedLine): boolean {
   out.reset(b);
   let p = field(b, lit(out, start, end, K.head), end, out, F.scene_id);
@@ -668,7 +681,7 @@ export function scanLine(b: Buffer, start: number, end: number, out: ScannedLine
   p = response(b, lit(out, p, end, K.response), end, out);
   if (p < 0) return false;
   p = num(b, lit(out, p, end, K.affinity), end, out);
-  if (p < 0 || !Number.isFinite(out.num)) return false;
+  if (p < 0 || !canonicalFloat(out)) return false;
   out.affinityDelta = out.num;
   p = label(b, lit(out, p, end, K.label), end, out);
   p = bool(b, lit(out, p, end, K.split), end, out);
