@@ -28,7 +28,9 @@ import type { Experiment } from './experiment.js';
  *
  * Per forge and agent it also holds the label-flipped council view (what a poisoning forge trains
  * on), a pure function of the council view. A forge is this data and nothing else: its adapters
- * live in the cell that trains them.
+ * live in the cell that trains them. The data is materialised on first use (a thousand-forge
+ * federation with cohorts of a hundred only ever touches the forges its cohorts sample) and is a
+ * pure function of the seed and the forge's index, so when it is built does not change it.
  */
 export interface SimForge {
   index: number;
@@ -38,9 +40,9 @@ export interface SimForge {
   byzantine: boolean;
   /** Sample-forge sessions of its memoir. */
   sessions: number;
-  council: Map<FederatingAgent, Example[]>;
-  bond: Map<FederatingAgent, Example[]>;
-  flipped: Map<FederatingAgent, Example[]>;
+  readonly council: Map<FederatingAgent, Example[]>;
+  readonly bond: Map<FederatingAgent, Example[]>;
+  readonly flipped: Map<FederatingAgent, Example[]>;
 }
 
 const NAMED = ['ariadne', 'daedalus', 'icarus'];
@@ -124,51 +126,73 @@ export function buildNewcomers(
   return buildFrom(x, seed, home, specialists, wants, signal);
 }
 
+type Views = Pick<SimForge, 'council' | 'bond' | 'flipped'>;
+type Want = { k: number; player: string; name: string; sessions: number; byzantine: boolean };
+
 function buildFrom(
   x: Experiment,
   seed: number,
   home: string,
   specialists: readonly string[],
-  wants: readonly { k: number; player: string; name: string; sessions: number; byzantine: boolean }[],
+  wants: readonly Want[],
   signal?: AbortSignal,
 ): SimForge[] {
+  const out: SimForge[] = [];
+  for (const w of wants) {
+    if (signal?.aborted) break;
+    const profile = populationProfile(w.player, seed);
+    let views: Views | null = null;
+    const data = (): Views => (views ??= forgeViews(x, seed, home, specialists, w, profile));
+    out.push({
+      index: w.k,
+      name: w.name,
+      profile,
+      byzantine: w.byzantine,
+      sessions: w.sessions,
+      get council() {
+        return data().council;
+      },
+      get bond() {
+        return data().bond;
+      },
+      get flipped() {
+        return data().flipped;
+      },
+    });
+  }
+  return out;
+}
+
+/** A forge's sample memoirs, written under `home`, indexed, and read through the real data views. */
+function forgeViews(
+  x: Experiment,
+  seed: number,
+  home: string,
+  specialists: readonly string[],
+  w: Want,
+  profile: PlayerProfile,
+): Views {
+  const { k, player } = w;
+  const paths: string[] = [];
+  for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile })) {
+    const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
+    appendLines(p, s.lines, { fsync: false });
+    paths.push(p);
+  }
   const index = openIndex(home);
   try {
-    const out: SimForge[] = [];
-    for (const w of wants) {
-      if (signal?.aborted) break;
-      const { k, player } = w;
-      const profile = populationProfile(player, seed);
-      const paths: string[] = [];
-      for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile })) {
-        const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
-        appendLines(p, s.lines, { fsync: false });
-        paths.push(p);
-      }
-      const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
-      const source = { index, files };
-      const council = new Map<FederatingAgent, Example[]>();
-      const bond = new Map<FederatingAgent, Example[]>();
-      const flipped = new Map<FederatingAgent, Example[]>();
-      for (const agent of x.agents) {
-        const c = councilView(source, agent).examples as Example[];
-        const b = bondView(source, agent).examples as Example[];
-        council.set(agent, c);
-        bond.set(agent, b);
-        flipped.set(agent, flipLabels(c, specialists));
-      }
-      out.push({
-        index: k,
-        name: w.name,
-        profile,
-        byzantine: w.byzantine,
-        sessions: w.sessions,
-        council,
-        bond,
-        flipped,
-      });
+    const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
+    const source = { index, files };
+    const council = new Map<FederatingAgent, Example[]>();
+    const bond = new Map<FederatingAgent, Example[]>();
+    const flipped = new Map<FederatingAgent, Example[]>();
+    for (const agent of x.agents) {
+      const c = councilView(source, agent).examples as Example[];
+      council.set(agent, c);
+      bond.set(agent, bondView(source, agent).examples as Example[]);
+      flipped.set(agent, flipLabels(c, specialists));
     }
-    return out;
+    return { council, bond, flipped };
   } finally {
     index.close();
   }

@@ -454,4 +454,31 @@ describe("pydantic's lax mode: every line it accepts is an entry, holding the va
       ),
     ).toThrow(/affinity_delta must be a finite number/);
   });
+
+  it('the NaN-token parser reads standard JSON exactly as JSON.parse does, and refuses what jiter refuses', () => {
+    fc.assert(
+      fc.property(fc.json({ maxDepth: 3 }), fc.constantFrom('', ' ', '\n\t'), (text, sp) => {
+        const spaced = `${sp}${text}${sp}`;
+        expect(parseLaxJson(spaced)).toEqual(JSON.parse(spaced));
+      }),
+      { numRuns: 500, seed: 3 },
+    );
+    expect(parseLaxJson('{"__proto__":1,"a":[NaN,-Infinity],"a":Infinity}')).toEqual(
+      JSON.parse('{"__proto__":1,"a":1e999}'),
+    );
+    for (const bad of [
+      '[1,]',
+      '{"a":1,}',
+      '-NaN',
+      'nan',
+      'inf',
+      '+1',
+      '01',
+      '.5',
+      '1.',
+      '"a\tb"', // a raw tab inside a string
+      '{"a":1} x',
+    ])
+      expect(() => parseLaxJson(bad), bad).toThrow(SyntaxError);
+  });
 });
