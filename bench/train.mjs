@@ -132,6 +132,10 @@ async function throughput(kind, { examples: E, steps: S, batch: B }) {
       b: npy(Int32Array.from(items.map((i) => i.b)), [items.length]),
       target: npy(Float64Array.from(items.map((i) => i.target)), [items.length]),
       w: npy(Float64Array.from(items.map((i) => i.w)), [items.length]),
+      offset: npy(
+        Float64Array.from(items.flatMap((i) => (i.offset ? Array.from(i.offset) : new Array(net.out).fill(0)))),
+        [items.length, net.out],
+      ),
       batches: npy(order, [S, B]),
       init: npy(init, [init.length]),
     };
@@ -426,7 +430,15 @@ async function wholeProcess(report, { quick }) {
       'train bond, 8-session sample forge, whole process (< 30 s)',
       t.seconds,
       's',
-      `${trained} of ${res.agents.length} agents trained; peak RSS ${t.rssMB.toFixed(0)} MB`,
+      `${trained} of ${res.agents.length} agents trained; ${t.cpuSeconds.toFixed(2)} s of CPU; peak RSS ${t.rssMB.toFixed(0)} MB`,
+    );
+    // The same data again: each agent's λ comes from its previous version (same digest), not a new cross-validation.
+    const again = kourai(['train', 'bond', '--json'], { home });
+    report(
+      '  again on the same data (λ reused, adapters identical)',
+      again.seconds,
+      's',
+      `${again.cpuSeconds.toFixed(2)} s of CPU = ${(again.cpuSeconds / t.cpuSeconds).toFixed(2)}× the first run's`,
     );
     const pair = [
       'function a(x) {\n  if (!x) return 0;\n  return x.y;\n}',

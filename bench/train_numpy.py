@@ -15,6 +15,8 @@ meta = json.load(open(f"{d}/meta.json"))
 L = lambda n: np.load(f"{d}/{n}.npy")
 idx, val, indptr = L("idx"), L("val"), L("indptr")
 ex_a, ex_b, ex_t, ex_w = L("a"), L("b"), L("target"), L("w")
+# Per item, what the routing prior adds to the head's logits (zeros for the other objectives).
+ex_off = L("offset")
 batches = L("batches")
 D, H, O, r = meta["D"], meta["H"], meta["O"], meta["rank"]
 # The nonlinear path's factors (the buffer's prefix); the direct path's are zero and stay zero.
@@ -90,6 +92,7 @@ for step, (bt, texts, X) in enumerate(prepared, start=1):
         g = -w * sig(-dlt)
         gY = np.concatenate([g, -g])[:, None]
     elif kind == "route":
+        Y = Y + ex_off[bt]
         mx = Y.max(axis=1, keepdims=True); e = np.exp(Y - mx); ssum = e.sum(axis=1, keepdims=True)
         lab = ex_t[bt].astype(np.int64)
         loss = np.sum(w * (mx[:, 0] + np.log(ssum[:, 0]) - Y[np.arange(n), lab]))

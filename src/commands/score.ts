@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { kouraiHome, type Ctx } from '../context.js';
 import { CancelledError, fsError, InvalidDataError, KouraiError, UsageError } from '../errors.js';
 import { AGENTS } from '../memoir/format/agents.js';
@@ -116,6 +115,7 @@ async function parseRequest(
  * that keep the process open. A bad line answers with {"id", "error"} and the stream goes on.
  */
 async function stream(scorer: Scorer, ctx: Ctx, prompt: string | null): Promise<ScoreStreamSummary> {
+  const { createInterface } = await import('node:readline');
   const rl = createInterface({ input: ctx.stdin, crlfDelay: Infinity });
   const onAbort = (): void => rl.close();
   ctx.signal.addEventListener('abort', onAbort, { once: true });

@@ -30,7 +30,7 @@ import {
 } from './experiment.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
-import { seededSampler, sigmaFor } from './sim-privacy.js';
+import { seededSampler, type SigmaTable } from './sim-privacy.js';
 import type { TrainPool } from './train-pool.js';
 
 /**
@@ -154,9 +154,15 @@ export interface SeedContext {
   forges: SimForge[];
   /** Players outside the federation with few sessions, for the cold-start measurement (empty when not measured). */
   newcomers: SimForge[];
-  /** Trainings that do not depend on the cell: round 1 from the council's public init, bonds trained alone. */
-  memo: Map<string, Float64Array | null>;
+  /**
+   * Trainings that do not depend on the cell: round 1 from the council's public init, bonds trained
+   * alone. Held as float32 (half the memory at a thousand forges); a memoised training is rounded
+   * the same way when it is first used, so a cell's numbers do not depend on which cell ran first.
+   */
+  memo: Map<string, Float32Array | null>;
   pool: TrainPool;
+  /** σ for each cell's ε, shared by the run's cells. */
+  sigmas: SigmaTable;
 }
 
 export interface CellHooks {
@@ -169,9 +175,6 @@ export interface CellHooks {
 
 /** The clip norm of naive FedAvg: so large that nothing is clipped and nothing is refused. */
 export const NAIVE_CLIP = 1e6;
-
-/** Round-1 trainings are memoised per forge only while that stays small (each is a whole adapter). */
-const MEMO_FORGES = 64;
 
 function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims {
   return { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(agent)), rank };
@@ -270,7 +273,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
   const sampled = x.cohort < x.forges;
   const poisson = sampled && cell.epsilon !== Infinity;
   const q = x.cohort / x.forges;
-  const sigmaCell = sigmaFor(cell.epsilon, x.rounds, x.delta, q);
+  const sigmaCell = sc.sigmas.sigma(cell.epsilon, x.rounds, x.delta, q);
   const f = cohortByzantine(x);
   const clip = naive ? NAIVE_CLIP : x.clipNorm;
   const port = await hooks.port({
@@ -302,7 +305,6 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
   );
   // The parameter-split controls: each forge's local part (its values off the mask), as it left them.
   const local = new Map<string, Float32Array>();
-  const memoise = x.forges <= MEMO_FORGES;
   const names = forges.map((g) => g.name);
   const byName = new Map(forges.map((g) => [g.name, g]));
   try {
@@ -374,7 +376,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         const trained = await trainAll(
           sc,
           wants.map((w) => ({
-            key: r === 1 && memoise ? `r1|${w.g.index}|${agent}|${w.variant}` : null,
+            key: r === 1 ? `r1|${w.g.index}|${agent}|${w.variant}` : null,
             agent,
             examples: w.examples,
             start: w.start,
@@ -612,7 +614,7 @@ async function trainAll(
   jobs: readonly MemoJob[],
   signal?: AbortSignal,
 ): Promise<(Float64Array | null)[]> {
-  const out: (Float64Array | null | undefined)[] = jobs.map((j) => (j.key ? sc.memo.get(j.key) : undefined));
+  const out: (Float64Array | null | undefined)[] = jobs.map((j) => (j.key ? fromMemo(sc, j.key) : undefined));
   const todo = jobs.map((j, i) => ({ j, i })).filter(({ i }) => out[i] === undefined);
   const done = await sc.pool.run(
     todo.map(({ j }) => ({
@@ -627,10 +629,18 @@ async function trainAll(
   checkStop(signal);
   todo.forEach(({ j, i }, k) => {
     const v = done[k] ?? null;
-    out[i] = v;
-    if (j.key) sc.memo.set(j.key, v);
+    if (j.key) {
+      sc.memo.set(j.key, v && Float32Array.from(v));
+      out[i] = fromMemo(sc, j.key);
+    } else out[i] = v;
   });
   return out as (Float64Array | null)[];
+}
+
+/** A memoised training (undefined: not trained yet; null: the trainer skipped it). */
+function fromMemo(sc: SeedContext, key: string): Float64Array | null | undefined {
+  const v = sc.memo.get(key);
+  return v ? Float64Array.from(v) : v;
 }
 
 /** The honest forges whose personal quality is measured: at most `personalSample`, chosen by the seed. */
@@ -663,10 +673,13 @@ async function bondsAlone(
     missing.map((j) => ({ agent, kind: 'bond', examples: j.examples, start: null, frozen: [], settings })),
   );
   checkStop(signal);
-  missing.forEach((j, k) => sc.memo.set(j.key, done[k] ?? null));
+  missing.forEach((j, k) => {
+    const v = done[k];
+    sc.memo.set(j.key, v ? Float32Array.from(v) : null);
+  });
   const dims = dimsOf(sc.base, agent, settings.rank);
   return jobs.map((j) => {
-    const v = sc.memo.get(j.key);
+    const v = fromMemo(sc, j.key);
     return v ? loraWeights(dims, v) : null;
   });
 }

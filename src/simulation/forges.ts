@@ -13,7 +13,7 @@ import { nameSeed, profileFor, type PlayerProfile } from '../memoir/sample/plant
 import { synthSessions } from '../memoir/sample/synth.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
-import { openIndexed } from '../memoir-index/indexed.js';
+import { openIndex } from '../memoir-index/memoir-index.js';
 import type { Example } from '../train/examples/types.js';
 import { bondView, councilView } from '../train/examples/views.js';
 import { flipLabels } from './attacks.js';
@@ -28,7 +28,9 @@ import type { Experiment } from './experiment.js';
  *
  * Per forge and agent it also holds the label-flipped council view (what a poisoning forge trains
  * on), a pure function of the council view. A forge is this data and nothing else: its adapters
- * live in the cell that trains them.
+ * live in the cell that trains them. The data is materialised on first use (a thousand-forge
+ * federation with cohorts of a hundred only ever touches the forges its cohorts sample) and is a
+ * pure function of the seed and the forge's index, so when it is built does not change it.
  */
 export interface SimForge {
   index: number;
@@ -38,9 +40,9 @@ export interface SimForge {
   byzantine: boolean;
   /** Sample-forge sessions of its memoir. */
   sessions: number;
-  council: Map<FederatingAgent, Example[]>;
-  bond: Map<FederatingAgent, Example[]>;
-  flipped: Map<FederatingAgent, Example[]>;
+  readonly council: Map<FederatingAgent, Example[]>;
+  readonly bond: Map<FederatingAgent, Example[]>;
+  readonly flipped: Map<FederatingAgent, Example[]>;
 }
 
 const NAMED = ['ariadne', 'daedalus', 'icarus'];
@@ -86,13 +88,13 @@ export function byzantineSet(forges: number, f: number, seed: number): Set<numbe
   return new Set(idx.slice(0, f));
 }
 
-export async function buildForges(
+export function buildForges(
   x: Experiment,
   seed: number,
   home: string,
   specialists: readonly string[],
   signal?: AbortSignal,
-): Promise<SimForge[]> {
+): SimForge[] {
   const bad = byzantineSet(x.forges, x.byzantine, seed);
   const wants = Array.from({ length: x.forges }, (_, k) => ({
     k,
@@ -108,13 +110,13 @@ export async function buildForges(
  * The newcomers of a cold-start measurement: `x.newcomers` fresh players per session count of
  * `x.coldStart`, none of them in the federation (their indices follow the forges').
  */
-export async function buildNewcomers(
+export function buildNewcomers(
   x: Experiment,
   seed: number,
   home: string,
   specialists: readonly string[],
   signal?: AbortSignal,
-): Promise<SimForge[]> {
+): SimForge[] {
   const wants = x.coldStart.flatMap((sessions, i) =>
     Array.from({ length: x.newcomers }, (_, j) => {
       const k = x.forges + i * x.newcomers + j;
@@ -124,66 +126,75 @@ export async function buildNewcomers(
   return buildFrom(x, seed, home, specialists, wants, signal);
 }
 
-async function buildFrom(
+type Views = Pick<SimForge, 'council' | 'bond' | 'flipped'>;
+type Want = { k: number; player: string; name: string; sessions: number; byzantine: boolean };
+
+function buildFrom(
   x: Experiment,
   seed: number,
   home: string,
   specialists: readonly string[],
-  wants: readonly { k: number; player: string; name: string; sessions: number; byzantine: boolean }[],
+  wants: readonly Want[],
   signal?: AbortSignal,
-): Promise<SimForge[]> {
-  const written: { w: (typeof wants)[number]; profile: PlayerProfile; paths: string[] }[] = [];
+): SimForge[] {
+  const out: SimForge[] = [];
   for (const w of wants) {
     if (signal?.aborted) break;
-    const { k, player } = w;
-    const profile = populationProfile(player, seed);
-    const paths: string[] = [];
-    for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile })) {
-      const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
-      appendLines(p, s.lines, { fsync: false });
-      paths.push(p);
-    }
-    written.push({ w, profile, paths });
-  }
-  if (written.length === 0) return [];
-  // The index is brought up to date the one way every command does it.
-  const ctx = {
-    env: { KOURAI_HOME: home },
-    cwd: home,
-    now: () => new Date(),
-    signal: signal ?? new AbortController().signal,
-  };
-  const indexed = await openIndexed(
-    ctx,
-    written.flatMap((f) => f.paths),
-  );
-  try {
-    const fileOf = new Map(indexed.paths.map((p, i) => [p, indexed.fileIds[i] as number]));
-    return written.map(({ w, profile, paths }) => {
-      const source = { index: indexed.index, files: paths.map((p) => fileOf.get(p) as number) };
-      const council = new Map<FederatingAgent, Example[]>();
-      const bond = new Map<FederatingAgent, Example[]>();
-      const flipped = new Map<FederatingAgent, Example[]>();
-      for (const agent of x.agents) {
-        const c = councilView(source, agent).examples as Example[];
-        const b = bondView(source, agent).examples as Example[];
-        council.set(agent, c);
-        bond.set(agent, b);
-        flipped.set(agent, flipLabels(c, specialists));
-      }
-      return {
-        index: w.k,
-        name: w.name,
-        profile,
-        byzantine: w.byzantine,
-        sessions: w.sessions,
-        council,
-        bond,
-        flipped,
-      };
+    const profile = populationProfile(w.player, seed);
+    let views: Views | null = null;
+    const data = (): Views => (views ??= forgeViews(x, seed, home, specialists, w, profile));
+    out.push({
+      index: w.k,
+      name: w.name,
+      profile,
+      byzantine: w.byzantine,
+      sessions: w.sessions,
+      get council() {
+        return data().council;
+      },
+      get bond() {
+        return data().bond;
+      },
+      get flipped() {
+        return data().flipped;
+      },
     });
+  }
+  return out;
+}
+
+/** A forge's sample memoirs, written under `home`, indexed, and read through the real data views. */
+function forgeViews(
+  x: Experiment,
+  seed: number,
+  home: string,
+  specialists: readonly string[],
+  w: Want,
+  profile: PlayerProfile,
+): Views {
+  const { k, player } = w;
+  const paths: string[] = [];
+  for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile })) {
+    const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
+    appendLines(p, s.lines, { fsync: false });
+    paths.push(p);
+  }
+  const index = openIndex(home);
+  try {
+    const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
+    const source = { index, files };
+    const council = new Map<FederatingAgent, Example[]>();
+    const bond = new Map<FederatingAgent, Example[]>();
+    const flipped = new Map<FederatingAgent, Example[]>();
+    for (const agent of x.agents) {
+      const c = councilView(source, agent).examples as Example[];
+      council.set(agent, c);
+      bond.set(agent, bondView(source, agent).examples as Example[]);
+      flipped.set(agent, flipLabels(c, specialists));
+    }
+    return { council, bond, flipped };
   } finally {
-    indexed.index.close();
+    index.close();
   }
 }
 

@@ -11,6 +11,7 @@ import type { CouncilPort, CouncilSetup } from './council-port.js';
 import { Evaluator } from './evaluate.js';
 import { cellKey, cellLabel, cellsOf, measuresColdStart, type Experiment } from './experiment.js';
 import { buildForges, buildNewcomers } from './forges.js';
+import { SigmaTable } from './sim-privacy.js';
 import { inlinePool, workerPool, type TrainPool } from './train-pool.js';
 
 /**
@@ -63,6 +64,7 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
   let done = 0;
   let forgeRounds = 0;
   const shared = sharedModel();
+  const sigmas = new SigmaTable();
   let cancelled = false;
   const stopper = new AbortController();
   const signal = o.signal ? AbortSignal.any([o.signal, stopper.signal]) : stopper.signal;
@@ -76,13 +78,15 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
       const dir = mkdtempSync(join(o.scratch, `seed-${seed}-`));
       try {
         o.onProgress?.(done, total, `seed ${seed}: building ${x.forges} forges`);
-        const sc = await seedContext(x, seed, dir, shared, pool, o.signal);
+        const sc = seedContext(x, seed, dir, shared, pool, o.signal, sigmas);
         if (o.signal?.aborted) throw new CancelledError();
         for (const cell of cells) {
           const cellDir = mkdtempSync(join(dir, 'council-'));
           const before = done;
           const label = `seed ${seed}: ${cellLabel(cell)}`;
           o.onProgress?.(done, total, label);
+          // The cell's council database goes as soon as the cell is done: with cohorts of a hundred
+          // it holds hundreds of megabytes of submissions, and nothing reads them afterwards.
           const r = await runCell(sc, cell, {
             port: o.port,
             dataDir: cellDir,
@@ -91,7 +95,7 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
               done = before + Math.min(n, perCell);
               o.onProgress?.(done, total, label);
             },
-          });
+          }).finally(() => rmSync(cellDir, { recursive: true, force: true }));
           done = before + perCell;
           forgeRounds += r.forgeRounds;
           results.push(r);
@@ -135,17 +139,18 @@ export function sharedModel(): SharedModel {
 }
 
 /** One seed's forges (memoirs under `dir`), held-out probes and memo of cell-independent trainings. */
-export async function seedContext(
+export function seedContext(
   x: Experiment,
   seed: number,
   dir: string,
   m: SharedModel = sharedModel(),
   pool: TrainPool = inlinePool(m.base, m.encode),
   signal?: AbortSignal,
-): Promise<SeedContext> {
-  const forges = await buildForges(x, seed, dir, m.base.spec.specialists, signal);
+  sigmas: SigmaTable = new SigmaTable(),
+): SeedContext {
+  const forges = buildForges(x, seed, dir, m.base.spec.specialists, signal);
   const wantsCold = cellsOf(x).some((c) => c.seed === seed && measuresColdStart(x, c));
-  const newcomers = wantsCold ? await buildNewcomers(x, seed, dir, m.base.spec.specialists, signal) : [];
+  const newcomers = wantsCold ? buildNewcomers(x, seed, dir, m.base.spec.specialists, signal) : [];
   return {
     x,
     seed,
@@ -157,5 +162,6 @@ export async function seedContext(
     newcomers,
     memo: new Map(),
     pool,
+    sigmas,
   };
 }

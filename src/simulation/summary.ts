@@ -501,7 +501,7 @@ function targets(
       value: gap,
       unit: 'points',
       met: gap <= 0.05,
-      detail: `ε 4: ${pct(at4.council.mean)} (σ ${at4.sigma.toFixed(2)}, ε toward observers ${at4.observerEpsilon ?? '∞'}, a forge's own ledger up to ε ${at4.forgeLedgerEpsilon?.toFixed(1) ?? '∞'} over ${at4.releases.max} releases) vs ε ∞ ${pct(base.council.mean)}: ${pts(-gap)}${gap <= 0.05 ? '' : `; misses by ${(100 * (gap - 0.05)).toFixed(1)} points`}`,
+      detail: `ε 4: ${pct(at4.council.mean)} (σ ${at4.sigma.toFixed(2)}, ε toward observers ${at4.observerEpsilon?.toFixed(2) ?? '∞'}, a forge's own ledger up to ε ${at4.forgeLedgerEpsilon?.toFixed(1) ?? '∞'} over ${at4.releases.max} releases) vs ε ∞ ${pct(base.council.mean)}: ${pts(-gap)}${gap <= 0.05 ? '' : `; misses by ${(100 * (gap - 0.05)).toFixed(1)} points`}`,
     });
   }
   if (local.length > 1) {

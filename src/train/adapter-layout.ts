@@ -89,7 +89,8 @@ export function tensorsToLora(
   const get = (i: number): ArrayLike<number> =>
     (byName.get((layout[i] as TensorSpec).name) as { data: ArrayLike<number> }).data;
   const untranspose = (A: ArrayLike<number>, At: Float64Array): void => {
-    for (let i = 0; i < rank; i++) for (let j = 0; j < inDim; j++) At[j * rank + i] = A[i * inDim + j] as number;
+    // Written in order (one feature's rank values at a time): the faster way round when loading.
+    for (let j = 0; j < inDim; j++) for (let i = 0; i < rank; i++) At[j * rank + i] = A[i * inDim + j] as number;
   };
   untranspose(get(0), w.denseAt);
   w.denseB.set(get(1));

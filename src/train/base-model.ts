@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalSpec, inputBlocks, inputDim, type BaseSpec, type LayerInit } from './base-spec.js';
-import { counterUniform } from './counter-random.js';
+import { counterUniform, counterUniforms } from './counter-random.js';
 import type { Features } from './features.js';
 import { toLE } from '../tensor/float-codec.js';
 
@@ -44,8 +44,7 @@ export class BaseModel {
     const H = this.hidden;
     const { seed, init } = this.spec;
     const { scale, stream } = j >= this.structureAt && j < this.semanticAt ? init.denseStructure : init.dense;
-    const w = this.dense;
-    for (let h = 0, i = j * H; h < H; h++, i++) w[i] = scale * counterUniform(seed, stream, i);
+    counterUniforms(seed, stream, j * H, scale, this.dense, j * H, H);
     this.filled[j] = 1;
   }
 
@@ -59,24 +58,49 @@ export class BaseModel {
   project(x: Features, out: Float64Array): void {
     const H = this.hidden;
     const w = this.dense;
-    out.set(this.bias);
+    const b = this.bias;
     const { idx, val } = x;
-    // Unrolled by four: the hot loop of scoring (a column is one contiguous run of H weights).
-    // Each out[h] still adds its terms in feature order, so results are bit for bit the same.
-    const H4 = H - (H % 4);
-    for (let k = 0; k < idx.length; k++) {
-      const j = idx[k] as number;
-      if (this.filled[j] === 0) this.fill(j);
-      const v = val[k] as number;
-      let i = j * H;
-      let h = 0;
-      for (; h < H4; h += 4, i += 4) {
-        out[h] = (out[h] as number) + v * (w[i] as number);
-        out[h + 1] = (out[h + 1] as number) + v * (w[i + 1] as number);
-        out[h + 2] = (out[h + 2] as number) + v * (w[i + 2] as number);
-        out[h + 3] = (out[h + 3] as number) + v * (w[i + 3] as number);
+    const n = idx.length;
+    for (let k = 0; k < n; k++) if (this.filled[idx[k] as number] === 0) this.fill(idx[k] as number);
+    // The hot loop of scoring. Eight hidden units at a time are summed in locals over every feature
+    // (out is read and written once per unit, not once per feature); each unit still adds its
+    // terms in feature order after its bias, so results are bit for bit those of the plain loop.
+    const H8 = H - (H % 8);
+    let h = 0;
+    for (; h < H8; h += 8) {
+      let a0 = b[h] as number;
+      let a1 = b[h + 1] as number;
+      let a2 = b[h + 2] as number;
+      let a3 = b[h + 3] as number;
+      let a4 = b[h + 4] as number;
+      let a5 = b[h + 5] as number;
+      let a6 = b[h + 6] as number;
+      let a7 = b[h + 7] as number;
+      for (let k = 0; k < n; k++) {
+        const v = val[k] as number;
+        const i = (idx[k] as number) * H + h;
+        a0 += v * (w[i] as number);
+        a1 += v * (w[i + 1] as number);
+        a2 += v * (w[i + 2] as number);
+        a3 += v * (w[i + 3] as number);
+        a4 += v * (w[i + 4] as number);
+        a5 += v * (w[i + 5] as number);
+        a6 += v * (w[i + 6] as number);
+        a7 += v * (w[i + 7] as number);
       }
-      for (; h < H; h++, i++) out[h] = (out[h] as number) + v * (w[i] as number);
+      out[h] = a0;
+      out[h + 1] = a1;
+      out[h + 2] = a2;
+      out[h + 3] = a3;
+      out[h + 4] = a4;
+      out[h + 5] = a5;
+      out[h + 6] = a6;
+      out[h + 7] = a7;
+    }
+    for (; h < H; h++) {
+      let a = b[h] as number;
+      for (let k = 0; k < n; k++) a += (val[k] as number) * (w[(idx[k] as number) * H + h] as number);
+      out[h] = a;
     }
   }
 

@@ -27,3 +27,23 @@ const TWO_POW_M23 = 2 ** -23;
 export function counterUniform(seed: number, stream: number, index: number): number {
   return (counterBits(seed, stream, index) >>> 8) * TWO_POW_M23 - 1;
 }
+
+/**
+ * scale · counterUniform(seed, stream, start + k) into out[at + k] for k < n: a run of weights
+ * (a column of the base), with the (seed, stream) mix computed once instead of per weight.
+ */
+export function counterUniforms(
+  seed: number,
+  stream: number,
+  start: number,
+  scale: number,
+  out: Float32Array | Float64Array,
+  at: number,
+  n: number,
+): void {
+  const s = fmix32((seed ^ Math.imul(stream, 0x9e3779b1)) >>> 0);
+  for (let k = 0; k < n; k++) {
+    const h = fmix32((s ^ (start + k)) >>> 0);
+    out[at + k] = scale * ((fmix32((h + 0x632be5ab) >>> 0) >>> 8) * TWO_POW_M23 - 1);
+  }
+}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Features } from './features.js';
 import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
 
@@ -31,6 +32,8 @@ export interface LinearProblem {
 }
 
 export const LAMBDA_GRID: readonly number[] = [3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
+/** L-BFGS iterations per λ and fold while choosing: selection needs the ranking of λ values, not the last digit. */
+const CV_MAX_ITER = 40;
 
 interface Objective {
   value: number;
@@ -44,6 +47,12 @@ function scores(p: LinearProblem, W: Float64Array, used: readonly number[], out:
     const s = out[t] as Float64Array;
     s.set(p.offsets[t] as Float64Array);
     const { idx, val } = p.texts[t] as Features;
+    if (O === 1) {
+      let s0 = s[0] as number;
+      for (let k = 0; k < idx.length; k++) s0 += (val[k] as number) * (W[idx[k] as number] as number);
+      s[0] = s0;
+      continue;
+    }
     for (let k = 0; k < idx.length; k++) {
       const base = (idx[k] as number) * O;
       const v = val[k] as number;
@@ -81,7 +90,8 @@ class Evaluator {
     this.wsum = idx.reduce((a, i) => a + (p.items[i] as FitItem).w, 0) || 1;
   }
 
-  eval(W: Float64Array): Objective {
+  /** The objective at W; its gradient is written to `grad` (zeroed first). */
+  eval(W: Float64Array, grad: Float64Array): Objective {
     const { p, used, s, g, gy } = this;
     const O = p.out;
     scores(p, W, used, s);
@@ -107,10 +117,18 @@ class Evaluator {
       }
     }
     const inv = 1 / this.wsum;
-    const grad = new Float64Array(W.length);
+    grad.fill(0);
     for (const t of used) {
       const gt = g[t] as Float64Array;
       const { idx, val } = p.texts[t] as Features;
+      if (O === 1) {
+        const g0 = gt[0] as number;
+        for (let k = 0; k < idx.length; k++) {
+          const j = idx[k] as number;
+          grad[j] = (grad[j] as number) + (val[k] as number) * inv * g0;
+        }
+        continue;
+      }
       for (let k = 0; k < idx.length; k++) {
         const base = (idx[k] as number) * O;
         const v = (val[k] as number) * inv;
@@ -120,11 +138,20 @@ class Evaluator {
     let reg = 0;
     const prior = p.prior;
     const lam = this.lambda;
-    for (let j = 0; j < W.length; j++) {
-      const d = (W[j] as number) - (prior ? (prior[j] as number) : 0);
-      if (d === 0) continue;
-      reg += d * d;
-      grad[j] = (grad[j] as number) + lam * d;
+    if (prior) {
+      for (let j = 0; j < W.length; j++) {
+        const d = (W[j] as number) - (prior[j] as number);
+        if (d === 0) continue;
+        reg += d * d;
+        grad[j] = (grad[j] as number) + lam * d;
+      }
+    } else {
+      for (let j = 0; j < W.length; j++) {
+        const d = W[j] as number;
+        if (d === 0) continue;
+        reg += d * d;
+        grad[j] = (grad[j] as number) + lam * d;
+      }
     }
     return { value: loss * inv + 0.5 * lam * reg, grad };
   }
@@ -148,80 +175,95 @@ export function fitLinear(
   const maxIter = opts.maxIter ?? 100;
   const tol = opts.tol ?? 1e-5;
   const m = 8;
+  const n = W.length;
+  // The stored pairs, with their sᵀy and yᵀy (each is used in every later iteration).
   const S: Float64Array[] = [];
   const Y: Float64Array[] = [];
-  let cur = ev.eval(W);
-  const dir = new Float64Array(W.length);
+  const SY: number[] = [];
+  const YY: number[] = [];
+  // Vectors are recycled (a pair dropped from the memory, a rejected step's gradient), not reallocated.
+  const free: Float64Array[] = [];
+  const take = (): Float64Array => free.pop() ?? new Float64Array(n);
+  let cur = ev.eval(W, take());
+  const dir = new Float64Array(n);
+  const W0 = new Float64Array(n);
   const alpha = new Float64Array(m);
   for (let iter = 0; iter < maxIter; iter++) {
     let gmax = 0;
-    for (let j = 0; j < cur.grad.length; j++) gmax = Math.max(gmax, Math.abs(cur.grad[j] as number));
+    for (let j = 0; j < n; j++) gmax = Math.max(gmax, Math.abs(cur.grad[j] as number));
     if (gmax < tol) break;
     // Two-loop recursion: dir = −H g.
     dir.set(cur.grad);
     for (let k = S.length - 1; k >= 0; k--) {
-      const a = dot(S[k] as Float64Array, dir) / dot(Y[k] as Float64Array, S[k] as Float64Array);
+      const a = dot(S[k] as Float64Array, dir) / (SY[k] as number);
       alpha[k] = a;
       const y = Y[k] as Float64Array;
-      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) - a * (y[j] as number);
+      for (let j = 0; j < n; j++) dir[j] = (dir[j] as number) - a * (y[j] as number);
     }
     if (S.length > 0) {
-      const s = S[S.length - 1] as Float64Array;
-      const y = Y[Y.length - 1] as Float64Array;
-      const gamma = dot(s, y) / dot(y, y);
-      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) * gamma;
+      const gamma = (SY[S.length - 1] as number) / (YY[S.length - 1] as number);
+      for (let j = 0; j < n; j++) dir[j] = (dir[j] as number) * gamma;
     } else {
-      const n = Math.sqrt(dot(cur.grad, cur.grad));
-      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) / Math.max(n, 1e-12);
+      const norm = Math.sqrt(dot(cur.grad, cur.grad));
+      for (let j = 0; j < n; j++) dir[j] = (dir[j] as number) / Math.max(norm, 1e-12);
     }
     for (let k = 0; k < S.length; k++) {
       const y = Y[k] as Float64Array;
       const s = S[k] as Float64Array;
-      const b = dot(y, dir) / dot(y, s);
+      const b = dot(y, dir) / (SY[k] as number);
       const c = (alpha[k] as number) - b;
-      for (let j = 0; j < dir.length; j++) dir[j] = (dir[j] as number) + c * (s[j] as number);
+      for (let j = 0; j < n; j++) dir[j] = (dir[j] as number) + c * (s[j] as number);
     }
-    for (let j = 0; j < dir.length; j++) dir[j] = -(dir[j] as number);
+    for (let j = 0; j < n; j++) dir[j] = -(dir[j] as number);
     let slope = dot(dir, cur.grad);
     if (!(slope < 0)) {
       // Not a descent direction: restart from steepest descent.
+      free.push(...S, ...Y);
       S.length = 0;
       Y.length = 0;
-      for (let j = 0; j < dir.length; j++) dir[j] = -(cur.grad[j] as number);
+      SY.length = 0;
+      YY.length = 0;
+      for (let j = 0; j < n; j++) dir[j] = -(cur.grad[j] as number);
       slope = dot(dir, cur.grad);
     }
     let step = 1;
-    const W0 = Float64Array.from(W);
+    W0.set(W);
     let next: Objective | null = null;
     for (let ls = 0; ls < 30; ls++) {
-      for (let j = 0; j < W.length; j++) W[j] = (W0[j] as number) + step * (dir[j] as number);
-      const cand = ev.eval(W);
+      for (let j = 0; j < n; j++) W[j] = (W0[j] as number) + step * (dir[j] as number);
+      const cand = ev.eval(W, take());
       if (cand.value <= cur.value + 1e-4 * step * slope) {
         next = cand;
         break;
       }
+      free.push(cand.grad);
       step *= 0.5;
     }
     if (!next) {
       W.set(W0);
       break;
     }
-    const s = new Float64Array(W.length);
-    const y = new Float64Array(W.length);
-    for (let j = 0; j < W.length; j++) {
+    const s = take();
+    const y = take();
+    for (let j = 0; j < n; j++) {
       s[j] = (W[j] as number) - (W0[j] as number);
       y[j] = (next.grad[j] as number) - (cur.grad[j] as number);
     }
     const decrease = cur.value - next.value;
+    free.push(cur.grad);
     cur = next;
-    if (dot(s, y) > 1e-12) {
+    const sy = dot(s, y);
+    if (sy > 1e-12) {
       S.push(s);
       Y.push(y);
+      SY.push(sy);
+      YY.push(dot(y, y));
       if (S.length > m) {
-        S.shift();
-        Y.shift();
+        free.push(S.shift() as Float64Array, Y.shift() as Float64Array);
+        SY.shift();
+        YY.shift();
       }
-    }
+    } else free.push(s, y);
     if (decrease < 1e-8 * Math.max(1, Math.abs(cur.value))) break;
   }
   return W;
@@ -289,8 +331,16 @@ export function chooseLambda(
   rand: () => number,
   opts: { folds?: number; grid?: readonly number[]; maxIter?: number } = {},
 ): LambdaChoice {
+  return chooseLambdaOn(p, sceneFolds(p.items, idx, opts.folds ?? 3, rand), opts);
+}
+
+/** λ by cross-validation over the given folds (item indices). */
+export function chooseLambdaOn(
+  p: LinearProblem,
+  folds: readonly (readonly number[])[],
+  opts: { grid?: readonly number[]; maxIter?: number } = {},
+): LambdaChoice {
   const grid = opts.grid ?? LAMBDA_GRID;
-  const folds = sceneFolds(p.items, idx, opts.folds ?? 3, rand);
   if (folds.length < 2 || grid.length === 1) return { lambda: grid[Math.floor(grid.length / 2)] as number, curve: [] };
   const hits = grid.map(() => 0);
   const losses = grid.map(() => 0);
@@ -302,8 +352,7 @@ export function chooseLambda(
     // Warm starts down the grid (from the most regularised).
     const W = p.prior ? Float64Array.from(p.prior) : new Float64Array(p.dim * p.out);
     grid.forEach((lam, g) => {
-      // Selection needs the ranking of λ values, not the last digit: a shorter run per value.
-      fitLinear(p, train, lam, W, { maxIter: opts.maxIter ?? 40 });
+      fitLinear(p, train, lam, W, { maxIter: opts.maxIter ?? CV_MAX_ITER });
       const r = itemHits(p, W, test);
       hits[g] = (hits[g] as number) + r.hits;
       losses[g] = (losses[g] as number) + r.loss;
@@ -321,4 +370,44 @@ export function chooseLambda(
     if (c.accuracy > b.accuracy + 1e-9) best = g;
   }
   return { lambda: (curve[best] as (typeof curve)[number]).lambda, curve };
+}
+
+/**
+ * What a cross-validation's outcome (chooseLambdaOn over `grid`) is a function of: the
+ * folds, every item in them, the inputs and offsets of their texts, the prior and the problem's
+ * shape. Equal digests choose the same λ with the same curve, so a run may reuse an earlier
+ * choice instead of cross-validating again. The tag names the fitting code: changing fitLinear,
+ * itemHits or the selection rule changes it, so no choice made by other code is ever reused.
+ */
+export const CV_TAG = 'kourai-lambda-cv/1';
+
+export function crossValidationDigest(
+  p: LinearProblem,
+  folds: readonly (readonly number[])[],
+  grid: readonly number[] = LAMBDA_GRID,
+): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify({ tag: CV_TAG, grid, maxIter: CV_MAX_ITER, out: p.out, dim: p.dim }));
+  const bytes = (a: Int32Array | Float64Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const all: number[] = [];
+  for (const f of folds) {
+    h.update(`fold ${f.length}\n`);
+    h.update(bytes(Int32Array.from(f)));
+    all.push(...f);
+  }
+  const items = new Float64Array(all.length * 5);
+  all.forEach((i, k) => {
+    const it = p.items[i] as FitItem;
+    items.set([['pair', 'binary', 'graded', 'route'].indexOf(it.kind), it.a, it.b, it.target, it.w], k * 5);
+  });
+  h.update(bytes(items));
+  for (const t of textsOf(p, all)) {
+    const { idx, val } = p.texts[t] as Features;
+    h.update(`text ${t} ${idx.length}\n`);
+    h.update(bytes(idx));
+    h.update(bytes(val));
+    h.update(bytes(p.offsets[t] as Float64Array));
+  }
+  h.update(p.prior ? bytes(p.prior) : 'no prior');
+  return `sha256:${h.digest('hex')}`;
 }

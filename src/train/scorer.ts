@@ -8,8 +8,7 @@ import { Inference, type AgentModel, type LoadedLora } from './inference.js';
 import { configuredLean, learnConfig, type LearnConfig } from './learn-config.js';
 import { resolveLean, type AppliedLean, type LoadedRow } from './applied-lean.js';
 import { openTextEncoder, type TextEncoder } from './text-encoder.js';
-import { routeText } from './examples/route-text.js';
-import { RoutePrior, type CueHit } from './route-prior/prior.js';
+import type { RoutePrior, CueHit } from './route-prior/prior.js';
 
 /**
  * What hosts call: rank candidate texts for an agent (best-of-n reranking), or ask Hephaestus's
@@ -69,11 +68,10 @@ export class Scorer {
     private readonly encoder: TextEncoder,
     private readonly inference: Inference,
     private readonly rows: { council: LoadedRow | null; bond: LoadedRow | null },
-  ) {
-    this.prior = new RoutePrior(encoder.spec.specialists);
-  }
+  ) {}
 
-  private readonly prior: RoutePrior;
+  /** The written-role prior, built on the first route (scoring never needs it). */
+  private prior: RoutePrior | null = null;
 
   static async open(o: ScorerOptions): Promise<Scorer> {
     const use = o.use ?? 'both';
@@ -160,10 +158,15 @@ export class Scorer {
     if (headOf(this.agent) !== 'route')
       throw new UsageError(`${this.agent} scores candidates; only Hephaestus routes tasks`, 'use kourai score');
     const taskType = opts.taskType ?? null;
+    const [{ routeText }, { RoutePrior }] = await Promise.all([
+      import('./examples/route-text.js'),
+      import('./route-prior/prior.js'),
+    ]);
     const text = routeText(description, taskType);
     if (text === null) throw new UsageError('route needs a task description or --task-type');
     const applied = this.applied(taskType, opts.lean);
     const [features] = await this.encoder.encode([text]);
+    this.prior ??= new RoutePrior(this.encoder.spec.specialists);
     const prior = this.prior.score(description, taskType);
     const distribution = this.inference
       .route(features as NonNullable<typeof features>, applied.lean, prior.logits)

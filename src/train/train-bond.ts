@@ -5,7 +5,7 @@ import type { Example } from './examples/types.js';
 import type { Metric } from './metrics.js';
 import type { TextEncoder } from './text-encoder.js';
 import type { TrainerWorker } from './train-in-worker.js';
-import type { EpochProgress, TrainReport, TrainSettings } from './trainer.js';
+import type { EpochProgress, LambdaCache, TrainReport, TrainSettings } from './trainer.js';
 import { loraWeights } from './lora.js';
 import { headOf } from './adapter-layout.js';
 import { resolveLean } from './applied-lean.js';
@@ -99,6 +99,7 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
         settings: o.settings,
         start: null,
         frozen: council ? [{ all: council.lora.all, rank: council.lora.rank, alpha: council.config.lora_alpha }] : [],
+        lambdaCache: lambdaCacheOf(o.store.registry.current(agent, 'bond')),
       },
       { embedded: await o.encoder.embedded(texts), onProgress: (p) => emit({ type: 'progress', progress: p }) },
     );
@@ -127,7 +128,12 @@ export async function trainBonds(o: TrainBondOptions): Promise<AgentResult[]> {
       lora: loraWeights(dims, outcome.lora),
       alpha: o.settings.alpha,
       origin: 'trained',
-      metrics: { ...summary(report), council_version: council?.row.version ?? null, settings: report.settings },
+      metrics: {
+        ...summary(report),
+        council_version: council?.row.version ?? null,
+        settings: report.settings,
+        direct: directRecord(report),
+      },
       dataWindow: { view: 'bond', ...data.window, skipped: data.skipped },
       createdAt: o.now().toISOString(),
     });
@@ -162,6 +168,25 @@ function summary(
     metrics: r.metrics,
     examples_per_sec: r.examplesPerSec,
   };
+}
+
+/** What a version records of its direct path's λ: with the digest, the next run can reuse the choice. */
+function directRecord(r: TrainReport): {
+  lambda: number;
+  chosen_by: string;
+  reused: boolean;
+  digest: string | null;
+  curve: LambdaCache['curve'];
+} {
+  const d = r.direct;
+  return { lambda: d.lambda, chosen_by: d.chosenBy, reused: d.reused, digest: d.digest, curve: d.curve };
+}
+
+/** The λ choice recorded with an agent's current bond version, if it has one (older versions do not). */
+function lambdaCacheOf(row: AdapterRow | null): LambdaCache | null {
+  const d = (row?.metrics as { direct?: Partial<ReturnType<typeof directRecord>> } | null | undefined)?.direct;
+  if (!d || typeof d.digest !== 'string' || typeof d.lambda !== 'number' || !Array.isArray(d.curve)) return null;
+  return { digest: d.digest, lambda: d.lambda, curve: d.curve };
 }
 
 /** The council adapter a new bond trains over: the current one, unless scoring would not apply it now (applied-lean.ts). */

@@ -45,6 +45,7 @@ port.on('message', (msg: ToWorker) => {
         settings: job.settings,
         start: job.start ? loraWeights(dims, job.start) : null,
         frozen: job.frozen.map((f) => ({ lora: loraWeights({ ...dims, rank: f.rank }, f.all), alpha: f.alpha })),
+        lambdaCache: job.lambdaCache ?? null,
       },
       {
         onProgress: (p) => {

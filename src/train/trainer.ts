@@ -8,7 +8,15 @@ import type { Example } from './examples/types.js';
 import type { Features } from './features.js';
 import { inputBlocks } from './base-spec.js';
 import { directMatrix, setDirectMatrix } from './direct-path.js';
-import { chooseLambda, fitLinear, LAMBDA_GRID, type LambdaChoice, type LinearProblem } from './linear-fit.js';
+import {
+  chooseLambdaOn,
+  crossValidationDigest,
+  fitLinear,
+  LAMBDA_GRID,
+  sceneFolds,
+  type LambdaChoice,
+  type LinearProblem,
+} from './linear-fit.js';
 import { cloneLora, initLora, loraWeights, nonlinearSize, type LoraDims, type LoraWeights } from './lora.js';
 import { majority, pairwiseAccuracy, type Metric } from './metrics.js';
 import { applied as appliedAdapter, Network, type Applied, type Workspace } from './network.js';
@@ -62,6 +70,19 @@ export interface TrainJob {
   /** Adapters applied, unchanged, while training (the current council adapter under a bond), with their α. */
   frozen: readonly { lora: LoraWeights; alpha: number }[];
   settings: TrainSettings;
+  /**
+   * An earlier run's λ choice (this agent's previous version): reused, without cross-validating
+   * again, when its digest is this run's (the same training data, folds and offsets), so the
+   * adapter is bit for bit the one a fresh choice gives.
+   */
+  lambdaCache?: LambdaCache | null;
+}
+
+/** A cross-validated λ and the digest of what it was chosen on (linear-fit.ts crossValidationDigest). */
+export interface LambdaCache {
+  digest: string;
+  lambda: number;
+  curve: LambdaChoice['curve'];
 }
 
 export interface EpochProgress {
@@ -109,8 +130,17 @@ export interface TrainReport {
   valLoss: number;
   /** Measured on the validation scenes only (never seen by training or early stopping). */
   metrics: Metric[];
-  /** The direct path's fit: its λ and how it was chosen. */
-  direct: { lambda: number; chosenBy: 'cross-validation' | 'setting'; curve: LambdaChoice['curve'] };
+  /**
+   * The direct path's fit: its λ and how it was chosen; for a cross-validated λ, the digest of
+   * what it was chosen on and whether an earlier run's choice was reused (job.lambdaCache).
+   */
+  direct: {
+    lambda: number;
+    chosenBy: 'cross-validation' | 'setting';
+    curve: LambdaChoice['curve'];
+    digest: string | null;
+    reused: boolean;
+  };
   examplesPerSec: number;
   settings: TrainSettings;
 }
@@ -195,7 +225,19 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
   const run = new Run(net, applied, texts, items);
 
   // Stage 1: the direct path, fitted on the training scenes (λ by cross-validation on them).
-  const direct = fitDirect(base, net, applied, lora, settings, texts, items, trainIdx, job.start ?? null, rand);
+  const direct = fitDirect(
+    base,
+    net,
+    applied,
+    lora,
+    settings,
+    texts,
+    items,
+    trainIdx,
+    job.start ?? null,
+    rand,
+    job.lambdaCache ?? null,
+  );
   if (hooks.shouldStop?.()) return { status: 'skipped', agent, reason: 'stopped', examples: items.length };
 
   // Stage 2: the nonlinear path by AdamW over its factors, the direct path fixed; the epoch kept
@@ -316,6 +358,7 @@ function fitDirect(
   trainIdx: readonly number[],
   start: LoraWeights | null,
   rand: () => number,
+  cache: LambdaCache | null,
 ): TrainReport['direct'] {
   const scale = settings.alpha / settings.rank;
   const prior = start ? directMatrix(start, scale) : null;
@@ -391,10 +434,17 @@ function fitDirect(
         priorFit[c * O + o] = (prior[o * D + (active[c] as number)] as number) * unitOf(active[c] as number);
   }
   const problem: LinearProblem = { out: O, dim: A, texts: compact, offsets, items, prior: priorFit };
-  const choice: LambdaChoice =
-    settings.l2 !== null
-      ? { lambda: settings.l2, curve: [] }
-      : chooseLambda(problem, trainIdx, rand, net.head === 'route' ? { grid: ROUTE_LAMBDA_GRID } : {});
+  let choice: LambdaChoice = { lambda: settings.l2 ?? NaN, curve: [] };
+  let digest: string | null = null;
+  let reused = false;
+  if (settings.l2 === null) {
+    const grid = net.head === 'route' ? ROUTE_LAMBDA_GRID : LAMBDA_GRID;
+    // The folds are drawn either way, so the seeded stream goes on the same with or without reuse.
+    const folds = sceneFolds(problem.items, trainIdx, 3, rand);
+    digest = crossValidationDigest(problem, folds, grid);
+    reused = cache !== null && cache.digest === digest && grid.includes(cache.lambda);
+    choice = reused && cache ? { lambda: cache.lambda, curve: cache.curve } : chooseLambdaOn(problem, folds, { grid });
+  }
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);
   const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);
@@ -407,6 +457,8 @@ function fitDirect(
     lambda: choice.lambda,
     chosenBy: settings.l2 !== null ? 'setting' : 'cross-validation',
     curve: choice.curve,
+    digest,
+    reused,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { BaseSpec } from './base-spec.js';
 import type { Example } from './examples/types.js';
-import type { EpochProgress, TrainReport, TrainSettings } from './trainer.js';
+import type { EpochProgress, LambdaCache, TrainReport, TrainSettings } from './trainer.js';
 
 /** Messages between the main thread and the training worker (structured clone; buffers transferred). */
 export interface WorkerJob {
@@ -11,6 +11,8 @@ export interface WorkerJob {
   /** LoRA buffers in the trainer's internal layout (lora.ts) for this base and agent; start has settings.rank. */
   start: Float64Array | null;
   frozen: { all: Float64Array; rank: number; alpha: number }[];
+  /** An earlier λ choice to reuse when its digest matches (trainer.ts TrainJob). */
+  lambdaCache?: LambdaCache | null;
 }
 
 /** Pre-computed inputs for an endpoint encoder: text i's embedding is data[i·dim … (i+1)·dim). */

@@ -78,6 +78,19 @@ describe('local learning, end to end', { timeout: 240_000 }, () => {
     });
   });
 
+  it('start-up: score with the built-in encoder loads neither the endpoint client, its cache nor the routing prior; route loads the prior', () => {
+    const spy = fileURLToPath(new URL('../fixtures/import-spy.mjs', import.meta.url));
+    const s = kourai(['score', '--agent', 'techne', 'a', 'b'], { home, nodeArgs: ['--import', spy] });
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stderr).toMatch(/LOADED .*\/dist\/train\/scorer\.js/);
+    expect(s.stderr).not.toMatch(
+      /LOADED .*\/dist\/(train\/encoder\/embeddings-client|store\/embedding-cache|train\/route-prior\/)/,
+    );
+    const r = kourai(['route', 'write tests for the parser'], { home, nodeArgs: ['--import', spy] });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/LOADED .*\/dist\/train\/route-prior\/prior\.js/);
+  });
+
   it('score --stdin streams one ranking per NDJSON line', () => {
     const lines = [
       { id: 1, candidates: ['a', 'b'] },

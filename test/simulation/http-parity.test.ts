@@ -41,7 +41,7 @@ describe('--http: the same experiment through a real council process', () => {
       const m = sharedModel();
       const results: CellResult[] = [];
       for (const port of [inProcessCouncil, httpCouncil]) {
-        const sc = await seedContext(x, 4, mkdtempSync(join(dir, 'forges-')), m);
+        const sc = seedContext(x, 4, mkdtempSync(join(dir, 'forges-')), m);
         results.push(await runCell(sc, cell, { port, dataDir: mkdtempSync(join(dir, 'council-')) }));
       }
       const [local, http] = results as [CellResult, CellResult];

@@ -3,7 +3,8 @@ import { mulberry32 } from '../../src/runtime/seeded-random.js';
 import { directMatrix, setDirectMatrix } from '../../src/train/direct-path.js';
 import type { Example } from '../../src/train/examples/types.js';
 import { loraWeights } from '../../src/train/lora.js';
-import { DEFAULT_SETTINGS, train } from '../../src/train/trainer.js';
+import { LAMBDA_GRID } from '../../src/train/linear-fit.js';
+import { DEFAULT_SETTINGS, train, type TrainJob } from '../../src/train/trainer.js';
 import { smallBase } from './helpers.js';
 
 /**
@@ -113,7 +114,67 @@ describe('the direct path learns what the data allows', () => {
       settings: { ...DEFAULT_SETTINGS, epochs: 0, l2: 0.01 },
     });
     if (out.status !== 'trained') throw new Error(out.reason);
-    expect(out.report.direct).toEqual({ lambda: 0.01, chosenBy: 'setting', curve: [] });
+    expect(out.report.direct).toEqual({ lambda: 0.01, chosenBy: 'setting', curve: [], digest: null, reused: false });
+  });
+});
+
+describe('a λ chosen earlier is reused only on the data it was chosen on', () => {
+  const job = (examples: Example[], lambdaCache: TrainJob['lambdaCache'] = null): TrainJob => ({
+    agent: 'metis',
+    kind: 'bond',
+    examples,
+    frozen: [],
+    settings: { ...DEFAULT_SETTINGS, epochs: 2 },
+    lambdaCache,
+  });
+  const bits = (a: Float64Array): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+  it('the same data: no second cross-validation, and the adapter bit for bit the one a fresh choice gives', () => {
+    const { base, encode } = smallBase(512, 8);
+    const data = synthetic(120, 7);
+    const first = train(base, encode, job(data));
+    if (first.status !== 'trained') throw new Error(first.reason);
+    const d = first.report.direct;
+    expect(d).toMatchObject({ chosenBy: 'cross-validation', reused: false });
+    expect(d.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const again = train(base, encode, job(data, { digest: d.digest!, lambda: d.lambda, curve: d.curve }));
+    if (again.status !== 'trained') throw new Error(again.reason);
+    expect(again.report.direct).toEqual({ ...d, reused: true });
+    expect(bits(again.lora.all).equals(bits(first.lora.all))).toBe(true);
+    expect(again.report.metrics).toEqual(first.report.metrics);
+  });
+
+  it('the recorded λ is what a matching digest applies (nothing is recomputed), and a digest that differs is ignored', () => {
+    const { base, encode } = smallBase(512, 8);
+    const data = synthetic(120, 7);
+    const first = train(base, encode, job(data));
+    if (first.status !== 'trained') throw new Error(first.reason);
+    const { digest, lambda } = first.report.direct;
+    const other = LAMBDA_GRID.find((l) => l !== lambda)!;
+    const forced = train(base, encode, job(data, { digest: digest!, lambda: other, curve: [] }));
+    if (forced.status !== 'trained') throw new Error(forced.reason);
+    expect(forced.report.direct).toMatchObject({ lambda: other, reused: true });
+    expect(bits(forced.lora.all).equals(bits(first.lora.all))).toBe(false);
+    const stale = train(base, encode, job(data, { digest: `sha256:${'0'.repeat(64)}`, lambda: other, curve: [] }));
+    if (stale.status !== 'trained') throw new Error(stale.reason);
+    expect(stale.report.direct).toMatchObject({ lambda, reused: false, digest });
+    expect(bits(stale.lora.all).equals(bits(first.lora.all))).toBe(true);
+  });
+
+  it('other training data: another digest, cross-validated again', () => {
+    const { base, encode } = smallBase(512, 8);
+    const first = train(base, encode, job(synthetic(120, 7)));
+    if (first.status !== 'trained') throw new Error(first.reason);
+    const d = first.report.direct;
+    const more = train(
+      base,
+      encode,
+      job(synthetic(120, 8), { digest: d.digest!, lambda: LAMBDA_GRID.find((l) => l !== d.lambda)!, curve: [] }),
+    );
+    if (more.status !== 'trained') throw new Error(more.reason);
+    expect(more.report.direct.reused).toBe(false);
+    expect(more.report.direct.digest).not.toBe(d.digest);
+    expect(more.report.direct.curve.length).toBeGreaterThan(1);
   });
 });
 

@@ -116,6 +116,29 @@ describe('train bond (service)', () => {
     expect(store.registry.current('techne', 'bond')!.metrics).toMatchObject({ council_version: null });
   });
 
+  it('a second run on the same data reuses the λ the first chose (recorded with the version) and trains the same adapter', async () => {
+    const { encoder, store, worker } = await setup();
+    const run = () =>
+      trainBonds({
+        agents: ['techne'],
+        settings,
+        data: techneData,
+        encoder,
+        store,
+        worker,
+        now: () => new Date('2026-11-22T10:00:00.000Z'),
+      });
+    await run();
+    const v1 = store.loadCurrent('techne', 'bond')!;
+    expect(v1.row.metrics).toMatchObject({ direct: { chosen_by: 'cross-validation', reused: false } });
+    await run();
+    const v2 = store.loadCurrent('techne', 'bond')!;
+    expect(v2.row.version).toBe(2);
+    const d1 = (v1.row.metrics as { direct: { digest: string; lambda: number } }).direct;
+    expect(v2.row.metrics).toMatchObject({ direct: { digest: d1.digest, lambda: d1.lambda, reused: true } });
+    expect(Buffer.from(v2.lora.all.buffer).equals(Buffer.from(v1.lora.all.buffer))).toBe(true);
+  });
+
   it('Ctrl-C mid-training: CancelledError; the agent in training keeps its previous version', async () => {
     const ac = new AbortController();
     const { encoder, store, worker } = await setup(ac.signal);

@@ -9,7 +9,7 @@ import type { DB } from '../../store/db.js';
 import { openStateDb, openStateDbReadOnly } from '../../store/state-db.js';
 import { readAdapterDir, type LoadedAdapter } from '../../train/adapter-files.js';
 import { learnConfig } from '../../train/learn-config.js';
-import { configuredBaseOffline } from '../../train/text-encoder.js';
+import { configuredBaseOffline } from '../../train/configured-base.js';
 
 export const agentArg = AgentSchema;
 export const kindOpt = z.enum(['bond', 'council'], { error: 'must be bond or council' }).default('bond');

@@ -187,7 +187,11 @@ export class HashedEncoder {
     this.counts[key] = (this.counts[key] as number) + w;
   }
 
-  encode(text: string): Features {
+  /**
+   * The text's features; `room` more entries are left (zero) at the end of idx and val for the
+   * caller to fill, so that the base's input vector is built without a second copy.
+   */
+  encode(text: string, room = 0): Features {
     this.nTouched = 0;
     const toks = normalisedTokens(text);
     const n = toks.length;
@@ -214,16 +218,16 @@ export class HashedEncoder {
       if (i + 4 <= raw.length) this.add(fmix32((Math.imul(h ^ raw.charCodeAt(i + 3), FNV) ^ F_CHAR4) >>> 0), 0.25);
     }
     this.add(hashString(`len:${Math.min(12, Math.round(Math.log2(1 + raw.length)))}`, F_LEN), 1);
-    return this.collect();
+    return this.collect(room);
   }
 
   /** Counts -> signed sublinear bucket values, L2-normalised, indices ascending; clears the buffer. */
-  private collect(): Features {
+  private collect(room: number): Features {
     const keys = this.touched.subarray(0, this.nTouched).sort();
     let m = 0;
     for (let k = 0; k < keys.length; k++) if (k === 0 || (keys[k] as number) >> 1 !== (keys[k - 1] as number) >> 1) m++;
-    const idx = new Int32Array(m);
-    const val = new Float64Array(m);
+    const idx = new Int32Array(m + room);
+    const val = new Float64Array(m + room);
     let o = -1;
     let s = 0;
     for (let k = 0; k < keys.length; k++) {

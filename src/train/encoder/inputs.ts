@@ -15,7 +15,6 @@ export function inputEncoder(spec: BaseSpec): InputEncoder {
   const blocks = inputBlocks(spec);
   const semanticDim = spec.semantic?.dim ?? 0;
   return (text, prompt, embedding) => {
-    const h = hashed.encode(text);
     const s = structureFeatures(text, prompt);
     if (semanticDim > 0 && (!embedding || embedding.length !== semanticDim))
       throw new RangeError(
@@ -23,12 +22,8 @@ export function inputEncoder(spec: BaseSpec): InputEncoder {
       );
     let nnzS = 0;
     for (let k = 0; k < s.length; k++) if (s[k] !== 0) nnzS++;
-    const n = h.idx.length + nnzS + semanticDim;
-    const idx = new Int32Array(n);
-    const val = new Float64Array(n);
-    idx.set(h.idx);
-    val.set(h.val);
-    let o = h.idx.length;
+    const { idx, val } = hashed.encode(text, nnzS + semanticDim);
+    let o = idx.length - nnzS - semanticDim;
     for (let k = 0; k < s.length; k++) {
       if (s[k] === 0) continue;
       idx[o] = blocks.structure + k;

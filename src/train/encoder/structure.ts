@@ -56,6 +56,7 @@ const NORM: Readonly<Record<StructureFeature, readonly [number, number]>> = {
 };
 
 export const STRUCTURE_DIM = STRUCTURE_FEATURES.length;
+const CENTRE_SCALE = STRUCTURE_FEATURES.map((name) => NORM[name]);
 
 const WORD = /[\p{L}\p{N}_']+/gu;
 const SENTENCE_END = /[.!?]+(?=\s|$)/g;
@@ -118,8 +119,14 @@ export function rawStructure(text: string, prompt: string | null): Float64Array 
   out[2] = Math.log1p(ws.length);
   out[3] = Math.log1p(sentences);
   out[4] = Math.log1p(lines.length);
-  out[5] = Math.log1p(lines.filter((l) => LIST_ITEM.test(l)).length);
-  out[6] = Math.log1p(lines.filter((l) => CODE_LINE.test(l)).length);
+  let listItems = 0;
+  let codeLines = 0;
+  for (const l of lines) {
+    if (LIST_ITEM.test(l)) listItems++;
+    if (CODE_LINE.test(l)) codeLines++;
+  }
+  out[5] = Math.log1p(listItems);
+  out[6] = Math.log1p(codeLines);
   out[7] = sym / n;
   out[8] = dig / n;
   out[9] = letters > 0 ? up / letters : 0;
@@ -150,11 +157,10 @@ export function rawStructure(text: string, prompt: string | null): Float64Array 
 
 /** The standardised features, as the base consumes them. */
 export function structureFeatures(text: string, prompt: string | null): Float64Array {
-  const raw = rawStructure(text, prompt);
-  const out = new Float64Array(STRUCTURE_DIM);
-  STRUCTURE_FEATURES.forEach((name, k) => {
-    const [c, s] = NORM[name];
-    out[k] = name === 'bias' ? 1 : ((raw[k] as number) - c) / s;
-  });
+  const out = rawStructure(text, prompt);
+  for (let k = 0; k < STRUCTURE_DIM; k++) {
+    const [c, s] = CENTRE_SCALE[k] as readonly [number, number];
+    out[k] = k === 0 ? 1 : ((out[k] as number) - c) / s;
+  }
   return out;
 }
