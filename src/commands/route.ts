@@ -1,22 +1,14 @@
-import { z } from 'zod';
 import { kouraiHome } from '../context.js';
 import { appliedText } from '../output/applied-text.js';
 import { colors } from '../output/color.js';
 import { renderTable } from '../output/table.js';
 import { Scorer, type RouteResult } from '../train/scorer.js';
+import { lean, use } from './score-options.js';
+import { optionsSchema } from './spec-schema.js';
+import { routeCommand as spec } from './top-level.js';
 import { defineCommand } from './types.js';
 
-const options = z.object({
-  task: z.string().optional(),
-  taskType: z.string().optional(),
-  use: z.enum(['both', 'bond', 'council'], { error: 'must be both, bond or council' }).default('both'),
-  lean: z.coerce
-    .number({ error: 'must be a number from 0 (personal) to 1 (federated)' })
-    .min(0, { error: 'must be ≥ 0 (personal)' })
-    .max(1, { error: 'must be ≤ 1 (federated)' })
-    .optional(),
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, { use, lean: lean.optional() });
 
 /**
  * Hephaestus's routing head: which specialist should take this task, as a distribution. It works

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { AgentSchema } from '../memoir/format/schema.js';
+import { optionsSchema } from './spec-schema.js';
+import { scoreCommand as spec } from './top-level.js';
 
 /**
  * `kourai score`'s options, the schema of record. Loaded only when the fast check in score.ts
@@ -10,17 +12,9 @@ export const lean = z.coerce
   .min(0, { error: 'must be ≥ 0 (personal)' })
   .max(1, { error: 'must be ≤ 1 (federated)' });
 
-export const options = z.object({
-  agent: AgentSchema,
-  candidates: z.array(z.string()).default([]),
-  file: z.string().optional(),
-  stdin: z.boolean().default(false),
-  taskType: z.string().optional(),
-  prompt: z.string().optional(),
-  promptFile: z.string().optional(),
-  use: z.enum(['both', 'bond', 'council'], { error: 'must be both, bond or council' }).default('both'),
-  lean: lean.optional(),
-  json: z.boolean().default(false),
-});
+/** `--use`: commander refuses other values; the default is the schema's, so the help shows none. */
+export const use = z.enum(['both', 'bond', 'council'], { error: 'must be both, bond or council' }).default('both');
+
+export const options = optionsSchema(spec, { agent: AgentSchema, use, lean: lean.optional() });
 
 export type ScoreOptions = z.output<typeof options>;

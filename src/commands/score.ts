@@ -8,28 +8,20 @@ import { colors } from '../output/color.js';
 import { writeNdjson } from '../output/json.js';
 import { oneLine, renderTable } from '../output/table.js';
 import { Scorer, type ScoreResult } from '../train/scorer.js';
-import { allSure, flag, number, oneOf, optionalString, stringList, UNSURE } from './fast-flags.js';
+import { number, oneOf, UNSURE, type Maybe } from './fast-flags.js';
+import { fastOptions } from './spec.js';
+import { scoreCommand as spec } from './top-level.js';
 import type { options as OptionsSchema, ScoreOptions as Options } from './score-options.js';
 import { defineCommand, type LazyOptions } from './types.js';
 
 const agents: ReadonlySet<string> = new Set(AGENTS);
 
 /** score-options.ts without zod, for the usual flags (test/commands/fast-options.test.ts holds the two together). */
-export function fastScoreOptions(raw: Readonly<Record<string, unknown>>): Options | undefined {
-  const agent = typeof raw.agent === 'string' && agents.has(raw.agent) ? (raw.agent as Options['agent']) : UNSURE;
-  return allSure<Options>({
-    agent,
-    candidates: stringList(raw.candidates),
-    file: optionalString(raw.file),
-    stdin: flag(raw.stdin, false),
-    taskType: optionalString(raw.taskType),
-    prompt: optionalString(raw.prompt),
-    promptFile: optionalString(raw.promptFile),
-    use: oneOf(raw.use, ['both', 'bond', 'council'] as const, 'both') as Options['use'] | typeof UNSURE,
-    lean: raw.lean === undefined ? undefined : fastLean(raw.lean),
-    json: flag(raw.json, false),
-  });
-}
+export const fastScoreOptions: (raw: Readonly<Record<string, unknown>>) => Options | undefined = fastOptions(spec, {
+  agent: (v) => (typeof v === 'string' && agents.has(v) ? (v as Options['agent']) : UNSURE),
+  use: (v) => oneOf(v, ['both', 'bond', 'council'] as const, 'both') as Maybe<Options['use']>,
+  lean: (v) => (v === undefined ? undefined : fastLean(v)),
+});
 
 const fastLean = (v: unknown): number | typeof UNSURE => number(v, { min: 0, max: 1 });
 

@@ -6,7 +6,9 @@ import { requireMembership } from '../../federation/round/membership.js';
 import type { RoundResult } from '../../federation/round/run-round.js';
 import { sceneOf } from '../../federation/round/scenes.js';
 import { privacyConfigFor } from '../../privacy/privacy-config.js';
-import { budgetFlags, memoirOpt } from '../options.js';
+import { budgetFlags } from '../options.js';
+import { optionsSchema } from '../spec-schema.js';
+import { round as spec } from './commands.js';
 import { defineCommand } from '../types.js';
 import { renderRoundResult, roundProgress } from '../../output/round-text.js';
 import { playScenes } from './scene.js';
@@ -29,15 +31,11 @@ const duration = (flag: string, dflt: string) =>
       }
     });
 
-const options = z.object({
-  memoir: memoirOpt,
-  dryRun: z.boolean().default(false),
-  wait: z.boolean().default(true),
+const options = optionsSchema(spec, {
   waitFor: duration('--wait-for', '30m'),
   retryFor: duration('--retry-for', '10m'),
   encoding: z.enum(['json', 'safetensors']).default('json'),
   ...budgetFlags,
-  json: z.boolean().default(false),
 });
 
 /**

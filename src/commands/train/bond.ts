@@ -16,7 +16,9 @@ import { TrainerWorker } from '../../train/train-in-worker.js';
 import { trainBonds, type AgentResult, type TrainEvent } from '../../train/train-bond.js';
 import { DEFAULT_SETTINGS, type TrainSettings } from '../../train/trainer.js';
 import { initialTrainState, progressLine, trainReducer, type TrainState } from '../../ui/train/use-train-state.js';
+import { optionsSchema } from '../spec-schema.js';
 import { defineCommand } from '../types.js';
+import { bond as spec } from './commands.js';
 import { logLine, note } from '../../output/notice.js';
 import { indexFeedback } from '../../output/index-feedback.js';
 import { count } from '../../format.js';
@@ -36,8 +38,7 @@ const int = (what: string, min: number, max: number) =>
     .min(min, { error: `must be ${what}` })
     .max(max, { error: `must be ${what}` });
 
-const options = z.object({
-  memoir: z.array(z.string()).default([]),
+const options = optionsSchema(spec, {
   agent: z
     .array(
       z.enum(AGENTS as unknown as [Agent, ...Agent[]], {
@@ -60,7 +61,6 @@ const options = z.object({
     .optional(),
   seed: int('a whole number 0–4294967295', 0, 4_294_967_295).optional(),
   buffer: int('a whole number of entries 1–1000000', 1, 1_000_000).default(DEFAULT_BOND_BUFFER),
-  json: z.boolean().default(false),
 });
 
 export interface TrainBondResult {
