@@ -8,47 +8,12 @@ import { EnvironmentError } from '../../errors.js';
 import { clockFrom } from '../../runtime/clock.js';
 import { writeNdjson } from '../../output/json.js';
 import { logLine } from '../../output/notice.js';
+import { optionsSchema } from '../spec-schema.js';
 import { defineCommand } from '../types.js';
-import { configFlags, locationOptions } from './shared.js';
+import { serve as spec } from './commands.js';
+import { configFlags } from './shared.js';
 
-const str = z.string().optional();
-const options = z.object({
-  ...locationOptions,
-  host: str,
-  port: str,
-  strategy: str,
-  byzantine: str,
-  trim: str,
-  multikrumM: str,
-  selection: str,
-  minForges: str,
-  roundDeadline: str,
-  payloadLimit: str,
-  maxInFlight: str,
-  baseFingerprint: z.array(z.string()).default([]),
-  weights: str,
-  tailMargin: str,
-  clipNorm: str,
-  noiseMultiplier: str,
-  layouts: str,
-  maxUploadsPerForge: str,
-  uploadGrace: str,
-  uploadRate: str,
-  trustAlpha: str,
-  trustThreshold: str,
-  trustWarmup: str,
-  trustTolerance: str,
-  loraFairLambda: str,
-  loraFairLr: str,
-  loraFairSteps: str,
-  loraFairSolver: str,
-  cohort: str,
-  aggregationLease: str,
-  threads: z.coerce.number().int().min(1).optional(),
-  ndjson: z.boolean().default(false),
-  /** An alias of --ndjson: serve only streams. */
-  json: z.boolean().default(false),
-});
+const options = optionsSchema(spec, { threads: z.coerce.number().int().min(1).optional() });
 
 const KEYS: ConfigKey[] = [
   'host',

@@ -26,7 +26,9 @@ import {
 import { renderText, type Emphasis } from '../../simulation/report/text.js';
 import { runExperiment } from '../../simulation/run.js';
 import { summarize, type Summary } from '../../simulation/summary.js';
+import { optionsSchema } from '../spec-schema.js';
 import { defineCommand } from '../types.js';
+import { simulate as spec } from './commands.js';
 
 const list = (name: string) =>
   z
@@ -42,7 +44,7 @@ const list = (name: string) =>
       return items;
     });
 
-const options = z.object({
+const options = optionsSchema(spec, {
   forges: z.coerce.number().int().max(1000).optional(),
   cohort: z.coerce.number().int().optional(),
   byzantine: z.coerce.number().int().min(0).optional(),
@@ -52,21 +54,14 @@ const options = z.object({
   turns: z.coerce.number().int().min(1).max(1000).optional(),
   strategies: list('--strategies'),
   attacks: list('--attacks'),
-  epsilon: z.string().optional(),
   epsilons: list('--epsilons'),
-  reference: z.string().optional(),
   seeds: list('--seeds'),
   localEpochs: z.coerce.number().int().min(1).max(100).optional(),
   clipNorm: z.coerce.number().positive().optional(),
   heldOut: z.coerce.number().int().min(4).max(10_000).optional(),
   personalSample: z.coerce.number().int().min(1).max(1000).optional(),
-  coldStart: z.string().optional(),
   newcomers: z.coerce.number().int().min(1).max(100).optional(),
   threads: z.coerce.number().int().min(0).max(64).optional(),
-  out: z.string().optional(),
-  http: z.boolean().default(false),
-  fresh: z.boolean().default(false),
-  json: z.boolean().default(false),
 });
 
 function parseEpsilon(v: string, flag: string): number {
