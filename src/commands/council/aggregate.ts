@@ -19,11 +19,13 @@ import { layoutOf } from '../../tensor/layout.js';
 import { readSafetensorsFile, writeSafetensorsFile } from '../../tensor/safetensors-file.js';
 import { l2Norm, type NamedTensor, type TensorData } from '../../tensor/tensor.js';
 import { colors } from '../../output/color.js';
+import { optionsSchema } from '../spec-schema.js';
 import { defineCommand } from '../types.js';
+import { aggregate as spec } from './commands.js';
 
 const num = z.coerce.number();
 /** The same names as `kourai council serve` (and its config keys), where the two share a setting. */
-const options = z.object({
+const options = optionsSchema(spec, {
   updates: z.array(z.string()).min(1, 'give at least one UPDATE.safetensors'),
   strategy: z.enum(STRATEGIES),
   byzantine: z.coerce.number().int().min(0).default(0),
@@ -46,16 +48,12 @@ const options = z.object({
       }
       return w;
     }),
-  base: z.string().optional(),
   loraFairLambda: num.min(0).optional(),
   loraFairLr: num.positive().optional(),
   loraFairSteps: z.coerce.number().int().min(0).optional(),
-  loraFairSolver: z.enum(['gd', 'ridge']).optional(),
   out: z.string({ error: 'give the output file with -o OUT.safetensors' }),
-  force: z.boolean().default(false),
   dtype: z.enum(['F32', 'F64']).default('F32'),
   threads: z.coerce.number().int().min(1).optional(),
-  json: z.boolean().default(false),
 });
 
 export interface AggregateResult {
