@@ -1,6 +1,7 @@
 /**
  * The SQLite index of memoirs (`cache/index.db`): a cache, rebuilt from the memoirs at will.
- *   indexed.ts            openIndexed: the memoirs a command reads, their index brought up to date
+ *   indexed.ts            openIndexed: the memoirs a command reads, their index brought up to date;
+ *                         updateIndexed: the same update for a synchronous caller (the simulation)
  *   memoir-index.ts       MemoirIndex: open, update, filtered queries
  *   index-build.ts        reading what was appended since the last run (or everything again)
  *   index-rows.ts         rows of a file in batches that cross threads cheaply

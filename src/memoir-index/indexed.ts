@@ -100,19 +100,46 @@ export async function openIndexed(
         await cp();
       },
     });
-    const fileIds = updates.map((u) => u.fileId);
-    if (opts.fullText) await buildFullText(ctx, index, fileIds, feedback);
-    feedback.finish?.();
-    for (const n of index.notes.slice(notesBefore)) feedback.note?.(n);
-    for (const u of updates) if (u.integrity) feedback.integrity?.(u);
-    const invalidLines = new MemoirQueries(index).invalidLines(fileIds);
-    if (invalidLines > 0) feedback.skipped?.(invalidLines, fileIds.length);
-    for (const u of updates) if (u.tornTailBytes > 0) feedback.torn?.(u.path, u.tornTailBytes);
-    return { index, paths, updates, fileIds, invalidLines };
+    if (opts.fullText) await buildFullText(ctx, index, fileIds(updates), feedback);
+    return settle(index, paths, updates, feedback, notesBefore);
   } catch (err) {
     index.close();
     throw err;
   }
+}
+
+/**
+ * Brings `paths` up to date in an index the caller opened, synchronously, and tells `feedback`
+ * what openIndexed tells it: for a caller that builds its views inside a synchronous getter (the
+ * simulation's forges). The caller closes the index.
+ */
+export function updateIndexed(
+  index: MemoirIndex,
+  paths: readonly string[],
+  feedback: IndexFeedback = {},
+): IndexedMemoirs {
+  const notesBefore = index.notes.length;
+  return settle(index, [...paths], index.update(paths), feedback, notesBefore);
+}
+
+const fileIds = (updates: readonly FileUpdate[]): number[] => updates.map((u) => u.fileId);
+
+/** What an update of these memoirs says to the caller, once their rows are in the index. */
+function settle(
+  index: MemoirIndex,
+  paths: string[],
+  updates: FileUpdate[],
+  feedback: IndexFeedback,
+  notesBefore: number,
+): IndexedMemoirs {
+  const ids = fileIds(updates);
+  feedback.finish?.();
+  for (const n of index.notes.slice(notesBefore)) feedback.note?.(n);
+  for (const u of updates) if (u.integrity) feedback.integrity?.(u);
+  const invalidLines = new MemoirQueries(index).invalidLines(ids);
+  if (invalidLines > 0) feedback.skipped?.(invalidLines, ids.length);
+  for (const u of updates) if (u.tornTailBytes > 0) feedback.torn?.(u.path, u.tornTailBytes);
+  return { index, paths, updates, fileIds: ids, invalidLines };
 }
 
 /**

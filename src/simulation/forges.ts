@@ -13,6 +13,7 @@ import { nameSeed, profileFor, type PlayerProfile } from '../memoir/sample/plant
 import { synthSessions } from '../memoir/sample/synth.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
+import { updateIndexed } from '../memoir-index/indexed.js';
 import { openIndex } from '../memoir-index/memoir-index.js';
 import type { Example } from '../train/examples/types.js';
 import { bondView, councilView } from '../train/examples/views.js';
@@ -181,8 +182,7 @@ function forgeViews(
   }
   const index = openIndex(home);
   try {
-    const files = paths.map((p) => (index.update([p])[0] as { fileId: number }).fileId);
-    const source = { index, files };
+    const source = { index, files: updateIndexed(index, paths).fileIds };
     const council = new Map<FederatingAgent, Example[]>();
     const bond = new Map<FederatingAgent, Example[]>();
     const flipped = new Map<FederatingAgent, Example[]>();
