@@ -1,5 +1,21 @@
 import { JSON_FLAG, type CommandSpec } from '../spec.js';
 
+/** Where a council keeps its state: every command that touches it takes the same three flags. */
+const STATE_FLAGS = [
+  {
+    flags: '--data-dir <dir>',
+    help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
+  },
+  {
+    flags: '--database <url>',
+    help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
+  },
+  {
+    flags: '--config <file>',
+    help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
+  },
+] as const;
+
 export const serve = {
   name: 'serve',
   description: 'run the council server until SIGINT/SIGTERM (plain HTTP: put TLS in a reverse proxy); logs to stderr',
@@ -83,18 +99,7 @@ export const serve = {
     { flags: '--threads <n>', help: 'threads for pairwise distances (default: all cores)' },
     { flags: '--ndjson', help: 'events on stdout, one a line (listening, stopped)' },
     { flags: '--json', help: 'the same as --ndjson (serve only streams)' },
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
+    ...STATE_FLAGS,
   ],
   load: () => import('./serve.js'),
 } as const satisfies CommandSpec;
@@ -103,42 +108,14 @@ export const forgeAdd = {
   name: 'add',
   description: 'register a forge and print its token (shown once; the council stores only a hash)',
   args: [{ name: '<name>', help: 'forge name (letters, digits, . _ -)' }],
-  flags: [
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./forge-add.js'),
 } as const satisfies CommandSpec;
 
 export const forgeList = {
   name: 'list',
   description: 'every forge: status (active, revoked, exiled), trust, accepted updates, last seen',
-  flags: [
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./forge-list.js'),
 } as const satisfies CommandSpec;
 
@@ -146,21 +123,7 @@ export const forgeRevoke = {
   name: 'revoke',
   description: "stop accepting a forge's token at once (403 forge_revoked); its accepted updates stay",
   args: [{ name: '<name>', help: 'forge name' }],
-  flags: [
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./forge-revoke.js'),
 } as const satisfies CommandSpec;
 
@@ -168,21 +131,7 @@ export const forgeRotate = {
   name: 'rotate',
   description: 'issue a new token for a forge (printed once); the old one stops working, a revocation is lifted',
   args: [{ name: '<name>', help: 'forge name' }],
-  flags: [
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./forge-rotate.js'),
 } as const satisfies CommandSpec;
 
@@ -199,18 +148,7 @@ export const layoutShow = {
   flags: [
     { flags: '--layouts <file>', help: 'adapter layouts (JSON), as for council serve' },
     JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
+    ...STATE_FLAGS,
   ],
   load: () => import('./layout-show.js'),
 } as const satisfies CommandSpec;
@@ -223,18 +161,7 @@ export const layoutReset = {
   flags: [
     { flags: '--layouts <file>', help: 'adapter layouts (JSON), as for council serve' },
     JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
+    ...STATE_FLAGS,
   ],
   load: () => import('./layout-reset.js'),
 } as const satisfies CommandSpec;
@@ -248,85 +175,28 @@ export const layout = {
 export const rounds = {
   name: 'rounds',
   description: 'the rounds, newest first: state, forges, what each agent aggregated',
-  flags: [
-    { flags: '--limit <n>', help: 'at most n rounds (default 20)' },
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [{ flags: '--limit <n>', help: 'at most n rounds (default 20)' }, JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./rounds.js'),
 } as const satisfies CommandSpec;
 
 export const migrate = {
   name: 'migrate',
   description: "bring the council database's schema up to date (PostgreSQL: run once before `serve`)",
-  flags: [
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./migrate.js'),
 } as const satisfies CommandSpec;
 
 export const status = {
   name: 'status',
   description: 'the council processes sharing the database and their last heartbeat, and the current round',
-  flags: [
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./status.js'),
 } as const satisfies CommandSpec;
 
 export const trust = {
   name: 'trust',
   description: 'trust score and status of every forge, and the Stoa Falls (exiles)',
-  flags: [
-    JSON_FLAG,
-    {
-      flags: '--data-dir <dir>',
-      help: 'where the council keeps council.db (default $KOURAI_HOME/council; env KOURAI_COUNCIL_DATA_DIR)',
-    },
-    {
-      flags: '--database <url>',
-      help: 'keep the council state in PostgreSQL instead, e.g. postgres://user:pw@host/db (env KOURAI_COUNCIL_DATABASE)',
-    },
-    {
-      flags: '--config <file>',
-      help: 'council config file (JSON; default $KOURAI_HOME/council/council.json if present)',
-    },
-  ],
+  flags: [JSON_FLAG, ...STATE_FLAGS],
   load: () => import('./trust.js'),
 } as const satisfies CommandSpec;
 
