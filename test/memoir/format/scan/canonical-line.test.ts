@@ -12,6 +12,20 @@ import { entryTypeOf, entryVerdict } from '../../../../src/memoir/format/split-r
 import { kouraiEntry, upstreamEntry } from '../../arbitraries.js';
 import { mutate, mutation, pythonLines, writtenLine } from './lines.js';
 
+/** A canonical line of a Metis proposal `x`, to be edited into the case under test. */
+const METIS_X = encodeEntry({
+  scene_id: 's',
+  agent: 'metis',
+  source: 'specialist_proposed',
+  context: null,
+  narrative_beat: null,
+  agent_proposed: 'x',
+  player_response: null,
+  affinity_delta: 0,
+  training_label: null,
+  split: { shared_eligible: true, private_only: false },
+});
+
 /**
  * The byte scanner is only a shortcut: whatever it accepts, the slow path (JSON.parse + schema +
  * lone-surrogate rule, parseLine) must accept too, and read the same values. The oracle here is
@@ -182,18 +196,7 @@ describe('canonical line scanner', () => {
   });
 
   it('falls back on what it must not decide: lone surrogates, overflow, bad numbers, whitespace, duplicate or unknown keys', () => {
-    const base = encodeEntry({
-      scene_id: 's',
-      agent: 'metis',
-      source: 'specialist_proposed',
-      context: null,
-      narrative_beat: null,
-      agent_proposed: 'x',
-      player_response: null,
-      affinity_delta: 0,
-      training_label: null,
-      split: { shared_eligible: true, private_only: false },
-    });
+    const base = METIS_X;
     const rejected = [
       base.replace('"agent_proposed":"x"', '"agent_proposed":"\\ud800"'),
       base.replace('"agent_proposed":"x"', '"agent_proposed":"\\udc00\\ud800"'),
@@ -228,34 +231,12 @@ describe('canonical line scanner', () => {
     for (const c of [0x00, 0x01, 0x09, 0x0b, 0x0d, 0x1f]) {
       for (let k = 0; k < 9; k++) {
         const text = `${'a'.repeat(k)}${String.fromCharCode(c)}${'b'.repeat(9 - k)}`;
-        const line = encodeEntry({
-          scene_id: 's',
-          agent: 'metis',
-          source: 'specialist_proposed',
-          context: null,
-          narrative_beat: null,
-          agent_proposed: 'x',
-          player_response: null,
-          affinity_delta: 0,
-          training_label: null,
-          split: { shared_eligible: true, private_only: false },
-        }).replace('"agent_proposed":"x"', `"agent_proposed":"${text}"`);
+        const line = METIS_X.replace('"agent_proposed":"x"', `"agent_proposed":"${text}"`);
         expect(scanLine(Buffer.from(line), 0, Buffer.byteLength(line), out), JSON.stringify(text)).toBe(false);
       }
     }
     const ok = `${'a'.repeat(64)}`;
-    const line = encodeEntry({
-      scene_id: 's',
-      agent: 'metis',
-      source: 'specialist_proposed',
-      context: null,
-      narrative_beat: null,
-      agent_proposed: 'x',
-      player_response: null,
-      affinity_delta: 0,
-      training_label: null,
-      split: { shared_eligible: true, private_only: false },
-    });
+    const line = METIS_X;
     expect(agrees(Buffer.from(`${line.slice(0, -1)},"entry_id":"${ok}"}`), out)).toBe(true); // 64 characters: the maximum
   });
 
