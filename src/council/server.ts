@@ -134,9 +134,6 @@ export function buildApp(
       void (reply as FastifyReply).status(e.status).header('connection', 'close').send(e.body());
     },
   });
-  // Safetensors submission bodies (a release without base64); each route's bodyLimit applies.
-  app.addContentTypeParser(SAFETENSORS_BODY_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toHttpError(err, req);
     if (err instanceof StorageUnavailableError) {
