@@ -58,6 +58,7 @@ export class UpdateAssembler {
   /** Full chunks not yet taken by storage. */
   readonly ready: StoredChunk[] = [];
   private readonly firstChunk = new Map<string, number>();
+  private readonly specs: Map<string, LayoutEntry>;
   private readonly ranges: [number, number][];
   private readonly placed = new Set<string>();
   private readonly sums = new Map<string, number>();
@@ -70,9 +71,12 @@ export class UpdateAssembler {
 
   constructor(readonly layout: Layout) {
     this.ranges = chunkRanges(layout);
-    for (const [i, [s]] of this.ranges.entries()) {
-      const t = layout.tensors.find((x) => s >= x.offset && s < x.offset + x.size) as LayoutEntry;
-      if (!this.firstChunk.has(t.name)) this.firstChunk.set(t.name, i);
+    this.specs = new Map(layout.tensors.map((t) => [t.name, t]));
+    // chunkRanges cuts the tensors in layout order: each one's chunks follow the previous one's.
+    let i = 0;
+    for (const t of layout.tensors) {
+      this.firstChunk.set(t.name, i);
+      while (i < this.ranges.length && (this.ranges[i] as [number, number])[0] < t.offset + t.size) i++;
     }
   }
 
@@ -84,7 +88,7 @@ export class UpdateAssembler {
   /** A tensor's data begins. `head` null: its name or shape is not known (its bytes are only counted). */
   tensor(head: TensorHead | null, encoding: 'base64' | 'raw', meta: DigestMeta): TensorSink {
     this.hashHead(head, meta);
-    const spec = head ? this.layout.tensors.find((t) => t.name === head.name) : undefined;
+    const spec = head ? this.specs.get(head.name) : undefined;
     const placeable =
       head !== null &&
       spec !== undefined &&
@@ -220,7 +224,7 @@ export class UpdateAssembler {
     h.update(digestMetaOf(sub));
     for (const t of [...sub.tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       h.update(`\n${JSON.stringify([t.name, t.shape, t.dtype])}\n`);
-      const spec = this.layout.tensors.find((x) => x.name === t.name) as LayoutEntry;
+      const spec = this.specs.get(t.name) as LayoutEntry;
       const enc = new Base64Encoder();
       for (let c = this.firstChunk.get(t.name) as number; c < this.ranges.length; c++) {
         const [s] = this.ranges[c] as [number, number];
