@@ -1,9 +1,22 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHUNK_COORDS } from '../../src/aggregation/strategy.js';
+import { randomBytes } from 'node:crypto';
 import { digestOf } from '../../src/council/ingest.js';
+import { CouncilClient } from '../../src/federation/council-client.js';
+import { GaussianSampler } from '../../src/privacy/gaussian-noise.js';
+import { buildRelease, releaseJson, releaseToSafetensors } from '../../src/privacy/release.js';
+import { councilKeyOf, roundKey } from '../../src/protocol/round-key.js';
 import type { CouncilStorage, NewSubmission } from '../../src/council/storage.js';
-import { PROTOCOL_HEADER, PROTOCOL_VERSION, RoundStatusSchema, type Submission } from '../../src/protocol/wire.js';
+import {
+  COUNCIL_URL_HEADER,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  RoundStatusSchema,
+  SAFETENSORS_BODY_TYPE,
+  submissionFromRelease,
+  type Submission,
+} from '../../src/protocol/wire.js';
 import { layoutOf } from '../../src/tensor/layout.js';
 import {
   BACKENDS,
@@ -211,6 +224,53 @@ for (const backend of BACKENDS) {
       expect((await call(c.url, 'PUT', '/v1/rounds/1/updates/metis', corinth, inOrder)).json.error.code).toBe(
         'duplicate_submission',
       );
+    });
+    it('a safetensors release streams too: its tensors out of name order, stored as sent, the same submission as its JSON', async () => {
+      c = await startTestCouncil({ layouts: { '*': BIG } });
+      const token = await c.token('athens');
+      const me = await new CouncilClient({ url: c.url, token }).me();
+      const key = councilKeyOf({ url: c.url, forge: me.forge, registeredAt: me.created_at });
+      const release = buildRelease({
+        round: roundKey(key, 1),
+        agent: 'metis',
+        baseFingerprint: FINGERPRINT,
+        // Reverse name order: the digest cannot be taken on the way, it is taken from the stored chunks.
+        delta: update(3, { specs: BIG, spread: 0.001 }).reverse(),
+        clipNorm: 1,
+        noiseMultiplier: 0.001,
+        sampler: new GaussianSampler(randomBytes),
+      }).release;
+      const put = async (bytes: string | Buffer, type: string) => {
+        const res = await fetch(`${c!.url}/v1/rounds/1/updates/metis`, {
+          method: 'PUT',
+          headers: {
+            [PROTOCOL_HEADER]: String(PROTOCOL_VERSION),
+            authorization: `Bearer ${token}`,
+            'content-type': type,
+            [COUNCIL_URL_HEADER]: c!.url,
+          },
+          body: bytes,
+        });
+        return { status: res.status, json: JSON.parse(await res.text()) };
+      };
+      expect(release.tensors.map((t) => t.name)).toEqual(['big.b', 'big.a']);
+      const a = await put(releaseToSafetensors(release), SAFETENSORS_BODY_TYPE);
+      expect(a.status, JSON.stringify(a.json)).toBe(201);
+      expect(a.json.digest).toBe(digestOf(submissionFromRelease(release, 'metis')));
+      const rows = await c.server.storage.submissionsFor(1, 'metis');
+      const reader = await c.server.storage.chunkReader(rows, BIG_LAYOUT, 'metis', 1);
+      try {
+        const [v] = reader.read(0, BIG_LAYOUT.size) as Float32Array[];
+        const sent = Buffer.concat(
+          BIG.map((s) => Buffer.from(release.tensors.find((t) => t.name === s.name)!.data, 'base64')),
+        );
+        expect(Buffer.from(v!.buffer, v!.byteOffset, v!.byteLength).equals(sent)).toBe(true);
+      } finally {
+        reader.close();
+      }
+      const b = await put(releaseJson(release), 'application/json');
+      expect(b.status).toBe(200);
+      expect(b.json).toEqual(a.json);
     });
   });
 }
