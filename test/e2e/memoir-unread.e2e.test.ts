@@ -154,9 +154,12 @@ describe("a Python host's kourai extension kourai cannot read, end to end", { ti
 
     const id = kourai(['memoir', 'append', '--memoir', file, '--json', entry(',"entry_id":""')], { home });
     expect(id.code, id.stderr).toBe(0);
-    const written = JSON.parse(id.stdout) as { entries: { entry_id: string }[]; unread: string[] };
+    const written = JSON.parse(id.stdout) as { entries: { entry_id: string; shared: boolean }[]; unread: string[] };
     expect(written.entries[0]?.entry_id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
-    expect(written.unread[0]).toContain('entry_id holds "", not an entry id');
+    expect(written.entries[0]?.shared).toBe(false);
+    expect(written.unread[0]).toMatch(
+      /^argument: entry_id holds "", not an entry id .*: kourai writes its own entry_id instead; the entry is private$/,
+    );
 
     // what was there is untouched; the new lines are read as the host's were
     expect(readFileSync(file).subarray(0, bytes.length).equals(bytes)).toBe(true);

@@ -162,14 +162,16 @@ class Preparer {
       input = res.data;
     }
     const entryType = input.entry_type ?? (input.interrupt ? 'interrupt' : entryTypeOf(input));
-    const kept = taken ? this.unreadOf(taken, n, where) : undefined;
+    const unread = taken ? this.unreadOf(taken, n, where) : undefined;
+    const kept = unread?.kept;
     const verdict = decideSplit({
       agent: input.agent,
       source: input.source,
       entry_type: entryType,
       interrupt: input.interrupt,
       split: input.split,
-      [UNREAD]: kept,
+      // any unread value makes the entry private, a replaced type too (it may have meant a private one)
+      [UNREAD]: unread?.all,
     });
     const split = { shared_eligible: verdict.shareable, private_only: !verdict.shareable };
     const entryId = input.entry_id ?? this.ids.next();
@@ -212,22 +214,22 @@ class Preparer {
   }
 
   /**
-   * The unread values an entry keeps, and a warning for each (sets `unread`). An id, a time or a type
-   * kourai cannot read is replaced by its own, as if the key were absent; any other is written as
-   * given, and the entry is private (split-rule.ts).
+   * The unread values given (`all`, which make the entry private: split-rule.ts) and those the entry
+   * keeps, and a warning for each (sets `unread`). An id, a time or a type kourai cannot read is
+   * replaced by its own, as if the key were absent; any other is written as given.
    */
   private unreadOf(
     taken: ReadonlyMap<string, { value: unknown; why: string }>,
     n: number,
     where: (n: number) => string,
-  ): Unread | undefined {
+  ): { all: Unread; kept: Unread | undefined } {
     const all = toUnread(taken);
     const kept = new Map([...all].filter(([k]) => !FILLED.has(k)));
     this.unread = [...all].map(
       ([k, u]) =>
-        `${where(n)}: ${describeUnread(k, u)}: ${FILLED.has(k) ? `kourai writes its own ${k} instead` : 'written as given, not read; the entry is private'}`,
+        `${where(n)}: ${describeUnread(k, u)}: ${FILLED.has(k) ? `kourai writes its own ${k} instead` : 'written as given, not read'}; the entry is private`,
     );
-    return kept.size > 0 ? kept : undefined;
+    return { all, kept: kept.size > 0 ? kept : undefined };
   }
 
   /** One ISO string per millisecond: a batch of 10k is stamped within a few of them. */
