@@ -132,8 +132,8 @@ function roundAllowance(pol: PrivacyPolicy, d: number, used: number): number {
 
 /**
  * Checks the global of round `g` an agent starts from against the public initialisation it
- * descends from (`statusOf(k)`: the status of round k, asked once per round). A council whose
- * initialisation scheme this forge does not know is checked for layout and finiteness only.
+ * descends from (`statusOf(k)`: the status of round k, asked once per round). A global whose
+ * initialisation scheme this forge does not know cannot be checked, and is refused.
  */
 export async function checkGlobalDescent(
   a: DownloadedAdapter,
@@ -146,8 +146,13 @@ export async function checkGlobalDescent(
   },
 ): Promise<void> {
   checkCouncilAdapter(a, { layout: p.layout });
-  if (p.publicInit.scheme !== PUBLIC_INIT_SCHEME) return;
   const { agent } = a;
+  if (p.publicInit.scheme !== PUBLIC_INIT_SCHEME)
+    throw refusedAdapter(
+      agent,
+      p.round,
+      `cannot be checked: the council's public initialisation scheme ${JSON.stringify(p.publicInit.scheme)} is not one this kourai knows (${PUBLIC_INIT_SCHEME})`,
+    );
   const round = p.round;
   const init = publicInit(p.layout, agent, p.publicInit.seed);
   let sq = 0;
