@@ -236,7 +236,7 @@ describe('the real binary against a hostile council', { timeout: 300_000 }, () =
   });
 
   it.each(['nan', 'huge-values', 'renamed-tensor'] as const)(
-    'an aggregate poisoned with %s: exit 5, nothing stored as the council adapter',
+    'council adapters (the global it starts from, the aggregate) poisoned with %s: exit 5, nothing stored',
     async (poison) => {
       const { home } = await forge();
       proxy.set({ kind: 'poison', poison });
