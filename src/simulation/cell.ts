@@ -50,7 +50,7 @@ import type { TrainPool } from './train-pool.js';
  * The council is configured as a real one must be: the adapter layouts of the base the forges
  * train on, and the cell's privacy policy (S, and σ for the cell's ε), which every forge reads from
  * the round status and follows — as `federate round` does. Round 1 starts from the council's
- * round-0 global, the public PEFT initialisation it publishes (src/council/public-init.ts); as in
+ * round-0 global, the public PEFT initialisation it publishes (src/protocol/public-init.ts); as in
  * `federate round` (protocol v2) every update, round 1's included, is trained − the global it
  * trained from, clipped as a whole to S, and the council adds the aggregate back onto that global.
  */
