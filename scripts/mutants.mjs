@@ -68,6 +68,14 @@ export const MUTANTS = [
     bug: 'private interrupts may leave (silent ones may not)',
     tests: SPLIT_TESTS,
   },
+  {
+    id: 'split-unread-extension',
+    file: 'src/memoir/format/split-rule.ts',
+    find: "  if (e[UNREAD] !== undefined) return { shareable: false, reason: 'unread_extension', lenient: false };",
+    replace: '',
+    bug: 'an entry holding a kourai extension value kourai cannot read (a misspelt private interrupt) may leave',
+    tests: SPLIT_TESTS,
+  },
   // (ignoring private_only alone is an equivalent mutant: the schema refuses a split with both flags set)
   {
     id: 'split-task-description',
