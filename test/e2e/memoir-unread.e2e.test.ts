@@ -89,12 +89,16 @@ describe("a Python host's kourai extension kourai cannot read, end to end", { ti
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as {
       total: number;
-      entries: { entry_id: string; scene_id: string; likert?: unknown; _memoir?: { split_reason?: string } }[];
+      entries: { entry_id: string; scene_id: string; likert?: unknown; _memoir?: Record<string, unknown> }[];
     };
     expect(out.total).toBe(UNREAD.length + 2);
     const bySession = new Map(out.entries.map((e) => [e.scene_id, e]));
     expect(bySession.get('session-00000002.turn-1')?.entry_id).toMatch(/^py_[0-9A-Z]{24}$/);
     expect(bySession.get('session-00000000.turn-1')?.likert).toBeUndefined();
+    expect(bySession.get('session-00000000.turn-1')?._memoir).toMatchObject({
+      split_reason: 'unread_extension',
+      unread: [{ key: 'likert', json: '9', why: 'not an integer from 1 to 5' }],
+    });
     const stats = JSON.parse(kourai(['memoir', 'stats', '--memoir', file, '--json'], { home }).stdout) as {
       by_split_reason: { reason: string; entries: number }[];
     };
