@@ -71,6 +71,7 @@ function cell(
       observerEpsilon: Infinity,
       releases: { max: 2, mean: 2, never: 0 },
       forgeLedgerEpsilon: Infinity,
+      limited: 0,
       sharedValues: 135176,
     },
   };
@@ -219,6 +220,7 @@ describe('targets at scale', () => {
         observerEpsilon: epsilon,
         releases: { max: 2, mean: 0.2, never: 800 },
         forgeLedgerEpsilon: 30,
+        limited: 0,
         sharedValues: share === 'small' ? 4104 : 135176,
       },
     };
