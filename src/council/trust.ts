@@ -30,7 +30,7 @@
  *     do. "Near": closer than `ECHO_RATIO` of the round's median pairwise distance.
  *   - no structure: an update that correlates with no other forge's, |cos| < `STRUCTURE_FLOOR`/√d
  *     with every one — what a random vector does (|cos|·√d is then about N(0, 1)) — in a round
- *     whose median forge correlates with another well above it (`STRUCTURE_GATE`/√d). Under DP
+ *     whose median forge correlates with another well above it (`STRUCTURE_GATE`). Under DP
  *     noise every honest update is such a random vector too; then no forge passes the gate and
  *     none is judged by it.
  */
@@ -59,8 +59,13 @@ export function similarities(distance2: readonly number[], tolerance: number): n
 export const ECHO_RATIO = 0.05;
 /** |cos|·√d below this with every other update: no structure (a random vector's is about N(0, 1)). */
 export const STRUCTURE_FLOOR = 8;
-/** The round has structure when its median forge's largest |cos|·√d reaches this. */
+/**
+ * The round has structure when its median forge's largest |cos| reaches both this times 1/√d and
+ * `STRUCTURE_GATE_COS`: the second keeps the gate shut when the noise lives in fewer values than d
+ * (an adapter that federates only some of its values), where random vectors correlate more.
+ */
 export const STRUCTURE_GATE = 40;
+export const STRUCTURE_GATE_COS = 0.2;
 
 export type Evidence = 'echo' | 'structureless';
 
@@ -97,7 +102,8 @@ export function structureEvidence(
     }
     maxCos.set(i, best * root);
   }
-  if (median([...maxCos.values()]) >= STRUCTURE_GATE)
+  const mid = median([...maxCos.values()]);
+  if (mid >= STRUCTURE_GATE && mid >= STRUCTURE_GATE_COS * root)
     for (const [i, c] of maxCos) if (out[i] === null && c < STRUCTURE_FLOOR) out[i] = 'structureless';
   return out;
 }
