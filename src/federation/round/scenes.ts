@@ -329,7 +329,10 @@ const REACTIONS_SISTER: readonly [FederatingAgent, string][] = [
 
 const REACTIONS_SELF: readonly [FederatingAgent, string][] = [
   ['aidos', 'We must look at what we sent. Something in it was no forge’s own work.'],
-  ['aletheia', 'Exile measures how an update looks, not intent. If our data is unusual rather than wrong, say so to the council.'],
+  [
+    'aletheia',
+    'Exile measures how an update looks, not intent. If our data is unusual rather than wrong, say so to the council.',
+  ],
   ['mneme', 'I will keep what we learned before. The archive does not leave with the council.'],
   ['techne', 'I will follow your call, as always.'],
 ];
