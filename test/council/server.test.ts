@@ -526,6 +526,18 @@ for (const backend of BACKENDS) {
             .map((e) => JSON.parse(e.detailJson).forge)
             .sort(),
         ).toEqual(['static', 'twin-a', 'twin-b']);
+        expect(
+          Object.fromEntries(
+            events
+              .filter((e) => e.kind === 'stoa_falls')
+              .map((e) => [JSON.parse(e.detailJson).forge, JSON.parse(e.detailJson).evidence]),
+          ),
+        ).toEqual({ static: ['structureless'], 'twin-a': ['echo'], 'twin-b': ['echo'] });
+        expect(
+          c.logs.some((l) =>
+            /THE STOA FALLS — forge "static" exiled after round 3: .*this round: structureless/.test(l),
+          ),
+        ).toBe(true);
       });
     });
 
