@@ -1,4 +1,7 @@
 import { sampleCohort } from '../../src/protocol/cohort.js';
+import trustCommand from '../../src/commands/council/trust.js';
+import { trustListView } from '../../src/council/views.js';
+import type { Ctx } from '../../src/context.js';
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -538,6 +541,27 @@ for (const backend of BACKENDS) {
             /THE STOA FALLS — forge "static" exiled after round 3: .*this round: structureless/.test(l),
           ),
         ).toBe(true);
+        // `kourai council trust` says why each fell.
+        const list = {
+          data_dir: '',
+          alpha: 0.3,
+          threshold: 0.4,
+          warmup: 3,
+          ...(await trustListView(c.server.storage)),
+        };
+        expect(list.stoa_falls.map((f) => [f.forge, f.evidence])).toEqual(
+          expect.arrayContaining([
+            ['static', ['structureless']],
+            ['twin-a', ['echo']],
+          ]),
+        );
+        const text = trustCommand.render?.(list, { colorLevel: 0 } as Ctx) ?? '';
+        expect(text).toMatch(
+          /the Stoa falls: static exiled after round 3 \(trust 0\.343; its last update: no structure \(noise\),/,
+        );
+        expect(text).toMatch(
+          /the Stoa falls: twin-a exiled after round 3 \(trust 0\.343; its last update: an echo of another forge’s,/,
+        );
       });
     });
 
