@@ -43,10 +43,9 @@ export interface TrustSettings {
 
 export function similarities(distance2: readonly number[], tolerance: number): number[] {
   const d = distance2.map((x) => (Number.isFinite(x) && x >= 0 ? Math.sqrt(x) : Infinity));
-  const finite = d.filter(Number.isFinite).sort((a, b) => a - b);
+  const finite = d.filter(Number.isFinite);
   if (finite.length === 0) return d.map(() => 0);
-  const mid = finite.length >> 1;
-  const m = finite.length % 2 ? (finite[mid] as number) : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2;
+  const m = median(finite);
   return d.map((x) => {
     if (!Number.isFinite(x)) return 0;
     if (x <= tolerance * m) return 1;
