@@ -31,7 +31,7 @@ import {
   type NewRound,
   type RoundRow,
 } from './storage.js';
-import { roundTrustUpdates, type TrustSettings } from './trust.js';
+import { roundTrustUpdates, type Evidence, type TrustSettings } from './trust.js';
 import { adapterView, meView, publicInitView, roundStatusView, trustView } from './views.js';
 
 /**
@@ -678,12 +678,16 @@ export class Council {
     const scores = await this.storage.scoresFor(round);
     const forges = new Map((await this.storage.listForges()).map((f) => [f.id, f]));
     const settings = this.trustSettings;
-    const updates = roundTrustUpdates(scores, forges, settings);
+    const updates = withEvidence(
+      roundTrustUpdates(scores, forges, settings),
+      await this.storage.aggregatesOf(round),
+      forges,
+    );
     const next = await this.newRound(round + 1, new Set(updates.filter((u) => u.exile).map((u) => u.forgeId)));
     if (!(await this.storage.finishRound(round, this.now().toISOString(), updates, next))) return;
     for (const u of updates.filter((x) => x.exile)) {
       this.log(
-        `council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}`,
+        `council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}${u.evidence?.length ? ` (this round: ${u.evidence.join(', ')})` : ''}`,
       );
     }
     this.log(`council: round ${round} aggregated; round ${round + 1} open until ${next.deadline}`);
@@ -732,4 +736,23 @@ export class Council {
   async trust(forge: ForgeRow): Promise<Trust> {
     return trustView(this.storage, this.config, forge);
   }
+}
+
+/** Each trust update with the structure evidence its forge's updates showed this round (from the agents' outcomes). */
+function withEvidence<T extends { forgeId: number }>(
+  updates: readonly T[],
+  aggregates: readonly { outcomeJson: string }[],
+  forges: ReadonlyMap<number, { name: string }>,
+): (T & { evidence?: Evidence[] })[] {
+  const byName = new Map<string, Set<Evidence>>();
+  for (const a of aggregates) {
+    const ev = parseOutcome(a.outcomeJson).details.evidence;
+    if (ev && typeof ev === 'object')
+      for (const [name, kind] of Object.entries(ev as Record<string, Evidence>))
+        byName.set(name, (byName.get(name) ?? new Set()).add(kind));
+  }
+  return updates.map((u) => {
+    const ev = byName.get(forges.get(u.forgeId)?.name ?? '');
+    return ev ? { ...u, evidence: [...ev].sort() } : u;
+  });
 }

@@ -352,8 +352,8 @@ const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
 const pts = (v: number): string => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} points`;
 const plain = (c: Cell): boolean => c.split === 'semantic' && c.noise === 'local' && c.share === 'full';
 
-/** The number of rounds within which persistent attackers must be exiled (trust warm-up 3, α 0.3: an attacker far off every round falls after round 3). */
-export const EXILE_WITHIN = 5;
+/** The number of rounds within which persistent attackers must be exiled: an update that is an echo or has no structure scores 0, so with warm-up 3, α 0.3 and threshold 0.4 its forge falls after its third round (0.7³ = 0.343). */
+export const EXILE_WITHIN = 3;
 
 function targets(
   x: Experiment,
