@@ -3,7 +3,7 @@ import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submissio
 import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/format/agents.js';
 import { randomBytes } from 'node:crypto';
 import { sampleCohort } from '../protocol/cohort.js';
-import { ConflictError } from '../errors.js';
+import { ConflictError, UsageError } from '../errors.js';
 import { systemClock, type Clock, type Timer } from '../runtime/clock.js';
 import { sameLayout, type Layout } from '../tensor/layout.js';
 import { aggregateClosedRound, computeAgentAggregate, type AgentAggregator } from './aggregate-round.js';
@@ -22,7 +22,7 @@ import {
 } from './upload.js';
 import { parseOutcome } from './outcome.js';
 import { configuredLayouts, describeLayout } from './layouts.js';
-import { parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
+import { cohortShortfall, parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
 import {
   LayoutChangedError,
   RoundNotOpenError,
@@ -31,7 +31,7 @@ import {
   type NewRound,
   type RoundRow,
 } from './storage.js';
-import { roundTrustUpdates, type TrustSettings } from './trust.js';
+import { roundTrustUpdates, type Evidence, type TrustSettings } from './trust.js';
 import { adapterView, meView, publicInitView, roundStatusView, trustView } from './views.js';
 
 /**
@@ -122,6 +122,9 @@ export class Council {
    * round 1 on a fresh database, arms the deadline timer.
    */
   async start(): Promise<void> {
+    // A cohort too small for the rule's f among the forges registered now: refused before serving.
+    const short = cohortShortfall(this.config, (await this.eligible(new Set())).length);
+    if (short) throw new UsageError(short, 'raise --cohort, or lower --byzantine');
     await this.adoptConfiguredLayouts();
     // Resumed in the background, like any aggregation: the council answers meanwhile (idle() waits).
     for (const r of await this.storage.closingRounds()) {
@@ -202,13 +205,25 @@ export class Council {
 
   private async newRound(round: number, exiling: ReadonlySet<number> = new Set()): Promise<NewRound> {
     const at = this.now();
+    const eligible = this.config.cohort === null ? undefined : (await this.eligible(exiling)).length;
+    if (eligible !== undefined) {
+      const short = cohortShortfall(this.config, eligible);
+      if (short) this.log(`council: round ${round}: ${short}; its aggregation will be skipped (raise --cohort)`);
+    }
     return {
       round,
       openedAt: at.toISOString(),
       deadline: new Date(at.getTime() + this.config.round_deadline * 1000).toISOString(),
-      strategyJson: JSON.stringify(roundSettingsOf(this.config)),
+      strategyJson: JSON.stringify(roundSettingsOf(this.config, eligible)),
       cohort: await this.cohortFor(round, exiling),
     };
+  }
+
+  /** The forges that may take part in a round: not revoked, not exiled (nor being exiled). */
+  private async eligible(exiling: ReadonlySet<number>): Promise<string[]> {
+    return (await this.storage.listForges())
+      .filter((f) => !f.revokedAt && !f.exiledAt && !exiling.has(f.id))
+      .map((f) => f.name);
   }
 
   /**
@@ -221,10 +236,7 @@ export class Council {
     const size = this.config.cohort;
     if (size === null) return null;
     const seed = await this.storage.settingOnce('cohort_seed', this.secureRandom(32));
-    const eligible = (await this.storage.listForges())
-      .filter((f) => !f.revokedAt && !f.exiledAt && !exiling.has(f.id))
-      .map((f) => f.name);
-    return sampleCohort(eligible, { round, seed, size });
+    return sampleCohort(await this.eligible(exiling), { round, seed, size });
   }
 
   authenticate(authorization: string | undefined): Promise<ForgeRow> {
@@ -666,12 +678,16 @@ export class Council {
     const scores = await this.storage.scoresFor(round);
     const forges = new Map((await this.storage.listForges()).map((f) => [f.id, f]));
     const settings = this.trustSettings;
-    const updates = roundTrustUpdates(scores, forges, settings);
+    const updates = withEvidence(
+      roundTrustUpdates(scores, forges, settings),
+      await this.storage.aggregatesOf(round),
+      forges,
+    );
     const next = await this.newRound(round + 1, new Set(updates.filter((u) => u.exile).map((u) => u.forgeId)));
     if (!(await this.storage.finishRound(round, this.now().toISOString(), updates, next))) return;
     for (const u of updates.filter((x) => x.exile)) {
       this.log(
-        `council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}`,
+        `council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}${u.evidence?.length ? ` (this round: ${u.evidence.join(', ')})` : ''}`,
       );
     }
     this.log(`council: round ${round} aggregated; round ${round + 1} open until ${next.deadline}`);
@@ -720,4 +736,23 @@ export class Council {
   async trust(forge: ForgeRow): Promise<Trust> {
     return trustView(this.storage, this.config, forge);
   }
+}
+
+/** Each trust update with the structure evidence its forge's updates showed this round (from the agents' outcomes). */
+function withEvidence<T extends { forgeId: number }>(
+  updates: readonly T[],
+  aggregates: readonly { outcomeJson: string }[],
+  forges: ReadonlyMap<number, { name: string }>,
+): (T & { evidence?: Evidence[] })[] {
+  const byName = new Map<string, Set<Evidence>>();
+  for (const a of aggregates) {
+    const ev = parseOutcome(a.outcomeJson).details.evidence;
+    if (ev && typeof ev === 'object')
+      for (const [name, kind] of Object.entries(ev as Record<string, Evidence>))
+        byName.set(name, (byName.get(name) ?? new Set()).add(kind));
+  }
+  return updates.map((u) => {
+    const ev = byName.get(forges.get(u.forgeId)?.name ?? '');
+    return ev ? { ...u, evidence: [...ev].sort() } : u;
+  });
 }

@@ -843,7 +843,12 @@ export class SqliteCouncilStorage implements CouncilStorage {
             round,
             u.forgeId,
             'stoa_falls',
-            JSON.stringify({ forge: f.name, trust: u.after, similarity: u.similarity }),
+            JSON.stringify({
+              forge: f.name,
+              trust: u.after,
+              similarity: u.similarity,
+              ...(u.evidence?.length ? { evidence: u.evidence } : {}),
+            }),
           );
         }
       }

@@ -138,6 +138,8 @@ export interface TrustUpdate {
   after: number;
   /** Exile the forge now (the Stoa Falls). */
   exile: boolean;
+  /** What its updates showed this round beyond their distance (trust.ts): recorded with an exile. */
+  evidence?: string[];
 }
 
 export interface EventRow {
