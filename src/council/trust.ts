@@ -26,11 +26,13 @@
  * an honest forge's update never is give the evidence instead (`structureEvidence`); each sets
  * the round's similarity to 0, so a forge that shows it every round falls after the warm-up:
  *   - an echo: (near) the same vector as another forge's. Honest forges train on their own data
- *     and draw their own noise, so no two honest updates coincide; colluders that send one vector
- *     do. "Near": closer than `ECHO_RATIO` of the round's median pairwise distance.
+ *     and draw their own noise, so no two honest updates spread over many values coincide;
+ *     colluders that send one vector do. "Near": closer than `ECHO_RATIO` of the round's median
+ *     pairwise distance; only updates spread over many values and of a real size can echo.
  *   - no structure: an update that correlates with no other forge's, |cos| < `STRUCTURE_FLOOR`/√d
  *     with every one — what a random vector does (|cos|·√d is then about N(0, 1)) — in a round
- *     whose median forge correlates with another well above it (`STRUCTURE_GATE`). Under DP
+ *     whose median forge correlates with another well above it (`STRUCTURE_GATE`), and only of
+ *     an update spread over the values as noise is (a concentrated update is structure). Under DP
  *     noise every honest update is such a random vector too; then no forge passes the gate and
  *     none is judged by it.
  */
@@ -66,17 +68,34 @@ export const STRUCTURE_FLOOR = 8;
 export const STRUCTURE_GATE = 40;
 export const STRUCTURE_GATE_COS = 0.2;
 
+/**
+ * Who can echo: updates spread over at least this many values (the participation ratio
+ * ‖u‖⁴/Σuᵢ⁴) and at least this share of the round's median norm. Honest updates that live on a
+ * handful of values (a partly federated adapter) or carry almost nothing (a forge its data no
+ * longer moves) coincide without any collusion.
+ */
+export const ECHO_MIN_SUPPORT = 100;
+export const ECHO_MIN_NORM = 0.5;
+/** No structure is judged only of updates spread like noise: over at least this share of d (Gaussian noise: about a third). */
+export const STRUCTURELESS_MIN_SUPPORT = 0.1;
+
 export type Evidence = 'echo' | 'structureless';
+
+/** The participation ratio of a vector from Σuᵢ² and Σuᵢ⁴: how many values it is spread over (0 for zero). */
+export function support(sum2: number, sum4: number): number {
+  return sum4 > 0 ? (sum2 * sum2) / sum4 : 0;
+}
 
 /**
  * What each forge's update shows against it this round (null: nothing), from the pairwise squared
- * distances (n×n, row-major), each update's squared norm and the dimension d. A zero or non-finite
- * update shows nothing here (it carries nothing; the distance score handles non-finite ones), and
- * is left out of the round's medians.
+ * distances (n×n, row-major), each update's squared norm, its support (`support`) and the
+ * dimension d. A zero or non-finite update shows nothing here (it carries nothing; the distance
+ * score handles non-finite ones), and is left out of the round's medians.
  */
 export function structureEvidence(
   pair2: ArrayLike<number>,
   norm2: readonly number[],
+  supports: readonly number[],
   dim: number,
 ): (Evidence | null)[] {
   const n = norm2.length;
@@ -88,6 +107,9 @@ export function structureEvidence(
   const pairs: number[] = [];
   for (const i of ids) for (const j of ids) if (i < j && Number.isFinite(d2(i, j))) pairs.push(Math.sqrt(d2(i, j)));
   const medPair = median(pairs);
+  const medNorm = median(ids.map((i) => Math.sqrt(norm2[i] as number)));
+  const canEcho = (i: number): boolean =>
+    (supports[i] ?? 0) >= ECHO_MIN_SUPPORT && Math.sqrt(norm2[i] as number) >= ECHO_MIN_NORM * medNorm;
   const root = Math.sqrt(dim);
   const maxCos = new Map<number, number>();
   for (const i of ids) {
@@ -97,13 +119,15 @@ export function structureEvidence(
       const a = norm2[i] as number;
       const b = norm2[j] as number;
       best = Math.max(best, Math.abs((a + b - d2(i, j)) / (2 * Math.sqrt(a * b))));
-      if (medPair > 0 && Math.sqrt(d2(i, j)) < ECHO_RATIO * medPair) out[i] = 'echo';
+      if (medPair > 0 && canEcho(i) && canEcho(j) && Math.sqrt(d2(i, j)) < ECHO_RATIO * medPair) out[i] = 'echo';
     }
     maxCos.set(i, best * root);
   }
   const mid = median([...maxCos.values()]);
   if (mid >= STRUCTURE_GATE && mid >= STRUCTURE_GATE_COS * root)
-    for (const [i, c] of maxCos) if (out[i] === null && c < STRUCTURE_FLOOR) out[i] = 'structureless';
+    for (const [i, c] of maxCos)
+      if (out[i] === null && c < STRUCTURE_FLOOR && (supports[i] ?? 0) >= STRUCTURELESS_MIN_SUPPORT * dim)
+        out[i] = 'structureless';
   return out;
 }
 
