@@ -104,6 +104,7 @@ export async function computeAgentAggregate(
   let pairwise: DistanceMatrix;
   const sum2 = new Float64Array(subs.length);
   const sum4 = new Float64Array(subs.length);
+  const nonzero = new Float64Array(subs.length);
   let globalChunks: Buffer[];
   const t0 = performance.now();
   try {
@@ -145,13 +146,16 @@ export async function computeAgentAggregate(
         rows.forEach((r, i) => {
           let a = 0;
           let b = 0;
+          let z = 0;
           for (let k = 0; k < r.length; k++) {
             const x2 = (r[k] as number) * (r[k] as number);
             a += x2;
             b += x2 * x2;
+            if (x2 > 0) z++;
           }
           sum2[i] = (sum2[i] as number) + a;
           sum4[i] = (sum4[i] as number) + b;
+          nonzero[i] = (nonzero[i] as number) + z;
         });
       }
       // The new global = previous global + aggregate update, stored as float32 chunks.
@@ -176,9 +180,12 @@ export async function computeAgentAggregate(
       true,
     );
   const evidence = structureEvidence(
-    pairwise.d2,
-    Array.from(sum2),
-    Array.from(sum2, (a, i) => support(a, sum4[i] as number)),
+    {
+      pair2: pairwise.d2,
+      norm2: Array.from(sum2),
+      supports: Array.from(sum2, (a, i) => support(a, sum4[i] as number)),
+      nonzero: Array.from(nonzero),
+    },
     layout.size,
   );
   // The round's similarity: the distance score, 0 where the update shows an echo or no structure.

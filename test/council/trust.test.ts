@@ -105,7 +105,8 @@ function evidenceOf(us: readonly Float64Array[]): (Evidence | null)[] {
       u.reduce((s, x) => s + x ** 4, 0),
     ),
   );
-  return structureEvidence(pair2, norm2, supports, (us[0] as Float64Array).length);
+  const nonzero = us.map((u) => u.filter((x) => x !== 0).length);
+  return structureEvidence({ pair2, norm2, supports, nonzero }, (us[0] as Float64Array).length);
 }
 
 const DIM = 4096;
