@@ -12,7 +12,7 @@ import { f32FromLE } from '../tensor/float-codec.js';
 import { tensorToJson } from '../tensor/json.js';
 import type { Layout } from '../tensor/layout.js';
 import type { CouncilConfig } from './config.js';
-import { publicInit, PUBLIC_INIT_SCHEME, PUBLIC_INIT_SEED } from './public-init.js';
+import { publicInit, PUBLIC_INIT_SCHEME, PUBLIC_INIT_SEED } from '../protocol/public-init.js';
 import { parseOutcome } from './outcome.js';
 import { parseRoundSettings, privacyPolicyOf, type PrivacyPolicy } from './round-settings.js';
 import type { AggregateRow, CouncilStorage, ForgeRow, RoundRow } from './storage.js';
