@@ -240,6 +240,21 @@ export function measuresColdStart(x: Experiment, c: Omit<Cell, 'seed'>): boolean
 }
 
 /**
+ * Whether a cell measures Aidos's slop-detection F1: the clean reference run at the experiment's
+ * ε with the design's split (its Aidos federation runs beside it, on the same cohorts).
+ */
+export function measuresAidos(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
+  return (
+    c.attack === 'none' &&
+    c.strategy === x.reference &&
+    c.epsilon === x.epsilon &&
+    c.split === 'semantic' &&
+    c.noise === 'local' &&
+    c.share === 'full'
+  );
+}
+
+/**
  * f of the council's robust rule: the Byzantine forges a cohort holds on average, K·b/N rounded
  * (b/N of every cohort, as the literature states f for sampled rounds).
  */
