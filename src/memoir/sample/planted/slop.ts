@@ -151,7 +151,12 @@ export interface SlopShard {
 
 export function slopShard(seed: number, k: number, perSession: number): SlopShard {
   const fams = new Set(slopFamiliesOf(seed, k));
-  return { phrases: slopSplit(seed).training.filter((p) => fams.has(p.family)).map((p) => p.text), perSession };
+  return {
+    phrases: slopSplit(seed)
+      .training.filter((p) => fams.has(p.family))
+      .map((p) => p.text),
+    perSession,
+  };
 }
 
 const CONTENT: readonly ((fn: string, n: string, t: string, x: string) => string)[] = [
