@@ -28,7 +28,7 @@ import { cellKey, cohortByzantine, type Cell } from './experiment.js';
 import type { AppliedAdapter, LabelledProbe } from './evaluate.js';
 import type { SimForge } from './forges.js';
 import { seededSampler } from './sim-privacy.js';
-import { f1Of, precisionOf, recallOf, type Confusion } from './slop-f1.js';
+import { confusionOf, f1Of, precisionOf, recallOf, type Confusion } from './slop-f1.js';
 
 /**
  * Aidos's slop-detection F1, the design's first research metric: "federated Aidos slop-detection
@@ -57,6 +57,8 @@ export interface AidosResult {
   singleConverged: Detection;
   /** That bond trained over the final federated council adapter (mean over the measured forges). */
   bondCouncil: Detection;
+  /** The trivial detector that calls every passage slop (F1 2/3 on a balanced probe, precision 1/2). */
+  allSlop: Detection;
   /** Single forges measured, and texts in the held-out probe (half of them slop). */
   forges: number;
   probe: number;
@@ -206,6 +208,12 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
       ),
       bondCouncil: meanDetection(
         onTop.map((t) => score(t ? [c, { lora: loraWeights(bondDims, t), alpha: bondSettings.alpha }] : [c])),
+      ),
+      allSlop: detectionOf(
+        confusionOf(
+          probe.items.map(() => true),
+          probe.items.map((p) => p.positive),
+        ),
       ),
       forges: solo.length,
       probe: probe.items.length,

@@ -115,6 +115,8 @@ export interface AidosSummary {
   /** A single forge's bond trained to convergence on all its data; that bond over the final council adapter. */
   singleConverged: Stat;
   bondCouncil: Stat;
+  /** The trivial detector that calls every passage slop (absent in cells recorded before it was). */
+  allSlop: Stat;
   /** Precision and recall in the last round. */
   last: { federated: { precision: Stat; recall: Stat }; single: { precision: Stat; recall: Stat } };
   forges: number;
@@ -583,6 +585,7 @@ function aidosSummary(results: readonly CellResult[]): AidosSummary | null {
     })),
     singleConverged: stat(as.map((a) => a.singleConverged.f1)),
     bondCouncil: stat(as.map((a) => a.bondCouncil.f1)),
+    allSlop: stat(as.map((a) => a.allSlop?.f1 ?? NaN)),
     last: {
       federated: {
         precision: last((a) => a.federated[a.federated.length - 1], 'precision'),
@@ -640,7 +643,7 @@ function aidosTarget(x: Experiment, a: AidosSummary | null): Target {
     value,
     unit: 'points',
     met: short.length === 0,
-    detail: `federated vs a single forge alone: ${each}; a single forge's bond to convergence ${pct(a.singleConverged.mean)}, bond + council ${pct(a.bondCouncil.mean)}; ${a.forges} single forges, ${a.probe} held-out texts, mean over seeds${short.length ? `; missed in round${short.length === 1 ? '' : 's'} ${short.map((r) => r.round).join(', ')}` : ''}`,
+    detail: `federated vs a single forge alone: ${each}; a single forge's bond to convergence ${pct(a.singleConverged.mean)}, bond + council ${pct(a.bondCouncil.mean)}; calling every passage slop ${pct(a.allSlop.mean)}; ${a.forges} single forges, ${a.probe} held-out texts, mean over seeds${short.length ? `; missed in round${short.length === 1 ? '' : 's'} ${short.map((r) => r.round).join(', ')}` : ''}`,
   };
 }
 

@@ -85,6 +85,7 @@ export function fixtureCells(): CellResult[] {
             single: [det(0.5), det(0.52), det(0.55 + seed * 0.01)],
             singleConverged: det(0.56),
             bondCouncil: det(0.6),
+            allSlop: { f1: 2 / 3, precision: 0.5, recall: 1 },
             forges: 4,
             probe: 10,
           }

@@ -76,10 +76,10 @@ describe('the HTML report in a real browser', () => {
       await expect(page.locator('#split + p + table').innerText()).resolves.toMatch(
         /semantic[\s\S]*param-random[\s\S]*fedsa/,
       );
-      // Aidos F1 by round: the federated adapter, a single forge alone, and its converged bond (flat)
+      // Aidos F1 by round: the federated adapter, a single forge alone; flat: its converged bond, and calling everything slop
       const aidos = page.locator('svg[data-chart="aidos"] polyline');
-      expect(await aidos.count()).toBe(3);
-      for (let i = 0; i < 3; i++) expect((await aidos.nth(i).boundingBox())?.width).toBeGreaterThan(100);
+      expect(await aidos.count()).toBe(4);
+      for (let i = 0; i < 4; i++) expect((await aidos.nth(i).boundingBox())?.width).toBeGreaterThan(100);
       await expect(page.locator('#targets + table').innerText()).resolves.toMatch(
         /Aidos slop-detection F1: federated council beats a single forge[^\n]*\n?[\s\S]*?met/,
       );

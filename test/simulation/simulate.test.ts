@@ -84,6 +84,8 @@ describe('kourai federate simulate (in-process council)', () => {
       expect(d.f1).toBeLessThanOrEqual(1);
     }
     expect(clean?.aidos?.probe).toBe(20);
+    // the trivial detector on a balanced probe: everything called slop, F1 2/3
+    expect(clean?.aidos?.allSlop.f1).toBeCloseTo(2 / 3, 12);
     // --json is one document; ε = ∞ is null in it; the Aidos target is in its targets
     const doc = JSON.parse(JSON.stringify(r)) as {
       experiment: { epsilon: unknown };

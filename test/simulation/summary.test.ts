@@ -331,6 +331,7 @@ describe('Aidos slop-detection F1', () => {
     expect(s.aidos?.rounds[1]?.gain.mean).toBeCloseTo(0.155, 12);
     expect(s.aidos?.rounds[2]?.gain.mean).toBeCloseTo(0.215, 12);
     expect(aidosTarget(s)).toMatchObject({ met: true, unit: 'points', value: expect.closeTo(0.155, 12) });
+    expect(aidosTarget(s)?.detail).toMatch(/calling every passage slop 66\.7%/);
     expect(renderText(FIXTURE_EXPERIMENT, s)).toMatch(
       /Aidos slop detection[^\n]*\n[^\n]*round[^\n]*\n {2}1 +60\.0±0\.0/,
     );

@@ -216,7 +216,7 @@ export function renderHtml(
   if (s.aidos) {
     const a = s.aidos;
     parts.push(
-      `<h2 id="aidos">Aidos: slop detection</h2><p>The design's first research metric. Each forge's player puts passages to Aidos and takes her call when the passage is slop; every player meets only a few of the slop families, so no single forge sees them all. F1 (slop the positive class) on ${a.probe} held-out passages: slop phrases no forge ever wrote, around words no memoir holds. <b>federated</b>: the Aidos council adapter of the clean ${esc(x.reference)} run after each round; <b>single forge</b>: a forge's own adapter trained alone on the same data for as many rounds' epochs (mean over ${a.forges} forges); beside them, a forge's bond trained to convergence (${ms(a.singleConverged)}) and that bond over the final council adapter (${ms(a.bondCouncil)}). Gain: federated − the stronger single-forge baseline, per seed. Last round: federated precision ${ms(a.last.federated.precision)}, recall ${ms(a.last.federated.recall)}; single forge precision ${ms(a.last.single.precision)}, recall ${ms(a.last.single.recall)}.</p>`,
+      `<h2 id="aidos">Aidos: slop detection</h2><p>The design's first research metric. Each forge's player puts passages to Aidos and takes her call when the passage is slop; every player meets only a few of the slop families, so no single forge sees them all. F1 (slop the positive class) on ${a.probe} held-out passages: slop phrases no forge ever wrote, around words no memoir holds. <b>federated</b>: the Aidos council adapter of the clean ${esc(x.reference)} run after each round; <b>single forge</b>: a forge's own adapter trained alone on the same data for as many rounds' epochs (mean over ${a.forges} forges); beside them, a forge's bond trained to convergence (${ms(a.singleConverged)}) and that bond over the final council adapter (${ms(a.bondCouncil)}); the trivial detector that calls every passage slop scores ${ms(a.allSlop)} (precision 50%). Gain: federated − the stronger single-forge baseline, per seed. Last round: federated precision ${ms(a.last.federated.precision)}, recall ${ms(a.last.federated.recall)}; single forge precision ${ms(a.last.single.precision)}, recall ${ms(a.last.single.recall)}.</p>`,
     );
     parts.push('<table><tr><th>round</th><th>federated F1</th><th>single forge F1</th><th>gain</th></tr>');
     for (const r of a.rounds)
@@ -245,6 +245,7 @@ export function renderHtml(
             values: a.rounds.map(() => a.singleConverged.mean),
             dashed: true,
           },
+          { name: 'every passage called slop', values: a.rounds.map(() => a.allSlop.mean), dashed: true },
         ],
         'round',
       ),

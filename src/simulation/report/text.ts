@@ -121,7 +121,7 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
         `  ${pad(String(r.round), 6)} ${pad(ms(r.federated), 11, true)} ${pad(ms(r.single), 13, true)} ${pad(`${(r.gain.mean * 100).toFixed(1)} points`, 14, true)}`,
       );
     out.push(
-      `  a single forge's bond to convergence ${ms(a.singleConverged)}; that bond over the final council adapter ${ms(a.bondCouncil)}; gain: federated − the stronger single-forge baseline`,
+      `  a single forge's bond to convergence ${ms(a.singleConverged)}; that bond over the final council adapter ${ms(a.bondCouncil)}; calling every passage slop ${ms(a.allSlop)}; gain: federated − the stronger single-forge baseline`,
     );
   }
   if (s.split.length) {
