@@ -603,7 +603,7 @@ export function noisedRelease(
   return out;
 }
 
-export interface MemoJob {
+interface MemoJob {
   key: string | null;
   agent: FederatingAgent;
   examples: readonly Example[];
