@@ -241,11 +241,11 @@ export function renderHtml(
             spread: a.rounds.map((r) => r.single.sd),
           },
           {
-            name: 'single forge, bond to convergence',
+            name: 'single, converged',
             values: a.rounds.map(() => a.singleConverged.mean),
             dashed: true,
           },
-          { name: 'every passage called slop', values: a.rounds.map(() => a.allSlop.mean), dashed: true },
+          { name: 'all called slop', values: a.rounds.map(() => a.allSlop.mean), dashed: true },
         ],
         'round',
       ),
