@@ -24,7 +24,7 @@ import {
   type SeedContext,
 } from './cell.js';
 import { layoutsFor } from './council-port.js';
-import { cellKey, cohortByzantine, type Cell } from './experiment.js';
+import { cellKey, cohortByzantine, samplingOf, type Cell } from './experiment.js';
 import type { AppliedAdapter, LabelledProbe } from './evaluate.js';
 import type { SimForge } from './forges.js';
 import { seededSampler } from './sim-privacy.js';
@@ -89,15 +89,14 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
   const { x, base, forges, evaluator } = sc;
   const spec = base.spec;
   const settings0 = councilSettings(x, sc.seed, 1);
-  const sampled = x.cohort < x.forges;
-  const poisson = sampled && cell.epsilon !== Infinity;
+  const poisson = samplingOf(x, cell.epsilon) === 'poisson';
   const q = x.cohort / x.forges;
   const sigmaCell = sc.sigmas.sigma(cell.epsilon, x.rounds, x.delta, q);
   const dataDir = join(hooks.dataDir, 'aidos');
   mkdirSync(dataDir, { recursive: true });
   const port = await hooks.port({
     strategy: cell.strategy,
-    byzantine: cohortByzantine(x),
+    byzantine: cohortByzantine(x, samplingOf(x, cell.epsilon)),
     forges: forges.map((g) => g.name),
     baseFingerprint: sc.fingerprint,
     layouts: layoutsFor(spec, [AIDOS], settings0.rank),
