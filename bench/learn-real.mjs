@@ -14,7 +14,7 @@
 // all; quick 500), KOURAI_LEARN_REAL_FOLDS (k of the k-fold split, default 5; quick 3),
 // KOURAI_LEARN_REAL_PART (report, development or all; default report).
 /** Iterations of the ceiling's descent: the n-gram columns (unit-norm rows) need many to fit. */
-const ITERATIONS = 400;
+const ITERATIONS = 300;
 const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
 
 /** Bradley–Terry logistic regression on x_chosen − x_rejected, plain full-batch gradient descent
@@ -68,7 +68,7 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
   const acc = (f, ds) => ds.reduce((a, d) => a + out(f(d)), 0) / ds.length;
   const tr = trainPairs.map(diff);
   const te = testPairs.map(diff);
-  const grid = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
+  const grid = [3e-3, 1e-3, 3e-4, 1e-4];
   const folds = [0, 1, 2].map((f) => ({
     test: tr.filter((_, i) => i % 3 === f),
     train: tr.filter((_, i) => i % 3 !== f),
