@@ -25,6 +25,11 @@ const INGEST_TESTS = ['test/council', 'test/commands/federate'];
 const SCAN_TESTS = ['test/memoir/format/scan', 'test/memoir/verify'];
 const HOSTILE_TESTS = ['test/federation/hostile-council.test.ts'];
 const BINDING_TESTS = ['test/council/round-binding.test.ts'];
+const UNREAD_TESTS = [
+  'test/memoir/format/unread.test.ts',
+  'test/memoir/format/lax.test.ts',
+  'test/memoir-index/index-reading-rule.test.ts',
+];
 
 export const MUTANTS = [
   // the split rule
@@ -67,6 +72,14 @@ export const MUTANTS = [
     replace: "if (e.interrupt.visibility === 'silent') return 'private_interrupt';",
     bug: 'private interrupts may leave (silent ones may not)',
     tests: SPLIT_TESTS,
+  },
+  {
+    id: 'split-unread-extension',
+    file: 'src/memoir/format/split-rule.ts',
+    find: "  if (e[UNREAD] !== undefined) return { shareable: false, reason: 'unread_extension', lenient: false };",
+    replace: '',
+    bug: 'an entry holding a kourai extension value kourai cannot read (a misspelt private interrupt) may leave',
+    tests: UNREAD_TESTS,
   },
   // (ignoring private_only alone is an equivalent mutant: the schema refuses a split with both flags set)
   {

@@ -102,6 +102,7 @@ function exec(argv) {
 for (const p of [
   'src',
   'test',
+  'docs', // tests read documented snippets (the Python lock in docs/memoir.md)
   'bin',
   'README.md',
   'package.json',

@@ -159,6 +159,8 @@ export interface AggregateOutcome {
   nonFinite: number[];
   /** Squared distance of every update to the aggregate (+Infinity for non-finite ones). */
   distanceToAggregate: number[];
+  /** The pairwise squared distances, when the rule needed them (selection). */
+  pairwise?: DistanceMatrix;
   selection?: Selection;
   scores?: number[];
   neighbours?: number;
@@ -236,6 +238,7 @@ export function aggregateUpdates(
   let used: number[];
   if (needsDistances) {
     const dist = streamDistances(source, ranges, kernel, opts.pool ?? null);
+    outcome.pairwise = dist;
     outcome.nonFinite = dist.nonFinite.flatMap((bad, i) => (bad ? [i] : []));
     if (strategy === 'krum') {
       const sel = krumSelect(dist, f);

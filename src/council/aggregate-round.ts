@@ -1,6 +1,13 @@
 import type { GramPool } from '../aggregation/gram-pool.js';
 import { refusalOf } from '../aggregation/guard.js';
-import { aggregateUpdates, chunkRanges, requirement, type AggregateOutcome } from '../aggregation/strategy.js';
+import {
+  aggregateUpdates,
+  chunkRanges,
+  requirement,
+  streamDistances,
+  type AggregateOutcome,
+} from '../aggregation/strategy.js';
+import type { DistanceMatrix } from '../aggregation/pairwise-distances.js';
 import { AggregationError } from '../aggregation/vec.js';
 import { FEDERATING_AGENTS } from '../memoir/format/agents.js';
 import { f32FromLE, toLE } from '../tensor/float-codec.js';
@@ -8,7 +15,7 @@ import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
 import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
 import { publicInitFlat } from './public-init.js';
-import { similarities } from './trust.js';
+import { similarities, structureEvidence } from './trust.js';
 
 /**
  * Aggregating a closed round: a function of what storage holds and the settings the round froze,
@@ -94,6 +101,7 @@ export async function computeAgentAggregate(
       false,
     );
   let outcome: AggregateOutcome;
+  let pairwise: DistanceMatrix;
   let globalChunks: Buffer[];
   const t0 = performance.now();
   try {
@@ -120,6 +128,15 @@ export async function computeAgentAggregate(
         outcome,
       );
       if (refusal) return failed(`aggregate refused: ${refusal}`, true);
+      // Trust's structure evidence needs every pair; rules without a selection did not compute them.
+      pairwise =
+        outcome.pairwise ??
+        streamDistances(
+          { n: reader.n, layout, read: (start, end) => reader.read(start, end) },
+          chunkRanges(layout),
+          undefined,
+          deps.pool ?? null,
+        );
       // The new global = previous global + aggregate update, stored as float32 chunks.
       globalChunks = chunkRanges(layout).map(([s, e]) => {
         const b = (base as NonNullable<typeof base>)(s, e);
@@ -141,7 +158,13 @@ export async function computeAgentAggregate(
       `aggregate refused: the new global is not finite in float32 (chunk ${notFinite}): previous global + aggregate overflows`,
       true,
     );
-  const sims = similarities(outcome.distanceToAggregate, deps.trustTolerance);
+  const evidence = structureEvidence(
+    pairwise.d2,
+    subs.map((s) => s.norm * s.norm),
+    layout.size,
+  );
+  // The round's similarity: the distance score, 0 where the update shows an echo or no structure.
+  const sims = similarities(outcome.distanceToAggregate, deps.trustTolerance).map((s, i) => (evidence[i] ? 0 : s));
   const used = new Set(outcome.used);
   const scores: ScoreRow[] = subs.map((s, i) => ({
     round,
@@ -159,6 +182,8 @@ export async function computeAgentAggregate(
       names.map((n, i) => [n, Number.isFinite(outcome.scores?.[i]) ? outcome.scores?.[i] : null]),
     );
   details.similarity = Object.fromEntries(names.map((n, i) => [n, sims[i]]));
+  if (evidence.some((e) => e !== null))
+    details.evidence = Object.fromEntries(names.flatMap((n, i) => (evidence[i] ? [[n, evidence[i]]] : [])));
   const json: AgentOutcome = {
     ...base,
     used: outcome.used.map((i) => names[i] as string),

@@ -344,8 +344,9 @@ export function checkServeConfig(r: ResolvedConfig): void {
       `pass --base-fingerprint SHA (repeatable) or set ${envName('base_fingerprints')}`,
     );
   }
+  // With a cohort, f depends on how many forges there are: each round checks its own (round-settings.ts).
   const req = requirement(roundSettingsOf(c));
-  if (c.min_forges < req.min) {
+  if (c.cohort === null && c.min_forges < req.min) {
     throw new UsageError(
       `min_forges is ${c.min_forges} (from ${r.sources.min_forges}) but ${req.rule}`,
       `raise --min-forges to ${req.min} or lower --byzantine`,

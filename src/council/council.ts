@@ -3,17 +3,26 @@ import type { Adapter, Layouts, Me, Receipt, RoundStatus, SealReceipt, Submissio
 import { FEDERATING_AGENTS, isAgent, isBondOnly, type FederatingAgent } from '../memoir/format/agents.js';
 import { randomBytes } from 'node:crypto';
 import { sampleCohort } from '../protocol/cohort.js';
-import { ConflictError } from '../errors.js';
+import { ConflictError, UsageError } from '../errors.js';
 import { systemClock, type Clock, type Timer } from '../runtime/clock.js';
 import { sameLayout, type Layout } from '../tensor/layout.js';
 import { aggregateClosedRound, computeAgentAggregate, type AgentAggregator } from './aggregate-round.js';
 import { authenticate } from './auth.js';
 import type { CouncilConfig } from './config.js';
 import { CouncilHttpError } from './http-error.js';
-import { checkReleaseBinding, digestOf, ingest } from './ingest.js';
+import { checkNorm, checkReleaseBinding, checkUpdateHead, digestOf } from './ingest.js';
+import {
+  jsonReader,
+  memoryReader,
+  safetensorsReader,
+  UpdateAssembler,
+  wholeSubmission,
+  type Upload,
+  type UpdateReader,
+} from './upload.js';
 import { parseOutcome } from './outcome.js';
 import { configuredLayouts, describeLayout } from './layouts.js';
-import { parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
+import { cohortShortfall, parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
 import {
   LayoutChangedError,
   RoundNotOpenError,
@@ -22,7 +31,7 @@ import {
   type NewRound,
   type RoundRow,
 } from './storage.js';
-import { roundTrustUpdates, type TrustSettings } from './trust.js';
+import { roundTrustUpdates, type Evidence, type TrustSettings } from './trust.js';
 import { adapterView, meView, publicInitView, roundStatusView, trustView } from './views.js';
 
 /**
@@ -113,6 +122,9 @@ export class Council {
    * round 1 on a fresh database, arms the deadline timer.
    */
   async start(): Promise<void> {
+    // A cohort too small for the rule's f among the forges registered now: refused before serving.
+    const short = cohortShortfall(this.config, (await this.eligible(new Set())).length);
+    if (short) throw new UsageError(short, 'raise --cohort, or lower --byzantine');
     await this.adoptConfiguredLayouts();
     // Resumed in the background, like any aggregation: the council answers meanwhile (idle() waits).
     for (const r of await this.storage.closingRounds()) {
@@ -193,13 +205,25 @@ export class Council {
 
   private async newRound(round: number, exiling: ReadonlySet<number> = new Set()): Promise<NewRound> {
     const at = this.now();
+    const eligible = this.config.cohort === null ? undefined : (await this.eligible(exiling)).length;
+    if (eligible !== undefined) {
+      const short = cohortShortfall(this.config, eligible);
+      if (short) this.log(`council: round ${round}: ${short}; its aggregation will be skipped (raise --cohort)`);
+    }
     return {
       round,
       openedAt: at.toISOString(),
       deadline: new Date(at.getTime() + this.config.round_deadline * 1000).toISOString(),
-      strategyJson: JSON.stringify(roundSettingsOf(this.config)),
+      strategyJson: JSON.stringify(roundSettingsOf(this.config, eligible)),
       cohort: await this.cohortFor(round, exiling),
     };
+  }
+
+  /** The forges that may take part in a round: not revoked, not exiled (nor being exiled). */
+  private async eligible(exiling: ReadonlySet<number>): Promise<string[]> {
+    return (await this.storage.listForges())
+      .filter((f) => !f.revokedAt && !f.exiledAt && !exiling.has(f.id))
+      .map((f) => f.name);
   }
 
   /**
@@ -212,10 +236,7 @@ export class Council {
     const size = this.config.cohort;
     if (size === null) return null;
     const seed = await this.storage.settingOnce('cohort_seed', this.secureRandom(32));
-    const eligible = (await this.storage.listForges())
-      .filter((f) => !f.revokedAt && !f.exiledAt && !exiling.has(f.id))
-      .map((f) => f.name);
-    return sampleCohort(eligible, { round, seed, size });
+    return sampleCohort(await this.eligible(exiling), { round, seed, size });
   }
 
   authenticate(authorization: string | undefined): Promise<ForgeRow> {
@@ -256,7 +277,10 @@ export class Council {
     return roundStatusView(this.storage, this.config, r, forge);
   }
 
-  /** Accepts one agent's update, or refuses it precisely. A replay of an accepted body gets the same receipt. */
+  /**
+   * Accepts one agent's update held in memory (an in-process council: the simulator, tests), or
+   * refuses it precisely. A replay of an accepted body gets the same receipt.
+   */
   async submit(
     forge: ForgeRow,
     round: number,
@@ -264,31 +288,51 @@ export class Council {
     body: Submission,
     opts: { councilUrl?: string | null } = {},
   ): Promise<{ created: boolean; receipt: Receipt }> {
-    checkReleaseBinding(body.round_key, {
+    const digest = digestOf(body);
+    return this.receive(forge, round, agent, opts, {
+      whole: async () => body,
+      reader: (asm) => memoryReader(body, digest, asm),
+    });
+  }
+
+  /**
+   * Accepts an update as its body arrives (HTTP): it is checked and written to storage chunk by
+   * chunk, never held whole (upload.ts says what is held). A retry of an update already accepted
+   * for its slot is read whole to compare it with the accepted one (then dropped).
+   */
+  async submitUpload(
+    forge: ForgeRow,
+    round: number,
+    agent: string,
+    upload: Upload,
+    opts: { councilUrl?: string | null } = {},
+  ): Promise<{ created: boolean; receipt: Receipt }> {
+    return this.receive(forge, round, agent, opts, {
+      whole: (a) => wholeSubmission(upload, a),
+      reader: (asm) =>
+        upload.type === 'safetensors'
+          ? safetensorsReader(upload.body, upload.length, asm)
+          : jsonReader(upload.body, asm),
+    });
+  }
+
+  private async receive(
+    forge: ForgeRow,
+    round: number,
+    agent: string,
+    opts: { councilUrl?: string | null },
+    source: { whole(agent: string): Promise<Submission>; reader(asm: UpdateAssembler): UpdateReader },
+  ): Promise<{ created: boolean; receipt: Receipt }> {
+    const binding = {
       round,
       forge,
       ...(opts.councilUrl !== undefined ? { councilUrl: opts.councilUrl } : {}),
-    });
-    const digest = digestOf(body);
+    };
     const existing = await this.storage.submission(round, forge.id, agent);
-    if (existing) return this.replay(existing.digest, digest, existing.receiptJson, round, agent, body.round_key);
-    // The same bytes as another forge's release are a replay of it, not an update of this forge's own
-    // (as a release or stripped to a plain body). Two plain bodies alike are left to the aggregation
-    // rule: colluding forges that send one vector (the simulator's attackers) are its to withstand.
-    const alike = (await this.storage.submissionsFor(round, agent)).filter(
-      (s) => s.digest === digest && s.forgeId !== forge.id,
-    );
-    if (
-      alike.some(
-        (s) =>
-          body.round_key !== undefined ||
-          (JSON.parse(s.receiptJson) as { round_key?: unknown }).round_key !== undefined,
-      )
-    ) {
-      throw new CouncilHttpError(
-        'replayed_release',
-        `another forge already sent exactly these bytes for ${agent} in round ${round}: an update is accepted from the forge that drew it, once`,
-      );
+    if (existing) {
+      const body = await source.whole(agent);
+      checkReleaseBinding(body.round_key, binding);
+      return this.replay(existing.digest, digestOf(body), existing.receiptJson, round, agent, body.round_key);
     }
     if (!isAgent(agent))
       throw new CouncilHttpError(
@@ -312,55 +356,100 @@ export class Council {
     this.refuseIfNotSampled(r, forge);
     await this.refuseIfLate(r, forge);
     const policy = parseRoundSettings(r.strategyJson, privacyPolicyOf(this.config)).privacy;
-    for (let attempt = 0; ; attempt++) {
-      const layout = await this.storage.agentLayout(agent, round);
-      if (!layout)
-        throw new CouncilHttpError(
-          'agent_not_configured',
-          `this council has no adapter layout for ${agent}, so it accepts no ${agent} updates (the round status lists the agents it accepts)`,
-          { agent },
-        );
-      const ing = ingest(body, { agent, acceptedFingerprints: this.config.base_fingerprints, layout, policy });
-      const acceptedAt = this.now().toISOString();
-      const receipt: Receipt = {
+    const layout = await this.storage.agentLayout(agent, round);
+    if (!layout)
+      throw new CouncilHttpError(
+        'agent_not_configured',
+        `this council has no adapter layout for ${agent}, so it accepts no ${agent} updates (the round status lists the agents it accepts)`,
+        { agent },
+      );
+    const asm = new UpdateAssembler(layout);
+    const reader = source.reader(asm);
+    let digest = '';
+    let roundKey: string | undefined;
+    let receipt: Receipt | undefined;
+    try {
+      const res = await this.storage.insertSubmission({
         round,
-        forge: forge.name,
+        forgeId: forge.id,
         agent,
-        digest,
-        accepted_at: acceptedAt,
-        coords: ing.layout.size,
-        norm: ing.norm,
-        norm_bound: ing.normBound,
-        ...(body.round_key !== undefined ? { round_key: body.round_key } : {}),
-      };
-      try {
-        const res = await this.storage.insertSubmission({
-          round,
-          forgeId: forge.id,
-          agent,
-          digest,
-          baseFingerprint: body.base_fingerprint,
-          clipNorm: body.privacy.clip_norm,
-          noiseMultiplier: body.privacy.noise_multiplier,
-          weight: body.weight ?? null,
-          norm: ing.norm,
-          coords: ing.layout.size,
-          receivedAt: acceptedAt,
-          receiptJson: JSON.stringify(receipt),
-          chunks: ing.chunks,
-          layout: ing.layout,
-        });
-        if (!res.inserted)
-          return this.replay(res.row.digest, digest, res.row.receiptJson, round, agent, body.round_key);
-        this.log(
-          `council: round ${round}: accepted ${forge.name}/${agent} (${ing.layout.size} coords, norm ${ing.norm.toPrecision(4)} ≤ ${ing.normBound.toPrecision(4)})`,
+        layout,
+        chunks: reader.chunks,
+        complete: async (stored) => {
+          const sub = reader.submission(agent);
+          roundKey = sub.round_key;
+          checkReleaseBinding(sub.round_key, binding);
+          checkUpdateHead(sub, { agent, acceptedFingerprints: this.config.base_fingerprints, layout, policy });
+          asm.throwDataProblem();
+          const norm = asm.norm();
+          const bound = checkNorm(norm, sub, layout, policy);
+          digest = reader.digest ?? asm.runningDigest(sub) ?? (await asm.digestFromStored(sub, stored));
+          await this.refuseReplayedRelease(forge, round, agent, digest, sub.round_key);
+          const acceptedAt = this.now().toISOString();
+          receipt = {
+            round,
+            forge: forge.name,
+            agent,
+            digest,
+            accepted_at: acceptedAt,
+            coords: layout.size,
+            norm,
+            norm_bound: bound,
+            ...(sub.round_key !== undefined ? { round_key: sub.round_key } : {}),
+          };
+          return {
+            digest,
+            baseFingerprint: sub.base_fingerprint,
+            clipNorm: sub.privacy.clip_norm,
+            noiseMultiplier: sub.privacy.noise_multiplier,
+            weight: sub.weight ?? null,
+            norm,
+            coords: layout.size,
+            receivedAt: acceptedAt,
+            receiptJson: JSON.stringify(receipt),
+          };
+        },
+      });
+      if (!res.inserted) return this.replay(res.row.digest, digest, res.row.receiptJson, round, agent, roundKey);
+      this.log(
+        `council: round ${round}: accepted ${forge.name}/${agent} (${layout.size} coords, norm ${res.row.norm.toPrecision(4)} ≤ ${(receipt as Receipt).norm_bound.toPrecision(4)})`,
+      );
+      return { created: true, receipt: receipt as Receipt };
+    } catch (err) {
+      if (err instanceof RoundNotOpenError) throw this.lateError(round, (await this.storage.round(round)) ?? r);
+      if (err instanceof LayoutChangedError)
+        throw new CouncilHttpError(
+          'unavailable',
+          `the ${agent} adapter layout changed while the update was read; send it again (it is checked against the new layout)`,
         );
-        return { created: true, receipt };
-      } catch (err) {
-        if (err instanceof RoundNotOpenError) throw this.lateError(round, (await this.storage.round(round)) ?? r);
-        if (err instanceof LayoutChangedError && attempt === 0) continue;
-        throw err;
-      }
+      throw err;
+    }
+  }
+
+  /**
+   * The same bytes as another forge's release are a replay of it, not an update of this forge's own
+   * (as a release or stripped to a plain body). Two plain bodies alike are left to the aggregation
+   * rule: colluding forges that send one vector (the simulator's attackers) are its to withstand.
+   */
+  private async refuseReplayedRelease(
+    forge: ForgeRow,
+    round: number,
+    agent: string,
+    digest: string,
+    roundKey: string | undefined,
+  ): Promise<void> {
+    const alike = (await this.storage.submissionsFor(round, agent)).filter(
+      (s) => s.digest === digest && s.forgeId !== forge.id,
+    );
+    if (
+      alike.some(
+        (s) => roundKey !== undefined || (JSON.parse(s.receiptJson) as { round_key?: unknown }).round_key !== undefined,
+      )
+    ) {
+      throw new CouncilHttpError(
+        'replayed_release',
+        `another forge already sent exactly these bytes for ${agent} in round ${round}: an update is accepted from the forge that drew it, once`,
+      );
     }
   }
 
@@ -589,12 +678,16 @@ export class Council {
     const scores = await this.storage.scoresFor(round);
     const forges = new Map((await this.storage.listForges()).map((f) => [f.id, f]));
     const settings = this.trustSettings;
-    const updates = roundTrustUpdates(scores, forges, settings);
+    const updates = withEvidence(
+      roundTrustUpdates(scores, forges, settings),
+      await this.storage.aggregatesOf(round),
+      forges,
+    );
     const next = await this.newRound(round + 1, new Set(updates.filter((u) => u.exile).map((u) => u.forgeId)));
     if (!(await this.storage.finishRound(round, this.now().toISOString(), updates, next))) return;
     for (const u of updates.filter((x) => x.exile)) {
       this.log(
-        `council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}`,
+        `council: THE STOA FALLS — forge "${forges.get(u.forgeId)?.name}" exiled after round ${round}: trust ${u.after.toFixed(3)} < ${settings.threshold}${u.evidence?.length ? ` (this round: ${u.evidence.join(', ')})` : ''}`,
       );
     }
     this.log(`council: round ${round} aggregated; round ${round + 1} open until ${next.deadline}`);
@@ -643,4 +736,23 @@ export class Council {
   async trust(forge: ForgeRow): Promise<Trust> {
     return trustView(this.storage, this.config, forge);
   }
+}
+
+/** Each trust update with the structure evidence its forge's updates showed this round (from the agents' outcomes). */
+function withEvidence<T extends { forgeId: number }>(
+  updates: readonly T[],
+  aggregates: readonly { outcomeJson: string }[],
+  forges: ReadonlyMap<number, { name: string }>,
+): (T & { evidence?: Evidence[] })[] {
+  const byName = new Map<string, Set<Evidence>>();
+  for (const a of aggregates) {
+    const ev = parseOutcome(a.outcomeJson).details.evidence;
+    if (ev && typeof ev === 'object')
+      for (const [name, kind] of Object.entries(ev as Record<string, Evidence>))
+        byName.set(name, (byName.get(name) ?? new Set()).add(kind));
+  }
+  return updates.map((u) => {
+    const ev = byName.get(forges.get(u.forgeId)?.name ?? '');
+    return ev ? { ...u, evidence: [...ev].sort() } : u;
+  });
 }

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { chunkRanges } from '../aggregation/strategy.js';
-import { decodeBase64Strict, f32FromLE, toLE } from '../tensor/float-codec.js';
 import type { Layout } from '../tensor/layout.js';
 import type { Range } from './config.js';
 import { normBound } from './norm-bound.js';
@@ -11,8 +9,9 @@ import { CouncilHttpError } from './http-error.js';
 
 /**
  * Ingestion: everything about an update that can be checked without the database, checked before
- * anything is stored. Each refusal is one CouncilHttpError with a precise code. The layout is the
+ * it is kept. Each refusal is one CouncilHttpError with a precise code. The layout is the
  * council's configured one for the agent; the privacy policy is the round's (see norm-bound.ts).
+ * The checks of tensor bytes run as the bytes arrive (upload.ts); these are the rest.
  */
 /** sha256 over the submission's content, independent of JSON key order and whitespace. */
 export function digestOf(sub: Submission): string {
@@ -27,21 +26,18 @@ export function digestOf(sub: Submission): string {
   return h.digest('hex');
 }
 
-export interface Ingested {
-  /** The agent's configured layout. */
+export interface IngestOptions {
+  agent: string;
+  acceptedFingerprints: readonly string[];
   layout: Layout;
-  /** All tensors flattened in layout order. */
-  data: Float32Array;
-  /** Storage chunks: float32 little-endian bytes of each chunkRanges(layout) range. */
-  chunks: Buffer[];
-  norm: number;
-  normBound: number;
+  policy: PrivacyPolicy;
 }
 
-export function ingest(
-  sub: Submission,
-  opts: { agent: string; acceptedFingerprints: readonly string[]; layout: Layout; policy: PrivacyPolicy },
-): Ingested {
+/**
+ * The checks of an update that need no tensor byte: fingerprint, privacy policy, tensor names and
+ * shapes against the layout. A body read as it arrives passes its tensors with `data` "".
+ */
+export function checkUpdateHead(sub: Submission, opts: IngestOptions): void {
   if (!opts.acceptedFingerprints.includes(sub.base_fingerprint)) {
     throw new CouncilHttpError(
       'base_fingerprint_mismatch',
@@ -97,41 +93,11 @@ export function ingest(
       );
     }
   }
-  const data = new Float32Array(layout.size);
-  let sumSq = 0;
-  for (const spec of layout.tensors) {
-    const t = byName.get(spec.name) as Submission['tensors'][number];
-    let bytes: Buffer;
-    try {
-      bytes = decodeBase64Strict(t.data);
-    } catch (err) {
-      throw new CouncilHttpError('invalid_base64', `tensor "${t.name}": data: ${(err as Error).message}`, {
-        tensor: t.name,
-      });
-    }
-    if (bytes.byteLength !== spec.size * 4) {
-      throw new CouncilHttpError(
-        'tensor_data_length',
-        `tensor "${t.name}" carries ${bytes.byteLength} bytes; shape [${spec.shape.join(', ')}] of float32 needs ${spec.size * 4}`,
-        { tensor: t.name, bytes: bytes.byteLength, expected: spec.size * 4 },
-      );
-    }
-    const values = f32FromLE(bytes);
-    for (let k = 0; k < values.length; k++) {
-      const x = values[k] as number;
-      if (x - x !== 0) {
-        throw new CouncilHttpError(
-          'non_finite',
-          `tensor "${t.name}" holds ${Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity'} at flat index ${k}`,
-          { tensor: t.name, index: k },
-        );
-      }
-      sumSq += x * x;
-    }
-    data.set(values, spec.offset);
-  }
-  // Squares of float32 values summed in float64 cannot overflow (d < 2^53 coordinates of at most 3.4e38²).
-  const norm = Math.sqrt(sumSq);
+}
+
+/** The norm against the bound clip_norm and noise_multiplier allow over the layout's coordinates; returns the bound. */
+export function checkNorm(norm: number, sub: Submission, layout: Layout, policy: PrivacyPolicy): number {
+  const { clip_norm: S, noise_multiplier: sigma } = sub.privacy;
   const bound = normBound(S, sigma, layout.size, policy.tail_margin);
   if (!Number.isFinite(bound))
     throw new CouncilHttpError(
@@ -146,8 +112,7 @@ export function ingest(
       { norm, bound, clip_norm: S, noise_multiplier: sigma, coords: layout.size },
     );
   }
-  const chunks = chunkRanges(layout).map(([s, e]) => toLE(data.subarray(s, e)));
-  return { layout, data, chunks, norm, normBound: bound };
+  return bound;
 }
 
 /**

@@ -15,13 +15,16 @@ import type { CouncilStorage } from './storage.js';
 export type OpenMode = 'create' | 'write' | 'read';
 
 export async function openCouncilStorage(
-  config: Pick<CouncilConfig, 'database' | 'data_dir'>,
+  config: Pick<CouncilConfig, 'database' | 'data_dir'> & Partial<Pick<CouncilConfig, 'max_in_flight'>>,
   mode: OpenMode,
   log?: (line: string) => void,
 ): Promise<CouncilStorage> {
   if (config.database) {
     const { PgCouncilStorage } = await import('./pg-storage.js');
-    return PgCouncilStorage.open(config.database, { ...(log ? { log } : {}), max: mode === 'create' ? 10 : 2 });
+    // An upload holds a connection while its body arrives (its chunks go in as they come): a
+    // serving process has one per upload slot and a few for everything else.
+    const max = mode === 'create' ? Math.max(10, (config.max_in_flight ?? 0) + 4) : 2;
+    return PgCouncilStorage.open(config.database, { ...(log ? { log } : {}), max });
   }
   const path = councilDbPath(config.data_dir);
   if (mode !== 'create' && !existsSync(path)) {

@@ -137,6 +137,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    // An upload writes its chunks as they arrive, before the submission row that owns them (both
+    // in one transaction): the foreign key is checked at commit.
+    version: 2,
+    up: `
+      ALTER TABLE submission_chunks
+        ALTER CONSTRAINT submission_chunks_submission_id_fkey DEFERRABLE INITIALLY DEFERRED;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);

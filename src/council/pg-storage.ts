@@ -35,9 +35,10 @@ import {
  * them: an upload or a seal holds it FOR SHARE while it checks that the round is open and writes,
  * and closing the round updates it, so no update is accepted into a round that has closed.
  *
- * Updates are stored as rows of 256 KiB chunks (bytea), each with its sha256, as in SQLite; a chunk
- * is written and read one at a time. Aggregation reads synchronously (storage.ts, ChunkReader), so
- * `chunkReader` first copies the round's chunks, one at a time, into a private temporary file.
+ * Updates are stored as rows of 256 KiB chunks (bytea), each with its sha256, as in SQLite; an upload
+ * writes each chunk as its bytes arrive (insertSubmission). Aggregation reads synchronously
+ * (storage.ts, ChunkReader), so `chunkReader` first copies the round's chunks into a private
+ * temporary file, a few submissions per query.
  *
  * Times are ISO-8601 text, as in SQLite, so both backends return identical rows.
  */
@@ -170,6 +171,12 @@ const GLOBAL_OF = `SELECT a.round, a.outcome_json FROM aggregates a
     AND a.round >= coalesce((SELECT max(since_round) FROM layouts l WHERE l.agent = $1 AND l.since_round <= $2), 0)
   ORDER BY a.round DESC LIMIT 1`;
 const MAX_ROUND = 2_147_483_647;
+
+/** Rows fetched per query when spooling an agent's updates (bounded memory, few round trips). */
+const SPOOL_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** insertSubmission: the slot was taken by another upload meanwhile (the transaction rolls back). */
+class SlotTaken extends Error {}
 
 /** What the schema of a database is, against what this kourai knows. */
 export type SchemaState = { version: number; known: number };
@@ -566,55 +573,84 @@ export class PgCouncilStorage implements CouncilStorage {
       ).rows[0];
       return r && submissionRow(r);
     };
-    const result = await this.tx(async (c) => {
-      const prior = await existing(c);
-      if (prior) return { inserted: false as const, row: prior };
-      // FOR SHARE: closing the round (an UPDATE of this row) waits for this upload, and vice versa.
-      const round = (
-        await c.query<{ state: string }>('SELECT state FROM rounds WHERE round = $1 FOR SHARE', [sub.round])
-      ).rows[0];
-      if (round?.state !== 'open') throw new RoundNotOpenError(sub.round);
-      await c.query('SELECT pg_advisory_xact_lock_shared(7470, hashtext($1))', [sub.agent]);
-      const stored = (
-        await c.query<{ layout_json: string }>(
-          'SELECT layout_json FROM layouts WHERE agent = $1 AND since_round <= $2 ORDER BY since_round DESC LIMIT 1',
-          [sub.agent, sub.round],
+    try {
+      return await this.tx(async (c) => {
+        // The chunks go in as the body arrives, under an id drawn now; the submission row that
+        // owns them (the foreign key is checked at commit) is written once the update is whole.
+        // Until then nothing is visible, and a failed, cut-off or refused upload rolls back.
+        const id = (
+          await c.query<{ id: number }>("SELECT nextval(pg_get_serial_sequence('submissions', 'id'))::int AS id")
+        ).rows[0]?.id as number;
+        const written = new Set<number>();
+        for await (const chunk of sub.chunks) {
+          await c.query('INSERT INTO submission_chunks (submission_id, chunk, data, sha256) VALUES ($1, $2, $3, $4)', [
+            id,
+            chunk.index,
+            chunk.data,
+            sha256(chunk.data),
+          ]);
+          written.add(chunk.index);
+        }
+        const fields = await sub.complete(async (index) => {
+          if (!written.has(index)) throw new Error(`chunk ${index} of the update was never given`);
+          const r = (
+            await c.query<{ data: Buffer }>(
+              'SELECT data FROM submission_chunks WHERE submission_id = $1 AND chunk = $2',
+              [id, index],
+            )
+          ).rows[0];
+          return r?.data as Buffer;
+        });
+        const count = chunkRanges(sub.layout).length;
+        if (written.size !== count) throw new Error(`an update of ${count} chunks was given ${written.size}`);
+        const prior = await existing(c);
+        if (prior) throw new SlotTaken();
+        // FOR SHARE: closing the round (an UPDATE of this row) waits for this upload, and vice versa.
+        const round = (
+          await c.query<{ state: string }>('SELECT state FROM rounds WHERE round = $1 FOR SHARE', [sub.round])
+        ).rows[0];
+        if (round?.state !== 'open') throw new RoundNotOpenError(sub.round);
+        await c.query('SELECT pg_advisory_xact_lock_shared(7470, hashtext($1))', [sub.agent]);
+        const stored = (
+          await c.query<{ layout_json: string }>(
+            'SELECT layout_json FROM layouts WHERE agent = $1 AND since_round <= $2 ORDER BY since_round DESC LIMIT 1',
+            [sub.agent, sub.round],
+          )
+        ).rows[0];
+        if (
+          !stored ||
+          stored.layout_json === 'null' ||
+          !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout)
         )
-      ).rows[0];
-      if (!stored || stored.layout_json === 'null' || !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout))
-        throw new LayoutChangedError(sub.agent);
-      const row = (
-        await c.query<SubmissionDb>(
-          `INSERT INTO submissions (round, forge_id, agent, digest, base_fingerprint, clip_norm, noise_multiplier, weight, norm, coords, received_at, receipt_json)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (round, forge_id, agent) DO NOTHING RETURNING *`,
-          [
-            sub.round,
-            sub.forgeId,
-            sub.agent,
-            sub.digest,
-            sub.baseFingerprint,
-            sub.clipNorm,
-            sub.noiseMultiplier,
-            sub.weight,
-            sub.norm,
-            sub.coords,
-            sub.receivedAt,
-            sub.receiptJson,
-          ],
-        )
-      ).rows[0];
-      // Another process inserted the same slot between our check and our insert.
-      if (!row) return null;
-      for (const [i, data] of sub.chunks.entries())
-        await c.query('INSERT INTO submission_chunks (submission_id, chunk, data, sha256) VALUES ($1, $2, $3, $4)', [
-          row.id,
-          i,
-          data,
-          sha256(data),
-        ]);
-      return { inserted: true as const, row: submissionRow(row) };
-    });
-    if (result) return result;
+          throw new LayoutChangedError(sub.agent);
+        const row = (
+          await c.query<SubmissionDb>(
+            `INSERT INTO submissions (id, round, forge_id, agent, digest, base_fingerprint, clip_norm, noise_multiplier, weight, norm, coords, received_at, receipt_json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (round, forge_id, agent) DO NOTHING RETURNING *`,
+            [
+              id,
+              sub.round,
+              sub.forgeId,
+              sub.agent,
+              fields.digest,
+              fields.baseFingerprint,
+              fields.clipNorm,
+              fields.noiseMultiplier,
+              fields.weight,
+              fields.norm,
+              fields.coords,
+              fields.receivedAt,
+              fields.receiptJson,
+            ],
+          )
+        ).rows[0];
+        // Another process inserted the same slot between our check and our insert.
+        if (!row) throw new SlotTaken();
+        return { inserted: true as const, row: submissionRow(row) };
+      });
+    } catch (err) {
+      if (!(err instanceof SlotTaken)) throw err;
+    }
     const row = await existing(this.pool);
     if (!row)
       throw new Error(
@@ -726,31 +762,50 @@ export class PgCouncilStorage implements CouncilStorage {
     };
     const global = (await this.q<{ round: number }>(GLOBAL_OF, [agent, round])).rows[0];
     try {
-      // One chunk row at a time into the spool: slot i (0..n-1) per update, slot n the previous global.
-      for (const [i, id] of ids.entries()) {
-        for (const [c, [s, e]] of ranges.entries()) {
-          const r = (
-            await this.q<{ data: Buffer }>(
-              'SELECT data FROM submission_chunks WHERE submission_id = $1 AND chunk = $2',
-              [id, c],
-            )
-          ).rows[0];
-          if (!r) throw new Error(`council database: chunk ${c} of submission ${id} is missing`);
+      // Batches of whole submissions per query (about SPOOL_BATCH_BYTES of rows at a time): one
+      // round trip per batch, not one per chunk.
+      const perQuery = Math.max(1, Math.floor(SPOOL_BATCH_BYTES / Math.max(1, size * 4)));
+      const slotOf = new Map(ids.map((id, i) => [id, i]));
+      for (let b = 0; b < ids.length; b += perQuery) {
+        const batch = ids.slice(b, b + perQuery);
+        const rows = (
+          await this.q<{ submission_id: number; chunk: number; data: Buffer }>(
+            'SELECT submission_id, chunk, data FROM submission_chunks WHERE submission_id = ANY($1::int[]) ORDER BY submission_id, chunk',
+            [batch],
+          )
+        ).rows;
+        const seen = new Map<number, number>();
+        for (const r of rows) {
+          const i = slotOf.get(r.submission_id) as number;
+          const range = ranges[r.chunk];
+          if (!range)
+            throw new DamagedStateError(
+              `council database: submission ${r.submission_id} has a chunk ${r.chunk} outside its layout`,
+            );
+          const [s, e] = range;
           if (r.data.length !== (e - s) * 4)
             throw new DamagedStateError(
-              `council database: chunk ${c} of submission ${id} has ${r.data.length} bytes, not ${(e - s) * 4}`,
+              `council database: chunk ${r.chunk} of submission ${r.submission_id} has ${r.data.length} bytes, not ${(e - s) * 4}`,
             );
           writeSync(fd, r.data, 0, r.data.length, (i * size + s) * 4);
+          seen.set(r.submission_id, (seen.get(r.submission_id) ?? 0) + 1);
         }
+        for (const id of batch)
+          if ((seen.get(id) ?? 0) !== ranges.length)
+            throw new Error(
+              `council database: submission ${id} has ${seen.get(id) ?? 0} of its ${ranges.length} chunks`,
+            );
       }
       if (global) {
+        const rows = (
+          await this.q<{ chunk: number; data: Buffer; sha256: Buffer | null }>(
+            'SELECT chunk, data, sha256 FROM aggregate_chunks WHERE round = $1 AND agent = $2 ORDER BY chunk',
+            [global.round, agent],
+          )
+        ).rows;
+        const byChunk = new Map(rows.map((r) => [r.chunk, r]));
         for (const [c, [s, e]] of ranges.entries()) {
-          const r = (
-            await this.q<{ data: Buffer; sha256: Buffer | null }>(
-              'SELECT data, sha256 FROM aggregate_chunks WHERE round = $1 AND agent = $2 AND chunk = $3',
-              [global.round, agent, c],
-            )
-          ).rows[0];
+          const r = byChunk.get(c);
           if (!r)
             throw new DamagedStateError(
               `council database: chunk ${c} of the ${agent} global from round ${global.round} is missing`,
@@ -926,7 +981,12 @@ export class PgCouncilStorage implements CouncilStorage {
             round,
             u.forgeId,
             'stoa_falls',
-            JSON.stringify({ forge: f?.name, trust: u.after, similarity: u.similarity }),
+            JSON.stringify({
+              forge: f?.name,
+              trust: u.after,
+              similarity: u.similarity,
+              ...(u.evidence?.length ? { evidence: u.evidence } : {}),
+            }),
           ]);
         }
       }

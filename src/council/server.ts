@@ -9,12 +9,9 @@ import {
   PROTOCOL_VERSION,
   ROUTES,
   SAFETENSORS_BODY_TYPE,
-  submissionFromBody,
-  submissionFromRelease,
   type Health,
   type Layouts,
 } from '../protocol/wire.js';
-import { releaseFromSafetensors } from '../privacy/release.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { TensorError } from '../tensor/errors.js';
 import type { CouncilConfig } from './config.js';
@@ -26,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { councilPolicy, policyConflict } from './council-policy.js';
 import { openCouncilStorage } from './open-storage.js';
 import { DamagedStateError, StorageUnavailableError, type CouncilStorage, type ForgeRow } from './storage.js';
+import { UploadCutOffError, type Upload } from './upload.js';
 import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
 
 /**
@@ -45,8 +43,8 @@ import { workerAvailable, WorkerAggregator } from './worker-aggregator.js';
  * - its body must keep arriving: after `upload_grace` at `upload_rate` on average, and in full
  *   within `upload_grace` + size / `upload_rate` (408, connection closed);
  * - aggregation runs in a worker thread, so the event loop keeps answering during a round.
- * Request memory stays below about max_in_flight × payload_limit × 3 (the JSON text, the decoded
- * bytes, the float32 copy). Accepted updates go to SQLite at once.
+ * An upload is read as it arrives: decoded, checked and written to storage chunk by chunk
+ * (Council.submitUpload, upload.ts), so a request holds about one 256 KiB chunk, not its body.
  *
  * Every error body — from a route, the HTTP parser, the router or a timeout — is the protocol's
  * `{"error": {status, code, message, details?}}`.
@@ -136,9 +134,6 @@ export function buildApp(
       void (reply as FastifyReply).status(e.status).header('connection', 'close').send(e.body());
     },
   });
-  // Safetensors submission bodies (a release without base64); each route's bodyLimit applies.
-  app.addContentTypeParser(SAFETENSORS_BODY_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const e = toHttpError(err, req);
     if (err instanceof StorageUnavailableError) {
@@ -233,116 +228,128 @@ export function buildApp(
   app.get<{ Params: { round: string } }>(ROUTES.round, async (req) =>
     council.roundStatus(forgeOf(req), roundParam(req.params.round)),
   );
-  app.put<{ Params: { round: string; agent: string } }>(
-    ROUTES.submit,
-    {
-      bodyLimit: config.payload_limit,
-      // After authentication: the upload's size, its forge's uploads, the council's slots, its deadline.
-      onRequest: (req, reply, done) => {
-        const refuse = (e: CouncilHttpError, headers: Record<string, string> = {}): void => {
-          void reply
-            .status(e.status)
-            .headers({ connection: 'close', ...headers })
-            .send(e.body());
-        };
-        const forge = forgeOf(req);
-        const declared = req.headers['content-length'];
-        if (declared === undefined || !/^\d+$/.test(declared))
-          return refuse(
-            new CouncilHttpError('length_required', 'an update upload must declare its size (Content-Length)'),
-          );
-        const length = Number(declared);
-        if (length > config.payload_limit) return refuse(payloadTooLarge(config.payload_limit, 'update uploads'));
-        const mine = perForge.get(forge.id) ?? 0;
-        if (mine >= config.max_uploads_per_forge) {
-          return refuse(
-            new CouncilHttpError(
-              'too_many_uploads',
-              `forge "${forge.name}" already has ${mine} uploads in progress (at most ${config.max_uploads_per_forge} at once); retry when one has finished`,
-            ),
-            { 'retry-after': '1' },
-          );
-        }
-        // The last quarter of the slots is kept for forges with no upload in progress: a few
-        // forges' stalled uploads can never hold them all.
-        const reserved = Math.max(1, Math.floor(config.max_in_flight / 4));
-        if (mine > 0 && inFlight >= config.max_in_flight - reserved) {
-          return refuse(
-            new CouncilHttpError(
-              'too_many_uploads',
-              `forge "${forge.name}" already has ${mine} upload${mine === 1 ? '' : 's'} in progress and the council keeps its last ${reserved} slot${reserved === 1 ? '' : 's'} for forges with none; retry when one has finished`,
-            ),
-            { 'retry-after': '1' },
-          );
-        }
-        if (inFlight >= config.max_in_flight)
-          return refuse(
-            new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`),
-            { 'retry-after': '1' },
-          );
-        inFlight++;
-        perForge.set(forge.id, mine + 1);
-        // The deadline follows the bytes that arrive, not the size declared: after upload_grace the
-        // body must keep coming at upload_rate (a stalled upload is cut at the grace), and the whole
-        // declared size must arrive within upload_grace + length / upload_rate.
-        const socket = req.raw.socket;
-        // Bytes read on this connection before this request (keep-alive); its own headers count as arrived.
-        const from = consumed.get(socket) ?? 0;
-        const started = clock.now().getTime();
-        const longest = (config.upload_grace + length / config.upload_rate) * 1000;
-        let timer = { cancel: () => undefined as void };
-        const check = (): void => {
-          if (req.bodyRead) return;
-          const got = Math.max(0, socket.bytesRead - from);
-          const elapsed = clock.now().getTime() - started;
-          const earned = Math.min(longest, (config.upload_grace + got / config.upload_rate) * 1000);
-          if (elapsed < earned) {
-            timer = clock.setTimer(earned - elapsed, check);
-            return;
+  // Uploads are read as they arrive (Council.submitUpload): in a scope of their own, every body is
+  // handed over unread, whatever its type.
+  const uploads = async (scope: FastifyInstance): Promise<void> => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+    scope.put<{ Params: { round: string; agent: string } }>(
+      ROUTES.submit,
+      {
+        bodyLimit: config.payload_limit,
+        // After authentication: the upload's size, its forge's uploads, the council's slots, its deadline.
+        onRequest: (req, reply, done) => {
+          const refuse = (e: CouncilHttpError, headers: Record<string, string> = {}): void => {
+            void reply
+              .status(e.status)
+              .headers({ connection: 'close', ...headers })
+              .send(e.body());
+          };
+          const forge = forgeOf(req);
+          const declared = req.headers['content-length'];
+          if (declared === undefined || !/^\d+$/.test(declared))
+            return refuse(
+              new CouncilHttpError('length_required', 'an update upload must declare its size (Content-Length)'),
+            );
+          const length = Number(declared);
+          if (length > config.payload_limit) return refuse(payloadTooLarge(config.payload_limit, 'update uploads'));
+          const mine = perForge.get(forge.id) ?? 0;
+          if (mine >= config.max_uploads_per_forge) {
+            return refuse(
+              new CouncilHttpError(
+                'too_many_uploads',
+                `forge "${forge.name}" already has ${mine} uploads in progress (at most ${config.max_uploads_per_forge} at once); retry when one has finished`,
+              ),
+              { 'retry-after': '1' },
+            );
           }
-          const e =
-            elapsed >= longest
-              ? new CouncilHttpError(
-                  'request_timeout',
-                  `the ${length}-byte body did not arrive within ${Number((longest / 1000).toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`,
-                )
-              : new CouncilHttpError(
-                  'request_timeout',
-                  `the ${length}-byte body stopped arriving: ${got} bytes in ${Number((elapsed / 1000).toPrecision(6))} s (the council waits ${config.upload_grace} s, then needs ${config.upload_rate} B/s); upload again`,
-                );
-          log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared, ${got} arrived)`);
-          if (!reply.raw.headersSent && socket.writable) socket.end(errorReplyText(e));
-          socket.destroy();
-        };
-        timer = clock.setTimer(config.upload_grace * 1000, check);
-        reply.raw.once('close', () => {
-          consumed.set(socket, socket.bytesRead);
-          timer.cancel();
-          inFlight--;
-          const n = (perForge.get(forge.id) ?? 1) - 1;
-          if (n > 0) perForge.set(forge.id, n);
-          else perForge.delete(forge.id);
-        });
-        done();
+          // The last quarter of the slots is kept for forges with no upload in progress: a few
+          // forges' stalled uploads can never hold them all.
+          const reserved = Math.max(1, Math.floor(config.max_in_flight / 4));
+          if (mine > 0 && inFlight >= config.max_in_flight - reserved) {
+            return refuse(
+              new CouncilHttpError(
+                'too_many_uploads',
+                `forge "${forge.name}" already has ${mine} upload${mine === 1 ? '' : 's'} in progress and the council keeps its last ${reserved} slot${reserved === 1 ? '' : 's'} for forges with none; retry when one has finished`,
+              ),
+              { 'retry-after': '1' },
+            );
+          }
+          if (inFlight >= config.max_in_flight)
+            return refuse(
+              new CouncilHttpError('busy', `the council is reading ${inFlight} updates already; retry shortly`),
+              { 'retry-after': '1' },
+            );
+          inFlight++;
+          perForge.set(forge.id, mine + 1);
+          // The deadline follows the bytes that arrive, not the size declared: after upload_grace the
+          // body must keep coming at upload_rate (a stalled upload is cut at the grace), and the whole
+          // declared size must arrive within upload_grace + length / upload_rate.
+          const socket = req.raw.socket;
+          // Bytes read on this connection before this request (keep-alive); its own headers count as arrived.
+          const from = consumed.get(socket) ?? 0;
+          const started = clock.now().getTime();
+          const longest = (config.upload_grace + length / config.upload_rate) * 1000;
+          let timer = { cancel: () => undefined as void };
+          const check = (): void => {
+            if (req.bodyRead) return;
+            const got = Math.max(0, socket.bytesRead - from);
+            const elapsed = clock.now().getTime() - started;
+            const earned = Math.min(longest, (config.upload_grace + got / config.upload_rate) * 1000);
+            if (elapsed < earned) {
+              timer = clock.setTimer(earned - elapsed, check);
+              return;
+            }
+            const e =
+              elapsed >= longest
+                ? new CouncilHttpError(
+                    'request_timeout',
+                    `the ${length}-byte body did not arrive within ${Number((longest / 1000).toPrecision(6))} s (${config.upload_grace} s + its size at ${config.upload_rate} B/s); upload again`,
+                  )
+                : new CouncilHttpError(
+                    'request_timeout',
+                    `the ${length}-byte body stopped arriving: ${got} bytes in ${Number((elapsed / 1000).toPrecision(6))} s (the council waits ${config.upload_grace} s, then needs ${config.upload_rate} B/s); upload again`,
+                  );
+            log(`council: ${forge.name}: upload to ${req.url} timed out (${length} bytes declared, ${got} arrived)`);
+            if (!reply.raw.headersSent && socket.writable) socket.end(errorReplyText(e));
+            socket.destroy();
+          };
+          timer = clock.setTimer(config.upload_grace * 1000, check);
+          reply.raw.once('close', () => {
+            consumed.set(socket, socket.bytesRead);
+            timer.cancel();
+            inFlight--;
+            const n = (perForge.get(forge.id) ?? 1) - 1;
+            if (n > 0) perForge.set(forge.id, n);
+            else perForge.delete(forge.id);
+          });
+          done();
+        },
       },
-      preValidation: (req, _reply, done) => {
-        req.bodyRead = true;
-        done();
+      async (req, reply) => {
+        req.raw.once('end', () => (req.bodyRead = true));
+        try {
+          const round = roundParam(req.params.round);
+          const url = req.headers[COUNCIL_URL_HEADER];
+          const upload: Upload = {
+            type: uploadType(req.headers['content-type']),
+            length: Number(req.headers['content-length']),
+            body: req.raw,
+          };
+          const { created, receipt } = await council.submitUpload(forgeOf(req), round, req.params.agent, upload, {
+            councilUrl: typeof url === 'string' ? url : null,
+          });
+          void reply.status(created ? 201 : 200);
+          return receipt;
+        } catch (err) {
+          // Refused before its end: the rest of the body is never read, so the connection cannot serve another request.
+          if (!req.raw.complete) void reply.header('connection', 'close');
+          throw err;
+        }
       },
-    },
-    async (req, reply) => {
-      const round = roundParam(req.params.round);
-      const body = Buffer.isBuffer(req.body)
-        ? submissionFromRelease(releaseFromSafetensors(req.body), req.params.agent)
-        : submissionFromBody(req.body, req.params.agent);
-      const url = req.headers[COUNCIL_URL_HEADER];
-      const { created, receipt } = await council.submit(forgeOf(req), round, req.params.agent, body, {
-        councilUrl: typeof url === 'string' ? url : null,
-      });
-      void reply.status(created ? 201 : 200);
-      return receipt;
-    },
-  );
+    );
+  };
+  void app.register(uploads);
   app.post<{ Params: { round: string } }>(ROUTES.seal, async (req) =>
     council.seal(forgeOf(req), roundParam(req.params.round)),
   );
@@ -358,6 +365,17 @@ declare module 'fastify' {
   interface FastifyRequest {
     bodyRead?: boolean;
   }
+}
+
+/** How an upload's body is read, from its Content-Type. */
+function uploadType(header: string | undefined): Upload['type'] {
+  const media = (header ?? '').split(';')[0]?.trim().toLowerCase();
+  if (media === 'application/json') return 'json';
+  if (media === SAFETENSORS_BODY_TYPE) return 'safetensors';
+  throw new CouncilHttpError(
+    'invalid_body',
+    `send the body as application/json (or a safetensors release as ${SAFETENSORS_BODY_TYPE})`,
+  );
 }
 
 function payloadTooLarge(limit: number, what: string): CouncilHttpError {
@@ -385,6 +403,7 @@ function toHttpError(err: unknown, req: FastifyRequest): CouncilHttpError {
     });
   }
   if (err instanceof TensorError) return new CouncilHttpError('invalid_body', `safetensors body: ${err.message}`);
+  if (err instanceof UploadCutOffError) return new CouncilHttpError('bad_request', err.message);
   const code = (err as { code?: string }).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     const limit = req.routeOptions.bodyLimit ?? SMALL_BODY_LIMIT;

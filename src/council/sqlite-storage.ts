@@ -604,6 +604,18 @@ export class SqliteCouncilStorage implements CouncilStorage {
   async insertSubmission(
     sub: NewSubmission,
   ): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }> {
+    // One connection serves every request, so no transaction can stay open while the body arrives:
+    // the update's chunks (its float32 bytes, not the body's text) are held until it is complete.
+    const chunks: Buffer[] = [];
+    for await (const c of sub.chunks) chunks[c.index] = c.data;
+    const fields = await sub.complete(async (i) => {
+      const data = chunks[i];
+      if (!data) throw new Error(`chunk ${i} of the update was never given`);
+      return data;
+    });
+    const count = chunkRanges(sub.layout).length;
+    if (chunks.length !== count || chunks.some((c) => c === undefined))
+      throw new Error(`an update of ${count} chunks was given ${chunks.filter(Boolean).length}`);
     return this.db.transaction(() => {
       const existing = this.s.submission.get(sub.round, sub.forgeId, sub.agent) as SubmissionDb | undefined;
       if (existing) return { inserted: false as const, row: submissionRow(existing) };
@@ -612,9 +624,13 @@ export class SqliteCouncilStorage implements CouncilStorage {
       const stored = this.s.layout.get(sub.agent, sub.round) as { layout_json: string } | undefined;
       if (!stored || stored.layout_json === 'null' || !sameLayout(JSON.parse(stored.layout_json) as Layout, sub.layout))
         throw new LayoutChangedError(sub.agent);
-      const { chunks: _c, layout: _l, ...fields } = sub;
-      const row = this.s.insertSubmission.get(fields) as SubmissionDb;
-      sub.chunks.forEach((data, i) => this.s.insertChunk.run(row.id, i, data, sha256(data)));
+      const row = this.s.insertSubmission.get({
+        ...fields,
+        round: sub.round,
+        forgeId: sub.forgeId,
+        agent: sub.agent,
+      }) as SubmissionDb;
+      chunks.forEach((data, i) => this.s.insertChunk.run(row.id, i, data, sha256(data)));
       return { inserted: true as const, row: submissionRow(row) };
     })();
   }
@@ -827,7 +843,12 @@ export class SqliteCouncilStorage implements CouncilStorage {
             round,
             u.forgeId,
             'stoa_falls',
-            JSON.stringify({ forge: f.name, trust: u.after, similarity: u.similarity }),
+            JSON.stringify({
+              forge: f.name,
+              trust: u.after,
+              similarity: u.similarity,
+              ...(u.evidence?.length ? { evidence: u.evidence } : {}),
+            }),
           );
         }
       }

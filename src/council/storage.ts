@@ -7,8 +7,9 @@ import type { Vec } from '../aggregation/vec.js';
  * any number of processes behind a load balancer, because every state change the council makes
  * is one call here that must be atomic, and every such call is conditional:
  *
- * - `insertSubmission` is all-or-nothing and refuses a second row for (round, forge, agent)
- *   by returning the existing one (the caller compares digests: same → replay, else 409);
+ * - `insertSubmission` is all-or-nothing (an upload that fails or is cut off leaves no row) and
+ *   refuses a second row for (round, forge, agent) by returning the existing one (the caller
+ *   compares digests: same → replay, else 409);
  * - `closeRound` changes only an open round (one closer wins);
  * - `recordAggregate` inserts the (round, agent) result once (a second writer is ignored);
  * - `finishRound` applies trust, exile and the next round only if the round is still closing;
@@ -74,11 +75,30 @@ export interface SubmissionRow {
   receiptJson: string;
 }
 
-export interface NewSubmission extends Omit<SubmissionRow, 'id'> {
-  /** Float32 little-endian bytes of each storage chunk (see chunkRanges), in order. */
-  chunks: Buffer[];
-  /** The layout the update was checked against: it must still be the agent's layout for the round. */
+/** One storage chunk of an update: float32 little-endian bytes of chunkRanges(layout)[index]. */
+export interface StoredChunk {
+  index: number;
+  data: Buffer;
+}
+
+/** What is known of a submission only once its whole body has been read and checked. */
+export type SubmissionFields = Omit<SubmissionRow, 'id' | 'round' | 'forgeId' | 'agent'>;
+
+/**
+ * An update being uploaded. Storage writes each chunk as it comes (never holding the update
+ * whole where the backend allows it: PostgreSQL inside the transaction that `complete` ends),
+ * then asks `complete` for the row; if reading the body or `complete` fails, nothing is kept.
+ */
+export interface NewSubmission {
+  round: number;
+  forgeId: number;
+  agent: string;
+  /** The layout the update is read against: it must still be the agent's layout for the round. */
   layout: Layout;
+  /** Every chunk of the layout once, in any order, as the body arrives. */
+  chunks: AsyncIterable<StoredChunk>;
+  /** Checks what needs the whole update; `stored` reads back a chunk already written. */
+  complete(stored: (index: number) => Promise<Buffer>): Promise<SubmissionFields>;
 }
 
 /** One layout an agent has had: in force for rounds ≥ sinceRound (until a later one). */
@@ -118,6 +138,8 @@ export interface TrustUpdate {
   after: number;
   /** Exile the forge now (the Stoa Falls). */
   exile: boolean;
+  /** What its updates showed this round beyond their distance (trust.ts): recorded with an exile. */
+  evidence?: string[];
 }
 
 export interface EventRow {
@@ -218,7 +240,7 @@ export interface CouncilStorage {
     source: string,
   ): Promise<{ removed: { round: number; forgeId: number }[] }>;
   submission(round: number, forgeId: number, agent: string): Promise<SubmissionRow | undefined>;
-  /** Inserts atomically; if the slot is taken returns the existing row instead. */
+  /** Inserts atomically as the chunks arrive; if the slot is taken returns the existing row instead (nothing kept). */
   insertSubmission(
     s: NewSubmission,
   ): Promise<{ inserted: true; row: SubmissionRow } | { inserted: false; row: SubmissionRow }>;

@@ -12,7 +12,7 @@ import { f32FromLE } from '../tensor/float-codec.js';
 import { tensorToJson } from '../tensor/json.js';
 import type { Layout } from '../tensor/layout.js';
 import type { CouncilConfig } from './config.js';
-import { publicInit, PUBLIC_INIT_SCHEME, PUBLIC_INIT_SEED } from './public-init.js';
+import { publicInit, PUBLIC_INIT_SCHEME, PUBLIC_INIT_SEED } from '../protocol/public-init.js';
 import { parseOutcome } from './outcome.js';
 import { parseRoundSettings, privacyPolicyOf, type PrivacyPolicy } from './round-settings.js';
 import type { AggregateRow, CouncilStorage, ForgeRow, RoundRow } from './storage.js';
@@ -242,7 +242,7 @@ export interface TrustListView {
     created_at: string;
   }[];
   /** Exiles, newest first (the Stoa Falls). */
-  stoa_falls: { at: string; round: number | null; forge: string; trust: number }[];
+  stoa_falls: { at: string; round: number | null; forge: string; trust: number; evidence: string[] }[];
 }
 
 export async function trustListView(storage: CouncilStorage): Promise<TrustListView> {
@@ -263,8 +263,8 @@ export async function trustListView(storage: CouncilStorage): Promise<TrustListV
   const stoa_falls = (await storage.events(10_000))
     .filter((e) => e.kind === 'stoa_falls')
     .map((e) => {
-      const d = JSON.parse(e.detailJson) as { forge: string; trust: number };
-      return { at: e.at, round: e.round, forge: d.forge, trust: d.trust };
+      const d = JSON.parse(e.detailJson) as { forge: string; trust: number; evidence?: string[] };
+      return { at: e.at, round: e.round, forge: d.forge, trust: d.trust, evidence: d.evidence ?? [] };
     });
   return { forges, stoa_falls };
 }

@@ -120,4 +120,20 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
     version: 3,
     up: 'ALTER TABLE files ADD COLUMN fts_complete INTEGER NOT NULL DEFAULT 1;',
   },
+  {
+    // The reading rule takes lines it refused (pydantic's lax spellings, an extension value kourai
+    // cannot read): each memoir where the schema refused a line is read again on the next update.
+    // Memoirs without such a line keep their rows.
+    version: 4,
+    up: `
+      CREATE TEMP TABLE reread AS SELECT DISTINCT file_id AS id FROM problems WHERE kind = 'schema';
+      DELETE FROM entries_fts WHERE rowid IN (SELECT seq FROM entries WHERE file_id IN (SELECT id FROM reread));
+      DELETE FROM entries WHERE file_id IN (SELECT id FROM reread);
+      DELETE FROM chunks WHERE file_id IN (SELECT id FROM reread);
+      DELETE FROM problems WHERE file_id IN (SELECT id FROM reread);
+      UPDATE files SET indexed_bytes = 0, indexed_lines = 0, head_hash = NULL, tail_start = 0, tail_hash = NULL,
+        fts_complete = 1 WHERE id IN (SELECT id FROM reread);
+      DROP TABLE reread;
+    `,
+  },
 ];

@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/format/agents.js';
 import { SafetensorsError } from '../tensor/errors.js';
-import { tensorFromJson, TensorJsonSchema, tensorToJson } from '../tensor/json.js';
+import { tensorFromJson, TensorJsonSchema, tensorToJson, type TensorJson } from '../tensor/json.js';
 import { readSafetensors, writeSafetensors } from '../tensor/safetensors.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 import { clipToNorm } from './clip.js';
@@ -178,12 +178,28 @@ export function releaseToSafetensors(r: CouncilRelease): Buffer {
 /** Parses a safetensors release body; SafetensorsError (exit 5) names what is wrong. */
 export function releaseFromSafetensors(bytes: Uint8Array): CouncilRelease {
   const contents = readSafetensors(bytes);
-  const extra = Object.keys(contents.metadata).filter((k) => k !== RELEASE_METADATA_KEY);
+  return releaseFromParts(
+    contents.metadata,
+    contents.tensors.map((t) => {
+      if (!(t.data instanceof Float32Array))
+        throw new SafetensorsError(`tensor "${t.name}": a release holds F32 tensors only`);
+      return tensorToJson(t as NamedTensor);
+    }),
+  );
+}
+
+/**
+ * A release from a safetensors body's `__metadata__` (without the data digest) and its tensors
+ * (F32, in data order): the checks of releaseFromSafetensors on what is not tensor bytes. A body
+ * read as it arrives passes tensors whose `data` is "" (the bytes are checked as they stream).
+ */
+export function releaseFromParts(metadata: Record<string, string>, tensors: TensorJson[]): CouncilRelease {
+  const extra = Object.keys(metadata).filter((k) => k !== RELEASE_METADATA_KEY);
   if (extra.length > 0)
     throw new SafetensorsError(
       `a release carries nothing but "${RELEASE_METADATA_KEY}" in __metadata__; found ${extra.map((k) => JSON.stringify(k)).join(', ')}`,
     );
-  const raw = contents.metadata[RELEASE_METADATA_KEY];
+  const raw = metadata[RELEASE_METADATA_KEY];
   if (raw === undefined)
     throw new SafetensorsError(`not a release: __metadata__ has no "${RELEASE_METADATA_KEY}" envelope`);
   let envelope: unknown;
@@ -195,11 +211,6 @@ export function releaseFromSafetensors(bytes: Uint8Array): CouncilRelease {
   if (typeof envelope !== 'object' || envelope === null || Array.isArray(envelope) || 'tensors' in envelope) {
     throw new SafetensorsError(`the "${RELEASE_METADATA_KEY}" envelope must be a JSON object without tensors`);
   }
-  const tensors = contents.tensors.map((t) => {
-    if (!(t.data instanceof Float32Array))
-      throw new SafetensorsError(`tensor "${t.name}": a release holds F32 tensors only`);
-    return tensorToJson(t as NamedTensor);
-  });
   const parsed = CouncilReleaseSchema.safeParse({ ...envelope, tensors });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

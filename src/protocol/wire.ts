@@ -11,7 +11,7 @@ import { TensorJsonSchema } from '../tensor/json.js';
  * version when it differs (`protocol_mismatch`).
  *
  * v2 (2026-11-23): every agent the council accepts has a global from round 0 on — the public
- * initialisation (src/council/public-init.ts), published as round 0 — and an update is always the
+ * initialisation (src/protocol/public-init.ts), published as round 0 — and an update is always the
  * difference from the global the forge trained from, round 1 included (v1 sent the factors
  * themselves in round 1, so clipping shrank the public initialisation with what was learned).
  * Adapter documents carry their digest.
@@ -299,7 +299,7 @@ export const RoundStatusSchema = z.object({
    * 0 = the public initialisation (`public_init`), served like any version.
    */
   globals: z.record(z.string(), z.number().int()),
-  /** How the round-0 globals are derived (src/council/public-init.ts): anyone can recompute them. */
+  /** How the round-0 globals are derived (src/protocol/public-init.ts): anyone can recompute them. */
   public_init: z.object({ scheme: z.string(), seed: z.number().int() }),
   you: z.object({
     forge: z.string(),

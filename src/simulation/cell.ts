@@ -25,11 +25,13 @@ import {
   cohortByzantine,
   measuresColdStart,
   measuresPersonal,
+  samplingOf,
   type Cell,
   type Experiment,
 } from './experiment.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
+import { ForgeLedgers } from './forge-ledger.js';
 import { seededSampler, type SigmaTable } from './sim-privacy.js';
 import type { TrainPool } from './train-pool.js';
 
@@ -50,7 +52,7 @@ import type { TrainPool } from './train-pool.js';
  * The council is configured as a real one must be: the adapter layouts of the base the forges
  * train on, and the cell's privacy policy (S, and σ for the cell's ε), which every forge reads from
  * the round status and follows — as `federate round` does. Round 1 starts from the council's
- * round-0 global, the public PEFT initialisation it publishes (src/council/public-init.ts); as in
+ * round-0 global, the public PEFT initialisation it publishes (src/protocol/public-init.ts); as in
  * `federate round` (protocol v2) every update, round 1's included, is trained − the global it
  * trained from, clipped as a whole to S, and the council adds the aggregate back onto that global.
  */
@@ -102,6 +104,8 @@ export interface RoundRecord {
   round: number;
   cohort: number[];
   byzantine: number;
+  /** Releases not made because the forge's own ledger could not afford them (summed over agents). */
+  silent: number;
   signal: number;
   noise: number;
 }
@@ -110,7 +114,8 @@ export interface RoundRecord {
  * What the cell's noise guarantees, and what each forge spent. `observer`: ε toward anyone who sees
  * only the released council models and cannot predict the cohorts (amplified by sampling at rate q
  * over R rounds). `forgeLedger`: what the forge's own Whisper ledger charges, trusting no council
- * and so no amplification — one unsampled Gaussian release per round it actually took part in.
+ * and so no amplification — one unsampled Gaussian release per round it actually took part in,
+ * never past its lifetime budget (forge-ledger.ts).
  */
 export interface PrivacyAccount {
   sigma: number;
@@ -120,7 +125,10 @@ export interface PrivacyAccount {
   rounds: number;
   observerEpsilon: number;
   releases: { max: number; mean: number; never: number };
+  /** The most ε any forge's own ledger charged: never past its lifetime budget (it sits out instead). */
   forgeLedgerEpsilon: number;
+  /** Forges that sat out at least once because one more release would pass their lifetime ε. */
+  limited: number;
   /** Federated values per agent (the shared part of the adapter). */
   sharedValues: number;
 }
@@ -270,11 +278,10 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
   const distributed = cell.noise === 'distributed';
   const controlSplit = cell.split !== 'semantic';
   const settings0 = councilSettings(x, sc.seed, 1);
-  const sampled = x.cohort < x.forges;
-  const poisson = sampled && cell.epsilon !== Infinity;
+  const poisson = samplingOf(x, cell.epsilon) === 'poisson';
   const q = x.cohort / x.forges;
   const sigmaCell = sc.sigmas.sigma(cell.epsilon, x.rounds, x.delta, q);
-  const f = cohortByzantine(x);
+  const f = cohortByzantine(x, samplingOf(x, cell.epsilon));
   const clip = naive ? NAIVE_CLIP : x.clipNorm;
   const port = await hooks.port({
     strategy: cell.strategy,
@@ -293,6 +300,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
   let forgeRounds = 0;
   const rounds: RoundRecord[] = [];
   const releases = new Uint32Array(forges.length);
+  const ledgers = new ForgeLedgers();
   // Every agent's round-0 global: the public initialisation the council publishes.
   const globals = new Map<FederatingAgent, LoraWeights>();
   for (const a of x.agents) {
@@ -324,6 +332,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         round: r,
         cohort: cohort.map((g) => g.index),
         byzantine: cohort.filter((g) => g.byzantine).length,
+        silent: 0,
         signal: NaN,
         noise: NaN,
       };
@@ -334,6 +343,14 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         cohort.map((g) => [g.index, []]),
       );
       for (const agent of x.agents) {
+        // A forge that releases through the privacy code asks its own ledger first; one whose
+        // release would pass its lifetime ε sits this agent out: it trains, sends and spends nothing.
+        // Its ledger charges σ of the cell (under distributed noise: the sum's, which SecAgg+ protects).
+        const crafts = (g: SimForge): boolean => g.byzantine && attacking && cell.attack !== 'label-flip';
+        const silent = new Set(
+          cohort.filter((g) => !crafts(g) && !ledgers.release(g.index, agent, r, sigmaCell)).map((g) => g.index),
+        );
+        record.silent += silent.size;
         const start = globals.get(agent) as LoraWeights;
         const mask = masks.get(agent) ?? null;
         const dims = dimsOf(base, agent, start.rank);
@@ -361,6 +378,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         }
         const wants: Want[] = [];
         for (const g of cohort) {
+          if (silent.has(g.index)) continue;
           const flips = g.byzantine && cell.attack === 'label-flip';
           if (g.byzantine && attacking && !flips) {
             if (cell.attack === 'sign-flip')
@@ -397,6 +415,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         });
         const honestClipped: Float64Array[] = [];
         for (const g of cohort) {
+          if (silent.has(g.index)) continue;
           const flips = g.byzantine && cell.attack === 'label-flip';
           if (g.byzantine && attacking && !flips) continue;
           const raw = updateOf.get(
@@ -423,7 +442,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
           hooks.onForgeRound?.(++forgeRounds);
         }
         if (agent === x.agents[0] && honestClipped.length) {
-          const k = cohort.length;
+          const k = cohort.length - silent.size;
           const d = countMask(mask, start.all.length);
           record.signal = norm(mean(honestClipped, start.all.length));
           record.noise = (sigma * S * Math.sqrt(d * k)) / k;
@@ -459,11 +478,14 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
           }
         }
       }
-      for (const g of cohort) {
+      // A forge with nothing to send (every agent silent) does not take part; a round nobody sent
+      // anything to stays open (a real council extends its deadline) and the global is unchanged.
+      const senders = cohort.filter((g) => (bodies.get(g.index) ?? []).length > 0);
+      for (const g of senders) {
         for (const { agent, body } of bodies.get(g.index) ?? []) await port.submit(g.index, round, agent, body);
         await port.seal(g.index, round);
       }
-      await port.finishRound(round);
+      if (senders.length > 0) await port.finishRound(round);
       for (const agent of x.agents) {
         const g = await port.global(agent);
         if (g) globals.set(agent, tensorsToLora(spec, agent, (globals.get(agent) as LoraWeights).rank, g));
@@ -546,6 +568,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         x.delta,
         releases,
         countMask(masks.get(x.agents[0] as FederatingAgent) ?? null, loraSize(dims0)),
+        ledgers,
       ),
     };
   } finally {
@@ -562,6 +585,7 @@ export function account(
   delta: number,
   releases: Uint32Array,
   sharedValues: number,
+  ledgers: ForgeLedgers | null = null,
 ): PrivacyAccount {
   const counts = Array.from(releases);
   const max = counts.reduce((a, b) => Math.max(a, b), 0);
@@ -580,7 +604,8 @@ export function account(
     rounds,
     observerEpsilon: eps(rounds, q),
     releases: { max, mean, never },
-    forgeLedgerEpsilon: eps(max, 1),
+    forgeLedgerEpsilon: ledgers && sigma > 0 ? ledgers.maxEpsilon() : eps(max, 1),
+    limited: ledgers?.limited ?? 0,
     sharedValues,
   };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/format/agents.js';
 import type { StrategyConfig } from '../aggregation/strategy.js';
+import { cohortFaultBound, FAULT_BOUND_DELTA, smallestCohort, type CohortSampling } from '../protocol/cohort.js';
 import type { RunDefinition } from './run-definition.js';
 
 /**
@@ -239,12 +240,54 @@ export function measuresColdStart(x: Experiment, c: Omit<Cell, 'seed'>): boolean
   );
 }
 
+/** How a cell samples its cohort: everyone; exactly K at ε = ∞; Poisson at rate K/N where noise is added (the accountant's assumption). */
+export function samplingOf(x: Pick<Experiment, 'forges' | 'cohort'>, epsilon: number): CohortSampling {
+  return x.cohort < x.forges && epsilon !== Infinity ? 'poisson' : 'fixed';
+}
+
 /**
- * f of the council's robust rule: the Byzantine forges a cohort holds on average, K·b/N rounded
- * (b/N of every cohort, as the literature states f for sampled rounds).
+ * f of the council's robust rule: at most this many of the experiment's Byzantine forges land in
+ * one round's cohort, except with probability FAULT_BOUND_DELTA per round (src/protocol/cohort.ts,
+ * the council's own bound). The whole federation as cohort: f = the Byzantine forges.
  */
-export function cohortByzantine(x: Pick<Experiment, 'forges' | 'cohort' | 'byzantine'>): number {
-  return Math.round((x.cohort * x.byzantine) / x.forges);
+export function cohortByzantine(
+  x: Pick<Experiment, 'forges' | 'cohort' | 'byzantine'>,
+  sampling: CohortSampling = 'fixed',
+): number {
+  return cohortFaultBound({ population: x.forges, byzantine: x.byzantine, cohort: x.cohort, sampling });
+}
+
+/** The smallest n a strategy's rule accepts with Byzantine bound f (0: any). */
+function needsOf(s: SimStrategy, f: number): { min: number; rule: string } {
+  const c = strategyConfig(s, f);
+  const sel = c.strategy === 'lora-fair' ? c.selection : c.strategy;
+  if (sel === 'bulyan') return { min: 4 * c.f + 3, rule: 'n ≥ 4f+3' };
+  if (sel === 'multikrum' || sel === 'krum') return { min: 2 * c.f + 3, rule: 'n > 2f+2' };
+  if (sel === 'trimmed-mean') return { min: 2 * c.f + 1, rule: 'n > 2f' };
+  return { min: 0, rule: '' };
+}
+
+/**
+ * Why the cohort cannot hold a strategy's f (null: it can). Checked against every sampling the
+ * strategy runs under: the Byzantine grid's (at `--epsilon`), and for the reference strategy every
+ * ε of the privacy sweep.
+ */
+export function strategyProblem(x: Experiment, s: SimStrategy): string | null {
+  const epsilons = s === x.reference ? [x.epsilon, ...x.epsilons] : [x.epsilon];
+  const sampling: CohortSampling = epsilons.some((e) => samplingOf(x, e) === 'poisson') ? 'poisson' : 'fixed';
+  const f = cohortByzantine(x, sampling);
+  const n = x.cohort;
+  const need = needsOf(s, f);
+  if (n >= need.min) return null;
+  if (n === x.forges)
+    return `${s} with f=${f} needs at least ${need.min} forges (${need.rule}); got --forges ${x.forges}`;
+  const k = smallestCohort({ population: x.forges, byzantine: x.byzantine, sampling }, (g) => needsOf(s, g).min);
+  const odds = `except with probability ${FAULT_BOUND_DELTA} per round${sampling === 'poisson' ? ', Poisson cohorts' : ''}`;
+  return (
+    `${s} with f=${f} needs at least ${need.min} forges per cohort (${need.rule}); got --cohort ${n} ` +
+    `(f = ${f}: at most ${f} of the ${x.byzantine} Byzantine forges among ${x.forges} land in one cohort, ${odds}); ` +
+    (k === null ? `no cohort of these ${x.forges} forges holds it` : `the smallest cohort that holds it is ${k}`)
+  );
 }
 
 /**
@@ -266,22 +309,9 @@ export function problemWith(x: Experiment): string | null {
   if (x.cohort < 1) return `--cohort ${x.cohort}: a round needs at least one forge`;
   if (x.cohort > x.forges) return `--cohort ${x.cohort} is larger than --forges ${x.forges}`;
   if (x.byzantine >= x.forges) return `--byzantine ${x.byzantine} leaves no honest forge among ${x.forges}`;
-  const f = cohortByzantine(x);
-  const n = x.cohort;
-  const where =
-    n === x.forges
-      ? `got --forges ${x.forges}`
-      : `got --cohort ${n} (f = ${f}: the ${x.byzantine} of ${x.forges} Byzantine forges a cohort holds on average)`;
-  const unit = n === x.forges ? 'forges' : 'forges per cohort';
   for (const s of x.strategies.includes(x.reference) ? x.strategies : [...x.strategies, x.reference]) {
-    const c = strategyConfig(s, f);
-    const sel = c.strategy === 'lora-fair' ? c.selection : c.strategy;
-    if ((sel === 'bulyan' || c.strategy === 'bulyan') && n < 4 * c.f + 3)
-      return `${s} with f=${c.f} needs at least ${4 * c.f + 3} ${unit} (n ≥ 4f+3); ${where}`;
-    if ((sel === 'multikrum' || c.strategy === 'multikrum' || c.strategy === 'krum') && n < 2 * c.f + 3)
-      return `${s} with f=${c.f} needs at least ${2 * c.f + 3} ${unit} (n > 2f+2); ${where}`;
-    if (c.strategy === 'trimmed-mean' && n < 2 * c.f + 1)
-      return `${s} with f=${c.f} needs at least ${2 * c.f + 1} ${unit}; ${where}`;
+    const why = strategyProblem(x, s);
+    if (why) return why;
   }
   for (const a of x.agents)
     if (!(FEDERATING_AGENTS as readonly string[]).includes(a)) return `--agents: ${a} has no council adapter`;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COUNCIL_RELEASE_FORMAT } from '../privacy/release.js';
 import { PROTOCOL_VERSION } from '../protocol/wire.js';
-import { PUBLIC_INIT_SCHEME } from '../council/public-init.js';
+import { PUBLIC_INIT_SCHEME } from '../protocol/public-init.js';
 import { BUILTIN_FINGERPRINT } from '../train/fingerprint.js';
 
 /**

@@ -40,6 +40,49 @@ export function readSafetensors(bytes: Uint8Array, opts: { checkDigest?: boolean
   }
   const n = Number(big);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset + 8, n).toString('utf8');
+  const dataStart = 8 + n;
+  const { entries, metadata } = parseSafetensorsHeader(text, bytes.byteLength - dataStart);
+  const data = bytes.subarray(dataStart);
+  let digest: SafetensorsContents['digest'] = 'absent';
+  const recorded = metadata[DATA_DIGEST_KEY];
+  if (recorded !== undefined && opts.checkDigest === false) {
+    // The caller checks the whole file against a hash of its own (the adapter registry's).
+    digest = 'unchecked';
+    delete metadata[DATA_DIGEST_KEY];
+  } else if (recorded !== undefined) {
+    const actual = createHash('sha256').update(data).digest('hex');
+    if (actual !== recorded)
+      throw new SafetensorsError(
+        `corrupt: the data section does not match the sha256 the file records (${recorded.slice(0, 12)}…, found ${actual.slice(0, 12)}…)`,
+      );
+    digest = 'verified';
+    delete metadata[DATA_DIGEST_KEY];
+  }
+  const tensors = entries.map((e): NamedTensor<TensorData> => {
+    const slice = data.subarray(e.begin, e.end);
+    return { name: e.name, shape: e.shape, data: e.dtype === 'F32' ? f32FromLE(slice) : f64FromLE(slice) };
+  });
+  return { tensors, metadata, digest };
+}
+
+/** One tensor of a safetensors header: where its bytes lie in the data section. */
+export interface SafetensorsEntry {
+  name: string;
+  shape: number[];
+  dtype: Dtype;
+  begin: number;
+  end: number;
+}
+
+/**
+ * Checks a header (its JSON text) against a data section of `dataLen` bytes: the entries in data
+ * order and `__metadata__`. What readSafetensors checks before it looks at any tensor byte, so a
+ * body read as it arrives is held to the same rules.
+ */
+export function parseSafetensorsHeader(
+  text: string,
+  dataLen: number,
+): { entries: SafetensorsEntry[]; metadata: Record<string, string> } {
   if (!text.startsWith('{')) throw new SafetensorsError('corrupt: the header does not start with "{"');
   let header: unknown;
   try {
@@ -49,10 +92,8 @@ export function readSafetensors(bytes: Uint8Array, opts: { checkDigest?: boolean
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header))
     throw new SafetensorsError('corrupt: the header is not a JSON object');
-  const dataStart = 8 + n;
-  const dataLen = bytes.byteLength - dataStart;
   let metadata: Record<string, string> = {};
-  const entries: { name: string; shape: number[]; dtype: Dtype; begin: number; end: number }[] = [];
+  const entries: SafetensorsEntry[] = [];
   for (const [name, raw] of Object.entries(header as Record<string, unknown>)) {
     if (name === '__metadata__') {
       if (
@@ -107,27 +148,7 @@ export function readSafetensors(bytes: Uint8Array, opts: { checkDigest?: boolean
     throw new SafetensorsError(
       `corrupt: ${dataLen - at} bytes after the last tensor (the data section must hold exactly the tensors)`,
     );
-  const data = bytes.subarray(dataStart);
-  let digest: SafetensorsContents['digest'] = 'absent';
-  const recorded = metadata[DATA_DIGEST_KEY];
-  if (recorded !== undefined && opts.checkDigest === false) {
-    // The caller checks the whole file against a hash of its own (the adapter registry's).
-    digest = 'unchecked';
-    delete metadata[DATA_DIGEST_KEY];
-  } else if (recorded !== undefined) {
-    const actual = createHash('sha256').update(data).digest('hex');
-    if (actual !== recorded)
-      throw new SafetensorsError(
-        `corrupt: the data section does not match the sha256 the file records (${recorded.slice(0, 12)}…, found ${actual.slice(0, 12)}…)`,
-      );
-    digest = 'verified';
-    delete metadata[DATA_DIGEST_KEY];
-  }
-  const tensors = entries.map((e): NamedTensor<TensorData> => {
-    const slice = data.subarray(e.begin, e.end);
-    return { name: e.name, shape: e.shape, data: e.dtype === 'F32' ? f32FromLE(slice) : f64FromLE(slice) };
-  });
-  return { tensors, metadata, digest };
+  return { entries, metadata };
 }
 
 /**

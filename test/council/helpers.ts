@@ -233,3 +233,13 @@ export async function protocolRelay(
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
+
+/** How many rows a table of a test council's storage holds, whichever the backend. */
+export async function rowCount(storage: CouncilStorage, table: string): Promise<number> {
+  if (storage.info().backend === 'sqlite') {
+    const db = (storage as unknown as { db: { prepare(s: string): { get(): { n: number } } } }).db;
+    return db.prepare(`SELECT count(*) AS n FROM ${table}`).get().n;
+  }
+  const pool = (storage as unknown as { pool: { query(s: string): Promise<{ rows: { n: number }[] }> } }).pool;
+  return (await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n ?? 0;
+}

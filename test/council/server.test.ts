@@ -1,4 +1,7 @@
 import { sampleCohort } from '../../src/protocol/cohort.js';
+import trustCommand from '../../src/commands/council/trust.js';
+import { trustListView } from '../../src/council/views.js';
+import type { Ctx } from '../../src/context.js';
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -465,6 +468,100 @@ for (const backend of BACKENDS) {
         );
         const s4 = RoundStatusSchema.parse((await call(c.url, 'GET', '/v1/rounds/current', tokens[4]!)).json);
         expect(s4.you.exiled).toBe(true);
+      });
+
+      it('colluders sending one vector and a forge sending noise fall after the warm-up, whatever their distance', async () => {
+        // An adapter large enough for correlation to mean something (|cos|·√d of a random vector ~ N(0, 1)).
+        // The twins and the noise are as far from the aggregate as honest updates are: distance alone spares them.
+        const specs = [
+          { name: 'layers.0.q_proj.lora_A.weight', shape: [8, 4096] },
+          { name: 'layers.0.q_proj.lora_B.weight', shape: [4096, 8] },
+        ];
+        c = await startTestCouncil({
+          min_forges: 8,
+          strategy: 'multikrum',
+          byzantine: 2,
+          trust_warmup: 3,
+          clip_norm: { min: 0, max: 10 },
+          layouts: { '*': specs },
+        });
+        const names = ['athens', 'sparta', 'thebes', 'argos', 'corinth', 'twin-a', 'twin-b', 'static'];
+        const tokens = await Promise.all(names.map((n) => c.token(n)));
+        for (let round = 1; round <= 4; round++) {
+          for (let i = 0; i < names.length; i++) {
+            if (round === 4 && i >= 5) continue;
+            const u =
+              i >= 5 && i <= 6
+                ? update(900 + round, { centre: 0.01, spread: 0.015, specs })
+                : i === 7
+                  ? update(800 + round, { centre: 0, spread: 0.018, specs })
+                  : update(round * 10 + i, { centre: 0.01, spread: 0.015, specs });
+            const r = await call(
+              c.url,
+              'PUT',
+              `/v1/rounds/${round}/updates/aidos`,
+              tokens[i]!,
+              body(u, { privacy: { clip_norm: 10, noise_multiplier: 0 } }),
+            );
+            expect(r.status).toBe(201);
+          }
+          if (round === 4) break;
+          for (const t of tokens) await call(c.url, 'POST', `/v1/rounds/${round}/seal`, t, {});
+          await c.server.council.idle();
+          const s = RoundStatusSchema.parse((await call(c.url, 'GET', `/v1/rounds/${round}`, tokens[0]!)).json);
+          expect(s.state).toBe('aggregated');
+        }
+        for (const [i, t] of tokens.entries()) {
+          const trust = (await call(c.url, 'GET', '/v1/trust', t)).json;
+          if (i < 5) expect(trust).toMatchObject({ trust: 1, exiled: false });
+          else expect(trust).toMatchObject({ exiled: true, exiled_round: 3, rounds_scored: 3 });
+        }
+        const rounds = await c.server.storage.aggregatesOf(1);
+        expect(JSON.parse(rounds[0]!.outcomeJson).details.evidence).toEqual({
+          'twin-a': 'echo',
+          'twin-b': 'echo',
+          static: 'structureless',
+        });
+        const events = await c.server.storage.events(50);
+        expect(
+          events
+            .filter((e) => e.kind === 'stoa_falls')
+            .map((e) => JSON.parse(e.detailJson).forge)
+            .sort(),
+        ).toEqual(['static', 'twin-a', 'twin-b']);
+        expect(
+          Object.fromEntries(
+            events
+              .filter((e) => e.kind === 'stoa_falls')
+              .map((e) => [JSON.parse(e.detailJson).forge, JSON.parse(e.detailJson).evidence]),
+          ),
+        ).toEqual({ static: ['structureless'], 'twin-a': ['echo'], 'twin-b': ['echo'] });
+        expect(
+          c.logs.some((l) =>
+            /THE STOA FALLS — forge "static" exiled after round 3: .*this round: structureless/.test(l),
+          ),
+        ).toBe(true);
+        // `kourai council trust` says why each fell.
+        const list = {
+          data_dir: '',
+          alpha: 0.3,
+          threshold: 0.4,
+          warmup: 3,
+          ...(await trustListView(c.server.storage)),
+        };
+        expect(list.stoa_falls.map((f) => [f.forge, f.evidence])).toEqual(
+          expect.arrayContaining([
+            ['static', ['structureless']],
+            ['twin-a', ['echo']],
+          ]),
+        );
+        const text = trustCommand.render?.(list, { colorLevel: 0 } as Ctx) ?? '';
+        expect(text).toMatch(
+          /the Stoa falls: static exiled after round 3 \(trust 0\.343; its last update: no structure \(noise\),/,
+        );
+        expect(text).toMatch(
+          /the Stoa falls: twin-a exiled after round 3 \(trust 0\.343; its last update: an echo of another forge’s,/,
+        );
       });
     });
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { poissonCohort, sampleCohort } from '../../src/protocol/cohort.js';
+import { cohortFaultBound, poissonCohort, sampleCohort, smallestCohort } from '../../src/protocol/cohort.js';
 
 const forges = (n: number): string[] => Array.from({ length: n }, (_, i) => `forge-${i}`);
 
@@ -66,5 +66,56 @@ describe('poissonCohort', () => {
 
   it('refuses a rate outside [0, 1]', () => {
     expect(() => poissonCohort(forges(3), { round: 1, seed: 's', rate: 1.2 })).toThrow(/sampling rate/);
+  });
+});
+
+describe('cohortFaultBound', () => {
+  // Reference values: the smallest f with sf(f) ≤ δ from scipy.stats.hypergeom(N, b, K) / binom(b, K/N) (scipy 1.17).
+  it.each([
+    [1000, 200, 100, 'fixed', 1e-3, 32],
+    [1000, 200, 100, 'poisson', 1e-3, 34],
+    [1000, 200, 100, 'fixed', 1e-6, 39],
+    [100, 20, 30, 'fixed', 1e-3, 12],
+    [1000, 200, 500, 'fixed', 1e-3, 119],
+    [1000, 200, 420, 'fixed', 1e-3, 103],
+    [15, 3, 10, 'fixed', 1e-3, 3],
+    [50, 10, 20, 'fixed', 1e-3, 8],
+    [100000, 1000, 1000, 'fixed', 1e-3, 21],
+  ] as const)('N %i, b %i, K %i, %s, δ %f: f = %i (scipy)', (population, byzantine, cohort, sampling, delta, f) => {
+    expect(cohortFaultBound({ population, byzantine, cohort, sampling, delta })).toBe(f);
+  });
+
+  it('is b exactly when the cohort is the whole federation, and 0 without Byzantine forges', () => {
+    expect(cohortFaultBound({ population: 11, byzantine: 2, cohort: 11 })).toBe(2);
+    expect(cohortFaultBound({ population: 1000, byzantine: 0, cohort: 100 })).toBe(0);
+  });
+
+  it('bounds the Byzantine forges of sampled cohorts: at most about δ of the rounds exceed f', () => {
+    const names = forges(200);
+    const bad = new Set(names.slice(0, 40));
+    const held = Array.from(
+      { length: 600 },
+      (_, r) => sampleCohort(names, { round: r + 1, seed: 'bound', size: 20 }).filter((n) => bad.has(n)).length,
+    );
+    const f = cohortFaultBound({ population: 200, byzantine: 40, cohort: 20, delta: 0.1 });
+    const over = held.filter((h) => h > f).length / held.length;
+    // Binomial(600, ≤ 0.1): 3 standard deviations above 0.1.
+    expect(over).toBeLessThanOrEqual(0.1 + 3 * Math.sqrt((0.1 * 0.9) / held.length));
+    // …and the mean K·b/N is no bound: more than a quarter of the cohorts exceed it.
+    expect(held.filter((h) => h > 4).length / held.length).toBeGreaterThan(0.25);
+  });
+
+  it('refuses impossible counts', () => {
+    expect(() => cohortFaultBound({ population: 10, byzantine: 11, cohort: 5 })).toThrow(/exceeds/);
+    expect(() => cohortFaultBound({ population: 10, byzantine: 1.5, cohort: 5 })).toThrow(/whole number/);
+  });
+});
+
+describe('smallestCohort', () => {
+  // scipy: the smallest K ≥ 4f(K)+3 at N 1000, b 200 is 391 (f 97); K ≥ 2f(K)+3 is 27 (f 12).
+  it('finds the smallest cohort that holds its own f', () => {
+    expect(smallestCohort({ population: 1000, byzantine: 200 }, (f) => 4 * f + 3)).toBe(391);
+    expect(smallestCohort({ population: 1000, byzantine: 200 }, (f) => 2 * f + 3)).toBe(27);
+    expect(smallestCohort({ population: 10, byzantine: 5 }, (f) => 4 * f + 3)).toBeNull();
   });
 });

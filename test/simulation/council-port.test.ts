@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CouncilHttpError } from '../../src/council/http-error.js';
 import { inProcessCouncil, layoutsFor, type CouncilPort } from '../../src/simulation/council-port.js';
-import { publicInit } from '../../src/council/public-init.js';
+import { publicInit } from '../../src/protocol/public-init.js';
 import type { NamedTensor } from '../../src/tensor/tensor.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 

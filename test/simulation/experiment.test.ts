@@ -41,18 +41,28 @@ describe('the grid', () => {
   it('refuses a cohort larger than the federation, a cohort too small for the rule, no forges, and ε ≤ 0', () => {
     const bad = (o: Partial<Experiment>): string | null => problemWith({ ...DEFAULT_EXPERIMENT, ...o });
     expect(bad({ forges: 100, byzantine: 20, cohort: 101 })).toBe('--cohort 101 is larger than --forges 100');
-    // 20% of a cohort of 20 is f = 4: Bulyan needs 19 ≤ 20, fine; a cohort of 15 (f = 3) needs 15: fine; 10 (f = 2) needs 11.
-    expect(bad({ forges: 100, byzantine: 20, cohort: 20 })).toBeNull();
-    expect(bad({ forges: 100, byzantine: 20, cohort: 10 })).toMatch(
-      /^bulyan\+lora-fair with f=2 needs at least 11 forges per cohort \(n ≥ 4f\+3\); got --cohort 10/,
+    // 20 of 100 Byzantine, cohorts of 50 at ε = ∞: f = 16 (hypergeometric, δ 1e-3); Bulyan needs 67.
+    expect(bad({ forges: 100, byzantine: 20, cohort: 50, epsilons: [Infinity] })).toBe(
+      'bulyan+lora-fair with f=16 needs at least 67 forges per cohort (n ≥ 4f+3); got --cohort 50 ' +
+        '(f = 16: at most 16 of the 20 Byzantine forges among 100 land in one cohort, except with probability 0.001 per round); ' +
+        'the smallest cohort that holds it is 83',
+    );
+    expect(
+      bad({ forges: 100, byzantine: 20, cohort: 50, epsilons: [Infinity], strategies: ['multikrum+lora-fair'] }),
+    ).toBeNull();
+    // The reference also runs at every ε of the sweep: Poisson cohorts there, and a larger f (binomial tail).
+    expect(bad({ forges: 100, byzantine: 20, cohort: 20, strategies: ['multikrum+lora-fair'] })).toMatch(
+      /^multikrum\+lora-fair with f=10 needs at least 23 forges per cohort .*Poisson cohorts/,
     );
     expect(bad({ forges: 0, cohort: 0 })).toMatch(/^--forges 0: a federation needs at least one forge/);
     expect(bad({ epsilons: [4, 0] })).toMatch(/^ε 0: give a positive ε/);
     expect(bad({ epsilon: -1 })).toMatch(/^ε -1/);
   });
 
-  it('f of a sampled cohort is the Byzantine forges it holds on average', () => {
-    expect(cohortByzantine({ forges: 1000, cohort: 100, byzantine: 200 })).toBe(20);
+  it('f of a sampled cohort bounds the Byzantine forges one cohort holds, not their mean', () => {
+    // scipy.stats.hypergeom(1000, 200, 100).sf(31) > 1e-3 ≥ sf(32); binom(200, 0.1).sf(f) likewise at 34.
+    expect(cohortByzantine({ forges: 1000, cohort: 100, byzantine: 200 })).toBe(32);
+    expect(cohortByzantine({ forges: 1000, cohort: 100, byzantine: 200 }, 'poisson')).toBe(34);
     expect(cohortByzantine({ forges: 11, cohort: 11, byzantine: 2 })).toBe(2);
   });
 });

@@ -88,6 +88,7 @@ export function fixtureCells(): CellResult[] {
         observerEpsilon: Infinity,
         releases: { max: 3, mean: 3, never: 0 },
         forgeLedgerEpsilon: Infinity,
+        limited: 0,
         sharedValues: 135176,
       },
     });

@@ -71,6 +71,7 @@ function cell(
       observerEpsilon: Infinity,
       releases: { max: 2, mean: 2, never: 0 },
       forgeLedgerEpsilon: Infinity,
+      limited: 0,
       sharedValues: 135176,
     },
   };
@@ -219,6 +220,7 @@ describe('targets at scale', () => {
         observerEpsilon: epsilon,
         releases: { max: 2, mean: 0.2, never: 800 },
         forgeLedgerEpsilon: 30,
+        limited: 0,
         sharedValues: share === 'small' ? 4104 : 135176,
       },
     };
@@ -259,6 +261,29 @@ describe('targets at scale', () => {
       '∞ local',
       '∞ small',
     ]);
+  });
+
+  it('a default robust rule the cohort cannot hold is a missed target that says why, not a silent gap', () => {
+    const big: Experiment = {
+      ...x,
+      forges: 1000,
+      cohort: 100,
+      byzantine: 200,
+      strategies: ['fedavg-naive', 'fedavg', 'multikrum+lora-fair'],
+      attacks: ['none'],
+      epsilons: [Infinity],
+    };
+    const cells = [at('multikrum+lora-fair', Infinity, 0.8, 1)];
+    const t = summarize(big, cells, cells.length).targets.find(
+      (y) => y.name === 'byzantine robustness: bulyan+lora-fair within 5% of clean',
+    );
+    expect(t).toMatchObject({ met: false, value: NaN });
+    expect(t?.detail).toMatch(
+      /^not run: bulyan\+lora-fair with f=32 needs at least 131 forges per cohort .* the smallest cohort that holds it is 391$/,
+    );
+    // With a cohort that holds it, nothing is claimed for a strategy that was not asked for.
+    const small = summarize({ ...big, forges: 11, cohort: 11, byzantine: 2 }, cells, cells.length).targets;
+    expect(small.some((y) => y.name.startsWith('byzantine robustness: bulyan'))).toBe(false);
   });
 
   it('exile: met only when every attacker of every attacked cell fell by the stated round; false exiles counted in every cell', () => {

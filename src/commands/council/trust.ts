@@ -10,6 +10,11 @@ import { trust as spec } from './commands.js';
 
 const options = optionsSchema(spec, {});
 
+const EVIDENCE_TEXT: Record<string, string> = {
+  echo: 'an echo of another forge’s',
+  structureless: 'no structure (noise)',
+};
+
 export interface TrustResult extends TrustListView {
   data_dir: string;
   alpha: number;
@@ -55,7 +60,9 @@ export default defineCommand({
     ]);
     const foot = `trust ← ${(1 - r.alpha).toFixed(2)}·trust + ${r.alpha}·similarity; exile below ${r.threshold} after ${r.warmup} scored rounds`;
     const falls = r.stoa_falls.map((s) =>
-      c.red(`the Stoa falls: ${s.forge} exiled after round ${s.round} (trust ${s.trust.toFixed(3)}, ${s.at})`),
+      c.red(
+        `the Stoa falls: ${s.forge} exiled after round ${s.round} (trust ${s.trust.toFixed(3)}${s.evidence.length ? `; its last update: ${s.evidence.map((e) => EVIDENCE_TEXT[e] ?? e).join(', ')}` : ''}, ${s.at})`,
+      ),
     );
     return [table.trimEnd(), '', foot, ...falls].join('\n');
   },

@@ -6,6 +6,7 @@ import { kouraiHome, type Ctx } from '../../context.js';
 import { CancelledError, UsageError } from '../../errors.js';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
+import { note } from '../../output/notice.js';
 import { progress } from '../../output/progress.js';
 import type { CellResult } from '../../simulation/cell.js';
 import { inProcessCouncil } from '../../simulation/council-port.js';
@@ -17,6 +18,7 @@ import {
   DEFAULT_EXPERIMENT,
   experimentId,
   problemWith,
+  strategyProblem,
   reproduceCommand,
   SIM_STRATEGIES,
   type Attack,
@@ -126,6 +128,9 @@ export function experimentFrom(o: z.output<typeof options>): Experiment {
   };
   if (o.byzantine === undefined && o.forges !== undefined) x.byzantine = Math.floor(x.forges / 5);
   if (x.byzantine === 0 && o.attacks === undefined) x.attacks = ['none'];
+  // Of the default strategies, those the cohort cannot hold are left out (the targets say why);
+  // a strategy asked for by name is refused instead.
+  if (o.strategies === undefined) x.strategies = x.strategies.filter((s) => strategyProblem(x, s) === null);
   const problem = problemWith(x);
   if (problem) throw new UsageError(problem);
   return x;
@@ -207,6 +212,9 @@ export default defineCommand({
   options,
   async run(opts, ctx: Ctx): Promise<SimulateResult> {
     const x = experimentFrom(opts);
+    if (opts.strategies === undefined)
+      for (const s of DEFAULT_EXPERIMENT.strategies)
+        if (!x.strategies.includes(s)) note(ctx, `${s} is not run: ${strategyProblem(x, s)}`);
     const id = experimentId(x, runDefinition());
     const dir = join(kouraiHome(ctx), 'simulations', id);
     mkdirSync(dir, { recursive: true });

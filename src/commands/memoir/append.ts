@@ -23,6 +23,8 @@ export interface AppendResult {
   written: number;
   entries: { entry_id: string; scene_id: string; agent: string; source: string; entry_type: string; shared: boolean }[];
   narrowed: string[];
+  /** Extension values kourai cannot read: written as given (or replaced: id, time, type), one warning each. */
+  unread: string[];
   quarantined: { offset: number; length: number; file: string } | null;
 }
 
@@ -125,6 +127,7 @@ export default defineCommand({
     const batch = prepareBatch(items, ids, ctx.now);
     const report = appendBatch(target, batch, { fsync: opts.fsync, now: ctx.now });
     for (const n of batch.narrowed) note(ctx, n);
+    for (const u of batch.unread) warn(ctx, u);
     if (report.quarantined) {
       warn(
         ctx,
@@ -143,6 +146,7 @@ export default defineCommand({
         shared: e.split.shared_eligible,
       })),
       narrowed: batch.narrowed,
+      unread: batch.unread,
       quarantined: report.quarantined
         ? { offset: report.quarantined.offset, length: report.quarantined.length, file: `${target}.quarantine.jsonl` }
         : null,

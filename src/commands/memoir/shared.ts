@@ -3,6 +3,7 @@ import type { MemoirEntry } from '../../memoir/format/schema.js';
 import { indexFeedback } from '../../output/index-feedback.js';
 import { openIndexed as openIndexedStore, type IndexedMemoirs } from '../../memoir-index/indexed.js';
 import type { EntryRow } from '../../memoir-index/memoir-index.js';
+import { unreadOf } from '../../memoir/format/unread.js';
 
 export { loadRow } from '../../memoir-index/indexed.js';
 
@@ -27,6 +28,7 @@ export function openIndexed(
 
 /** The JSON shape of an entry in command output: the entry plus where it lives and its split verdict. */
 export function entryView(row: EntryRow, entry: MemoirEntry): Record<string, unknown> {
+  const unread = unreadOf(entry);
   return {
     ...entry,
     entry_id: row.entry_id,
@@ -37,6 +39,8 @@ export function entryView(row: EntryRow, entry: MemoirEntry): Record<string, unk
       shareable: row.shareable === 1,
       split_reason: row.split_reason,
       lenient_split: row.lenient === 1,
+      // extension values kourai could not read, as kept in the line (only when there are some)
+      ...(unread ? { unread: [...unread].map(([key, u]) => ({ key, json: u.json, why: u.why })) } : {}),
     },
   };
 }

@@ -6,13 +6,14 @@ import { IntegrityError, InvalidDataError, UsageError, fsError } from '../../err
 import { appendLines, prepareEntries } from '../../memoir/file/append.js';
 import { encodeEntry } from '../../memoir/format/encode.js';
 import { ulidGenerator } from '../../memoir/format/entry-id.js';
+import { UNREAD, unreadOf, type Unread } from '../../memoir/format/unread.js';
 import { buildRevision } from '../../memoir/derive/supersede.js';
 import { colors } from '../../output/color.js';
 import { loadRevisionGraph } from '../../memoir-index/revision-queries.js';
 import { defineCommand } from '../types.js';
 import { findEntryRow, rowOf } from './lookup.js';
 import { loadRow, openIndexed } from './shared.js';
-import { note } from '../../output/notice.js';
+import { note, warn } from '../../output/notice.js';
 import { optionsSchema } from '../spec-schema.js';
 import { supersede as spec } from './commands.js';
 
@@ -112,6 +113,11 @@ export default defineCommand({
     const [prepared] = prepareEntries([{ value: built.input, where: 'the correction' }], ids, ctx.now);
     if (!prepared) throw new InvalidDataError('the correction produced no entry');
     const entry = { ...prepared.entry, ...built.carried };
+    // the original's unread extension values stay, beside any the correction itself gave
+    const patched = unreadOf(prepared.entry);
+    if (built.unread !== undefined)
+      (entry as { [UNREAD]?: Unread })[UNREAD] = new Map([...built.unread, ...(patched ?? [])]);
+    for (const u of prepared.unread ?? []) warn(ctx, u.replace(/^the correction: /, ''));
     appendLines(target.path, [encodeEntry(entry)], { fsync: opts.fsync, now: ctx.now });
     const narrowed = built.narrowed ?? prepared.narrowed?.replace(/^the correction: /, '') ?? null;
     if (narrowed && !opts.json) note(ctx, narrowed);

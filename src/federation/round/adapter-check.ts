@@ -6,10 +6,16 @@
  * policy's largest S and σ (protocol/norm-bound.ts); a mean of n of them stays within B, a
  * coordinate-wise rule (median, trimmed mean) within √n·B; the check allows 2·√n·B. A council
  * adapter outside that is refused (exit 5) and the current adapters stay.
+ *
+ * A global a forge starts from has no earlier adapter of its own to compare with: it is checked
+ * against the public initialisation it descends from, which the forge recomputes (round 0 must be
+ * it exactly; round g may differ from it by at most the sum of that allowance over the rounds that
+ * produced it, read from their statuses).
  */
 import { ExitCode, KouraiError } from '../../errors.js';
 import { normBound } from '../../protocol/norm-bound.js';
-import type { PrivacyPolicy } from '../../protocol/wire.js';
+import { publicInit, PUBLIC_INIT_SCHEME } from '../../protocol/public-init.js';
+import type { PrivacyPolicy, RoundStatus } from '../../protocol/wire.js';
 import type { NamedTensor, TensorSpec } from '../../tensor/tensor.js';
 import type { DownloadedAdapter } from '../council-client.js';
 
@@ -92,9 +98,7 @@ export function checkCouncilAdapter(
     }
     d += t.data.length;
   }
-  const pol = p.moved.policy;
-  const perUpdate = normBound(pol.accepted.clip_norm.max, pol.accepted.noise_multiplier.max, d, pol.tail_margin);
-  const allowed = 2 * Math.sqrt(Math.max(1, p.moved.used)) * perUpdate;
+  const allowed = roundAllowance(p.moved.policy, d, p.moved.used);
   const moved = Math.sqrt(sq);
   if (!(moved <= allowed)) {
     throw refusedAdapter(
@@ -117,5 +121,76 @@ export function checkFiniteDelta(agent: string, round: number, delta: readonly N
           `led to an update holding ${Number.isNaN(x) ? 'NaN' : 'an infinite value'} (${JSON.stringify(t.name)}): nothing was spent or sent`,
         );
     }
+  }
+}
+
+/** How far one round's aggregate of `used` updates may move a global of d coordinates (see above). */
+function roundAllowance(pol: PrivacyPolicy, d: number, used: number): number {
+  const perUpdate = normBound(pol.accepted.clip_norm.max, pol.accepted.noise_multiplier.max, d, pol.tail_margin);
+  return 2 * Math.sqrt(Math.max(1, used)) * perUpdate;
+}
+
+/**
+ * Checks the global of round `g` an agent starts from against the public initialisation it
+ * descends from (`statusOf(k)`: the status of round k, asked once per round). A global whose
+ * initialisation scheme this forge does not know cannot be checked, and is refused.
+ */
+export async function checkGlobalDescent(
+  a: DownloadedAdapter,
+  p: {
+    layout: readonly TensorSpec[];
+    /** The round asked for (what the document says of itself is not taken on trust). */
+    round: number;
+    publicInit: RoundStatus['public_init'];
+    statusOf: (round: number) => Promise<RoundStatus>;
+  },
+): Promise<void> {
+  checkCouncilAdapter(a, { layout: p.layout });
+  const { agent } = a;
+  if (p.publicInit.scheme !== PUBLIC_INIT_SCHEME)
+    throw refusedAdapter(
+      agent,
+      p.round,
+      `cannot be checked: the council's public initialisation scheme ${JSON.stringify(p.publicInit.scheme)} is not one this kourai knows (${PUBLIC_INIT_SCHEME})`,
+    );
+  const round = p.round;
+  const init = publicInit(p.layout, agent, p.publicInit.seed);
+  let sq = 0;
+  let d = 0;
+  a.tensors.forEach((t, i) => {
+    const b = (init[i] as NamedTensor).data;
+    for (let k = 0; k < t.data.length; k++) {
+      const x = (t.data[k] as number) - (b[k] as number);
+      sq += x * x;
+    }
+    d += t.data.length;
+  });
+  const moved = Math.sqrt(sq);
+  if (round === 0) {
+    if (moved !== 0)
+      throw refusedAdapter(agent, 0, `is not the public initialisation (it differs by ${moved.toPrecision(4)})`);
+    return;
+  }
+  // The rounds that produced it, newest first: each moved it by at most its allowance.
+  let allowed = 0;
+  for (let k = round; k > 0;) {
+    const st = await p.statusOf(k);
+    const out = st.outcomes.find((o) => o.agent === agent);
+    const from = st.globals[agent];
+    if (!out?.aggregated || from === undefined || !(from < k))
+      throw refusedAdapter(
+        agent,
+        round,
+        `descends from round ${k}, which the council does not say aggregated ${agent} from an earlier global`,
+      );
+    allowed += roundAllowance(st.privacy_policy, d, out.used);
+    k = from;
+  }
+  if (!(moved <= allowed)) {
+    throw refusedAdapter(
+      agent,
+      round,
+      `is ${moved.toPrecision(4)} from the public initialisation, more than the ${round === 1 ? 'round' : `${round} rounds`} that produced it allow (at most ${allowed.toPrecision(4)})`,
+    );
   }
 }

@@ -27,7 +27,7 @@ import type { PrivacyGate, ReleaseOutcome } from '../../privacy/round-gate.js';
 import { globalL2, type NamedTensor } from '../../tensor/tensor.js';
 import type { EpochProgress } from '../../train/trainer.js';
 import { CouncilRequestError } from '../council-client.js';
-import { checkCouncilAdapter, checkFiniteDelta } from './adapter-check.js';
+import { checkCouncilAdapter, checkFiniteDelta, checkGlobalDescent } from './adapter-check.js';
 import { PROTOCOL_VERSION, type Receipt, type RoundStatus, type Trust } from '../../protocol/wire.js';
 import type { CouncilAdapters } from './council-adapters.js';
 import { signalOf, type CouncilValidation } from '../../train/applied-lean.js';
@@ -253,6 +253,22 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
     ...councilAnchors(m.council_key, [status, ...past], trustBefore),
   });
 
+  // A global is checked against the public initialisation it descends from (adapter-check.ts).
+  const statuses = new Map<number, Promise<RoundStatus>>([
+    [n, Promise.resolve(status)],
+    ...past.map((p) => [p.round, Promise.resolve(p)] as const),
+  ]);
+  const statusOf = (r: number): Promise<RoundStatus> => {
+    let st = statuses.get(r);
+    if (!st) statuses.set(r, (st = call(`asking the council for round ${r}`, () => t.round(r))));
+    return st;
+  };
+  const checkedGlobal = async (agent: FederatingAgent, g: number, layout: ReturnType<typeof d.learner.layout>) => {
+    const x = await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent, { layout }));
+    await checkGlobalDescent(x, { layout, round: g, publicInit: status.public_init, statusOf });
+    return x;
+  };
+
   const published = status.privacy_policy ?? null;
   const decision = applyCouncilPolicy(
     d.gate.config,
@@ -322,8 +338,7 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
       const g = status.globals[agent] as number;
       emit({ type: 'download', agent, what: 'global', round: g });
       const layout = d.learner.layout(agent);
-      const global = await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent, { layout }));
-      checkCouncilAdapter(global, { layout });
+      const global = await checkedGlobal(agent, g, layout);
       const start = global.tensors;
       startOf.set(agent, start);
       const trained = await d.learner.train(agent, start, (progress) => emit({ type: 'training', agent, progress }));
@@ -449,11 +464,8 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
         const from = status.globals[agent];
         const layout = d.learner.layout(agent);
         // The global this round started from: what the aggregate may move by at most the policy's bound.
-        const downloadFrom = async (g: number): Promise<NamedTensor[]> => {
-          const x = await call(`downloading ${agent}'s global adapter`, () => t.aggregate(g, agent, { layout }));
-          checkCouncilAdapter(x, { layout });
-          return x.tensors;
-        };
+        const downloadFrom = async (g: number): Promise<NamedTensor[]> =>
+          (await checkedGlobal(agent, g, layout)).tensors;
         const startGlobal = startOf.get(agent) ?? (from !== undefined ? await downloadFrom(from) : null);
         const before = startOf.get(agent) ?? d.adapters.current(agent)?.tensors ?? startGlobal;
         emit({ type: 'download', agent, what: 'aggregate', round: n });

@@ -322,14 +322,17 @@ export function councilOfSisters(d: CouncilEventDetails): CouncilScene {
 
 const REACTIONS_SISTER: readonly [FederatingAgent, string][] = [
   ['aidos', 'Then their style will not seep into ours. I would rather learn from fewer, and learn true.'],
-  ['aletheia', 'Exile measures distance from the others, not intent. I record it as that, no more.'],
+  ['aletheia', 'Exile measures how an update looks beside the others, not intent. I record it as that, no more.'],
   ['metis', 'One voice fewer. The plan holds.'],
   ['dokimasia', 'Our tests will tell whether the council was right.'],
 ];
 
 const REACTIONS_SELF: readonly [FederatingAgent, string][] = [
-  ['aidos', 'We must look at what we sent. Something in it pulled away from every other forge.'],
-  ['aletheia', 'Exile measures distance, not intent. If our data is unusual rather than wrong, say so to the council.'],
+  ['aidos', 'We must look at what we sent. Something in it was no forge’s own work.'],
+  [
+    'aletheia',
+    'Exile measures how an update looks, not intent. If our data is unusual rather than wrong, say so to the council.',
+  ],
   ['mneme', 'I will keep what we learned before. The archive does not leave with the council.'],
   ['techne', 'I will follow your call, as always.'],
 ];
@@ -342,7 +345,7 @@ export function stoaFalls(d: CouncilEventDetails): CouncilScene {
   if (self) {
     lines.push({
       speaker: 'hephaestus',
-      text: `The council has exiled this forge${d.trust.exiled_round !== null ? ` after round ${d.trust.exiled_round}` : ''}: our updates pulled too far from every other forge's, round after round. It will not hear us now.`,
+      text: `The council has exiled this forge${d.trust.exiled_round !== null ? ` after round ${d.trust.exiled_round}` : ''}: round after round our updates were too far from every other forge's, a copy of another forge's, or noise with no pattern in it. It will not hear us now.`,
       facts: `trust ${d.trust.after.toFixed(2)}`,
     });
     for (const [speaker, text] of REACTIONS_SELF) lines.push({ speaker, text, facts: null });
@@ -350,7 +353,7 @@ export function stoaFalls(d: CouncilEventDetails): CouncilScene {
   if (others.length) {
     lines.push({
       speaker: 'hephaestus',
-      text: `The council has exiled ${others.length === 1 ? `the forge ${others[0]}` : `the forges ${others.join(', ')}`} after round ${d.round}: their updates pulled away from everyone else's. I close the gate on them.`,
+      text: `The council has exiled ${others.length === 1 ? `the forge ${others[0]}` : `the forges ${others.join(', ')}`} after round ${d.round}: round after round their updates were too far from everyone else's, copies of another forge's, or noise with no pattern in it. I close the gate on them.`,
       facts: null,
     });
     if (d.forges !== null)

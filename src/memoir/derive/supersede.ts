@@ -1,6 +1,7 @@
 import { InvalidDataError, UsageError } from '../../errors.js';
 import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirEntry } from '../format/schema.js';
 import { entryTypeOf } from '../format/split-rule.js';
+import { unreadOf, type Unread } from '../format/unread.js';
 
 /**
  * Building a correction (a revision) of an entry. Pure: the command finds the entry, decides
@@ -18,11 +19,15 @@ import { entryTypeOf } from '../format/split-rule.js';
  * - It never widens privacy: when the replaced entry is private (by the strict rule, its own
  *   split, or a private ancestor), the revision is written private whatever the patch says.
  *   The revision's own policy (agent, source, type) can still make it more private.
- * - Keys the original carried that kourai does not know (a newer host's) are carried over.
+ * - Keys the original carried that kourai does not know (a newer host's) are carried over, and so
+ *   are its extension values kourai cannot read (unread.ts) that the patch does not set, except the
+ *   revision's own keys and its type.
  */
 
 const KNOWN: ReadonlySet<string> = new Set<string>([...STANDARD_KEYS, ...EXTENSION_KEYS]);
 const OWN_KEYS = ['entry_id', 'recorded_at', 'supersedes', 'revision_reason'] as const;
+/** The revision writes these itself: an unread value under one is not carried over. */
+const NOT_CARRIED: ReadonlySet<string> = new Set<string>([...OWN_KEYS, 'entry_type']);
 
 export interface RevisionRequest {
   /** The entry being replaced (the newest revision of its chain). */
@@ -38,6 +43,8 @@ export interface BuiltRevision {
   input: Record<string, unknown>;
   /** Unknown keys of the original, to be written after the known ones. */
   carried: Record<string, unknown>;
+  /** The original's unread extension values the revision keeps (unread.ts), or undefined. */
+  unread?: Unread;
   /** Top-level fields whose value changed. */
   changed: string[];
   /** Set when the patch asked for (or kept) a shared split that the original's privacy forbids. */
@@ -130,6 +137,11 @@ export function buildRevision(req: RevisionRequest): BuiltRevision {
   input.supersedes = req.original.entry_id;
   input.revision_reason = reason;
   const built: BuiltRevision = { input, carried, changed };
+  const unread = unreadOf(req.original);
+  if (unread !== undefined) {
+    const kept = new Map([...unread].filter(([k]) => !NOT_CARRIED.has(k) && !(k in patch)));
+    if (kept.size > 0) built.unread = kept;
+  }
   if (narrowed !== undefined) built.narrowed = narrowed;
   return built;
 }

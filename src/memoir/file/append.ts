@@ -8,6 +8,7 @@ import { LineWriter } from '../format/encode-bytes.js';
 import type { IdSource } from '../format/entry-id.js';
 import { fastInput } from '../format/fast-input.js';
 import { coerceLax } from '../format/lax.js';
+import { describeUnread, setAsideExtensions, toUnread, UNREAD, type Unread } from '../format/unread.js';
 import { assertIsMemoir } from './identify.js';
 import { batchRecord, Journal } from './journal.js';
 import { checkOutgoingLine } from '../format/limits.js';
@@ -20,6 +21,8 @@ type MemoirInputParsed = z.output<typeof MemoirInputSchema>;
 
 /** Extension keys a caller may set beyond id, time and type (`interrupt` first, as written). */
 const LATER_EXTENSIONS = EXTENSION_KEYS.filter((k) => k !== 'entry_id' && k !== 'recorded_at' && k !== 'entry_type');
+/** Extension keys append always fills in (an unreadable value given for one is replaced). */
+const FILLED: ReadonlySet<string> = new Set(['entry_id', 'recorded_at', 'entry_type']);
 import { decideSplit, entryTypeOf, SPLIT_REASON_TEXT } from '../format/split-rule.js';
 
 export interface PreparedEntry {
@@ -29,6 +32,8 @@ export interface PreparedEntry {
   bytes: number;
   /** Set when the caller asked for shared but the rule made the entry private. */
   narrowed?: string;
+  /** One warning per extension value kourai cannot read (unread.ts). */
+  unread?: string[];
 }
 
 /** Where an input came from, for error messages: `stdin line 3`, `entries.ndjson line 2`. */
@@ -52,6 +57,8 @@ export interface PreparedBatch {
   bytes: Buffer;
   /** One note per entry whose requested shared split the rule narrowed to private. */
   narrowed: string[];
+  /** One warning per extension value kourai cannot read, written as given (or replaced: id, time, type). */
+  unread: string[];
 }
 
 /** Inputs whose `where` (for an error or a note) is made only when needed: `Memoir.append`. */
@@ -82,6 +89,7 @@ export function prepareBatch(
   const prep = new Preparer(ids, now);
   const entries = new Array<MemoirEntry>(values.length);
   const narrowed: string[] = [];
+  const unread: string[] = [];
   const capacity = Math.max(1 << 16, values.length * 1024);
   const out = into ?? new LineWriter(capacity);
   if (into) into.reset(capacity);
@@ -95,8 +103,9 @@ export function prepareBatch(
     }
     entries[n] = entry;
     if (prep.narrowed !== undefined) narrowed.push(prep.narrowed);
+    if (prep.unread !== undefined) unread.push(...prep.unread);
   }
-  return { entries, bytes: out.bytes(), narrowed };
+  return { entries, bytes: out.bytes(), narrowed, unread };
 }
 
 const isBatchInputs = (x: readonly InputItem[] | BatchInputs): x is BatchInputs => !Array.isArray(x);
@@ -113,23 +122,33 @@ class Preparer {
 
   /** The note for the last entry when the split rule narrowed it to private. */
   narrowed: string | undefined;
+  /** The warnings for the last entry's extension values kourai cannot read. */
+  unread: string[] | undefined;
 
   prepare(item: InputItem): PreparedEntry {
     const entry = this.entry(item.value, 0, () => item.where);
     const line = encodeEntry(entry);
     const prepared: PreparedEntry = { entry, line, bytes: checkOutgoingLine(line, item.where) };
     if (this.narrowed !== undefined) prepared.narrowed = this.narrowed;
+    if (this.unread !== undefined) prepared.unread = this.unread;
     return prepared;
   }
 
   /** The complete entry for input `n` (validated); sets `narrowed`. `where(n)` names it in an error or a note. */
   entry(value: unknown, n: number, where: (n: number) => string): MemoirEntry {
+    this.unread = undefined;
     // The hand-written check (fast-input.ts) decides; zod runs only to word an error.
     let fast = fastInput(value);
+    let taken: ReturnType<typeof setAsideExtensions>;
     if (!fast && typeof value === 'object' && value !== null && !Array.isArray(value)) {
       // pydantic's lax spellings ("0.5" for a float, "yes" for a bool) become the values it holds
       coerceLax(value as Record<string, unknown>);
       fast = fastInput(value);
+      if (!fast) {
+        // an extension value kourai cannot read is kept as given, not read (unread.ts)
+        taken = setAsideExtensions(value as Record<string, unknown>);
+        if (taken) fast = fastInput(value);
+      }
     }
     let input: MemoirInputParsed;
     if (fast) input = fast as MemoirInputParsed;
@@ -143,17 +162,21 @@ class Preparer {
       input = res.data;
     }
     const entryType = input.entry_type ?? (input.interrupt ? 'interrupt' : entryTypeOf(input));
+    const unread = taken ? this.unreadOf(taken, n, where) : undefined;
+    const kept = unread?.kept;
     const verdict = decideSplit({
       agent: input.agent,
       source: input.source,
       entry_type: entryType,
       interrupt: input.interrupt,
       split: input.split,
+      // any unread value makes the entry private, a replaced type too (it may have meant a private one)
+      [UNREAD]: unread?.all,
     });
     const split = { shared_eligible: verdict.shareable, private_only: !verdict.shareable };
     const entryId = input.entry_id ?? this.ids.next();
     const recordedAt = input.recorded_at ?? this.isoNow();
-    let entry: Record<string, unknown>;
+    let entry: Record<string | symbol, unknown>;
     if (fast) {
       // The fast path's object is fresh and already in the written key order: completed in place.
       entry = fast;
@@ -183,10 +206,30 @@ class Preparer {
         if (input[key] !== undefined) entry[key] = input[key];
       }
     }
+    if (kept !== undefined) entry[UNREAD] = kept;
     this.narrowed = verdict.lenient
       ? `${where(n)}: split narrowed to private: ${SPLIT_REASON_TEXT[verdict.reason]}`
       : undefined;
     return entry as MemoirEntry;
+  }
+
+  /**
+   * The unread values given (`all`, which make the entry private: split-rule.ts) and those the entry
+   * keeps, and a warning for each (sets `unread`). An id, a time or a type kourai cannot read is
+   * replaced by its own, as if the key were absent; any other is written as given.
+   */
+  private unreadOf(
+    taken: ReadonlyMap<string, { value: unknown; why: string }>,
+    n: number,
+    where: (n: number) => string,
+  ): { all: Unread; kept: Unread | undefined } {
+    const all = toUnread(taken);
+    const kept = new Map([...all].filter(([k]) => !FILLED.has(k)));
+    this.unread = [...all].map(
+      ([k, u]) =>
+        `${where(n)}: ${describeUnread(k, u)}: ${FILLED.has(k) ? `kourai writes its own ${k} instead` : 'written as given, not read'}; the entry is private`,
+    );
+    return { all, kept: kept.size > 0 ? kept : undefined };
   }
 
   /** One ISO string per millisecond: a batch of 10k is stamped within a few of them. */

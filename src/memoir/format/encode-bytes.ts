@@ -3,6 +3,7 @@ import { pyFloatField, pyInt, pyString } from './python-json.js';
 import { encodeObject } from './py-object.js';
 import { isKouraiContext, isTextScore } from './encode.js';
 import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type PreferenceItem, type TrainingLabel } from './schema.js';
+import { unreadOf } from './unread.js';
 import { hasLoneSurrogate } from './utf8.js';
 
 /**
@@ -217,9 +218,16 @@ export class LineWriter {
     this.frag(SPLITS[(e.split.shared_eligible ? 2 : 0) + (e.split.private_only ? 1 : 0)] as Uint8Array);
     const rec = e as Record<string, unknown>;
     let present = STANDARD_KEYS.length;
+    const unread = unreadOf(e);
     for (let i = 0; i < EXTENSION_KEYS.length; i++) {
       const v = rec[EXTENSION_KEYS[i] as string];
-      if (v === undefined) continue;
+      if (v === undefined) {
+        const u = unread?.get(EXTENSION_KEYS[i] as string); // kept in its place, as read (unread.ts)
+        if (u === undefined) continue;
+        this.frag(EXTENSION_PREFIX[i] as Uint8Array);
+        if (!this.json(u.json)) return false;
+        continue;
+      }
       this.frag(EXTENSION_PREFIX[i] as Uint8Array);
       if (!(typeof v === 'string' ? this.str(v) : this.json(JSON.stringify(v)))) return false;
       present++;

@@ -2,6 +2,7 @@ import { CONTEXT_KEYS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
 import type { MemoirLine, PreferenceItem, TrainingLabel } from './schema.js';
 import { pyFloatField, pyInt, pyString } from './python-json.js';
 import { encodeObject, RAW } from './py-object.js';
+import { unreadOf } from './unread.js';
 
 /** The split object for each (shared_eligible, private_only), as pydantic writes it. */
 const SPLITS = [false, true].flatMap((shared) =>
@@ -13,7 +14,8 @@ const EXTENSION_PREFIX = EXTENSION_KEYS.map((k) => `,${pyString(k)}:`);
 
 /**
  * One memoir line: the ten standard keys exactly as pydantic's `model_dump_json()` writes them,
- * then kourai's extensions in a fixed order, then any other keys the entry carried.
+ * then kourai's extensions in a fixed order (one kourai could not read in its place, as read), then any
+ * other keys the entry carried.
  * No trailing newline. The entry must carry the ten standard keys (a `MemoirLine`).
  *
  * Speed (this is most of `append`'s CPU): every string goes through `quote`, which skips
@@ -26,9 +28,15 @@ export function encodeEntry(e: MemoirLine): string {
   const rec = e as Record<string, unknown>;
   let s = encodeStandard(e);
   let present = STANDARD_KEYS.length;
+  const unread = unreadOf(e);
   for (let i = 0; i < EXTENSION_KEYS.length; i++) {
     const v = rec[EXTENSION_KEYS[i] as string];
-    if (v === undefined) continue;
+    if (v === undefined) {
+      // a value kourai could not read stays in its place, as it was (unread.ts)
+      const u = unread?.get(EXTENSION_KEYS[i] as string);
+      if (u !== undefined) s += (EXTENSION_PREFIX[i] as string) + u.json;
+      continue;
+    }
     s += (EXTENSION_PREFIX[i] as string) + (typeof v === 'string' ? quote(v) : JSON.stringify(v));
     present++;
   }

@@ -74,7 +74,7 @@ const EXT_KEYS = EXTENSION_FIELDS.map((f) => f.key);
 const EXT_KINDS = EXTENSION_FIELDS.map((f) => f.kind);
 
 /** One extension value as its kind requires (fields.ts); `undefined` (absent) is checked by the caller. */
-function extension(kind: ExtensionKind, v: unknown): boolean {
+export function isExtensionValue(kind: ExtensionKind, v: unknown): boolean {
   switch (kind) {
     case 'id':
       return typeof v === 'string' && v.length >= 1 && v.length <= 64;
@@ -98,7 +98,7 @@ function extension(kind: ExtensionKind, v: unknown): boolean {
 function extensions(o: Obj): boolean {
   for (let i = 0; i < EXT_KEYS.length; i++) {
     const v = o[EXT_KEYS[i] as string];
-    if (v !== undefined && !extension(EXT_KINDS[i] as ExtensionKind, v)) return false;
+    if (v !== undefined && !isExtensionValue(EXT_KINDS[i] as ExtensionKind, v)) return false;
   }
   // interrupt details belong to entry_type "interrupt" (schema.ts interruptConsistency)
   return !(o.interrupt && o.entry_type !== undefined && o.entry_type !== 'interrupt');

@@ -16,6 +16,7 @@
  *   py-object.ts       a context (any JSON object) kept and re-encoded as pydantic writes it
  *   lax.ts             pydantic's lax coercions ("0.5" as a float, "yes" as a bool)
  *   lax-json.ts        JSON with pydantic's NaN / Infinity tokens (the fallback after JSON.parse)
+ *   unread.ts          kourai extension values kourai cannot read: kept as written, not read, entry private
  *   preference.ts      the preference pair kourai reads from a label's list
  *   utf8.ts            UTF-8 checks (lone surrogates, the first invalid byte)
  *   scan/              a byte scanner for lines laid out as kourai and Python write them

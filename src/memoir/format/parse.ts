@@ -3,6 +3,7 @@ import { isValidLine } from './fast-validate.js';
 import { coerceLax } from './lax.js';
 import { parseLaxJson } from './lax-json.js';
 import { keepRawContexts } from './py-object.js';
+import { keepUnread, setAsideExtensions } from './unread.js';
 import { hasLoneSurrogate } from './utf8.js';
 import { createRequire } from 'node:module';
 import type * as Schema from './schema.js';
@@ -52,9 +53,15 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
   }
   let entry: MemoirEntry;
   let valid = isValidLine(raw);
+  let unread: ReturnType<typeof setAsideExtensions>;
   if (!valid) {
     coerceLax(raw as Record<string, unknown>); // pydantic's lax spellings become the values it holds
     valid = isValidLine(raw);
+  }
+  if (!valid) {
+    // pydantic ignores kourai's extension keys: a value kourai cannot read is kept, not read (unread.ts)
+    unread = setAsideExtensions(raw as Record<string, unknown>);
+    if (unread) valid = isValidLine(raw);
   }
   if (valid) entry = withDefaults(raw as Record<string, unknown>);
   else {
@@ -65,6 +72,7 @@ export function parseLine(text: string, occurrenceOf?: (baseId: string) => numbe
     entry = res.data as MemoirEntry;
   }
   keepRawContexts(text, entry);
+  if (unread) keepUnread(entry, unread, text);
   if (typeof entry.entry_id === 'string') return { ok: true, entry, derived: false };
   const base = derivedId(text); // hashed once: the occurrence only adds a suffix
   const occurrence = occurrenceOf ? occurrenceOf(base) : 1;

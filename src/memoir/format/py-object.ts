@@ -124,6 +124,16 @@ export function keepRawContexts(text: string, parsed: unknown): void {
   if (r.peek() === 0x7b) r.entry(parsed as Obj);
 }
 
+/**
+ * The pydantic encoding of some top-level members of one entry's JSON text (the last of a repeated
+ * key wins, as in JSON.parse): values kourai keeps without reading them (unread.ts).
+ */
+export function memberEncodings(text: string, keys: ReadonlySet<string>): Map<string, string> {
+  const r = new PyJsonReader(text);
+  r.ws();
+  return r.encodingsOf(keys);
+}
+
 /** The context keys kourai types, and the type each must have to be in the typed view. */
 const TYPED_CONTEXT: Readonly<Record<string, (v: unknown) => boolean>> = {
   task_type: (v) => typeof v === 'string',
@@ -268,6 +278,16 @@ class PyJsonReader {
       // an item its own encoding already writes as pydantic does needs nothing kept
       if (o !== undefined && o.text !== encodeValue(pp[i])) attach(pp[i], o.raw, false);
     });
+  }
+
+  /** Each member of the object at the cursor named in `keys`, as pydantic writes its value. */
+  encodingsOf(keys: ReadonlySet<string>): Map<string, string> {
+    const out = new Map<string, string>();
+    this.members((key) => {
+      if (keys.has(key)) out.set(key, this.value());
+      else this.skip();
+    });
+    return out;
   }
 
   /** A list: each object in it as pydantic writes it, with its raw encoding (undefined for other values). */

@@ -1,5 +1,6 @@
 import { isBondOnly, type Agent } from './agents.js';
 import type { EntryType, Source } from './sources.js';
+import { UNREAD, type Unread } from './unread.js';
 
 /**
  * The split rule: may this entry ever leave the forge (train the council adapter)?
@@ -42,6 +43,8 @@ export type SplitReason =
   | 'bond_only_interrupt_party'
   | 'private_interrupt'
   | 'marked_private'
+  /** An extension value kourai cannot read (unread.ts): what it meant is unknown, it may have meant private. */
+  | 'unread_extension'
   /** Decided where chains are known (the index): a revision of a private entry stays private. */
   | 'private_original';
 
@@ -51,6 +54,7 @@ export interface SplitInput {
   entry_type?: EntryType | undefined;
   interrupt?: { interrupting_agent: Agent; target_agent: Agent; visibility: string } | null | undefined;
   split?: { shared_eligible: boolean; private_only: boolean } | undefined;
+  [UNREAD]?: Unread | undefined;
 }
 
 export interface SplitVerdict {
@@ -79,11 +83,12 @@ export function decideSplit(e: SplitInput): SplitVerdict {
   if (policy !== 'shareable')
     return { shareable: false, reason: policy, lenient: e.split !== undefined && claimsShared };
   if (!claimsShared) return { shareable: false, reason: 'marked_private', lenient: false };
+  if (e[UNREAD] !== undefined) return { shareable: false, reason: 'unread_extension', lenient: false };
   return { shareable: true, reason: 'shareable', lenient: false };
 }
 
 /**
- * The verdict for a stored entry, its type derived when the line has none. Copies only the five
+ * The verdict for a stored entry, its type derived when the line has none. Copies only the six
  * fields the rule reads: spreading the whole entry per line cost readers ~1 µs an entry.
  */
 export function entryVerdict(e: SplitInput & { entry_type?: EntryType | undefined }): SplitVerdict {
@@ -93,6 +98,7 @@ export function entryVerdict(e: SplitInput & { entry_type?: EntryType | undefine
     entry_type: entryTypeOf(e),
     interrupt: e.interrupt,
     split: e.split,
+    [UNREAD]: e[UNREAD],
   });
 }
 
@@ -120,5 +126,6 @@ export const SPLIT_REASON_TEXT: Readonly<Record<SplitReason, string>> = {
   bond_only_interrupt_party: 'interrupt involves a bond-only agent',
   private_interrupt: 'private interrupt (player only)',
   marked_private: 'marked private by its writer',
+  unread_extension: 'holds a kourai extension value kourai cannot read (what it meant is unknown)',
   private_original: 'a revision of a private entry (revisions never widen privacy)',
 };

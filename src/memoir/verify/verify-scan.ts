@@ -4,6 +4,7 @@ import { rawLineOf, readLineViewsFd, toRecord, type LineView } from '../file/rea
 import { ScannedLine, scanLine } from '../format/scan/canonical-line.js';
 import { entryTypeOf, entryVerdict, SPLIT_REASON_TEXT, type SplitVerdict } from '../format/split-rule.js';
 import type { EntryType } from '../format/sources.js';
+import { describeUnread, unreadOf } from '../format/unread.js';
 
 /**
  * The per-line half of `verify` (verify.ts is the other): reads one byte range of a memoir and
@@ -17,7 +18,7 @@ import type { EntryType } from '../format/sources.js';
 export interface ChunkProblem {
   line: number;
   offset: number;
-  kind: 'json' | 'schema' | 'too_long' | 'utf8' | 'lenient_split' | 'torn_tail';
+  kind: 'json' | 'schema' | 'too_long' | 'utf8' | 'lenient_split' | 'torn_tail' | 'unread_extension';
   message: string;
 }
 
@@ -231,6 +232,12 @@ export function* scanRange(fd: number, range: ScanRange, opts: ScanOptions): Gen
         c.problems.push(problemOf(rec.line, rec.offset, rec.problem, rec.message));
       } else {
         const entry = rec.entry;
+        const unread = unreadOf(entry);
+        if (unread !== undefined)
+          for (const [key, u] of unread)
+            c.problems.push(
+              problemOf(v.line, v.offset, 'unread_extension', `${describeUnread(key, u)}: kept as written, not read`),
+            );
         if (lazy && !rec.derived && entry.entry_id.startsWith('py_')) c.needsDerivedIds = true;
         const verdict = entryVerdict(entry);
         const i = pushEntry(

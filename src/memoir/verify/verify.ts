@@ -26,6 +26,7 @@ export type ProblemKind =
   | 'too_long'
   | 'utf8'
   | 'lenient_split'
+  | 'unread_extension'
   | 'torn_tail'
   | 'uncommitted_batch'
   | 'duplicate_id'
@@ -438,7 +439,8 @@ class FileMerge {
         line,
         offset: q.offset,
         kind: q.kind,
-        severity: 'error',
+        // pydantic ignores the key: the line is an entry, only that value is not read
+        severity: q.kind === 'unread_extension' ? 'warning' : 'error',
         message: q.message,
       });
   }

@@ -120,7 +120,7 @@ export function renderHtml(
     );
     for (const p of s.privacy)
       parts.push(
-        `<tr><td>${eps(p.epsilon)}</td><td class="l">${p.variant}</td><td>${p.sharedValues}</td><td>${p.sigma.toFixed(2)}</td><td style="background:${heat(p.council.mean)}">${ms(p.council)}</td><td>${p.bondCouncil ? ms(p.bondCouncil) : '—'}</td><td>${Number.isFinite(p.roundsToConverge) ? p.roundsToConverge : '—'}</td><td>${p.releases.max}, ${p.releases.mean.toFixed(1)}</td><td>${p.forgeLedgerEpsilon === null ? '∞' : p.forgeLedgerEpsilon.toFixed(2)}</td><td>${Number.isFinite(p.signal) ? `${p.signal.toFixed(3)} / ${p.noise.toFixed(3)}` : '—'}</td></tr>`,
+        `<tr><td>${eps(p.epsilon)}</td><td class="l">${p.variant}</td><td>${p.sharedValues}</td><td>${p.sigma.toFixed(2)}</td><td style="background:${heat(p.council.mean)}">${ms(p.council)}</td><td>${p.bondCouncil ? ms(p.bondCouncil) : '—'}</td><td>${Number.isFinite(p.roundsToConverge) ? p.roundsToConverge : '—'}</td><td>${p.releases.max}, ${p.releases.mean.toFixed(1)}${p.limited ? `; ${p.limited} at their limit` : ''}</td><td>${p.forgeLedgerEpsilon === null ? '∞' : p.forgeLedgerEpsilon.toFixed(2)}</td><td>${Number.isFinite(p.signal) ? `${p.signal.toFixed(3)} / ${p.noise.toFixed(3)}` : '—'}</td></tr>`,
       );
     parts.push('</table><div class="charts">');
     const epsList = [...new Set(s.privacy.map((p) => p.epsilon))];

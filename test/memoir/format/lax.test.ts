@@ -11,7 +11,9 @@ import { laxBool, laxFloat } from '../../../src/memoir/format/lax.js';
 import { parseLaxJson } from '../../../src/memoir/format/lax-json.js';
 import { parseLine } from '../../../src/memoir/format/parse.js';
 import { understoodPair } from '../../../src/memoir/format/preference.js';
-import { STANDARD_KEYS, type MemoirEntry } from '../../../src/memoir/format/schema.js';
+import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirEntry } from '../../../src/memoir/format/schema.js';
+import { entryVerdict } from '../../../src/memoir/format/split-rule.js';
+import { unreadOf } from '../../../src/memoir/format/unread.js';
 import { ScannedLine, scanLine } from '../../../src/memoir/format/scan/canonical-line.js';
 
 /**
@@ -32,6 +34,8 @@ interface PyResult {
   ok: boolean;
   dump?: string;
   error?: string;
+  /** The keys the model ignores, each with its value as pydantic writes it. */
+  extra?: [string, string][];
 }
 function pydantic(lines: string[]): PyResult[] {
   const r = spawnSync('python3', [model], { input: `${lines.join('\n')}\n`, encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -222,6 +226,64 @@ const goodContext = fc.oneof(
 );
 const badContext = fc.constantFrom('"qa"', '[]', '1');
 
+/**
+ * kourai's extension keys: pydantic ignores them, so a value kourai cannot read changes no verdict.
+ * `good` values are spelled as kourai writes them; `unreadable` ones are any JSON kourai cannot read.
+ */
+const INTERRUPT =
+  '{"interrupting_agent":"aidos","target_agent":"techne","target_turn":"s.turn-1","reason_class":"correction","visibility":"private"}';
+const EXTENSIONS: Record<string, { good: string[]; unreadable: string[] }> = {
+  entry_id: {
+    good: ['"01M8GTTVRR5TGT3PTRD663RBM6"', '"host-7"'],
+    unreadable: ['""', '5', 'null', q('x'.repeat(65)), '[]', '{"a":1.0}'],
+  },
+  recorded_at: {
+    good: ['"2026-11-22T10:00:00.000Z"', '"2026-11-22T10:00:00+02:00"'],
+    unreadable: ['"yesterday"', '"2026-11-22"', '0', 'null'],
+  },
+  entry_type: { good: ['"pipeline_turn"', '"interrupt"'], unreadable: ['"Pipeline_Turn"', '1', 'null'] },
+  interrupt: {
+    good: ['null', INTERRUPT],
+    unreadable: ['{"interrupting_agent":"Aidos"}', '"x"', '[]', INTERRUPT.replace('"private"', '"Private"')],
+  },
+  supersedes: { good: ['"01M8GTTVRR5TGT3PTRD663RBM6"'], unreadable: ['""', '7', 'null'] },
+  revision_reason: { good: ['"typo"'], unreadable: ['1', 'null', 'false'] },
+  likert: {
+    good: ['1', '3', '5'],
+    unreadable: ['9', '0', '"3"', '2.5', 'null', 'true', '9.0', '123456789012345678901', '-0', 'NaN'],
+  },
+  comment: { good: ['"nice"', '""'], unreadable: ['5', '[]', 'null', '{"x":1.0,"7":2}'] },
+  episode: { good: ['{}', '{"k":"v"}'], unreadable: ['[]', '"e"', '1.5', 'null'] },
+  council: { good: ['{"format":"kourai.council-event/1"}'], unreadable: ['[]', '[1e400,NaN]', 'null', '"c"'] },
+};
+/** Per extension key: absent (mostly), a value kourai writes, or one it cannot read. */
+const extensionValues = fc.record(
+  Object.fromEntries(
+    EXTENSION_KEYS.map((k) => {
+      const x = EXTENSIONS[k] as { good: string[]; unreadable: string[] };
+      return [
+        k,
+        fc.oneof(
+          { weight: 6, arbitrary: fc.constant(undefined) },
+          { weight: 1, arbitrary: fc.constantFrom(...x.good) },
+          { weight: 2, arbitrary: fc.constantFrom(...x.unreadable) },
+        ),
+      ];
+    }),
+  ) as Record<string, fc.Arbitrary<string | undefined>>,
+);
+
+/** The extension keys kourai cannot read in a line's values: unreadable ones, and details on a non-interrupt type. */
+function unreadableIn(ext: Record<string, string | undefined>): string[] {
+  return EXTENSION_KEYS.filter((k) => {
+    const v = ext[k];
+    if (v === undefined) return false;
+    if ((EXTENSIONS[k] as { unreadable: string[] }).unreadable.includes(v)) return true;
+    const type = ext.entry_type;
+    return k === 'interrupt' && v !== 'null' && type === '"pipeline_turn"';
+  });
+}
+
 const FIELDS = [
   'scene_id',
   'agent',
@@ -263,24 +325,33 @@ const bad: Partial<Record<Field, fc.Arbitrary<string>>> = {
 };
 const REQUIRED: ReadonlySet<Field> = new Set(['scene_id', 'agent', 'source']);
 
-/** A line: every field in a spelling pydantic accepts (or left out), and now and then one it refuses. */
-const lineText = fc
+/**
+ * A line: every field in a spelling pydantic accepts (or left out), and now and then one it refuses;
+ * kourai's extension keys after the ten (before `host`), now and then holding what kourai cannot read.
+ */
+const lineWithExtensions = fc
   .tuple(
     fc.record(good),
     fc.subarray(FIELDS.filter((f) => !REQUIRED.has(f))),
     fc.option(fc.constantFrom(...(Object.keys(bad) as Field[])), { freq: 2 }),
     fc.constantFrom('', ' '),
+    extensionValues,
   )
-  .chain(([values, dropped, spoil, sp]) =>
+  .chain(([values, dropped, spoil, sp, ext]) =>
     (spoil === null ? fc.constant(undefined) : (bad[spoil] as fc.Arbitrary<string>)).map((badValue) => {
       const entries: [string, string][] = [];
       for (const f of FIELDS) {
+        if (f === 'host') for (const k of EXTENSION_KEYS) if (ext[k] !== undefined) entries.push([k, ext[k] as string]);
         if (f === spoil && badValue !== undefined) entries.push([f, badValue]);
         else if (!dropped.includes(f)) entries.push([f, values[f]]);
       }
-      return `{${sp}${entries.map(([k, v]) => `${q(k)}:${sp}${v}`).join(`,${sp}`)}${sp}}`;
+      return {
+        text: `{${sp}${entries.map(([k, v]) => `${q(k)}:${sp}${v}`).join(`,${sp}`)}${sp}}`,
+        unread: unreadableIn(ext),
+      };
     }),
   );
+const lineText = lineWithExtensions.map((l) => l.text);
 
 /** kourai's ten standard keys, through both encoders (they must agree). */
 function standard(e: MemoirEntry): string {
@@ -292,6 +363,31 @@ function standard(e: MemoirEntry): string {
   return text;
 }
 
+/**
+ * The ten standard keys and kourai's extensions (any other key left out), through both encoders;
+ * `derived`: the line had no id kourai reads (the entry's is derived from its bytes, not written).
+ */
+function withExtensions(e: MemoirEntry, derived: boolean): string {
+  const only = { ...e } as Record<string, unknown>; // the spread keeps the unread values (a symbol key)
+  if (derived) delete only.entry_id;
+  for (const k of Object.keys(only))
+    if (!(STANDARD_KEYS as readonly string[]).includes(k) && !(EXTENSION_KEYS as readonly string[]).includes(k))
+      delete only[k];
+  const text = encodeEntry(only as MemoirEntry);
+  const w = new LineWriter(1 << 12);
+  expect(w.writeEntry(only as MemoirEntry)).toBe(true);
+  expect(w.bytes().toString('utf8')).toBe(`${text}\n`);
+  return text;
+}
+
+/** What kourai writes for a line pydantic accepted: its dump, then the extension keys the line held, as pydantic writes their values. */
+function expectedWithExtensions(dump: string, extra: [string, string][]): string {
+  const held = new Map(extra);
+  let s = dump.slice(0, -1);
+  for (const k of EXTENSION_KEYS) if (held.has(k)) s += `,${q(k)}:${held.get(k) as string}`;
+  return `${s}}`;
+}
+
 /** A split with both flags false is decided by pydantic's lenient rule on reading; kourai never widens. */
 const UNDECIDED = '"split":{"shared_eligible":false,"private_only":false}}';
 const withKouraiSplit = (dump: string): string => dump.replace(/"split":\{[^}]*\}\}$/, UNDECIDED);
@@ -299,9 +395,11 @@ const withKouraiSplit = (dump: string): string => dump.replace(/"split":\{[^}]*\
 describe("pydantic's lax mode: every line it accepts is an entry, holding the value it holds", () => {
   it('random lax spellings of every field: same verdict as pydantic, and model_dump_json() byte for byte', async (ctx) => {
     if (!havePydantic) ctx.skip(true, missing);
-    const lines = fc.sample(lineText, { numRuns: 1500, seed: 2313 });
+    const generated = fc.sample(lineWithExtensions, { numRuns: 1500, seed: 2313 });
+    const lines = generated.map((g) => g.text);
     const results = pydantic(lines);
     let accepted = 0;
+    let withUnread = 0;
     lines.forEach((line, i) => {
       const py = results[i] as PyResult;
       const ours = parseLine(line);
@@ -313,13 +411,27 @@ describe("pydantic's lax mode: every line it accepts is an entry, holding the va
       accepted++;
       const text = standard(ours.entry);
       const undecided = !ours.entry.split.shared_eligible && !ours.entry.split.private_only;
-      expect(text, line).toBe(undecided ? withKouraiSplit(py.dump as string) : py.dump);
+      const dump = undecided ? withKouraiSplit(py.dump as string) : (py.dump as string);
+      expect(text, line).toBe(dump);
+      // kourai's extension keys: the ones it can read are read, the others kept as pydantic writes them
+      expect(withExtensions(ours.entry, ours.derived), line).toBe(expectedWithExtensions(dump, py.extra ?? []));
+      const unread = [...(unreadOf(ours.entry)?.keys() ?? [])];
+      expect(unread, line).toEqual((generated[i] as { unread: string[] }).unread);
+      if (unread.length === 0) return;
+      withUnread++;
+      // read as if absent, and never shared: what the writer meant by the value is unknown
+      for (const k of unread)
+        if (k !== 'entry_id') expect((ours.entry as Record<string, unknown>)[k], line).toBeUndefined();
+      expect(entryVerdict(ours.entry).shareable, line).toBe(false);
+      // an id kourai cannot read: the entry's id is derived from the line, as for a line without one
+      if (unread.includes('entry_id')) expect(ours.derived && ours.entry.entry_id.startsWith('py_'), line).toBe(true);
     });
-    // the generator reaches both verdicts in earnest
+    // the generator reaches both verdicts, and unreadable extensions, in earnest
     expect(accepted).toBeGreaterThan(150);
     expect(lines.length - accepted).toBeGreaterThan(150);
+    expect(withUnread).toBeGreaterThan(150);
     await ctx.annotate(
-      `pydantic ${probe.stdout.trim()}: ${lines.length} lines with lax spellings, ${accepted} accepted, same verdicts and byte-equal model_dump_json()`,
+      `pydantic ${probe.stdout.trim()}: ${lines.length} lines with lax spellings, ${accepted} accepted (${withUnread} holding extension values kourai cannot read), same verdicts and byte-equal model_dump_json()`,
       'proof',
     );
   });
@@ -332,7 +444,9 @@ describe("pydantic's lax mode: every line it accepts is an entry, holding the va
         if (!scanLine(buf, 0, buf.length, out)) return;
         const p = parseLine(line);
         expect(p.ok).toBe(true);
-        if (p.ok) expect(standard(p.entry)).toBe(line);
+        if (!p.ok) return;
+        expect(unreadOf(p.entry)).toBeUndefined();
+        expect(withExtensions(p.entry, p.derived)).toBe(line);
       }),
       { numRuns: 1000, seed: 7 },
     );
