@@ -4,7 +4,6 @@ import type { FederatingAgent } from '../memoir/format/agents.js';
 import { slopProbe } from '../memoir/sample/planted/slop.js';
 import { clipToNorm } from '../privacy/clip.js';
 import { buildRelease } from '../privacy/release.js';
-import { poissonCohort, sampleCohort } from '../protocol/cohort.js';
 import { tensorFromJson } from '../tensor/json.js';
 import type { NamedTensor } from '../tensor/tensor.js';
 import { loraToTensors, tensorsToLora } from '../train/adapter-layout.js';
@@ -13,9 +12,9 @@ import { DEFAULT_SETTINGS } from '../train/trainer.js';
 import {
   bondsAlone,
   checkStop,
-  cohortSeed,
   councilSettings,
   dimsOf,
+  drawCohort,
   measuredForges,
   meanOf,
   sub,
@@ -89,7 +88,6 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
   const { x, base, forges, evaluator } = sc;
   const spec = base.spec;
   const settings0 = councilSettings(x, sc.seed, 1);
-  const poisson = samplingOf(x, cell.epsilon) === 'poisson';
   const q = x.cohort / x.forges;
   const sigmaCell = sc.sigmas.sigma(cell.epsilon, x.rounds, x.delta, q);
   const dataDir = join(hooks.dataDir, 'aidos');
@@ -114,20 +112,13 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
     if (!g0) throw new Error('the council published no aidos adapter to start from');
     let global = tensorsToLora(spec, AIDOS, settings0.rank, g0);
     let alone: Float64Array[] = solo.map(() => global.all);
-    const names = forges.map((g) => g.name);
-    const byName = new Map(forges.map((g) => [g.name, g]));
     for (let r = 1; r <= x.rounds; r++) {
       checkStop(hooks.signal);
       const round = await port.currentRound();
       const policy = await port.policy(round);
       const S = policy.clipNorm;
       const sigma = policy.noiseMultiplier;
-      const exiled = await port.exiles();
-      const living = names.filter((_, i) => !exiled.has(i));
-      const chosen = poisson
-        ? poissonCohort(living, { round: r, seed: cohortSeed(sc.seed), rate: q })
-        : sampleCohort(living, { round: r, seed: cohortSeed(sc.seed), size: Math.min(x.cohort, living.length) });
-      const cohort = chosen.map((n) => byName.get(n) as SimForge);
+      const cohort = await drawCohort(sc, cell, port, r);
       const settings = councilSettings(x, sc.seed, r);
       // The cohort's council trainings and the single forges' own, side by side (a forge's round 1
       // is the same training either way: both start from the public initialisation).

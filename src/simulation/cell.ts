@@ -273,6 +273,23 @@ export function cohortSeed(seed: number): string {
   return `kourai-simulation-cohort/${seed}`;
 }
 
+/**
+ * A round's cohort, drawn as the council draws it: from the forges not exiled, Poisson at rate
+ * K/N where noise is added, else exactly K (`samplingOf`).
+ */
+export async function drawCohort(sc: SeedContext, cell: Cell, port: CouncilPort, round: number): Promise<SimForge[]> {
+  const { x, forges } = sc;
+  const exiled = await port.exiles();
+  const living = forges.filter((_, i) => !exiled.has(i)).map((g) => g.name);
+  const seed = cohortSeed(sc.seed);
+  const chosen =
+    samplingOf(x, cell.epsilon) === 'poisson'
+      ? poissonCohort(living, { round, seed, rate: x.cohort / x.forges })
+      : sampleCohort(living, { round, seed, size: Math.min(x.cohort, living.length) });
+  const byName = new Map(forges.map((g) => [g.name, g]));
+  return chosen.map((n) => byName.get(n) as SimForge);
+}
+
 export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Promise<CellResult> {
   const { x, base, forges, evaluator } = sc;
   const spec = base.spec;
@@ -316,8 +333,6 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
   );
   // The parameter-split controls: each forge's local part (its values off the mask), as it left them.
   const local = new Map<string, Float32Array>();
-  const names = forges.map((g) => g.name);
-  const byName = new Map(forges.map((g) => [g.name, g]));
   try {
     for (let r = 1; r <= x.rounds; r++) {
       checkStop(hooks.signal);
@@ -325,12 +340,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
       // Every forge follows the privacy policy the council publishes for the round.
       const policy = await port.policy(round);
       const S = policy.clipNorm;
-      const exiled = await port.exiles();
-      const living = names.filter((_, i) => !exiled.has(i));
-      const chosen = poisson
-        ? poissonCohort(living, { round: r, seed: cohortSeed(sc.seed), rate: q })
-        : sampleCohort(living, { round: r, seed: cohortSeed(sc.seed), size: Math.min(x.cohort, living.length) });
-      const cohort = chosen.map((n) => byName.get(n) as SimForge);
+      const cohort = await drawCohort(sc, cell, port, r);
       const record: RoundRecord = {
         round: r,
         cohort: cohort.map((g) => g.index),
