@@ -227,10 +227,9 @@ export function measuresPersonal(x: Experiment, c: Omit<Cell, 'seed'>): boolean 
   return c.attack === 'none' && c.strategy === x.reference && c.noise === 'local';
 }
 
-/** Whether a cell measures cold start: the clean reference run at the experiment's ε, the design's split. */
-export function measuresColdStart(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
+/** The clean reference run at the experiment's ε with the design's split: no attack, local noise, full share. */
+function isDesignReference(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
   return (
-    x.coldStart.length > 0 &&
     c.attack === 'none' &&
     c.strategy === x.reference &&
     c.epsilon === x.epsilon &&
@@ -238,6 +237,11 @@ export function measuresColdStart(x: Experiment, c: Omit<Cell, 'seed'>): boolean
     c.noise === 'local' &&
     c.share === 'full'
   );
+}
+
+/** Whether a cell measures cold start: the design's reference cell, when session counts are given. */
+export function measuresColdStart(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
+  return x.coldStart.length > 0 && isDesignReference(x, c);
 }
 
 /** How a cell samples its cohort: everyone; exactly K at ε = ∞; Poisson at rate K/N where noise is added (the accountant's assumption). */
@@ -250,14 +254,7 @@ export function samplingOf(x: Pick<Experiment, 'forges' | 'cohort'>, epsilon: nu
  * ε with the design's split (its Aidos federation runs beside it, on the same cohorts).
  */
 export function measuresAidos(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
-  return (
-    c.attack === 'none' &&
-    c.strategy === x.reference &&
-    c.epsilon === x.epsilon &&
-    c.split === 'semantic' &&
-    c.noise === 'local' &&
-    c.share === 'full'
-  );
+  return isDesignReference(x, c);
 }
 
 /**

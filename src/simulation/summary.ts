@@ -36,6 +36,16 @@ export function stat(xs: readonly number[]): Stat {
   return { mean, sd, n };
 }
 
+/** The standard error of a mean over seeds (0 with one seed). */
+function standardError(s: Stat): number {
+  return s.n > 1 ? s.sd / Math.sqrt(s.n) : 0;
+}
+
+/** A target not measured or not run: a miss, with the reason. */
+function missed(name: string, goal: string, unit: Target['unit'], detail: string): Target {
+  return { name, goal, value: NaN, unit, met: false, detail };
+}
+
 export interface ByzantineRow {
   strategy: SimStrategy;
   attack: Attack;
@@ -426,14 +436,14 @@ function targets(
     if (!s.endsWith('+lora-fair') || x.strategies.includes(s)) continue;
     const why = strategyProblem(x, s);
     if (why)
-      out.push({
-        name: `byzantine robustness: ${s} within 5% of clean`,
-        goal: 'council quality under the strongest attack within 5% of the clean run',
-        value: NaN,
-        unit: 'share',
-        met: false,
-        detail: `not run: ${why}`,
-      });
+      out.push(
+        missed(
+          `byzantine robustness: ${s} within 5% of clean`,
+          'council quality under the strongest attack within 5% of the clean run',
+          'share',
+          `not run: ${why}`,
+        ),
+      );
   }
   void byz;
   // Naive FedAvg is a baseline no council runs: its garbage aggregates make honest forges look far
@@ -473,7 +483,7 @@ function targets(
   // forges and held-out pairs) above twice its standard error (with one seed: above zero).
   const paired = (ds: readonly number[]): { d: number; se: number; met: boolean } => {
     const st = stat(ds);
-    const se = st.n > 1 ? st.sd / Math.sqrt(st.n) : 0;
+    const se = standardError(st);
     return { d: st.mean, se, met: st.mean > 2 * se && st.mean > 0 };
   };
   const ref = results.filter(
@@ -638,19 +648,15 @@ function aidosTarget(x: Experiment, a: AidosSummary | null): Target {
   const goal = `F1 on held-out slop (phrases no forge wrote, words no memoir holds; slop the positive class) of the federated Aidos council adapter at least ${(AIDOS_MARGIN * 100).toFixed(0)} points above a single forge's (its own adapter trained alone for as many rounds, or its bond trained to convergence, whichever is higher) in every round from round ${AIDOS_FROM_ROUND} on, beyond 2 standard errors over seeds`;
   const rows = a?.rounds.filter((r) => r.round >= AIDOS_FROM_ROUND) ?? [];
   if (!a || rows.length === 0)
-    return {
+    return missed(
       name,
       goal,
-      value: NaN,
-      unit: 'points',
-      met: false,
-      detail:
-        x.rounds < AIDOS_FROM_ROUND
-          ? `not measured: ${x.rounds} round${x.rounds === 1 ? '' : 's'} run, the claim starts at round ${AIDOS_FROM_ROUND}`
-          : 'not measured: the clean reference run has not finished',
-    };
-  const se = (s: Stat): number => (s.n > 1 ? s.sd / Math.sqrt(s.n) : 0);
-  const short = rows.filter((r) => !(r.gain.mean >= AIDOS_MARGIN && r.gain.mean > 2 * se(r.gain)));
+      'points',
+      x.rounds < AIDOS_FROM_ROUND
+        ? `not measured: ${x.rounds} round${x.rounds === 1 ? '' : 's'} run, the claim starts at round ${AIDOS_FROM_ROUND}`
+        : 'not measured: the clean reference run has not finished',
+    );
+  const short = rows.filter((r) => !(r.gain.mean >= AIDOS_MARGIN && r.gain.mean > 2 * standardError(r.gain)));
   const value = Math.min(...rows.map((r) => r.gain.mean));
   const each = a.rounds
     .map(
@@ -680,18 +686,15 @@ function coldStartTarget(x: Experiment, rows: readonly ColdStartSummaryRow[]): T
   const first = rows[0];
   const last = rows[rows.length - 1];
   if (!first || !last || rows.length < 2)
-    return {
+    return missed(
       name,
       goal,
-      value: NaN,
-      unit: 'points',
-      met: false,
-      detail:
-        x.coldStart.length < 2
-          ? 'not measured: give two or more session counts (--cold-start 1,2,4,8)'
-          : 'not measured: the clean reference run has not finished',
-    };
-  const se = first.gain.n > 1 ? first.gain.sd / Math.sqrt(first.gain.n) : 0;
+      'points',
+      x.coldStart.length < 2
+        ? 'not measured: give two or more session counts (--cold-start 1,2,4,8)'
+        : 'not measured: the clean reference run has not finished',
+    );
+  const se = standardError(first.gain);
   const beats = first.gain.mean > 2 * se && first.gain.mean > 0;
   const shrinks = first.gain.mean > last.gain.mean;
   const value = first.gain.mean - last.gain.mean;
