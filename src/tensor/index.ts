@@ -2,6 +2,7 @@
  * The ground-floor tensor layer (imports nothing of kourai but errors.ts and runtime/):
  *   tensor.ts            NamedTensor, dtypes, shapes, the overflow-free L2 norm
  *   float-codec.ts       floats <-> little-endian bytes <-> strict base64
+ *   base64-stream.ts     strict base64 in pieces, for bodies read as they arrive (not re-exported)
  *   json.ts              the one tensor JSON shape {name, shape, dtype: "F32", data}
  *   layout.ts            an adapter's tensors flattened into one vector
  *   safetensors.ts       the safetensors format (strict reader, writer with a data digest)
