@@ -5,7 +5,7 @@
  * place. So the parser holds the document's small values and at most one token between pieces,
  * never a tensor's text.
  */
-export interface JsonBodyEvents {
+interface JsonBodyEvents {
   /**
    * The data string of tensors[index] starts; `tensor` holds the keys of its object seen so far,
    * `root` the top-level keys seen so far (both keep changing as the parse goes on).

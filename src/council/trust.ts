@@ -65,8 +65,8 @@ export const STRUCTURE_FLOOR = 8;
  * `STRUCTURE_GATE_COS`: the second keeps the gate shut when the noise lives in fewer values than d
  * (an adapter that federates only some of its values), where random vectors correlate more.
  */
-export const STRUCTURE_GATE = 40;
-export const STRUCTURE_GATE_COS = 0.2;
+const STRUCTURE_GATE = 40;
+const STRUCTURE_GATE_COS = 0.2;
 
 /**
  * Who can echo: updates that move at least this many values and are at least this share of the
@@ -74,14 +74,14 @@ export const STRUCTURE_GATE_COS = 0.2;
  * clipped, they are the same vector) or carry almost nothing (a forge its data no longer moves)
  * coincide without any collusion.
  */
-export const ECHO_MIN_VALUES = 100;
-export const ECHO_MIN_NORM = 0.5;
+const ECHO_MIN_VALUES = 100;
+const ECHO_MIN_NORM = 0.5;
 /**
  * No structure is judged only of updates spread like noise: a participation ratio (`support`) of
  * at least this share of d. Gaussian noise has about a third; honest adapter updates put nearly
  * all their weight on a few values.
  */
-export const STRUCTURELESS_MIN_SUPPORT = 0.1;
+const STRUCTURELESS_MIN_SUPPORT = 0.1;
 
 export type Evidence = 'echo' | 'structureless';
 
@@ -91,7 +91,7 @@ export function support(sum2: number, sum4: number): number {
 }
 
 /** What the council measures of each update of a round, for `structureEvidence`. */
-export interface RoundGeometry {
+interface RoundGeometry {
   /** Pairwise squared distances, n×n, row-major. */
   pair2: ArrayLike<number>;
   /** Each update's squared norm. */

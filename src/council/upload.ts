@@ -36,15 +36,15 @@ interface TensorHead {
   dtype: unknown;
 }
 
-export interface TensorSink {
+interface TensorSink {
   write(bytes: Buffer): void;
   end(): void;
 }
 
 /** The digest's metadata line (as digestOf hashes it), or null when not known yet. */
-export type DigestMeta = string | null;
+type DigestMeta = string | null;
 
-export function digestMetaOf(sub: Pick<Submission, 'base_fingerprint' | 'privacy' | 'weight'>): string {
+function digestMetaOf(sub: Pick<Submission, 'base_fingerprint' | 'privacy' | 'weight'>): string {
   return JSON.stringify([
     sub.base_fingerprint,
     sub.privacy.clip_norm,

@@ -65,7 +65,7 @@ export interface AidosResult {
 
 const AIDOS: FederatingAgent = 'aidos';
 
-export function detectionOf(c: Confusion): Detection {
+function detectionOf(c: Confusion): Detection {
   return { f1: f1Of(c), precision: precisionOf(c), recall: recallOf(c) };
 }
 
@@ -78,7 +78,7 @@ function meanDetection(ds: readonly Detection[]): Detection {
 }
 
 /** The held-out slop probe of a seed (built once per seed). */
-export function slopProbeOf(sc: SeedContext): LabelledProbe {
+function slopProbeOf(sc: SeedContext): LabelledProbe {
   return sc.evaluator.labelled(`slop|${sc.seed}`, AIDOS, () =>
     slopProbe(sc.seed, sc.x.heldOut).map((p) => ({ text: p.text, positive: p.slop })),
   );

@@ -13,7 +13,7 @@ import { ENTRY_TYPES } from './sources.js';
  */
 export const UNREAD: unique symbol = Symbol('kourai.unread-extensions');
 
-export interface UnreadValue {
+interface UnreadValue {
   /** The value as pydantic writes it. */
   json: string;
   /** Why kourai cannot read it, in words (for `verify`). */

@@ -21,7 +21,7 @@ import { THINGS } from './render-text.js';
  * length tells little.
  */
 
-export interface SlopFamily {
+interface SlopFamily {
   name: string;
   slots: readonly (readonly string[])[];
   render: (words: readonly string[]) => string;
@@ -97,7 +97,7 @@ export const SLOP_FAMILIES: readonly SlopFamily[] = [
   },
 ];
 
-export interface SlopPhrase {
+interface SlopPhrase {
   family: number;
   text: string;
 }
@@ -184,7 +184,7 @@ function contentSentence(rand: Rand, vocab: Vocabulary, not = -1): { text: strin
  * sentence is that slop phrase; without, another content sentence, the closest in length to
  * `lengthLike` of a few drawn (so a passage's length says little about whether it is slop).
  */
-export function slopPassage(rand: Rand, vocab: Vocabulary, slop: string | null, lengthLike: string): string {
+function slopPassage(rand: Rand, vocab: Vocabulary, slop: string | null, lengthLike: string): string {
   const first = contentSentence(rand, vocab);
   let second = slop;
   if (second === null) {
@@ -199,7 +199,7 @@ export function slopPassage(rand: Rand, vocab: Vocabulary, slop: string | null, 
 }
 
 /** What Aidos says when a passage is put to her: the text her adapter is scored on. */
-export function slopCall(passage: string): string {
+function slopCall(passage: string): string {
   return `Slop check: ${passage}`;
 }
 
