@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FederationPlan } from '../../src/federation/round/plan.js';
 import type { RoundResult } from '../../src/federation/round/run-round.js';
@@ -17,7 +16,7 @@ import { assertBuilt } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { plantCanaries, privateTexts } from '../federation/canary-forge.js';
 import { captureWire, parseRequests, type RawRequest, type WireCapture } from '../federation/wire-capture.js';
-import { BIN, kourai, kouraiAsync, type BinResult } from './run-bin.js';
+import { kourai, kouraiAsync, serveCouncil, type BinResult, type Serving } from './run-bin.js';
 
 /**
  * The done-when on the real binary: a real council process (`kourai council serve`) on
@@ -45,16 +44,10 @@ let councilUrl: string;
 let dataDir: string;
 const forges: Forge[] = [];
 
-function startCouncil(): Promise<{ proc: ChildProcess; url: string }> {
+function startCouncil(): Promise<Serving> {
   const layouts = JSON.stringify({ derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } });
-  const proc = spawn(
-    process.execPath,
+  return serveCouncil(
     [
-      BIN,
-      'council',
-      'serve',
-      '--port',
-      '0',
       '--data-dir',
       dataDir,
       '--base-fingerprint',
@@ -65,20 +58,9 @@ function startCouncil(): Promise<{ proc: ChildProcess; url: string }> {
       '2',
       '--strategy',
       'fedavg',
-      '--json',
     ],
-    {
-      env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { home: root },
   );
-  let err = '';
-  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
-    lines.once('line', (line) => resolve({ proc, url: (JSON.parse(line) as { url: string }).url }));
-    proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
-  });
 }
 
 function ok(r: BinResult, what: string): unknown {

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membershipPath } from '../../src/federation/round/membership.js';
 import { DEFAULT_PRIVACY_CONFIG } from '../../src/privacy/privacy-config.js';
@@ -14,7 +13,7 @@ import { DEFAULT_SETTINGS } from '../../src/train/trainer.js';
 import { assertBuilt } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { startHostileProxy, type HostileProxy } from '../federation/hostile-proxy.js';
-import { BIN, kourai, kouraiAsync, type BinResult } from './run-bin.js';
+import { BIN, kourai, kouraiAsync, serveCouncil, type BinResult } from './run-bin.js';
 
 /**
  * The forge against its own council, tried as an attacker would: the real binary, a real
@@ -28,16 +27,10 @@ let council: ChildProcess;
 let proxy: HostileProxy;
 let dataDir: string;
 
-function startCouncil(): Promise<string> {
+async function startCouncil(): Promise<string> {
   const layouts = JSON.stringify({ derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } });
-  council = spawn(
-    process.execPath,
+  const serving = await serveCouncil(
     [
-      BIN,
-      'council',
-      'serve',
-      '--port',
-      '0',
       '--data-dir',
       dataDir,
       '--base-fingerprint',
@@ -48,20 +41,11 @@ function startCouncil(): Promise<string> {
       '1',
       '--strategy',
       'fedavg',
-      '--json',
     ],
-    {
-      env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    { home: root },
   );
-  let err = '';
-  council.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: council.stdout as NodeJS.ReadableStream });
-    lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
-    council.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
-  });
+  council = serving.proc;
+  return serving.url;
 }
 
 function ok(r: BinResult, what: string): unknown {

@@ -1,14 +1,13 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILTIN_FINGERPRINT } from '../../src/train/fingerprint.js';
 import { DEFAULT_SETTINGS } from '../../src/train/trainer.js';
 import { assertBuilt, cleanEnv } from '../helpers/bin.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { unprivileged, unprivilegedBin, type Unprivileged } from '../helpers/unprivileged.js';
-import { BIN, kourai, kouraiAsync, type BinResult } from './run-bin.js';
+import { kourai, kouraiAsync, serveCouncil, type BinResult, type Serving } from './run-bin.js';
 
 /**
  * A joined forge with a healthy state database (consent given, bond adapters trained), in a home
@@ -25,39 +24,12 @@ let scene: string;
 let council: ChildProcess;
 let before: Record<string, string>;
 
-function startCouncil(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
+function startCouncil(dataDir: string): Promise<Serving> {
   const layouts = JSON.stringify({ derive: { base: 'builtin', rank: DEFAULT_SETTINGS.rank } });
-  const proc = spawn(
-    process.execPath,
-    [
-      BIN,
-      'council',
-      'serve',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--base-fingerprint',
-      BUILTIN_FINGERPRINT,
-      '--layouts',
-      layouts,
-      '--min-forges',
-      '2',
-      '--json',
-    ],
-    {
-      env: { PATH: process.env.PATH ?? '', HOME: root, KOURAI_HOME: root, CI: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+  return serveCouncil(
+    ['--data-dir', dataDir, '--base-fingerprint', BUILTIN_FINGERPRINT, '--layouts', layouts, '--min-forges', '2'],
+    { home: root },
   );
-  let err = '';
-  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once('line', (line) =>
-      resolve({ proc, url: (JSON.parse(line) as { url: string }).url }),
-    );
-    proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
-  });
 }
 
 function ok(r: BinResult, what: string): unknown {

@@ -1,4 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/kourai.js', import.meta.url));
@@ -38,5 +39,31 @@ export function kouraiAsync(args: string[], opts: { home: string; env?: Record<s
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+export interface Serving {
+  proc: ChildProcess;
+  url: string;
+  /** What the council has written to stderr so far. */
+  stderr: () => string;
+}
+
+/**
+ * Starts `kourai council serve --port 0 --json ...args` with a clean environment and resolves with
+ * its URL once it listens (the first line on stdout); rejects with its stderr if it exits first.
+ */
+export function serveCouncil(args: string[], opts: { home: string }): Promise<Serving> {
+  const proc = spawn(process.execPath, [BIN, 'council', 'serve', '--port', '0', '--json', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: opts.home, KOURAI_HOME: opts.home, CI: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: proc.stdout }).once('line', (line) =>
+      resolve({ proc, url: (JSON.parse(line) as { url: string }).url, stderr: () => err }),
+    );
+    proc.once('exit', (code) => reject(new Error(`council serve exited ${code}: ${err}`)));
   });
 }
