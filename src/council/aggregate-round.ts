@@ -15,7 +15,7 @@ import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
 import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
 import { publicInitFlat } from './public-init.js';
-import { similarities, structureEvidence } from './trust.js';
+import { similarities, structureEvidence, support } from './trust.js';
 
 /**
  * Aggregating a closed round: a function of what storage holds and the settings the round froze,
@@ -102,6 +102,9 @@ export async function computeAgentAggregate(
     );
   let outcome: AggregateOutcome;
   let pairwise: DistanceMatrix;
+  const sum2 = new Float64Array(subs.length);
+  const sum4 = new Float64Array(subs.length);
+  const nonzero = new Float64Array(subs.length);
   let globalChunks: Buffer[];
   const t0 = performance.now();
   try {
@@ -137,6 +140,24 @@ export async function computeAgentAggregate(
           undefined,
           deps.pool ?? null,
         );
+      // …and how many values each update is spread over.
+      for (const [start, end] of chunkRanges(layout)) {
+        const rows = reader.read(start, end);
+        rows.forEach((r, i) => {
+          let a = 0;
+          let b = 0;
+          let z = 0;
+          for (let k = 0; k < r.length; k++) {
+            const x2 = (r[k] as number) * (r[k] as number);
+            a += x2;
+            b += x2 * x2;
+            if (x2 > 0) z++;
+          }
+          sum2[i] = (sum2[i] as number) + a;
+          sum4[i] = (sum4[i] as number) + b;
+          nonzero[i] = (nonzero[i] as number) + z;
+        });
+      }
       // The new global = previous global + aggregate update, stored as float32 chunks.
       globalChunks = chunkRanges(layout).map(([s, e]) => {
         const b = (base as NonNullable<typeof base>)(s, e);
@@ -159,8 +180,12 @@ export async function computeAgentAggregate(
       true,
     );
   const evidence = structureEvidence(
-    pairwise.d2,
-    subs.map((s) => s.norm * s.norm),
+    {
+      pair2: pairwise.d2,
+      norm2: Array.from(sum2),
+      supports: Array.from(sum2, (a, i) => support(a, sum4[i] as number)),
+      nonzero: Array.from(nonzero),
+    },
     layout.size,
   );
   // The round's similarity: the distance score, 0 where the update shows an echo or no structure.

@@ -26,11 +26,13 @@
  * an honest forge's update never is give the evidence instead (`structureEvidence`); each sets
  * the round's similarity to 0, so a forge that shows it every round falls after the warm-up:
  *   - an echo: (near) the same vector as another forge's. Honest forges train on their own data
- *     and draw their own noise, so no two honest updates coincide; colluders that send one vector
- *     do. "Near": closer than `ECHO_RATIO` of the round's median pairwise distance.
+ *     and draw their own noise, so no two honest updates spread over many values coincide;
+ *     colluders that send one vector do. "Near": closer than `ECHO_RATIO` of the round's median
+ *     pairwise distance; only updates that move many values and are of a real size can echo.
  *   - no structure: an update that correlates with no other forge's, |cos| < `STRUCTURE_FLOOR`/√d
  *     with every one — what a random vector does (|cos|·√d is then about N(0, 1)) — in a round
- *     whose median forge correlates with another well above it (`STRUCTURE_GATE`). Under DP
+ *     whose median forge correlates with another well above it (`STRUCTURE_GATE`), and only of
+ *     an update spread over the values as noise is (a concentrated update is structure). Under DP
  *     noise every honest update is such a random vector too; then no forge passes the gate and
  *     none is judged by it.
  */
@@ -66,19 +68,47 @@ export const STRUCTURE_FLOOR = 8;
 export const STRUCTURE_GATE = 40;
 export const STRUCTURE_GATE_COS = 0.2;
 
+/**
+ * Who can echo: updates that move at least this many values and are at least this share of the
+ * round's median norm. Honest updates that move a handful of values (a partly federated adapter:
+ * clipped, they are the same vector) or carry almost nothing (a forge its data no longer moves)
+ * coincide without any collusion.
+ */
+export const ECHO_MIN_VALUES = 100;
+export const ECHO_MIN_NORM = 0.5;
+/**
+ * No structure is judged only of updates spread like noise: a participation ratio (`support`) of
+ * at least this share of d. Gaussian noise has about a third; honest adapter updates put nearly
+ * all their weight on a few values.
+ */
+export const STRUCTURELESS_MIN_SUPPORT = 0.1;
+
 export type Evidence = 'echo' | 'structureless';
 
+/** The participation ratio of a vector from Σuᵢ² and Σuᵢ⁴: how many values it is spread over (0 for zero). */
+export function support(sum2: number, sum4: number): number {
+  return sum4 > 0 ? (sum2 * sum2) / sum4 : 0;
+}
+
+/** What the council measures of each update of a round, for `structureEvidence`. */
+export interface RoundGeometry {
+  /** Pairwise squared distances, n×n, row-major. */
+  pair2: ArrayLike<number>;
+  /** Each update's squared norm. */
+  norm2: readonly number[];
+  /** Each update's participation ratio (`support`). */
+  supports: readonly number[];
+  /** How many of its values are not zero. */
+  nonzero: readonly number[];
+}
+
 /**
- * What each forge's update shows against it this round (null: nothing), from the pairwise squared
- * distances (n×n, row-major), each update's squared norm and the dimension d. A zero or non-finite
- * update shows nothing here (it carries nothing; the distance score handles non-finite ones), and
- * is left out of the round's medians.
+ * What each forge's update shows against it this round (null: nothing), in d dimensions. A zero or
+ * non-finite update shows nothing here (it carries nothing; the distance score handles non-finite
+ * ones), and is left out of the round's medians.
  */
-export function structureEvidence(
-  pair2: ArrayLike<number>,
-  norm2: readonly number[],
-  dim: number,
-): (Evidence | null)[] {
+export function structureEvidence(g: RoundGeometry, dim: number): (Evidence | null)[] {
+  const { pair2, norm2, supports, nonzero } = g;
   const n = norm2.length;
   const live = norm2.map((x, i) => Number.isFinite(x) && x > 0 && Number.isFinite(pair2[i * n + i] as number));
   const ids = live.flatMap((ok, i) => (ok ? [i] : []));
@@ -88,6 +118,9 @@ export function structureEvidence(
   const pairs: number[] = [];
   for (const i of ids) for (const j of ids) if (i < j && Number.isFinite(d2(i, j))) pairs.push(Math.sqrt(d2(i, j)));
   const medPair = median(pairs);
+  const medNorm = median(ids.map((i) => Math.sqrt(norm2[i] as number)));
+  const canEcho = (i: number): boolean =>
+    (nonzero[i] ?? 0) >= ECHO_MIN_VALUES && Math.sqrt(norm2[i] as number) >= ECHO_MIN_NORM * medNorm;
   const root = Math.sqrt(dim);
   const maxCos = new Map<number, number>();
   for (const i of ids) {
@@ -97,13 +130,15 @@ export function structureEvidence(
       const a = norm2[i] as number;
       const b = norm2[j] as number;
       best = Math.max(best, Math.abs((a + b - d2(i, j)) / (2 * Math.sqrt(a * b))));
-      if (medPair > 0 && Math.sqrt(d2(i, j)) < ECHO_RATIO * medPair) out[i] = 'echo';
+      if (medPair > 0 && canEcho(i) && canEcho(j) && Math.sqrt(d2(i, j)) < ECHO_RATIO * medPair) out[i] = 'echo';
     }
     maxCos.set(i, best * root);
   }
   const mid = median([...maxCos.values()]);
   if (mid >= STRUCTURE_GATE && mid >= STRUCTURE_GATE_COS * root)
-    for (const [i, c] of maxCos) if (out[i] === null && c < STRUCTURE_FLOOR) out[i] = 'structureless';
+    for (const [i, c] of maxCos)
+      if (out[i] === null && c < STRUCTURE_FLOOR && (supports[i] ?? 0) >= STRUCTURELESS_MIN_SUPPORT * dim)
+        out[i] = 'structureless';
   return out;
 }
 

@@ -6,6 +6,7 @@ import {
   similarities,
   STRUCTURE_FLOOR,
   structureEvidence,
+  support,
   type Evidence,
   type TrustSettings,
 } from '../../src/council/trust.js';
@@ -98,7 +99,14 @@ function geometry(us: readonly Float64Array[]): { pair2: Float64Array; norm2: nu
 
 function evidenceOf(us: readonly Float64Array[]): (Evidence | null)[] {
   const { pair2, norm2 } = geometry(us);
-  return structureEvidence(pair2, norm2, (us[0] as Float64Array).length);
+  const supports = us.map((u) =>
+    support(
+      u.reduce((s, x) => s + x * x, 0),
+      u.reduce((s, x) => s + x ** 4, 0),
+    ),
+  );
+  const nonzero = us.map((u) => u.filter((x) => x !== 0).length);
+  return structureEvidence({ pair2, norm2, supports, nonzero }, (us[0] as Float64Array).length);
 }
 
 const DIM = 4096;
@@ -233,6 +241,25 @@ describe('structure evidence', () => {
       [9, 3],
       [10, 3],
     ]);
+  });
+
+  it('updates that coincide without collusion are no echo: spread over a handful of values, or next to nothing', () => {
+    // A partly federated adapter whose honest updates move one value: clipped to S, they are the same vector.
+    const rand = rng(5);
+    const honest = honestUpdates(rand, 6, 0);
+    const spike = (k: number): Float64Array => {
+      const v = new Float64Array(DIM);
+      v[7] = k;
+      return v;
+    };
+    expect(evidenceOf([...honest, spike(1), spike(1)]).slice(-2)).toEqual([null, null]);
+    // Two forges their data no longer moves send the same sliver.
+    const sliver = (honest[0] as Float64Array).map((x) => x * 1e-4);
+    expect(evidenceOf([...honest, sliver, Float64Array.from(sliver)]).slice(-2)).toEqual([null, null]);
+    // A concentrated update that correlates with nothing is structure, not noise.
+    const lone = new Float64Array(DIM);
+    for (let k = 0; k < 8; k++) lone[DIM - 1 - k] = 1;
+    expect(evidenceOf([...honest, lone]).slice(-1)).toEqual([null]);
   });
 
   it('under DP noise a noise sender cannot be told apart, and nobody is judged by structure', () => {
