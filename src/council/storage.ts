@@ -82,7 +82,7 @@ export interface StoredChunk {
 }
 
 /** What is known of a submission only once its whole body has been read and checked. */
-export type SubmissionFields = Omit<SubmissionRow, 'id' | 'round' | 'forgeId' | 'agent'>;
+type SubmissionFields = Omit<SubmissionRow, 'id' | 'round' | 'forgeId' | 'agent'>;
 
 /**
  * An update being uploaded. Storage writes each chunk as it comes (never holding the update

@@ -82,10 +82,10 @@ export function populationProfile(player: string, seed: number): PlayerProfile {
 }
 
 /** Slop reviews per session of a simulated forge (Aidos's data for the slop-detection F1). */
-export const SLOP_REVIEWS_PER_SESSION = 6;
+const SLOP_REVIEWS_PER_SESSION = 6;
 
 /** The agents whose data views a forge holds: the experiment's, and Aidos (for the slop-detection F1). */
-export function viewAgents(x: Pick<Experiment, 'agents'>): FederatingAgent[] {
+function viewAgents(x: Pick<Experiment, 'agents'>): FederatingAgent[] {
   return x.agents.includes('aidos') ? x.agents : [...x.agents, 'aidos'];
 }
 

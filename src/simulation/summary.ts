@@ -117,7 +117,7 @@ export interface ColdStartSummaryRow {
 }
 
 /** Aidos's slop-detection F1 after each round (held-out slop, slop the positive class; mean ± sd over seeds). */
-export interface AidosRoundRow {
+interface AidosRoundRow {
   round: number;
   federated: Stat;
   /** A single forge's own adapter after as many rounds' epochs, alone (mean over its measured forges, then over seeds). */
@@ -126,7 +126,7 @@ export interface AidosRoundRow {
   gain: Stat;
 }
 
-export interface AidosSummary {
+interface AidosSummary {
   rounds: AidosRoundRow[];
   /** A single forge's bond trained to convergence on all its data; that bond over the final council adapter. */
   singleConverged: Stat;
@@ -633,8 +633,8 @@ function aidosSummary(results: readonly CellResult[]): AidosSummary | null {
 }
 
 /** The margin (F1 points) by which the federated Aidos adapter must beat a single forge, and the round from which on. */
-export const AIDOS_MARGIN = 0.1;
-export const AIDOS_FROM_ROUND = 2;
+const AIDOS_MARGIN = 0.1;
+const AIDOS_FROM_ROUND = 2;
 
 /**
  * The design's first research metric. Met when, in every round from `AIDOS_FROM_ROUND` on, the
