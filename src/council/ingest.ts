@@ -17,16 +17,36 @@ import { CouncilHttpError } from './http-error.js';
 export function digestOf(sub: Submission): string {
   const h = createHash('sha256');
   h.update(
-    JSON.stringify([sub.base_fingerprint, sub.privacy.clip_norm, sub.privacy.noise_multiplier, sub.weight ?? null]),
+    digestMetaLine(sub.base_fingerprint, sub.privacy.clip_norm, sub.privacy.noise_multiplier, sub.weight ?? null),
   );
-  for (const t of [...sub.tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    h.update(`\n${JSON.stringify([t.name, t.shape, t.dtype])}\n`);
+  for (const t of inNameOrder(sub.tensors)) {
+    h.update(`\n${digestHeadLine(t)}\n`);
     h.update(t.data);
   }
   return h.digest('hex');
 }
 
-export interface IngestOptions {
+/** The digest's first line: the base fingerprint, S, σ and weight the update declares. */
+export function digestMetaLine(
+  fingerprint: unknown,
+  clipNorm: unknown,
+  noiseMultiplier: unknown,
+  weight: unknown,
+): string {
+  return JSON.stringify([fingerprint, clipNorm, noiseMultiplier, weight]);
+}
+
+/** A tensor's line in the digest (hashed between newlines, before its bytes). */
+export function digestHeadLine(t: { name: unknown; shape: unknown; dtype: unknown }): string {
+  return JSON.stringify([t.name, t.shape, t.dtype]);
+}
+
+/** Tensors in the digest's order: by name. */
+export function inNameOrder<T extends { name: string }>(tensors: readonly T[]): T[] {
+  return [...tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+interface IngestOptions {
   agent: string;
   acceptedFingerprints: readonly string[];
   layout: Layout;

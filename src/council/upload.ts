@@ -7,6 +7,7 @@ import { SafetensorsError } from '../tensor/errors.js';
 import type { Layout, LayoutEntry } from '../tensor/layout.js';
 import { DATA_DIGEST_KEY, parseSafetensorsHeader, type SafetensorsEntry } from '../tensor/safetensors.js';
 import { JsonBodyError, JsonBodyParser } from './body-json.js';
+import { digestHeadLine, digestMetaLine, inNameOrder } from './ingest.js';
 import { CouncilHttpError } from './http-error.js';
 import type { StoredChunk } from './storage.js';
 
@@ -45,12 +46,7 @@ interface TensorSink {
 type DigestMeta = string | null;
 
 function digestMetaOf(sub: Pick<Submission, 'base_fingerprint' | 'privacy' | 'weight'>): string {
-  return JSON.stringify([
-    sub.base_fingerprint,
-    sub.privacy.clip_norm,
-    sub.privacy.noise_multiplier,
-    sub.weight ?? null,
-  ]);
+  return digestMetaLine(sub.base_fingerprint, sub.privacy.clip_norm, sub.privacy.noise_multiplier, sub.weight ?? null);
 }
 
 /** Cuts tensors into storage chunks and checks their values, whatever the order they arrive in. */
@@ -122,7 +118,7 @@ export class UpdateAssembler {
       this.hash.update(meta);
     } else if (this.hashedMeta !== meta) return this.dropRunningDigest();
     if (this.lastName !== null && !(this.lastName < head.name)) return this.dropRunningDigest();
-    const line = JSON.stringify([head.name, head.shape, head.dtype]);
+    const line = digestHeadLine(head);
     this.lastName = head.name;
     this.hashedHeads.push(line);
     this.hash.update(`\n${line}\n`);
@@ -209,9 +205,7 @@ export class UpdateAssembler {
   /** The digest computed on the way, if the body's order allowed it (else null). */
   runningDigest(sub: Submission): string | null {
     if (!this.hash) return null;
-    const heads = [...sub.tensors]
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((t) => JSON.stringify([t.name, t.shape, t.dtype]));
+    const heads = inNameOrder(sub.tensors).map(digestHeadLine);
     if (this.hashedMeta !== digestMetaOf(sub) || heads.join('\n') !== this.hashedHeads.join('\n')) return null;
     const h = this.hash;
     this.hash = null;
@@ -222,8 +216,8 @@ export class UpdateAssembler {
   async digestFromStored(sub: Submission, stored: (index: number) => Promise<Buffer>): Promise<string> {
     const h = createHash('sha256');
     h.update(digestMetaOf(sub));
-    for (const t of [...sub.tensors].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      h.update(`\n${JSON.stringify([t.name, t.shape, t.dtype])}\n`);
+    for (const t of inNameOrder(sub.tensors)) {
+      h.update(`\n${digestHeadLine(t)}\n`);
       const spec = this.specs.get(t.name) as LayoutEntry;
       const enc = new Base64Encoder();
       for (let c = this.firstChunk.get(t.name) as number; c < this.ranges.length; c++) {
@@ -295,10 +289,10 @@ export function jsonReader(body: AsyncIterable<Buffer>, asm: UpdateAssembler): U
   const metaOf = (r: Record<string, unknown>): DigestMeta => {
     if ('format' in r) {
       const m = r.mechanism as { clip_norm?: unknown; noise_multiplier?: unknown } | undefined;
-      return JSON.stringify([r.base_fingerprint, m?.clip_norm, m?.noise_multiplier, null]);
+      return digestMetaLine(r.base_fingerprint, m?.clip_norm, m?.noise_multiplier, null);
     }
     const p = r.privacy as { clip_norm?: unknown; noise_multiplier?: unknown } | undefined;
-    return JSON.stringify([r.base_fingerprint, p?.clip_norm, p?.noise_multiplier, r.weight ?? null]);
+    return digestMetaLine(r.base_fingerprint, p?.clip_norm, p?.noise_multiplier, r.weight ?? null);
   };
   const headOf = (t: Record<string, unknown>): TensorHead | null =>
     typeof t.name === 'string' && Array.isArray(t.shape) && t.shape.every((d) => typeof d === 'number')
@@ -317,7 +311,7 @@ export function jsonReader(body: AsyncIterable<Buffer>, asm: UpdateAssembler): U
         asm.dropRunningDigest();
         return;
       }
-      heads.set(index, JSON.stringify([head.name, head.shape, head.dtype]));
+      heads.set(index, digestHeadLine(head));
       sink = asm.tensor(head, 'base64', metaOf(r));
     },
     data(chars) {
@@ -341,7 +335,7 @@ export function jsonReader(body: AsyncIterable<Buffer>, asm: UpdateAssembler): U
       }
       const used = heads.get(index);
       const head = headOf(tensor);
-      if (used !== undefined && (!head || used !== JSON.stringify([head.name, head.shape, head.dtype])))
+      if (used !== undefined && (!head || used !== digestHeadLine(head)))
         throw new CouncilHttpError(
           'invalid_body',
           `tensors[${index}]: its name, shape and dtype must not change after its data`,
@@ -413,7 +407,7 @@ export function safetensorsReader(body: AsyncIterable<Buffer>, length: number, a
           mechanism?: { clip_norm?: unknown; noise_multiplier?: unknown };
         } | null;
         meta = env
-          ? JSON.stringify([env.base_fingerprint, env.mechanism?.clip_norm, env.mechanism?.noise_multiplier, null])
+          ? digestMetaLine(env.base_fingerprint, env.mechanism?.clip_norm, env.mechanism?.noise_multiplier, null)
           : null;
       } catch {
         meta = null;
