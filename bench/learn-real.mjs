@@ -1,13 +1,20 @@
 // Learning on data nobody here wrote: public human-preference datasets, converted to memoirs as a
 // Python host writes them, trained through the real path (train()), measured on held-out scenes
 // beside every trivial rule and an independent logistic regression on the same inputs (a ceiling
-// check). k-fold over scenes: every pair is held out once; intervals are over the pooled pairs, and
-// the gap to each trivial rule is a paired interval on the same pairs. Datasets are read from $KOURAI_DATASETS (src/train/datasets/local.ts); a missing one is
+// check). Protocol (src/train/datasets/held-out.ts partOf): a fixed hash of each conversation puts
+// 40% of a dataset in a development part, where design choices are made (KOURAI_LEARN_REAL_PART=
+// development: k-fold inside it), and the rest in the report part, measured only with a finished
+// configuration (the default: each report pair held out once, trained on the development part and
+// the other report folds). Intervals are over the pooled pairs, and the gap to each trivial rule is
+// a paired interval on the same pairs. Datasets are read from $KOURAI_DATASETS (src/train/datasets/local.ts); a missing one is
 // skipped loudly. With KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL set, the embeddings base
 // (hashed + structure + the endpoint's vectors) is measured the same way.
 // Contract: export async function run(report, { quick }). Uses dist/ (npm run bench builds).
 // Env: KOURAI_DATASETS (required to run), KOURAI_LEARN_REAL_PAIRS (pairs per dataset, default
-// all; quick 500), KOURAI_LEARN_REAL_FOLDS (k of the k-fold split, default 5; quick 3).
+// all; quick 500), KOURAI_LEARN_REAL_FOLDS (k of the k-fold split, default 5; quick 3),
+// KOURAI_LEARN_REAL_PART (report, development or all; default report).
+/** Iterations of the ceiling's descent: the n-gram columns (unit-norm rows) need many to fit. */
+const ITERATIONS = 300;
 const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
 
 /** Bradley–Terry logistic regression on x_chosen − x_rejected, plain full-batch gradient descent
@@ -35,7 +42,7 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
     const w = new Float64Array(dim);
     const v = new Float64Array(dim);
     const g = new Float64Array(dim);
-    for (let it = 0; it < 100; it++) {
+    for (let it = 0; it < ITERATIONS; it++) {
       const mom = it / (it + 3);
       const y = w.map((x, j) => x + mom * v[j]);
       g.fill(0);
@@ -61,7 +68,7 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
   const acc = (f, ds) => ds.reduce((a, d) => a + out(f(d)), 0) / ds.length;
   const tr = trainPairs.map(diff);
   const te = testPairs.map(diff);
-  const grid = [1e-2, 3e-3, 1e-3];
+  const grid = [3e-3, 1e-3, 3e-4, 1e-4];
   const folds = [0, 1, 2].map((f) => ({
     test: tr.filter((_, i) => i % 3 === f),
     train: tr.filter((_, i) => i % 3 !== f),
@@ -90,7 +97,7 @@ async function embedAll(texts, env) {
 
 export async function run(report, { quick }) {
   const { localDatasets } = await dist('train/datasets/local.js');
-  const { examplesFromLines, evaluateSplit, isTest, pairedGap, pooledInterval } =
+  const { examplesFromLines, evaluateSplit, partFolds, pairedGap, pooledInterval } =
     await dist('train/datasets/held-out.js');
   const { BaseModel } = await dist('train/base-model.js');
   const { builtinBaseSpec, embeddingsBaseSpec, inputDim } = await dist('train/base-spec.js');
@@ -99,6 +106,10 @@ export async function run(report, { quick }) {
   const env = process.env;
   const pairsCap = Number(env.KOURAI_LEARN_REAL_PAIRS ?? (quick ? 500 : Infinity));
   const folds = Number(env.KOURAI_LEARN_REAL_FOLDS ?? (quick ? 3 : 5));
+  const part = env.KOURAI_LEARN_REAL_PART ?? 'report';
+  if (!['report', 'development', 'all'].includes(part))
+    throw new Error(`KOURAI_LEARN_REAL_PART is ${part}: expected report, development or all`);
+  const partTag = part === 'all' ? 'all pairs' : `${part} part`;
   const spec = builtinBaseSpec();
   const base = new BaseModel(spec);
   const enc = inputEncoder(spec);
@@ -116,15 +127,25 @@ export async function run(report, { quick }) {
     const conv = ds.convert(Number.isFinite(pairsCap) ? { limit: pairsCap } : {});
     const { examples, cases } = examplesFromLines(conv.lines, ds.agent);
     const all = [...cases.values()];
+    const split = partFolds(all, part, folds);
+    const held = split.reduce((a, f) => a + f.test.size, 0);
+    const partName =
+      part === 'report'
+        ? `report part (${held} of ${all.length} pairs; trained on the development part and the other report folds)`
+        : part === 'development'
+          ? `development part (${held} of ${all.length} pairs, k-fold inside it)`
+          : `all ${all.length} pairs (no part kept back)`;
     console.error(
-      `learn-real: ${ds.name} (${ds.kind}): ${conv.pairs} pairs (${conv.skipped} skipped), ${folds}-fold over scenes…`,
+      `learn-real: ${ds.name} (${ds.kind}): ${conv.pairs} pairs (${conv.skipped} skipped); ${partName}, ${folds}-fold over conversations…`,
     );
+    report(`learn-real ${ds.name} [${partTag}]: pairs measured`, held, '', partName);
     const t0 = performance.now();
     const figs = [];
     for (let s = 0; s < folds; s++) {
-      const f = evaluateSplit(examples, cases, { base, encode: enc, agent: ds.agent, settings, folds }, s);
-      const trainCases = all.filter((c) => !isTest(c.scene, s, folds));
-      const testCases = all.filter((c) => isTest(c.scene, s, folds));
+      const fold = split[s];
+      const f = evaluateSplit(examples, cases, { base, encode: enc, agent: ds.agent, settings }, fold, s);
+      const trainCases = all.filter((c) => fold.train.has(c.scene));
+      const testCases = all.filter((c) => fold.test.has(c.scene));
       const toPair = (c) => ({ a: enc(c.chosen, c.prompt), b: enc(c.rejected, c.prompt) });
       const ceil = ceiling(trainCases.map(toPair), testCases.map(toPair), inputDim(spec), spec.encoder.dim);
       figs.push({ ...f, ceiling: ceil.outcomes });
@@ -136,8 +157,8 @@ export async function run(report, { quick }) {
     const pool = (get) => figs.flatMap(get);
     const model = pool((f) => f.outcomes.model);
     const m = pooledInterval(model);
-    const n = `${model.length} held-out pairs (${folds}-fold, each pair once); 95% interval over pairs`;
-    report(`learn-real ${ds.name}: learned model (train bond path)`, m.mean, '', `${pct(m)}; ${n}`);
+    const n = `${model.length} held-out pairs of the ${part === 'all' ? 'whole set' : `${part} part`} (${folds}-fold, each pair once); 95% interval over pairs`;
+    report(`learn-real ${ds.name} [${partTag}]: learned model (train bond path)`, m.mean, '', `${pct(m)}; ${n}`);
     const rules = Object.keys(figs[0].rules);
     let worst = null;
     for (const r of rules) {
@@ -145,19 +166,24 @@ export async function run(report, { quick }) {
       const x = pooledInterval(o);
       const gap = pooledInterval(pairedGap(model, o));
       if (!worst || gap.mean < worst.gap.mean) worst = { rule: r, gap };
-      report(`learn-real ${ds.name}: ${r.replace('_', ' ')}`, x.mean, '', `${pct(x)}; model − rule ${pts(gap)}`);
+      report(
+        `learn-real ${ds.name} [${partTag}]: ${r.replace('_', ' ')}`,
+        x.mean,
+        '',
+        `${pct(x)}; model − rule ${pts(gap)}`,
+      );
     }
     const c = pooledInterval(pool((f) => f.ceiling));
-    report(`learn-real ${ds.name}: logistic regression ceiling (same inputs)`, c.mean, '', pct(c));
+    report(`learn-real ${ds.name} [${partTag}]: logistic regression ceiling (same inputs)`, c.mean, '', pct(c));
     report(
-      `learn-real ${ds.name}: model − best trivial rule (goal ≥ 0.05)`,
+      `learn-real ${ds.name} [${partTag}]: model − best trivial rule (goal ≥ 0.05)`,
       worst.gap.mean,
       '',
       `${worst.gap.mean >= 0.05 ? 'met' : 'MISSED'}: vs ${worst.rule.replace('_', ' ')}, ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${folds} folds`,
     );
     if (!endpoint) {
       report(
-        `learn-real ${ds.name}: embeddings base`,
+        `learn-real ${ds.name} [${partTag}]: embeddings base`,
         'not configured',
         '',
         'set KOURAI_EMBEDDINGS_URL and KOURAI_EMBEDDINGS_MODEL (e.g. Ollama) to measure it',
@@ -176,18 +202,18 @@ export async function run(report, { quick }) {
       const es = [];
       for (let s = 0; s < folds; s++)
         es.push(
-          ...evaluateSplit(examples, cases, { base: ebase, encode: eenc, agent: ds.agent, settings, folds }, s).outcomes
-            .model,
+          ...evaluateSplit(examples, cases, { base: ebase, encode: eenc, agent: ds.agent, settings }, split[s], s)
+            .outcomes.model,
         );
       const e = pooledInterval(es);
       report(
-        `learn-real ${ds.name}: embeddings base (${em.model}, ${dim})`,
+        `learn-real ${ds.name} [${partTag}]: embeddings base (${em.model}, ${dim})`,
         e.mean,
         '',
         `${pct(e)}; embedding ${texts.length} texts took ${((performance.now() - t0) / 1000).toFixed(0)} s`,
       );
     } catch (err) {
-      report(`learn-real ${ds.name}: embeddings base`, 'failed', '', String(err.message ?? err));
+      report(`learn-real ${ds.name} [${partTag}]: embeddings base`, 'failed', '', String(err.message ?? err));
     }
   }
 }

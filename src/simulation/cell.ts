@@ -29,6 +29,7 @@ import {
   type Cell,
   type Experiment,
 } from './experiment.js';
+import type { AidosResult } from './aidos.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
 import { ForgeLedgers } from './forge-ledger.js';
@@ -149,6 +150,8 @@ export interface CellResult {
   forgeRounds: number;
   rounds: RoundRecord[];
   privacy: PrivacyAccount;
+  /** Aidos's slop-detection F1 (the cell that measures it, see `measuresAidos`; absent or null elsewhere). */
+  aidos?: AidosResult | null;
 }
 
 /** Everything cells of one seed share (built once per seed). */
@@ -184,7 +187,7 @@ export interface CellHooks {
 /** The clip norm of naive FedAvg: so large that nothing is clipped and nothing is refused. */
 export const NAIVE_CLIP = 1e6;
 
-function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims {
+export function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims {
   return { inDim: base.inDim, hidden: base.hidden, out: base.headOut(headOf(agent)), rank };
 }
 
@@ -195,7 +198,7 @@ function dimsOf(base: BaseModel, agent: FederatingAgent, rank: number): LoraDims
  */
 export const COUNCIL_L2 = LAMBDA_GRID[Math.floor(LAMBDA_GRID.length / 2)] as number;
 
-function councilSettings(x: Experiment, seed: number, round: number): TrainSettings {
+export function councilSettings(x: Experiment, seed: number, round: number): TrainSettings {
   return {
     ...DEFAULT_SETTINGS,
     epochs: x.localEpochs,
@@ -205,13 +208,13 @@ function councilSettings(x: Experiment, seed: number, round: number): TrainSetti
   };
 }
 
-function sub(a: Float64Array, b: Float64Array): Float64Array {
+export function sub(a: Float64Array, b: Float64Array): Float64Array {
   const out = new Float64Array(a.length);
   for (let i = 0; i < a.length; i++) out[i] = (a[i] as number) - (b[i] as number);
   return out;
 }
 
-function checkStop(signal?: AbortSignal): void {
+export function checkStop(signal?: AbortSignal): void {
   if (signal?.aborted) throw new CancelledError('simulation cancelled');
 }
 
@@ -634,7 +637,7 @@ interface MemoJob {
 }
 
 /** The jobs' trained adapters, from the memo where a job is cell-independent, the rest through the pool. */
-async function trainAll(
+export async function trainAll(
   sc: SeedContext,
   jobs: readonly MemoJob[],
   signal?: AbortSignal,
@@ -685,7 +688,7 @@ export function measuredForges(sc: Pick<SeedContext, 'forges' | 'seed' | 'x'>): 
 }
 
 /** Bonds trained alone, once per seed (the same in every cell). */
-async function bondsAlone(
+export async function bondsAlone(
   sc: SeedContext,
   agent: FederatingAgent,
   fs: readonly SimForge[],

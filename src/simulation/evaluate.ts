@@ -6,6 +6,7 @@ import { headOf } from '../train/adapter-layout.js';
 import type { Features } from '../train/features.js';
 import type { LoraWeights } from '../train/lora.js';
 import { applied, Network, type Applied } from '../train/network.js';
+import { confusionOf, type Confusion } from './slop-f1.js';
 
 /**
  * Held-out evaluation: pairwise accuracy of an agent's adapters on fresh pairs of a planted
@@ -25,6 +26,12 @@ export interface Probe {
   pairs: { preferred: Text; dispreferred: Text }[];
 }
 
+/** Texts with a truth (a detection task, e.g. slop), for one agent's binary calls. */
+export interface LabelledProbe {
+  agent: Agent;
+  items: { text: Text; positive: boolean }[];
+}
+
 export interface AppliedAdapter {
   lora: LoraWeights;
   alpha: number;
@@ -33,6 +40,7 @@ export interface AppliedAdapter {
 export class Evaluator {
   private readonly probes = new Map<string, Probe>();
   private readonly nets = new Map<string, Network>();
+  private readonly labelledProbes = new Map<string, LabelledProbe>();
 
   constructor(
     private readonly base: BaseModel,
@@ -76,6 +84,28 @@ export class Evaluator {
       this.nets.set(head, n);
     }
     return n;
+  }
+
+  /** A labelled probe of an agent's binary calls, built once under `key`. */
+  labelled(key: string, agent: Agent, make: () => { text: string; positive: boolean }[]): LabelledProbe {
+    let p = this.labelledProbes.get(key);
+    if (!p) {
+      p = { agent, items: make().map((x) => ({ text: this.text(x.text), positive: x.positive })) };
+      this.labelledProbes.set(key, p);
+    }
+    return p;
+  }
+
+  /** The adapters' calls on a labelled probe (positive where the score is above 0, as validation reads a binary head) against its truth. */
+  confusion(probe: LabelledProbe, adapters: readonly AppliedAdapter[]): Confusion {
+    const net = this.net(probe.agent);
+    const ad: Applied[] = adapters.map((a) => applied(a.lora, a.alpha));
+    const ws = net.workspace(ad);
+    const called = probe.items.map(({ text }) => (net.forward(text.f, text.z0, ad, ws)[0] as number) > 0);
+    return confusionOf(
+      called,
+      probe.items.map((x) => x.positive),
+    );
   }
 
   /** Share of the probe's pairs the adapters (summed on the base, each at weight 1) order right. */

@@ -246,6 +246,21 @@ export function samplingOf(x: Pick<Experiment, 'forges' | 'cohort'>, epsilon: nu
 }
 
 /**
+ * Whether a cell measures Aidos's slop-detection F1: the clean reference run at the experiment's
+ * ε with the design's split (its Aidos federation runs beside it, on the same cohorts).
+ */
+export function measuresAidos(x: Experiment, c: Omit<Cell, 'seed'>): boolean {
+  return (
+    c.attack === 'none' &&
+    c.strategy === x.reference &&
+    c.epsilon === x.epsilon &&
+    c.split === 'semantic' &&
+    c.noise === 'local' &&
+    c.share === 'full'
+  );
+}
+
+/**
  * f of the council's robust rule: at most this many of the experiment's Byzantine forges land in
  * one round's cohort, except with probability FAULT_BOUND_DELTA per round (src/protocol/cohort.ts,
  * the council's own bound). The whole federation as cohort: f = the Byzantine forges.

@@ -10,6 +10,7 @@ import {
   type PreferenceId,
 } from '../memoir/sample/planted/catalogue.js';
 import { nameSeed, profileFor, type PlayerProfile } from '../memoir/sample/planted/profiles.js';
+import { slopShard } from '../memoir/sample/planted/slop.js';
 import { synthSessions } from '../memoir/sample/synth.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
@@ -26,6 +27,8 @@ import type { Experiment } from './experiment.js';
  * player's planted personal preferences, drawn from a population with common tastes
  * (`populationProfile`) — written as memoir files, indexed, and read through the
  * real data views (`councilView`: shareable entries, council fields only; `bondView`: everything).
+ * Each forge's player also puts passages to Aidos from the slop families they meet
+ * (`memoir/sample/planted/slop.ts`), Aidos's data for the slop-detection F1.
  *
  * Per forge and agent it also holds the label-flipped council view (what a poisoning forge trains
  * on), a pure function of the council view. A forge is this data and nothing else: its adapters
@@ -76,6 +79,14 @@ export function populationProfile(player: string, seed: number): PlayerProfile {
     chosen.push(AXIS_INFO[axis].poles[pole] as PersonalPreference);
   }
   return profileFor(player, chosen);
+}
+
+/** Slop reviews per session of a simulated forge (Aidos's data for the slop-detection F1). */
+export const SLOP_REVIEWS_PER_SESSION = 6;
+
+/** The agents whose data views a forge holds: the experiment's, and Aidos (for the slop-detection F1). */
+export function viewAgents(x: Pick<Experiment, 'agents'>): FederatingAgent[] {
+  return x.agents.includes('aidos') ? x.agents : [...x.agents, 'aidos'];
 }
 
 /** Which forges are Byzantine: f of them, chosen by the seed. */
@@ -175,7 +186,8 @@ function forgeViews(
 ): Views {
   const { k, player } = w;
   const paths: string[] = [];
-  for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile })) {
+  const slop = slopShard(seed, k, SLOP_REVIEWS_PER_SESSION);
+  for (const s of synthSessions({ seed: seed * 1000 + k, sessions: w.sessions, turns: x.turns, profile, slop })) {
     const p = memoirPathFor(join(home, `seed-${seed}`), player, `forge-${k + 1}`, s.sessionId);
     appendLines(p, s.lines, { fsync: false });
     paths.push(p);
@@ -186,7 +198,7 @@ function forgeViews(
     const council = new Map<FederatingAgent, Example[]>();
     const bond = new Map<FederatingAgent, Example[]>();
     const flipped = new Map<FederatingAgent, Example[]>();
-    for (const agent of x.agents) {
+    for (const agent of viewAgents(x)) {
       const c = councilView(source, agent).examples as Example[];
       council.set(agent, c);
       bond.set(agent, bondView(source, agent).examples as Example[]);

@@ -9,7 +9,8 @@ import { CachedBase, cachedEncoder } from './cached-model.js';
 import { runCell, type CellResult, type SeedContext } from './cell.js';
 import type { CouncilPort, CouncilSetup } from './council-port.js';
 import { Evaluator } from './evaluate.js';
-import { cellKey, cellLabel, cellsOf, measuresColdStart, type Experiment } from './experiment.js';
+import { runAidos } from './aidos.js';
+import { cellKey, cellLabel, cellsOf, measuresAidos, measuresColdStart, type Experiment } from './experiment.js';
 import { buildForges, buildNewcomers } from './forges.js';
 import { SigmaTable } from './sim-privacy.js';
 import { inlinePool, workerPool, type TrainPool } from './train-pool.js';
@@ -87,15 +88,22 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
           o.onProgress?.(done, total, label);
           // The cell's council database goes as soon as the cell is done: with cohorts of a hundred
           // it holds hundreds of megabytes of submissions, and nothing reads them afterwards.
-          const r = await runCell(sc, cell, {
+          const hooks = {
             port: o.port,
             dataDir: cellDir,
             ...(o.signal ? { signal: o.signal } : {}),
-            onForgeRound: (n) => {
+            onForgeRound: (n: number) => {
               done = before + Math.min(n, perCell);
               o.onProgress?.(done, total, label);
             },
-          }).finally(() => rmSync(cellDir, { recursive: true, force: true }));
+          };
+          const r = await runCell(sc, cell, hooks)
+            .then(async (r) => {
+              if (!measuresAidos(x, cell)) return r;
+              o.onProgress?.(done, total, `${label}: Aidos slop detection`);
+              return { ...r, aidos: await runAidos(sc, cell, hooks) };
+            })
+            .finally(() => rmSync(cellDir, { recursive: true, force: true }));
           done = before + perCell;
           forgeRounds += r.forgeRounds;
           results.push(r);

@@ -1,3 +1,4 @@
+import type { AidosResult, Detection } from './aidos.js';
 import type { CellResult, PersonalResult, Quality } from './cell.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
 import { FAULT_BOUND_DELTA } from '../protocol/cohort.js';
@@ -105,6 +106,29 @@ export interface ColdStartSummaryRow {
   forges: number;
 }
 
+/** Aidos's slop-detection F1 after each round (held-out slop, slop the positive class; mean ± sd over seeds). */
+export interface AidosRoundRow {
+  round: number;
+  federated: Stat;
+  /** A single forge's own adapter after as many rounds' epochs, alone (mean over its measured forges, then over seeds). */
+  single: Stat;
+  /** Federated − the stronger single-forge baseline (its per-round adapter or its converged bond), per seed. */
+  gain: Stat;
+}
+
+export interface AidosSummary {
+  rounds: AidosRoundRow[];
+  /** A single forge's bond trained to convergence on all its data; that bond over the final council adapter. */
+  singleConverged: Stat;
+  bondCouncil: Stat;
+  /** The trivial detector that calls every passage slop (absent in cells recorded before it was). */
+  allSlop: Stat;
+  /** Precision and recall in the last round. */
+  last: { federated: { precision: Stat; recall: Stat }; single: { precision: Stat; recall: Stat } };
+  forges: number;
+  probe: number;
+}
+
 export interface Target {
   /** Recognisable claim names: byzantine robustness, personalization, semantic split, privacy/utility, false exiles. */
   name: string;
@@ -141,6 +165,8 @@ export interface Summary {
   } | null;
   /** Cold start by session count ([] when not measured). */
   coldStart: ColdStartSummaryRow[];
+  /** Aidos's slop-detection F1 by round (null when not measured). */
+  aidos: AidosSummary | null;
   exiles: ExileRecord[];
   /** Per attack of the reference strategy: rounds until every Byzantine forge of the cell was exiled (max over seeds; null: some never were). */
   exileRounds: { attack: Attack; rounds: number | null; exiled: number; byzantine: number }[];
@@ -305,6 +331,8 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
     ];
   });
 
+  const aidos = aidosSummary(results);
+
   const perAgent: AgentRow[] = [];
   for (const cells of by.values()) {
     const c0 = (cells[0] as CellResult).cell;
@@ -341,10 +369,11 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
     split,
     personalization,
     coldStart,
+    aidos,
     exiles,
     exileRounds,
     perAgent,
-    targets: targets(x, results, byzantine, worst, privacy, split, personalization, exileRounds, coldStart),
+    targets: targets(x, results, byzantine, worst, privacy, split, personalization, exileRounds, coldStart, aidos),
   };
 }
 
@@ -365,6 +394,7 @@ function targets(
   pers: Summary['personalization'],
   exileRounds: Summary['exileRounds'],
   coldStart: readonly ColdStartSummaryRow[] = [],
+  aidos: AidosSummary | null = null,
 ): Target[] {
   const out: Target[] = [];
   const f = cohortByzantine(x, samplingOf(x, x.epsilon));
@@ -556,16 +586,86 @@ function targets(
     });
   }
   out.push(coldStartTarget(x, coldStart));
-  // Claims of the design this harness does not measure yet: listed, so a reader sees the gap.
-  out.push({
-    name: 'Aidos slop-detection F1: federated council vs a single forge, per round',
-    goal: 'F1 of the federated Aidos council adapter above a single forge’s on held-out slop, round by round',
-    value: NaN,
-    unit: 'points',
-    met: false,
-    detail: 'not measured: the sample generator has no shared, learnable slop examples with a held-out vocabulary yet',
-  });
+  out.push(aidosTarget(x, aidos));
   return out;
+}
+
+function aidosSummary(results: readonly CellResult[]): AidosSummary | null {
+  const cells = results.filter((r) => r.aidos);
+  const as = cells.map((r) => r.aidos as AidosResult);
+  if (as.length === 0) return null;
+  const rounds = Math.max(...as.map((a) => a.federated.length));
+  const last = (f: (a: AidosResult) => Detection | undefined, k: 'precision' | 'recall'): Stat =>
+    stat(as.map((a) => f(a)?.[k] ?? NaN));
+  return {
+    rounds: Array.from({ length: rounds }, (_, i) => ({
+      round: i + 1,
+      federated: stat(as.map((a) => a.federated[i]?.f1 ?? NaN)),
+      single: stat(as.map((a) => a.single[i]?.f1 ?? NaN)),
+      gain: stat(as.map((a) => (a.federated[i]?.f1 ?? NaN) - Math.max(a.single[i]?.f1 ?? NaN, a.singleConverged.f1))),
+    })),
+    singleConverged: stat(as.map((a) => a.singleConverged.f1)),
+    bondCouncil: stat(as.map((a) => a.bondCouncil.f1)),
+    allSlop: stat(as.map((a) => a.allSlop?.f1 ?? NaN)),
+    last: {
+      federated: {
+        precision: last((a) => a.federated[a.federated.length - 1], 'precision'),
+        recall: last((a) => a.federated[a.federated.length - 1], 'recall'),
+      },
+      single: {
+        precision: last((a) => a.single[a.single.length - 1], 'precision'),
+        recall: last((a) => a.single[a.single.length - 1], 'recall'),
+      },
+    },
+    forges: Math.max(...as.map((a) => a.forges)),
+    probe: Math.max(...as.map((a) => a.probe)),
+  };
+}
+
+/** The margin (F1 points) by which the federated Aidos adapter must beat a single forge, and the round from which on. */
+export const AIDOS_MARGIN = 0.1;
+export const AIDOS_FROM_ROUND = 2;
+
+/**
+ * The design's first research metric. Met when, in every round from `AIDOS_FROM_ROUND` on, the
+ * federated council adapter's F1 on held-out slop beats the stronger single-forge baseline (the
+ * forge's own adapter after as many rounds, or its bond trained to convergence) by at least
+ * `AIDOS_MARGIN`, and by more than twice the standard error over seeds. The value: the smallest
+ * of those per-round gains.
+ */
+function aidosTarget(x: Experiment, a: AidosSummary | null): Target {
+  const name = 'Aidos slop-detection F1: federated council beats a single forge, round by round';
+  const goal = `F1 on held-out slop (phrases no forge wrote, words no memoir holds; slop the positive class) of the federated Aidos council adapter at least ${(AIDOS_MARGIN * 100).toFixed(0)} points above a single forge's (its own adapter trained alone for as many rounds, or its bond trained to convergence, whichever is higher) in every round from round ${AIDOS_FROM_ROUND} on, beyond 2 standard errors over seeds`;
+  const rows = a?.rounds.filter((r) => r.round >= AIDOS_FROM_ROUND) ?? [];
+  if (!a || rows.length === 0)
+    return {
+      name,
+      goal,
+      value: NaN,
+      unit: 'points',
+      met: false,
+      detail:
+        x.rounds < AIDOS_FROM_ROUND
+          ? `not measured: ${x.rounds} round${x.rounds === 1 ? '' : 's'} run, the claim starts at round ${AIDOS_FROM_ROUND}`
+          : 'not measured: the clean reference run has not finished',
+    };
+  const se = (s: Stat): number => (s.n > 1 ? s.sd / Math.sqrt(s.n) : 0);
+  const short = rows.filter((r) => !(r.gain.mean >= AIDOS_MARGIN && r.gain.mean > 2 * se(r.gain)));
+  const value = Math.min(...rows.map((r) => r.gain.mean));
+  const each = a.rounds
+    .map(
+      (r) =>
+        `round ${r.round}: ${pct(r.federated.mean)} vs ${pct(r.single.mean)} (${pts(r.gain.mean)} over the stronger single)`,
+    )
+    .join('; ');
+  return {
+    name,
+    goal,
+    value,
+    unit: 'points',
+    met: short.length === 0,
+    detail: `federated vs a single forge alone: ${each}; a single forge's bond to convergence ${pct(a.singleConverged.mean)}, bond + council ${pct(a.bondCouncil.mean)}; calling every passage slop ${pct(a.allSlop.mean)}; ${a.forges} single forges, ${a.probe} held-out texts, mean over seeds${short.length ? `; missed in round${short.length === 1 ? '' : 's'} ${short.map((r) => r.round).join(', ')}` : ''}`,
+  };
 }
 
 /**

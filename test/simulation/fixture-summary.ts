@@ -1,3 +1,4 @@
+import type { Detection } from '../../src/simulation/aidos.js';
 import type { CellResult, Quality } from '../../src/simulation/cell.js';
 import {
   cellKey,
@@ -34,6 +35,7 @@ export const FIXTURE_EXPERIMENT: Experiment = {
   newcomers: 2,
 };
 
+const det = (f1: number): Detection => ({ f1, precision: f1 - 0.1, recall: f1 + 0.1 });
 const q = (all: number): Quality => ({ personal: all, craft: all - 0.05, all });
 
 export function fixtureCells(): CellResult[] {
@@ -51,6 +53,7 @@ export function fixtureCells(): CellResult[] {
       noise?: Noise;
       share?: Share;
       coldStart?: boolean;
+      aidos?: boolean;
     } = {},
   ): void => {
     const c: Cell = {
@@ -76,6 +79,17 @@ export function fixtureCells(): CellResult[] {
             { sessions: 8, bondCouncil: q(0.9), councilOnly: q(0.62), bondOnly: q(0.86 + seed * 0.01), forges: 2 },
           ]
         : null,
+      aidos: o.aidos
+        ? {
+            federated: [det(0.6), det(0.7 + seed * 0.01), det(0.78)],
+            single: [det(0.5), det(0.52), det(0.55 + seed * 0.01)],
+            singleConverged: det(0.56),
+            bondCouncil: det(0.6),
+            allSlop: { f1: 2 / 3, precision: 0.5, recall: 1 },
+            forges: 4,
+            probe: 10,
+          }
+        : null,
       exiles: o.exile ? [{ forge: 'forge-03', round: 3, byzantine: true }] : [],
       falseExiles: 0,
       forgeRounds: 15,
@@ -97,7 +111,7 @@ export function fixtureCells(): CellResult[] {
     cell('fedavg-naive', 'none', seed, 0.75);
     cell('fedavg-naive', 'sign-flip', seed, 0.6);
     cell('fedavg-naive', 'collude', seed, 0.3);
-    cell('multikrum+lora-fair', 'none', seed, 0.78, { personal: true, coldStart: true });
+    cell('multikrum+lora-fair', 'none', seed, 0.78, { personal: true, coldStart: true, aidos: true });
     cell('multikrum+lora-fair', 'sign-flip', seed, 0.77, { exile: true });
     cell('multikrum+lora-fair', 'collude', seed, 0.74);
     cell('multikrum+lora-fair', 'none', seed, 0.55, { epsilon: 1, personal: true });

@@ -49,8 +49,8 @@ describe('the HTML report in a real browser', () => {
       await page.goto(url, { waitUntil: 'load' });
       expect(requests).toEqual([url]);
       const charts = page.locator('svg.chart');
-      // rounds per strategy (2), privacy (2: ε and rounds, every noise variant), personalization, cold start and split (3)
-      expect(await charts.count()).toBe(7);
+      // rounds per strategy (2), privacy (2: ε and rounds, every noise variant), personalization, cold start, Aidos and split (3)
+      expect(await charts.count()).toBe(8);
       for (let i = 0; i < 7; i++) {
         const box = await charts.nth(i).boundingBox();
         expect(box?.width).toBeGreaterThan(300);
@@ -76,9 +76,14 @@ describe('the HTML report in a real browser', () => {
       await expect(page.locator('#split + p + table').innerText()).resolves.toMatch(
         /semantic[\s\S]*param-random[\s\S]*fedsa/,
       );
+      // Aidos F1 by round: the federated adapter, a single forge alone; flat: its converged bond, and calling everything slop
+      const aidos = page.locator('svg[data-chart="aidos"] polyline');
+      expect(await aidos.count()).toBe(4);
+      for (let i = 0; i < 4; i++) expect((await aidos.nth(i).boundingBox())?.width).toBeGreaterThan(100);
       await expect(page.locator('#targets + table').innerText()).resolves.toMatch(
-        /Aidos slop-detection F1[\s\S]*not measured/,
+        /Aidos slop-detection F1: federated council beats a single forge[^\n]*\n?[\s\S]*?met/,
       );
+      await expect(page.locator('#aidos + p + table').innerText()).resolves.toMatch(/^round[\s\S]*\n1\t[\s\S]*\n3\t/);
       // cold start: one line per adapter set over the session counts, each point drawn
       const cold = page.locator('svg[data-chart="cold-start"] polyline');
       expect(await cold.count()).toBe(3);

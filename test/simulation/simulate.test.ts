@@ -47,13 +47,14 @@ describe('kourai federate simulate (in-process council)', () => {
         'semantic split beats param-random split',
         'semantic split beats fedsa split',
         'cold start: the fewer sessions, the more bond + council beats bond-only',
+        'Aidos slop-detection F1: federated council beats a single forge, round by round',
       ]),
     );
     for (const t of r.targets) {
       expect(typeof t.met).toBe('boolean');
-      // A claim the harness does not measure says so and is never met.
+      // A claim the harness does not measure (or a rule it could not run) says so and is never met.
       if (!Number.isFinite(t.value))
-        expect(t).toMatchObject({ met: false, detail: expect.stringMatching(/^not measured/) });
+        expect(t).toMatchObject({ met: false, detail: expect.stringMatching(/^not (measured|run)/) });
     }
     expect(r.targets.filter((t) => Number.isFinite(t.value)).length).toBeGreaterThanOrEqual(6);
     // Every honest forge-round trained and sent something; held-out accuracies are accuracies.
@@ -74,12 +75,31 @@ describe('kourai federate simulate (in-process council)', () => {
     ]);
     expect(r.cell_results.filter((c) => c.coldStart !== null)).toHaveLength(1);
     expect(r.summary.coldStart.map((c) => c.sessions)).toEqual([1, 3]);
-    // --json is one document; ε = ∞ is null in it
-    const doc = JSON.parse(JSON.stringify(r)) as { experiment: { epsilon: unknown } };
+    // Aidos's slop detection: measured beside the clean reference cell only, after every round
+    expect(r.cell_results.filter((c) => c.aidos)).toHaveLength(1);
+    expect(clean?.aidos?.federated).toHaveLength(2);
+    expect(clean?.aidos?.single).toHaveLength(2);
+    for (const d of [...(clean?.aidos?.federated ?? []), ...(clean?.aidos?.single ?? [])]) {
+      expect(d.f1).toBeGreaterThanOrEqual(0);
+      expect(d.f1).toBeLessThanOrEqual(1);
+    }
+    expect(clean?.aidos?.probe).toBe(20);
+    // the trivial detector on a balanced probe: everything called slop, F1 2/3
+    expect(clean?.aidos?.allSlop.f1).toBeCloseTo(2 / 3, 12);
+    // --json is one document; ε = ∞ is null in it; the Aidos target is in its targets
+    const doc = JSON.parse(JSON.stringify(r)) as {
+      experiment: { epsilon: unknown };
+      targets: Record<string, unknown>[];
+    };
     expect(doc.experiment.epsilon).toBeNull();
+    const aidos = doc.targets.find((t) => String(t.name).startsWith('Aidos slop-detection F1'));
+    expect(Object.keys(aidos ?? {}).sort()).toEqual(['detail', 'goal', 'met', 'name', 'unit', 'value']);
+    expect(aidos?.value).toEqual(expect.any(Number));
+    expect(aidos?.detail).toMatch(/round 1: [\d.]+% vs [\d.]+%.*round 2: /);
     // the report: one file, charts inline, nothing fetched
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html).toMatch(/<svg class="chart" data-chart="rounds-multikrum\+lora-fair"/);
+    expect(html).toMatch(/<svg class="chart" data-chart="aidos"/);
     expect(html).not.toMatch(/<script|src=|href="http|url\(/);
     // the report names the command that reproduces it, and that command parses to the same experiment
     const cmd = /Reproduce: <code>kourai federate simulate ([^<]*) --out [^<]*<\/code>/.exec(html)?.[1] ?? '';

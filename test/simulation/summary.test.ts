@@ -343,3 +343,42 @@ describe('cold start', () => {
     expect(none?.value).toBeNaN();
   });
 });
+
+describe('Aidos slop-detection F1', () => {
+  const aidosTarget = (s: ReturnType<typeof summarize>) => s.targets.find((t) => t.name.startsWith('Aidos'));
+
+  it('met when the federated adapter beats the stronger single-forge baseline by the margin from round 2 on; the text report shows the rounds', async () => {
+    const { FIXTURE_EXPERIMENT, fixtureCells } = await import('./fixture-summary.js');
+    const { renderText } = await import('../../src/simulation/report/text.js');
+    const s = summarize(FIXTURE_EXPERIMENT, fixtureCells(), 28);
+    expect(s.aidos?.rounds.map((r) => r.round)).toEqual([1, 2, 3]);
+    // round 2: federated (0.71, 0.72) − max(single 0.52, converged 0.56); round 3: 0.78 − max((0.56, 0.57), 0.56)
+    expect(s.aidos?.rounds[1]?.gain.mean).toBeCloseTo(0.155, 12);
+    expect(s.aidos?.rounds[2]?.gain.mean).toBeCloseTo(0.215, 12);
+    expect(aidosTarget(s)).toMatchObject({ met: true, unit: 'points', value: expect.closeTo(0.155, 12) });
+    expect(aidosTarget(s)?.detail).toMatch(/calling every passage slop 66\.7%/);
+    expect(renderText(FIXTURE_EXPERIMENT, s)).toMatch(
+      /Aidos slop detection[^\n]*\n[^\n]*round[^\n]*\n {2}1 +60\.0±0\.0/,
+    );
+  });
+
+  it('missed, naming the round, when a single forge comes within the margin; not measured without the clean run', async () => {
+    const { FIXTURE_EXPERIMENT, fixtureCells } = await import('./fixture-summary.js');
+    const cells = fixtureCells().map((c) =>
+      c.aidos ? { ...c, aidos: { ...c.aidos, singleConverged: { f1: 0.65, precision: 0.6, recall: 0.7 } } } : c,
+    );
+    const t = aidosTarget(summarize(FIXTURE_EXPERIMENT, cells, 28));
+    // round 2: (0.71, 0.72) − 0.65 = 0.065 < 0.10; round 3: 0.78 − 0.65 = 0.13
+    expect(t).toMatchObject({ met: false, value: expect.closeTo(0.065, 12) });
+    expect(t?.detail).toMatch(/missed in round 2$/);
+    const none = aidosTarget(
+      summarize(
+        FIXTURE_EXPERIMENT,
+        fixtureCells().map((c) => ({ ...c, aidos: null })),
+        28,
+      ),
+    );
+    expect(none).toMatchObject({ met: false, detail: expect.stringMatching(/^not measured/) });
+    expect(none?.value).toBeNaN();
+  });
+});

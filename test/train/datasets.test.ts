@@ -10,11 +10,17 @@ import { BaseModel } from '../../src/train/base-model.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 import { convertCodeRefinement } from '../../src/train/datasets/code-refinement.js';
 import {
+  DEVELOPMENT_PERCENT,
   examplesFromLines,
   evaluateSplit,
   foldOf,
+  groupOf,
   pairedGap,
+  partFolds,
+  partOf,
   pooledInterval,
+  type Fold,
+  type PairCase,
 } from '../../src/train/datasets/held-out.js';
 import { convertHhRlhf } from '../../src/train/datasets/hh-rlhf.js';
 import { localDatasets } from '../../src/train/datasets/local.js';
@@ -158,6 +164,46 @@ describe('dataset converters write memoirs as a Python host does', () => {
 });
 
 describe('k-fold held-out figures', () => {
+  const pc = (i: number, prompt: string | null): PairCase => ({
+    scene: `s-${i}`,
+    chosen: `a${i}`,
+    rejected: `b${i}`,
+    prompt,
+    proposal: `p${i}`,
+    chosenFirst: true,
+  });
+
+  it('a fixed hash of the conversation puts about 40% of the groups in the development part, and a group in one part', () => {
+    const cases = Array.from({ length: 3000 }, (_, i) => pc(i, `conversation ${i % 1500}`));
+    const dev = cases.filter((c) => partOf(c) === 'development').length;
+    expect(Math.abs(dev / cases.length - DEVELOPMENT_PERCENT / 100)).toBeLessThan(0.04);
+    // the same conversation asked twice lands in one part and one fold
+    for (let i = 0; i < 1500; i++) {
+      expect(partOf(cases[i] as PairCase)).toBe(partOf(cases[i + 1500] as PairCase));
+      expect(foldOf(groupOf(cases[i] as PairCase), 5)).toBe(foldOf(groupOf(cases[i + 1500] as PairCase), 5));
+    }
+    // without a prompt the proposal groups, then the scene
+    expect(groupOf(pc(1, null))).toBe('p1');
+    expect(groupOf({ ...pc(1, null), proposal: null })).toBe('s-1');
+  });
+
+  it('the report folds hold out every report pair once and never a development pair; development folds never see the report part', () => {
+    const cases = Array.from({ length: 1000 }, (_, i) => pc(i, `conversation ${i}`));
+    const report = new Set(cases.filter((c) => partOf(c) === 'report').map((c) => c.scene));
+    const dev = new Set(cases.filter((c) => partOf(c) === 'development').map((c) => c.scene));
+    const rf = partFolds(cases, 'report', 5);
+    const held = rf.flatMap((f) => [...f.test]);
+    expect(held.sort()).toEqual([...report].sort());
+    for (const f of rf) {
+      for (const s of dev) expect(f.train.has(s)).toBe(true);
+      for (const s of f.test) expect(f.train.has(s)).toBe(false);
+      expect(f.train.size + f.test.size).toBe(cases.length);
+    }
+    const df = partFolds(cases, 'development', 5);
+    expect(df.flatMap((f) => [...f.test]).sort()).toEqual([...dev].sort());
+    for (const f of df) for (const s of [...f.train, ...f.test]) expect(dev.has(s)).toBe(true);
+  });
+
   it('every scene is held out in exactly one fold, and the folds are near equal', () => {
     const scenes = Array.from({ length: 2000 }, (_, i) => `s-${i}`);
     const sizes = [0, 0, 0, 0, 0];
@@ -199,7 +245,7 @@ describe('real data (KOURAI_DATASETS)', () => {
       return;
     }
     const spec = builtinBaseSpec();
-    const { examples, cases } = examplesFromLines(found.dataset.convert({ limit: 500 }).lines, 'techne');
+    const { examples, cases } = examplesFromLines(found.dataset.convert({ limit: 1500 }).lines, 'techne');
     const r = evaluateSplit(
       examples,
       cases,
@@ -208,8 +254,8 @@ describe('real data (KOURAI_DATASETS)', () => {
         encode: inputEncoder(spec),
         agent: 'techne',
         settings: { ...DEFAULT_SETTINGS, epochs: 0, heldOutFraction: 0.2 },
-        folds: 5,
       },
+      partFolds(cases.values(), 'all', 5)[0] as Fold,
       0,
     );
     expect(r.testPairs).toBeGreaterThan(60);

@@ -2,7 +2,8 @@
  * The sample forge (`memoir synth`): seeded sessions in which players hold planted preferences.
  *   synth.ts           sessions of entries
  *   planted/           the preferences (catalogue.ts), players (profiles.ts), tasks, rendering
- *                      in a style, and held-out pairs on words synth never uses (held-out.ts)
+ *                      in a style, and held-out pairs on words synth never uses (held-out.ts);
+ *                      slop passages for Aidos with a held-out part (slop.ts: off unless asked for)
  *
  * Nothing is re-exported here: importers name the file they need, so a command loads only that.
  */

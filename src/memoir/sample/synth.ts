@@ -15,6 +15,7 @@ import {
   reviewContent,
   type ReviewContent,
 } from './planted/render-review.js';
+import { slopReview, type SlopShard } from './planted/slop.js';
 import { axesOf, balancedPair, newSample, randomStyle, render, withPoles, type SampleKind } from './planted/samples.js';
 import type { Style } from './planted/style.js';
 import {
@@ -100,6 +101,12 @@ export interface SynthOptions {
   startMs?: number;
   /** Whose forge (planted preferences). Default: the `ariadne` profile. */
   profile?: PlayerProfile;
+  /**
+   * Slop reviews (planted/slop.ts): passages from this shard put to Aidos after each session's
+   * other lines, from a stream and clock of their own. Off by default: without it every line is
+   * as it was.
+   */
+  slop?: SlopShard;
 }
 
 export interface SynthSession {
@@ -165,6 +172,12 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
     () => readClock,
     (n) => Uint8Array.from({ length: n }, () => Math.floor(readRand() * 256)),
   );
+  const slopRand = mulberry32((opts.seed ^ 0x510b_5eed) >>> 0);
+  let slopClock = 0;
+  const slopIds = ulidGenerator(
+    () => slopClock,
+    (n) => Uint8Array.from({ length: n }, () => Math.floor(slopRand() * 256)),
+  );
   for (let s = 0; s < opts.sessions; s++) {
     const sessionId = `${hex(rand, 8)}-${hex(rand, 4)}-4${hex(rand, 3)}-a${hex(rand, 3)}-${hex(rand, 12)}`;
     const scenePrefix = `session-${sessionId.slice(0, 8)}`;
@@ -193,6 +206,10 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
     const emitReading = (e: SynthInput): string => {
       readClock += 20_000 + Math.floor(readRand() * 160_000);
       return write(e, readClock, () => readIds.next());
+    };
+    const emitSlop = (e: SynthInput): string => {
+      slopClock += 20_000 + Math.floor(slopRand() * 160_000);
+      return write(e, slopClock, () => slopIds.next());
     };
     const scene = (): string => `${scenePrefix}.turn-${turn++}`;
     const ctxFor = (task: string, preceding: Agent[], r = rand): Context => ({
@@ -265,6 +282,48 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
         agent_proposed: text,
         player_response: { kind: kindOf, delta: null, felt: FELT[kindOf] },
         training_label: taken ? null : { preference_pair: null, weight: 0.5 },
+      });
+    };
+
+    /**
+     * A slop review: the player puts a passage to Aidos; she calls it, and the player takes the
+     * call when the passage is slop and dismisses it when it is clean (craft: every player does).
+     */
+    const slopTurn = (shard: SlopShard): void => {
+      const r = slopRand;
+      const sc = scene();
+      const ctx = (preceding: Agent[]): Context => ctxFor('slop_review', preceding, r);
+      emitSlop({
+        ...base,
+        scene_id: sc,
+        agent: 'hephaestus',
+        source: 'task_description',
+        context: ctx([]),
+        agent_proposed: taskDescription(r, 'slop_review', 'train'),
+      });
+      emitSlop({
+        ...base,
+        scene_id: sc,
+        agent: 'hephaestus',
+        source: 'specialist_proposed',
+        context: ctx([]),
+        narrative_beat: 'hephaestus_routes_to_aidos',
+        agent_proposed: 'route:aidos',
+      });
+      const review = slopReview(r, shard);
+      const taken = r() < 0.95 ? review.slop : !review.slop;
+      const kindOf: ResponseKind = taken ? 'accepted' : 'rejected';
+      emitSlop({
+        ...base,
+        scene_id: sc,
+        agent: 'aidos',
+        source: 'specialist_proposed',
+        context: ctx(['hephaestus']),
+        narrative_beat: `aidos_${BEAT[kindOf]}`,
+        agent_proposed: review.text,
+        player_response: { kind: kindOf, delta: null, felt: FELT[kindOf] },
+        // a dismissed call on a clean passage teaches as much as a taken one
+        training_label: { preference_pair: null, weight: 1 },
       });
     };
 
@@ -632,6 +691,10 @@ export function* synthSessions(opts: SynthOptions): Generator<SynthSession> {
     readClock = clock;
     const reading = 1 + Math.floor(readRand() * 2);
     for (let k = 0; k < reading; k++) readingTurn(pick(readRand, READING_TASK_TYPES));
+    if (opts.slop) {
+      slopClock = readClock;
+      for (let k = 0; k < opts.slop.perSession; k++) slopTurn(opts.slop);
+    }
     yield { sessionId, lines, entries: lines.length };
     clock += 18 * 3600_000;
   }

@@ -213,6 +213,45 @@ export function renderHtml(
     );
     parts.push('</div>');
   }
+  if (s.aidos) {
+    const a = s.aidos;
+    parts.push(
+      `<h2 id="aidos">Aidos: slop detection</h2><p>The design's first research metric. Each forge's player puts passages to Aidos and takes her call when the passage is slop; every player meets only a few of the slop families, so no single forge sees them all. F1 (slop the positive class) on ${a.probe} held-out passages: slop phrases no forge ever wrote, around words no memoir holds. <b>federated</b>: the Aidos council adapter of the clean ${esc(x.reference)} run after each round; <b>single forge</b>: a forge's own adapter trained alone on the same data for as many rounds' epochs (mean over ${a.forges} forges); beside them, a forge's bond trained to convergence (${ms(a.singleConverged)}) and that bond over the final council adapter (${ms(a.bondCouncil)}); the trivial detector that calls every passage slop scores ${ms(a.allSlop)} (precision 50%). Gain: federated − the stronger single-forge baseline, per seed. Last round: federated precision ${ms(a.last.federated.precision)}, recall ${ms(a.last.federated.recall)}; single forge precision ${ms(a.last.single.precision)}, recall ${ms(a.last.single.recall)}.</p>`,
+    );
+    parts.push('<table><tr><th>round</th><th>federated F1</th><th>single forge F1</th><th>gain</th></tr>');
+    for (const r of a.rounds)
+      parts.push(
+        `<tr><td>${r.round}</td><td>${ms(r.federated)}</td><td>${ms(r.single)}</td><td>${(r.gain.mean * 100).toFixed(1)} ± ${(r.gain.sd * 100).toFixed(1)} points</td></tr>`,
+      );
+    parts.push('</table><div class="charts">');
+    parts.push(
+      lineChart(
+        'aidos',
+        'Aidos F1 by round: federated vs a single forge',
+        a.rounds.map((r) => String(r.round)),
+        [
+          {
+            name: 'federated',
+            values: a.rounds.map((r) => r.federated.mean),
+            spread: a.rounds.map((r) => r.federated.sd),
+          },
+          {
+            name: 'single forge',
+            values: a.rounds.map((r) => r.single.mean),
+            spread: a.rounds.map((r) => r.single.sd),
+          },
+          {
+            name: 'single, converged',
+            values: a.rounds.map(() => a.singleConverged.mean),
+            dashed: true,
+          },
+          { name: 'all called slop', values: a.rounds.map(() => a.allSlop.mean), dashed: true },
+        ],
+        'round',
+      ),
+    );
+    parts.push('</div>');
+  }
   if (s.split.length) {
     parts.push(
       `<h2 id="split">The split against its controls</h2><p><b>semantic</b>: the gameplay rule decides which entries train the council adapter; a bond adapter learns from everything at home. <b>param-random</b>: one adapter per agent trained on all entries, a random half of its parameters federated (the same half at every forge), the rest local. <b>fedsa</b>: the same, with the A factors federated and the B factors local (FedSA-LoRA). Personalised: bond + council, or the control's one adapter (the council's values on the federated half, the forge's own elsewhere), on all of a player's held-out preferences.</p>`,

@@ -107,6 +107,23 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
         `  ${pad(String(r.sessions), 9)} ${pad(ms(r.bondCouncil), 13, true)} ${pad(ms(r.councilOnly), 13, true)} ${pad(ms(r.bondOnly), 13, true)} ${pad(`${(r.gain.mean * 100).toFixed(1)} points`, 14, true)}`,
       );
   }
+  if (s.aidos) {
+    const a = s.aidos;
+    out.push('');
+    out.push(
+      `Aidos slop detection (F1 %, slop the positive class, on ${a.probe} held-out passages; single forge: its own adapter alone, mean of ${a.forges} forges)`,
+    );
+    out.push(
+      `  ${pad('round', 6)} ${pad('federated', 11, true)} ${pad('single forge', 13, true)} ${pad('gain', 14, true)}`,
+    );
+    for (const r of a.rounds)
+      out.push(
+        `  ${pad(String(r.round), 6)} ${pad(ms(r.federated), 11, true)} ${pad(ms(r.single), 13, true)} ${pad(`${(r.gain.mean * 100).toFixed(1)} points`, 14, true)}`,
+      );
+    out.push(
+      `  a single forge's bond to convergence ${ms(a.singleConverged)}; that bond over the final council adapter ${ms(a.bondCouncil)}; calling every passage slop ${ms(a.allSlop)}; gain: federated − the stronger single-forge baseline`,
+    );
+  }
   if (s.split.length) {
     out.push('');
     out.push(

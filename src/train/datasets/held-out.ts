@@ -12,8 +12,9 @@ import { train, type EncodeFn, type TrainSettings } from '../trainer.js';
 
 /**
  * Held-out pairwise accuracy of the learned model on a converted dataset, beside the trivial
- * rules, by k-fold cross-validation over scenes: every pair is held out exactly once, so all the
- * data a dataset has is measured, and the per-pair outcomes of the folds pool into one interval. The model is trained through the real path:
+ * rules, by k-fold cross-validation over conversations inside a fixed part of the dataset (partOf):
+ * every pair of the part is held out exactly once and the per-pair outcomes of the folds pool into
+ * one interval. The model is trained through the real path:
  * memoir lines -> the memoir reader's parse -> the bond view's example rules (build.ts) -> train() (its own
  * train/stop/validate split inside the training part) -> Inference on the held-out scenes.
  * Nothing about the held-out scenes reaches training, λ selection or early stopping.
@@ -86,14 +87,52 @@ export function examplesFromLines(
   return { examples, cases };
 }
 
-/** The fold (0 … folds − 1) a scene is held out in: a fixed hash of its id. */
-export function foldOf(scene: string, folds: number): number {
-  return hashString(scene, 0x7e57) % folds;
+/**
+ * What groups pairs: the conversation they answer (the prompt), else the text being revised (the
+ * proposal), else the scene. Pairs of one group always share a part and a fold, so a conversation
+ * asked twice is never trained on and tested on at once.
+ */
+export function groupOf(c: PairCase): string {
+  return c.prompt ?? c.proposal ?? c.scene;
 }
 
-/** Scene -> held out in `fold` (true) or trained on. */
-export function isTest(scene: string, fold: number, folds: number): boolean {
-  return foldOf(scene, folds) === fold;
+/** The fold (0 … folds − 1) a group is held out in: a fixed hash of its key. */
+export function foldOf(key: string, folds: number): number {
+  return hashString(key, 0x7e57) % folds;
+}
+
+/**
+ * The evaluation protocol's two parts of a dataset, by a fixed hash of each pair's group:
+ * `development` (DEVELOPMENT_PERCENT of the groups), where every design choice is made by
+ * cross-validation inside it, and `report`, measured only with a finished configuration.
+ */
+export type Part = 'development' | 'report';
+export const DEVELOPMENT_PERCENT = 40;
+
+export function partOf(c: PairCase): Part {
+  return hashString(groupOf(c), 0xd3e1) % 100 < DEVELOPMENT_PERCENT ? 'development' : 'report';
+}
+
+/** One fold: the scenes trained on and the scenes held out. */
+export interface Fold {
+  train: ReadonlySet<string>;
+  test: ReadonlySet<string>;
+}
+
+/**
+ * The k folds measuring a part. `development`: k-fold inside the development part only.
+ * `report`: each report pair held out once, trained on the development part and the other report
+ * folds. `all`: k-fold over every pair (no part kept back).
+ */
+export function partFolds(cases: Iterable<PairCase>, part: Part | 'all', folds: number): Fold[] {
+  const out = Array.from({ length: folds }, () => ({ train: new Set<string>(), test: new Set<string>() }));
+  for (const c of cases) {
+    const p = partOf(c);
+    if (part === 'development' && p !== 'development') continue;
+    const f = foldOf(groupOf(c), folds);
+    out.forEach((fold, k) => (k === f && (part === 'all' || p === part) ? fold.test : fold.train).add(c.scene));
+  }
+  return out;
 }
 
 const outcome = (m: number): number => (m > 0 ? 1 : m === 0 ? 0.5 : 0);
@@ -119,26 +158,26 @@ export interface EvalOptions {
   encode: EncodeFn;
   agent: Agent;
   settings: TrainSettings;
-  /** k of the k-fold split. */
-  folds: number;
 }
 
+/** Trains on `fold.train`'s scenes and measures `fold.test`'s pairs; `n` varies the seed per fold. */
 export function evaluateSplit(
   examples: readonly Example[],
   cases: ReadonlyMap<string, PairCase>,
   o: EvalOptions,
-  fold: number,
+  fold: Fold,
+  n: number,
 ): SplitFigures {
-  const trainEx = examples.filter((e) => !isTest(e.scene, fold, o.folds));
-  const test = [...cases.values()].filter((c) => isTest(c.scene, fold, o.folds));
-  const trainCases = [...cases.values()].filter((c) => !isTest(c.scene, fold, o.folds));
+  const trainEx = examples.filter((e) => fold.train.has(e.scene));
+  const test = [...cases.values()].filter((c) => fold.test.has(c.scene));
+  const trainCases = [...cases.values()].filter((c) => fold.train.has(c.scene));
   const t0 = performance.now();
   const out = train(o.base, o.encode, {
     agent: o.agent,
     kind: 'bond',
     examples: trainEx,
     frozen: [],
-    settings: { ...o.settings, seed: o.settings.seed + fold },
+    settings: { ...o.settings, seed: o.settings.seed + n },
   });
   const trainSeconds = (performance.now() - t0) / 1000;
   if (out.status !== 'trained') throw new Error(`training was skipped: ${out.reason}`);

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { encodeEntry } from '../../../src/memoir/format/encode.js';
 import { parseLine } from '../../../src/memoir/format/parse.js';
 import { STANDARD_KEYS } from '../../../src/memoir/format/schema.js';
+import { slopShard } from '../../../src/memoir/sample/planted/slop.js';
 import { synthSessions } from '../../../src/memoir/sample/synth.js';
 import { kouraiEntry, upstreamEntry } from '../arbitraries.js';
 
@@ -68,6 +69,21 @@ describe('a Python host (pydantic) reads what kourai writes', () => {
     results.forEach((r, i) => expect(r.dump).toBe(standardPrefix(lines[i] as string)));
     await ctx.annotate(
       `pydantic ${probe.stdout.trim()} byte-compatibility: the ${lines.length} lines of a synthetic forge`,
+      'proof',
+    );
+  });
+
+  it("on a simulated forge's slop reviews for Aidos", async (ctx) => {
+    if (!havePydantic) ctx.skip(missing);
+    const lines = [...synthSessions({ seed: 5, sessions: 3, turns: 2, slop: slopShard(5, 0, 6) })].flatMap(
+      (s) => s.lines,
+    );
+    expect(lines.filter((l) => l.includes('Slop check:')).length).toBe(18);
+    const results = pydantic(lines);
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    results.forEach((r, i) => expect(r.dump).toBe(standardPrefix(lines[i] as string)));
+    await ctx.annotate(
+      `pydantic ${probe.stdout.trim()} byte-compatibility: ${lines.length} lines with slop reviews`,
       'proof',
     );
   });
