@@ -46,6 +46,9 @@ function expected(text: string): { doc: unknown; data: Map<number, string> } {
   return { doc, data };
 }
 
+/** Whether a JSON text names a "__proto__" key anywhere: the reader refuses those (tested below). */
+const namesProto = (text: string): boolean => text.includes('"__proto__"');
+
 const tensor = fc.record(
   {
     name: fc.string({ maxLength: 8 }),
@@ -72,6 +75,7 @@ describe('JsonBodyParser', () => {
     fc.assert(
       fc.property(bodyDoc, fc.array(fc.nat(), { maxLength: 10 }), fc.boolean(), (d, cuts, spaced) => {
         const text = JSON.stringify(d, null, spaced ? 2 : undefined);
+        fc.pre(!namesProto(text));
         const want = expected(text);
         const got = parseInPieces(text, cuts);
         expect(got.doc).toEqual(want.doc);
