@@ -158,11 +158,12 @@ export async function computeAgentAggregate(
           nonzero[i] = (nonzero[i] as number) + z;
         });
       }
-      // The new global = previous global + aggregate update, stored as float32 chunks.
+      // The new global = previous global + server_lr × aggregate update, stored as float32 chunks.
+      const lr = settings.server_lr;
       globalChunks = chunkRanges(layout).map(([s, e]) => {
         const b = (base as NonNullable<typeof base>)(s, e);
         const g = new Float32Array(e - s);
-        for (let k = 0; k < g.length; k++) g[k] = (outcome.aggregate[s + k] as number) + (b[k] as number);
+        for (let k = 0; k < g.length; k++) g[k] = lr * (outcome.aggregate[s + k] as number) + (b[k] as number);
         return toLE(g);
       });
     } finally {

@@ -4,10 +4,11 @@ import { z } from 'zod';
 import { SELECTIONS, STRATEGIES, requirement } from '../aggregation/strategy.js';
 import { kouraiHome, type Ctx } from '../context.js';
 import { EnvironmentError, UsageError } from '../errors.js';
+import { DEFAULT_PRIVACY_CONFIG } from '../privacy/privacy-config.js';
 import { BUILTIN_FINGERPRINT } from '../train/fingerprint.js';
 import { configuredLayouts, derivationOf, LayoutsConfigSchema } from './layouts.js';
 import { normBound } from './norm-bound.js';
-import { roundSettingsOf } from './round-settings.js';
+import { privacyPolicyOf, roundSettingsOf } from './round-settings.js';
 
 /**
  * The council's settings, from (lowest to highest precedence) defaults, a JSON config file,
@@ -53,8 +54,30 @@ export const CouncilConfigSchema = z.object({
   tail_margin: z.number().min(0).max(1e6),
   /** The clip norms S the council accepts (the privacy policy it publishes in every round's status). */
   clip_norm: RangeSchema.refine((r) => r.max > 0, 'the largest accepted clip norm must be > 0'),
-  /** The noise multipliers σ the council accepts. */
+  /** The noise multipliers σ the council accepts (ignored for σ when `epsilon` is set: the council derives it). */
   noise_multiplier: RangeSchema,
+  /**
+   * A target ε toward an observer of the published adapters over `epsilon_rounds` rounds at
+   * `delta` (null: publish `noise_multiplier` as configured). The council then publishes the σ of
+   * privacy/council-sigma.ts: the target's σ, raised where one release would cost a forge more
+   * than its privacy floor allows (1/8 of `agent_epsilon`), and says which bound set it.
+   */
+  epsilon: z.number().positive().nullable(),
+  epsilon_rounds: z.number().int().min(1),
+  delta: z.number().gt(0).lt(1),
+  /** The lifetime ε of one agent on the forges this council serves (their `agent_epsilon`). */
+  agent_epsilon: z.number().positive(),
+  /**
+   * The Poisson rate at which each forge sits in a round's cohort, where cohorts are drawn that way
+   * by whoever drives the rounds (the simulation); null: 1. A fixed-size cohort earns no
+   * amplification from this accountant, so `cohort` alone never lowers σ.
+   */
+  sample_rate: z.number().gt(0).max(1).nullable(),
+  /**
+   * Distributed noise: each forge adds a share σ/√noise_shares and the sum under secure
+   * aggregation carries σ; the council accepts shares down to that (null: whole σ per forge).
+   */
+  noise_shares: z.number().int().min(1).nullable(),
   /** The adapter layout of each agent (see layouts.ts); null: no agent is accepted. */
   layouts: LayoutsConfigSchema.nullable(),
   /** Uploads one forge may have in progress at once (more get 429). */
@@ -71,6 +94,8 @@ export const CouncilConfigSchema = z.object({
   lora_fair_lr: z.number().positive(),
   lora_fair_steps: z.number().int().min(0),
   lora_fair_solver: z.enum(['gd', 'ridge']),
+  /** The server's step: the new global is the previous one plus server_lr × the aggregate update (FedOpt's server learning rate). */
+  server_lr: z.number().positive().max(100),
 });
 export type CouncilConfig = z.infer<typeof CouncilConfigSchema>;
 export type Range = z.infer<typeof RangeSchema>;
@@ -85,6 +110,7 @@ type Kind =
   | 'size'
   | 'list'
   | 'nullable-int'
+  | 'nullable-number'
   | 'range'
   | 'json-or-file';
 const KEYS: Record<ConfigKey, Kind> = {
@@ -108,6 +134,12 @@ const KEYS: Record<ConfigKey, Kind> = {
   tail_margin: 'number',
   clip_norm: 'range',
   noise_multiplier: 'range',
+  epsilon: 'nullable-number',
+  epsilon_rounds: 'int',
+  delta: 'number',
+  agent_epsilon: 'number',
+  sample_rate: 'nullable-number',
+  noise_shares: 'nullable-int',
   layouts: 'json-or-file',
   max_uploads_per_forge: 'int',
   upload_grace: 'duration',
@@ -120,6 +152,7 @@ const KEYS: Record<ConfigKey, Kind> = {
   lora_fair_lr: 'number',
   lora_fair_steps: 'int',
   lora_fair_solver: 'string',
+  server_lr: 'number',
 };
 
 export function defaults(home: string): CouncilConfig {
@@ -144,6 +177,12 @@ export function defaults(home: string): CouncilConfig {
     tail_margin: 10,
     clip_norm: { min: 0, max: 1 },
     noise_multiplier: { min: 8, max: 8 },
+    epsilon: null,
+    epsilon_rounds: 100,
+    delta: DEFAULT_PRIVACY_CONFIG.delta,
+    agent_epsilon: DEFAULT_PRIVACY_CONFIG.agentEpsilon,
+    sample_rate: null,
+    noise_shares: null,
     layouts: null,
     max_uploads_per_forge: 2,
     upload_grace: 10,
@@ -156,8 +195,16 @@ export function defaults(home: string): CouncilConfig {
     lora_fair_lr: 0.01,
     lora_fair_steps: 1000,
     lora_fair_solver: 'gd',
+    server_lr: SERVER_LR,
   };
 }
+
+/**
+ * The server's step on the aggregate update (decision 008): clipping holds each forge's update to
+ * norm S, far below the step a forge takes alone, so a step of 1 moves the council a fraction of
+ * the way each round. Post-processing of what the forges released: no privacy cost.
+ */
+export const SERVER_LR = 1;
 
 export const envName = (key: ConfigKey): string => `KOURAI_COUNCIL_${key.toUpperCase()}`;
 export const flagName = (key: ConfigKey): string => `--${key.replace(/_/g, '-')}`;
@@ -228,10 +275,11 @@ function coerce(key: ConfigKey, raw: unknown, base: string): unknown {
     }
     case 'int':
     case 'number':
-    case 'nullable-int': {
+    case 'nullable-int':
+    case 'nullable-number': {
       if (typeof raw === 'number') return raw;
       const s = text(raw).trim();
-      if (kind === 'nullable-int' && (s === '' || s === 'none' || s === 'null')) return null;
+      if (kind !== 'int' && kind !== 'number' && (s === '' || s === 'none' || s === 'null')) return null;
       if (!/^[-+]?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(s)) throw new Error(`"${s}" is not a number`);
       return Number(s);
     }
@@ -371,9 +419,10 @@ export function checkServeConfig(r: ResolvedConfig): void {
   }
   // The policy's widest bound must be a finite number for the largest layout.
   const d = Math.max(...[...layouts.values()].map((l) => l.size));
-  if (!Number.isFinite(normBound(c.clip_norm.max, c.noise_multiplier.max, d, c.tail_margin))) {
+  const sigmaMax = privacyPolicyOf(c).noise_multiplier.max;
+  if (!Number.isFinite(normBound(c.clip_norm.max, sigmaMax, d, c.tail_margin))) {
     throw new UsageError(
-      `clip_norm ≤ ${c.clip_norm.max} with noise_multiplier ≤ ${c.noise_multiplier.max} over ${d} coordinates allows norms beyond the float64 range`,
+      `clip_norm ≤ ${c.clip_norm.max} with noise_multiplier ≤ ${sigmaMax} over ${d} coordinates allows norms beyond the float64 range`,
       'lower --clip-norm or --noise-multiplier',
     );
   }

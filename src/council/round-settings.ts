@@ -1,4 +1,5 @@
 import { requirement, type StrategyConfig } from '../aggregation/strategy.js';
+import { councilSigma } from '../privacy/council-sigma.js';
 import { cohortFaultBound, FAULT_BOUND_DELTA, smallestCohort } from '../protocol/cohort.js';
 import type { CouncilConfig, Range } from './config.js';
 
@@ -15,12 +16,66 @@ export interface PrivacyPolicy {
   noise_multiplier: Range;
   /** t of the norm bound S(1 + σ(√d + t)). */
   tail_margin: number;
+  /** Where σ came from, when the council derives it from a target ε (council-sigma.ts); absent: configured. */
+  derivation?: SigmaDerivation;
 }
 
-export type RoundSettings = StrategyConfig & { weights: 'uniform' | 'counts'; privacy: PrivacyPolicy };
+/** Why the council publishes the σ it does (the round status carries it). */
+export interface SigmaDerivation {
+  target_epsilon: number;
+  rounds: number;
+  delta: number;
+  sample_rate: number;
+  agent_epsilon: number;
+  /** σ that keeps the observer's ε at the target. */
+  observer_sigma: number;
+  /** σ at which one release costs a forge's own ledger at most release_cap. */
+  floor_sigma: number;
+  release_cap: number;
+  /** ε one release costs a forge's own ledger at the published σ. */
+  release_epsilon: number;
+  binding: 'observer' | 'floor';
+}
 
+/** `server_lr`: the new global is the previous one plus server_lr × the aggregate update. */
+export type RoundSettings = StrategyConfig & {
+  weights: 'uniform' | 'counts';
+  privacy: PrivacyPolicy;
+  server_lr: number;
+};
+
+/**
+ * The privacy policy of the council's configuration. With a target ε the council derives σ
+ * (council-sigma.ts) and accepts exactly it, or shares of it down to σ/√noise_shares under
+ * distributed noise; otherwise it accepts the configured range.
+ */
 export function privacyPolicyOf(c: CouncilConfig): PrivacyPolicy {
-  return { clip_norm: { ...c.clip_norm }, noise_multiplier: { ...c.noise_multiplier }, tail_margin: c.tail_margin };
+  const base = { clip_norm: { ...c.clip_norm }, tail_margin: c.tail_margin };
+  if (c.epsilon === null) return { ...base, noise_multiplier: { ...c.noise_multiplier } };
+  const sampleRate = c.sample_rate ?? 1;
+  const d = councilSigma({
+    epsilon: c.epsilon,
+    rounds: c.epsilon_rounds,
+    delta: c.delta,
+    sampleRate,
+    agentEpsilon: c.agent_epsilon,
+  });
+  return {
+    ...base,
+    noise_multiplier: { min: c.noise_shares === null ? d.sigma : d.sigma / Math.sqrt(c.noise_shares), max: d.sigma },
+    derivation: {
+      target_epsilon: c.epsilon,
+      rounds: c.epsilon_rounds,
+      delta: c.delta,
+      sample_rate: sampleRate,
+      agent_epsilon: c.agent_epsilon,
+      observer_sigma: d.observer,
+      floor_sigma: d.affordable,
+      release_cap: d.releaseCap,
+      release_epsilon: d.releaseEpsilon,
+      binding: d.binding,
+    },
+  };
 }
 
 /**
@@ -66,16 +121,21 @@ export function roundSettingsOf(c: CouncilConfig, eligible?: number): RoundSetti
     loraFair: { lambda: c.lora_fair_lambda, lr: c.lora_fair_lr, steps: c.lora_fair_steps, solver: c.lora_fair_solver },
     weights: c.weights,
     privacy: privacyPolicyOf(c),
+    server_lr: c.server_lr,
   };
 }
 
 /**
  * A round's frozen settings. Rounds opened before the council published a privacy policy get
  * `fallback` (the configured policy): such a round is checked against the policy in force now.
+ * Rounds opened before the council had a server step took a step of 1.
  */
 export function parseRoundSettings(json: string, fallback: PrivacyPolicy): RoundSettings {
-  const s = JSON.parse(json) as Omit<RoundSettings, 'privacy'> & { privacy?: PrivacyPolicy };
-  return { ...s, privacy: s.privacy ?? fallback };
+  const s = JSON.parse(json) as Omit<RoundSettings, 'privacy' | 'server_lr'> & {
+    privacy?: PrivacyPolicy;
+    server_lr?: number;
+  };
+  return { ...s, privacy: s.privacy ?? fallback, server_lr: s.server_lr ?? 1 };
 }
 
 /** "(0, 1]" or "[0.5, 1]" or "8": how a range reads in messages. */

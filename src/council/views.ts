@@ -32,7 +32,7 @@ export interface RoundSummary {
   closed_at: string | null;
   close_reason: RoundRow['closeReason'];
   aggregated_at: string | null;
-  strategy: { strategy: string; byzantine: number; selection: string | null; min_updates: number };
+  strategy: { strategy: string; byzantine: number; selection: string | null; min_updates: number; server_lr: number };
   privacy: PrivacyPolicy;
   forges_submitted: number;
   forges_sealed: number;
@@ -61,6 +61,7 @@ export async function roundSummary(
       byzantine: settings.f,
       selection: settings.strategy === 'lora-fair' ? selectionOf(settings) : null,
       min_updates: requirement(settings).min,
+      server_lr: settings.server_lr,
     },
     privacy: settings.privacy,
     forges_submitted: counts.submitted,
@@ -85,6 +86,7 @@ export function policyView(p: PrivacyPolicy): RoundStatus['privacy_policy'] {
     noise_multiplier: p.noise_multiplier.max,
     accepted: { clip_norm: { ...p.clip_norm }, noise_multiplier: { ...p.noise_multiplier } },
     tail_margin: p.tail_margin,
+    ...(p.derivation ? { derivation: { ...p.derivation } } : {}),
   };
 }
 

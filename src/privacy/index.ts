@@ -4,6 +4,7 @@
  *   clip.ts             a released delta clipped, all tensors together, to L2 norm S
  *   consent.ts          the Sovereignty Moment: which agents may speak for the forge
  *   council-policy.ts   the council's per-round policy (S, σ) as a forge applies it
+ *   council-sigma.ts    the σ a council publishes for a target ε, affordable under the forges' floor
  *   gaussian-noise.ts   Gaussian noise from a cryptographically secure byte source
  *   ledger-anchor.ts    the check every budget reader runs on the ledger before trusting it
  *   log-math.ts         log-space arithmetic and erfc for the RDP accountant

@@ -242,6 +242,8 @@ export const StrategyInfoSchema = z.object({
   byzantine: z.number().int(),
   selection: z.string().nullable(),
   min_updates: z.number().int(),
+  /** The server's step: the new global is the previous one plus server_lr × the aggregate update (absent: 1). */
+  server_lr: z.number().optional(),
 });
 
 export const AgentOutcomeSchema = z.object({
@@ -274,6 +276,25 @@ export const PrivacyPolicySchema = z.object({
   noise_multiplier: finite.pipe(z.number().min(0)),
   accepted: z.object({ clip_norm: RangeSchema, noise_multiplier: RangeSchema }),
   tail_margin: z.number(),
+  /**
+   * Present when the council derives σ from a target ε (src/privacy/council-sigma.ts): the target,
+   * the σ the observer's accountant needs, the σ at which one release stays within a forge's
+   * privacy floor, and which of the two bound.
+   */
+  derivation: z
+    .object({
+      target_epsilon: z.number(),
+      rounds: z.number().int(),
+      delta: z.number(),
+      sample_rate: z.number(),
+      agent_epsilon: z.number(),
+      observer_sigma: z.number(),
+      floor_sigma: z.number(),
+      release_cap: z.number(),
+      release_epsilon: z.number(),
+      binding: z.enum(['observer', 'floor']),
+    })
+    .optional(),
 });
 export type PrivacyPolicy = z.infer<typeof PrivacyPolicySchema>;
 

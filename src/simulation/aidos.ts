@@ -11,6 +11,7 @@ import { loraWeights, type LoraWeights } from '../train/lora.js';
 import { DEFAULT_SETTINGS } from '../train/trainer.js';
 import {
   bondsAlone,
+  cellPrivacy,
   checkStop,
   councilSettings,
   dimsOf,
@@ -88,8 +89,6 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
   const { x, base, forges, evaluator } = sc;
   const spec = base.spec;
   const settings0 = councilSettings(x, sc.seed, 1);
-  const q = x.cohort / x.forges;
-  const sigmaCell = sc.sigmas.sigma(cell.epsilon, x.rounds, x.delta, q);
   const dataDir = join(hooks.dataDir, 'aidos');
   mkdirSync(dataDir, { recursive: true });
   const port = await hooks.port({
@@ -98,7 +97,7 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
     forges: forges.map((g) => g.name),
     baseFingerprint: sc.fingerprint,
     layouts: layoutsFor(spec, [AIDOS], settings0.rank),
-    privacy: { clipNorm: x.clipNorm, noiseMultiplier: sigmaCell },
+    privacy: cellPrivacy(x, { epsilon: cell.epsilon, noise: 'local' }, x.clipNorm),
     dataDir,
   });
   const probe = slopProbeOf(sc);

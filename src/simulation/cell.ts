@@ -33,7 +33,7 @@ import type { AidosResult } from './aidos.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
 import { ForgeLedgers } from './forge-ledger.js';
-import { seededSampler, type SigmaTable } from './sim-privacy.js';
+import { seededSampler } from './sim-privacy.js';
 import type { TrainPool } from './train-pool.js';
 
 /**
@@ -132,6 +132,17 @@ export interface PrivacyAccount {
   limited: number;
   /** Federated values per agent (the shared part of the adapter). */
   sharedValues: number;
+  /**
+   * Where the council's σ came from (null: given, e.g. 0 at ε = ∞): the σ the observer's target
+   * needs, the σ at which one release stays within a forge's privacy floor, and which one bound.
+   */
+  sigmaSource?: SigmaSource | null;
+}
+
+export interface SigmaSource {
+  observer: number;
+  floor: number;
+  binding: 'observer' | 'floor';
 }
 
 export interface CellResult {
@@ -172,8 +183,6 @@ export interface SeedContext {
    */
   memo: Map<string, Float32Array | null>;
   pool: TrainPool;
-  /** σ for each cell's ε, shared by the run's cells. */
-  sigmas: SigmaTable;
 }
 
 export interface CellHooks {
@@ -290,6 +299,29 @@ export async function drawCohort(sc: SeedContext, cell: Cell, port: CouncilPort,
   return chosen.map((n) => byName.get(n) as SimForge);
 }
 
+/**
+ * The privacy the council of a cell is set up with: clip only at ε = ∞; otherwise the cell's ε
+ * over its rounds, from which the council derives the σ it publishes (sampled at K/N where
+ * cohorts are Poisson; distributed noise: shares over the whole federation).
+ */
+export function cellPrivacy(
+  x: Experiment,
+  cell: Pick<Cell, 'epsilon' | 'noise'>,
+  clipNorm: number,
+): CouncilSetup['privacy'] {
+  if (cell.epsilon === Infinity) return { clipNorm, noiseMultiplier: 0 };
+  return {
+    clipNorm,
+    target: {
+      epsilon: cell.epsilon,
+      rounds: x.rounds,
+      delta: x.delta,
+      sampleRate: samplingOf(x, cell.epsilon) === 'poisson' ? x.cohort / x.forges : 1,
+      noiseShares: cell.noise === 'distributed' ? x.forges : null,
+    },
+  };
+}
+
 export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Promise<CellResult> {
   const { x, base, forges, evaluator } = sc;
   const spec = base.spec;
@@ -300,7 +332,6 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
   const settings0 = councilSettings(x, sc.seed, 1);
   const poisson = samplingOf(x, cell.epsilon) === 'poisson';
   const q = x.cohort / x.forges;
-  const sigmaCell = sc.sigmas.sigma(cell.epsilon, x.rounds, x.delta, q);
   const f = cohortByzantine(x, samplingOf(x, cell.epsilon));
   const clip = naive ? NAIVE_CLIP : x.clipNorm;
   const port = await hooks.port({
@@ -309,13 +340,12 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
     forges: forges.map((g) => g.name),
     baseFingerprint: sc.fingerprint,
     layouts: layoutsFor(spec, x.agents, settings0.rank),
-    privacy: {
-      clipNorm: clip,
-      noiseMultiplier: sigmaCell,
-      ...(distributed ? { minNoiseMultiplier: sigmaCell / Math.sqrt(x.forges) } : {}),
-    },
+    privacy: cellPrivacy(x, cell, clip),
     dataDir: hooks.dataDir,
   });
+  // σ is the council's: derived from the cell's ε by the council's own code and published.
+  const published = await port.policy(await port.currentRound());
+  const sigmaCell = published.noiseMultiplier;
   const curves = new Map<FederatingAgent, number[]>(x.agents.map((a) => [a, []]));
   let forgeRounds = 0;
   const rounds: RoundRecord[] = [];
@@ -582,6 +612,13 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         releases,
         countMask(masks.get(x.agents[0] as FederatingAgent) ?? null, loraSize(dims0)),
         ledgers,
+        published.derivation
+          ? {
+              observer: published.derivation.observer_sigma,
+              floor: published.derivation.floor_sigma,
+              binding: published.derivation.binding,
+            }
+          : null,
       ),
     };
   } finally {
@@ -599,6 +636,7 @@ export function account(
   releases: Uint32Array,
   sharedValues: number,
   ledgers: ForgeLedgers | null = null,
+  sigmaSource: SigmaSource | null = null,
 ): PrivacyAccount {
   const counts = Array.from(releases);
   const max = counts.reduce((a, b) => Math.max(a, b), 0);
@@ -620,6 +658,7 @@ export function account(
     forgeLedgerEpsilon: ledgers && sigma > 0 ? ledgers.maxEpsilon() : eps(max, 1),
     limited: ledgers?.limited ?? 0,
     sharedValues,
+    sigmaSource,
   };
 }
 

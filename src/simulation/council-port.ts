@@ -49,12 +49,27 @@ export interface CouncilSetup {
   /** The adapter layout of every federated agent: the trainer's, for the base the forges train on. */
   layouts: Partial<Record<FederatingAgent, TensorSpec[]>>;
   /**
-   * The privacy policy the council sets for the cell (S, and σ for the cell's ε). Under
-   * distributed noise a forge's share carries less (σ/√|cohort|): the smallest σ accepted.
+   * The privacy policy the council sets for the cell: S, and either σ as given (0: clip only) or
+   * the cell's target ε, from which the council derives the σ it publishes (the real council's
+   * code: privacy/council-sigma.ts). Under distributed noise a forge's share carries less: the
+   * council accepts shares down to σ/√noiseShares.
    */
-  privacy: { clipNorm: number; noiseMultiplier: number; minNoiseMultiplier?: number };
+  privacy: { clipNorm: number } & (
+    { noiseMultiplier: number; minNoiseMultiplier?: number } | { target: SimPrivacyTarget }
+  );
   /** Where the council keeps its database (a temporary directory). */
   dataDir: string;
+}
+
+/** A cell's target ε toward an observer of the council's adapters. */
+export interface SimPrivacyTarget {
+  epsilon: number;
+  rounds: number;
+  delta: number;
+  /** The Poisson rate of the cell's cohorts (1: everyone, every round). */
+  sampleRate: number;
+  /** Forges whose noise shares sum to σ (distributed noise); null: each forge adds σ. */
+  noiseShares: number | null;
 }
 
 /** S, σ and the tail margin of a round's published policy (protocol.ts, PrivacyPolicySchema). */
@@ -62,11 +77,18 @@ export interface RoundPolicy {
   clipNorm: number;
   noiseMultiplier: number;
   tailMargin: number;
+  /** Why σ is what it is, when the council derived it from a target ε (absent: configured). */
+  derivation?: NonNullable<RoundStatus['privacy_policy']['derivation']>;
 }
 
 export function roundPolicyOf(status: RoundStatus): RoundPolicy {
   const p = status.privacy_policy;
-  return { clipNorm: p.clip_norm, noiseMultiplier: p.noise_multiplier, tailMargin: p.tail_margin };
+  return {
+    clipNorm: p.clip_norm,
+    noiseMultiplier: p.noise_multiplier,
+    tailMargin: p.tail_margin,
+    ...(p.derivation ? { derivation: p.derivation } : {}),
+  };
 }
 
 /** The layouts the trainer gives each agent over `spec` at `rank` (what the council must accept). */
@@ -94,10 +116,20 @@ export function simCouncilConfig(s: CouncilSetup): CouncilConfig {
     base_fingerprints: [s.baseFingerprint],
     // The council sets the policy; its forges read it from the round status and follow it.
     clip_norm: { min: s.privacy.clipNorm, max: s.privacy.clipNorm },
-    noise_multiplier: {
-      min: s.privacy.minNoiseMultiplier ?? s.privacy.noiseMultiplier,
-      max: s.privacy.noiseMultiplier,
-    },
+    ...('target' in s.privacy
+      ? {
+          epsilon: s.privacy.target.epsilon,
+          epsilon_rounds: s.privacy.target.rounds,
+          delta: s.privacy.target.delta,
+          sample_rate: s.privacy.target.sampleRate,
+          noise_shares: s.privacy.target.noiseShares,
+        }
+      : {
+          noise_multiplier: {
+            min: s.privacy.minNoiseMultiplier ?? s.privacy.noiseMultiplier,
+            max: s.privacy.noiseMultiplier,
+          },
+        }),
     layouts: s.layouts,
   };
 }

@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { envName } from '../council/config.js';
 import { addForge } from '../council/forges.js';
 import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
 import { CouncilClient } from '../federation/council-client.js';
@@ -65,9 +66,22 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
     '--tail-margin',
     String(config.tail_margin),
   );
+  if (config.epsilon !== null)
+    args.push(
+      '--epsilon',
+      String(config.epsilon),
+      '--epsilon-rounds',
+      String(config.epsilon_rounds),
+      '--delta',
+      String(config.delta),
+    );
+  // Settings only a driver that draws its own cohorts needs: given as the environment.
+  const driven: Record<string, string> = {};
+  if (config.sample_rate !== null) driven[envName('sample_rate')] = String(config.sample_rate);
+  if (config.noise_shares !== null) driven[envName('noise_shares')] = String(config.noise_shares);
   if (config.selection) args.push('--selection', config.selection);
   const proc = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1' },
+    env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1', ...driven },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

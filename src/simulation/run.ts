@@ -12,7 +12,6 @@ import { Evaluator } from './evaluate.js';
 import { runAidos } from './aidos.js';
 import { cellKey, cellLabel, cellsOf, measuresAidos, measuresColdStart, type Experiment } from './experiment.js';
 import { buildForges, buildNewcomers } from './forges.js';
-import { SigmaTable } from './sim-privacy.js';
 import { inlinePool, workerPool, type TrainPool } from './train-pool.js';
 
 /**
@@ -65,7 +64,6 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
   let done = 0;
   let forgeRounds = 0;
   const shared = sharedModel();
-  const sigmas = new SigmaTable();
   let cancelled = false;
   const stopper = new AbortController();
   const signal = o.signal ? AbortSignal.any([o.signal, stopper.signal]) : stopper.signal;
@@ -79,7 +77,7 @@ export async function runExperiment(o: RunOptions): Promise<RunOutcome> {
       const dir = mkdtempSync(join(o.scratch, `seed-${seed}-`));
       try {
         o.onProgress?.(done, total, `seed ${seed}: building ${x.forges} forges`);
-        const sc = seedContext(x, seed, dir, shared, pool, o.signal, sigmas);
+        const sc = seedContext(x, seed, dir, shared, pool, o.signal);
         if (o.signal?.aborted) throw new CancelledError();
         for (const cell of cells) {
           const cellDir = mkdtempSync(join(dir, 'council-'));
@@ -154,7 +152,6 @@ export function seedContext(
   m: SharedModel = sharedModel(),
   pool: TrainPool = inlinePool(m.base, m.encode),
   signal?: AbortSignal,
-  sigmas: SigmaTable = new SigmaTable(),
 ): SeedContext {
   const forges = buildForges(x, seed, dir, m.base.spec.specialists, signal);
   const wantsCold = cellsOf(x).some((c) => c.seed === seed && measuresColdStart(x, c));
@@ -170,6 +167,5 @@ export function seedContext(
     newcomers,
     memo: new Map(),
     pool,
-    sigmas,
   };
 }

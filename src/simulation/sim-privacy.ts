@@ -21,28 +21,6 @@ export function sigmaFor(epsilon: number, rounds: number, delta: number, q = 1):
   return sigmaForEpsilon({ epsilon, delta, steps: rounds, sampleRate: q, tolerance: 1e-6 }).noiseMultiplier;
 }
 
-/**
- * σ answers remembered for one run: the search over σ costs seconds at q < 1 and every cell of a
- * sweep asks the same few questions. The caller owns the table (one per run), so nothing outlives it.
- */
-export class SigmaTable {
-  private readonly known = new Map<string, number>();
-
-  sigma(epsilon: number, rounds: number, delta: number, q = 1): number {
-    const key = `${epsilon}|${rounds}|${delta}|${q}`;
-    let s = this.known.get(key);
-    if (s === undefined) {
-      s = sigmaFor(epsilon, rounds, delta, q);
-      this.known.set(key, s);
-    }
-    return s;
-  }
-
-  get size(): number {
-    return this.known.size;
-  }
-}
-
 /** A deterministic byte stream for a label (the same label, the same bytes). */
 export function seededBytes(label: string): SecureBytes {
   const key = createHash('sha256').update(`kourai.simulation-noise/1\n${label}`).digest();

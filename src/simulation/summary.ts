@@ -66,7 +66,9 @@ export interface PrivacyRow {
   epsilon: number | null;
   variant: PrivacyVariant;
   strategy: SimStrategy;
+  /** The σ the council published, and which bound set it: the observer's ε, or the forges' privacy floor (null: ε = ∞). */
   sigma: number;
+  sigmaBinding: 'observer' | 'floor' | null;
   council: Stat;
   bondCouncil: Stat | null;
   curve: number[];
@@ -265,6 +267,7 @@ export function summarize(x: Experiment, results: readonly CellResult[], total: 
             variant,
             strategy,
             sigma: cells[0]?.sigma ?? NaN,
+            sigmaBinding: p0?.sigmaSource?.binding ?? null,
             council: stat(cells.map((c) => c.council)),
             bondCouncil: personal.some(Number.isFinite) ? stat(personal) : null,
             curve,

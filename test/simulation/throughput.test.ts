@@ -7,7 +7,6 @@ import { inProcessCouncil } from '../../src/simulation/council-port.js';
 import { DEFAULT_EXPERIMENT, type Cell, type Experiment } from '../../src/simulation/experiment.js';
 import { buildForges } from '../../src/simulation/forges.js';
 import { seedContext, sharedModel } from '../../src/simulation/run.js';
-import { SigmaTable, sigmaFor } from '../../src/simulation/sim-privacy.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kourai-sim-throughput-'));
@@ -48,19 +47,6 @@ describe('a simulated forge is its data view, built when first used', () => {
     expect(inOrder[4]?.council.get('techne')).toEqual(late);
     expect(inOrder[4]?.bond.get('techne')).toEqual(lazy[4]?.bond.get('techne'));
     expect(inOrder[4]?.flipped.get('techne')).toEqual(lazy[4]?.flipped.get('techne'));
-  });
-});
-
-describe('σ for an ε is remembered per run, not per process', () => {
-  it('a table answers as the accountant does and keeps its own answers', () => {
-    const a = new SigmaTable();
-    const b = new SigmaTable();
-    expect(a.sigma(Infinity, 4, 1e-5)).toBe(0);
-    const s = a.sigma(4, 4, 1e-5, 0.1);
-    expect(s).toBe(sigmaFor(4, 4, 1e-5, 0.1));
-    expect(a.sigma(4, 4, 1e-5, 0.1)).toBe(s);
-    expect(a.size).toBe(2);
-    expect(b.size).toBe(0);
   });
 });
 

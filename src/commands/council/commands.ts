@@ -62,6 +62,16 @@ export const serve = {
       help: 'privacy policy: noise multipliers sigma forges may declare, e.g. 8 or 4..16 (default 8)',
     },
     {
+      flags: '--epsilon <e>',
+      help: 'privacy policy: derive sigma for this epsilon toward an observer of the published adapters, raised so that one release costs a forge at most 1/8 of --agent-epsilon (overrides --noise-multiplier)',
+    },
+    { flags: '--epsilon-rounds <n>', help: 'rounds the --epsilon target covers (default 100)' },
+    { flags: '--delta <d>', help: 'delta of the --epsilon target (default 1e-5)' },
+    {
+      flags: '--agent-epsilon <e>',
+      help: 'the lifetime epsilon of an agent on the forges served (their agent_epsilon; default 8)',
+    },
+    {
       flags: '--layouts <file|json>',
       help: 'adapter layout per agent, a JSON file or inline JSON: {"derive": {"base": "builtin", "rank": 8}}, or tensors {"*": [{"name", "shape"}]} for all agents or per agent (required)',
     },
@@ -88,6 +98,10 @@ export const serve = {
     { flags: '--lora-fair-lr <x>', help: 'LoRA-FAIR step size (default 0.01)' },
     { flags: '--lora-fair-steps <n>', help: 'LoRA-FAIR gradient steps (default 1000)' },
     { flags: '--lora-fair-solver <s>', help: 'LoRA-FAIR solver (default gd)', choices: ['gd', 'ridge'] },
+    {
+      flags: '--server-lr <x>',
+      help: 'server step: the new global is the previous one plus x times the aggregate update (default 1)',
+    },
     {
       flags: '--cohort <k>',
       help: 'forges sampled per round, by a secret seed kept in the council database (default: every forge)',

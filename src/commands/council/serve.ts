@@ -35,6 +35,10 @@ const KEYS: ConfigKey[] = [
   'tail_margin',
   'clip_norm',
   'noise_multiplier',
+  'epsilon',
+  'epsilon_rounds',
+  'delta',
+  'agent_epsilon',
   'layouts',
   'max_uploads_per_forge',
   'upload_grace',
@@ -47,6 +51,7 @@ const KEYS: ConfigKey[] = [
   'lora_fair_lr',
   'lora_fair_steps',
   'lora_fair_solver',
+  'server_lr',
 ];
 
 export interface ServeResult {
