@@ -200,11 +200,11 @@ export function defaults(home: string): CouncilConfig {
 }
 
 /**
- * The server's step on the aggregate update (decision 008): clipping holds each forge's update to
+ * The server's step on the aggregate update (decision 009): clipping holds each forge's update to
  * norm S, far below the step a forge takes alone, so a step of 1 moves the council a fraction of
  * the way each round. Post-processing of what the forges released: no privacy cost.
  */
-export const SERVER_LR = 1;
+export const SERVER_LR = 2;
 
 export const envName = (key: ConfigKey): string => `KOURAI_COUNCIL_${key.toUpperCase()}`;
 export const flagName = (key: ConfigKey): string => `--${key.replace(/_/g, '-')}`;

@@ -1,3 +1,4 @@
+import { SERVER_LR } from '../../src/council/config.js';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -60,13 +61,13 @@ for (const backend of BACKENDS) {
           { agent: 'metis', forges: ['sparta'] },
         ]);
         const agg = AdapterSchema.parse((await call(c.url, 'GET', '/v1/rounds/1/aggregate/metis', tokens[0]!)).json);
-        // round 0 (the public initialisation) + the mean of the two intact updates
+        // round 0 (the public initialisation) + the server step × the mean of the two intact updates
         const base = AdapterSchema.parse(
           (await call(c.url, 'GET', '/v1/rounds/0/aggregate/metis', tokens[0]!)).json,
         ).tensors.map((t) => f32FromBase64(t.data));
         agg.tensors.forEach((t, ti) =>
           f32FromBase64(t.data).forEach((x, k) =>
-            expect(x).toBeCloseTo(base[ti]![k]! + (ups[0]![ti]!.data[k]! + ups[2]![ti]!.data[k]!) / 2, 6),
+            expect(x).toBeCloseTo(base[ti]![k]! + (SERVER_LR * (ups[0]![ti]!.data[k]! + ups[2]![ti]!.data[k]!)) / 2, 6),
           ),
         );
       });

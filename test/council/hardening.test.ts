@@ -121,7 +121,12 @@ for (const backend of BACKENDS) {
 
       it('an aggregate that is not finite is never stored or served: the agent fails loudly, the previous global stays', async () => {
         // An operator who allows clips up to the float32 limit: each update is within policy, their running sum is not.
-        c = await startTestCouncil({ strategy: 'fedavg', min_forges: 3, clip_norm: { min: 0, max: 3.4e38 } });
+        c = await startTestCouncil({
+          strategy: 'fedavg',
+          min_forges: 3,
+          clip_norm: { min: 0, max: 3.4e38 },
+          server_lr: 1,
+        });
         const tokens = await Promise.all(['athens', 'sparta', 'thebes'].map((n) => c!.token(n)));
         // Each forge's own bytes (the council refuses one forge's exact bytes from another): a small mark in coordinate 1.
         const big = (forge: number): ReturnType<typeof update> =>

@@ -1,3 +1,4 @@
+import { SERVER_LR } from '../../src/council/config.js';
 import { sampleCohort } from '../../src/protocol/cohort.js';
 import trustCommand from '../../src/commands/council/trust.js';
 import { trustListView } from '../../src/council/views.js';
@@ -339,14 +340,14 @@ for (const backend of BACKENDS) {
           { agent: 'kallos', updates: 2, aggregated: true, skipped_reason: null, used: 2, yours_used: null },
           { agent: 'metis', updates: 3, aggregated: true, skipped_reason: null, used: 3, yours_used: true },
         ]);
-        // The aggregate is round 0 + the mean of the three updates (float32 storage).
+        // The aggregate is round 0 + the server step × the mean of the three updates (float32 storage).
         const agg = AdapterSchema.parse((await call(c.url, 'GET', '/v1/rounds/1/aggregate/metis', tokens[0]!)).json);
         expect(agg).toMatchObject({ agent: 'metis', round: 1, strategy: 'fedavg' });
         agg.tensors.forEach((t, ti) => {
           const got = f32FromBase64(t.data);
           got.forEach((x, k) =>
             expect(x).toBeCloseTo(
-              base[ti]![k]! + (ups[0]![ti]!.data[k]! + ups[1]![ti]!.data[k]! + ups[2]![ti]!.data[k]!) / 3,
+              base[ti]![k]! + (SERVER_LR * (ups[0]![ti]!.data[k]! + ups[1]![ti]!.data[k]! + ups[2]![ti]!.data[k]!)) / 3,
               6,
             ),
           );

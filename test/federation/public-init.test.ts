@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CouncilConfig } from '../../src/council/config.js';
+import { SERVER_LR, type CouncilConfig } from '../../src/council/config.js';
 import type { CouncilAdapters } from '../../src/federation/round/council-adapters.js';
 import { memoirEventsWriter } from '../../src/federation/round/events-memoir.js';
 import type { CouncilLearner } from '../../src/federation/round/learner.js';
@@ -102,7 +102,7 @@ describe('protocol v2: the public initialisation is every agent’s round-0 glob
     expect(oracleInit('techne')[0]).not.toEqual(oracleInit('metis')[0]);
   });
 
-  it('the round-1 aggregate is the public initialisation + the mean of the deltas (FedAvg, σ = 0)', async () => {
+  it('the round-1 aggregate is the public initialisation + the server step × the mean of the deltas (FedAvg, σ = 0)', async () => {
     const c = await council();
     const tokens = await Promise.all(['athens', 'sparta', 'thebes'].map((n) => c.token(n)));
     const deltas = [0.01, -0.02, 0.03].map((k, i) =>
@@ -127,7 +127,7 @@ describe('protocol v2: the public initialisation is every agent’s round-0 glob
     got.forEach((t, k) => {
       t.forEach((v, j) => {
         const mean = deltas.reduce((s, d) => s + d[k]!.data[j]!, 0) / deltas.length;
-        expect(Math.abs(v - (init[k]![j]! + mean))).toBeLessThan(1e-6);
+        expect(Math.abs(v - (init[k]![j]! + SERVER_LR * mean))).toBeLessThan(1e-6);
       });
     });
     expect((await call(c.url, 'GET', '/v1/rounds/current', tokens[0]!)).json.globals.techne).toBe(1);

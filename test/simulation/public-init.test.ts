@@ -1,3 +1,4 @@
+import { SERVER_LR } from '../../src/council/config.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ const l2 = (v: readonly number[]): number => Math.sqrt(v.reduce((s, x) => s + x 
  * clipped factors, ~‖init‖ − S away from the initialisation.
  */
 describe('the simulation starts round 1 from the council’s public initialisation', () => {
-  it('round-1 global − round-0 global has norm ≤ S (FedAvg, ε = ∞); round 0 is a PEFT init (A ≠ 0, B = 0)', async () => {
+  it('round-1 global − round-0 global has norm ≤ server step × S (FedAvg, ε = ∞); round 0 is a PEFT init (A ≠ 0, B = 0)', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'kourai-sim-init-'));
     const x: Experiment = {
       ...DEFAULT_EXPERIMENT,
@@ -56,7 +57,8 @@ describe('the simulation starts round 1 from the council’s public initialisati
       const start = flat(init);
       const moved = l2(flat(g1 as NamedTensor[]).map((v, i) => v - (start[i] as number)));
       expect(moved).toBeGreaterThan(0);
-      expect(moved).toBeLessThanOrEqual(x.clipNorm * (1 + 1e-5));
+      // FedAvg of updates clipped to S, times the council's server step.
+      expect(moved).toBeLessThanOrEqual(SERVER_LR * x.clipNorm * (1 + 1e-5));
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

@@ -100,7 +100,7 @@ export const serve = {
     { flags: '--lora-fair-solver <s>', help: 'LoRA-FAIR solver (default gd)', choices: ['gd', 'ridge'] },
     {
       flags: '--server-lr <x>',
-      help: 'server step: the new global is the previous one plus x times the aggregate update (default 1)',
+      help: 'server step: the new global is the previous one plus x times the aggregate update (default 2)',
     },
     {
       flags: '--cohort <k>',
