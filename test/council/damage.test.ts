@@ -73,7 +73,8 @@ for (const backend of BACKENDS) {
       });
 
       it('a damaged stored global is never served (503, not wrong numbers)', async () => {
-        c = await startTestCouncil({ min_forges: 1, strategy: 'fedavg' });
+        // A server step of 1: the global's B factor is then the update's, byte for byte.
+        c = await startTestCouncil({ min_forges: 1, strategy: 'fedavg', server_lr: 1 });
         const t = await c.token('athens');
         const u = update(5);
         await call(c.url, 'PUT', '/v1/rounds/1/updates/kallos', t, body(u));
@@ -100,7 +101,7 @@ for (const backend of BACKENDS) {
           writeSync(fd, Buffer.alloc(8, 0x7f), 0, 8, at);
           closeSync(fd);
         }
-        c = await startTestCouncil({ min_forges: 1, strategy: 'fedavg', database }, dir);
+        c = await startTestCouncil({ min_forges: 1, strategy: 'fedavg', server_lr: 1, database }, dir);
         const r = await call(c.url, 'GET', '/v1/global/kallos', t);
         expect(r.status).toBe(503);
         expect(r.json.error).toMatchObject({
