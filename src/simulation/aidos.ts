@@ -98,6 +98,7 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
     baseFingerprint: sc.fingerprint,
     layouts: layoutsFor(spec, [AIDOS], settings0.rank),
     privacy: cellPrivacy(x, { epsilon: cell.epsilon, noise: 'local' }, x.clipNorm),
+    serverLr: x.serverLr,
     dataDir,
   });
   const probe = slopProbeOf(sc);

@@ -341,6 +341,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
     baseFingerprint: sc.fingerprint,
     layouts: layoutsFor(spec, x.agents, settings0.rank),
     privacy: cellPrivacy(x, cell, clip),
+    serverLr: x.serverLr,
     dataDir: hooks.dataDir,
   });
   // σ is the council's: derived from the cell's ε by the council's own code and published.

@@ -57,6 +57,8 @@ export interface CouncilSetup {
   privacy: { clipNorm: number } & (
     { noiseMultiplier: number; minNoiseMultiplier?: number } | { target: SimPrivacyTarget }
   );
+  /** The council's server step (`server_lr`). */
+  serverLr: number;
   /** Where the council keeps its database (a temporary directory). */
   dataDir: string;
 }
@@ -114,6 +116,7 @@ export function simCouncilConfig(s: CouncilSetup): CouncilConfig {
     min_forges: s.forges.length,
     round_deadline: SIM_DEADLINE_S,
     base_fingerprints: [s.baseFingerprint],
+    server_lr: s.serverLr,
     // The council sets the policy; its forges read it from the round status and follow it.
     clip_norm: { min: s.privacy.clipNorm, max: s.privacy.clipNorm },
     ...('target' in s.privacy

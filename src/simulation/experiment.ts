@@ -1,3 +1,4 @@
+import { SERVER_LR } from '../council/config.js';
 import { createHash } from 'node:crypto';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../memoir/format/agents.js';
 import type { StrategyConfig } from '../aggregation/strategy.js';
@@ -120,6 +121,8 @@ export interface Experiment {
   localEpochs: number;
   /** S: the L2 norm every released update is clipped to. */
   clipNorm: number;
+  /** The councils' server step: the new global is the previous one plus this × the aggregate update. */
+  serverLr: number;
   /** δ of the (ε, δ) guarantee over the whole experiment. */
   delta: number;
   /** Held-out evaluation pairs per preference (words never seen in training). */
@@ -158,6 +161,7 @@ export const DEFAULT_EXPERIMENT: Experiment = {
   seeds: [1, 2, 3],
   localEpochs: 3,
   clipNorm: 1,
+  serverLr: SERVER_LR,
   delta: 1e-5,
   heldOut: 200,
   personalSample: 24,
@@ -363,6 +367,7 @@ export function reproduceCommand(x: Experiment): string {
   lst('--seeds', x.seeds, d.seeds);
   num('--local-epochs', x.localEpochs, d.localEpochs);
   num('--clip-norm', x.clipNorm, d.clipNorm);
+  num('--server-lr', x.serverLr, d.serverLr);
   num('--held-out', x.heldOut, d.heldOut);
   num('--personal-sample', x.personalSample, d.personalSample);
   if (!same(x.coldStart, d.coldStart))

@@ -65,6 +65,8 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
     `${config.noise_multiplier.min}..${config.noise_multiplier.max}`,
     '--tail-margin',
     String(config.tail_margin),
+    '--server-lr',
+    String(config.server_lr),
   );
   if (config.epsilon !== null)
     args.push(

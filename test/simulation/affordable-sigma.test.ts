@@ -26,6 +26,7 @@ async function published(epsilon: number, noise: 'local' | 'distributed' = 'loca
     baseFingerprint: 'fp',
     layouts: layoutsFor(builtinBaseSpec(), ['techne'], 8),
     privacy: cellPrivacy(x, { epsilon, noise }, 1),
+    serverLr: 2,
     dataDir: mkdtempSync(join(dir, 'c-')),
   });
   try {
@@ -62,6 +63,7 @@ describe('the σ the simulated council publishes at 1,000 forges', () => {
       baseFingerprint: 'fp',
       layouts: layoutsFor(builtinBaseSpec(), ['techne'], 8),
       privacy: cellPrivacy(small, { epsilon: 0.5, noise: 'local' }, 1),
+      serverLr: 2,
       dataDir: mkdtempSync(join(dir, 'c-')),
     });
     const p = await port.policy(await port.currentRound());

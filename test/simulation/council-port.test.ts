@@ -29,6 +29,7 @@ describe('the in-process council of a simulation', () => {
       baseFingerprint: 'fp',
       layouts: layoutsFor(spec, ['techne'], 8),
       privacy: { clipNorm: 1, noiseMultiplier: sigma },
+      serverLr: 2,
       dataDir: dir,
     });
     return port;

@@ -27,6 +27,7 @@ export const FIXTURE_EXPERIMENT: Experiment = {
   seeds: [1, 2],
   localEpochs: 1,
   clipNorm: 1,
+  serverLr: 2,
   delta: 1e-5,
   heldOut: 10,
   cohort: 5,

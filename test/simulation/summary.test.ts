@@ -18,6 +18,7 @@ const x: Experiment = {
   seeds: [1, 2],
   localEpochs: 1,
   clipNorm: 1,
+  serverLr: 2,
   delta: 1e-5,
   heldOut: 10,
   cohort: 5,

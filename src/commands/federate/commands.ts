@@ -128,6 +128,10 @@ export const simulate = {
     { flags: '--seeds <list>', help: 'seeds, comma-separated (default 1,2,3)' },
     { flags: '--local-epochs <n>', help: 'council training epochs per round (default 3)' },
     { flags: '--clip-norm <s>', help: 'S: every release is clipped to this L2 norm (default 1)' },
+    {
+      flags: '--server-lr <x>',
+      help: "the councils' server step: the new global is the previous one plus x times the aggregate update (default 2)",
+    },
     { flags: '--held-out <n>', help: 'held-out evaluation pairs per preference (default 200)' },
     {
       flags: '--personal-sample <n>',
