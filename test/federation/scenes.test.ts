@@ -122,6 +122,29 @@ describe('scenes that tell the truth (accuracy probes, held-out validation)', ()
     );
   });
 
+  it('one forge: a craft the council adapter holds but this forge\'s own update did not is the noise, not "our own lesson"', () => {
+    const said = (mine: number | null) =>
+      sceneText(
+        sceneOf(
+          details({
+            forges: 1,
+            came_back: [back('techne', 1, validation())],
+            learned: [
+              { agent: 'techne', probes: [probe('no-leftovers', { before: 0.16, after: 0.95, mine, yours: 0.18 })] },
+            ],
+          }),
+        ),
+      );
+    // What this forge sent held the craft on 0% of fresh pairs: the move came from the noise.
+    expect(said(0)).not.toMatch(/our own lesson/);
+    expect(said(0)).toMatch(
+      /came back holding to this craft: .*my own update did not: with no other forge, that is the whisper's noise/,
+    );
+    expect(said(null)).not.toMatch(/our own lesson/);
+    // What it sent held the craft: then it is the forge's own lesson.
+    expect(said(0.97)).toMatch(/No other forge was there: it is our own lesson, returned/);
+  });
+
   it('several forges: how many, and what the craft learned from them; a council adapter that helps is applied', () => {
     const s = sceneText(
       sceneOf(
