@@ -41,6 +41,9 @@ function standardError(s: Stat): number {
   return s.n > 1 ? s.sd / Math.sqrt(s.n) : 0;
 }
 
+/** Why a claim that must beat the noise over seeds is not met on one seed. */
+const ONE_SEED = 'one seed: the noise over seeds is not measured; run 2 or more seeds';
+
 /** A target not measured or not run: a miss, with the reason. */
 function missed(name: string, goal: string, unit: Target['unit'], detail: string): Target {
   return { name, goal, value: NaN, unit, met: false, detail };
@@ -480,11 +483,14 @@ function targets(
     });
   }
   // "Beats" means by more than the noise: the mean of the per-seed differences (paired: the same
-  // forges and held-out pairs) above twice its standard error (with one seed: above zero).
-  const paired = (ds: readonly number[]): { d: number; se: number; met: boolean } => {
+  // forges and held-out pairs) above twice its standard error. One seed measures no noise, so any
+  // difference above zero would pass: not met, and the detail says so.
+  const paired = (ds: readonly number[]): { d: number; se: number; met: boolean; why: string } => {
     const st = stat(ds);
     const se = standardError(st);
-    return { d: st.mean, se, met: st.mean > 2 * se && st.mean > 0 };
+    if (st.n < 2) return { d: st.mean, se, met: false, why: ONE_SEED };
+    const met = st.mean > 2 * se && st.mean > 0;
+    return { d: st.mean, se, met, why: met ? '' : 'within the noise or below' };
   };
   const ref = results.filter(
     (r) =>
@@ -506,7 +512,7 @@ function targets(
         value: p.d,
         unit: 'points',
         met: p.met,
-        detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'})`,
+        detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.why ? `; ${p.why}` : ''})`,
       });
     }
   }
@@ -541,7 +547,7 @@ function targets(
       value: p.d,
       unit: 'points',
       met: p.met,
-      detail: `semantic ${pct(sem.bondCouncil.mean)} vs ${control} ${pct(other.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise or below'}); council alone ${pct(sem.council.mean)} vs ${pct(other.council.mean)}`,
+      detail: `semantic ${pct(sem.bondCouncil.mean)} vs ${control} ${pct(other.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.why ? `; ${p.why}` : ''}); council alone ${pct(sem.council.mean)} vs ${pct(other.council.mean)}`,
     });
   }
   const local = privacy.filter((p) => p.variant === 'local');
@@ -656,6 +662,7 @@ function aidosTarget(x: Experiment, a: AidosSummary | null): Target {
         ? `not measured: ${x.rounds} round${x.rounds === 1 ? '' : 's'} run, the claim starts at round ${AIDOS_FROM_ROUND}`
         : 'not measured: the clean reference run has not finished',
     );
+  const oneSeed = rows.some((r) => r.gain.n < 2);
   const short = rows.filter((r) => !(r.gain.mean >= AIDOS_MARGIN && r.gain.mean > 2 * standardError(r.gain)));
   const value = Math.min(...rows.map((r) => r.gain.mean));
   const each = a.rounds
@@ -669,8 +676,8 @@ function aidosTarget(x: Experiment, a: AidosSummary | null): Target {
     goal,
     value,
     unit: 'points',
-    met: short.length === 0,
-    detail: `federated vs a single forge alone: ${each}; a single forge's bond to convergence ${pct(a.singleConverged.mean)}, bond + council ${pct(a.bondCouncil.mean)}; calling every passage slop ${pct(a.allSlop.mean)}; ${a.forges} single forges, ${a.probe} held-out texts, mean over seeds${short.length ? `; missed in round${short.length === 1 ? '' : 's'} ${short.map((r) => r.round).join(', ')}` : ''}`,
+    met: short.length === 0 && !oneSeed,
+    detail: `federated vs a single forge alone: ${each}; a single forge's bond to convergence ${pct(a.singleConverged.mean)}, bond + council ${pct(a.bondCouncil.mean)}; calling every passage slop ${pct(a.allSlop.mean)}; ${a.forges} single forges, ${a.probe} held-out texts, mean over seeds${short.length ? `; missed in round${short.length === 1 ? '' : 's'} ${short.map((r) => r.round).join(', ')}` : ''}${oneSeed ? `; ${ONE_SEED}` : ''}`,
   };
 }
 
@@ -695,7 +702,8 @@ function coldStartTarget(x: Experiment, rows: readonly ColdStartSummaryRow[]): T
         : 'not measured: the clean reference run has not finished',
     );
   const se = standardError(first.gain);
-  const beats = first.gain.mean > 2 * se && first.gain.mean > 0;
+  const oneSeed = first.gain.n < 2;
+  const beats = !oneSeed && first.gain.mean > 2 * se && first.gain.mean > 0;
   const shrinks = first.gain.mean > last.gain.mean;
   const value = first.gain.mean - last.gain.mean;
   const each = rows
@@ -707,7 +715,9 @@ function coldStartTarget(x: Experiment, rows: readonly ColdStartSummaryRow[]): T
   const why = [
     beats
       ? ''
-      : `with ${first.sessions} session${first.sessions === 1 ? '' : 's'} the gain is within the noise (standard error ${pct(se)})`,
+      : oneSeed
+        ? ONE_SEED
+        : `with ${first.sessions} session${first.sessions === 1 ? '' : 's'} the gain is within the noise (standard error ${pct(se)})`,
     shrinks ? '' : `the gain does not shrink from ${first.sessions} to ${last.sessions} sessions`,
   ].filter(Boolean);
   return {

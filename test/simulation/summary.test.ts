@@ -150,6 +150,43 @@ describe('targets say what was measured, whether it was met and by how much it w
   });
 });
 
+describe('a claim that must beat the noise over seeds is not met on one seed', () => {
+  it('personalization and the split controls: with one seed the noise is not measured, so the target is not met, and says why', () => {
+    const one: Experiment = { ...x, seeds: [1] };
+    const s = summarize(
+      one,
+      results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }).filter((r) => r.cell.seed === 1),
+      16,
+    );
+    const t = Object.fromEntries(s.targets.map((y) => [y.name, y]));
+    for (const name of [
+      'personalization: bond + council beats council-only',
+      'personalization: bond + council beats bond-only',
+      'semantic split beats param-random split',
+    ]) {
+      expect(t[name], name).toMatchObject({ met: false });
+      expect(t[name]?.value, name).toBeGreaterThan(0);
+      expect(t[name]?.detail, name).toMatch(/one seed: the noise over seeds is not measured; run 2 or more seeds/);
+    }
+  });
+
+  it('cold start and Aidos F1: the same on one seed', async () => {
+    const { FIXTURE_EXPERIMENT, fixtureCells } = await import('./fixture-summary.js');
+    const seed = fixtureCells()[0]?.cell.seed;
+    const s = summarize(
+      { ...FIXTURE_EXPERIMENT, seeds: [seed as number] },
+      fixtureCells().filter((c) => c.cell.seed === seed),
+      28,
+    );
+    for (const prefix of ['cold start', 'Aidos']) {
+      const t = s.targets.find((y) => y.name.startsWith(prefix));
+      expect(t, prefix).toMatchObject({ met: false });
+      expect(t?.value, prefix).toBeGreaterThan(0);
+      expect(t?.detail, prefix).toMatch(/one seed: the noise over seeds is not measured; run 2 or more seeds/);
+    }
+  });
+});
+
 describe('metrics per agent', () => {
   it('keeps each agent apart (mean ± sd over seeds) and the text report shows them when several agents are measured', async () => {
     const { renderText } = await import('../../src/simulation/report/text.js');
