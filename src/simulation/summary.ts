@@ -564,11 +564,11 @@ function targets(
     const how = `${noise}, ${variant.endsWith('small') ? `a small shared adapter (${at4.sharedValues} federated values)` : `the full adapter (${at4.sharedValues} federated values)`}`;
     out.push({
       name: `privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (${variant})`,
-      goal: `council quality at ε = 4 no more than 5 points below ε = ∞, ${how}, ${x.forges} forges, cohorts of ${x.cohort}`,
+      goal: `council quality at ε = 4 no more than 5 points below ε = ∞, ${how}, ${x.forges} forges, cohorts of ${x.cohort}; value: points below ε = ∞`,
       value: gap,
       unit: 'points',
       met: gap <= 0.05,
-      detail: `ε 4: ${pct(at4.council.mean)} (σ ${at4.sigma.toFixed(2)}, ε toward observers ${at4.observerEpsilon?.toFixed(2) ?? '∞'}, a forge's own ledger up to ε ${at4.forgeLedgerEpsilon?.toFixed(1) ?? '∞'} over ${at4.releases.max} releases; ${at4.limited} forges reached their lifetime ε and sat out) vs ε ∞ ${pct(base.council.mean)}: ${pts(-gap)}${gap <= 0.05 ? '' : `; misses by ${(100 * (gap - 0.05)).toFixed(1)} points`}`,
+      detail: `ε 4: ${pct(at4.council.mean)} (σ ${at4.sigma.toFixed(2)}, ε toward observers ${at4.observerEpsilon?.toFixed(2) ?? '∞'}, a forge's own ledger up to ε ${at4.forgeLedgerEpsilon?.toFixed(1) ?? '∞'} over ${at4.releases.max} releases; ${at4.limited} forges reached their lifetime ε and sat out) vs ε ∞ ${pct(base.council.mean)}: ${(100 * Math.abs(gap)).toFixed(1)} points ${gap >= 0 ? 'below' : 'above'}${gap <= 0.05 ? '' : `; misses by ${(100 * (gap - 0.05)).toFixed(1)} points`}`,
     });
   }
   if (local.length > 1) {
