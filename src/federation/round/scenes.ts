@@ -137,9 +137,11 @@ function probeLine(agent: FederatingAgent, p: ProbeRecord, forges: number | null
   if (council)
     return {
       speaker: agent,
-      text: alone
-        ? `The council adapter came back leaning to: ${PREFERENCE_TEXT[council]} (from this forge's own update and the noise).`
-        : `Across the forges, the council leans to: ${PREFERENCE_TEXT[council]}.`,
+      text: !alone
+        ? `Across the forges, the council leans to: ${PREFERENCE_TEXT[council]}.`
+        : leansTo(p.mine, p.n, info.poles) === council
+          ? `The council adapter came back leaning to: ${PREFERENCE_TEXT[council]} (from this forge's own update and the noise).`
+          : `The council adapter came back leaning to: ${PREFERENCE_TEXT[council]}, though my own update did not lean that way: with no other forge, that is the whisper's noise.`,
       facts,
     };
   return {
