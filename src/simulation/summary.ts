@@ -1,6 +1,7 @@
 import type { AidosResult, Detection } from './aidos.js';
 import type { CellResult, PersonalResult, Quality } from './cell.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
+import { defaults as councilDefaults } from '../council/config.js';
 import { FAULT_BOUND_DELTA } from '../protocol/cohort.js';
 import {
   cellKey,
@@ -457,14 +458,17 @@ function targets(
     results.length - real.length
       ? results.filter((r) => r.cell.strategy === 'fedavg-naive').reduce((s, r) => s + r.falseExiles, 0)
       : 0;
+  // Before the trust warm-up no forge can be exiled at all, so 0 false exiles would hold by construction.
+  const warmup = councilDefaults('').trust_warmup;
+  const unjudged = fe === 0 && x.rounds < warmup;
   if (real.length)
     out.push({
       name: 'exile: no false exiles',
       goal: '0 honest forges exiled, in any cell of a strategy a council runs (all but naive FedAvg)',
       value: fe,
       unit: 'count',
-      met: fe === 0,
-      detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${real.length} cell${real.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)${naiveFe ? `; naive FedAvg's cells: ${naiveFe} more` : ''}`,
+      met: fe === 0 && !unjudged,
+      detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${real.length} cell${real.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)${naiveFe ? `; naive FedAvg's cells: ${naiveFe} more` : ''}${unjudged ? `; not judged: ${x.rounds} round${x.rounds === 1 ? '' : 's'} run; the council exiles no forge before it has been scored in ${warmup} rounds` : ''}`,
     });
   if (exileRounds.length) {
     const never = exileRounds.filter((e) => e.rounds === null);

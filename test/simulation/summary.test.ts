@@ -109,7 +109,12 @@ function results(o: {
 
 describe('targets say what was measured, whether it was met and by how much it was missed', () => {
   it('all met', () => {
-    const s = summarize(x, results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }), 16);
+    // 3 rounds: the trust warm-up, so that an exile was possible.
+    const s = summarize(
+      { ...x, rounds: 3 },
+      results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }),
+      16,
+    );
     const t = Object.fromEntries(s.targets.map((y) => [y.name, y]));
     expect(t['byzantine robustness: naive fedavg collapses']).toMatchObject({ met: true });
     expect(t['byzantine robustness: naive fedavg collapses']?.value).toBeCloseTo(0.5, 12);
@@ -147,6 +152,19 @@ describe('targets say what was measured, whether it was met and by how much it w
     expect(t['semantic split beats param-random split']?.detail).toMatch(/within the noise/);
     expect(t['privacy/utility: monotone in ε within noise']).toMatchObject({ met: false });
     expect(t['privacy/utility: monotone in ε within noise']?.detail).toMatch(/ε 1 scores 95\.0% but ε ∞ only 80\.0%/);
+  });
+});
+
+describe('a claim the run cannot test is not met', () => {
+  it('no false exiles: with fewer rounds than the trust warm-up no forge can be exiled, so 0 proves nothing', () => {
+    const r = results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 });
+    const short = summarize({ ...x, rounds: 2 }, r, 16).targets.find((y) => y.name === 'exile: no false exiles');
+    expect(short).toMatchObject({ value: 0, met: false });
+    expect(short?.detail).toMatch(
+      /not judged: 2 rounds run; the council exiles no forge before it has been scored in 3 rounds/,
+    );
+    const long = summarize({ ...x, rounds: 3 }, r, 16).targets.find((y) => y.name === 'exile: no false exiles');
+    expect(long).toMatchObject({ value: 0, met: true });
   });
 });
 
