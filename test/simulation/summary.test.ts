@@ -280,7 +280,7 @@ describe('targets at scale', () => {
       },
     };
   };
-  it('ε = 4 against ε = ∞ of the same adapter, per noise: a miss says by how many points', () => {
+  it('ε = 4 against ε = ∞ of the same adapter, per noise: a miss says by how many points', async () => {
     const big: Experiment = {
       ...x,
       forges: 1000,
@@ -314,6 +314,13 @@ describe('targets at scale', () => {
     expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']?.detail).toMatch(
       /own ledger up to ε 30\.0 over 2 releases/,
     );
+    // The text report's privacy table keeps its columns under the longest variant name.
+    const { renderText } = await import('../../src/simulation/report/text.js');
+    const rows = renderText(big, s)
+      .split('\n')
+      .filter((l) => /^ {2}(4|∞) +(local|small|distributed|distributed-small) /.test(l));
+    expect(rows).toHaveLength(4);
+    expect(new Set(rows.map((l) => l.indexOf('±')))).toHaveProperty('size', 1);
     expect(s.privacy.map((p) => `${p.epsilon ?? '∞'} ${p.variant}`)).toEqual([
       '4 local',
       '4 distributed-small',
