@@ -329,6 +329,29 @@ describe('targets at scale', () => {
     ]);
   });
 
+  it('distributed noise runs FedAvg: its target names the rules it compares, and FedAvg without noise when the grid has it', () => {
+    const grid: Experiment = {
+      ...x,
+      forges: 1000,
+      cohort: 100,
+      byzantine: 0,
+      strategies: ['fedavg', 'multikrum+lora-fair'],
+      attacks: ['none'],
+      epsilons: [4, Infinity],
+    };
+    const cells = [1, 2].flatMap((seed) => [
+      at('multikrum+lora-fair', Infinity, 0.8, seed),
+      at('fedavg', Infinity, 0.95, seed),
+      at('multikrum+lora-fair', 4, 0.6, seed),
+      at('fedavg', 4, 0.78, seed, 'distributed'),
+    ]);
+    const t = summarize(grid, cells, cells.length).targets.find(
+      (y) => y.name === 'privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed)',
+    );
+    expect(t?.goal).toMatch(/ε = 4 with fedavg against ε = ∞ with multikrum\+lora-fair/);
+    expect(t?.detail).toMatch(/fedavg at ε ∞ \(no noise\): 95\.0%, 17\.0 points above ε 4/);
+  });
+
   it('a default robust rule the cohort cannot hold is a missed target that says why, not a silent gap', () => {
     const big: Experiment = {
       ...x,
