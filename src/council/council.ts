@@ -147,7 +147,7 @@ export class Council {
       this.log(
         `council: root set from ${this.config.root_memoir}: ${FEDERATING_AGENTS.filter((a) => root.size(a) > 0)
           .map((a) => `${a} ${root.size(a)}`)
-          .join(', ')} examples; updates that work against it lose trust`,
+          .join(', ')} pairs; what each update does to them is recorded in the round outcome (details.root)`,
       );
     // Resumed in the background, like any aggregation: the council answers meanwhile (idle() waits).
     for (const r of await this.storage.closingRounds()) {
