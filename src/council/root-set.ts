@@ -131,18 +131,33 @@ export class RootSet {
     updates: readonly ArrayLike<number>[],
   ): (RootScore | null)[] {
     const rank = (layout.tensors[0]?.shape[0] as number | undefined) ?? 0;
-    const loraOf = (flat: ArrayLike<number>, add?: ArrayLike<number>): LoraWeights =>
-      tensorsToLora(
-        this.spec,
-        agent as Agent,
-        rank,
-        layout.tensors.map((t) => {
-          const data = new Float64Array(t.size);
-          for (let k = 0; k < t.size; k++)
-            data[k] = (flat[t.offset + k] as number) + (add ? (add[t.offset + k] as number) : 0);
-          return { name: t.name, shape: t.shape, data };
-        }),
-      );
+    // The layout's checks once (names, shapes), then one buffer refilled per update.
+    const lora = tensorsToLora(
+      this.spec,
+      agent as Agent,
+      rank,
+      layout.tensors.map((t) => ({ name: t.name, shape: t.shape, data: new Float32Array(t.size) })),
+    );
+    const [denseA, denseB, headA, headB, directA, directB] = layout.tensors.map((t) => t.offset) as number[];
+    const { inDim } = lora;
+    const loraOf = (flat: ArrayLike<number>, add?: ArrayLike<number>): LoraWeights => {
+      const at = (k: number): number => (flat[k] as number) + (add ? (add[k] as number) : 0);
+      const untranspose = (from: number, At: Float64Array): void => {
+        for (let i = 0; i < rank; i++) for (let j = 0; j < inDim; j++) At[j * rank + i] = at(from + i * inDim + j);
+      };
+      const copy = (from: number, to: Float64Array): void => {
+        for (let k = 0; k < to.length; k++) to[k] = at(from + k);
+      };
+      untranspose(denseA as number, lora.denseAt);
+      copy(denseB as number, lora.denseB);
+      copy(headA as number, lora.headA);
+      copy(headB as number, lora.headB);
+      untranspose(directA as number, lora.directAt);
+      copy(directB as number, lora.directB);
+      for (let k = 0; k < lora.all.length; k++)
+        if (!Number.isFinite(lora.all[k] as number)) throw new RangeError('not finite');
+      return lora;
+    };
     const before = this.score(agent, loraOf(global));
     return updates.map((u) => {
       let after: RootScore;

@@ -171,6 +171,6 @@ export function seedContext(
     memo: new Map(),
     pool,
     sigmas,
-    rootMemoir: writeRootMemoir(dir, x.turns),
+    rootMemoir: x.rootSet ? writeRootMemoir(dir, x.turns) : null,
   };
 }

@@ -33,6 +33,7 @@ const x: Experiment = {
   heldOut: 30,
   personalSample: 1,
   coldStart: [],
+  rootSet: true,
 };
 
 describe("the simulated councils' root set", () => {
