@@ -117,7 +117,8 @@ export function collapseEchoes(
   const m = original.length;
   const d2 = new Float64Array(m * m);
   for (let a = 0; a < m; a++)
-    for (let b = 0; b < m; b++) d2[a * m + b] = dist.d2[(original[a] as number) * dist.n + (original[b] as number)] as number;
+    for (let b = 0; b < m; b++)
+      d2[a * m + b] = dist.d2[(original[a] as number) * dist.n + (original[b] as number)] as number;
   return {
     dist: { n: m, d2, nonFinite: original.map((i) => dist.nonFinite[i] as boolean) },
     original,

@@ -210,8 +210,7 @@ export async function computeAgentAggregate(
     log: [
       ...log,
       ...echoes.map(
-        (g) =>
-          `council: round ${round}: ${agent}: ${g.length} identical updates (${g.join(', ')}) counted once`,
+        (g) => `council: round ${round}: ${agent}: ${g.length} identical updates (${g.join(', ')}) counted once`,
       ),
       `council: round ${round}: ${agent} aggregated by ${settings.strategy} from ${outcome.used.length}/${all.length} updates in ${(performance.now() - t0).toFixed(0)} ms`,
     ],
