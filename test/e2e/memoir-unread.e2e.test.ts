@@ -171,4 +171,28 @@ describe("a Python host's kourai extension kourai cannot read, end to end", { ti
     expect(v).toMatchObject({ ok: true, errors: 0 });
     expect(v.problems.filter((p) => p.kind === 'unread_extension')).toHaveLength(UNREAD.length + 3);
   });
+
+  it('memoir append: a key no model declares is left out with a warning, as pydantic leaves it out; a near miss is refused', () => {
+    const before = readFileSync(file);
+    const host = `{"scene_id":"s.turn-10","agent":"techne","source":"specialist_proposed","agent_proposed":"y","host":"py-host-1","trace":{"a":1.0}}`;
+    const r = kourai(['memoir', 'append', '--memoir', file, '--json', host], { home });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { written: number; ignored: string[] };
+    expect(out.written).toBe(1);
+    expect(out.ignored).toEqual([
+      'argument: key "host" is not a memoir field; left out, as the upstream model leaves it out',
+      'argument: key "trace" is not a memoir field; left out, as the upstream model leaves it out',
+    ]);
+    expect(r.stderr).toContain('key "host" is not a memoir field');
+    const last = readFileSync(file, 'utf8').trimEnd().split('\n').at(-1) as string;
+    expect(last).not.toMatch(/"host"|"trace"/);
+
+    const after = readFileSync(file);
+    const typo = `{"scene_id":"s.turn-11","agent":"techne","source":"specialist_proposed","agent_proposed":"z","narative_beat":"x"}`;
+    const t = kourai(['memoir', 'append', '--memoir', file, typo], { home });
+    expect(t.code).toBe(5);
+    expect(t.stderr).toContain('argument: unknown key "narative_beat" (did you mean "narrative_beat"?)');
+    expect(readFileSync(file).equals(after)).toBe(true);
+    expect(after.subarray(0, before.length).equals(before)).toBe(true);
+  });
 });

@@ -25,6 +25,8 @@ export interface AppendResult {
   narrowed: string[];
   /** Extension values kourai cannot read: written as given (or replaced: id, time, type), one warning each. */
   unread: string[];
+  /** Top-level keys no model declares: left out, as pydantic leaves them out, one warning each. */
+  ignored: string[];
   quarantined: { offset: number; length: number; file: string } | null;
 }
 
@@ -128,6 +130,7 @@ export default defineCommand({
     const report = appendBatch(target, batch, { fsync: opts.fsync, now: ctx.now });
     for (const n of batch.narrowed) note(ctx, n);
     for (const u of batch.unread) warn(ctx, u);
+    for (const u of batch.ignored) warn(ctx, u);
     if (report.quarantined) {
       warn(
         ctx,
@@ -147,6 +150,7 @@ export default defineCommand({
       })),
       narrowed: batch.narrowed,
       unread: batch.unread,
+      ignored: batch.ignored,
       quarantined: report.quarantined
         ? { offset: report.quarantined.offset, length: report.quarantined.length, file: `${target}.quarantine.jsonl` }
         : null,

@@ -9,6 +9,7 @@ import type { IdSource } from '../format/entry-id.js';
 import { fastInput } from '../format/fast-input.js';
 import { coerceLax } from '../format/lax.js';
 import { describeUnread, setAsideExtensions, toUnread, UNREAD, type Unread } from '../format/unread.js';
+import { leaveOutUndeclared } from '../format/undeclared.js';
 import { assertIsMemoir } from './identify.js';
 import { batchRecord, Journal } from './journal.js';
 import { checkOutgoingLine } from '../format/limits.js';
@@ -34,6 +35,8 @@ export interface PreparedEntry {
   narrowed?: string;
   /** One warning per extension value kourai cannot read (unread.ts). */
   unread?: string[];
+  /** One warning per top-level key no model declares, left out as pydantic leaves it out. */
+  ignored?: string[];
 }
 
 /** Where an input came from, for error messages: `stdin line 3`, `entries.ndjson line 2`. */
@@ -59,6 +62,8 @@ export interface PreparedBatch {
   narrowed: string[];
   /** One warning per extension value kourai cannot read, written as given (or replaced: id, time, type). */
   unread: string[];
+  /** One warning per top-level key no model declares, left out as pydantic leaves it out. */
+  ignored: string[];
 }
 
 /** Inputs whose `where` (for an error or a note) is made only when needed: `Memoir.append`. */
@@ -90,6 +95,7 @@ export function prepareBatch(
   const entries = new Array<MemoirEntry>(values.length);
   const narrowed: string[] = [];
   const unread: string[] = [];
+  const ignored: string[] = [];
   const capacity = Math.max(1 << 16, values.length * 1024);
   const out = into ?? new LineWriter(capacity);
   if (into) into.reset(capacity);
@@ -104,8 +110,9 @@ export function prepareBatch(
     entries[n] = entry;
     if (prep.narrowed !== undefined) narrowed.push(prep.narrowed);
     if (prep.unread !== undefined) unread.push(...prep.unread);
+    if (prep.ignored !== undefined) ignored.push(...prep.ignored);
   }
-  return { entries, bytes: out.bytes(), narrowed, unread };
+  return { entries, bytes: out.bytes(), narrowed, unread, ignored };
 }
 
 const isBatchInputs = (x: readonly InputItem[] | BatchInputs): x is BatchInputs => !Array.isArray(x);
@@ -124,6 +131,8 @@ class Preparer {
   narrowed: string | undefined;
   /** The warnings for the last entry's extension values kourai cannot read. */
   unread: string[] | undefined;
+  /** The warnings for the last entry's undeclared top-level keys. */
+  ignored: string[] | undefined;
 
   prepare(item: InputItem): PreparedEntry {
     const entry = this.entry(item.value, 0, () => item.where);
@@ -131,16 +140,19 @@ class Preparer {
     const prepared: PreparedEntry = { entry, line, bytes: checkOutgoingLine(line, item.where) };
     if (this.narrowed !== undefined) prepared.narrowed = this.narrowed;
     if (this.unread !== undefined) prepared.unread = this.unread;
+    if (this.ignored !== undefined) prepared.ignored = this.ignored;
     return prepared;
   }
 
   /** The complete entry for input `n` (validated); sets `narrowed`. `where(n)` names it in an error or a note. */
   entry(value: unknown, n: number, where: (n: number) => string): MemoirEntry {
     this.unread = undefined;
+    this.ignored = undefined;
     // The hand-written check (fast-input.ts) decides; zod runs only to word an error.
     let fast = fastInput(value);
     let taken: ReturnType<typeof setAsideExtensions>;
     if (!fast && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      this.ignored = leaveOutUndeclared(value as Record<string, unknown>, where(n));
       // pydantic's lax spellings ("0.5" for a float, "yes" for a bool) become the values it holds
       coerceLax(value as Record<string, unknown>);
       fast = fastInput(value);

@@ -8,12 +8,13 @@ import { ENTRY_TYPES, FELT, REASON_CLASSES, RESPONSE_KINDS, SOURCES, VISIBILITIE
  * kourai extensions that Python hosts ignore. Two schemas:
  * - `MemoirLineSchema` reads a stored line: all ten keys required, unknown keys kept.
  * - `MemoirInputSchema` takes a new entry for `append`: optional keys defaulted, unknown keys
- *   rejected (a typo such as `shared_elligible` must not silently vanish).
+ *   rejected; `append` first leaves out the keys no model declares, as pydantic does, and refuses
+ *   a near miss of a field name (undeclared.ts).
  */
 
 export { CONTEXT_KEYS, EXTENSION_FIELDS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
 
-function closest(value: string, options: readonly string[]): string | undefined {
+export function closest(value: string, options: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   for (const o of options) {

@@ -81,6 +81,33 @@ describe('prepareEntries', () => {
   });
 });
 
+describe('keys the upstream model does not declare', () => {
+  const at = () => new Date('2026-11-22T10:00:00Z');
+  it('takes a line pydantic accepts with extra top-level keys, leaves them out as model_dump_json does, and says so', () => {
+    const batch = prepareBatch(
+      [{ value: entry(1, { host: 'py-host-1', extra: { a: 1.0 } }), where: 'line 1' }],
+      ids(),
+      at,
+    );
+    expect(batch.entries).toHaveLength(1);
+    const line = batch.bytes.toString('utf8');
+    expect(line).not.toContain('py-host-1');
+    expect(line).not.toContain('"extra"');
+    expect(batch.ignored).toEqual([
+      'line 1: key "host" is not a memoir field; left out, as the upstream model leaves it out',
+      'line 1: key "extra" is not a memoir field; left out, as the upstream model leaves it out',
+    ]);
+  });
+  it('refuses a near miss of a field name, naming the field meant, so a typo never loses a value', () => {
+    expect(() => prepareBatch([{ value: entry(1, { narative_beat: 'x' }), where: 'line 3' }], ids(), at)).toThrow(
+      /^line 3: unknown key "narative_beat" \(did you mean "narrative_beat"\?\)$/,
+    );
+    expect(() => prepareBatch([{ value: entry(1, { shared_elligible: true }), where: 'line 4' }], ids(), at)).toThrow(
+      InvalidDataError,
+    );
+  });
+});
+
 describe('prepareBatch', () => {
   it('holds the same entries, notes and lines as prepareEntries, also when lines outgrow its first buffer', () => {
     const at = () => new Date('2026-11-22T10:00:00Z');
