@@ -12,7 +12,9 @@
 // Contract: export async function run(report, { quick }). Uses dist/ (npm run bench builds).
 // Env: KOURAI_DATASETS (required to run), KOURAI_LEARN_REAL_PAIRS (pairs per dataset, default
 // all; quick 500), KOURAI_LEARN_REAL_FOLDS (k of the k-fold split, default 5; quick 3),
-// KOURAI_LEARN_REAL_PART (report, development or all; default report).
+// KOURAI_LEARN_REAL_PART (report, development or all; default report), KOURAI_LEARN_REAL_REPEATS
+// (repeated k-fold: that many partitions of the same part by fold seeds 0, 1, …; the figures are
+// their means; default 1), KOURAI_LEARN_REAL_CEILING=0 (leave out the ceiling check: design runs).
 /** Iterations of the ceiling's descent: the n-gram columns (unit-norm rows) need many to fit. */
 const ITERATIONS = 300;
 const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
@@ -109,6 +111,11 @@ export async function run(report, { quick }) {
   const part = env.KOURAI_LEARN_REAL_PART ?? 'report';
   if (!['report', 'development', 'all'].includes(part))
     throw new Error(`KOURAI_LEARN_REAL_PART is ${part}: expected report, development or all`);
+  const repeats = Number(env.KOURAI_LEARN_REAL_REPEATS ?? 1);
+  if (!(Number.isInteger(repeats) && repeats >= 1))
+    throw new Error(`KOURAI_LEARN_REAL_REPEATS is ${env.KOURAI_LEARN_REAL_REPEATS}: expected a whole number ≥ 1`);
+  // The ceiling check costs more than the model; a design comparison may leave it out.
+  const withCeiling = env.KOURAI_LEARN_REAL_CEILING !== '0';
   const partTag = part === 'all' ? 'all pairs' : `${part} part`;
   const spec = builtinBaseSpec();
   const base = new BaseModel(spec);
@@ -127,8 +134,8 @@ export async function run(report, { quick }) {
     const conv = ds.convert(Number.isFinite(pairsCap) ? { limit: pairsCap } : {});
     const { examples, cases } = examplesFromLines(conv.lines, ds.agent);
     const all = [...cases.values()];
-    const split = partFolds(all, part, folds);
-    const held = split.reduce((a, f) => a + f.test.size, 0);
+    const split0 = partFolds(all, part, folds);
+    const held = split0.reduce((a, f) => a + f.test.size, 0);
     const partName =
       part === 'report'
         ? `report part (${held} of ${all.length} pairs; trained on the development part and the other report folds)`
@@ -140,46 +147,81 @@ export async function run(report, { quick }) {
     );
     report(`learn-real ${ds.name} [${partTag}]: pairs measured`, held, '', partName);
     const t0 = performance.now();
-    const figs = [];
-    for (let s = 0; s < folds; s++) {
-      const fold = split[s];
-      const f = evaluateSplit(examples, cases, { base, encode: enc, agent: ds.agent, settings }, fold, s);
-      const trainCases = all.filter((c) => fold.train.has(c.scene));
-      const testCases = all.filter((c) => fold.test.has(c.scene));
-      const toPair = (c) => ({ a: enc(c.chosen, c.prompt), b: enc(c.rejected, c.prompt) });
-      const ceil = ceiling(trainCases.map(toPair), testCases.map(toPair), inputDim(spec), spec.encoder.dim);
-      figs.push({ ...f, ceiling: ceil.outcomes });
-      const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-      console.error(
-        `  fold ${s + 1}/${folds}: ${f.testPairs} pairs, model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${(mean(ceil.outcomes) * 100).toFixed(1)}% (λ ${f.lambda}, train ${f.trainSeconds.toFixed(0)} s, ${((performance.now() - t0) / 1000).toFixed(0)} s so far)`,
-      );
+    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    // One k-fold pass per fold seed; seed 0 is the default partition (and training seeds).
+    const passes = [];
+    for (let r = 0; r < repeats; r++) {
+      const split = r === 0 ? split0 : partFolds(all, part, folds, r);
+      const figs = [];
+      for (let s = 0; s < folds; s++) {
+        const fold = split[s];
+        const f = evaluateSplit(examples, cases, { base, encode: enc, agent: ds.agent, settings }, fold, s + r * folds);
+        const trainCases = all.filter((c) => fold.train.has(c.scene));
+        const testCases = all.filter((c) => fold.test.has(c.scene));
+        const toPair = (c) => ({ a: enc(c.chosen, c.prompt), b: enc(c.rejected, c.prompt) });
+        const ceil = !withCeiling
+          ? { outcomes: [], lambda: NaN }
+          : ceiling(trainCases.map(toPair), testCases.map(toPair), inputDim(spec), spec.encoder.dim);
+        figs.push({ ...f, ceiling: ceil.outcomes });
+        console.error(
+          `  ${repeats > 1 ? `seed ${r}, ` : ''}fold ${s + 1}/${folds}: ${f.testPairs} pairs, model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${withCeiling ? `${(mean(ceil.outcomes) * 100).toFixed(1)}%` : 'not run'} (λ ${f.lambda}, train ${f.trainSeconds.toFixed(0)} s, ${((performance.now() - t0) / 1000).toFixed(0)} s so far)`,
+        );
+      }
+      passes.push(figs);
     }
-    const pool = (get) => figs.flatMap(get);
-    const model = pool((f) => f.outcomes.model);
-    const m = pooledInterval(model);
-    const n = `${model.length} held-out pairs of the ${part === 'all' ? 'whole set' : `${part} part`} (${folds}-fold, each pair once); 95% interval over pairs`;
-    report(`learn-real ${ds.name} [${partTag}]: learned model (train bond path)`, m.mean, '', `${pct(m)}; ${n}`);
-    const rules = Object.keys(figs[0].rules);
+    // Each figure: per-pair outcomes of every pass; the value is their mean over passes (each
+    // pass holds every pair once), the interval that of one pass (passes share their pairs).
+    const stat = (get) => {
+      const per = passes.map((figs) => pooledInterval(figs.flatMap(get)));
+      const m = mean(per.map((x) => x.mean));
+      const h = mean(per.map((x) => (x.hi - x.lo) / 2));
+      return { mean: m, lo: m - h, hi: m + h, per };
+    };
+    const each = (x) =>
+      repeats > 1
+        ? `; mean of ${repeats} repeated ${folds}-folds (fold seeds 0–${repeats - 1}: ${x.per.map((p) => `${(p.mean * 100).toFixed(1)}`).join(', ')}), interval of one`
+        : '';
+    const m = stat((f) => f.outcomes.model);
+    const n = `${held} held-out pairs of the ${part === 'all' ? 'whole set' : `${part} part`} (${folds}-fold, each pair once); 95% interval over pairs`;
+    report(
+      `learn-real ${ds.name} [${partTag}]: learned model (train bond path)`,
+      m.mean,
+      '',
+      `${pct(m)}; ${n}${each(m)}`,
+    );
+    const rules = Object.keys(passes[0][0].rules);
     let worst = null;
     for (const r of rules) {
-      const o = pool((f) => f.outcomes.rules[r]);
-      const x = pooledInterval(o);
-      const gap = pooledInterval(pairedGap(model, o));
+      const x = stat((f) => f.outcomes.rules[r]);
+      const gap = stat((f) => pairedGap(f.outcomes.model, f.outcomes.rules[r]));
       if (!worst || gap.mean < worst.gap.mean) worst = { rule: r, gap };
       report(
         `learn-real ${ds.name} [${partTag}]: ${r.replace('_', ' ')}`,
         x.mean,
         '',
-        `${pct(x)}; model − rule ${pts(gap)}`,
+        `${pct(x)}; model − rule ${pts(gap)}${each(gap)}`,
       );
     }
-    const c = pooledInterval(pool((f) => f.ceiling));
-    report(`learn-real ${ds.name} [${partTag}]: logistic regression ceiling (same inputs)`, c.mean, '', pct(c));
+    if (withCeiling) {
+      const c = stat((f) => f.ceiling);
+      report(
+        `learn-real ${ds.name} [${partTag}]: logistic regression ceiling (same inputs)`,
+        c.mean,
+        '',
+        `${pct(c)}${each(c)}`,
+      );
+    } else
+      report(
+        `learn-real ${ds.name} [${partTag}]: logistic regression ceiling`,
+        'not run',
+        '',
+        'KOURAI_LEARN_REAL_CEILING=0',
+      );
     report(
       `learn-real ${ds.name} [${partTag}]: model − best trivial rule (goal ≥ 0.05)`,
       worst.gap.mean,
       '',
-      `${worst.gap.mean >= 0.05 ? 'met' : 'MISSED'}: vs ${worst.rule.replace('_', ' ')}, ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${folds} folds`,
+      `${worst.gap.mean >= 0.05 ? 'met' : 'MISSED'}: vs ${worst.rule.replace('_', ' ')}, ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${repeats > 1 ? `${repeats} × ` : ''}${folds} folds`,
     );
     if (!endpoint) {
       report(
@@ -202,7 +244,7 @@ export async function run(report, { quick }) {
       const es = [];
       for (let s = 0; s < folds; s++)
         es.push(
-          ...evaluateSplit(examples, cases, { base: ebase, encode: eenc, agent: ds.agent, settings }, split[s], s)
+          ...evaluateSplit(examples, cases, { base: ebase, encode: eenc, agent: ds.agent, settings }, split0[s], s)
             .outcomes.model,
         );
       const e = pooledInterval(es);

@@ -16,6 +16,7 @@ import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
 import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
 import { publicInitFlat } from './public-init.js';
+import type { RootSet } from './root-set.js';
 import { similarities, structureEvidence, support } from './trust.js';
 
 /**
@@ -48,6 +49,8 @@ export interface AggregateDeps {
   pool?: GramPool | null;
   /** The similarity tolerance τ of trust scores (see trust.ts). */
   trustTolerance: number;
+  /** The operator's root set (root-set.ts); absent: updates are not judged by it. */
+  root?: RootSet | null;
 }
 
 /** Computes one agent's aggregate for a closed round; reads storage, writes nothing. */
@@ -106,6 +109,10 @@ export async function computeAgentAggregate(
   let pairwise: DistanceMatrix;
   let stats: UpdateStats;
   let globalChunks: Buffer[];
+  // The root set needs each update and the global it applies to as whole vectors.
+  const judged = deps.root && deps.root.size(agent) > 0 ? deps.root : null;
+  const flats = judged ? subs.map(() => new Float32Array(layout.size)) : [];
+  const globalFlat = judged ? new Float32Array(layout.size) : null;
   const t0 = performance.now();
   try {
     const reader = await storage.chunkReader(subs, layout, agent, round);
@@ -144,6 +151,12 @@ export async function computeAgentAggregate(
           stats,
         );
       }
+      // The root set judges whole vectors: each update and the global it applies to.
+      if (judged)
+        for (const [start, end] of chunkRanges(layout)) {
+          reader.read(start, end).forEach((r, i) => (flats[i] as Float32Array).set(r, start));
+          (globalFlat as Float32Array).set((base as NonNullable<typeof base>)(start, end), start);
+        }
       // The new global = previous global + aggregate update, stored as float32 chunks.
       globalChunks = chunkRanges(layout).map(([s, e]) => {
         const b = (base as NonNullable<typeof base>)(s, e);
@@ -174,6 +187,8 @@ export async function computeAgentAggregate(
     },
     layout.size,
   );
+  // What each update does to the operator's root pairs: recorded for the operator; trust does not act on it.
+  const rootEffects = judged ? judged.effects(agent, layout, globalFlat as Float32Array, flats) : null;
   // The round's similarity: the distance score, 0 where the update shows an echo or no structure.
   const sims = similarities(outcome.distanceToAggregate, deps.trustTolerance).map((s, i) => (evidence[i] ? 0 : s));
   const used = new Set(outcome.used);
@@ -193,6 +208,7 @@ export async function computeAgentAggregate(
       names.map((n, i) => [n, Number.isFinite(outcome.scores?.[i]) ? outcome.scores?.[i] : null]),
     );
   details.similarity = Object.fromEntries(names.map((n, i) => [n, sims[i]]));
+  if (rootEffects) details.root = Object.fromEntries(names.map((n, i) => [n, rootEffects[i]]));
   if (evidence.some((e) => e !== null))
     details.evidence = Object.fromEntries(names.flatMap((n, i) => (evidence[i] ? [[n, evidence[i]]] : [])));
   const echoes = (outcome.echoes ?? []).map((g) => g.map((i) => names[i] as string));

@@ -100,6 +100,7 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
     layouts: layoutsFor(spec, [AIDOS], settings0.rank),
     privacy: { clipNorm: x.clipNorm, noiseMultiplier: sigmaCell },
     dataDir,
+    rootMemoir: sc.rootMemoir,
   });
   const probe = slopProbeOf(sc);
   const score = (adapters: AppliedAdapter[]): Detection => detectionOf(evaluator.confusion(probe, adapters));

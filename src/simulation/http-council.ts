@@ -66,6 +66,7 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
     String(config.tail_margin),
   );
   if (config.selection) args.push('--selection', config.selection);
+  if (config.root_memoir) args.push('--root-memoir', config.root_memoir);
   const proc = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -108,6 +109,7 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
         (await trusts()).flatMap((t, i) => (t.exiled_round !== null ? [[i, t.exiled_round] as [number, number]] : [])),
       ),
     trust: async () => (await trusts()).map((t) => t.trust),
+    rootEffects: () => Promise.resolve(null),
     close: () => stop(proc),
   };
 }

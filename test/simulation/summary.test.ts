@@ -24,6 +24,7 @@ const x: Experiment = {
   personalSample: 24,
   coldStart: [1, 8],
   newcomers: 2,
+  rootSet: false,
 };
 const q = (all: number): Quality => ({ personal: all, craft: all, all });
 

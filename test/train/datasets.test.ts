@@ -216,6 +216,25 @@ describe('k-fold held-out figures', () => {
     for (const n of sizes) expect(Math.abs(n - 400)).toBeLessThan(60);
   });
 
+  it('another fold seed draws another partition of the same part, each pair still held out once', () => {
+    const cases = Array.from({ length: 1000 }, (_, i) => pc(i, `conversation ${i % 700}`));
+    const d0 = partFolds(cases, 'development', 5);
+    const d1 = partFolds(cases, 'development', 5, 1);
+    const held = (fs: Fold[]): string[] => fs.flatMap((f) => [...f.test]).sort();
+    expect(held(d1)).toEqual(held(d0));
+    // seed 0 is the default partition; seed 1 moves most pairs to another fold
+    expect(partFolds(cases, 'development', 5, 0)).toEqual(d0);
+    const foldIn = (fs: Fold[], s: string): number => fs.findIndex((f) => f.test.has(s));
+    const moved = held(d0).filter((s) => foldIn(d0, s) !== foldIn(d1, s)).length;
+    expect(moved / held(d0).length).toBeGreaterThan(0.6);
+    // a conversation asked twice still shares a fold
+    for (let i = 0; i < 300; i++) {
+      const a = cases[i] as PairCase;
+      const b = cases[i + 700] as PairCase;
+      expect(foldOf(groupOf(a), 5, 1)).toBe(foldOf(groupOf(b), 5, 1));
+    }
+  });
+
   it('pooled intervals: the normal interval of a mean; a paired gap is narrower than its two intervals suggest', () => {
     // 100 outcomes, 60 right: mean 0.6, sd √(0.24·100/99), half-width 1.96·sd/10
     const xs = Array.from({ length: 100 }, (_, i) => (i < 60 ? 1 : 0));

@@ -96,9 +96,12 @@ export function groupOf(c: PairCase): string {
   return c.prompt ?? c.proposal ?? c.scene;
 }
 
-/** The fold (0 … folds − 1) a group is held out in: a fixed hash of its key. */
-export function foldOf(key: string, folds: number): number {
-  return hashString(key, 0x7e57) % folds;
+/**
+ * The fold (0 … folds − 1) a group is held out in: a fixed hash of its key. Another `seed` draws
+ * another partition of the same groups (repeated cross-validation); seed 0 is the default one.
+ */
+export function foldOf(key: string, folds: number, seed = 0): number {
+  return hashString(seed === 0 ? key : `${seed}\u0000${key}`, 0x7e57) % folds;
 }
 
 /**
@@ -122,14 +125,15 @@ export interface Fold {
 /**
  * The k folds measuring a part. `development`: k-fold inside the development part only.
  * `report`: each report pair held out once, trained on the development part and the other report
- * folds. `all`: k-fold over every pair (no part kept back).
+ * folds. `all`: k-fold over every pair (no part kept back). `seed` picks the partition (foldOf);
+ * the parts never depend on it.
  */
-export function partFolds(cases: Iterable<PairCase>, part: Part | 'all', folds: number): Fold[] {
+export function partFolds(cases: Iterable<PairCase>, part: Part | 'all', folds: number, seed = 0): Fold[] {
   const out = Array.from({ length: folds }, () => ({ train: new Set<string>(), test: new Set<string>() }));
   for (const c of cases) {
     const p = partOf(c);
     if (part === 'development' && p !== 'development') continue;
-    const f = foldOf(groupOf(c), folds);
+    const f = foldOf(groupOf(c), folds, seed);
     out.forEach((fold, k) => (k === f && (part === 'all' || p === part) ? fold.test : fold.train).add(c.scene));
   }
   return out;
