@@ -20,6 +20,8 @@ export interface CommandHelp {
   /** Besides 0, 2 (usage) and 130 (Ctrl-C), which every command can return. */
   exits: readonly number[];
   keys?: readonly Binding<string>[];
+  /** Where the manual goes further (a docs page), shown after the examples. */
+  more?: string;
 }
 
 const {
@@ -226,8 +228,17 @@ export const HELP: Readonly<Record<string, CommandHelp>> = {
     examples: [
       ['federate simulate --out report', 'the default experiment; report.html and results.json'],
       ['federate simulate --forges 5 --byzantine 1 --rounds 2 --seeds 1', 'a small run'],
+      [
+        'federate simulate --forges 1000 --cohort 100 --seeds 41 --epsilons 4,inf --out report',
+        'at scale: 1,000 forges, cohorts of 100 (privacy/utility, exile, Byzantine at scale)',
+      ],
+      [
+        'federate simulate --seeds 901 --json',
+        'one document; its targets hold one entry per design claim: name, goal, value, met, detail',
+      ],
     ],
     exits: [env, conflict],
+    more: 'every recorded result, with the command that reproduces it and what it missed: docs/evaluation.md',
   },
   'council serve': {
     examples: [
@@ -367,6 +378,7 @@ export function helpFooter(path: string, subcommands: readonly string[]): string
       '',
       'Examples:',
       ...h.examples.flatMap(example),
+      ...(h.more ? ['', `More: ${h.more}`] : []),
       '',
       'Exit codes:',
       ...codes.map((c) => `  ${String(c).padStart(3)}  ${EXIT_MEANING[c] ?? ''}`),

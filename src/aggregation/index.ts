@@ -7,6 +7,7 @@
  *   bulyan.ts            Bulyan
  *   lora-fair.ts         LoRA-FAIR refinement of B̄ for LoRA factors
  *   pairwise-distances.ts  squared distances (Gram form, WebAssembly SIMD; exact fallback)
+ *   echo.ts              echoes (near-identical updates): found once, counted once by the selecting rules
  *   strategy.ts          strategy selection and the streaming driver used by the council
  *   layout.ts            LoRA A/B pairing (layouts themselves: src/tensor/layout.ts)
  */
@@ -31,6 +32,7 @@ export {
   type DistanceMatrix,
 } from './pairwise-distances.js';
 export * from './strategy.js';
+export { echoGroups, collapseEchoes, type EchoGeometry, type UpdateStats } from './echo.js';
 export { GramPool } from './gram-pool.js';
 export * from './layout.js';
 export type { RuleResult } from './rule-result.js';

@@ -1,5 +1,6 @@
 import { bulyanCombineInto, bulyanSelect } from './bulyan.js';
 import { medianInto } from './coordinate-median.js';
+import { addStats, collapseEchoes, echoGroups, emptyStats, type UpdateStats } from './echo.js';
 import { allFinite, weightedMeanInto } from './fedavg.js';
 import { krumSelect, multiKrumSelect } from './krum.js';
 import type { Layout } from '../tensor/layout.js';
@@ -20,6 +21,10 @@ import { AggregationError, firstNonFinite, normaliseWeights, type Vec } from './
  * distances; then one combine pass computes the aggregate chunk by chunk and, on the way, each
  * update's squared distance to it (the trust score's input). Memory: one chunk of every update
  * at a time (one LoRA layer for LoRA-FAIR), plus the float64 aggregate.
+ *
+ * Rules that select count each group of echoes (near-identical updates, echo.ts) once: its first
+ * update stands for it and the others leave, counted against f as non-finite updates are. Copies
+ * of one vector then cannot crowd Krum's neighbourhoods or Multi-Krum's and Bulyan's selections.
  */
 export const STRATEGIES = ['fedavg', 'median', 'trimmed-mean', 'krum', 'multikrum', 'bulyan', 'lora-fair'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -161,6 +166,10 @@ export interface AggregateOutcome {
   distanceToAggregate: number[];
   /** The pairwise squared distances, when the rule needed them (selection). */
   pairwise?: DistanceMatrix;
+  /** Each update's Σuᵢ², Σuᵢ⁴ and non-zero count, gathered with the distances. */
+  stats?: UpdateStats;
+  /** Groups of echoes (indices, ascending), each counted once by the selection. */
+  echoes?: number[][];
   selection?: Selection;
   scores?: number[];
   neighbours?: number;
@@ -174,15 +183,23 @@ export interface AggregateOutcome {
 
 const SELECTING: ReadonlySet<Strategy> = new Set(['krum', 'multikrum', 'bulyan']);
 
-/** Streams the source through the Gram accumulator; patches the pairs the Gram form cannot resolve. */
+/**
+ * Streams the source through the Gram accumulator; patches the pairs the Gram form cannot resolve.
+ * `stats`, when given, gathers each update's norms and non-zero count on the same pass.
+ */
 export function streamDistances(
   source: UpdateSource,
   ranges: readonly [number, number][],
   kernel: Kernel | null = instantiateKernel(),
   pool: GramPool | null = null,
+  stats?: UpdateStats,
 ): DistanceMatrix {
   const acc = new GramAccumulator(source.n, { kernel, pool });
-  for (const [s, e] of ranges) acc.add(source.read(s, e));
+  for (const [s, e] of ranges) {
+    const rows = source.read(s, e);
+    if (stats) addStats(stats, rows);
+    acc.add(rows);
+  }
   const { matrix, recompute } = acc.distances();
   if (recompute.length > 0) {
     const sums = new Float64Array(recompute.length);
@@ -237,21 +254,49 @@ export function aggregateUpdates(
 
   let used: number[];
   if (needsDistances) {
-    const dist = streamDistances(source, ranges, kernel, opts.pool ?? null);
-    outcome.pairwise = dist;
-    outcome.nonFinite = dist.nonFinite.flatMap((bad, i) => (bad ? [i] : []));
-    if (strategy === 'krum') {
-      const sel = krumSelect(dist, f);
-      used = [sel.index];
-      Object.assign(outcome, { scores: sel.scores, neighbours: sel.neighbours });
-    } else if (strategy === 'multikrum' || selection === 'multikrum') {
-      const sel = multiKrumSelect(dist, f, config.m);
-      used = sel.indices;
-      Object.assign(outcome, { scores: sel.scores, neighbours: sel.neighbours, m: sel.m });
-    } else {
-      const sel = bulyanSelect(dist, f);
-      used = sel.selected;
+    const stats = emptyStats(n);
+    const full = streamDistances(source, ranges, kernel, opts.pool ?? null, stats);
+    outcome.pairwise = full;
+    outcome.stats = stats;
+    outcome.nonFinite = full.nonFinite.flatMap((bad, i) => (bad ? [i] : []));
+    const groups = echoGroups({ pair2: full.d2, norm2: stats.norm2, nonzero: stats.nonzero });
+    if (groups.length) outcome.echoes = groups;
+    const { dist, original, removed } = collapseEchoes(full, groups);
+    // Every copy that left is a Byzantine update caught (honest updates never echo): it counts against f.
+    const fc = Math.max(0, f - removed);
+    const back = (k: number): number => original[k] as number;
+    // A copy's score is its group's (it is the same submission).
+    const spread = (s: readonly number[]): number[] => {
+      const out = new Array<number>(n).fill(Infinity);
+      original.forEach((i, k) => (out[i] = s[k] as number));
+      for (const g of groups) for (const i of g.slice(1)) out[i] = out[g[0] as number] as number;
+      return out;
+    };
+    const select = (): number[] => {
+      if (strategy === 'krum') {
+        const sel = krumSelect(dist, fc);
+        Object.assign(outcome, { scores: spread(sel.scores), neighbours: sel.neighbours });
+        return [back(sel.index)];
+      }
+      if (strategy === 'multikrum' || selection === 'multikrum') {
+        const finite = dist.nonFinite.filter((x) => !x).length;
+        const sel = multiKrumSelect(dist, fc, config.m === undefined ? undefined : Math.min(config.m, finite));
+        Object.assign(outcome, { scores: spread(sel.scores), neighbours: sel.neighbours, m: sel.m });
+        return sel.indices.map(back);
+      }
+      const sel = bulyanSelect(dist, fc);
       Object.assign(outcome, { theta: sel.theta, beta: sel.beta });
+      return sel.selected.map(back);
+    };
+    try {
+      used = select();
+    } catch (err) {
+      if (err instanceof AggregationError && removed > 0)
+        throw new AggregationError(
+          `${err.message} (after counting ${groups.length} group${groups.length === 1 ? '' : 's'} of identical updates once, ${removed} cop${removed === 1 ? 'y' : 'ies'} left out)`,
+          err.code,
+        );
+      throw err;
     }
   } else {
     used = Array.from({ length: n }, (_, i) => i);

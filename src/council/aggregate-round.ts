@@ -8,6 +8,7 @@ import {
   type AggregateOutcome,
 } from '../aggregation/strategy.js';
 import type { DistanceMatrix } from '../aggregation/pairwise-distances.js';
+import { emptyStats, type UpdateStats } from '../aggregation/echo.js';
 import { AggregationError } from '../aggregation/vec.js';
 import { FEDERATING_AGENTS } from '../memoir/format/agents.js';
 import { f32FromLE, toLE } from '../tensor/float-codec.js';
@@ -15,6 +16,7 @@ import type { AgentOutcome } from './outcome.js';
 import { parseRoundSettings, type PrivacyPolicy, type RoundSettings } from './round-settings.js';
 import { DamagedStateError, type AggregateRow, type CouncilStorage, type ScoreRow } from './storage.js';
 import { publicInitFlat } from './public-init.js';
+import type { RootSet } from './root-set.js';
 import { similarities, structureEvidence, support } from './trust.js';
 
 /**
@@ -47,6 +49,8 @@ export interface AggregateDeps {
   pool?: GramPool | null;
   /** The similarity tolerance τ of trust scores (see trust.ts). */
   trustTolerance: number;
+  /** The operator's root set (root-set.ts); absent: updates are not judged by it. */
+  root?: RootSet | null;
 }
 
 /** Computes one agent's aggregate for a closed round; reads storage, writes nothing. */
@@ -76,6 +80,7 @@ export async function computeAgentAggregate(
     byzantine: settings.f,
     forges: names,
     used: [],
+    echoes: [],
     non_finite: [],
     damaged,
     skipped_reason: null,
@@ -102,10 +107,12 @@ export async function computeAgentAggregate(
     );
   let outcome: AggregateOutcome;
   let pairwise: DistanceMatrix;
-  const sum2 = new Float64Array(subs.length);
-  const sum4 = new Float64Array(subs.length);
-  const nonzero = new Float64Array(subs.length);
+  let stats: UpdateStats;
   let globalChunks: Buffer[];
+  // The root set needs each update and the global it applies to as whole vectors.
+  const judged = deps.root && deps.root.size(agent) > 0 ? deps.root : null;
+  const flats = judged ? subs.map(() => new Float32Array(layout.size)) : [];
+  const globalFlat = judged ? new Float32Array(layout.size) : null;
   const t0 = performance.now();
   try {
     const reader = await storage.chunkReader(subs, layout, agent, round);
@@ -131,33 +138,25 @@ export async function computeAgentAggregate(
         outcome,
       );
       if (refusal) return failed(`aggregate refused: ${refusal}`, true);
-      // Trust's structure evidence needs every pair; rules without a selection did not compute them.
-      pairwise =
-        outcome.pairwise ??
-        streamDistances(
+      // Trust's structure evidence needs every pair and each update's spread; rules without a selection did not compute them.
+      const gathered = outcome.pairwise && outcome.stats ? { pairwise: outcome.pairwise, stats: outcome.stats } : null;
+      if (gathered) ({ pairwise, stats } = gathered);
+      else {
+        stats = emptyStats(reader.n);
+        pairwise = streamDistances(
           { n: reader.n, layout, read: (start, end) => reader.read(start, end) },
           chunkRanges(layout),
           undefined,
           deps.pool ?? null,
+          stats,
         );
-      // …and how many values each update is spread over.
-      for (const [start, end] of chunkRanges(layout)) {
-        const rows = reader.read(start, end);
-        rows.forEach((r, i) => {
-          let a = 0;
-          let b = 0;
-          let z = 0;
-          for (let k = 0; k < r.length; k++) {
-            const x2 = (r[k] as number) * (r[k] as number);
-            a += x2;
-            b += x2 * x2;
-            if (x2 > 0) z++;
-          }
-          sum2[i] = (sum2[i] as number) + a;
-          sum4[i] = (sum4[i] as number) + b;
-          nonzero[i] = (nonzero[i] as number) + z;
-        });
       }
+      // The root set judges whole vectors: each update and the global it applies to.
+      if (judged)
+        for (const [start, end] of chunkRanges(layout)) {
+          reader.read(start, end).forEach((r, i) => (flats[i] as Float32Array).set(r, start));
+          (globalFlat as Float32Array).set((base as NonNullable<typeof base>)(start, end), start);
+        }
       // The new global = previous global + server_lr × aggregate update, stored as float32 chunks.
       const lr = settings.server_lr;
       globalChunks = chunkRanges(layout).map(([s, e]) => {
@@ -183,12 +182,14 @@ export async function computeAgentAggregate(
   const evidence = structureEvidence(
     {
       pair2: pairwise.d2,
-      norm2: Array.from(sum2),
-      supports: Array.from(sum2, (a, i) => support(a, sum4[i] as number)),
-      nonzero: Array.from(nonzero),
+      norm2: Array.from(stats.norm2),
+      supports: Array.from(stats.norm2, (a, i) => support(a, stats.sum4[i] as number)),
+      nonzero: Array.from(stats.nonzero),
     },
     layout.size,
   );
+  // What each update does to the operator's root pairs: recorded for the operator; trust does not act on it.
+  const rootEffects = judged ? judged.effects(agent, layout, globalFlat as Float32Array, flats) : null;
   // The round's similarity: the distance score, 0 where the update shows an echo or no structure.
   const sims = similarities(outcome.distanceToAggregate, deps.trustTolerance).map((s, i) => (evidence[i] ? 0 : s));
   const used = new Set(outcome.used);
@@ -208,11 +209,14 @@ export async function computeAgentAggregate(
       names.map((n, i) => [n, Number.isFinite(outcome.scores?.[i]) ? outcome.scores?.[i] : null]),
     );
   details.similarity = Object.fromEntries(names.map((n, i) => [n, sims[i]]));
+  if (rootEffects) details.root = Object.fromEntries(names.map((n, i) => [n, rootEffects[i]]));
   if (evidence.some((e) => e !== null))
     details.evidence = Object.fromEntries(names.flatMap((n, i) => (evidence[i] ? [[n, evidence[i]]] : [])));
+  const echoes = (outcome.echoes ?? []).map((g) => g.map((i) => names[i] as string));
   const json: AgentOutcome = {
     ...base,
     used: outcome.used.map((i) => names[i] as string),
+    echoes,
     non_finite: outcome.nonFinite.map((i) => names[i] as string),
     details,
   };
@@ -222,6 +226,9 @@ export async function computeAgentAggregate(
     scores,
     log: [
       ...log,
+      ...echoes.map(
+        (g) => `council: round ${round}: ${agent}: ${g.length} identical updates (${g.join(', ')}) counted once`,
+      ),
       `council: round ${round}: ${agent} aggregated by ${settings.strategy} from ${outcome.used.length}/${all.length} updates in ${(performance.now() - t0).toFixed(0)} ms`,
     ],
     damaged,

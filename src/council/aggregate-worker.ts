@@ -3,6 +3,8 @@ import { GramPool } from '../aggregation/gram-pool.js';
 import { computeAgentAggregate, type AgentAggregate } from './aggregate-round.js';
 import type { RoundSettings } from './round-settings.js';
 import { openCouncilStorage } from './open-storage.js';
+import { loadRootSet } from './root-memoir.js';
+import type { RootSet } from './root-set.js';
 import type { CouncilStorage } from './storage.js';
 
 /**
@@ -27,11 +29,14 @@ interface Init {
   database: string | null;
   threads: number;
   trustTolerance: number;
+  /** Where the operator's root memoir is (root-memoir.ts), read on the first job. */
+  root: { root_memoir: string | null; data_dir: string; base_fingerprints: string[] };
 }
 
 const init = workerData as Init;
 let storage: Promise<CouncilStorage> | null = null;
 let pool: Promise<GramPool | null> | null = null;
+let root: RootSet | null | undefined;
 
 parentPort?.on('message', (job: AggregateJob) => {
   void run(job);
@@ -46,8 +51,15 @@ async function run(job: AggregateJob): Promise<void> {
       },
     );
     pool ??= init.threads > 1 ? GramPool.create(init.threads) : Promise.resolve(null);
+    if (root === undefined) root = init.root ? loadRootSet(init.root) : null;
     const result = await computeAgentAggregate(
-      { storage: await storage, now: () => new Date(job.now), pool: await pool, trustTolerance: init.trustTolerance },
+      {
+        storage: await storage,
+        now: () => new Date(job.now),
+        pool: await pool,
+        trustTolerance: init.trustTolerance,
+        root,
+      },
       job.round,
       job.agent,
       job.settings,

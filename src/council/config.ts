@@ -90,6 +90,12 @@ export const CouncilConfigSchema = z.object({
   trust_threshold: z.number().min(0).max(1),
   trust_warmup: z.number().int().min(0),
   trust_tolerance: z.number().min(1),
+  /**
+   * The operator's root memoir (a memoir file or a directory of them): a labelled set of the
+   * preferences the whole federation shares, against which the council judges each update
+   * (root-set.ts); null: updates are not judged by one.
+   */
+  root_memoir: z.string().min(1).nullable(),
   lora_fair_lambda: z.number().min(0),
   lora_fair_lr: z.number().positive(),
   lora_fair_steps: z.number().int().min(0),
@@ -148,6 +154,7 @@ const KEYS: Record<ConfigKey, Kind> = {
   trust_threshold: 'number',
   trust_warmup: 'int',
   trust_tolerance: 'number',
+  root_memoir: 'nullable-string',
   lora_fair_lambda: 'number',
   lora_fair_lr: 'number',
   lora_fair_steps: 'int',
@@ -191,6 +198,7 @@ export function defaults(home: string): CouncilConfig {
     trust_threshold: 0.4,
     trust_warmup: 3,
     trust_tolerance: 1.5,
+    root_memoir: null,
     lora_fair_lambda: 0.01,
     lora_fair_lr: 0.01,
     lora_fair_steps: 1000,

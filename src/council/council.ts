@@ -21,6 +21,8 @@ import {
   type UpdateReader,
 } from './upload.js';
 import { parseOutcome } from './outcome.js';
+import { loadRootSet } from './root-memoir.js';
+import type { RootSet } from './root-set.js';
 import { configuredLayouts, describeLayout } from './layouts.js';
 import { cohortShortfall, parseRoundSettings, privacyPolicyOf, roundSettingsOf } from './round-settings.js';
 import {
@@ -100,7 +102,13 @@ export class Council {
       deps.aggregator ??
       ((round, agent, settings) =>
         computeAgentAggregate(
-          { storage: this.storage, now: () => this.clock.now(), pool, trustTolerance: this.config.trust_tolerance },
+          {
+            storage: this.storage,
+            now: () => this.clock.now(),
+            pool,
+            trustTolerance: this.config.trust_tolerance,
+            root: this.rootSet(),
+          },
           round,
           agent,
           settings,
@@ -109,6 +117,14 @@ export class Council {
 
   private now(): Date {
     return this.clock.now();
+  }
+
+  private root: RootSet | null | undefined;
+
+  /** The operator's root set (loaded once; start() loads it, so a bad root memoir stops the start). */
+  private rootSet(): RootSet | null {
+    if (this.root === undefined) this.root = loadRootSet(this.config);
+    return this.root;
   }
 
   private get trustSettings(): TrustSettings {
@@ -126,6 +142,13 @@ export class Council {
     const short = cohortShortfall(this.config, (await this.eligible(new Set())).length);
     if (short) throw new UsageError(short, 'raise --cohort, or lower --byzantine');
     await this.adoptConfiguredLayouts();
+    const root = this.rootSet();
+    if (root)
+      this.log(
+        `council: root set from ${this.config.root_memoir}: ${FEDERATING_AGENTS.filter((a) => root.size(a) > 0)
+          .map((a) => `${a} ${root.size(a)}`)
+          .join(', ')} pairs; what each update does to them is recorded in the round outcome (details.root)`,
+      );
     // Resumed in the background, like any aggregation: the council answers meanwhile (idle() waits).
     for (const r of await this.storage.closingRounds()) {
       this.log(`council: round ${r.round} was closed but not aggregated when the council stopped: resuming`);

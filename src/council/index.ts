@@ -9,6 +9,8 @@
  *   aggregate-worker.ts    the worker thread that computes aggregates (worker-aggregator.ts runs it)
  *   worker-aggregator.ts   aggregation off the event loop
  *   trust.ts               trust and the exile rule (the Stoa Falls)
+ *   root-set.ts            the operator's root set: what each update does to the shared preferences' pairs
+ *   root-memoir.ts         the root set read from the operator's root memoir (`root_memoir`)
  *   outcome.ts             what an agent's aggregation in a round recorded
  *   round-settings.ts      the settings a round freezes when it opens
  *   council-policy.ts      the settings every process of one council must share

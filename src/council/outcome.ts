@@ -9,6 +9,8 @@ export interface AgentOutcome {
   /** Forge names, in the order their updates were aggregated. */
   forges: string[];
   used: string[];
+  /** Groups of identical (echoing) updates, each counted once by the robust rule. */
+  echoes: string[][];
   non_finite: string[];
   /** Forges whose stored update no longer matched its digest: left out, and reported. */
   damaged: string[];
@@ -24,6 +26,7 @@ export function parseOutcome(json: string): AgentOutcome {
     byzantine: o.byzantine ?? 0,
     forges: o.forges ?? [],
     used: o.used ?? [],
+    echoes: o.echoes ?? [],
     non_finite: o.non_finite ?? [],
     damaged: o.damaged ?? [],
     skipped_reason: o.skipped_reason ?? null,

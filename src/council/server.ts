@@ -464,6 +464,11 @@ export async function startCouncilServer(opts: {
         database: config.database,
         threads: opts.threads ?? 1,
         trustTolerance: config.trust_tolerance,
+        root: {
+          root_memoir: config.root_memoir,
+          data_dir: config.data_dir,
+          base_fingerprints: config.base_fingerprints,
+        },
       })
     : null;
   const council = new Council({

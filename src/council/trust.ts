@@ -1,3 +1,5 @@
+import { echoGroups } from '../aggregation/echo.js';
+
 /**
  * Trust and exile (the Stoa Falls).
  *
@@ -25,10 +27,10 @@
  * minority tastes: both sit far from the rest and point against it, round after round. Two things
  * an honest forge's update never is give the evidence instead (`structureEvidence`); each sets
  * the round's similarity to 0, so a forge that shows it every round falls after the warm-up:
- *   - an echo: (near) the same vector as another forge's. Honest forges train on their own data
- *     and draw their own noise, so no two honest updates spread over many values coincide;
- *     colluders that send one vector do. "Near": closer than `ECHO_RATIO` of the round's median
- *     pairwise distance; only updates that move many values and are of a real size can echo.
+ *   - an echo: (near) the same vector as another forge's (aggregation/echo.ts, whose definition
+ *     the robust rules share: they count each group of echoes once). Honest forges train on their
+ *     own data and draw their own noise, so no two honest updates spread over many values
+ *     coincide; colluders that send one vector do.
  *   - no structure: an update that correlates with no other forge's, |cos| < `STRUCTURE_FLOOR`/√d
  *     with every one — what a random vector does (|cos|·√d is then about N(0, 1)) — in a round
  *     whose median forge correlates with another well above it (`STRUCTURE_GATE`), and only of
@@ -56,8 +58,6 @@ export function similarities(distance2: readonly number[], tolerance: number): n
   });
 }
 
-/** An echo is closer to another forge's update than this share of the round's median pairwise distance. */
-export const ECHO_RATIO = 0.05;
 /** |cos|·√d below this with every other update: no structure (a random vector's is about N(0, 1)). */
 export const STRUCTURE_FLOOR = 8;
 /**
@@ -68,14 +68,6 @@ export const STRUCTURE_FLOOR = 8;
 const STRUCTURE_GATE = 40;
 const STRUCTURE_GATE_COS = 0.2;
 
-/**
- * Who can echo: updates that move at least this many values and are at least this share of the
- * round's median norm. Honest updates that move a handful of values (a partly federated adapter:
- * clipped, they are the same vector) or carry almost nothing (a forge its data no longer moves)
- * coincide without any collusion.
- */
-const ECHO_MIN_VALUES = 100;
-const ECHO_MIN_NORM = 0.5;
 /**
  * No structure is judged only of updates spread like noise: a participation ratio (`support`) of
  * at least this share of d. Gaussian noise has about a third; honest adapter updates put nearly
@@ -115,12 +107,7 @@ export function structureEvidence(g: RoundGeometry, dim: number): (Evidence | nu
   const out: (Evidence | null)[] = norm2.map(() => null);
   if (ids.length < 2) return out;
   const d2 = (i: number, j: number): number => pair2[i * n + j] as number;
-  const pairs: number[] = [];
-  for (const i of ids) for (const j of ids) if (i < j && Number.isFinite(d2(i, j))) pairs.push(Math.sqrt(d2(i, j)));
-  const medPair = median(pairs);
-  const medNorm = median(ids.map((i) => Math.sqrt(norm2[i] as number)));
-  const canEcho = (i: number): boolean =>
-    (nonzero[i] ?? 0) >= ECHO_MIN_VALUES && Math.sqrt(norm2[i] as number) >= ECHO_MIN_NORM * medNorm;
+  for (const group of echoGroups({ pair2, norm2, nonzero })) for (const i of group) out[i] = 'echo';
   const root = Math.sqrt(dim);
   const maxCos = new Map<number, number>();
   for (const i of ids) {
@@ -130,7 +117,6 @@ export function structureEvidence(g: RoundGeometry, dim: number): (Evidence | nu
       const a = norm2[i] as number;
       const b = norm2[j] as number;
       best = Math.max(best, Math.abs((a + b - d2(i, j)) / (2 * Math.sqrt(a * b))));
-      if (medPair > 0 && canEcho(i) && canEcho(j) && Math.sqrt(d2(i, j)) < ECHO_RATIO * medPair) out[i] = 'echo';
     }
     maxCos.set(i, best * root);
   }

@@ -37,7 +37,15 @@ export interface RoundSummary {
   forges_submitted: number;
   forges_sealed: number;
   /** Per aggregated (or skipped) agent: which forges sent updates and which were used. */
-  agents: { agent: string; aggregated: boolean; skipped_reason: string | null; forges: string[]; used: string[] }[];
+  agents: {
+    agent: string;
+    aggregated: boolean;
+    skipped_reason: string | null;
+    forges: string[];
+    used: string[];
+    /** Groups of identical updates, each counted once. */
+    echoes: string[][];
+  }[];
 }
 
 export async function roundSummary(
@@ -74,6 +82,7 @@ export async function roundSummary(
         skipped_reason: o.skipped_reason,
         forges: o.forges,
         used: o.used,
+        echoes: o.echoes,
       };
     }),
   };
@@ -166,7 +175,15 @@ export interface RoundListEntry {
   byzantine: number;
   forges_submitted: number;
   forges_sealed: number;
-  agents: { agent: string; updates: number; aggregated: boolean; used: number; skipped_reason: string | null }[];
+  agents: {
+    agent: string;
+    updates: number;
+    aggregated: boolean;
+    used: number;
+    skipped_reason: string | null;
+    /** Groups of identical updates (forge names) the robust rule counted once. */
+    echoes: string[][];
+  }[];
 }
 
 export async function roundListView(
@@ -195,6 +212,7 @@ export async function roundListView(
         aggregated: a.aggregated,
         used: a.used.length,
         skipped_reason: a.skipped_reason,
+        echoes: a.echoes,
       })),
     });
   }

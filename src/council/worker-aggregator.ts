@@ -22,7 +22,13 @@ export class WorkerAggregator {
   private readonly pending = new Map<number, { resolve: (r: AgentAggregate) => void; reject: (e: Error) => void }>();
 
   constructor(
-    private readonly init: { dataDir: string; database: string | null; threads: number; trustTolerance: number },
+    private readonly init: {
+      dataDir: string;
+      database: string | null;
+      threads: number;
+      trustTolerance: number;
+      root: { root_memoir: string | null; data_dir: string; base_fingerprints: string[] };
+    },
   ) {}
 
   /** The aggregator to give the Council; `now` (recorded_at) is the council's clock. */

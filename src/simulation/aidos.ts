@@ -100,6 +100,7 @@ export async function runAidos(sc: SeedContext, cell: Cell, hooks: CellHooks): P
     privacy: cellPrivacy(x, { epsilon: cell.epsilon, noise: 'local' }, x.clipNorm),
     serverLr: x.serverLr,
     dataDir,
+    rootMemoir: sc.rootMemoir,
   });
   const probe = slopProbeOf(sc);
   const score = (adapters: AppliedAdapter[]): Detection => detectionOf(evaluator.confusion(probe, adapters));

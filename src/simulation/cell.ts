@@ -30,6 +30,7 @@ import {
   type Experiment,
 } from './experiment.js';
 import type { AidosResult } from './aidos.js';
+import type { RootScore } from '../council/root-set.js';
 import type { AppliedAdapter, Evaluator } from './evaluate.js';
 import { craftFor, personalFor, type SimForge } from './forges.js';
 import { ForgeLedgers } from './forge-ledger.js';
@@ -109,6 +110,11 @@ export interface RoundRecord {
   silent: number;
   signal: number;
   noise: number;
+  /**
+   * What each sampled forge's update (first agent) did to the council's root pairs (forge name →
+   * change of pair loss, accuracy and mean margin; council-port.ts); absent when not recorded.
+   */
+  root?: Record<string, RootScore | null> | null;
 }
 
 /**
@@ -183,6 +189,8 @@ export interface SeedContext {
    */
   memo: Map<string, Float32Array | null>;
   pool: TrainPool;
+  /** The councils' root memoir (a directory; null: councils judge no update by a root set). */
+  rootMemoir: string | null;
 }
 
 export interface CellHooks {
@@ -343,6 +351,7 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
     privacy: cellPrivacy(x, cell, clip),
     serverLr: x.serverLr,
     dataDir: hooks.dataDir,
+    rootMemoir: sc.rootMemoir,
   });
   // σ is the council's: derived from the cell's ε by the council's own code and published.
   const published = await port.policy(await port.currentRound());
@@ -529,7 +538,10 @@ export async function runCell(sc: SeedContext, cell: Cell, hooks: CellHooks): Pr
         for (const { agent, body } of bodies.get(g.index) ?? []) await port.submit(g.index, round, agent, body);
         await port.seal(g.index, round);
       }
-      if (senders.length > 0) await port.finishRound(round);
+      if (senders.length > 0) {
+        await port.finishRound(round);
+        record.root = await port.rootEffects(round, x.agents[0] as string);
+      }
       for (const agent of x.agents) {
         const g = await port.global(agent);
         if (g) globals.set(agent, tensorsToLora(spec, agent, (globals.get(agent) as LoraWeights).rank, g));

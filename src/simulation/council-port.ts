@@ -3,6 +3,8 @@ import { Council } from '../council/council.js';
 import { defaults, type CouncilConfig } from '../council/config.js';
 import { CouncilHttpError } from '../council/http-error.js';
 import { SqliteCouncilStorage } from '../council/sqlite-storage.js';
+import { parseOutcome } from '../council/outcome.js';
+import type { RootScore } from '../council/root-set.js';
 import type { ForgeRow } from '../council/storage.js';
 import type { UpdateToSubmit } from '../federation/council-client.js';
 import type { RoundStatus } from '../protocol/wire.js';
@@ -37,6 +39,12 @@ export interface CouncilPort {
   exiles(): Promise<Map<number, number>>;
   /** Forge index → trust. */
   trust(): Promise<number[]>;
+  /**
+   * What each forge's update did to the council's root pairs in an aggregated round (forge name →
+   * change; the agent's stored outcome, `details.root`); null without a root set, or where the
+   * council's outcomes are not read (over HTTP).
+   */
+  rootEffects(round: number, agent: string): Promise<Record<string, RootScore | null> | null>;
   close(): Promise<void>;
 }
 
@@ -61,6 +69,8 @@ export interface CouncilSetup {
   serverLr: number;
   /** Where the council keeps its database (a temporary directory). */
   dataDir: string;
+  /** The council's root memoir (forges.ts, `writeRootMemoir`); null: none. */
+  rootMemoir?: string | null;
 }
 
 /** A cell's target ε toward an observer of the council's adapters. */
@@ -134,6 +144,7 @@ export function simCouncilConfig(s: CouncilSetup): CouncilConfig {
           },
         }),
     layouts: s.layouts,
+    root_memoir: s.rootMemoir ?? null,
   };
 }
 
@@ -190,6 +201,11 @@ export async function inProcessCouncil(s: CouncilSetup): Promise<CouncilPort> {
     trust: async () => {
       const all = new Map((await storage.listForges()).map((f) => [f.id, f.trust]));
       return rows.map((r) => all.get(r.id) ?? NaN);
+    },
+    rootEffects: async (round, agent) => {
+      const a = await storage.aggregateOf(round, agent);
+      const root = a ? parseOutcome(a.outcomeJson).details.root : undefined;
+      return root && typeof root === 'object' ? (root as Record<string, RootScore | null>) : null;
     },
     close: async () => {
       await council.stop();

@@ -137,6 +137,12 @@ export interface Experiment {
   coldStart: number[];
   /** Newcomers per session count. */
   newcomers: number;
+  /**
+   * Councils hold a root set (the sample generator's root memoir, council `root_memoir`) and each
+   * round records what every update did to it (`RoundRecord.root`). Off by default: trust takes no
+   * evidence from it, and it costs about 10 ms per update.
+   */
+  rootSet: boolean;
 }
 
 /**
@@ -167,6 +173,7 @@ export const DEFAULT_EXPERIMENT: Experiment = {
   personalSample: 24,
   coldStart: [1, 2, 4, 8],
   newcomers: 4,
+  rootSet: false,
 };
 
 export interface Cell {
@@ -373,5 +380,6 @@ export function reproduceCommand(x: Experiment): string {
   if (!same(x.coldStart, d.coldStart))
     flags.push(`--cold-start ${x.coldStart.length ? x.coldStart.join(',') : 'none'}`);
   num('--newcomers', x.newcomers, d.newcomers);
+  if (x.rootSet) flags.push('--root-set');
   return ['kourai federate simulate', ...flags].join(' ');
 }

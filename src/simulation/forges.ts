@@ -11,6 +11,7 @@ import {
 } from '../memoir/sample/planted/catalogue.js';
 import { nameSeed, profileFor, type PlayerProfile } from '../memoir/sample/planted/profiles.js';
 import { slopShard } from '../memoir/sample/planted/slop.js';
+import { ROOT_PLAYER, rootSessions } from '../memoir/sample/root.js';
 import { synthSessions } from '../memoir/sample/synth.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
 import { mulberry32 } from '../runtime/seeded-random.js';
@@ -208,6 +209,17 @@ function forgeViews(
   } finally {
     index.close();
   }
+}
+
+/** Sessions of the councils' root memoir (memoir/sample/root.ts): a labelled set of the shared craft. */
+export const ROOT_SESSIONS = 32;
+
+/** Writes the councils' root memoir under `home`; returns its directory (what `root_memoir` names). */
+export function writeRootMemoir(home: string, turns: number): string {
+  const dir = join(home, 'council-root');
+  for (const s of rootSessions(ROOT_SESSIONS, turns))
+    appendLines(memoirPathFor(dir, ROOT_PLAYER, 'council-root', s.sessionId), s.lines, { fsync: false });
+  return dir;
 }
 
 /** The craft preferences an agent's outputs show (what its council adapter should learn). */

@@ -82,6 +82,7 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
   if (config.sample_rate !== null) driven[envName('sample_rate')] = String(config.sample_rate);
   if (config.noise_shares !== null) driven[envName('noise_shares')] = String(config.noise_shares);
   if (config.selection) args.push('--selection', config.selection);
+  if (config.root_memoir) args.push('--root-memoir', config.root_memoir);
   const proc = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: s.dataDir, KOURAI_HOME: s.dataDir, CI: '1', ...driven },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -124,6 +125,7 @@ export async function httpCouncil(s: CouncilSetup): Promise<CouncilPort> {
         (await trusts()).flatMap((t, i) => (t.exiled_round !== null ? [[i, t.exiled_round] as [number, number]] : [])),
       ),
     trust: async () => (await trusts()).map((t) => t.trust),
+    rootEffects: () => Promise.resolve(null),
     close: () => stop(proc),
   };
 }

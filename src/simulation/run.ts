@@ -11,7 +11,7 @@ import type { CouncilPort, CouncilSetup } from './council-port.js';
 import { Evaluator } from './evaluate.js';
 import { runAidos } from './aidos.js';
 import { cellKey, cellLabel, cellsOf, measuresAidos, measuresColdStart, type Experiment } from './experiment.js';
-import { buildForges, buildNewcomers } from './forges.js';
+import { buildForges, buildNewcomers, writeRootMemoir } from './forges.js';
 import { inlinePool, workerPool, type TrainPool } from './train-pool.js';
 
 /**
@@ -167,5 +167,6 @@ export function seedContext(
     newcomers,
     memo: new Map(),
     pool,
+    rootMemoir: x.rootSet ? writeRootMemoir(dir, x.turns) : null,
   };
 }

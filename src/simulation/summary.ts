@@ -1,6 +1,7 @@
 import type { AidosResult, Detection } from './aidos.js';
 import type { CellResult, PersonalResult, Quality } from './cell.js';
 import type { FederatingAgent } from '../memoir/format/agents.js';
+import { defaults as councilDefaults } from '../council/config.js';
 import { FAULT_BOUND_DELTA } from '../protocol/cohort.js';
 import {
   cellKey,
@@ -40,6 +41,9 @@ export function stat(xs: readonly number[]): Stat {
 function standardError(s: Stat): number {
   return s.n > 1 ? s.sd / Math.sqrt(s.n) : 0;
 }
+
+/** Why a claim that must beat the noise over seeds is not met on one seed. */
+const ONE_SEED = 'one seed: the noise over seeds is not measured; run 2 or more seeds';
 
 /** A target not measured or not run: a miss, with the reason. */
 function missed(name: string, goal: string, unit: Target['unit'], detail: string): Target {
@@ -457,14 +461,17 @@ function targets(
     results.length - real.length
       ? results.filter((r) => r.cell.strategy === 'fedavg-naive').reduce((s, r) => s + r.falseExiles, 0)
       : 0;
+  // Before the trust warm-up no forge can be exiled at all, so 0 false exiles would hold by construction.
+  const warmup = councilDefaults('').trust_warmup;
+  const unjudged = fe === 0 && x.rounds < warmup;
   if (real.length)
     out.push({
       name: 'exile: no false exiles',
       goal: '0 honest forges exiled, in any cell of a strategy a council runs (all but naive FedAvg)',
       value: fe,
       unit: 'count',
-      met: fe === 0,
-      detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${real.length} cell${real.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)${naiveFe ? `; naive FedAvg's cells: ${naiveFe} more` : ''}`,
+      met: fe === 0 && !unjudged,
+      detail: `${fe} honest forge${fe === 1 ? '' : 's'} exiled over ${real.length} cell${real.length === 1 ? '' : 's'} (every strategy, attack, ε and seed)${naiveFe ? `; naive FedAvg's cells: ${naiveFe} more` : ''}${unjudged ? `; not judged: ${x.rounds} round${x.rounds === 1 ? '' : 's'} run; the council exiles no forge before it has been scored in ${warmup} rounds` : ''}`,
     });
   if (exileRounds.length) {
     const never = exileRounds.filter((e) => e.rounds === null);
@@ -483,11 +490,14 @@ function targets(
     });
   }
   // "Beats" means by more than the noise: the mean of the per-seed differences (paired: the same
-  // forges and held-out pairs) above twice its standard error (with one seed: above zero).
-  const paired = (ds: readonly number[]): { d: number; se: number; met: boolean } => {
+  // forges and held-out pairs) above twice its standard error. One seed measures no noise, so any
+  // difference above zero would pass: not met, and the detail says so.
+  const paired = (ds: readonly number[]): { d: number; se: number; met: boolean; why: string } => {
     const st = stat(ds);
     const se = standardError(st);
-    return { d: st.mean, se, met: st.mean > 2 * se && st.mean > 0 };
+    if (st.n < 2) return { d: st.mean, se, met: false, why: ONE_SEED };
+    const met = st.mean > 2 * se && st.mean > 0;
+    return { d: st.mean, se, met, why: met ? '' : 'within the noise or below' };
   };
   const ref = results.filter(
     (r) =>
@@ -509,7 +519,7 @@ function targets(
         value: p.d,
         unit: 'points',
         met: p.met,
-        detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise'})`,
+        detail: `bond + council ${pct(pers.bondCouncil.all.mean)} vs ${which} ${pct(which === 'council-only' ? pers.councilOnly.all.mean : pers.bondOnly.all.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.why ? `; ${p.why}` : ''})`,
       });
     }
   }
@@ -544,7 +554,7 @@ function targets(
       value: p.d,
       unit: 'points',
       met: p.met,
-      detail: `semantic ${pct(sem.bondCouncil.mean)} vs ${control} ${pct(other.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.met ? '' : '; within the noise or below'}); council alone ${pct(sem.council.mean)} vs ${pct(other.council.mean)}`,
+      detail: `semantic ${pct(sem.bondCouncil.mean)} vs ${control} ${pct(other.bondCouncil.mean)}: ${pts(p.d)} (standard error ${pct(p.se)}${p.why ? `; ${p.why}` : ''}); council alone ${pct(sem.council.mean)} vs ${pct(other.council.mean)}`,
     });
   }
   const local = privacy.filter((p) => p.variant === 'local');
@@ -559,13 +569,32 @@ function targets(
       ? 'distributed noise (each forge adds a 1/K share of the variance; the council sees only the sum under secure aggregation, so FedAvg)'
       : 'local noise (each forge adds σ)';
     const how = `${noise}, ${variant.endsWith('small') ? `a small shared adapter (${at4.sharedValues} federated values)` : `the full adapter (${at4.sharedValues} federated values)`}`;
+    // Distributed noise runs another rule than the ε = ∞ run: say so, and show that rule without
+    // noise where the Byzantine grid ran it (its clean cell at ε = ∞, the full adapter).
+    const otherRule = at4.strategy !== base.strategy;
+    const sameRule =
+      otherRule && !variant.endsWith('small')
+        ? results.filter(
+            (r) =>
+              r.cell.strategy === at4.strategy &&
+              r.cell.attack === 'none' &&
+              r.cell.epsilon === Infinity &&
+              plain(r.cell),
+          )
+        : [];
+    const sameRuleInf = sameRule.length ? stat(sameRule.map((r) => r.council)).mean : null;
+    const rules = otherRule ? `; ε = 4 with ${at4.strategy} against ε = ∞ with ${base.strategy}` : '';
+    const withoutNoise =
+      sameRuleInf === null
+        ? ''
+        : `; ${at4.strategy} at ε ∞ (no noise): ${pct(sameRuleInf)}, ${(100 * Math.abs(sameRuleInf - at4.council.mean)).toFixed(1)} points ${sameRuleInf >= at4.council.mean ? 'above' : 'below'} ε 4`;
     out.push({
       name: `privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (${variant})`,
-      goal: `council quality at ε = 4 no more than 5 points below ε = ∞, ${how}, ${x.forges} forges, cohorts of ${x.cohort}`,
+      goal: `council quality at ε = 4 no more than 5 points below ε = ∞, ${how}, ${x.forges} forges, cohorts of ${x.cohort}${rules}; value: points below ε = ∞`,
       value: gap,
       unit: 'points',
       met: gap <= 0.05,
-      detail: `ε 4: ${pct(at4.council.mean)} (σ ${at4.sigma.toFixed(2)}, ε toward observers ${at4.observerEpsilon?.toFixed(2) ?? '∞'}, a forge's own ledger up to ε ${at4.forgeLedgerEpsilon?.toFixed(1) ?? '∞'} over ${at4.releases.max} releases; ${at4.limited} forges reached their lifetime ε and sat out) vs ε ∞ ${pct(base.council.mean)}: ${pts(-gap)}${gap <= 0.05 ? '' : `; misses by ${(100 * (gap - 0.05)).toFixed(1)} points`}`,
+      detail: `ε 4: ${pct(at4.council.mean)} (σ ${at4.sigma.toFixed(2)}, ε toward observers ${at4.observerEpsilon?.toFixed(2) ?? '∞'}, a forge's own ledger up to ε ${at4.forgeLedgerEpsilon?.toFixed(1) ?? '∞'} over ${at4.releases.max} releases; ${at4.limited} forges reached their lifetime ε and sat out) vs ε ∞ ${pct(base.council.mean)}: ${(100 * Math.abs(gap)).toFixed(1)} points ${gap >= 0 ? 'below' : 'above'}${gap <= 0.05 ? '' : `; misses by ${(100 * (gap - 0.05)).toFixed(1)} points`}${withoutNoise}`,
     });
   }
   if (local.length > 1) {
@@ -659,6 +688,7 @@ function aidosTarget(x: Experiment, a: AidosSummary | null): Target {
         ? `not measured: ${x.rounds} round${x.rounds === 1 ? '' : 's'} run, the claim starts at round ${AIDOS_FROM_ROUND}`
         : 'not measured: the clean reference run has not finished',
     );
+  const oneSeed = rows.some((r) => r.gain.n < 2);
   const short = rows.filter((r) => !(r.gain.mean >= AIDOS_MARGIN && r.gain.mean > 2 * standardError(r.gain)));
   const value = Math.min(...rows.map((r) => r.gain.mean));
   const each = a.rounds
@@ -672,8 +702,8 @@ function aidosTarget(x: Experiment, a: AidosSummary | null): Target {
     goal,
     value,
     unit: 'points',
-    met: short.length === 0,
-    detail: `federated vs a single forge alone: ${each}; a single forge's bond to convergence ${pct(a.singleConverged.mean)}, bond + council ${pct(a.bondCouncil.mean)}; calling every passage slop ${pct(a.allSlop.mean)}; ${a.forges} single forges, ${a.probe} held-out texts, mean over seeds${short.length ? `; missed in round${short.length === 1 ? '' : 's'} ${short.map((r) => r.round).join(', ')}` : ''}`,
+    met: short.length === 0 && !oneSeed,
+    detail: `federated vs a single forge alone: ${each}; a single forge's bond to convergence ${pct(a.singleConverged.mean)}, bond + council ${pct(a.bondCouncil.mean)}; calling every passage slop ${pct(a.allSlop.mean)}; ${a.forges} single forges, ${a.probe} held-out texts, mean over seeds${short.length ? `; missed in round${short.length === 1 ? '' : 's'} ${short.map((r) => r.round).join(', ')}` : ''}${oneSeed ? `; ${ONE_SEED}` : ''}`,
   };
 }
 
@@ -698,7 +728,8 @@ function coldStartTarget(x: Experiment, rows: readonly ColdStartSummaryRow[]): T
         : 'not measured: the clean reference run has not finished',
     );
   const se = standardError(first.gain);
-  const beats = first.gain.mean > 2 * se && first.gain.mean > 0;
+  const oneSeed = first.gain.n < 2;
+  const beats = !oneSeed && first.gain.mean > 2 * se && first.gain.mean > 0;
   const shrinks = first.gain.mean > last.gain.mean;
   const value = first.gain.mean - last.gain.mean;
   const each = rows
@@ -710,7 +741,9 @@ function coldStartTarget(x: Experiment, rows: readonly ColdStartSummaryRow[]): T
   const why = [
     beats
       ? ''
-      : `with ${first.sessions} session${first.sessions === 1 ? '' : 's'} the gain is within the noise (standard error ${pct(se)})`,
+      : oneSeed
+        ? ONE_SEED
+        : `with ${first.sessions} session${first.sessions === 1 ? '' : 's'} the gain is within the noise (standard error ${pct(se)})`,
     shrinks ? '' : `the gain does not shrink from ${first.sessions} to ${last.sessions} sessions`,
   ].filter(Boolean);
   return {

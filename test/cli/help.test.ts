@@ -156,6 +156,15 @@ describe('kourai help <command path>', () => {
     expect(help).toMatch(/--layouts <file\|json> .*inline JSON: \{"derive": \{"base": "builtin", "rank": 8\}\}/);
   });
 
+  it('federate simulate --help shows how to reproduce every claim: the at-scale command, the targets, the docs page', async () => {
+    const t = tree();
+    await t.program.parseAsync(['help', 'federate', 'simulate'], { from: 'user' });
+    const help = t.out().replace(/\s+/g, ' ');
+    expect(help).toContain('kourai federate simulate --forges 1000 --cohort 100 --seeds');
+    expect(help).toMatch(/kourai federate simulate [^$]*--json .*targets/);
+    expect(help).toMatch(/docs\/evaluation\.md/);
+  });
+
   it('an unknown path is a usage error naming it', async () => {
     await expect(tree().program.parseAsync(['help', 'council', 'nope'], { from: 'user' })).rejects.toThrow(
       /^unknown command "council nope"$/,

@@ -8,6 +8,8 @@ import { openCouncilStorage } from '../../src/council/open-storage.js';
 import type { CouncilStorage, ForgeRow } from '../../src/council/storage.js';
 import { privacyPolicyOf } from '../../src/council/round-settings.js';
 import { roundListView } from '../../src/council/views.js';
+import roundsCommand from '../../src/commands/council/rounds.js';
+import type { Ctx } from '../../src/context.js';
 import { VirtualClock } from '../../src/runtime/clock.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BACKENDS, body, FINGERPRINT, SPECS, testDatabase, update, useBackend } from './helpers.js';
@@ -115,6 +117,40 @@ for (const backend of BACKENDS) {
           close_reason: 'min_forges',
           outcomes: [{ agent: 'kallos', updates: 3, used: 3, yours_used: true }],
         });
+      });
+    });
+
+    describe('echoes', () => {
+      it('identical updates count once in the robust rule, and the round says so', async () => {
+        const specs = [
+          { name: 'layers.0.q_proj.lora_A.weight', shape: [4, 64] },
+          { name: 'layers.0.q_proj.lora_B.weight', shape: [64, 4] },
+        ];
+        const t = (open = await council({
+          strategy: 'multikrum',
+          byzantine: 2,
+          min_forges: 7,
+          layouts: { '*': specs },
+        }));
+        for (const name of ['argos', 'twin-a', 'twin-b', 'twin-c'])
+          t.forges.push((await addForge(t.storage, name, randomBytes, t.clock.now())).forge);
+        for (const [i, f] of t.forges.entries()) {
+          const opts = { specs, centre: 0.01, spread: 0.03 };
+          const u = f.name.startsWith('twin') ? update(99, opts) : update(10 + i, opts);
+          await t.council.submit(f, 1, 'kallos', body(u));
+          await t.council.seal(f, 1);
+        }
+        await settle(t.council);
+        const [, round1] = await roundListView(t.storage, 2, privacyPolicyOf(t.config));
+        expect(round1?.agents).toMatchObject([
+          { agent: 'kallos', aggregated: true, echoes: [['twin-a', 'twin-b', 'twin-c']] },
+        ]);
+        const outcome = JSON.parse((await t.storage.aggregatesOf(1))[0]!.outcomeJson);
+        expect(outcome.used.filter((n: string) => n.startsWith('twin')).length).toBeLessThanOrEqual(1);
+        expect(outcome.details.evidence).toEqual({ 'twin-a': 'echo', 'twin-b': 'echo', 'twin-c': 'echo' });
+        expect(t.logs).toContain('council: round 1: kallos: 3 identical updates (twin-a, twin-b, twin-c) counted once');
+        const text = roundsCommand.render?.({ data_dir: '', rounds: [round1!] }, { colorLevel: 0 } as Ctx) ?? '';
+        expect(text).toMatch(/round 1, kallos: 3 identical updates counted once \(twin-a, twin-b, twin-c\)/);
       });
     });
 

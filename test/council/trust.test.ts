@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ECHO_RATIO } from '../../src/aggregation/echo.js';
 import {
-  ECHO_RATIO,
   roundTrustUpdates,
   similarities,
   STRUCTURE_FLOOR,

@@ -187,6 +187,8 @@ describe('one federation round against a one-forge council (default policy) on t
       const shText = await runCli(show, { agent: 'techne', kind: 'council' }, ctx);
       expect(shText.stdout).toMatch(/signal\/noise/);
       expect(shText.stdout).toMatch(/validation/);
+      // One validation line: a council version has no training metric of its own to show as "—".
+      expect(shText.stdout.match(/^ {2}validation/gm)).toHaveLength(1);
 
       // The scene tells what happened: one forge, measured on the player's held-out scenes.
       const scene = sceneText(sceneOf(r.details));

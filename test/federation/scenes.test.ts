@@ -122,6 +122,48 @@ describe('scenes that tell the truth (accuracy probes, held-out validation)', ()
     );
   });
 
+  it('one forge: a craft the council adapter holds but this forge\'s own update did not is the noise, not "our own lesson"', () => {
+    const said = (mine: number | null) =>
+      sceneText(
+        sceneOf(
+          details({
+            forges: 1,
+            came_back: [back('techne', 1, validation())],
+            learned: [
+              { agent: 'techne', probes: [probe('no-leftovers', { before: 0.16, after: 0.95, mine, yours: 0.18 })] },
+            ],
+          }),
+        ),
+      );
+    // What this forge sent held the craft on 0% of fresh pairs: the move came from the noise.
+    expect(said(0)).not.toMatch(/our own lesson/);
+    expect(said(0)).toMatch(
+      /came back holding to this craft: .*my own update did not: with no other forge, that is the whisper's noise/,
+    );
+    expect(said(null)).not.toMatch(/our own lesson/);
+    // What it sent held the craft: then it is the forge's own lesson.
+    expect(said(0.97)).toMatch(/No other forge was there: it is our own lesson, returned/);
+  });
+
+  it("one forge: a lean the council adapter shows but this forge's own update did not is told as the noise", () => {
+    const said = (mine: number | null) =>
+      sceneText(
+        sceneOf(
+          details({
+            forges: 1,
+            came_back: [back('techne', 1, validation())],
+            learned: [
+              { agent: 'techne', probes: [probe('descriptive-names', { before: 0.5, after: 0.9, mine, yours: null })] },
+            ],
+          }),
+        ),
+      );
+    expect(said(0.1)).toMatch(/came back leaning to: locals and parameters named for what they hold/);
+    expect(said(0.1)).not.toMatch(/from this forge's own update/);
+    expect(said(0.1)).toMatch(/my own update did not lean that way: with no other forge, that is the whisper's noise/);
+    expect(said(0.95)).toMatch(/\(from this forge's own update and the noise\)/);
+  });
+
   it('several forges: how many, and what the craft learned from them; a council adapter that helps is applied', () => {
     const s = sceneText(
       sceneOf(

@@ -34,6 +34,7 @@ export const FIXTURE_EXPERIMENT: Experiment = {
   personalSample: 24,
   coldStart: [1, 8],
   newcomers: 2,
+  rootSet: false,
 };
 
 const det = (f1: number): Detection => ({ f1, precision: f1 - 0.1, recall: f1 + 0.1 });

@@ -25,6 +25,7 @@ const x: Experiment = {
   personalSample: 24,
   coldStart: [1, 8],
   newcomers: 2,
+  rootSet: false,
 };
 const q = (all: number): Quality => ({ personal: all, craft: all, all });
 
@@ -110,7 +111,12 @@ function results(o: {
 
 describe('targets say what was measured, whether it was met and by how much it was missed', () => {
   it('all met', () => {
-    const s = summarize(x, results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }), 16);
+    // 3 rounds: the trust warm-up, so that an exile was possible.
+    const s = summarize(
+      { ...x, rounds: 3 },
+      results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }),
+      16,
+    );
     const t = Object.fromEntries(s.targets.map((y) => [y.name, y]));
     expect(t['byzantine robustness: naive fedavg collapses']).toMatchObject({ met: true });
     expect(t['byzantine robustness: naive fedavg collapses']?.value).toBeCloseTo(0.5, 12);
@@ -148,6 +154,56 @@ describe('targets say what was measured, whether it was met and by how much it w
     expect(t['semantic split beats param-random split']?.detail).toMatch(/within the noise/);
     expect(t['privacy/utility: monotone in ε within noise']).toMatchObject({ met: false });
     expect(t['privacy/utility: monotone in ε within noise']?.detail).toMatch(/ε 1 scores 95\.0% but ε ∞ only 80\.0%/);
+  });
+});
+
+describe('a claim the run cannot test is not met', () => {
+  it('no false exiles: with fewer rounds than the trust warm-up no forge can be exiled, so 0 proves nothing', () => {
+    const r = results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 });
+    const short = summarize({ ...x, rounds: 2 }, r, 16).targets.find((y) => y.name === 'exile: no false exiles');
+    expect(short).toMatchObject({ value: 0, met: false });
+    expect(short?.detail).toMatch(
+      /not judged: 2 rounds run; the council exiles no forge before it has been scored in 3 rounds/,
+    );
+    const long = summarize({ ...x, rounds: 3 }, r, 16).targets.find((y) => y.name === 'exile: no false exiles');
+    expect(long).toMatchObject({ value: 0, met: true });
+  });
+});
+
+describe('a claim that must beat the noise over seeds is not met on one seed', () => {
+  it('personalization and the split controls: with one seed the noise is not measured, so the target is not met, and says why', () => {
+    const one: Experiment = { ...x, seeds: [1] };
+    const s = summarize(
+      one,
+      results({ fedavgWorst: 0.4, robustWorst: 0.78, eps1: 0.6, random: 0.8 }).filter((r) => r.cell.seed === 1),
+      16,
+    );
+    const t = Object.fromEntries(s.targets.map((y) => [y.name, y]));
+    for (const name of [
+      'personalization: bond + council beats council-only',
+      'personalization: bond + council beats bond-only',
+      'semantic split beats param-random split',
+    ]) {
+      expect(t[name], name).toMatchObject({ met: false });
+      expect(t[name]?.value, name).toBeGreaterThan(0);
+      expect(t[name]?.detail, name).toMatch(/one seed: the noise over seeds is not measured; run 2 or more seeds/);
+    }
+  });
+
+  it('cold start and Aidos F1: the same on one seed', async () => {
+    const { FIXTURE_EXPERIMENT, fixtureCells } = await import('./fixture-summary.js');
+    const seed = fixtureCells()[0]?.cell.seed;
+    const s = summarize(
+      { ...FIXTURE_EXPERIMENT, seeds: [seed as number] },
+      fixtureCells().filter((c) => c.cell.seed === seed),
+      28,
+    );
+    for (const prefix of ['cold start', 'Aidos']) {
+      const t = s.targets.find((y) => y.name.startsWith(prefix));
+      expect(t, prefix).toMatchObject({ met: false });
+      expect(t?.value, prefix).toBeGreaterThan(0);
+      expect(t?.detail, prefix).toMatch(/one seed: the noise over seeds is not measured; run 2 or more seeds/);
+    }
   });
 });
 
@@ -226,7 +282,7 @@ describe('targets at scale', () => {
       },
     };
   };
-  it('ε = 4 against ε = ∞ of the same adapter, per noise: a miss says by how many points', () => {
+  it('ε = 4 against ε = ∞ of the same adapter, per noise: a miss says by how many points', async () => {
     const big: Experiment = {
       ...x,
       forges: 1000,
@@ -247,8 +303,12 @@ describe('targets at scale', () => {
     expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (local)']).toMatchObject({
       met: false,
       value: expect.closeTo(0.2, 12),
-      detail: expect.stringMatching(/misses by 15\.0 points/),
+      detail: expect.stringMatching(/vs ε ∞ 80\.0%: 20\.0 points below; misses by 15\.0 points/),
     });
+    // The value is a shortfall (positive: ε = 4 scores lower); the goal says so.
+    expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (local)']?.goal).toMatch(
+      /value: points below ε = ∞$/,
+    );
     expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']).toMatchObject({
       met: true,
       value: expect.closeTo(0.02, 12),
@@ -256,12 +316,42 @@ describe('targets at scale', () => {
     expect(t['privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed-small)']?.detail).toMatch(
       /own ledger up to ε 30\.0 over 2 releases/,
     );
+    // The text report's privacy table keeps its columns under the longest variant name.
+    const { renderText } = await import('../../src/simulation/report/text.js');
+    const rows = renderText(big, s)
+      .split('\n')
+      .filter((l) => /^ {2}(4|∞) +(local|small|distributed|distributed-small) /.test(l));
+    expect(rows).toHaveLength(4);
+    expect(new Set(rows.map((l) => l.indexOf('±')))).toHaveProperty('size', 1);
     expect(s.privacy.map((p) => `${p.epsilon ?? '∞'} ${p.variant}`)).toEqual([
       '4 local',
       '4 distributed-small',
       '∞ local',
       '∞ small',
     ]);
+  });
+
+  it('distributed noise runs FedAvg: its target names the rules it compares, and FedAvg without noise when the grid has it', () => {
+    const grid: Experiment = {
+      ...x,
+      forges: 1000,
+      cohort: 100,
+      byzantine: 0,
+      strategies: ['fedavg', 'multikrum+lora-fair'],
+      attacks: ['none'],
+      epsilons: [4, Infinity],
+    };
+    const cells = [1, 2].flatMap((seed) => [
+      at('multikrum+lora-fair', Infinity, 0.8, seed),
+      at('fedavg', Infinity, 0.95, seed),
+      at('multikrum+lora-fair', 4, 0.6, seed),
+      at('fedavg', 4, 0.78, seed, 'distributed'),
+    ]);
+    const t = summarize(grid, cells, cells.length).targets.find(
+      (y) => y.name === 'privacy/utility at scale: ε = 4 within 5 points of ε = ∞ (distributed)',
+    );
+    expect(t?.goal).toMatch(/ε = 4 with fedavg against ε = ∞ with multikrum\+lora-fair/);
+    expect(t?.detail).toMatch(/fedavg at ε ∞ \(no noise\): 95\.0%, 17\.0 points above ε 4/);
   });
 
   it('a default robust rule the cohort cannot hold is a missed target that says why, not a silent gap', () => {

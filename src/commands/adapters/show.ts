@@ -95,7 +95,8 @@ export default defineCommand({
       `  created      ${a.created_at} (${a.origin}${a.parent_version ? `, after v${a.parent_version}` : ''})`,
       `  base         ${shortFp(a.base_fingerprint)}${a.configured_base === false ? c.yellow(' — not the configured base') : ''}`,
       `  LoRA         r=${a.rank} α=${a.alpha} on ${a.target_modules.join(', ')}`,
-      `  validation   ${fmtMetric(a.metric)}`,
+      // A council version has no training metric; its validation on the player's scenes follows.
+      ...(a.metric || !a.council ? [`  validation   ${fmtMetric(a.metric)}`] : []),
     ];
     if (m?.train_loss !== undefined)
       lines.push(

@@ -64,6 +64,8 @@ export interface AggregateResult {
   coords: number;
   tensors: number;
   used: string[];
+  /** Groups of identical updates the selecting rule counted once. */
+  echoes: string[][];
   non_finite: string[];
   scores: Record<string, number | null> | null;
   distance_to_aggregate: Record<string, number | null>;
@@ -227,6 +229,7 @@ export default defineCommand({
       coords: layout.size,
       tensors: layout.tensors.length,
       used: outcome.used.map(name),
+      echoes: (outcome.echoes ?? []).map((g) => g.map(name)),
       non_finite: outcome.nonFinite.map(name),
       scores: outcome.scores ? Object.fromEntries(outcome.scores.map((s, i) => [name(i), fin(s)])) : null,
       distance_to_aggregate: Object.fromEntries(outcome.distanceToAggregate.map((d, i) => [name(i), fin(d)])),
@@ -247,6 +250,8 @@ export default defineCommand({
     ];
     if (r.non_finite.length)
       lines.push(c.yellow(`dropped (NaN/Inf): ${r.non_finite.map((p) => basename(p)).join(', ')}`));
+    for (const g of r.echoes)
+      lines.push(c.yellow(`${g.length} identical updates counted once: ${g.map((p) => basename(p)).join(', ')}`));
     if (r.used.length < r.inputs.length) lines.push(`used: ${r.used.map((p) => basename(p)).join(', ')}`);
     for (const l of r.layers ?? [])
       lines.push(`  ${l.layer}: cos ${l.cos_before?.toFixed(6) ?? '-'} → ${l.cos_after?.toFixed(6) ?? '-'}`);

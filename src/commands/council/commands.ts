@@ -94,6 +94,10 @@ export const serve = {
       flags: '--trust-tolerance <tau>',
       help: 'distance to the aggregate, relative to the median, that still counts as similarity 1 (default 1.5)',
     },
+    {
+      flags: '--root-memoir <path>',
+      help: 'a memoir (file or directory) of the preferences every forge shares: updates that make it markedly worse lose trust (default: none)',
+    },
     { flags: '--lora-fair-lambda <x>', help: 'LoRA-FAIR penalty (default 0.01)' },
     { flags: '--lora-fair-lr <x>', help: 'LoRA-FAIR step size (default 0.01)' },
     { flags: '--lora-fair-steps <n>', help: 'LoRA-FAIR gradient steps (default 1000)' },

@@ -32,7 +32,7 @@ export default defineCommand({
     const c = colors(ctx.colorLevel);
     if (r.rounds.length === 0) return `no rounds yet in ${r.data_dir}`;
     const state = (s: string): string => (s === 'open' ? c.green(s) : s === 'closing' ? c.yellow(s) : s);
-    return renderTable(r.rounds, [
+    const table = renderTable(r.rounds, [
       { header: 'ROUND', get: (x) => String(x.round), align: 'right' },
       { header: 'STATE', get: (x) => state(x.state) },
       { header: 'STRATEGY', get: (x) => (x.byzantine ? `${x.strategy} f=${x.byzantine}` : x.strategy) },
@@ -53,5 +53,13 @@ export default defineCommand({
             .join(', ') || '-',
       },
     ]);
+    const echoes = r.rounds.flatMap((x) =>
+      x.agents.flatMap((a) =>
+        a.echoes.map((g) =>
+          c.yellow(`round ${x.round}, ${a.agent}: ${g.length} identical updates counted once (${g.join(', ')})`),
+        ),
+      ),
+    );
+    return echoes.length ? [table.trimEnd(), '', ...echoes].join('\n') : table;
   },
 });

@@ -47,6 +47,7 @@ const KEYS: ConfigKey[] = [
   'trust_threshold',
   'trust_warmup',
   'trust_tolerance',
+  'root_memoir',
   'lora_fair_lambda',
   'lora_fair_lr',
   'lora_fair_steps',

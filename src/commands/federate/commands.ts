@@ -143,6 +143,10 @@ export const simulate = {
     },
     { flags: '--newcomers <n>', help: 'newcomers per session count (default 4)' },
     {
+      flags: '--root-set',
+      help: "councils hold the sample root memoir and record each round what every update did to its pairs (cells' rounds[].root)",
+    },
+    {
       flags: '--threads <n>',
       help: 'worker threads for the trainings (default: the cores; 0: train on the main thread)',
     },

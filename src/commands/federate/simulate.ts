@@ -127,6 +127,7 @@ export function experimentFrom(o: z.output<typeof options>): Experiment {
     personalSample: o.personalSample ?? d.personalSample,
     coldStart: o.coldStart !== undefined ? parseColdStart(o.coldStart) : d.coldStart,
     newcomers: o.newcomers ?? d.newcomers,
+    rootSet: o.rootSet === true,
   };
   if (o.byzantine === undefined && o.forges !== undefined) x.byzantine = Math.floor(x.forges / 5);
   if (x.byzantine === 0 && o.attacks === undefined) x.attacks = ['none'];

@@ -1,4 +1,4 @@
-import { UNUSED_PREFERENCE } from '../../train/examples/build.js';
+import { UNREAD_SIGNAL, UNUSED_PREFERENCE } from '../../train/examples/build.js';
 import { z } from 'zod';
 import { kouraiHome, type Ctx } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
@@ -268,10 +268,14 @@ export default defineCommand({
     const width = ctx.stdout.columns;
     const summary = `examples: used (train/stop/validation), validation on scenes neither training nor early stopping saw · ${trained} of ${r.agents.length} agents trained over ${r.memoirs} memoir${r.memoirs === 1 ? '' : 's'} · base ${r.base_fingerprint.slice(7, 19)} (${r.encoder})`;
     const unread = r.agents.reduce((n, a) => n + (a.unused[UNUSED_PREFERENCE] ?? 0), 0);
+    const signals = r.agents.reduce((n, a) => n + (a.unused[UNREAD_SIGNAL] ?? 0), 0);
     const note =
-      unread > 0
+      (unread > 0
         ? ` · ${unread} preference list${unread === 1 ? '' : 's'} not read (not two items with a text and a numeric score)`
-        : '';
+        : '') +
+      (signals > 0
+        ? ` · ${signals} host signal${signals === 1 ? '' : 's'} not read (tests_passed must be true or false, coverage_delta a number)`
+        : '');
     const footer = width === undefined ? summary + note : wrapWords(summary + note, width);
     const body =
       width === undefined || blockWidth(table) <= width ? table : agentBlocks(r.agents, { c, label, fmtValue, width });

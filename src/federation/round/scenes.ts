@@ -101,14 +101,19 @@ function probeLine(agent: FederatingAgent, p: ProbeRecord, forges: number | null
   if ((CRAFT_PREFERENCES as readonly string[]).includes(p.preference)) {
     const what = PREFERENCE_TEXT[p.preference as Pole].replace(/^craft: /, '');
     const holds = leansTo(p.after, p.n, info.poles) === info.poles[0];
-    if (d > moved && holds)
+    if (d > moved && holds) {
+      // Alone, the council adapter is this forge's update plus noise: "our lesson" only if the update held it.
+      const ours = leansTo(p.mine, p.n, info.poles) === info.poles[0];
       return {
         speaker: agent,
-        text: alone
-          ? `The council adapter came back holding to this craft: ${what}. No other forge was there: it is our own lesson, returned.`
-          : `From the other forges I learned to hold to this craft: ${what}.`,
+        text: !alone
+          ? `From the other forges I learned to hold to this craft: ${what}.`
+          : ours
+            ? `The council adapter came back holding to this craft: ${what}. No other forge was there: it is our own lesson, returned.`
+            : `The council adapter came back holding to this craft: ${what}, though my own update did not: with no other forge, that is the whisper's noise.`,
         facts,
       };
+    }
     if (d < -moved && !holds)
       return {
         speaker: agent,
@@ -132,9 +137,11 @@ function probeLine(agent: FederatingAgent, p: ProbeRecord, forges: number | null
   if (council)
     return {
       speaker: agent,
-      text: alone
-        ? `The council adapter came back leaning to: ${PREFERENCE_TEXT[council]} (from this forge's own update and the noise).`
-        : `Across the forges, the council leans to: ${PREFERENCE_TEXT[council]}.`,
+      text: !alone
+        ? `Across the forges, the council leans to: ${PREFERENCE_TEXT[council]}.`
+        : leansTo(p.mine, p.n, info.poles) === council
+          ? `The council adapter came back leaning to: ${PREFERENCE_TEXT[council]} (from this forge's own update and the noise).`
+          : `The council adapter came back leaning to: ${PREFERENCE_TEXT[council]}, though my own update did not lean that way: with no other forge, that is the whisper's noise.`,
       facts,
     };
   return {

@@ -70,11 +70,11 @@ export function renderText(x: Experiment, s: Summary, e: Emphasis = PLAIN): stri
       `Privacy/utility (no attack; σ for ε toward observers of the council model over ${x.rounds} rounds, δ ${x.delta}${x.cohort < x.forges ? `, Poisson cohorts at q = ${(x.cohort / x.forges).toFixed(3)}` : ''}; ledger: the most a forge's own ledger charged, unamplified, within its lifetime ε; at limit: forges that sat out a release their ledger could not afford; σ* : raised by the council so that one release costs a forge at most 1/8 of its lifetime ε, its privacy floor)`,
     );
     out.push(
-      `  ${pad('ε', 5)} ${pad('noise', 12)} ${pad('values', 7, true)} ${pad('σ', 7, true)} ${pad('council', 11, true)} ${pad('bond+council', 13, true)} ${pad('converged', 10, true)} ${pad('ledger ε', 9, true)} ${pad('at limit', 8, true)} ${pad('signal/noise', 13, true)}  rounds`,
+      `  ${pad('ε', 5)} ${pad('noise', 17)} ${pad('values', 7, true)} ${pad('σ', 7, true)} ${pad('council', 11, true)} ${pad('bond+council', 13, true)} ${pad('converged', 10, true)} ${pad('ledger ε', 9, true)} ${pad('at limit', 8, true)} ${pad('signal/noise', 13, true)}  rounds`,
     );
     for (const p of s.privacy) {
       out.push(
-        `  ${pad(p.epsilon === null ? '∞' : String(p.epsilon), 5)} ${pad(p.variant, 12)} ${pad(String(p.sharedValues), 7, true)} ${pad(`${p.sigma.toFixed(2)}${p.sigmaBinding === 'floor' ? '*' : ''}`, 7, true)} ${pad(ms(p.council), 11, true)} ${pad(p.bondCouncil ? ms(p.bondCouncil) : '—', 13, true)} ${pad(Number.isFinite(p.roundsToConverge) ? `round ${p.roundsToConverge}` : '—', 10, true)} ${pad(p.forgeLedgerEpsilon === null ? '∞' : p.forgeLedgerEpsilon.toFixed(1), 9, true)} ${pad(String(p.limited ?? 0), 8, true)} ${pad(Number.isFinite(p.signal) ? `${p.signal.toFixed(2)}/${p.noise.toFixed(2)}` : '—', 13, true)}  ${unitSparkline(p.curve)}`,
+        `  ${pad(p.epsilon === null ? '∞' : String(p.epsilon), 5)} ${pad(p.variant, 17)} ${pad(String(p.sharedValues), 7, true)} ${pad(`${p.sigma.toFixed(2)}${p.sigmaBinding === 'floor' ? '*' : ''}`, 7, true)} ${pad(ms(p.council), 11, true)} ${pad(p.bondCouncil ? ms(p.bondCouncil) : '—', 13, true)} ${pad(Number.isFinite(p.roundsToConverge) ? `round ${p.roundsToConverge}` : '—', 10, true)} ${pad(p.forgeLedgerEpsilon === null ? '∞' : p.forgeLedgerEpsilon.toFixed(1), 9, true)} ${pad(String(p.limited ?? 0), 8, true)} ${pad(Number.isFinite(p.signal) ? `${p.signal.toFixed(2)}/${p.noise.toFixed(2)}` : '—', 13, true)}  ${unitSparkline(p.curve)}`,
       );
     }
   }

@@ -49,6 +49,8 @@ export interface ExampleFields {
   signals: HostSignals;
   /** A preference list that states no pair kourai reads (format/preference.ts): counted as unused. */
   unusedPreference?: boolean;
+  /** A host signal written with another type (`"tests_passed": "yes"`): counted as not read. */
+  unreadSignal?: boolean;
 }
 
 /**
@@ -75,6 +77,17 @@ export function hostSignals(context: unknown): HostSignals {
     testsPassed: typeof t === 'boolean' ? t : null,
     coverageDelta: typeof d === 'number' && Number.isFinite(d) ? d : null,
   };
+}
+
+/** Whether the context holds a host signal of another type than the one the trainer reads. */
+export function hasUnreadSignal(context: unknown): boolean {
+  if (context === null || typeof context !== 'object' || Array.isArray(context)) return false;
+  const c = context as Record<string, unknown>;
+  const s = hostSignals(c);
+  return (
+    (c['tests_passed'] !== undefined && s.testsPassed === null) ||
+    (c['coverage_delta'] !== undefined && s.coverageDelta === null)
+  );
 }
 
 const ACCEPTANCE: Readonly<Record<ResponseKind, number>> = { accepted: 1, modified: 0.75, deferred: 0.5, rejected: 0 };
@@ -108,6 +121,7 @@ export function fromEntry(e: MemoirEntry, description: string | null): ExampleFi
     description,
     signals: hostSignals(e.context),
     unusedPreference: unusedPreference(e.training_label?.preference_pair),
+    unreadSignal: hasUnreadSignal(e.context),
   };
 }
 
@@ -138,11 +152,14 @@ function clamp01(x: number): number {
 
 /** The reason counted for a preference list that is not a text/score pair kourai reads. */
 export const UNUSED_PREFERENCE = 'preference_list_not_a_pair';
+/** The reason counted for a host signal of another type (`"tests_passed": "yes"`). */
+export const UNREAD_SIGNAL = 'host_signal_not_read';
 
 /** The examples an entry gives its agent; `skip(reason)` when it gives none (or leaves a label unread). */
 export function examplesOf(f: ExampleFields, skip: (reason: string) => void): Example[] {
   // the entry's other labels still count; only the list itself is not read
   if (f.unusedPreference === true) skip(UNUSED_PREFERENCE);
+  if (f.unreadSignal === true) skip(UNREAD_SIGNAL);
   const weight = f.weight ?? 1;
   if (!Number.isFinite(weight) || weight <= 0) {
     skip('zero_weight');

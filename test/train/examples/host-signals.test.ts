@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoirEntry } from '../../../src/memoir/format/schema.js';
-import { examplesOf, fromEntry, hostSignals, testPairs } from '../../../src/train/examples/build.js';
+import { examplesOf, fromEntry, hostSignals, testPairs, UNREAD_SIGNAL } from '../../../src/train/examples/build.js';
 import { ent } from './helpers.js';
 
 /** Context keys a host writes beside the known ones (read by the trainer when present). */
@@ -21,6 +21,21 @@ describe('host signals in the context reach the trainer', () => {
     });
     expect(hostSignals(null)).toEqual({ testsPassed: null, coverageDelta: null });
     expect(hostSignals([true])).toEqual({ testsPassed: null, coverageDelta: null });
+  });
+
+  it('a signal of another type is counted as not read, and the entry still gives its other examples', () => {
+    const e = withCtx(ent({ scene_id: 's1', agent: 'dokimasia', agent_proposed: 'test A' }), {
+      tests_passed: 'yes',
+    });
+    const skipped: string[] = [];
+    const ex = examplesOf(fromEntry(e, null), (r) => skipped.push(r));
+    expect(skipped).toContain(UNREAD_SIGNAL);
+    expect(ex.every((x) => x.kind !== 'binary')).toBe(true);
+    const fine: string[] = [];
+    examplesOf(fromEntry(withCtx(ent({ scene_id: 's2', agent: 'dokimasia' }), { tests_passed: true }), null), (r) =>
+      fine.push(r),
+    );
+    expect(fine).not.toContain(UNREAD_SIGNAL);
   });
 
   it('a proposal whose tests ran: a binary test-pass example, and a graded coverage example', () => {
