@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { checkServeConfig, resolveCouncilConfig, type ConfigKey } from '../../council/config.js';
 import { describeLocation } from '../../council/open-storage.js';
+import { privacyPolicyOf } from '../../council/round-settings.js';
 import { startCouncilServer } from '../../council/server.js';
 import type { Ctx } from '../../context.js';
 import { EnvironmentError } from '../../errors.js';
@@ -99,6 +100,14 @@ export default defineCommand({
       `council listening on ${server.url} — strategy ${config.strategy}${config.byzantine ? ` (f=${config.byzantine})` : ''}, ` +
         `min ${config.min_forges} forges, deadline ${config.round_deadline}s, data ${describeLocation(config)}${config.cohort ? `, cohort ${config.cohort}` : ''}${resolved.file ? `, config ${resolved.file}` : ''}`,
     );
+    const d = privacyPolicyOf(config).derivation;
+    if (d)
+      log(
+        `council: privacy σ = ${d.binding === 'floor' ? d.floor_sigma.toPrecision(4) : d.observer_sigma.toPrecision(4)} for ε ${d.target_epsilon} over ${d.rounds} rounds at δ = ${d.delta} (q = ${d.sample_rate}): ` +
+          (d.binding === 'floor'
+            ? `raised from ${d.observer_sigma.toPrecision(4)} so that one release costs a forge ε ${d.release_epsilon.toFixed(3)} ≤ ${d.release_cap} (1/8 of its lifetime ε ${d.agent_epsilon})`
+            : `one release costs a forge ε ${d.release_epsilon.toFixed(3)}, within ${d.release_cap} (1/8 of its lifetime ε ${d.agent_epsilon})`),
+      );
     if (config.host !== '127.0.0.1' && config.host !== 'localhost' && config.host !== '::1')
       log('council: plain HTTP on a non-loopback address: terminate TLS in a reverse proxy in front of the council');
     if (opts.ndjson || opts.json)
