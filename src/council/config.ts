@@ -7,7 +7,7 @@ import { EnvironmentError, UsageError } from '../errors.js';
 import { DEFAULT_PRIVACY_CONFIG } from '../privacy/privacy-config.js';
 import { BUILTIN_FINGERPRINT } from '../train/fingerprint.js';
 import { configuredLayouts, derivationOf, LayoutsConfigSchema } from './layouts.js';
-import { normBound } from './norm-bound.js';
+import { normBound, SERVER_LR_MAX } from './norm-bound.js';
 import { privacyPolicyOf, roundSettingsOf } from './round-settings.js';
 
 /**
@@ -101,7 +101,7 @@ export const CouncilConfigSchema = z.object({
   lora_fair_steps: z.number().int().min(0),
   lora_fair_solver: z.enum(['gd', 'ridge']),
   /** The server's step: the new global is the previous one plus server_lr × the aggregate update (FedOpt's server learning rate). */
-  server_lr: z.number().positive().max(100),
+  server_lr: z.number().positive().max(SERVER_LR_MAX),
 });
 export type CouncilConfig = z.infer<typeof CouncilConfigSchema>;
 export type Range = z.infer<typeof RangeSchema>;

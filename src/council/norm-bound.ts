@@ -1,2 +1,2 @@
 /** The norm check is part of the protocol: a forge applies the same bound to what the council sends back. */
-export { normBound } from '../protocol/norm-bound.js';
+export { normBound, SERVER_LR_MAX } from '../protocol/norm-bound.js';

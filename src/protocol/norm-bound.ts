@@ -20,3 +20,10 @@ export function normBound(clipNorm: number, noiseMultiplier: number, d: number, 
   const bound = clipNorm * (1 + spread) * (1 + 1e-6);
   return Number.isFinite(bound) ? bound : Infinity;
 }
+
+/**
+ * The largest server step (`server_lr`: the new global is the previous one plus that step times the
+ * aggregate) a council may publish and a forge allows for when it checks what a round moved a
+ * global by: the step multiplies that movement, so an unbounded one would admit any global.
+ */
+export const SERVER_LR_MAX = 4;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode, KouraiError } from '../../src/errors.js';
 import type { DownloadedAdapter } from '../../src/federation/council-client.js';
 import { checkGlobalDescent } from '../../src/federation/round/adapter-check.js';
-import { normBound } from '../../src/protocol/norm-bound.js';
+import { normBound, SERVER_LR_MAX } from '../../src/protocol/norm-bound.js';
 import { publicInit, PUBLIC_INIT_SCHEME } from '../../src/protocol/public-init.js';
 import type { RoundStatus } from '../../src/protocol/wire.js';
 import type { NamedTensor, TensorSpec } from '../../src/tensor/tensor.js';
@@ -108,5 +108,17 @@ describe('a global is checked against the public initialisation it descends from
     }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'council_adapter_refused' });
     expect((err as Error).message).toMatch(/scheme "kourai.public-init\/9" is not one this kourai knows/);
+  });
+
+  it("a council's server step widens what a round may move, up to the largest step a forge allows", async () => {
+    const stepped = (lr: number | undefined) => (k: number) =>
+      ({ ...status(k), strategy: lr === undefined ? {} : { server_lr: lr } }) as unknown as RoundStatus;
+    expect((await check(adapter(1, 1.5 * PER_ROUND), 1, stepped(2))).err).toBeUndefined();
+    expect((await check(adapter(1, 1.5 * PER_ROUND), 1, stepped(undefined))).err?.message).toMatch(
+      /more than the round/,
+    );
+    expect((await check(adapter(1, SERVER_LR_MAX * PER_ROUND * 0.99), 1, stepped(1000))).err).toBeUndefined();
+    const { err } = await check(adapter(1, SERVER_LR_MAX * PER_ROUND * 1.01), 1, stepped(1000));
+    expect(err?.message).toMatch(/more than the round that produced it allows/);
   });
 });

@@ -7,6 +7,7 @@ import { CancelledError, UsageError } from '../../errors.js';
 import { FEDERATING_AGENTS, type FederatingAgent } from '../../memoir/format/agents.js';
 import { colors } from '../../output/color.js';
 import { note } from '../../output/notice.js';
+import { SERVER_LR_MAX } from '../../protocol/norm-bound.js';
 import { progress } from '../../output/progress.js';
 import type { CellResult } from '../../simulation/cell.js';
 import { inProcessCouncil } from '../../simulation/council-port.js';
@@ -60,7 +61,7 @@ const options = optionsSchema(spec, {
   seeds: list('--seeds'),
   localEpochs: z.coerce.number().int().min(1).max(100).optional(),
   clipNorm: z.coerce.number().positive().optional(),
-  serverLr: z.coerce.number().positive().max(100).optional(),
+  serverLr: z.coerce.number().positive().max(SERVER_LR_MAX).optional(),
   heldOut: z.coerce.number().int().min(4).max(10_000).optional(),
   personalSample: z.coerce.number().int().min(1).max(1000).optional(),
   newcomers: z.coerce.number().int().min(1).max(100).optional(),

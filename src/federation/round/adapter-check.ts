@@ -4,8 +4,9 @@
  * and an aggregate may move the global it started from by no more than the round's privacy
  * policy allows. Each update the council accepted has norm at most B = S·(1 + σ(√d + t)) for the
  * policy's largest S and σ (protocol/norm-bound.ts); a mean of n of them stays within B, a
- * coordinate-wise rule (median, trimmed mean) within √n·B; the check allows 2·√n·B. A council
- * adapter outside that is refused (exit 5) and the current adapters stay.
+ * coordinate-wise rule (median, trimmed mean) within √n·B; the council's server step η multiplies
+ * that, so the check allows 2·η·√n·B, η at most SERVER_LR_MAX. A council adapter outside that is
+ * refused (exit 5) and the current adapters stay.
  *
  * A global a forge starts from has no earlier adapter of its own to compare with: it is checked
  * against the public initialisation it descends from, which the forge recomputes (round 0 must be
@@ -13,7 +14,7 @@
  * produced it, read from their statuses).
  */
 import { ExitCode, KouraiError } from '../../errors.js';
-import { normBound } from '../../protocol/norm-bound.js';
+import { normBound, SERVER_LR_MAX } from '../../protocol/norm-bound.js';
 import { publicInit, PUBLIC_INIT_SCHEME } from '../../protocol/public-init.js';
 import type { PrivacyPolicy, RoundStatus } from '../../protocol/wire.js';
 import type { NamedTensor, TensorSpec } from '../../tensor/tensor.js';
@@ -33,7 +34,10 @@ export function refusedAdapter(agent: string, round: number, why: string): Koura
 /** Throws `council_adapter_refused` unless the adapter is exactly the layout, finite, and (with `moved`) within the policy's bound. */
 export function checkCouncilAdapter(
   a: DownloadedAdapter,
-  p: { layout: readonly TensorSpec[]; moved?: { from: readonly NamedTensor[]; policy: PrivacyPolicy; used: number } },
+  p: {
+    layout: readonly TensorSpec[];
+    moved?: { from: readonly NamedTensor[]; policy: PrivacyPolicy; used: number; serverLr?: number | undefined };
+  },
 ): void {
   const { agent, round } = a;
   const names = a.tensors.map((t) => t.name);
@@ -98,7 +102,7 @@ export function checkCouncilAdapter(
     }
     d += t.data.length;
   }
-  const allowed = roundAllowance(p.moved.policy, d, p.moved.used);
+  const allowed = roundAllowance(p.moved.policy, d, p.moved.used, p.moved.serverLr);
   const moved = Math.sqrt(sq);
   if (!(moved <= allowed)) {
     throw refusedAdapter(
@@ -125,9 +129,10 @@ export function checkFiniteDelta(agent: string, round: number, delta: readonly N
 }
 
 /** How far one round's aggregate of `used` updates may move a global of d coordinates (see above). */
-function roundAllowance(pol: PrivacyPolicy, d: number, used: number): number {
+function roundAllowance(pol: PrivacyPolicy, d: number, used: number, serverLr: number | undefined): number {
   const perUpdate = normBound(pol.accepted.clip_norm.max, pol.accepted.noise_multiplier.max, d, pol.tail_margin);
-  return 2 * Math.sqrt(Math.max(1, used)) * perUpdate;
+  const step = Math.min(Math.max(1, serverLr ?? 1), SERVER_LR_MAX);
+  return 2 * step * Math.sqrt(Math.max(1, used)) * perUpdate;
 }
 
 /**
@@ -183,14 +188,14 @@ export async function checkGlobalDescent(
         round,
         `descends from round ${k}, which the council does not say aggregated ${agent} from an earlier global`,
       );
-    allowed += roundAllowance(st.privacy_policy, d, out.used);
+    allowed += roundAllowance(st.privacy_policy, d, out.used, st.strategy?.server_lr);
     k = from;
   }
   if (!(moved <= allowed)) {
     throw refusedAdapter(
       agent,
       round,
-      `is ${moved.toPrecision(4)} from the public initialisation, more than the ${round === 1 ? 'round' : `${round} rounds`} that produced it allow (at most ${allowed.toPrecision(4)})`,
+      `is ${moved.toPrecision(4)} from the public initialisation, more than the ${round === 1 ? 'round that produced it allows' : `${round} rounds that produced it allow`} (at most ${allowed.toPrecision(4)})`,
     );
   }
 }

@@ -472,7 +472,16 @@ export async function runRound(d: RoundDeps): Promise<RoundResult> {
         const a = await call(`downloading ${agent}'s new council adapter`, () => t.aggregate(n, agent, { layout }));
         checkCouncilAdapter(a, {
           layout,
-          ...(startGlobal ? { moved: { from: startGlobal, policy: s.privacy_policy, used: outcome.used } } : {}),
+          ...(startGlobal
+            ? {
+                moved: {
+                  from: startGlobal,
+                  policy: s.privacy_policy,
+                  used: outcome.used,
+                  serverLr: s.strategy.server_lr,
+                },
+              }
+            : {}),
         });
         strategy = a.strategy;
         updateNorm = before ? globalL2(sub(a.tensors, before)) : null;
