@@ -43,9 +43,11 @@ for (const backend of BACKENDS) {
 
     describe('CouncilClient: a federation round from the forge side', () => {
       it('register/auth, current round, submit, seal, poll, download aggregate and own trust; LoRA-FAIR on deltas in round 2 (NumPy closed form)', async () => {
+        // The NumPy figures are the rule's own output: the server step (server-step.test.ts) is held at 1.
         c = await startTestCouncil({
           min_forges: 3,
           strategy: 'lora-fair',
+          server_lr: 1,
           byzantine: 0,
           lora_fair_solver: 'ridge',
           lora_fair_lambda: fx.lambda,
@@ -114,7 +116,7 @@ for (const backend of BACKENDS) {
       });
 
       it('weighted FedAvg (--weights counts) serves Σwᵢxᵢ/Σwᵢ (NumPy, naive sum)', async () => {
-        c = await startTestCouncil({ min_forges: 3, strategy: 'fedavg', weights: 'counts' });
+        c = await startTestCouncil({ min_forges: 3, strategy: 'fedavg', weights: 'counts', server_lr: 1 });
         const clients = await Promise.all(
           ['athens', 'sparta', 'thebes'].map(
             async (n) => new CouncilClient({ url: c.url, token: await c.token(n), backoffMs: 10 }),
