@@ -64,7 +64,7 @@ describe('council commands (in-process)', () => {
       [1, 'aggregated', 'median', 2],
     ]);
     expect(r.rounds[1]?.agents).toEqual([
-      { agent: 'mneme', updates: 2, aggregated: true, used: 2, skipped_reason: null },
+      { agent: 'mneme', updates: 2, aggregated: true, used: 2, skipped_reason: null, echoes: [] },
     ]);
     expect(rounds.render?.(r as never, ctx)).toMatch(
       /ROUND\s+STATE\s+STRATEGY\s+FORGES[\s\S]*1\s+aggregated\s+median\s+2\/2[\s\S]*mneme 2\/2/,
