@@ -22,7 +22,7 @@ const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
 /** Bradley–Terry logistic regression on x_chosen − x_rejected, plain full-batch gradient descent
  * with Nesterov momentum; its own code, so it checks the trainer rather than repeating it. L2 from
  * 3-fold cross-validation on the training pairs only. */
-function ceiling(trainPairs, testPairs, dim, scaleFrom) {
+function ceiling(trainPairs, testPairs, dim, scaleFrom, scaleTo) {
   const diff = (p) => {
     const m = new Map();
     for (let k = 0; k < p.a.idx.length; k++) m.set(p.a.idx[k], (m.get(p.a.idx[k]) ?? 0) + p.a.val[k]);
@@ -30,10 +30,10 @@ function ceiling(trainPairs, testPairs, dim, scaleFrom) {
     return { idx: Int32Array.from(m.keys()), val: Float64Array.from(m.values()) };
   };
   const fit = (ds, lam) => {
-    // structure (and embedding) columns to unit spread over these rows; n-grams as they are
+    // structure and embedding columns to unit spread over these rows; n-grams and words as they are
     const sq = new Float64Array(dim);
     for (const d of ds) for (let k = 0; k < d.idx.length; k++) sq[d.idx[k]] += d.val[k] ** 2;
-    const sc = sq.map((s, j) => (j >= scaleFrom && s > 0 ? Math.sqrt(ds.length / s) : 1));
+    const sc = sq.map((s, j) => (j >= scaleFrom && j < scaleTo && s > 0 ? Math.sqrt(ds.length / s) : 1));
     let L = 0;
     for (const d of ds) {
       let s = 0;
@@ -102,7 +102,7 @@ export async function run(report, { quick }) {
   const { examplesFromLines, evaluateSplit, partFolds, pairedGap, pooledInterval } =
     await dist('train/datasets/held-out.js');
   const { BaseModel } = await dist('train/base-model.js');
-  const { builtinBaseSpec, embeddingsBaseSpec, inputDim } = await dist('train/base-spec.js');
+  const { builtinBaseSpec, embeddingsBaseSpec, inputBlocks, inputDim } = await dist('train/base-spec.js');
   const { inputEncoder } = await dist('train/encoder/inputs.js');
   const { DEFAULT_SETTINGS } = await dist('train/trainer.js');
   const env = process.env;
@@ -161,7 +161,13 @@ export async function run(report, { quick }) {
         const toPair = (c) => ({ a: enc(c.chosen, c.prompt), b: enc(c.rejected, c.prompt) });
         const ceil = !withCeiling
           ? { outcomes: [], lambda: NaN }
-          : ceiling(trainCases.map(toPair), testCases.map(toPair), inputDim(spec), spec.encoder.dim);
+          : ceiling(
+              trainCases.map(toPair),
+              testCases.map(toPair),
+              inputDim(spec),
+              spec.encoder.dim,
+              inputBlocks(spec).words,
+            );
         figs.push({ ...f, ceiling: ceil.outcomes });
         console.error(
           `  ${repeats > 1 ? `seed ${r}, ` : ''}fold ${s + 1}/${folds}: ${f.testPairs} pairs, model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${withCeiling ? `${(mean(ceil.outcomes) * 100).toFixed(1)}%` : 'not run'} (λ ${f.lambda}, train ${f.trainSeconds.toFixed(0)} s, ${((performance.now() - t0) / 1000).toFixed(0)} s so far)`,

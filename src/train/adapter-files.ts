@@ -353,7 +353,8 @@ function short(fp: string): string {
 
 export function describeEncoder(spec: BaseSpec): string {
   const hashed = `hashed n-grams (${spec.encoder.dim}) + ${spec.structure.features.length} structure features`;
+  const words = `words (${spec.words.dim})`;
   return spec.semantic === null
-    ? `built-in ${hashed}`
-    : `${hashed} + embeddings ${spec.semantic.model} (${spec.semantic.dim})`;
+    ? `built-in ${hashed} + ${words}`
+    : `${hashed} + embeddings ${spec.semantic.model} (${spec.semantic.dim}) + ${words}`;
 }

@@ -24,6 +24,8 @@ export class BaseModel {
   private readonly filled: Uint8Array;
   private readonly structureAt: number;
   private readonly semanticAt: number;
+  /** The word block's first column: the frozen projection reads nothing from there on. */
+  private readonly wordsAt: number;
 
   constructor(spec: BaseSpec) {
     this.spec = spec;
@@ -31,6 +33,7 @@ export class BaseModel {
     const blocks = inputBlocks(spec);
     this.structureAt = blocks.structure;
     this.semanticAt = blocks.semantic;
+    this.wordsAt = blocks.words;
     this.hidden = spec.hidden;
     this.dense = new Float32Array(this.inDim * this.hidden);
     this.filled = new Uint8Array(this.inDim);
@@ -42,10 +45,12 @@ export class BaseModel {
   /** Generates column j of encoder.dense (hidden values) if it was not yet. */
   private fill(j: number): void {
     const H = this.hidden;
+    this.filled[j] = 1;
+    // The word block's columns are zero (the array's initial value).
+    if (j >= this.wordsAt) return;
     const { seed, init } = this.spec;
     const { scale, stream } = j >= this.structureAt && j < this.semanticAt ? init.denseStructure : init.dense;
     counterUniforms(seed, stream, j * H, scale, this.dense, j * H, H);
-    this.filled[j] = 1;
   }
 
   /** Column j of encoder.dense (a view). */
@@ -60,7 +65,9 @@ export class BaseModel {
     const w = this.dense;
     const b = this.bias;
     const { idx, val } = x;
-    const n = idx.length;
+    // Indices ascend, so the word block (zero columns) is a tail the loops can stop before.
+    let n = idx.length;
+    while (n > 0 && (idx[n - 1] as number) >= this.wordsAt) n--;
     for (let k = 0; k < n; k++) if (this.filled[idx[k] as number] === 0) this.fill(idx[k] as number);
     // The hot loop of scoring. Eight hidden units at a time are summed in locals over every feature
     // (out is read and written once per unit, not once per feature); each unit still adds its

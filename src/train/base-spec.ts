@@ -8,9 +8,10 @@ import { STRUCTURE_DIM, STRUCTURE_FEATURES } from './encoder/structure.js';
  * downloaded. Two bases with different specifications have different fingerprints, and adapters
  * over different bases are never mixed.
  *
- *   x = [ hashed(text) | structure(text, prompt) | embedding(text) ]     (inputDim(spec) wide)
- *         L2-normalised   standardised (structure.ts)  L2-normalised, only with `semantic`
- *   h = tanh(encoder.dense(x))             Linear(in -> hidden) with bias
+ *   x = [ hashed(text) | structure(text, prompt) | embedding(text) | words(text) ]   (inputDim(spec) wide)
+ *         L2-normalised   standardised (structure.ts)  L2-normalised,    L2-normalised (words.ts)
+ *                                                      only with `semantic`
+ *   h = tanh(encoder.dense(x))             Linear(in -> hidden) with bias; its word columns are zero
  *   score = head.score(h) + direct.score(x)      (preference model)
  *   route = head.route(h) + direct.route(x)      (Hephaestus)
  *
@@ -38,6 +39,14 @@ export interface SemanticSpec {
   dim: number;
 }
 
+/** Hashed lower-cased word unigrams (encoder/words.ts), read only by the adapters. */
+export interface WordsSpec {
+  kind: 'word-unigrams';
+  /** Version of the word extraction and hashing: changing it changes the fingerprint. */
+  version: 1;
+  dim: number;
+}
+
 export interface StructureSpec {
   /** 2: the request (the prompt's last paragraph) and context features. */
   version: 2;
@@ -50,10 +59,11 @@ export interface LayerInit {
 }
 
 export interface BaseSpec {
-  format: 'kourai-base/2';
+  format: 'kourai-base/3';
   encoder: HashedEncoderSpec;
   structure: StructureSpec;
   semantic: SemanticSpec | null;
+  words: WordsSpec;
   hidden: number;
   activation: 'tanh';
   /** The routing head's classes, in output order. */
@@ -73,6 +83,7 @@ export const SPECIALISTS: readonly Agent[] = FEDERATING_AGENTS.filter((a) => a !
 
 export const HIDDEN = 256;
 export const HASHED_DIM = 1 << 14;
+export const WORDS_DIM = 1 << 13;
 const SEED = 0x6b6f7572; // "kour"
 
 function init(hidden: number, semantic: boolean): BaseSpec['init'] {
@@ -93,10 +104,11 @@ const STRUCTURE: StructureSpec = { version: 2, features: STRUCTURE_FEATURES };
 
 export function builtinBaseSpec(): BaseSpec {
   return {
-    format: 'kourai-base/2',
+    format: 'kourai-base/3',
     encoder: { kind: 'hashed-ngrams', version: 1, dim: HASHED_DIM },
     structure: STRUCTURE,
     semantic: null,
+    words: { kind: 'word-unigrams', version: 1, dim: WORDS_DIM },
     hidden: HIDDEN,
     activation: 'tanh',
     specialists: SPECIALISTS,
@@ -110,16 +122,17 @@ export function embeddingsBaseSpec(model: string, dim: number): BaseSpec {
   return { ...builtinBaseSpec(), semantic: { kind: 'embeddings', model, dim }, init: init(HIDDEN, true) };
 }
 
-/** Width of the input vector x: hashed, structure, then the embedding. */
+/** Width of the input vector x: hashed, structure, the embedding, then the words. */
 export function inputDim(spec: BaseSpec): number {
-  return spec.encoder.dim + spec.structure.features.length + (spec.semantic?.dim ?? 0);
+  return inputBlocks(spec).end;
 }
 
-/** Where each block of x starts. */
-export function inputBlocks(spec: BaseSpec): { structure: number; semantic: number; end: number } {
+/** Where each block of x starts (`words`: also where the frozen projection's inputs end). */
+export function inputBlocks(spec: BaseSpec): { structure: number; semantic: number; words: number; end: number } {
   const structure = spec.encoder.dim;
   const semantic = structure + spec.structure.features.length;
-  return { structure, semantic, end: semantic + (spec.semantic?.dim ?? 0) };
+  const words = semantic + (spec.semantic?.dim ?? 0);
+  return { structure, semantic, words, end: words + spec.words.dim };
 }
 
 /** The specification as canonical JSON (sorted keys): what the fingerprint hashes first. */

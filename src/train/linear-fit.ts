@@ -338,9 +338,10 @@ export function chooseLambda(
 export function chooseLambdaOn(
   p: LinearProblem,
   folds: readonly (readonly number[])[],
-  opts: { grid?: readonly number[]; maxIter?: number } = {},
+  opts: { grid?: readonly number[]; maxIter?: number; by?: 'accuracy' | 'loss' } = {},
 ): LambdaChoice {
   const grid = opts.grid ?? LAMBDA_GRID;
+  const byLoss = opts.by === 'loss';
   if (folds.length < 2 || grid.length === 1) return { lambda: grid[Math.floor(grid.length / 2)] as number, curve: [] };
   const hits = grid.map(() => 0);
   const losses = grid.map(() => 0);
@@ -367,7 +368,7 @@ export function chooseLambdaOn(
   for (let g = 1; g < curve.length; g++) {
     const c = curve[g] as (typeof curve)[number];
     const b = curve[best] as (typeof curve)[number];
-    if (c.accuracy > b.accuracy + 1e-9) best = g;
+    if (byLoss ? c.loss < b.loss - 1e-12 : c.accuracy > b.accuracy + 1e-9) best = g;
   }
   return { lambda: (curve[best] as (typeof curve)[number]).lambda, curve };
 }

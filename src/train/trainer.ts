@@ -443,7 +443,10 @@ function fitDirect(
     const folds = sceneFolds(problem.items, trainIdx, 3, rand);
     digest = crossValidationDigest(problem, folds, grid);
     reused = cache !== null && cache.digest === digest && grid.includes(cache.lambda);
-    choice = reused && cache ? { lambda: cache.lambda, curve: cache.curve } : chooseLambdaOn(problem, folds, { grid });
+    choice =
+      reused && cache
+        ? { lambda: cache.lambda, curve: cache.curve }
+        : chooseLambdaOn(problem, folds, { grid, by: net.head === 'route' ? 'accuracy' : 'loss' });
   }
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);

@@ -123,7 +123,7 @@ describe('the code digest', () => {
       protocol: 2,
       release_format: 'kourai.council-release/3',
       public_init: 'kourai.public-init/1',
-      base: 'sha256:b1ed70e5821fb1600593986b1ef22928eddadb55e4ef534aedc70d2b3d30c47a',
+      base: 'sha256:ffac9b5ac585620c119985be313c92f1b978ea83cd711ceb241cd4900b5d50e5',
     });
     expect(d.code).toMatch(/^[0-9a-f]{64}$/);
     expect(d.v8).toBe(process.versions.v8);

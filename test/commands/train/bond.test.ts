@@ -169,7 +169,7 @@ describe('train bond over an embeddings endpoint (a real server on 127.0.0.1)', 
     const mismatch = await fails({ agent: 'techne', candidates: ['a', 'b'] }, ctx, score);
     expect(mismatch.exitCode).toBe(ExitCode.environment);
     expect(mismatch.message).toMatch(
-      /techne bond adapter v1 \(.*adapter_model\.safetensors\) was trained over base b1ed70e5821f, but the configured base is [0-9a-f]{12} \(hashed n-grams \(16384\) \+ 20 structure features \+ embeddings toy-embed \(48\)\)/,
+      /techne bond adapter v1 \(.*adapter_model\.safetensors\) was trained over base ffac9b5ac585, but the configured base is [0-9a-f]{12} \(hashed n-grams \(16384\) \+ 20 structure features \+ embeddings toy-embed \(48\) \+ words \(8192\)\)/,
     );
     const r = await runCli(bond, { ...quick, agent: ['techne'], json: true }, ctx);
     const res = r.json as Result;
