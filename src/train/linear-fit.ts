@@ -6,9 +6,10 @@ import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
  * The direct path's fit: a regularised linear model on the sparse inputs, the same objectives as
  * the network (Bradley–Terry pairs, logistic binary and graded targets, softmax routing), each
  * text's output the fixed part of the network (`offsets`) plus W x. Convex, so it is solved, not
- * descended: L-BFGS on the mean weighted loss + (λ/2)‖W − W0‖², with gradients that touch only the
- * columns of the features present. λ is chosen by cross-validation over scenes of the training
- * part (`chooseLambda`), on held-out accuracy, ties to the larger λ.
+ * descended: L-BFGS on the mean weighted loss + (λ/2) Σ_j m_j (W_j − W0_j)², with gradients that
+ * touch only the columns of the features present. m_j is 1 unless a hold (below) weighs a block of
+ * inputs more. λ and the hold are chosen by cross-validation over scenes of the training part
+ * (`chooseLambda`), ties to the larger λ and the earlier hold.
  */
 export interface FitItem {
   kind: 'pair' | 'binary' | 'graded' | 'route';
@@ -29,7 +30,22 @@ export interface LinearProblem {
   items: readonly FitItem[];
   /** Shrink towards this [dim][out] matrix (a starting adapter); null: towards zero. */
   prior: Float64Array | null;
+  /** Per column, the penalty's multiplier m_j (a hold's weights); null or absent: 1 everywhere. */
+  penalty?: Float64Array | null;
 }
+
+/**
+ * A hold: the penalty weighed up on some blocks of inputs, so that with a few hundred pairs a block
+ * that carries little for this player (character n-grams on prose, length on code) does not drown
+ * the one that carries the preference. Cross-validation picks among the holds it is offered.
+ */
+export interface Hold {
+  name: string;
+  /** Per column of the problem, the penalty's multiplier; null: 1 everywhere. */
+  weights: Float64Array | null;
+}
+
+export const NO_HOLD: Hold = { name: 'none', weights: null };
 
 export const LAMBDA_GRID: readonly number[] = [3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
 /** L-BFGS iterations per λ and fold while choosing: selection needs the ranking of λ values, not the last digit. */
@@ -137,21 +153,15 @@ class Evaluator {
     }
     let reg = 0;
     const prior = p.prior;
+    const pen = p.penalty ?? null;
     const lam = this.lambda;
-    if (prior) {
-      for (let j = 0; j < W.length; j++) {
-        const d = (W[j] as number) - (prior[j] as number);
-        if (d === 0) continue;
-        reg += d * d;
-        grad[j] = (grad[j] as number) + lam * d;
-      }
-    } else {
-      for (let j = 0; j < W.length; j++) {
-        const d = W[j] as number;
-        if (d === 0) continue;
-        reg += d * d;
-        grad[j] = (grad[j] as number) + lam * d;
-      }
+    for (let j = 0; j < W.length; j++) {
+      const d = (W[j] as number) - (prior ? (prior[j] as number) : 0);
+      if (d === 0) continue;
+      // W is [dim][out]: column c's weights are W[c·out … c·out + out − 1].
+      const m = pen ? (pen[Math.floor(j / O)] as number) : 1;
+      reg += m * d * d;
+      grad[j] = (grad[j] as number) + lam * m * d;
     }
     return { value: loss * inv + 0.5 * lam * reg, grad };
   }
@@ -320,8 +330,10 @@ export function sceneFolds(
 
 export interface LambdaChoice {
   lambda: number;
-  /** Mean held-out hit rate per grid value, in grid order (NaN: no cross-validation). */
-  curve: { lambda: number; accuracy: number; loss: number }[];
+  /** The hold chosen (its name). */
+  hold: string;
+  /** Mean held-out hit rate and loss per hold and grid value, holds in the order offered, each in grid order. */
+  curve: { lambda: number; hold: string; accuracy: number; loss: number }[];
 }
 
 /** λ by k-fold cross-validation over scenes of `idx` (the training part only). */
@@ -329,48 +341,59 @@ export function chooseLambda(
   p: LinearProblem,
   idx: readonly number[],
   rand: () => number,
-  opts: { folds?: number; grid?: readonly number[]; maxIter?: number } = {},
+  opts: {
+    folds?: number;
+    grid?: readonly number[];
+    maxIter?: number;
+    by?: 'accuracy' | 'loss';
+    holds?: readonly Hold[];
+  } = {},
 ): LambdaChoice {
   return chooseLambdaOn(p, sceneFolds(p.items, idx, opts.folds ?? 3, rand), opts);
 }
 
-/** λ by cross-validation over the given folds (item indices). */
+/**
+ * λ and the hold by cross-validation over the given folds (item indices): by held-out accuracy, or
+ * by held-out loss (`by: 'loss'`), which moves in smaller steps than accuracy on a few hundred pairs.
+ */
 export function chooseLambdaOn(
   p: LinearProblem,
   folds: readonly (readonly number[])[],
-  opts: { grid?: readonly number[]; maxIter?: number; by?: 'accuracy' | 'loss' } = {},
+  opts: { grid?: readonly number[]; maxIter?: number; by?: 'accuracy' | 'loss'; holds?: readonly Hold[] } = {},
 ): LambdaChoice {
   const grid = opts.grid ?? LAMBDA_GRID;
+  const holds = opts.holds ?? [NO_HOLD];
   const byLoss = opts.by === 'loss';
-  if (folds.length < 2 || grid.length === 1) return { lambda: grid[Math.floor(grid.length / 2)] as number, curve: [] };
-  const hits = grid.map(() => 0);
-  const losses = grid.map(() => 0);
+  if (folds.length < 2 || grid.length * holds.length === 1)
+    return { lambda: grid[Math.floor(grid.length / 2)] as number, hold: (holds[0] as Hold).name, curve: [] };
+  const cells = holds.flatMap((h) => grid.map((lambda) => ({ h, lambda, hits: 0, loss: 0 })));
   let n = 0;
   for (let f = 0; f < folds.length; f++) {
     const test = folds[f] as number[];
     const train = folds.flatMap((x, g) => (g === f ? [] : x));
     n += test.length;
-    // Warm starts down the grid (from the most regularised).
-    const W = p.prior ? Float64Array.from(p.prior) : new Float64Array(p.dim * p.out);
-    grid.forEach((lam, g) => {
-      fitLinear(p, train, lam, W, { maxIter: opts.maxIter ?? CV_MAX_ITER });
-      const r = itemHits(p, W, test);
-      hits[g] = (hits[g] as number) + r.hits;
-      losses[g] = (losses[g] as number) + r.loss;
-    });
+    for (const h of holds) {
+      const q: LinearProblem = { ...p, penalty: h.weights };
+      // Warm starts down the grid (from the most regularised).
+      const W = p.prior ? Float64Array.from(p.prior) : new Float64Array(p.dim * p.out);
+      for (const c of cells) {
+        if (c.h !== h) continue;
+        fitLinear(q, train, c.lambda, W, { maxIter: opts.maxIter ?? CV_MAX_ITER });
+        const r = itemHits(q, W, test);
+        c.hits += r.hits;
+        c.loss += r.loss;
+      }
+    }
   }
-  const curve = grid.map((lambda, g) => ({
-    lambda,
-    accuracy: (hits[g] as number) / n,
-    loss: (losses[g] as number) / n,
-  }));
+  const curve = cells.map((c) => ({ lambda: c.lambda, hold: c.h.name, accuracy: c.hits / n, loss: c.loss / n }));
   let best = 0;
   for (let g = 1; g < curve.length; g++) {
     const c = curve[g] as (typeof curve)[number];
     const b = curve[best] as (typeof curve)[number];
     if (byLoss ? c.loss < b.loss - 1e-12 : c.accuracy > b.accuracy + 1e-9) best = g;
   }
-  return { lambda: (curve[best] as (typeof curve)[number]).lambda, curve };
+  const b = curve[best] as (typeof curve)[number];
+  return { lambda: b.lambda, hold: b.hold, curve };
 }
 
 /**
@@ -380,15 +403,17 @@ export function chooseLambdaOn(
  * choice instead of cross-validating again. The tag names the fitting code: changing fitLinear,
  * itemHits or the selection rule changes it, so no choice made by other code is ever reused.
  */
-export const CV_TAG = 'kourai-lambda-cv/1';
+export const CV_TAG = 'kourai-lambda-cv/2';
 
 export function crossValidationDigest(
   p: LinearProblem,
   folds: readonly (readonly number[])[],
   grid: readonly number[] = LAMBDA_GRID,
+  holds: readonly Hold[] = [NO_HOLD],
+  by: 'accuracy' | 'loss' = 'accuracy',
 ): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ tag: CV_TAG, grid, maxIter: CV_MAX_ITER, out: p.out, dim: p.dim }));
+  h.update(JSON.stringify({ tag: CV_TAG, grid, by, maxIter: CV_MAX_ITER, out: p.out, dim: p.dim }));
   const bytes = (a: Int32Array | Float64Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
   const all: number[] = [];
   for (const f of folds) {
@@ -410,5 +435,9 @@ export function crossValidationDigest(
     h.update(bytes(p.offsets[t] as Float64Array));
   }
   h.update(p.prior ? bytes(p.prior) : 'no prior');
+  for (const hold of holds) {
+    h.update(`hold ${hold.name}\n`);
+    h.update(hold.weights ? bytes(hold.weights) : 'ones');
+  }
   return `sha256:${h.digest('hex')}`;
 }

@@ -173,20 +173,28 @@ function summary(
 /** What a version records of its direct path's λ: with the digest, the next run can reuse the choice. */
 function directRecord(r: TrainReport): {
   lambda: number;
+  hold: string;
   chosen_by: string;
   reused: boolean;
   digest: string | null;
   curve: LambdaCache['curve'];
 } {
   const d = r.direct;
-  return { lambda: d.lambda, chosen_by: d.chosenBy, reused: d.reused, digest: d.digest, curve: d.curve };
+  return { lambda: d.lambda, hold: d.hold, chosen_by: d.chosenBy, reused: d.reused, digest: d.digest, curve: d.curve };
 }
 
 /** The λ choice recorded with an agent's current bond version, if it has one (older versions do not). */
 function lambdaCacheOf(row: AdapterRow | null): LambdaCache | null {
   const d = (row?.metrics as { direct?: Partial<ReturnType<typeof directRecord>> } | null | undefined)?.direct;
-  if (!d || typeof d.digest !== 'string' || typeof d.lambda !== 'number' || !Array.isArray(d.curve)) return null;
-  return { digest: d.digest, lambda: d.lambda, curve: d.curve };
+  if (
+    !d ||
+    typeof d.digest !== 'string' ||
+    typeof d.lambda !== 'number' ||
+    typeof d.hold !== 'string' ||
+    !Array.isArray(d.curve)
+  )
+    return null;
+  return { digest: d.digest, lambda: d.lambda, hold: d.hold, curve: d.curve };
 }
 
 /** The council adapter a new bond trains over: the current one, unless scoring would not apply it now (applied-lean.ts). */

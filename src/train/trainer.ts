@@ -13,6 +13,8 @@ import {
   crossValidationDigest,
   fitLinear,
   LAMBDA_GRID,
+  NO_HOLD,
+  type Hold,
   sceneFolds,
   type LambdaChoice,
   type LinearProblem,
@@ -82,6 +84,7 @@ export interface TrainJob {
 export interface LambdaCache {
   digest: string;
   lambda: number;
+  hold: string;
   curve: LambdaChoice['curve'];
 }
 
@@ -136,6 +139,8 @@ export interface TrainReport {
    */
   direct: {
     lambda: number;
+    /** The hold the fit used (linear-fit.ts Hold): which blocks of inputs it weighed the penalty up on. */
+    hold: string;
     chosenBy: 'cross-validation' | 'setting';
     curve: LambdaChoice['curve'];
     digest: string | null;
@@ -341,6 +346,31 @@ export function train(base: BaseModel, encode: EncodeFn, job: TrainJob, hooks: T
  */
 const ROUTE_LAMBDA_GRID: readonly number[] = [10, 3, 1, 0.3, 0.1, ...LAMBDA_GRID];
 
+/** The scoring heads' grid reaches higher than the council's (a few hundred pairs often want more than 3·10⁻²). */
+const SCORE_LAMBDA_GRID: readonly number[] = [0.3, 0.1, ...LAMBDA_GRID];
+
+/** How much a hold weighs the penalty up on the blocks it holds. */
+const HOLD_WEIGHT = 30;
+
+/**
+ * The holds a scoring head's cross-validation chooses among: none, or the character n-grams, the
+ * structure features or both held back, so that the words (or an embedding) carry the preference.
+ * On hh-rlhf's development part, one penalty for every block lost 2–4 points to the words alone.
+ */
+function scoringHolds(blockOf: (c: number) => 'ngrams' | 'structure' | 'other', columns: number): Hold[] {
+  const hold = (name: string, held: readonly string[]): Hold => {
+    const w = new Float64Array(columns).fill(1);
+    for (let c = 0; c < columns; c++) if (held.includes(blockOf(c))) w[c] = HOLD_WEIGHT;
+    return { name, weights: w };
+  };
+  return [
+    NO_HOLD,
+    hold('n-grams', ['ngrams']),
+    hold('structure', ['structure']),
+    hold('n-grams and structure', ['ngrams', 'structure']),
+  ];
+}
+
 /**
  * Fits the trained adapter's direct path (linear-fit.ts) on the training items: the rest of the
  * network (base, frozen adapters, this adapter's nonlinear factors) is each text's offset. The
@@ -434,20 +464,35 @@ function fitDirect(
         priorFit[c * O + o] = (prior[o * D + (active[c] as number)] as number) * unitOf(active[c] as number);
   }
   const problem: LinearProblem = { out: O, dim: A, texts: compact, offsets, items, prior: priorFit };
-  let choice: LambdaChoice = { lambda: settings.l2 ?? NaN, curve: [] };
+  let choice: LambdaChoice = { lambda: settings.l2 ?? NaN, hold: NO_HOLD.name, curve: [] };
   let digest: string | null = null;
   let reused = false;
+  const route = net.head === 'route';
+  const holds = route
+    ? [NO_HOLD]
+    : scoringHolds(
+        (c) =>
+          (active[c] as number) < structure ? 'ngrams' : (active[c] as number) < semantic ? 'structure' : 'other',
+        A,
+      );
   if (settings.l2 === null) {
-    const grid = net.head === 'route' ? ROUTE_LAMBDA_GRID : LAMBDA_GRID;
+    const grid = route ? ROUTE_LAMBDA_GRID : SCORE_LAMBDA_GRID;
+    // The routing head keeps accuracy: its prior, not the fit, carries the calibration.
+    const by = route ? 'accuracy' : 'loss';
     // The folds are drawn either way, so the seeded stream goes on the same with or without reuse.
     const folds = sceneFolds(problem.items, trainIdx, 3, rand);
-    digest = crossValidationDigest(problem, folds, grid);
-    reused = cache !== null && cache.digest === digest && grid.includes(cache.lambda);
+    digest = crossValidationDigest(problem, folds, grid, holds, by);
+    reused =
+      cache !== null &&
+      cache.digest === digest &&
+      grid.includes(cache.lambda) &&
+      holds.some((h) => h.name === cache.hold);
     choice =
       reused && cache
-        ? { lambda: cache.lambda, curve: cache.curve }
-        : chooseLambdaOn(problem, folds, { grid, by: net.head === 'route' ? 'accuracy' : 'loss' });
+        ? { lambda: cache.lambda, hold: cache.hold, curve: cache.curve }
+        : chooseLambdaOn(problem, folds, { grid, by, holds });
   }
+  problem.penalty = (holds.find((h) => h.name === choice.hold) ?? NO_HOLD).weights;
   const U = priorFit ? Float64Array.from(priorFit) : new Float64Array(A * O);
   fitLinear(problem, trainIdx, choice.lambda, U);
   const W = prior ? Float64Array.from(prior) : new Float64Array(O * D);
@@ -458,6 +503,7 @@ function fitDirect(
   setDirectMatrix(lora, W, scale);
   return {
     lambda: choice.lambda,
+    hold: choice.hold,
     chosenBy: settings.l2 !== null ? 'setting' : 'cross-validation',
     curve: choice.curve,
     digest,

@@ -137,7 +137,7 @@ describe('a λ chosen earlier is reused only on the data it was chosen on', () =
     const d = first.report.direct;
     expect(d).toMatchObject({ chosenBy: 'cross-validation', reused: false });
     expect(d.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
-    const again = train(base, encode, job(data, { digest: d.digest!, lambda: d.lambda, curve: d.curve }));
+    const again = train(base, encode, job(data, { digest: d.digest!, lambda: d.lambda, hold: d.hold, curve: d.curve }));
     if (again.status !== 'trained') throw new Error(again.reason);
     expect(again.report.direct).toEqual({ ...d, reused: true });
     expect(bits(again.lora.all).equals(bits(first.lora.all))).toBe(true);
@@ -151,11 +151,11 @@ describe('a λ chosen earlier is reused only on the data it was chosen on', () =
     if (first.status !== 'trained') throw new Error(first.reason);
     const { digest, lambda } = first.report.direct;
     const other = LAMBDA_GRID.find((l) => l !== lambda)!;
-    const forced = train(base, encode, job(data, { digest: digest!, lambda: other, curve: [] }));
+    const forced = train(base, encode, job(data, { digest: digest!, lambda: other, hold: first.report.direct.hold, curve: [] }));
     if (forced.status !== 'trained') throw new Error(forced.reason);
     expect(forced.report.direct).toMatchObject({ lambda: other, reused: true });
     expect(bits(forced.lora.all).equals(bits(first.lora.all))).toBe(false);
-    const stale = train(base, encode, job(data, { digest: `sha256:${'0'.repeat(64)}`, lambda: other, curve: [] }));
+    const stale = train(base, encode, job(data, { digest: `sha256:${'0'.repeat(64)}`, lambda: other, hold: 'none', curve: [] }));
     if (stale.status !== 'trained') throw new Error(stale.reason);
     expect(stale.report.direct).toMatchObject({ lambda, reused: false, digest });
     expect(bits(stale.lora.all).equals(bits(first.lora.all))).toBe(true);
@@ -169,7 +169,12 @@ describe('a λ chosen earlier is reused only on the data it was chosen on', () =
     const more = train(
       base,
       encode,
-      job(synthetic(120, 8), { digest: d.digest!, lambda: LAMBDA_GRID.find((l) => l !== d.lambda)!, curve: [] }),
+      job(synthetic(120, 8), {
+        digest: d.digest!,
+        lambda: LAMBDA_GRID.find((l) => l !== d.lambda)!,
+        hold: d.hold,
+        curve: [],
+      }),
     );
     if (more.status !== 'trained') throw new Error(more.reason);
     expect(more.report.direct.reused).toBe(false);
