@@ -30,14 +30,15 @@ export interface LinearProblem {
   items: readonly FitItem[];
   /** Shrink towards this [dim][out] matrix (a starting adapter); null: towards zero. */
   prior: Float64Array | null;
-  /** Per column, the penalty's multiplier m_j (a hold's weights); null or absent: 1 everywhere. */
+  /** Per column, the penalty's multiplier m_j (a hold's weights; ∞: the column is dropped); null or absent: 1 everywhere. */
   penalty?: Float64Array | null;
 }
 
 /**
- * A hold: the penalty weighed up on some blocks of inputs, so that with a few hundred pairs a block
- * that carries little for this player (character n-grams on prose, length on code) does not drown
- * the one that carries the preference. Cross-validation picks among the holds it is offered.
+ * A hold: blocks of inputs the fit leaves out (weight ∞: their columns stay at the prior), so that
+ * with a few hundred pairs a block that carries little for this player (character n-grams on
+ * prose) does not drown the one that carries the preference. Cross-validation picks among the
+ * holds it is offered.
  */
 export interface Hold {
   name: string;
@@ -156,10 +157,15 @@ class Evaluator {
     const pen = p.penalty ?? null;
     const lam = this.lambda;
     for (let j = 0; j < W.length; j++) {
-      const d = (W[j] as number) - (prior ? (prior[j] as number) : 0);
-      if (d === 0) continue;
       // W is [dim][out]: column c's weights are W[c·out … c·out + out − 1].
       const m = pen ? (pen[Math.floor(j / O)] as number) : 1;
+      if (m === Infinity) {
+        // A dropped column stays where the fit starts it (the prior): no gradient moves it.
+        grad[j] = 0;
+        continue;
+      }
+      const d = (W[j] as number) - (prior ? (prior[j] as number) : 0);
+      if (d === 0) continue;
       reg += m * d * d;
       grad[j] = (grad[j] as number) + lam * m * d;
     }
