@@ -87,8 +87,11 @@ export class Council {
   /** Rounds queued or being aggregated by this process. */
   private readonly queued = new Set<number>();
   private aggregatingRound: number | null = null;
-  /** The deadline check the timer started last (idle() waits for it). */
-  private timerCheck: Promise<void> = Promise.resolve();
+  /**
+   * Deadline checks and closes in flight, whoever started them (the timer, a request, the sweep, a
+   * seal): each may yet close a round and queue its aggregation, so idle() waits for all of them.
+   */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(deps: CouncilDeps) {
     this.storage = deps.storage;
@@ -187,15 +190,21 @@ export class Council {
     await this.work.catch(() => undefined);
   }
 
-  /** Resolves when deadline checks the timer started and queued aggregation work are done (tests, the simulator, graceful shutdown). */
+  /** Resolves when deadline checks, closes and queued aggregation work are done (tests, the simulator, graceful shutdown). */
   async idle(): Promise<void> {
     for (;;) {
-      const check = this.timerCheck;
       const work = this.work;
-      await check;
+      await Promise.all([...this.inFlight].map((p) => p.catch(() => undefined)));
       await work.catch(() => undefined);
-      if (check === this.timerCheck && work === this.work) return;
+      if (this.inFlight.size === 0 && work === this.work) return;
     }
+  }
+
+  /** `p`, counted in flight until it settles. */
+  private track(p: Promise<void>): Promise<void> {
+    const tracked = p.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+    return tracked;
   }
 
   private async adoptConfiguredLayouts(): Promise<void> {
@@ -577,12 +586,18 @@ export class Council {
     return { round, forge: forge.name, sealed_at: sealedAt, agents };
   }
 
-  private async close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
-    if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
-    this.log(
-      `council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`,
+  private close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
+    // Between the round's close in storage and its aggregation in the queue there is nothing else
+    // for idle() to see: this close is tracked until it has queued.
+    return this.track(
+      (async () => {
+        if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
+        this.log(
+          `council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`,
+        );
+        this.enqueueAggregation(round);
+      })(),
     );
-    this.enqueueAggregation(round);
   }
 
   private enqueueAggregation(round: number): void {
@@ -601,7 +616,12 @@ export class Council {
   }
 
   /** Closes (or extends) the open round if its deadline has passed; re-arms the timer. */
-  async checkDeadline(): Promise<void> {
+  checkDeadline(): Promise<void> {
+    // Tracked from its first read: a check that has not reached close() yet may still close.
+    return this.track(this.deadlineCheck());
+  }
+
+  private async deadlineCheck(): Promise<void> {
     if (this.stopped) return;
     const r = await this.storage.latestRound();
     if (r?.state === 'open') {
@@ -636,9 +656,7 @@ export class Council {
     this.timer = null;
     if (this.stopped || r?.state !== 'open') return;
     this.timer = this.clock.setTimer(Date.parse(r.deadline) - this.now().getTime(), () => {
-      this.timerCheck = this.checkDeadline().catch((err: unknown) =>
-        this.log(`council: deadline check failed: ${String(err)}`),
-      );
+      this.checkDeadline().catch((err: unknown) => this.log(`council: deadline check failed: ${String(err)}`));
     });
   }
 
