@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -8,6 +10,10 @@ import { STANDARD_KEYS } from '../../../src/memoir/format/schema.js';
 import { slopShard } from '../../../src/memoir/sample/planted/slop.js';
 import { synthSessions } from '../../../src/memoir/sample/synth.js';
 import { kouraiEntry, upstreamEntry } from '../arbitraries.js';
+import supersede from '../../../src/commands/memoir/supersede.js';
+import { derivedId } from '../../../src/memoir/format/entry-id.js';
+import { removeDir, testCtx } from '../../helpers/ctx.js';
+import { runCmd } from '../../helpers/memory.js';
 
 const model = fileURLToPath(new URL('../../fixtures/python/memoir_model.py', import.meta.url));
 const probe = spawnSync('python3', ['-c', 'import pydantic; print(pydantic.VERSION)'], { encoding: 'utf8' });
@@ -17,7 +23,9 @@ const havePydantic = probe.status === 0;
 const missing = `the pydantic byte-compatibility proof did NOT run: python3 cannot import pydantic (${(probe.error?.message ?? probe.stderr.trim().split('\n').pop() ?? '').trim() || `exit ${probe.status}`})`;
 if (!havePydantic) process.stderr.write(`WARNING: ${missing}\n`);
 
-function pydantic(lines: string[]): { ok: boolean; dump?: string; values?: Record<string, unknown>; error?: string }[] {
+function pydantic(
+  lines: string[],
+): { ok: boolean; dump?: string; values?: Record<string, unknown>; extra?: [string, string][]; error?: string }[] {
   const r = spawnSync('python3', [model], { input: `${lines.join('\n')}\n`, encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(r.stderr);
   return r.stdout
@@ -86,5 +94,41 @@ describe('a Python host (pydantic) reads what kourai writes', () => {
       `pydantic ${probe.stdout.trim()} byte-compatibility: ${lines.length} lines with slop reviews`,
       'proof',
     );
+  });
+});
+
+describe('a correction of a Python line holding keys no model declares', () => {
+  it('is written as pydantic writes the corrected line (the keys left out), then only kourai keys', async (ctx) => {
+    if (!havePydantic) ctx.skip(missing);
+    const c = testCtx();
+    try {
+      const host = (proposed: string) =>
+        `{"scene_id":"session-0000abcd.turn-1","agent":"techne","source":"specialist_proposed","context":{"task_type":"qa","score":1.0},"narrative_beat":null,"agent_proposed":${JSON.stringify(proposed)},"player_response":{"kind":"modified","delta":"déjà vu","felt":null},"affinity_delta":1.0,"training_label":{"preference_pair":null,"weight":1.0},"split":{"shared_eligible":true,"private_only":false},"host":"py-host-1","host_score":1.0,"trace":{"a":1.0,"b":[2.50,1e-7]}}`;
+      const original = host('return x');
+      const path = join(c.home, 'memoir.jsonl');
+      writeFileSync(path, `${original}\n`);
+      const r = await runCmd(
+        supersede,
+        { id: derivedId(original), patch: '{"agent_proposed":"return y"}', reason: 'typo', memoir: [path] },
+        c,
+      );
+      const written = readFileSync(path, 'utf8').split('\n');
+      expect(written[0]).toBe(original);
+      const revision = written[1] as string;
+      const [want, got] = pydantic([host('return y'), revision]);
+      expect(got?.ok, got?.error).toBe(true);
+      expect(got?.dump).toBe(want?.dump);
+      expect(revision.startsWith(`${(want?.dump ?? '').slice(0, -1)},`)).toBe(true);
+      expect(got?.extra?.map(([k]) => k)).toEqual([
+        'entry_id',
+        'recorded_at',
+        'entry_type',
+        'supersedes',
+        'revision_reason',
+      ]);
+      expect(r.ignored).toHaveLength(3);
+    } finally {
+      removeDir(c.home);
+    }
   });
 });
