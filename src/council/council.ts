@@ -89,7 +89,7 @@ export class Council {
   private aggregatingRound: number | null = null;
   /**
    * Deadline checks and closes in flight, whoever started them (the timer, a request, the sweep, a
-   * seal): each may yet close a round and queue its aggregation, so idle() waits for all of them.
+   * seal): each may yet close a round and queue its aggregation, so idle() and stop() wait for all of them.
    */
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -162,6 +162,12 @@ export class Council {
       const n = (latest?.round ?? 0) + 1;
       await this.storage.openRound(await this.newRound(n));
       this.log(`council: round ${n} opened`);
+    } else if (
+      latest.state === 'open' &&
+      (await this.storage.forgeCounts(latest.round)).sealed >= this.config.min_forges
+    ) {
+      // Enough seals and no close: the council stopped (or died) between the last seal and its close.
+      await this.close(latest.round, 'min_forges');
     }
     await this.checkDeadline();
   }
@@ -176,18 +182,28 @@ export class Council {
    * (a claimer that died lets its lease run out) and notices rounds other processes opened or
    * closed. The server calls it every few seconds; a single process needs it only after a crash.
    */
-  async sweep(): Promise<void> {
-    if (this.stopped) return;
-    for (const r of await this.storage.closingRounds()) this.enqueueAggregation(r.round);
-    await this.checkDeadline();
+  sweep(): Promise<void> {
+    // Tracked, so that stop() waits for its reads too.
+    return this.track(
+      (async () => {
+        if (this.stopped) return;
+        for (const r of await this.storage.closingRounds()) this.enqueueAggregation(r.round);
+        await this.checkDeadline();
+      })(),
+    );
   }
 
-  /** Stops the timer and waits for aggregation in progress (it finishes its current agent at least). */
+  /**
+   * Stops the timer; waits for the deadline checks, sweeps and closes in flight, then for the
+   * aggregation queued before stop() began (it finishes its current agent at least). Nothing new
+   * starts once stop() has begun (close() and enqueueAggregation() say what happens instead), so
+   * when it returns the storage may be closed.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
     this.timer = null;
-    await this.work.catch(() => undefined);
+    await this.idle();
   }
 
   /** Resolves when deadline checks, closes and queued aggregation work are done (tests, the simulator, graceful shutdown). */
@@ -587,13 +603,17 @@ export class Council {
   }
 
   private close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
+    // A stopping council closes nothing: stop() may already have returned and the storage be closed.
+    // What asked for the close (the seals, the deadline) is in storage, and the next start closes the
+    // round from it (start() the seals, the first deadline check the deadline).
+    if (this.stopped) return Promise.resolve();
     // Between the round's close in storage and its aggregation in the queue there is nothing else
     // for idle() to see: this close is tracked until it has queued.
     return this.track(
       (async () => {
         if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
         this.log(
-          `council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`,
+          `council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); ${this.stopped ? 'the council is stopping: the next start aggregates it' : 'aggregating'}`,
         );
         this.enqueueAggregation(round);
       })(),
@@ -601,7 +621,9 @@ export class Council {
   }
 
   private enqueueAggregation(round: number): void {
-    if (this.queued.has(round)) return;
+    // Once stop() has begun no aggregation starts: the round stays closing in storage, and the next
+    // start (or another process's sweep) aggregates it.
+    if (this.stopped || this.queued.has(round)) return;
     this.queued.add(round);
     this.work = this.work
       .then(() => this.aggregateRound(round))

@@ -7,7 +7,7 @@ import { computeAgentAggregate, type AgentAggregator } from '../../src/council/a
 import { Council } from '../../src/council/council.js';
 import { addForge } from '../../src/council/forges.js';
 import { openCouncilStorage } from '../../src/council/open-storage.js';
-import type { CouncilStorage } from '../../src/council/storage.js';
+import type { CouncilStorage, ForgeRow } from '../../src/council/storage.js';
 import { VirtualClock, type Clock } from '../../src/runtime/clock.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
 import { BACKENDS, body, FINGERPRINT, SPECS, testDatabase, update, useBackend } from './helpers.js';
@@ -32,26 +32,56 @@ class SilentClock implements Clock {
   }
 }
 
-/** The storage with each close held after its write, before it returns: "closed, aggregation not yet queued". */
-function holdingCloses(inner: CouncilStorage): { storage: CouncilStorage; written: Promise<void>; release(): void } {
+/**
+ * The storage with each call to `key` held after it returns, before its caller sees the result
+ * (for closeRound: "closed, aggregation not yet queued"). Only while `armed`.
+ */
+function holding<K extends keyof CouncilStorage>(
+  inner: CouncilStorage,
+  key: K,
+): { storage: CouncilStorage; written: Promise<void>; release(): void; armed: boolean } {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   let wrote!: () => void;
   const written = new Promise<void>((r) => (wrote = r));
-  const storage = new Proxy(inner, {
-    get(target, key) {
-      if (key === 'closeRound')
-        return async (...args: Parameters<CouncilStorage['closeRound']>) => {
-          const closed = await target.closeRound(...args);
+  const held = { storage: inner, written, release, armed: true };
+  held.storage = new Proxy(inner, {
+    get(target, k) {
+      const v: unknown = Reflect.get(target, k, target);
+      if (typeof v !== 'function') return v;
+      const fn = (v as (...a: unknown[]) => unknown).bind(target);
+      if (k !== key) return fn;
+      return async (...args: unknown[]) => {
+        const out = await fn(...args);
+        if (held.armed) {
           wrote();
           await gate;
-          return closed;
-        };
-      const v: unknown = Reflect.get(target, key, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        }
+        return out;
+      };
     },
   });
-  return { storage, written, release };
+  return held;
+}
+
+function holdingCloses(inner: CouncilStorage): ReturnType<typeof holding> {
+  return holding(inner, 'closeRound');
+}
+
+/** The storage recording each aggregation claim as it is asked for. */
+function countingClaims(inner: CouncilStorage, claims: number[]): CouncilStorage {
+  return new Proxy(inner, {
+    get(target, k) {
+      const v: unknown = Reflect.get(target, k, target);
+      if (typeof v !== 'function') return v;
+      const fn = (v as (...a: unknown[]) => unknown).bind(target);
+      if (k !== 'claimRound') return fn;
+      return (...args: Parameters<CouncilStorage['claimRound']>) => {
+        claims.push(args[0]);
+        return fn(...args);
+      };
+    },
+  });
 }
 
 interface Setup {
@@ -61,6 +91,7 @@ interface Setup {
   logs: string[];
   database: string | null;
   dir: string;
+  forge: ForgeRow;
 }
 
 let open: Setup | undefined;
@@ -105,7 +136,12 @@ async function setup(
   await council.start();
   const { forge } = await addForge(inner, 'athens', randomBytes, clock.now());
   await council.submit(forge, 1, 'metis', body(update(1)));
-  return (open = { council, inner, config, logs, database, dir });
+  return (open = { council, inner, config, logs, database, dir, forge });
+}
+
+/** Lets pending I/O callbacks and the work they start run for a while. */
+async function turns(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 }
 
 /** True once `p` has settled (checked after letting pending I/O callbacks run). */
@@ -115,8 +151,16 @@ async function settled(p: Promise<unknown>): Promise<boolean> {
     () => (done = true),
     () => (done = true),
   );
-  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  await turns();
   return done;
+}
+
+/** The council started again on its storage, as after a stop (`t` takes the new council and storage). */
+async function restart(t: Setup, clock: Clock): Promise<Council> {
+  t.inner = await openCouncilStorage({ ...t.config, database: t.database }, 'create');
+  t.council = new Council({ storage: t.inner, config: t.config, clock, log: (l) => t.logs.push(l) });
+  await t.council.start();
+  return t.council;
 }
 
 async function pgClient(url: string): Promise<PgClient> {
@@ -177,6 +221,64 @@ for (const backend of BACKENDS) {
       held.release();
       await idle;
       expect(early, 'idle() returned while the timer-closed round had no aggregation queued').toBe(false);
+      expect((await t.inner.round(1))?.state).toBe('aggregated');
+      expect((await t.inner.latestRound())?.round).toBe(2);
+    });
+
+    it('stop() waits for a close in progress and starts no aggregation once it has begun; the next start aggregates the round', async () => {
+      const clock = new SilentClock();
+      const claims: number[] = [];
+      let held!: ReturnType<typeof holding>;
+      const t = await setup(clock, { wrap: (s) => (held = holdingCloses(countingClaims(s, claims))).storage });
+      clock.t = START + DEADLINE_MS;
+      const sweep = t.council.sweep();
+      await held.written;
+      const stop = t.council.stop();
+      const early = await settled(stop);
+      held.release();
+      await sweep;
+      await stop;
+      // What the server does once stop() has returned.
+      await t.inner.close();
+      await turns();
+      expect(early, 'stop() returned while a close was in progress').toBe(false);
+      expect(claims, 'an aggregation started after stop() began').toEqual([]);
+      expect(t.logs.filter((l) => /failed/.test(l))).toEqual([]);
+      await (await restart(t, clock)).idle();
+      expect((await t.inner.round(1))?.state).toBe('aggregated');
+      expect((await t.inner.latestRound())?.round).toBe(2);
+    });
+
+    it('a seal whose close comes after stop() changes no round and writes nothing more; the next start closes the round', async () => {
+      const clock = new SilentClock();
+      const claims: number[] = [];
+      let held!: ReturnType<typeof holding>;
+      const t = await setup(clock, {
+        wrap: (s) => {
+          held = holding(countingClaims(s, claims), 'forgeCounts');
+          held.armed = false;
+          return held.storage;
+        },
+      });
+      const [second, third] = await Promise.all(
+        ['byzantium', 'corinth'].map(async (n) => (await addForge(t.inner, n, randomBytes, clock.now())).forge),
+      );
+      // A seal counts toward min_forges with an update of its forge's.
+      for (const [i, f] of [second!, third!].entries()) await t.council.submit(f, 1, 'metis', body(update(i + 2)));
+      await t.council.seal(t.forge, 1);
+      await t.council.seal(second!, 1);
+      held.armed = true;
+      const sealing = t.council.seal(third!, 1);
+      // The third seal is recorded and counted: the close comes next.
+      await held.written;
+      await t.council.stop();
+      await t.inner.close();
+      held.release();
+      expect((await sealing).forge).toBe('corinth');
+      await turns();
+      expect(claims, 'an aggregation started after stop()').toEqual([]);
+      await (await restart(t, clock)).idle();
+      expect(t.logs).toContain('council: round 1 closed (3 forges sealed); aggregating');
       expect((await t.inner.round(1))?.state).toBe('aggregated');
       expect((await t.inner.latestRound())?.round).toBe(2);
     });
