@@ -244,6 +244,9 @@ for (const backend of BACKENDS) {
       expect(early, 'stop() returned while a close was in progress').toBe(false);
       expect(claims, 'an aggregation started after stop() began').toEqual([]);
       expect(t.logs.filter((l) => /failed/.test(l))).toEqual([]);
+      expect(t.logs).toContain(
+        'council: round 1 closed (deadline); the council is stopping: the next start aggregates it',
+      );
       await (await restart(t, clock)).idle();
       expect((await t.inner.round(1))?.state).toBe('aggregated');
       expect((await t.inner.latestRound())?.round).toBe(2);
