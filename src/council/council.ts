@@ -87,8 +87,11 @@ export class Council {
   /** Rounds queued or being aggregated by this process. */
   private readonly queued = new Set<number>();
   private aggregatingRound: number | null = null;
-  /** The deadline check the timer started last (idle() waits for it). */
-  private timerCheck: Promise<void> = Promise.resolve();
+  /**
+   * Deadline checks and closes in flight, whoever started them (the timer, a request, the sweep, a
+   * seal): each may yet close a round and queue its aggregation, so idle() and stop() wait for all of them.
+   */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(deps: CouncilDeps) {
     this.storage = deps.storage;
@@ -159,6 +162,12 @@ export class Council {
       const n = (latest?.round ?? 0) + 1;
       await this.storage.openRound(await this.newRound(n));
       this.log(`council: round ${n} opened`);
+    } else if (
+      latest.state === 'open' &&
+      (await this.storage.forgeCounts(latest.round)).sealed >= this.config.min_forges
+    ) {
+      // Enough seals and no close: the council stopped (or died) between the last seal and its close.
+      await this.close(latest.round, 'min_forges');
     }
     await this.checkDeadline();
   }
@@ -173,29 +182,45 @@ export class Council {
    * (a claimer that died lets its lease run out) and notices rounds other processes opened or
    * closed. The server calls it every few seconds; a single process needs it only after a crash.
    */
-  async sweep(): Promise<void> {
-    if (this.stopped) return;
-    for (const r of await this.storage.closingRounds()) this.enqueueAggregation(r.round);
-    await this.checkDeadline();
+  sweep(): Promise<void> {
+    // Tracked, so that stop() waits for its reads too.
+    return this.track(
+      (async () => {
+        if (this.stopped) return;
+        for (const r of await this.storage.closingRounds()) this.enqueueAggregation(r.round);
+        await this.checkDeadline();
+      })(),
+    );
   }
 
-  /** Stops the timer and waits for aggregation in progress (it finishes its current agent at least). */
+  /**
+   * Stops the timer; waits for the deadline checks, sweeps and closes in flight, then for the
+   * aggregation queued before stop() began (it finishes its current agent at least). Nothing new
+   * starts once stop() has begun (close() and enqueueAggregation() say what happens instead), so
+   * when it returns the storage may be closed.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
     this.timer = null;
-    await this.work.catch(() => undefined);
+    await this.idle();
   }
 
-  /** Resolves when deadline checks the timer started and queued aggregation work are done (tests, the simulator, graceful shutdown). */
+  /** Resolves when deadline checks, closes and queued aggregation work are done (tests, the simulator, graceful shutdown). */
   async idle(): Promise<void> {
     for (;;) {
-      const check = this.timerCheck;
       const work = this.work;
-      await check;
+      await Promise.all([...this.inFlight].map((p) => p.catch(() => undefined)));
       await work.catch(() => undefined);
-      if (check === this.timerCheck && work === this.work) return;
+      if (this.inFlight.size === 0 && work === this.work) return;
     }
+  }
+
+  /** `p`, counted in flight until it settles. */
+  private track(p: Promise<void>): Promise<void> {
+    const tracked = p.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+    return tracked;
   }
 
   private async adoptConfiguredLayouts(): Promise<void> {
@@ -577,16 +602,28 @@ export class Council {
     return { round, forge: forge.name, sealed_at: sealedAt, agents };
   }
 
-  private async close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
-    if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
-    this.log(
-      `council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); aggregating`,
+  private close(round: number, reason: 'min_forges' | 'deadline'): Promise<void> {
+    // A stopping council closes nothing: stop() may already have returned and the storage be closed.
+    // What asked for the close (the seals, the deadline) is in storage, and the next start closes the
+    // round from it (start() the seals, the first deadline check the deadline).
+    if (this.stopped) return Promise.resolve();
+    // Between the round's close in storage and its aggregation in the queue there is nothing else
+    // for idle() to see: this close is tracked until it has queued.
+    return this.track(
+      (async () => {
+        if (!(await this.storage.closeRound(round, this.now().toISOString(), reason))) return;
+        this.log(
+          `council: round ${round} closed (${reason === 'min_forges' ? `${this.config.min_forges} forges sealed` : 'deadline'}); ${this.stopped ? 'the council is stopping: the next start aggregates it' : 'aggregating'}`,
+        );
+        this.enqueueAggregation(round);
+      })(),
     );
-    this.enqueueAggregation(round);
   }
 
   private enqueueAggregation(round: number): void {
-    if (this.queued.has(round)) return;
+    // Once stop() has begun no aggregation starts: the round stays closing in storage, and the next
+    // start (or another process's sweep) aggregates it.
+    if (this.stopped || this.queued.has(round)) return;
     this.queued.add(round);
     this.work = this.work
       .then(() => this.aggregateRound(round))
@@ -601,7 +638,12 @@ export class Council {
   }
 
   /** Closes (or extends) the open round if its deadline has passed; re-arms the timer. */
-  async checkDeadline(): Promise<void> {
+  checkDeadline(): Promise<void> {
+    // Tracked from its first read: a check that has not reached close() yet may still close.
+    return this.track(this.deadlineCheck());
+  }
+
+  private async deadlineCheck(): Promise<void> {
     if (this.stopped) return;
     const r = await this.storage.latestRound();
     if (r?.state === 'open') {
@@ -636,9 +678,7 @@ export class Council {
     this.timer = null;
     if (this.stopped || r?.state !== 'open') return;
     this.timer = this.clock.setTimer(Date.parse(r.deadline) - this.now().getTime(), () => {
-      this.timerCheck = this.checkDeadline().catch((err: unknown) =>
-        this.log(`council: deadline check failed: ${String(err)}`),
-      );
+      this.checkDeadline().catch((err: unknown) => this.log(`council: deadline check failed: ${String(err)}`));
     });
   }
 

@@ -456,11 +456,14 @@ export class PgCouncilStorage implements CouncilStorage {
   }
 
   async claimRound(round: number, owner: string, at: string, leaseUntil: string): Promise<boolean> {
-    // SKIP LOCKED: a process that finds the row being claimed by another moves on instead of waiting.
+    // FOR UPDATE waits: the row is locked for a moment by more than claims (a closer that lost the
+    // race holds it to the end of its transaction, a seal or upload checking the round, an insert
+    // referring to it), and skipping a locked row would read as "claimed by another" and leave the
+    // round unaggregated. Every holder is a short transaction; a rival claimer then sees the claim.
     return this.tx(async (c) => {
       const row = (
         await c.query<{ claimed_by: string | null; lease_until: string | null }>(
-          "SELECT claimed_by, lease_until FROM rounds WHERE round = $1 AND state = 'closing' FOR UPDATE SKIP LOCKED",
+          "SELECT claimed_by, lease_until FROM rounds WHERE round = $1 AND state = 'closing' FOR UPDATE",
           [round],
         )
       ).rows[0];

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { kouraiHome, type Ctx } from '../context.js';
 import { fsError } from '../errors.js';
 import { resolveMemoirs } from '../memoir/file/discover.js';
-import { loadEntryAt } from '../memoir/file/reader.js';
+import { loadEntryAt, loadEntryLineAt } from '../memoir/file/reader.js';
 import type { MemoirEntry } from '../memoir/format/schema.js';
 import { checkpoint } from '../runtime/cancel.js';
 import { collector } from '../runtime/gc.js';
@@ -240,6 +240,11 @@ export function openIndexReadOnly(home: string): MemoirIndex | null {
 /** An indexed entry read back from its memoir (the index knows where every entry is). */
 export function loadRow(row: EntryRow): MemoirEntry {
   return loadEntryAt(row.path, row.offset, row.length, row.entry_id);
+}
+
+/** The same, with the entry's line exactly as its memoir holds it (without its line ending). */
+export function loadRowLine(row: EntryRow): { entry: MemoirEntry; line: string } {
+  return loadEntryLineAt(row.path, row.offset, row.length, row.entry_id);
 }
 
 /**

@@ -11,7 +11,8 @@ import { kourai } from './run-bin.js';
  * A Python host that writes one of kourai's extension keys with a value kourai cannot read
  * (`"likert": 9`, `"entry_id": ""`). pydantic ignores keys it does not declare, so every such
  * line is an entry: `verify` warns naming the line and the key, `inspect`, `train bond`,
- * `supersede` and `append` take it, and the value is kept as written.
+ * `supersede` and `append` take it, and the value is kept as written. A key no model declares is
+ * ignored by pydantic: `append` and `supersede` leave it out of what they write, with a warning.
  */
 const MODEL = fileURLToPath(new URL('../fixtures/python/memoir_model.py', import.meta.url));
 const q = JSON.stringify;
@@ -194,5 +195,61 @@ describe("a Python host's kourai extension kourai cannot read, end to end", { ti
     expect(t.stderr).toContain('argument: unknown key "narative_beat" (did you mean "narrative_beat"?)');
     expect(readFileSync(file).equals(after)).toBe(true);
     expect(after.subarray(0, before.length).equals(before)).toBe(true);
+  });
+
+  it('memoir supersede: keys no model declares in a Python line are left out of the revision with a warning, as pydantic leaves them out', () => {
+    mkdirSync(join(home, 'host-extra'));
+    const extraFile = join(home, 'host-extra', 'memoir.jsonl');
+    const extra = ',"host":"py-host-1","host_score":1.0,"trace":{"a":1.0,"b":[2.50]}';
+    const hostLines = [line(20, extra), line(21, extra)];
+    writeFileSync(extraFile, `${hostLines.join('\n')}\n`);
+    const original = readFileSync(extraFile);
+    const ids = (
+      JSON.parse(kourai(['memoir', 'inspect', '--memoir', extraFile, '--json'], { home }).stdout) as {
+        entries: { entry_id: string; scene_id: string }[];
+      }
+    ).entries
+      .sort((a, b) => a.scene_id.localeCompare(b.scene_id))
+      .map((e) => e.entry_id);
+    expect(ids).toHaveLength(2);
+    const [first, second] = ids as [string, string];
+    const ignored = (id: string) =>
+      ['host', 'host_score', 'trace'].map(
+        (k) => `${id}: key "${k}" is not a memoir field; left out of the revision, as the upstream model leaves it out`,
+      );
+
+    const patch = '{"agent_proposed":"return the value"}';
+    const r = kourai(['memoir', 'supersede', first, patch, '--reason', 'typo', '--json', '--memoir', extraFile], {
+      home,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { supersedes: string; changed: string[]; shared: boolean; ignored: string[] };
+    expect(out).toMatchObject({ supersedes: first, changed: ['agent_proposed'], shared: true });
+    expect(out.ignored).toEqual(ignored(first));
+    expect(r.stderr).toContain(`warning: ${ignored(first)[0] as string}`);
+    let written = readFileSync(extraFile, 'utf8').trimEnd().split('\n').at(-1) as string;
+    expect(written).not.toMatch(/"host"|"host_score"|"trace"/);
+    expect(written).toMatch(new RegExp(`"supersedes":${q(first)},"revision_reason":"typo"\\}$`));
+
+    // the text mode warns the same way
+    const t = kourai(['memoir', 'supersede', second, patch, '--reason', 'typo', '--memoir', extraFile], { home });
+    expect(t.code, t.stderr).toBe(0);
+    for (const w of ignored(second)) expect(t.stderr).toContain(`warning: ${w}`);
+    written = readFileSync(extraFile, 'utf8').trimEnd().split('\n').at(-1) as string;
+    expect(written).not.toMatch(/"host"|"host_score"|"trace"/);
+
+    // a correction that sets such a key is refused: nothing written
+    const before = readFileSync(extraFile);
+    const bad = kourai(['memoir', 'supersede', first, '{"host":"py-host-2"}', '--reason', 'r', '--memoir', extraFile], {
+      home,
+    });
+    expect(bad.code).toBe(5);
+    expect(bad.stderr).toContain('unknown key "host" in the correction');
+    const after = readFileSync(extraFile);
+    expect(after.equals(before)).toBe(true);
+    // the host's lines are untouched, and every line is an entry
+    expect(after.subarray(0, original.length).equals(original)).toBe(true);
+    const v = JSON.parse(kourai(['memoir', 'verify', '--memoir', extraFile, '--json'], { home }).stdout) as VerifyJson;
+    expect(v).toMatchObject({ ok: true, entries: 4, errors: 0 });
   });
 });

@@ -8,7 +8,7 @@ import { cellPrivacy } from '../../src/simulation/cell.js';
 import { inProcessCouncil, layoutsFor } from '../../src/simulation/council-port.js';
 import { DEFAULT_EXPERIMENT, type Experiment } from '../../src/simulation/experiment.js';
 import { ForgeLedgers } from '../../src/simulation/forge-ledger.js';
-import { sigmaFor } from '../../src/simulation/sim-privacy.js';
+import { sigmaForEpsilon } from '../../src/privacy/rdp-accountant.js';
 import { builtinBaseSpec } from '../../src/train/base-spec.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kourai-sim-sigma-'));
@@ -17,6 +17,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 // The at-scale experiment: 1,000 forges, Poisson cohorts of 100, 4 rounds, δ 1e-5.
 const x: Experiment = { ...DEFAULT_EXPERIMENT, forges: 1000, cohort: 100, byzantine: 200, rounds: 4 };
 const cap = privacyFloor(DEFAULT_PRIVACY_CONFIG).max_release_epsilon;
+/** The accountant's σ for ε over R rounds at sampling rate q: what an observer alone would need. */
+const observerSigma = (epsilon: number, rounds: number, q: number): number =>
+  sigmaForEpsilon({ epsilon, delta: 1e-5, steps: rounds, sampleRate: q, tolerance: 1e-6 }).noiseMultiplier;
 
 async function published(epsilon: number, noise: 'local' | 'distributed' = 'local') {
   const port = await inProcessCouncil({
@@ -38,7 +41,7 @@ async function published(epsilon: number, noise: 'local' | 'distributed' = 'loca
 
 describe('the σ the simulated council publishes at 1,000 forges', () => {
   it('at ε 8 one release costs a forge at most its floor (the observer’s σ alone would cost ε 8.78, above its lifetime)', async () => {
-    const observer = sigmaFor(8, 4, 1e-5, 0.1);
+    const observer = observerSigma(8, 4, 0.1);
     expect(releaseEpsilon(observer, 1e-5)).toBeGreaterThan(DEFAULT_PRIVACY_CONFIG.agentEpsilon);
     const p = await published(8);
     expect(releaseEpsilon(p.noiseMultiplier, 1e-5)).toBeLessThanOrEqual(cap);
@@ -54,7 +57,7 @@ describe('the σ the simulated council publishes at 1,000 forges', () => {
 
   it('keeps the observer’s σ where it is already affordable, and accepts shares of σ under distributed noise', async () => {
     const small: Experiment = { ...x, forges: 11, cohort: 11 };
-    const strict = sigmaFor(0.5, 4, 1e-5, 1);
+    const strict = observerSigma(0.5, 4, 1);
     expect(releaseEpsilon(strict, 1e-5)).toBeLessThanOrEqual(cap);
     const port = await inProcessCouncil({
       strategy: 'fedavg',

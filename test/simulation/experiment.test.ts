@@ -7,7 +7,8 @@ import {
   problemWith,
   type Experiment,
 } from '../../src/simulation/experiment.js';
-import { sigmaFor } from '../../src/simulation/sim-privacy.js';
+import { cellPrivacy } from '../../src/simulation/cell.js';
+import { councilSigma } from '../../src/privacy/council-sigma.js';
 import { epsilonFor } from '../../src/privacy/rdp-accountant.js';
 
 describe('the grid', () => {
@@ -69,9 +70,14 @@ describe('the grid', () => {
 
 describe('privacy levels', () => {
   it('σ for ε over R rounds is what the accountant says spends at most ε; ∞ means no noise', () => {
-    expect(sigmaFor(Infinity, 4, 1e-5)).toBe(0);
+    // a cell at ε = ∞ sets its council up to clip only: σ 0, no target to derive σ from
+    expect(cellPrivacy({ ...DEFAULT_EXPERIMENT, rounds: 4 }, { epsilon: Infinity, noise: 'local' }, 1)).toEqual({
+      clipNorm: 1,
+      noiseMultiplier: 0,
+    });
     for (const eps of [0.5, 1, 4, 8]) {
-      const sigma = sigmaFor(eps, 4, 1e-5);
+      // the observer's σ the council derives for a cell at ε over 4 rounds, every forge every round
+      const sigma = councilSigma({ epsilon: eps, rounds: 4, delta: 1e-5, sampleRate: 1, agentEpsilon: 8 }).observer;
       expect(epsilonFor({ noiseMultiplier: sigma, sampleRate: 1, steps: 4, delta: 1e-5 }).epsilon).toBeLessThanOrEqual(
         eps + 1e-9,
       );

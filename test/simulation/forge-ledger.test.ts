@@ -8,10 +8,12 @@ import { ForgeLedgers } from '../../src/simulation/forge-ledger.js';
 import { DEFAULT_EXPERIMENT, type Cell, type Experiment } from '../../src/simulation/experiment.js';
 import { seedContext, sharedModel } from '../../src/simulation/run.js';
 import { releaseEpsilon } from '../../src/privacy/privacy-floor.js';
-import { sigmaFor } from '../../src/simulation/sim-privacy.js';
+import { sigmaForEpsilon } from '../../src/privacy/rdp-accountant.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kourai-sim-ledger-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** The accountant's σ for ε 16 over 4 rounds, every forge every round: what an observer alone would need. */
+const sigma16 = sigmaForEpsilon({ epsilon: 16, delta: 1e-5, steps: 4, sampleRate: 1, tolerance: 1e-6 }).noiseMultiplier;
 
 // Three forges, all in every round, ε 16 over 4 rounds: the observer's σ alone would cost a forge
 // about ε 5.6 a release, so four releases would pass the lifetime budget (ε 8) a real forge's
@@ -48,7 +50,7 @@ describe("a simulated forge's own ledger", () => {
     };
     const sc = seedContext(x, 37, mkdtempSync(join(dir, 'home-')), sharedModel());
     const r = await runCell(sc, cell, { port: inProcessCouncil, dataDir: mkdtempSync(join(dir, 'council-')) });
-    const observer = sigmaFor(16, 4, 1e-5, 1);
+    const observer = sigma16;
     expect(releaseEpsilon(observer, 1e-5)).toBeGreaterThan(2);
     const p = r.privacy;
     // The council raised σ to its forges' floor and said so; the observer's ε is then below the target.
@@ -67,7 +69,7 @@ describe("a simulated forge's own ledger", () => {
 
 describe('ForgeLedgers', () => {
   it('charges each release as the real ledger does and refuses the one that would pass a lifetime budget', () => {
-    const sigma = sigmaFor(16, 4, 1e-5, 1);
+    const sigma = sigma16;
     const l = new ForgeLedgers();
     const made: boolean[] = [];
     for (let r = 1; r <= 4; r++) made.push(l.release(0, 'techne', r, sigma));

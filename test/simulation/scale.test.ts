@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { account, cohortSeed, federatedMask, noisedRelease } from '../../src/simulation/cell.js';
-import { sigmaFor, seededSampler } from '../../src/simulation/sim-privacy.js';
+import { seededSampler } from '../../src/simulation/sim-privacy.js';
+import { sigmaForEpsilon } from '../../src/privacy/rdp-accountant.js';
 import { poissonCohort, sampleCohort } from '../../src/protocol/cohort.js';
 import { loraSize } from '../../src/train/lora.js';
 
@@ -59,8 +60,10 @@ describe('privacy at scale', () => {
   });
 
   it('σ for ε at q = K/N spends at most ε toward observers; a forge’s own ledger charges its releases unamplified', () => {
-    const sigma = sigmaFor(4, 20, 1e-5, 0.1);
-    expect(sigma).toBeLessThan(sigmaFor(4, 20, 1e-5, 1));
+    const sigmaAt = (sampleRate: number) =>
+      sigmaForEpsilon({ epsilon: 4, delta: 1e-5, steps: 20, sampleRate, tolerance: 1e-6 }).noiseMultiplier;
+    const sigma = sigmaAt(0.1);
+    expect(sigma).toBeLessThan(sigmaAt(1));
     const releases = new Uint32Array([0, 2, 5, 1]);
     const a = account(sigma, sigma, 0.1, 20, 1e-5, releases, 100);
     expect(a.observerEpsilon).toBeLessThanOrEqual(4 + 1e-6);

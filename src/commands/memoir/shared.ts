@@ -5,7 +5,7 @@ import { openIndexed as openIndexedStore, type IndexedMemoirs } from '../../memo
 import type { EntryRow } from '../../memoir-index/memoir-index.js';
 import { unreadOf } from '../../memoir/format/unread.js';
 
-export { loadRow } from '../../memoir-index/indexed.js';
+export { loadRow, loadRowLine } from '../../memoir-index/indexed.js';
 
 /**
  * The memoir commands' way to open the index: `--memoir` resolved (or every memoir found), the

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { Ctx } from '../../context.js';
-import { encodeEntry } from '../../memoir/format/encode.js';
 import { colors } from '../../output/color.js';
 import { defineCommand } from '../types.js';
 import { renderHistory, resolveRevisions, type HistoryEntry } from './history.js';
 import { findEntryRow } from './lookup.js';
-import { entryView, loadRow, openIndexed } from './shared.js';
+import { entryView, loadRowLine, openIndexed } from './shared.js';
 import { optionsSchema } from '../spec-schema.js';
 import { show as spec } from './commands.js';
 
@@ -13,6 +12,11 @@ const options = optionsSchema(spec, { id: z.string().min(1) });
 
 export interface ShowResult {
   entry: Record<string, unknown>;
+  /**
+   * The entry's line exactly as its memoir holds it, without the line ending: a Python host's keys
+   * and number spellings as written, and no `entry_id` where the line has none (`entry` carries the
+   * derived one).
+   */
   line: string;
   /** The id asked for when it was superseded (`entry` is its newest revision), else null. */
   resolved_from: string | null;
@@ -31,10 +35,11 @@ export default defineCommand({
       const found = findEntryRow(index, fileIds, opts.id, { firstOfSeveral: true });
       // Reads resolve to the newest revision.
       const { row, resolvedFrom, warning, history } = resolveRevisions(index, fileIds, found, opts.history);
-      const entry = loadRow(row);
+      // The memoir is the source of truth: its bytes, not a re-encoding of what kourai read from them.
+      const { entry, line } = loadRowLine(row);
       return {
         entry: entryView(row, entry),
-        line: encodeEntry(entry),
+        line,
         resolved_from: resolvedFrom,
         history,
         revision_warning: warning,

@@ -35,6 +35,8 @@ export interface SupersedeResult {
   changed: string[];
   /** Why the revision is more private than the correction asked, or null. */
   narrowed: string | null;
+  /** Top-level keys of the entry that no model declares: left out of the revision, as pydantic leaves them out, one warning each. */
+  ignored: string[];
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -112,12 +114,13 @@ export default defineCommand({
     const ids = ulidGenerator(() => ctx.now().getTime(), ctx.secureRandom);
     const [prepared] = prepareEntries([{ value: built.input, where: 'the correction' }], ids, ctx.now);
     if (!prepared) throw new InvalidDataError('the correction produced no entry');
-    const entry = { ...prepared.entry, ...built.carried };
+    const entry = prepared.entry;
     // the original's unread extension values stay, beside any the correction itself gave
     const patched = unreadOf(prepared.entry);
     if (built.unread !== undefined)
       (entry as { [UNREAD]?: Unread })[UNREAD] = new Map([...built.unread, ...(patched ?? [])]);
     for (const u of prepared.unread ?? []) warn(ctx, u.replace(/^the correction: /, ''));
+    for (const u of built.ignored) warn(ctx, u);
     appendLines(target.path, [encodeEntry(entry)], { fsync: opts.fsync, now: ctx.now });
     const narrowed = built.narrowed ?? prepared.narrowed?.replace(/^the correction: /, '') ?? null;
     if (narrowed && !opts.json) note(ctx, narrowed);
@@ -131,6 +134,7 @@ export default defineCommand({
       shared: entry.split.shared_eligible && !entry.split.private_only,
       changed: built.changed,
       narrowed,
+      ignored: built.ignored,
     };
   },
   render(r, ctx) {

@@ -19,9 +19,11 @@ import { unreadOf, type Unread } from '../format/unread.js';
  * - It never widens privacy: when the replaced entry is private (by the strict rule, its own
  *   split, or a private ancestor), the revision is written private whatever the patch says.
  *   The revision's own policy (agent, source, type) can still make it more private.
- * - Keys the original carried that kourai does not know (a newer host's) are carried over, and so
- *   are its extension values kourai cannot read (unread.ts) that the patch does not set, except the
- *   revision's own keys and its type.
+ * - The revision is an entry of the upstream model plus kourai's keys: top-level keys of the original
+ *   that no model declares are left out, one warning each, as pydantic's `model_dump_json()` leaves
+ *   them out (and as `append` does, undeclared.ts); a patch may not set one. The original's
+ *   extension values kourai cannot read (unread.ts) are kept, unless the patch sets the key or it
+ *   is the revision's own key or its type.
  */
 
 const KNOWN: ReadonlySet<string> = new Set<string>([...STANDARD_KEYS, ...EXTENSION_KEYS]);
@@ -41,8 +43,8 @@ export interface RevisionRequest {
 export interface BuiltRevision {
   /** A new entry for `prepareEntries` (MemoirInputSchema keys only). */
   input: Record<string, unknown>;
-  /** Unknown keys of the original, to be written after the known ones. */
-  carried: Record<string, unknown>;
+  /** One warning per top-level key of the original that no model declares, left out of the revision. */
+  ignored: string[];
   /** The original's unread extension values the revision keeps (unread.ts), or undefined. */
   unread?: Unread;
   /** Top-level fields whose value changed. */
@@ -101,16 +103,18 @@ export function buildRevision(req: RevisionRequest): BuiltRevision {
   for (const k of OWN_KEYS) delete base[k];
   const merged = mergePatch(base, patch) as Record<string, unknown>;
 
+  for (const k of Object.keys(patch)) {
+    if (!KNOWN.has(k))
+      throw new InvalidDataError(`unknown key "${k}" in the correction (not a memoir field)`, 'nothing was written');
+  }
   const input: Record<string, unknown> = {};
-  const carried: Record<string, unknown> = {};
+  const ignored: string[] = [];
   for (const [k, v] of Object.entries(merged)) {
     if (KNOWN.has(k)) input[k] = v;
-    else carried[k] = v;
-  }
-  for (const k of Object.keys(patch)) {
-    if (!KNOWN.has(k) && !(k in req.original)) {
-      throw new InvalidDataError(`unknown key "${k}" in the correction (not a memoir field)`, 'nothing was written');
-    }
+    else
+      ignored.push(
+        `${req.original.entry_id}: key "${k}" is not a memoir field; left out of the revision, as the upstream model leaves it out`,
+      );
   }
   let narrowed: string | undefined;
   if (!req.originalShareable) {
@@ -120,8 +124,7 @@ export function buildRevision(req: RevisionRequest): BuiltRevision {
     if (claimsShared)
       narrowed = `split written private: ${req.original.entry_id} is private, and a revision can never widen privacy`;
   }
-  const after = { ...input, ...carried };
-  const changed = Object.keys(after).filter((k) => !same(after[k], base[k]));
+  const changed = Object.keys(input).filter((k) => !same(input[k], base[k]));
   if (changed.length === 0) {
     if (narrowed !== undefined) {
       throw new InvalidDataError(
@@ -136,7 +139,7 @@ export function buildRevision(req: RevisionRequest): BuiltRevision {
   }
   input.supersedes = req.original.entry_id;
   input.revision_reason = reason;
-  const built: BuiltRevision = { input, carried, changed };
+  const built: BuiltRevision = { input, ignored, changed };
   const unread = unreadOf(req.original);
   if (unread !== undefined) {
     const kept = new Map([...unread].filter(([k]) => !NOT_CARRIED.has(k) && !(k in patch)));

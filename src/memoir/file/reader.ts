@@ -279,12 +279,23 @@ export function readLineAt(path: string, offset: number, length: number): string
 
 /** An indexed entry read back from its file, with the id the index assigned it. */
 export function loadEntryAt(path: string, offset: number, length: number, entryId: string): MemoirEntry {
-  const parsed = parseLine(readLineAt(path, offset, length), () => 1);
+  return loadEntryLineAt(path, offset, length, entryId).entry;
+}
+
+/** The same, with the entry's line as the file holds it (without its line ending). */
+export function loadEntryLineAt(
+  path: string,
+  offset: number,
+  length: number,
+  entryId: string,
+): { entry: MemoirEntry; line: string } {
+  const line = readLineAt(path, offset, length);
+  const parsed = parseLine(line, () => 1);
   if (!parsed.ok)
     throw new IntegrityError(
       `${path} at byte ${offset}: the indexed entry no longer parses (${parsed.message})`,
       'run `kourai memoir verify`',
     );
   parsed.entry.entry_id = entryId;
-  return parsed.entry;
+  return { entry: parsed.entry, line };
 }

@@ -2,7 +2,7 @@ import { MAX_LINE_BYTES } from './limits.js';
 import { pyFloatField, pyInt, pyString } from './python-json.js';
 import { encodeObject } from './py-object.js';
 import { isKouraiContext, isTextScore } from './encode.js';
-import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirLine, type PreferenceItem, type TrainingLabel } from './schema.js';
+import { EXTENSION_KEYS, type MemoirLine, type PreferenceItem, type TrainingLabel } from './schema.js';
 import { unreadOf } from './unread.js';
 import { hasLoneSurrogate } from './utf8.js';
 
@@ -217,7 +217,6 @@ export class LineWriter {
       return false;
     this.frag(SPLITS[(e.split.shared_eligible ? 2 : 0) + (e.split.private_only ? 1 : 0)] as Uint8Array);
     const rec = e as Record<string, unknown>;
-    let present = STANDARD_KEYS.length;
     const unread = unreadOf(e);
     for (let i = 0; i < EXTENSION_KEYS.length; i++) {
       const v = rec[EXTENSION_KEYS[i] as string];
@@ -230,20 +229,8 @@ export class LineWriter {
       }
       this.frag(EXTENSION_PREFIX[i] as Uint8Array);
       if (!(typeof v === 'string' ? this.str(v) : this.json(JSON.stringify(v)))) return false;
-      present++;
     }
-    // Any other key (kept from a Python host's line) follows, in the object's own order (as encodeEntry).
-    if (Object.keys(rec).length !== present) {
-      for (const k of Object.keys(rec)) {
-        if (STANDARD.has(k) || EXTENSIONS.has(k)) continue;
-        const v = rec[k];
-        if (v === undefined) continue;
-        this.frag(COMMA);
-        if (!this.str(k)) return false;
-        this.frag(COLON);
-        if (!this.json(JSON.stringify(v))) return false;
-      }
-    }
+    // A key no model declares is not written (as encodeEntry, as model_dump_json()).
     this.frag(CLOSE_OBJ);
     return true;
   }
@@ -313,7 +300,6 @@ ESCAPES[92] = 92; // \\
 const bytesOf = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'utf8'));
 const NULL = bytesOf('null');
 const COMMA = bytesOf(',');
-const COLON = bytesOf(':');
 const OPEN_LIST = bytesOf('[');
 const CLOSE_LIST = bytesOf(']');
 const CLOSE_OBJ = bytesOf('}');
@@ -342,5 +328,3 @@ const SPLITS = [false, true].flatMap((shared) =>
   [false, true].map((priv) => bytesOf(`,"split":{"shared_eligible":${shared},"private_only":${priv}}`)),
 );
 const EXTENSION_PREFIX = EXTENSION_KEYS.map((k) => bytesOf(`,${pyString(k)}:`));
-const STANDARD: ReadonlySet<string> = new Set(STANDARD_KEYS);
-const EXTENSIONS: ReadonlySet<string> = new Set(EXTENSION_KEYS);

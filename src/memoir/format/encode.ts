@@ -1,4 +1,4 @@
-import { CONTEXT_KEYS, EXTENSION_KEYS, STANDARD_KEYS } from './fields.js';
+import { CONTEXT_KEYS, EXTENSION_KEYS } from './fields.js';
 import type { MemoirLine, PreferenceItem, TrainingLabel } from './schema.js';
 import { pyFloatField, pyInt, pyString } from './python-json.js';
 import { encodeObject, RAW } from './py-object.js';
@@ -14,8 +14,9 @@ const EXTENSION_PREFIX = EXTENSION_KEYS.map((k) => `,${pyString(k)}:`);
 
 /**
  * One memoir line: the ten standard keys exactly as pydantic's `model_dump_json()` writes them,
- * then kourai's extensions in a fixed order (one kourai could not read in its place, as read), then any
- * other keys the entry carried.
+ * then kourai's extensions in a fixed order (one kourai could not read in its place, as read). A
+ * top-level key no model declares is not written, as `model_dump_json()` leaves it out (`append`
+ * and `supersede` warn about it; `memoir show` gives a stored line's own bytes).
  * No trailing newline. The entry must carry the ten standard keys (a `MemoirLine`).
  *
  * Speed (this is most of `append`'s CPU): every string goes through `quote`, which skips
@@ -27,7 +28,6 @@ const EXTENSION_PREFIX = EXTENSION_KEYS.map((k) => `,${pyString(k)}:`);
 export function encodeEntry(e: MemoirLine): string {
   const rec = e as Record<string, unknown>;
   let s = encodeStandard(e);
-  let present = STANDARD_KEYS.length;
   const unread = unreadOf(e);
   for (let i = 0; i < EXTENSION_KEYS.length; i++) {
     const v = rec[EXTENSION_KEYS[i] as string];
@@ -38,16 +38,6 @@ export function encodeEntry(e: MemoirLine): string {
       continue;
     }
     s += (EXTENSION_PREFIX[i] as string) + (typeof v === 'string' ? quote(v) : JSON.stringify(v));
-    present++;
-  }
-  // Any other key (kept from a Python host's line) follows, in the object's own order. Counting
-  // keys is enough to know there is none: the ten standard keys are always there.
-  if (Object.keys(rec).length !== present) {
-    for (const k of Object.keys(rec)) {
-      if (STANDARD.has(k) || EXTENSIONS.has(k)) continue;
-      const v = rec[k];
-      if (v !== undefined) s += `,${pyString(k)}:${JSON.stringify(v)}`;
-    }
   }
   return s + '}';
 }
@@ -61,9 +51,6 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 export function quote(s: string): string {
   return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : '"' + s + '"';
 }
-
-const STANDARD: ReadonlySet<string> = new Set(STANDARD_KEYS);
-const EXTENSIONS: ReadonlySet<string> = new Set(EXTENSION_KEYS);
 
 const quoteOrNull = (s: string | null): string => (s === null ? 'null' : quote(s));
 

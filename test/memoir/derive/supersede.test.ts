@@ -174,17 +174,36 @@ describe('buildRevision', () => {
     ).toThrow(/unknown key "agent_propsed"/);
   });
 
-  it('carries keys of the original that kourai does not know, and lets the patch change them', () => {
-    const withExtra = { ...shared, host_mood: 'calm' } as MemoirEntry;
+  it('leaves out keys of the original no model declares, one warning each, as pydantic leaves them out', () => {
+    const withExtra = { ...shared, host: 'py-host-1', host_score: 1 } as MemoirEntry;
     const r = buildRevision({
       original: withExtra,
       originalShareable: true,
-      patch: { host_mood: 'tense' },
+      patch: { agent_proposed: 'y' },
       reason: 'r',
     });
-    expect(r.carried).toEqual({ host_mood: 'tense' });
-    expect(r.input.host_mood).toBeUndefined();
-    expect(r.changed).toEqual(['host_mood']);
+    expect(r.input).not.toHaveProperty('host');
+    expect(r.input).not.toHaveProperty('host_score');
+    expect(r).not.toHaveProperty('carried');
+    expect(r.changed).toEqual(['agent_proposed']);
+    expect(r.ignored).toEqual([
+      `${shared.entry_id}: key "host" is not a memoir field; left out of the revision, as the upstream model leaves it out`,
+      `${shared.entry_id}: key "host_score" is not a memoir field; left out of the revision, as the upstream model leaves it out`,
+    ]);
+    const plain = buildRevision({
+      original: shared,
+      originalShareable: true,
+      patch: { agent_proposed: 'y' },
+      reason: 'r',
+    });
+    expect(plain.ignored).toEqual([]);
+  });
+
+  it('refuses a patch that sets a key no model declares, even one the original holds', () => {
+    const withExtra = { ...shared, host_mood: 'calm' } as MemoirEntry;
+    expect(() =>
+      buildRevision({ original: withExtra, originalShareable: true, patch: { host_mood: 'tense' }, reason: 'r' }),
+    ).toThrow(/unknown key "host_mood" in the correction/);
   });
 });
 

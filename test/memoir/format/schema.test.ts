@@ -151,8 +151,18 @@ describe('fast validation agrees with the zod schema', () => {
   });
 });
 
+function withoutNegativeZero(v: unknown): unknown {
+  if (Object.is(v, -0)) return 0;
+  if (Array.isArray(v)) return v.map(withoutNegativeZero);
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, withoutNegativeZero(x)]));
+  return v;
+}
+
 describe('encode then parse', () => {
   it('gives back the same values for any entry (property)', () => {
+    // The counterexample fast-check found once (a context holding -0), then random entries.
+    const negativeZero = { ...fc.sample(upstreamEntry, { numRuns: 1, seed: 1 })[0], context: { '': -0 } };
     fc.assert(
       fc.property(fc.oneof(upstreamEntry, kouraiEntry), (e) => {
         const line = encodeEntry(e as never);
@@ -162,12 +172,14 @@ describe('encode then parse', () => {
         const { entry_id, ...rest } = p.entry;
         // the context's kept encoding (a symbol) is not a value: compare the keys and values
         if (rest.context) rest.context = Object.fromEntries(Object.entries(rest.context)) as typeof rest.context;
-        const expected = { ...(e as Record<string, unknown>) };
+        // A JSON -0 is Python's int 0 (written "0"), so 0 is the value it reads back as.
+        const expected = withoutNegativeZero({ ...(e as Record<string, unknown>) }) as Record<string, unknown>;
         if ('entry_id' in expected) expect(entry_id).toBe(expected.entry_id);
         delete expected.entry_id;
         expect(rest).toEqual(expected);
         expect(line).not.toContain('\n');
       }),
+      { examples: [[negativeZero as never]] },
     );
   });
 });
