@@ -264,7 +264,7 @@ describe('adapter storage', () => {
     const err = thrown(() => other.loadCurrent('techne', 'bond'));
     expect(err.exitCode).toBe(ExitCode.environment);
     expect(err.message).toMatch(
-      /trained over base aaaa, but the configured base is bbbb \(hashed n-grams \(16384\) \+ 20 structure features \+ embeddings nomic-embed-text \(64\)\)/,
+      /trained over base aaaa, but the configured base is bbbb \(hashed n-grams \(16384\) \+ 20 structure features \+ embeddings nomic-embed-text \(64\) \+ words \(8192\)\)/,
     );
     close();
   });
@@ -303,12 +303,12 @@ describe('a full disk mid-write (a small tmpfs under adapters/)', () => {
   it('fails with exit 3 naming the adapter; the previous version stays current and whole; no temporary directory is left', (ctx) => {
     ctx.skip(
       !canMount,
-      'needs root on Linux to mount a 12 KiB tmpfs (CI runs as root): the full-disk path of the adapter store was not checked',
+      'needs root on Linux to mount a 16 KiB tmpfs (CI runs as root): the full-disk path of the adapter store was not checked',
     );
     const { home, store, close } = fresh();
     const mnt = join(home, 'adapters');
     mkdirSync(mnt);
-    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=12k', 'tmpfs', mnt]).status).toBe(0);
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mnt]).status).toBe(0);
     try {
       const v1 = store.save({
         agent: 'techne',

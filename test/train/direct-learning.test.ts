@@ -114,7 +114,14 @@ describe('the direct path learns what the data allows', () => {
       settings: { ...DEFAULT_SETTINGS, epochs: 0, l2: 0.01 },
     });
     if (out.status !== 'trained') throw new Error(out.reason);
-    expect(out.report.direct).toEqual({ lambda: 0.01, chosenBy: 'setting', curve: [], digest: null, reused: false });
+    expect(out.report.direct).toEqual({
+      lambda: 0.01,
+      hold: 'none',
+      chosenBy: 'setting',
+      curve: [],
+      digest: null,
+      reused: false,
+    });
   });
 });
 

@@ -6,7 +6,7 @@ import type { Features } from '../../src/train/features.js';
 /** A small base (same generator and layers, fewer features and units) for fast exact checks. */
 export function smallSpec(dim = 64, hidden = 8): BaseSpec {
   const b = builtinBaseSpec();
-  return { ...b, encoder: { kind: 'hashed-ngrams', version: 1, dim }, hidden };
+  return { ...b, encoder: { kind: 'hashed-ngrams', version: 1, dim }, words: { ...b.words, dim }, hidden };
 }
 
 export function smallBase(
