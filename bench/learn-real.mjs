@@ -14,7 +14,8 @@
 // all; quick 500), KOURAI_LEARN_REAL_FOLDS (k of the k-fold split, default 5; quick 3),
 // KOURAI_LEARN_REAL_PART (report, development or all; default report), KOURAI_LEARN_REAL_REPEATS
 // (repeated k-fold: that many partitions of the same part by fold seeds 0, 1, …; the figures are
-// their means; default 1), KOURAI_LEARN_REAL_CEILING=0 (leave out the ceiling check: design runs).
+// their means; default 1), KOURAI_LEARN_REAL_FOLD_SEEDS (those fold seeds instead, e.g. 6,7,8),
+// KOURAI_LEARN_REAL_CEILING=0 (leave out the ceiling check: design runs).
 /** Iterations of the ceiling's descent: the n-gram columns (unit-norm rows) need many to fit. */
 const ITERATIONS = 300;
 const dist = (p) => import(new URL(`../dist/${p}`, import.meta.url).href);
@@ -114,6 +115,14 @@ export async function run(report, { quick }) {
   const repeats = Number(env.KOURAI_LEARN_REAL_REPEATS ?? 1);
   if (!(Number.isInteger(repeats) && repeats >= 1))
     throw new Error(`KOURAI_LEARN_REAL_REPEATS is ${env.KOURAI_LEARN_REAL_REPEATS}: expected a whole number ≥ 1`);
+  // Fold seeds 0 … repeats − 1, or the list given: a change shaped on some partitions is judged on others.
+  const seeds = env.KOURAI_LEARN_REAL_FOLD_SEEDS
+    ? env.KOURAI_LEARN_REAL_FOLD_SEEDS.split(',').map(Number)
+    : Array.from({ length: repeats }, (_, i) => i);
+  if (!seeds.every((x) => Number.isInteger(x) && x >= 0))
+    throw new Error(
+      `KOURAI_LEARN_REAL_FOLD_SEEDS is ${env.KOURAI_LEARN_REAL_FOLD_SEEDS}: expected whole numbers ≥ 0, comma-separated`,
+    );
   // The ceiling check costs more than the model; a design comparison may leave it out.
   const withCeiling = env.KOURAI_LEARN_REAL_CEILING !== '0';
   const partTag = part === 'all' ? 'all pairs' : `${part} part`;
@@ -150,7 +159,7 @@ export async function run(report, { quick }) {
     const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
     // One k-fold pass per fold seed; seed 0 is the default partition (and training seeds).
     const passes = [];
-    for (let r = 0; r < repeats; r++) {
+    for (const r of seeds) {
       const split = r === 0 ? split0 : partFolds(all, part, folds, r);
       const figs = [];
       for (let s = 0; s < folds; s++) {
@@ -170,7 +179,7 @@ export async function run(report, { quick }) {
             );
         figs.push({ ...f, ceiling: ceil.outcomes });
         console.error(
-          `  ${repeats > 1 ? `seed ${r}, ` : ''}fold ${s + 1}/${folds}: ${f.testPairs} pairs, model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${withCeiling ? `${(mean(ceil.outcomes) * 100).toFixed(1)}%` : 'not run'} (λ ${f.lambda}, train ${f.trainSeconds.toFixed(0)} s, ${((performance.now() - t0) / 1000).toFixed(0)} s so far)`,
+          `  ${seeds.length > 1 || r > 0 ? `seed ${r}, ` : ''}fold ${s + 1}/${folds}: ${f.testPairs} pairs, model ${(f.model * 100).toFixed(1)}%, shorter ${(f.rules.prefer_shorter * 100).toFixed(1)}%, ceiling ${withCeiling ? `${(mean(ceil.outcomes) * 100).toFixed(1)}%` : 'not run'} (λ ${f.lambda}, train ${f.trainSeconds.toFixed(0)} s, ${((performance.now() - t0) / 1000).toFixed(0)} s so far)`,
         );
       }
       passes.push(figs);
@@ -184,8 +193,8 @@ export async function run(report, { quick }) {
       return { mean: m, lo: m - h, hi: m + h, per };
     };
     const each = (x) =>
-      repeats > 1
-        ? `; mean of ${repeats} repeated ${folds}-folds (fold seeds 0–${repeats - 1}: ${x.per.map((p) => `${(p.mean * 100).toFixed(1)}`).join(', ')}), interval of one`
+      seeds.length > 1
+        ? `; mean of ${seeds.length} repeated ${folds}-folds (fold seeds ${seeds.join(', ')}: ${x.per.map((p) => `${(p.mean * 100).toFixed(1)}`).join(', ')}), interval of one`
         : '';
     const m = stat((f) => f.outcomes.model);
     const n = `${held} held-out pairs of the ${part === 'all' ? 'whole set' : `${part} part`} (${folds}-fold, each pair once); 95% interval over pairs`;
@@ -227,7 +236,7 @@ export async function run(report, { quick }) {
       `learn-real ${ds.name} [${partTag}]: model − best trivial rule (goal ≥ 0.05)`,
       worst.gap.mean,
       '',
-      `${worst.gap.mean >= 0.05 ? 'met' : 'MISSED'}: vs ${worst.rule.replace('_', ' ')}, ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${repeats > 1 ? `${repeats} × ` : ''}${folds} folds`,
+      `${worst.gap.mean >= 0.05 ? 'met' : 'MISSED'}: vs ${worst.rule.replace('_', ' ')}, ${pts(worst.gap)} (paired); ${((performance.now() - t0) / 1000).toFixed(0)} s for ${seeds.length > 1 ? `${seeds.length} × ` : ''}${folds} folds`,
     );
     if (!endpoint) {
       report(
