@@ -51,6 +51,8 @@ export interface TrainedAgent {
   metric: Metric | null;
   metrics: Metric[];
   examples_per_sec: number;
+  /** The direct path's fit: its λ, the blocks it left out (`hold`), how they were chosen and whether reused. */
+  direct: { lambda: number; hold: string; chosen_by: string; reused: boolean };
   /** Entries (or labels) looked at but not used, by reason. */
   unused: Record<string, number>;
 }
@@ -167,6 +169,7 @@ function summary(
     metric: r.metrics[0] ?? null,
     metrics: r.metrics,
     examples_per_sec: r.examplesPerSec,
+    direct: { lambda: r.direct.lambda, hold: r.direct.hold, chosen_by: r.direct.chosenBy, reused: r.direct.reused },
   };
 }
 

@@ -22,6 +22,7 @@ const result: TrainBondResult = {
       stopped_early: true,
       train_loss: 0.4321,
       validation_loss: 0.5432,
+      direct: { lambda: 0.01, hold: 'without n-grams', chosen_by: 'cross-validation', reused: false },
       metric: {
         kind: 'pair',
         name: 'pairwise_accuracy',

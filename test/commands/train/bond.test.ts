@@ -25,6 +25,7 @@ interface Result {
     reason?: string;
     metric?: { name: string; value: number } | null;
     metrics?: unknown[];
+    direct?: { lambda: number; hold: string; chosen_by: string; reused: boolean };
   }[];
 }
 
@@ -78,6 +79,12 @@ describe('kourai train bond', { timeout: 240_000 }, () => {
     const techne = res.agents.find((a) => a.agent === 'techne')!;
     expect(techne).toMatchObject({ status: 'trained', version: 1, parent_version: null });
     expect(techne.metric!.name).toBe('pairwise_accuracy');
+    // The direct path's fit says which blocks it read: a scoring head chooses, the routing head reads every block.
+    expect(['none', 'without n-grams', 'without structure', 'without n-grams and structure']).toContain(
+      techne.direct!.hold,
+    );
+    expect(techne.direct!.chosen_by).toBe('cross-validation');
+    expect(res.agents.find((a) => a.agent === 'hephaestus')).toMatchObject({ direct: { hold: 'none' } });
     expect(ctx.stderr.text).toMatch(/techne: trained v1 after \d+ epochs/);
     // As a pipe (no terminal width): the whole table (narrow terminals: bond-render.test.ts).
     Object.assign(ctx.stdout, { columns: undefined });
