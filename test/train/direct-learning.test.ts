@@ -158,11 +158,19 @@ describe('a λ chosen earlier is reused only on the data it was chosen on', () =
     if (first.status !== 'trained') throw new Error(first.reason);
     const { digest, lambda } = first.report.direct;
     const other = LAMBDA_GRID.find((l) => l !== lambda)!;
-    const forced = train(base, encode, job(data, { digest: digest!, lambda: other, hold: first.report.direct.hold, curve: [] }));
+    const forced = train(
+      base,
+      encode,
+      job(data, { digest: digest!, lambda: other, hold: first.report.direct.hold, curve: [] }),
+    );
     if (forced.status !== 'trained') throw new Error(forced.reason);
     expect(forced.report.direct).toMatchObject({ lambda: other, reused: true });
     expect(bits(forced.lora.all).equals(bits(first.lora.all))).toBe(false);
-    const stale = train(base, encode, job(data, { digest: `sha256:${'0'.repeat(64)}`, lambda: other, hold: 'none', curve: [] }));
+    const stale = train(
+      base,
+      encode,
+      job(data, { digest: `sha256:${'0'.repeat(64)}`, lambda: other, hold: 'none', curve: [] }),
+    );
     if (stale.status !== 'trained') throw new Error(stale.reason);
     expect(stale.report.direct).toMatchObject({ lambda, reused: false, digest });
     expect(bits(stale.lora.all).equals(bits(first.lora.all))).toBe(true);
