@@ -7,8 +7,8 @@ import { logisticLoss, pairLoss, routeLoss, sigmoid } from './objectives.js';
  * the network (Bradley–Terry pairs, logistic binary and graded targets, softmax routing), each
  * text's output the fixed part of the network (`offsets`) plus W x. Convex, so it is solved, not
  * descended: L-BFGS on the mean weighted loss + (λ/2) Σ_j m_j (W_j − W0_j)², with gradients that
- * touch only the columns of the features present. m_j is 1 unless a hold (below) weighs a block of
- * inputs more. λ and the hold are chosen by cross-validation over scenes of the training part
+ * touch only the columns of the features present. m_j is 1 unless a hold (below) weighs a column
+ * more, or drops it (m_j = ∞). λ and the hold are chosen by cross-validation over scenes of the training part
  * (`chooseLambda`), ties to the larger λ and the earlier hold.
  */
 export interface FitItem {

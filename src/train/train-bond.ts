@@ -169,7 +169,7 @@ function summary(
     metric: r.metrics[0] ?? null,
     metrics: r.metrics,
     examples_per_sec: r.examplesPerSec,
-    direct: { lambda: r.direct.lambda, hold: r.direct.hold, chosen_by: r.direct.chosenBy, reused: r.direct.reused },
+    direct: directSummary(r),
   };
 }
 
@@ -184,6 +184,12 @@ function directRecord(r: TrainReport): {
 } {
   const d = r.direct;
   return { lambda: d.lambda, hold: d.hold, chosen_by: d.chosenBy, reused: d.reused, digest: d.digest, curve: d.curve };
+}
+
+/** What `--json` says of the direct path's fit: the record without its digest and curve. */
+function directSummary(r: TrainReport): TrainedAgent['direct'] {
+  const { lambda, hold, chosen_by, reused } = directRecord(r);
+  return { lambda, hold, chosen_by, reused };
 }
 
 /** The λ choice recorded with an agent's current bond version, if it has one (older versions do not). */

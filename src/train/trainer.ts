@@ -139,7 +139,7 @@ export interface TrainReport {
    */
   direct: {
     lambda: number;
-    /** The hold the fit used (linear-fit.ts Hold): which blocks of inputs it weighed the penalty up on. */
+    /** The hold the fit used (linear-fit.ts Hold): which blocks of inputs it left out. */
     hold: string;
     chosenBy: 'cross-validation' | 'setting';
     curve: LambdaChoice['curve'];

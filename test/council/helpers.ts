@@ -106,24 +106,27 @@ export async function pgQuery(url: string, sql: string, params: unknown[] = []):
   }
 }
 
-export async function startTestCouncil(
-  over: Partial<CouncilConfig> = {},
-  dir = tempDir('kourai-council-'),
-  clock?: Clock,
-): Promise<TestCouncil> {
-  const database = over.database !== undefined ? over.database : await testDatabase();
-  const config: CouncilConfig = {
+/** The council configuration the tests share: FedAvg over the test layouts, three forges to close a round early. */
+export function testConfig(dir: string, over: Partial<CouncilConfig> = {}): CouncilConfig {
+  return {
     ...defaults(dir),
     data_dir: join(dir, 'council'),
-    port: 0,
     base_fingerprints: [FINGERPRINT],
     strategy: 'fedavg',
     min_forges: 3,
     layouts: { '*': SPECS },
     noise_multiplier: { min: 0, max: 10 },
     ...over,
-    database,
   };
+}
+
+export async function startTestCouncil(
+  over: Partial<CouncilConfig> = {},
+  dir = tempDir('kourai-council-'),
+  clock?: Clock,
+): Promise<TestCouncil> {
+  const database = over.database !== undefined ? over.database : await testDatabase();
+  const config = testConfig(dir, { port: 0, ...over, database });
   const logs: string[] = [];
   const server = await startCouncilServer({ config, log: (l) => logs.push(l), ...(clock ? { clock } : {}) });
   return {

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import type { Client as PgClient } from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaults, type CouncilConfig } from '../../src/council/config.js';
+import type { CouncilConfig } from '../../src/council/config.js';
 import { computeAgentAggregate, type AgentAggregator } from '../../src/council/aggregate-round.js';
 import { Council } from '../../src/council/council.js';
 import { addForge } from '../../src/council/forges.js';
@@ -10,7 +9,7 @@ import { openCouncilStorage } from '../../src/council/open-storage.js';
 import type { CouncilStorage, ForgeRow } from '../../src/council/storage.js';
 import { VirtualClock, type Clock } from '../../src/runtime/clock.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
-import { BACKENDS, body, FINGERPRINT, SPECS, testDatabase, update, useBackend } from './helpers.js';
+import { BACKENDS, body, testDatabase, update, useBackend, testConfig } from './helpers.js';
 
 /**
  * Council.idle() against closes it did not start itself: a deadline found by the sweep, and on
@@ -112,16 +111,7 @@ async function setup(
   } = {},
 ): Promise<Setup> {
   const dir = tempDir('kourai-idle-');
-  const config: CouncilConfig = {
-    ...defaults(dir),
-    data_dir: join(dir, 'council'),
-    base_fingerprints: [FINGERPRINT],
-    strategy: 'fedavg',
-    min_forges: 3,
-    round_deadline: DEADLINE_MS / 1000,
-    layouts: { '*': SPECS },
-    noise_multiplier: { min: 0, max: 10 },
-  };
+  const config = testConfig(dir, { round_deadline: DEADLINE_MS / 1000 });
   const database = await testDatabase();
   const inner = await openCouncilStorage({ ...config, database }, 'create');
   const storage = opts.wrap ? opts.wrap(inner) : inner;

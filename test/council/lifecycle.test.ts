@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaults, type CouncilConfig } from '../../src/council/config.js';
+import type { CouncilConfig } from '../../src/council/config.js';
 import { Council } from '../../src/council/council.js';
 import { addForge } from '../../src/council/forges.js';
 import { openCouncilStorage } from '../../src/council/open-storage.js';
@@ -12,7 +11,7 @@ import roundsCommand from '../../src/commands/council/rounds.js';
 import type { Ctx } from '../../src/context.js';
 import { VirtualClock } from '../../src/runtime/clock.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
-import { BACKENDS, body, FINGERPRINT, SPECS, testDatabase, update, useBackend } from './helpers.js';
+import { BACKENDS, body, testDatabase, update, useBackend, testConfig } from './helpers.js';
 
 /** A council driven directly (no HTTP, no real timers), as the simulator drives it. */
 async function council(over: Partial<CouncilConfig> = {}): Promise<{
@@ -25,17 +24,7 @@ async function council(over: Partial<CouncilConfig> = {}): Promise<{
   config: CouncilConfig;
 }> {
   const dir = tempDir('kourai-lifecycle-');
-  const config: CouncilConfig = {
-    ...defaults(dir),
-    data_dir: join(dir, 'council'),
-    base_fingerprints: [FINGERPRINT],
-    strategy: 'fedavg',
-    min_forges: 3,
-    round_deadline: 3600,
-    layouts: { '*': SPECS },
-    noise_multiplier: { min: 0, max: 10 },
-    ...over,
-  };
+  const config = testConfig(dir, { round_deadline: 3600, ...over });
   const storage = await openCouncilStorage({ ...config, database: await testDatabase() }, 'create');
   const clock = new VirtualClock(Date.UTC(2026, 0, 1));
   const logs: string[] = [];

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaults, type CouncilConfig } from '../../src/council/config.js';
 import { Council } from '../../src/council/council.js';
 import { addForge } from '../../src/council/forges.js';
 import { CouncilHttpError } from '../../src/council/http-error.js';
@@ -17,7 +15,7 @@ import { submissionFromRelease, type RoundStatus } from '../../src/protocol/wire
 import { VirtualClock } from '../../src/runtime/clock.js';
 import type { ReleaseRow } from '../../src/store/privacy-ledger.js';
 import { removeDir, tempDir } from '../helpers/ctx.js';
-import { body, call, FINGERPRINT, SPECS, startTestCouncil, update, type TestCouncil } from './helpers.js';
+import { body, call, FINGERPRINT, startTestCouncil, update, type TestCouncil, testConfig } from './helpers.js';
 
 /**
  * A release is bound to its round and to the forge that drew it. Reproduced over HTTP (a stale
@@ -149,15 +147,7 @@ describe('round binding as a property of the council (in-process)', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 10 }), async (actions) => {
         const dir = tempDir('kourai-binding-');
-        const config: CouncilConfig = {
-          ...defaults(dir),
-          data_dir: join(dir, 'council'),
-          base_fingerprints: [FINGERPRINT],
-          strategy: 'fedavg',
-          min_forges: 3,
-          layouts: { '*': SPECS },
-          noise_multiplier: { min: 0, max: 10 },
-        };
+        const config = testConfig(dir);
         const storage = new SqliteCouncilStorage(config.data_dir);
         const council = new Council({
           storage,

@@ -1,6 +1,7 @@
 import { InvalidDataError, UsageError } from '../../errors.js';
-import { EXTENSION_KEYS, STANDARD_KEYS, type MemoirEntry } from '../format/schema.js';
+import type { MemoirEntry } from '../format/schema.js';
 import { entryTypeOf } from '../format/split-rule.js';
+import { isDeclared } from '../format/undeclared.js';
 import { unreadOf, type Unread } from '../format/unread.js';
 
 /**
@@ -26,7 +27,6 @@ import { unreadOf, type Unread } from '../format/unread.js';
  *   is the revision's own key or its type.
  */
 
-const KNOWN: ReadonlySet<string> = new Set<string>([...STANDARD_KEYS, ...EXTENSION_KEYS]);
 const OWN_KEYS = ['entry_id', 'recorded_at', 'supersedes', 'revision_reason'] as const;
 /** The revision writes these itself: an unread value under one is not carried over. */
 const NOT_CARRIED: ReadonlySet<string> = new Set<string>([...OWN_KEYS, 'entry_type']);
@@ -104,13 +104,13 @@ export function buildRevision(req: RevisionRequest): BuiltRevision {
   const merged = mergePatch(base, patch) as Record<string, unknown>;
 
   for (const k of Object.keys(patch)) {
-    if (!KNOWN.has(k))
+    if (!isDeclared(k))
       throw new InvalidDataError(`unknown key "${k}" in the correction (not a memoir field)`, 'nothing was written');
   }
   const input: Record<string, unknown> = {};
   const ignored: string[] = [];
   for (const [k, v] of Object.entries(merged)) {
-    if (KNOWN.has(k)) input[k] = v;
+    if (isDeclared(k)) input[k] = v;
     else
       ignored.push(
         `${req.original.entry_id}: key "${k}" is not a memoir field; left out of the revision, as the upstream model leaves it out`,

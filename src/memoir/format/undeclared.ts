@@ -4,6 +4,11 @@ import { closest } from './schema.js';
 
 const DECLARED: ReadonlySet<string> = new Set<string>([...STANDARD_KEYS, ...EXTENSION_KEYS]);
 
+/** Whether the upstream model or kourai declares this top-level key. */
+export function isDeclared(key: string): boolean {
+  return DECLARED.has(key);
+}
+
 /** Names a misspelt top-level key may have meant, with where the field really lives. */
 const MEANT: ReadonlyMap<string, string> = new Map([
   ...[...DECLARED].map((k) => [k, k] as const),
